@@ -1,0 +1,22 @@
+# Every third-party dependency comes from Debian's packages through find_package.
+find_package(LLVM 14 REQUIRED CONFIG)
+message(STATUS "Using LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
+# The static component libraries we use (ADT is header-only on top of Support).
+add_library(tritonc_llvm INTERFACE)
+target_include_directories(tritonc_llvm SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS})
+target_compile_definitions(tritonc_llvm INTERFACE ${LLVM_DEFINITIONS})
+target_link_libraries(tritonc_llvm INTERFACE LLVMSupport)
+
+find_package(CLI11 REQUIRED CONFIG)
+find_package(fmt REQUIRED CONFIG)
+find_package(spdlog REQUIRED CONFIG)
+find_package(zstd REQUIRED CONFIG)
+find_package(xxHash REQUIRED MODULE)
+find_package(yaml-cpp REQUIRED CONFIG)
+find_package(Threads REQUIRED)
+if(TRITONC_BUILD_TESTS)
+  find_package(GTest REQUIRED CONFIG)
+endif()
+if(TRITONC_BUILD_BENCH)
+  find_package(benchmark REQUIRED CONFIG)
+endif()

@@ -1,0 +1,204 @@
+//===- Diagnostics.h - the diagnostics engine -------------------*- C++ -*-===//
+//
+// Entry header of the diag stage. Stages report user mistakes through one
+// `DiagnosticEngine`:
+//
+//   diags.error(Diag::ExpectedToken, src, range, "')'", found)
+//        .note(Note::MatchingDelimiter, src, openRange, "(");
+//
+// The builder hands the finished diagnostic to a consumer when it goes out of
+// scope: text (clang style, with source line, caret and colours) or JSON (one
+// object per line). Kinds, severities and formats come from Diagnostics.def.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tritonc/source/SourceBuffer.h"
+
+namespace tritonc {
+
+/// Every diagnostic kind, from Diagnostics.def.
+enum class Diag : uint16_t {
+#define DIAG(Kind, Severity, Format) Kind,
+#include "tritonc/diag/Diagnostics.def"
+};
+/// Every note kind, from Diagnostics.def.
+enum class Note : uint16_t {
+#define NOTE(Kind, Format) Kind,
+#include "tritonc/diag/Diagnostics.def"
+};
+
+enum class Severity : uint8_t { Note, Warning, Error };
+
+/// A half-open byte range [begin, end) in one source buffer.
+struct SourceRange {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+};
+
+/// Static facts about a kind.
+std::string_view diagName(Diag kind);
+Severity diagSeverity(Diag kind);
+std::string_view diagFormat(Diag kind);
+std::string_view noteFormat(Note kind);
+std::string_view severityName(Severity severity);
+/// Number of DIAG entries (for coverage tests).
+size_t diagKindCount();
+
+struct DiagnosticNote {
+  const SourceBuffer* source = nullptr;  ///< null: the note has no location
+  SourceRange range;
+  std::string message;
+};
+
+/// One finished diagnostic.
+struct Diagnostic {
+  Diag kind{};
+  Severity severity = Severity::Error;
+  const SourceBuffer* source = nullptr;  ///< null: not about a position in a file
+  std::string path;                      ///< used when source is null
+  SourceRange range;
+  std::string message;
+  std::vector<DiagnosticNote> notes;
+};
+
+/// Receives finished diagnostics.
+class DiagnosticConsumer {
+ public:
+  virtual ~DiagnosticConsumer() = default;
+  virtual void handle(const Diagnostic& diagnostic) = 0;
+};
+
+/// Renders diagnostics as `file:line:col: error: message [Kind]` + source + caret.
+class TextDiagnosticConsumer final : public DiagnosticConsumer {
+ public:
+  TextDiagnosticConsumer(std::FILE* out, bool color) : out_(out), color_(color) {}
+  void handle(const Diagnostic& diagnostic) override;
+  /// The rendering of `handle`, for tests and dumps.
+  static std::string render(const Diagnostic& diagnostic, bool color);
+
+ private:
+  std::FILE* out_;
+  bool color_;
+};
+
+/// Renders one JSON object per diagnostic per line:
+/// {"file","line","column","severity","code","message","notes":[...]}.
+class JsonDiagnosticConsumer final : public DiagnosticConsumer {
+ public:
+  explicit JsonDiagnosticConsumer(std::FILE* out) : out_(out) {}
+  void handle(const Diagnostic& diagnostic) override;
+  static std::string render(const Diagnostic& diagnostic);
+
+ private:
+  std::FILE* out_;
+};
+
+/// Keeps diagnostics in memory (unit tests, fuzzers).
+class CollectingDiagnosticConsumer final : public DiagnosticConsumer {
+ public:
+  void handle(const Diagnostic& diagnostic) override { diagnostics.push_back(diagnostic); }
+  std::vector<Diagnostic> diagnostics;
+};
+
+class DiagnosticEngine;
+
+/// Accumulates notes; emits the diagnostic when destroyed.
+class DiagnosticBuilder {
+ public:
+  DiagnosticBuilder(DiagnosticEngine* engine, Diagnostic diagnostic)
+      : engine_(engine), diagnostic_(std::move(diagnostic)) {}
+  DiagnosticBuilder(DiagnosticBuilder&& other) noexcept
+      : engine_(other.engine_), diagnostic_(std::move(other.diagnostic_)) {
+    other.engine_ = nullptr;
+  }
+  DiagnosticBuilder(const DiagnosticBuilder&) = delete;
+  DiagnosticBuilder& operator=(const DiagnosticBuilder&) = delete;
+  DiagnosticBuilder& operator=(DiagnosticBuilder&&) = delete;
+  ~DiagnosticBuilder();
+
+  /// Adds a note located at `range` in `source`.
+  template <typename... Args>
+  DiagnosticBuilder& note(Note kind, const SourceBuffer& source, SourceRange range,
+                          Args&&... args) {
+    diagnostic_.notes.push_back(DiagnosticNote{
+        &source, range, fmt::format(fmt::runtime(noteFormat(kind)), std::forward<Args>(args)...)});
+    return *this;
+  }
+  /// Adds a note without a location.
+  template <typename... Args>
+  DiagnosticBuilder& note(Note kind, Args&&... args) {
+    diagnostic_.notes.push_back(DiagnosticNote{
+        nullptr, {}, fmt::format(fmt::runtime(noteFormat(kind)), std::forward<Args>(args)...)});
+    return *this;
+  }
+
+ private:
+  DiagnosticEngine* engine_;
+  Diagnostic diagnostic_;
+};
+
+/// Options that change how diagnostics are reported.
+struct DiagnosticOptions {
+  bool warningsAsErrors = false;  ///< -Werror
+  bool suppressWarnings = false;  ///< -q keeps errors only
+};
+
+/// Counts diagnostics and forwards them to a consumer.
+class DiagnosticEngine {
+ public:
+  explicit DiagnosticEngine(DiagnosticConsumer& consumer, DiagnosticOptions options = {})
+      : consumer_(&consumer), options_(options) {}
+
+  /// Reports `kind` at `range` of `source`; format arguments follow.
+  template <typename... Args>
+  DiagnosticBuilder report(Diag kind, const SourceBuffer& source, SourceRange range,
+                           Args&&... args) {
+    Diagnostic diagnostic;
+    diagnostic.kind = kind;
+    diagnostic.severity = diagSeverity(kind);
+    diagnostic.source = &source;
+    diagnostic.range = range;
+    diagnostic.message = fmt::format(fmt::runtime(diagFormat(kind)), std::forward<Args>(args)...);
+    return DiagnosticBuilder(this, std::move(diagnostic));
+  }
+  /// Reports `kind` about a file as a whole (e.g. one that cannot be read).
+  template <typename... Args>
+  DiagnosticBuilder reportForPath(Diag kind, std::string path, Args&&... args) {
+    Diagnostic diagnostic;
+    diagnostic.kind = kind;
+    diagnostic.severity = diagSeverity(kind);
+    diagnostic.path = std::move(path);
+    diagnostic.message = fmt::format(fmt::runtime(diagFormat(kind)), std::forward<Args>(args)...);
+    return DiagnosticBuilder(this, std::move(diagnostic));
+  }
+
+  size_t errorCount() const { return errorCount_; }
+  size_t warningCount() const { return warningCount_; }
+  bool hasErrors() const { return errorCount_ > 0; }
+
+ private:
+  friend class DiagnosticBuilder;
+  void emit(Diagnostic diagnostic);
+
+  DiagnosticConsumer* consumer_;
+  DiagnosticOptions options_;
+  size_t errorCount_ = 0;
+  size_t warningCount_ = 0;
+};
+
+/// Levenshtein distance, for "did you mean" suggestions (ninja's edit_distance).
+unsigned editDistance(std::string_view a, std::string_view b, unsigned maxDistance);
+
+/// The candidate closest to `word`, if it is close enough to be a likely typo.
+std::string_view closestMatch(std::string_view word, const std::vector<std::string_view>& candidates);
+
+}  // namespace tritonc

@@ -1,0 +1,60 @@
+//===- Options.h - what the user asked tritonc to do ------------*- C++ -*-===//
+//
+// The parsed command line, independent of CLI11: tools/tritonc parses argv
+// into these structs and the driver runs them.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tritonc {
+
+/// Process exit codes (TOOLCHAIN.md "Exit status").
+enum ExitCode : int {
+  kExitSuccess = 0,
+  kExitSourceError = 1,
+  kExitUsageError = 2,
+  kExitInternalError = 3,
+};
+
+/// Pipeline stages in order; `--stop-after` names one.
+enum class Stage { Lex, Parse, Check, Ir, Opt, Emit };
+/// "lex", "parse", ... as spelled on the command line.
+const char* stageName(Stage stage);
+std::optional<Stage> parseStageName(const std::string& name);
+
+enum class DiagnosticsFormat { Text, Json };
+enum class ColorMode { Auto, Always, Never };
+
+/// Options of `tritonc compile` (and of `check`, which uses a subset).
+struct CompileOptions {
+  std::vector<std::string> inputs;
+  std::string output;                 ///< -o; empty = default
+  char optLevel = '1';                ///< '0'..'3' or 's'
+  std::string target = "pytorch";     ///< pytorch | cuda | all
+  std::string entry;                  ///< --entry
+  std::optional<Stage> stopAfter;     ///< --stop-after
+  bool dumpTokens = false;
+  bool dumpAst = false;
+  bool dumpIr = false;
+  bool dumpCode = false;
+  bool printAfterAll = false;
+  bool timing = false;
+  std::optional<std::string> timeTrace;  ///< --time-trace[=FILE]; "" = default name
+  bool verbose = false;
+  bool debug = false;
+  bool quiet = false;
+  bool incremental = false;
+  unsigned jobs = 0;  ///< 0 = number of cores
+  bool noCache = false;
+  std::string cacheDir;
+  bool lowMemory = false;
+  DiagnosticsFormat diagnosticsFormat = DiagnosticsFormat::Text;
+  ColorMode color = ColorMode::Auto;
+  bool warningsAsErrors = false;
+};
+
+}  // namespace tritonc

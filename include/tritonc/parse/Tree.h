@@ -1,0 +1,89 @@
+//===- Tree.h - the abstract syntax tree ------------------------*- C++ -*-===//
+//
+// The parser's output. Nodes are 20-byte records in one vector, named by
+// dense `NodeId`s; variable-length children (parameters, statements,
+// arguments) live in a side vector and are named by `ListId`. Nothing points
+// into other allocations, so a tree is cheap to build, walk and serialize.
+//
+// Node depth is bounded (Parser.h): later stages may recurse over a tree.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tritonc/lex/TokenizedBuffer.h"
+
+namespace tritonc {
+
+enum class NodeKind : uint8_t {
+#define NODE(Name, Fields) Name,
+#include "tritonc/parse/NodeKinds.def"
+};
+std::string_view nodeKindName(NodeKind kind);
+
+struct NodeId {
+  uint32_t index = UINT32_MAX;
+  bool isValid() const { return index != UINT32_MAX; }
+  friend bool operator==(NodeId, NodeId) = default;
+};
+
+struct ListId {
+  uint32_t index = UINT32_MAX;
+  bool isValid() const { return index != UINT32_MAX; }
+};
+
+class Tree {
+ public:
+  struct Node {
+    NodeKind kind;
+    uint8_t reserved;
+    uint16_t depth;  ///< 1 + the largest depth of a child (saturating)
+    TokenId token;
+    uint32_t a;
+    uint32_t b;
+    uint32_t c;
+  };
+  static_assert(sizeof(Node) == 20, "nodes are packed");
+
+  explicit Tree(const TokenizedBuffer& tokens) : tokens_(&tokens) {}
+
+  const TokenizedBuffer& tokens() const { return *tokens_; }
+  NodeId root() const { return root_; }
+  size_t size() const { return nodes_.size(); }
+
+  NodeKind kind(NodeId id) const { return nodes_[id.index].kind; }
+  TokenId token(NodeId id) const { return nodes_[id.index].token; }
+  unsigned depth(NodeId id) const { return nodes_[id.index].depth; }
+  /// Operand a/b/c as a child node (invalid when absent).
+  NodeId childA(NodeId id) const { return NodeId{nodes_[id.index].a}; }
+  NodeId childB(NodeId id) const { return NodeId{nodes_[id.index].b}; }
+  NodeId childC(NodeId id) const { return NodeId{nodes_[id.index].c}; }
+  /// Operand a/b as a list.
+  ListId listA(NodeId id) const { return ListId{nodes_[id.index].a}; }
+  ListId listB(NodeId id) const { return ListId{nodes_[id.index].b}; }
+  std::span<const NodeId> list(ListId id) const {
+    if (!id.isValid()) {
+      return {};
+    }
+    uint32_t count = lists_[id.index];
+    return {reinterpret_cast<const NodeId*>(lists_.data() + id.index + 1), count};
+  }
+  /// The source text covered by a node and all of its children.
+  SourceRange range(NodeId id) const;
+
+  /// An indented, deterministic rendering for --dump-ast.
+  std::string dump() const;
+
+ private:
+  friend class Parser;
+  const TokenizedBuffer* tokens_;
+  std::vector<Node> nodes_;
+  std::vector<uint32_t> lists_;  ///< [count, ids...] per list
+  NodeId root_;
+};
+
+}  // namespace tritonc

@@ -1,0 +1,283 @@
+//===- Diagnostics.cpp - engine, text and JSON rendering ------------------===//
+#include "tritonc/diag/Diagnostics.h"
+
+#include <algorithm>
+#include <array>
+
+namespace tritonc {
+
+namespace {
+
+struct DiagInfo {
+  std::string_view name;
+  Severity severity;
+  std::string_view format;
+};
+
+constexpr DiagInfo kDiagInfo[] = {
+#define DIAG(Kind, Sev, Format) {#Kind, Severity::Sev, Format},
+#include "tritonc/diag/Diagnostics.def"
+};
+
+constexpr std::string_view kNoteFormat[] = {
+#define NOTE(Kind, Format) Format,
+#include "tritonc/diag/Diagnostics.def"
+};
+
+// ANSI styles, as clang uses them.
+constexpr const char* kBold = "\033[1m";
+constexpr const char* kReset = "\033[0m";
+constexpr const char* kRed = "\033[1;31m";
+constexpr const char* kMagenta = "\033[1;35m";
+constexpr const char* kCyan = "\033[1;36m";
+constexpr const char* kGreen = "\033[1;32m";
+
+const char* severityColor(Severity severity) {
+  switch (severity) {
+    case Severity::Error: return kRed;
+    case Severity::Warning: return kMagenta;
+    case Severity::Note: return kCyan;
+  }
+  return kReset;
+}
+
+// Appends the source line of `range` and a caret line underlining it.
+void renderSnippet(std::string& out, const SourceBuffer& source, SourceRange range, bool color) {
+  LineCol lc = source.lineCol(range.begin);
+  std::string_view line = source.lineText(lc.line);
+  // Keep snippets readable when a line is huge (generated or fuzzed input).
+  constexpr size_t kMaxShown = 240;
+  size_t caretCol = lc.column - 1;
+  size_t shownBegin = 0;
+  if (line.size() > kMaxShown) {
+    shownBegin = caretCol > kMaxShown / 2 ? caretCol - kMaxShown / 2 : 0;
+    // Never start in the middle of a UTF-8 sequence.
+    while (shownBegin > 0 && shownBegin < line.size() &&
+           (static_cast<unsigned char>(line[shownBegin]) & 0xC0) == 0x80) {
+      --shownBegin;
+    }
+    line = line.substr(shownBegin, kMaxShown);
+  }
+  out.append(line);
+  out += '\n';
+  size_t caret = std::min(caretCol - shownBegin, line.size());
+  std::string marks;
+  for (size_t i = 0; i < caret; ++i) {
+    auto c = static_cast<unsigned char>(line[i]);
+    if (c == '\t') {
+      marks += '\t';
+    } else if ((c & 0xC0) != 0x80) {  // one column per code point
+      marks += ' ';
+    }
+  }
+  if (color) {
+    marks += kGreen;
+  }
+  marks += '^';
+  size_t rangeEnd = range.end > range.begin ? range.end - range.begin : 1;
+  size_t underlineEnd = std::min(caret + rangeEnd, line.size());
+  for (size_t i = caret + 1; i < underlineEnd; ++i) {
+    if ((static_cast<unsigned char>(line[i]) & 0xC0) != 0x80) {
+      marks += '~';
+    }
+  }
+  if (color) {
+    marks += kReset;
+  }
+  out += marks;
+  out += '\n';
+}
+
+void renderHeader(std::string& out, const SourceBuffer* source, const std::string& path,
+                  SourceRange range, Severity severity, bool color) {
+  if (color) {
+    out += kBold;
+  }
+  if (source != nullptr) {
+    LineCol lc = source->lineCol(range.begin);
+    out += fmt::format("{}:{}:{}: ", source->name(), lc.line, lc.column);
+  } else if (!path.empty()) {
+    out += fmt::format("{}: ", path);
+  } else if (severity != Severity::Note) {
+    out += "tritonc: ";
+  }
+  if (color) {
+    out += severityColor(severity);
+  }
+  out += severityName(severity);
+  out += ": ";
+  if (color) {
+    out += kReset;
+    out += kBold;
+  }
+}
+
+void appendJsonString(std::string& out, std::string_view text) {
+  out += '"';
+  for (char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+}
+
+}  // namespace
+
+std::string_view diagName(Diag kind) { return kDiagInfo[static_cast<size_t>(kind)].name; }
+Severity diagSeverity(Diag kind) { return kDiagInfo[static_cast<size_t>(kind)].severity; }
+std::string_view diagFormat(Diag kind) { return kDiagInfo[static_cast<size_t>(kind)].format; }
+std::string_view noteFormat(Note kind) { return kNoteFormat[static_cast<size_t>(kind)]; }
+size_t diagKindCount() { return std::size(kDiagInfo); }
+
+std::string_view severityName(Severity severity) {
+  switch (severity) {
+    case Severity::Error: return "error";
+    case Severity::Warning: return "warning";
+    case Severity::Note: return "note";
+  }
+  return "error";
+}
+
+DiagnosticBuilder::~DiagnosticBuilder() {
+  if (engine_ != nullptr) {
+    engine_->emit(std::move(diagnostic_));
+  }
+}
+
+void DiagnosticEngine::emit(Diagnostic diagnostic) {
+  if (diagnostic.severity == Severity::Warning) {
+    if (options_.warningsAsErrors) {
+      diagnostic.severity = Severity::Error;
+    } else if (options_.suppressWarnings) {
+      return;
+    }
+  }
+  if (diagnostic.severity == Severity::Error) {
+    ++errorCount_;
+  } else if (diagnostic.severity == Severity::Warning) {
+    ++warningCount_;
+  }
+  consumer_->handle(diagnostic);
+}
+
+std::string TextDiagnosticConsumer::render(const Diagnostic& diagnostic, bool color) {
+  std::string out;
+  renderHeader(out, diagnostic.source, diagnostic.path, diagnostic.range, diagnostic.severity,
+               color);
+  out += diagnostic.message;
+  out += fmt::format(" [{}]", diagName(diagnostic.kind));
+  if (color) {
+    out += kReset;
+  }
+  out += '\n';
+  if (diagnostic.source != nullptr) {
+    renderSnippet(out, *diagnostic.source, diagnostic.range, color);
+  }
+  for (const DiagnosticNote& note : diagnostic.notes) {
+    renderHeader(out, note.source, std::string(), note.range, Severity::Note, color);
+    out += note.message;
+    if (color) {
+      out += kReset;
+    }
+    out += '\n';
+    if (note.source != nullptr) {
+      renderSnippet(out, *note.source, note.range, color);
+    }
+  }
+  return out;
+}
+
+void TextDiagnosticConsumer::handle(const Diagnostic& diagnostic) {
+  std::string text = render(diagnostic, color_);
+  std::fwrite(text.data(), 1, text.size(), out_);
+  std::fflush(out_);
+}
+
+std::string JsonDiagnosticConsumer::render(const Diagnostic& diagnostic) {
+  std::string out = "{\"file\":";
+  LineCol lc;
+  if (diagnostic.source != nullptr) {
+    appendJsonString(out, diagnostic.source->name());
+    lc = diagnostic.source->lineCol(diagnostic.range.begin);
+  } else {
+    appendJsonString(out, diagnostic.path);
+  }
+  out += fmt::format(",\"line\":{},\"column\":{},\"severity\":", lc.line, lc.column);
+  appendJsonString(out, severityName(diagnostic.severity));
+  out += ",\"code\":";
+  appendJsonString(out, diagName(diagnostic.kind));
+  out += ",\"message\":";
+  appendJsonString(out, diagnostic.message);
+  out += ",\"notes\":[";
+  for (size_t i = 0; i < diagnostic.notes.size(); ++i) {
+    if (i > 0) {
+      out += ',';
+    }
+    appendJsonString(out, diagnostic.notes[i].message);
+  }
+  out += "]}\n";
+  return out;
+}
+
+void JsonDiagnosticConsumer::handle(const Diagnostic& diagnostic) {
+  std::string text = render(diagnostic);
+  std::fwrite(text.data(), 1, text.size(), out_);
+  std::fflush(out_);
+}
+
+unsigned editDistance(std::string_view a, std::string_view b, unsigned maxDistance) {
+  // Two-row dynamic programming; gives up early once every entry of a row
+  // exceeds maxDistance.
+  std::vector<unsigned> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) {
+    row[j] = static_cast<unsigned>(j);
+  }
+  for (size_t i = 1; i <= a.size(); ++i) {
+    unsigned diagonal = row[0];
+    row[0] = static_cast<unsigned>(i);
+    unsigned best = row[0];
+    for (size_t j = 1; j <= b.size(); ++j) {
+      unsigned above = row[j];
+      unsigned cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      row[j] = std::min({row[j - 1] + 1, above + 1, diagonal + cost});
+      diagonal = above;
+      best = std::min(best, row[j]);
+    }
+    if (best > maxDistance) {
+      return maxDistance + 1;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string_view closestMatch(std::string_view word,
+                              const std::vector<std::string_view>& candidates) {
+  // Allow roughly one typo per three characters, as clang's typo correction does.
+  unsigned limit = std::max<unsigned>(1, static_cast<unsigned>(word.size() + 2) / 3);
+  std::string_view best;
+  unsigned bestDistance = limit + 1;
+  for (std::string_view candidate : candidates) {
+    if (candidate == word) {
+      continue;
+    }
+    unsigned distance = editDistance(word, candidate, limit);
+    if (distance < bestDistance) {
+      bestDistance = distance;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+}  // namespace tritonc

@@ -1,0 +1,260 @@
+//===- Driver.cpp - the compilation pipeline ------------------------------===//
+#include "tritonc/driver/Driver.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "Log.h"
+#include "tritonc/base/Interner.h"
+#include "tritonc/base/Timings.h"
+#include "tritonc/diag/Diagnostics.h"
+#include "tritonc/lex/Lex.h"
+#include "tritonc/parse/Parse.h"
+#include "tritonc/source/SourceBuffer.h"
+
+namespace tritonc {
+
+const char* stageName(Stage stage) {
+  switch (stage) {
+    case Stage::Lex: return "lex";
+    case Stage::Parse: return "parse";
+    case Stage::Check: return "check";
+    case Stage::Ir: return "ir";
+    case Stage::Opt: return "opt";
+    case Stage::Emit: return "emit";
+  }
+  return "?";
+}
+
+std::optional<Stage> parseStageName(const std::string& name) {
+  for (Stage stage : {Stage::Lex, Stage::Parse, Stage::Check, Stage::Ir, Stage::Opt, Stage::Emit}) {
+    if (name == stageName(stage)) {
+      return stage;
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// The last stage this build of tritonc implements.
+constexpr Stage kLastImplementedStage = Stage::Parse;
+
+bool useColor(ColorMode mode) {
+  switch (mode) {
+    case ColorMode::Always: return true;
+    case ColorMode::Never: return false;
+    case ColorMode::Auto: {
+      const char* noColor = std::getenv("NO_COLOR");
+      const char* term = std::getenv("TERM");
+      return ::isatty(STDERR_FILENO) != 0 && (noColor == nullptr || *noColor == '\0') &&
+             (term == nullptr || std::strcmp(term, "dumb") != 0);
+    }
+  }
+  return false;
+}
+
+std::unique_ptr<DiagnosticConsumer> makeConsumer(const CompileOptions& options) {
+  if (options.diagnosticsFormat == DiagnosticsFormat::Json) {
+    return std::make_unique<JsonDiagnosticConsumer>(stderr);
+  }
+  return std::make_unique<TextDiagnosticConsumer>(stderr, useColor(options.color));
+}
+
+void writeStdout(std::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+// Writes `contents` to `path` through a temporary file and a rename, so that
+// readers never see a partial file.
+bool writeFileAtomically(const std::string& path, std::string_view contents, std::string* error) {
+  std::string temp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *error = std::strerror(errno);
+    return false;
+  }
+  const char* data = contents.data();
+  size_t left = contents.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, data, left);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      *error = std::strerror(errno);
+      ::close(fd);
+      ::unlink(temp.c_str());
+      return false;
+    }
+    data += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0 || ::rename(temp.c_str(), path.c_str()) != 0) {
+    *error = std::strerror(errno);
+    ::unlink(temp.c_str());
+    return false;
+  }
+  return true;
+}
+
+std::string defaultTraceName(const CompileOptions& options) {
+  std::string stem = options.inputs.empty() ? "tritonc" : options.inputs.front();
+  size_t slash = stem.find_last_of('/');
+  if (slash != std::string::npos) {
+    stem = stem.substr(slash + 1);
+  }
+  size_t dot = stem.rfind('.');
+  if (dot != std::string::npos && dot > 0) {
+    stem.resize(dot);
+  }
+  return stem + ".trace.json";
+}
+
+// Runs lex and parse on every input up to `lastStage`; returns the exit code.
+int runFrontEnd(const CompileOptions& options, Stage lastStage, bool isCompile) {
+  setLogLevel(options.debug ? LogLevel::Debug : options.verbose ? LogLevel::Verbose : LogLevel::Off);
+  std::unique_ptr<DiagnosticConsumer> consumer = makeConsumer(options);
+  DiagnosticEngine diags(*consumer, DiagnosticOptions{options.warningsAsErrors, options.quiet});
+  std::unique_ptr<Timings> timings;
+  if (options.timing || options.timeTrace) {
+    timings = std::make_unique<Timings>();
+  }
+
+  if (logEnabled(LogLevel::Verbose)) {
+    std::string pipeline;
+    for (Stage stage = Stage::Lex;; stage = static_cast<Stage>(static_cast<int>(stage) + 1)) {
+      pipeline += pipeline.empty() ? "" : " -> ";
+      pipeline += stageName(stage);
+      if (stage == lastStage) {
+        break;
+      }
+    }
+    logMessage(LogLevel::Verbose, "pipeline: " + pipeline);
+  }
+
+  // Read every input first: a missing file is a usage error, reported before
+  // any work is done.
+  std::vector<SourceBuffer> sources;
+  sources.reserve(options.inputs.size());
+  {
+    ScopedTimer timer(timings.get(), "read inputs");
+    bool missing = false;
+    for (const std::string& path : options.inputs) {
+      Expected<SourceBuffer> source = SourceBuffer::readFile(path);
+      if (!source) {
+        diags.reportForPath(Diag::CannotReadFile, "", source.error().message);
+        missing = true;
+        continue;
+      }
+      sources.push_back(std::move(*source));
+    }
+    if (missing) {
+      return kExitUsageError;
+    }
+  }
+
+  Interner interner;
+  bool multipleFiles = sources.size() > 1;
+  for (const SourceBuffer& source : sources) {
+    logMessage(LogLevel::Verbose, "processing " + source.name());
+    std::optional<TokenizedBuffer> tokens;
+    {
+      ScopedTimer timer(timings.get(), "lexer", source.name());
+      tokens.emplace(lex(source, interner, diags));
+    }
+    if (options.dumpTokens) {
+      if (multipleFiles) {
+        writeStdout("# file: " + source.name() + "\n");
+      }
+      writeStdout(tokens->dump());
+    }
+    if (lastStage == Stage::Lex) {
+      continue;
+    }
+    std::optional<Tree> tree;
+    {
+      ScopedTimer timer(timings.get(), "parser", source.name());
+      tree.emplace(parse(*tokens, diags));
+    }
+    if (options.dumpAst) {
+      if (multipleFiles) {
+        writeStdout("# file: " + source.name() + "\n");
+      }
+      writeStdout(tree->dump());
+    }
+    logMessage(LogLevel::Debug, fmt::format("{}: {} tokens, {} nodes", source.name(),
+                                            tokens->size(), tree->size()));
+  }
+  std::fflush(stdout);
+
+  int exitCode = diags.hasErrors() ? kExitSourceError : kExitSuccess;
+  if (exitCode == kExitSuccess && isCompile && lastStage > kLastImplementedStage) {
+    exitCode = reportNotImplemented(options, "code generation", "issues #3-#5");
+  }
+
+  if (timings) {
+    if (options.timing) {
+      std::string table = timings->formatTable();
+      std::fwrite(table.data(), 1, table.size(), stderr);
+    }
+    if (options.timeTrace) {
+      std::string path = options.timeTrace->empty() ? defaultTraceName(options) : *options.timeTrace;
+      std::string error;
+      if (!writeFileAtomically(path, timings->formatChromeTrace(), &error)) {
+        diags.reportForPath(Diag::CannotWriteFile, "", path, error);
+        return kExitInternalError;
+      }
+    }
+  }
+  return exitCode;
+}
+
+}  // namespace
+
+int reportNotImplemented(const CompileOptions& options, const std::string& what,
+                         const std::string& issue) {
+  std::unique_ptr<DiagnosticConsumer> consumer = makeConsumer(options);
+  DiagnosticEngine diags(*consumer);
+  diags.reportForPath(Diag::NotImplemented, "", what, issue);
+  return kExitUsageError;
+}
+
+int runCompile(const CompileOptions& options) {
+  // Flags whose stage does not exist yet are refused, never ignored.
+  struct Pending {
+    bool requested;
+    const char* flag;
+    const char* issue;
+  };
+  const Pending pending[] = {
+      {options.dumpIr, "'--dump-ir'", "issue #4"},
+      {options.dumpCode, "'--dump-code'", "issue #5"},
+      {options.printAfterAll, "'--print-after-all'", "issue #4"},
+      {options.incremental, "'--incremental'", "issue #8"},
+  };
+  for (const Pending& p : pending) {
+    if (p.requested) {
+      return reportNotImplemented(options, p.flag, p.issue);
+    }
+  }
+  Stage last = options.stopAfter.value_or(Stage::Emit);
+  if (last > kLastImplementedStage && options.stopAfter) {
+    return reportNotImplemented(options, std::string("'--stop-after=") + stageName(last) + "'",
+                                "issues #3-#5");
+  }
+  return runFrontEnd(options, last, /*isCompile=*/true);
+}
+
+int runCheck(const CompileOptions& options) {
+  // Semantic analysis joins `check` with issue #3; until then it checks syntax.
+  return runFrontEnd(options, kLastImplementedStage, /*isCompile=*/false);
+}
+
+}  // namespace tritonc

@@ -1,0 +1,618 @@
+//===- Lexer.cpp - Triton DSL lexer ---------------------------------------===//
+//
+// A single forward pass over the bytes of a file. Whitespace and comments are
+// skipped and only remembered as the "newline before" flag of the next token.
+// Every error is reported once, where it happens, and leaves a token the
+// parser can live with: a literal with a best-effort value, or an Error token
+// that tells the parser the mistake has already been reported.
+//
+//===----------------------------------------------------------------------===//
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "tritonc/lex/Lex.h"
+
+namespace tritonc {
+
+namespace {
+
+enum CharClass : uint8_t {
+  kIdentStart = 1,
+  kIdentContinue = 2,
+  kDecimal = 4,
+  kHex = 8,
+};
+
+constexpr std::array<uint8_t, 256> makeCharClasses() {
+  std::array<uint8_t, 256> table{};
+  for (int c = 'a'; c <= 'z'; ++c) {
+    table[c] = kIdentStart | kIdentContinue;
+  }
+  for (int c = 'A'; c <= 'Z'; ++c) {
+    table[c] = kIdentStart | kIdentContinue;
+  }
+  table['_'] = kIdentStart | kIdentContinue;
+  for (int c = '0'; c <= '9'; ++c) {
+    table[c] = kIdentContinue | kDecimal | kHex;
+  }
+  for (int c = 'a'; c <= 'f'; ++c) {
+    table[c] |= kHex;
+  }
+  for (int c = 'A'; c <= 'F'; ++c) {
+    table[c] |= kHex;
+  }
+  return table;
+}
+constexpr std::array<uint8_t, 256> kCharClasses = makeCharClasses();
+
+inline bool isIdentStart(unsigned char c) { return (kCharClasses[c] & kIdentStart) != 0; }
+inline bool isIdentContinue(unsigned char c) { return (kCharClasses[c] & kIdentContinue) != 0; }
+inline bool isDecimal(unsigned char c) { return (kCharClasses[c] & kDecimal) != 0; }
+
+// Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid.
+size_t utf8SequenceLength(const unsigned char* p, const unsigned char* end) {
+  unsigned char c = p[0];
+  if (c < 0x80) {
+    return 1;
+  }
+  size_t len;
+  uint32_t min;
+  uint32_t cp;
+  if ((c & 0xE0) == 0xC0) {
+    len = 2, min = 0x80, cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    len = 3, min = 0x800, cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    len = 4, min = 0x10000, cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (static_cast<size_t>(end - p) < len) {
+    return 0;
+  }
+  for (size_t i = 1; i < len; ++i) {
+    if ((p[i] & 0xC0) != 0x80) {
+      return 0;
+    }
+    cp = (cp << 6) | (p[i] & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+    return 0;
+  }
+  return len;
+}
+
+struct KeywordEntry {
+  std::string_view spelling;
+  TokenKind kind;
+};
+constexpr KeywordEntry kKeywords[] = {
+#define KEYWORD(Name, Spelling) {Spelling, TokenKind::Name},
+#include "tritonc/lex/TokenKinds.def"
+};
+
+// Keywords are 2..8 bytes of lower-case letters; a switch on the first byte
+// rejects almost every identifier before any comparison.
+inline TokenKind classifyIdentifier(std::string_view text) {
+  if (text.size() < 2 || text.size() > 8 || text[0] < 'b' || text[0] > 'w') {
+    return TokenKind::Identifier;
+  }
+  switch (text[0]) {
+    case 'b': return text == "break" ? TokenKind::KwBreak : TokenKind::Identifier;
+    case 'c': return text == "continue" ? TokenKind::KwContinue : TokenKind::Identifier;
+    case 'e': return text == "else" ? TokenKind::KwElse : TokenKind::Identifier;
+    case 'f':
+      if (text == "fn") return TokenKind::KwFn;
+      if (text == "for") return TokenKind::KwFor;
+      if (text == "false") return TokenKind::KwFalse;
+      return TokenKind::Identifier;
+    case 'i':
+      if (text == "if") return TokenKind::KwIf;
+      if (text == "in") return TokenKind::KwIn;
+      if (text == "import") return TokenKind::KwImport;
+      return TokenKind::Identifier;
+    case 'l':
+      if (text == "let") return TokenKind::KwLet;
+      if (text == "layer") return TokenKind::KwLayer;
+      return TokenKind::Identifier;
+    case 'm': return text == "main" ? TokenKind::KwMain : TokenKind::Identifier;
+    case 'r': return text == "return" ? TokenKind::KwReturn : TokenKind::Identifier;
+    case 't': return text == "true" ? TokenKind::KwTrue : TokenKind::Identifier;
+    case 'w': return text == "while" ? TokenKind::KwWhile : TokenKind::Identifier;
+    default: return TokenKind::Identifier;
+  }
+}
+
+}  // namespace
+
+/// The lexer proper; a class only to share state between its helpers.
+class Lexer {
+ public:
+  Lexer(const SourceBuffer& source, Interner& interner, DiagnosticEngine& diags)
+      : buffer_(source, interner),
+        diags_(diags),
+        begin_(reinterpret_cast<const unsigned char*>(source.text().data())),
+        end_(begin_ + source.text().size()),
+        p_(begin_) {}
+
+  TokenizedBuffer run();
+
+ private:
+  uint32_t offsetOf(const unsigned char* p) const { return static_cast<uint32_t>(p - begin_); }
+  void addToken(TokenKind kind, const unsigned char* start, uint32_t payload = 0) {
+    buffer_.tokens_.push_back(TokenizedBuffer::Token{
+        kind, static_cast<uint8_t>(newlineBefore_ ? TokenizedBuffer::kNewlineBefore : 0), 0, offsetOf(start),
+        static_cast<uint32_t>(p_ - start), payload});
+    newlineBefore_ = false;
+  }
+  template <typename... Args>
+  DiagnosticBuilder error(Diag kind, const unsigned char* at, size_t length, Args&&... args) {
+    buffer_.hasErrors_ = true;
+    uint32_t offset = offsetOf(at);
+    return diags_.report(kind, buffer_.source(),
+                         SourceRange{offset, offset + static_cast<uint32_t>(length)},
+                         std::forward<Args>(args)...);
+  }
+
+  void skipLineComment();
+  void skipBlockComment();
+  void lexIdentifier();
+  void lexNumber();
+  void lexString();
+  void lexUnexpected();
+  // Scans digits of `cls` with '_' separators from p_; returns false on a misplaced '_'.
+  const unsigned char* scanDigits(uint8_t cls, bool* badSeparator);
+
+  TokenizedBuffer buffer_;
+  DiagnosticEngine& diags_;
+  const unsigned char* begin_;
+  const unsigned char* end_;
+  const unsigned char* p_;
+  bool newlineBefore_ = false;
+};
+
+TokenizedBuffer Lexer::run() {
+  buffer_.tokens_.reserve(static_cast<size_t>(end_ - begin_) / 4 + 16);
+  // A UTF-8 byte order mark is not part of the program.
+  if (end_ - p_ >= 3 && p_[0] == 0xEF && p_[1] == 0xBB && p_[2] == 0xBF) {
+    p_ += 3;
+  }
+  while (p_ < end_) {
+    const unsigned char* start = p_;
+    unsigned char c = *p_;
+    switch (c) {
+      case ' ': case '\t': case '\r': case '\f': case '\v':
+        ++p_;
+        continue;
+      case '\n':
+        newlineBefore_ = true;
+        ++p_;
+        continue;
+      case '#':
+        skipLineComment();
+        continue;
+      case '"': case '\'':
+        lexString();
+        continue;
+      case '0': case '1': case '2': case '3': case '4':
+      case '5': case '6': case '7': case '8': case '9':
+        lexNumber();
+        continue;
+      case '.':
+        if (p_ + 1 < end_ && isDecimal(p_[1])) {
+          lexNumber();
+        } else if (p_ + 1 < end_ && p_[1] == '.') {
+          p_ += 2;
+          addToken(TokenKind::DotDot, start);
+        } else {
+          ++p_;
+          addToken(TokenKind::Dot, start);
+        }
+        continue;
+      default:
+        break;
+    }
+    if (isIdentStart(c)) {
+      lexIdentifier();
+      continue;
+    }
+    // Punctuation: longest match.
+    unsigned char next = p_ + 1 < end_ ? p_[1] : 0;
+    TokenKind kind;
+    size_t len = 1;
+    switch (c) {
+      case '+': kind = next == '=' ? (len = 2, TokenKind::PlusEqual) : TokenKind::Plus; break;
+      case '-':
+        if (next == '=') {
+          kind = TokenKind::MinusEqual, len = 2;
+        } else if (next == '>') {
+          kind = TokenKind::Arrow, len = 2;
+        } else {
+          kind = TokenKind::Minus;
+        }
+        break;
+      case '*':
+        if (next == '*') {
+          kind = TokenKind::StarStar, len = 2;
+        } else if (next == '=') {
+          kind = TokenKind::StarEqual, len = 2;
+        } else {
+          kind = TokenKind::Star;
+        }
+        break;
+      case '/':
+        if (next == '*') {
+          skipBlockComment();
+          continue;
+        }
+        kind = next == '=' ? (len = 2, TokenKind::SlashEqual) : TokenKind::Slash;
+        break;
+      case '%': kind = TokenKind::Percent; break;
+      case '@': kind = next == '=' ? (len = 2, TokenKind::AtEqual) : TokenKind::At; break;
+      case '=': kind = next == '=' ? (len = 2, TokenKind::EqualEqual) : TokenKind::Equal; break;
+      case '!': kind = next == '=' ? (len = 2, TokenKind::BangEqual) : TokenKind::Bang; break;
+      case '<': kind = next == '=' ? (len = 2, TokenKind::LessEqual) : TokenKind::Less; break;
+      case '>':
+        kind = next == '=' ? (len = 2, TokenKind::GreaterEqual) : TokenKind::Greater;
+        break;
+      case '&':
+      case '|':
+        if (next == c) {
+          kind = c == '&' ? TokenKind::AmpAmp : TokenKind::PipePipe;
+          len = 2;
+          break;
+        }
+        lexUnexpected();
+        continue;
+      case '(': kind = TokenKind::LParen; break;
+      case ')': kind = TokenKind::RParen; break;
+      case '[': kind = TokenKind::LBracket; break;
+      case ']': kind = TokenKind::RBracket; break;
+      case '{': kind = TokenKind::LBrace; break;
+      case '}': kind = TokenKind::RBrace; break;
+      case ',': kind = TokenKind::Comma; break;
+      case ':': kind = TokenKind::Colon; break;
+      case ';': kind = TokenKind::Semicolon; break;
+      case '?': kind = TokenKind::Question; break;
+      default:
+        lexUnexpected();
+        continue;
+    }
+    p_ += len;
+    addToken(kind, start);
+  }
+  addToken(TokenKind::EndOfFile, p_);
+  return std::move(buffer_);
+}
+
+void Lexer::skipLineComment() {
+  const void* nl = std::memchr(p_, '\n', static_cast<size_t>(end_ - p_));
+  p_ = nl != nullptr ? static_cast<const unsigned char*>(nl) : end_;
+}
+
+void Lexer::skipBlockComment() {
+  const unsigned char* start = p_;
+  p_ += 2;
+  while (p_ < end_) {
+    unsigned char c = *p_;
+    if (c == '*' && p_ + 1 < end_ && p_[1] == '/') {
+      p_ += 2;
+      return;
+    }
+    if (c == '\n') {
+      newlineBefore_ = true;
+    } else if (c == '/' && p_ + 1 < end_ && p_[1] == '*') {
+      error(Diag::NestedBlockComment, p_, 2)
+          .note(Note::CommentStartedHere, buffer_.source(),
+                SourceRange{offsetOf(start), offsetOf(start) + 2});
+    }
+    ++p_;
+  }
+  error(Diag::UnterminatedBlockComment, start, 2);
+}
+
+void Lexer::lexIdentifier() {
+  const unsigned char* start = p_;
+  ++p_;
+  while (p_ < end_ && isIdentContinue(*p_)) {
+    ++p_;
+  }
+  std::string_view text(reinterpret_cast<const char*>(start), static_cast<size_t>(p_ - start));
+  TokenKind kind = classifyIdentifier(text);
+  if (kind == TokenKind::Identifier) {
+    addToken(kind, start, buffer_.interner_->intern(text).index);
+  } else {
+    addToken(kind, start);
+  }
+}
+
+const unsigned char* Lexer::scanDigits(uint8_t cls, bool* badSeparator) {
+  // Accepts [digit] { ['_'] digit }; a '_' not between two digits is reported.
+  bool lastWasDigit = false;
+  const unsigned char* firstBad = nullptr;
+  while (p_ < end_) {
+    unsigned char c = *p_;
+    if ((kCharClasses[c] & cls) != 0) {
+      lastWasDigit = true;
+    } else if (c == '_') {
+      bool nextIsDigit = p_ + 1 < end_ && (kCharClasses[p_[1]] & cls) != 0;
+      if ((!lastWasDigit || !nextIsDigit) && firstBad == nullptr) {
+        firstBad = p_;
+      }
+      lastWasDigit = false;
+    } else {
+      break;
+    }
+    ++p_;
+  }
+  *badSeparator = firstBad != nullptr;
+  return firstBad;
+}
+
+void Lexer::lexNumber() {
+  const unsigned char* start = p_;
+  bool badSeparator = false;
+  const unsigned char* badAt = nullptr;
+  auto noteSeparator = [&](const unsigned char* at) {
+    if (at != nullptr && badAt == nullptr) {
+      badAt = at;
+    }
+  };
+
+  // Radix-prefixed integers.
+  if (*p_ == '0' && p_ + 1 < end_) {
+    unsigned char prefix = static_cast<unsigned char>(p_[1] | 0x20);
+    int radix = prefix == 'x' ? 16 : prefix == 'b' ? 2 : prefix == 'o' ? 8 : 0;
+    if (radix != 0) {
+      const char* radixName = radix == 16 ? "hexadecimal" : radix == 2 ? "binary" : "octal";
+      p_ += 2;
+      const unsigned char* digitsStart = p_;
+      noteSeparator(scanDigits(radix == 16 ? kHex : kDecimal, &badSeparator));
+      bool ok = true;
+      if (p_ == digitsStart) {
+        error(Diag::MissingDigits, start, 2, radixName,
+              std::string_view(reinterpret_cast<const char*>(start), 2));
+        ok = false;
+      }
+      // Decimal digits beyond the radix, or letters glued to the literal.
+      const unsigned char* invalid = nullptr;
+      for (const unsigned char* q = digitsStart; q < p_; ++q) {
+        if (*q != '_' && (radix == 2 ? *q > '1' : radix == 8 ? *q > '7' : false)) {
+          invalid = q;
+          break;
+        }
+      }
+      if (invalid == nullptr && p_ < end_ && isIdentContinue(*p_)) {
+        invalid = p_;
+      }
+      while (p_ < end_ && isIdentContinue(*p_)) {
+        ++p_;
+      }
+      if (ok && invalid != nullptr) {
+        error(Diag::InvalidDigit, invalid, 1, std::string(1, static_cast<char>(*invalid)),
+              radixName);
+        ok = false;
+      }
+      if (ok && badAt != nullptr) {
+        error(Diag::MisplacedDigitSeparator, badAt, 1);
+        ok = false;
+      }
+      uint64_t value = 0;
+      if (ok) {
+        for (const unsigned char* q = digitsStart; q < p_; ++q) {
+          if (*q == '_') {
+            continue;
+          }
+          unsigned digit = isDecimal(*q) ? *q - '0' : (*q | 0x20) - 'a' + 10;
+          if (value > (UINT64_MAX - digit) / static_cast<unsigned>(radix)) {
+            error(Diag::IntegerTooLarge, start, static_cast<size_t>(p_ - start),
+                  std::string_view(reinterpret_cast<const char*>(start),
+                                   static_cast<size_t>(p_ - start)));
+            value = 0;
+            break;
+          }
+          value = value * static_cast<unsigned>(radix) + digit;
+        }
+      }
+      buffer_.ints_.push_back(value);
+      addToken(TokenKind::IntLiteral, start, static_cast<uint32_t>(buffer_.ints_.size() - 1));
+      return;
+    }
+  }
+
+  // Decimal integer or float: [digits] ['.' [digits]] [exponent].
+  bool isFloat = false;
+  if (*p_ != '.') {
+    noteSeparator(scanDigits(kDecimal, &badSeparator));
+  }
+  if (p_ < end_ && *p_ == '.') {
+    unsigned char after = p_ + 1 < end_ ? p_[1] : 0;
+    bool exponentFollows =
+        (after == 'e' || after == 'E') && p_ + 2 < end_ &&
+        (isDecimal(p_[2]) || ((p_[2] == '+' || p_[2] == '-') && p_ + 3 < end_ && isDecimal(p_[3])));
+    // `1..n` is a range and `x.T`-like member access stays member access.
+    if (after != '.' && (!isIdentStart(after) || exponentFollows)) {
+      isFloat = true;
+      ++p_;
+      if (p_ < end_ && isDecimal(*p_)) {
+        noteSeparator(scanDigits(kDecimal, &badSeparator));
+      }
+    }
+  }
+  bool ok = true;
+  if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+    const unsigned char* exponent = p_;
+    ++p_;
+    if (p_ < end_ && (*p_ == '+' || *p_ == '-')) {
+      ++p_;
+    }
+    if (p_ < end_ && isDecimal(*p_)) {
+      noteSeparator(scanDigits(kDecimal, &badSeparator));
+      isFloat = true;
+    } else {
+      error(Diag::MissingExponentDigits, exponent, static_cast<size_t>(p_ - exponent));
+      ok = false;
+      isFloat = true;
+    }
+  }
+  if (p_ < end_ && isIdentContinue(*p_)) {
+    const unsigned char* invalid = p_;
+    while (p_ < end_ && isIdentContinue(*p_)) {
+      ++p_;
+    }
+    if (ok) {
+      error(Diag::InvalidDigit, invalid, 1, std::string(1, static_cast<char>(*invalid)),
+            isFloat ? "floating-point" : "decimal");
+      ok = false;
+    }
+  }
+  if (ok && badAt != nullptr) {
+    error(Diag::MisplacedDigitSeparator, badAt, 1);
+    ok = false;
+  }
+  std::string_view text(reinterpret_cast<const char*>(start), static_cast<size_t>(p_ - start));
+  if (isFloat) {
+    double value = 0.0;
+    if (ok) {
+      std::string digits;
+      digits.reserve(text.size());
+      for (char c : text) {
+        if (c != '_') {
+          digits += c;
+        }
+      }
+      errno = 0;
+      value = std::strtod(digits.c_str(), nullptr);
+      if (errno == ERANGE && std::isinf(value)) {
+        error(Diag::FloatOutOfRange, start, text.size(), text);
+        value = 0.0;
+      }
+    }
+    buffer_.floats_.push_back(value);
+    addToken(TokenKind::FloatLiteral, start, static_cast<uint32_t>(buffer_.floats_.size() - 1));
+    return;
+  }
+  uint64_t value = 0;
+  if (ok) {
+    for (char c : text) {
+      if (c == '_') {
+        continue;
+      }
+      auto digit = static_cast<unsigned>(c - '0');
+      if (value > (UINT64_MAX - digit) / 10) {
+        error(Diag::IntegerTooLarge, start, text.size(), text);
+        value = 0;
+        break;
+      }
+      value = value * 10 + digit;
+    }
+  }
+  buffer_.ints_.push_back(value);
+  addToken(TokenKind::IntLiteral, start, static_cast<uint32_t>(buffer_.ints_.size() - 1));
+}
+
+void Lexer::lexString() {
+  const unsigned char* start = p_;
+  unsigned char quote = *p_++;
+  std::string value;
+  bool terminated = false;
+  while (p_ < end_) {
+    unsigned char c = *p_;
+    if (c == quote) {
+      ++p_;
+      terminated = true;
+      break;
+    }
+    if (c == '\n') {
+      break;
+    }
+    if (c == '\\') {
+      if (p_ + 1 >= end_ || p_[1] == '\n') {
+        ++p_;
+        break;
+      }
+      unsigned char e = p_[1];
+      switch (e) {
+        case 'n': value += '\n'; break;
+        case 't': value += '\t'; break;
+        case 'r': value += '\r'; break;
+        case '\\': value += '\\'; break;
+        case '"': value += '"'; break;
+        case '\'': value += '\''; break;
+        default: {
+          size_t len = utf8SequenceLength(p_ + 1, end_);
+          std::string shown = len > 1 ? std::string(reinterpret_cast<const char*>(p_ + 1), len)
+                                      : std::string(1, static_cast<char>(e));
+          if (len == 0 || e < 0x20) {
+            shown = fmt::format("x{:02X}", static_cast<unsigned>(e));
+          }
+          error(Diag::UnknownEscape, p_, 1 + std::max<size_t>(len, 1), shown)
+              .note(Note::ValidEscapes);
+          p_ += 1 + std::max<size_t>(len, 1);
+          continue;
+        }
+      }
+      p_ += 2;
+      continue;
+    }
+    if (c >= 0x80) {
+      size_t len = utf8SequenceLength(p_, end_);
+      if (len == 0) {
+        error(Diag::InvalidUtf8, p_, 1, static_cast<unsigned>(c));
+        ++p_;
+        continue;
+      }
+      value.append(reinterpret_cast<const char*>(p_), len);
+      p_ += len;
+      continue;
+    }
+    value += static_cast<char>(c);
+    ++p_;
+  }
+  if (!terminated) {
+    auto builder = error(Diag::UnterminatedString, start, 1,
+                         quote == '"' ? std::string_view("'\"'") : std::string_view("\"'\""));
+    if (p_ < end_) {
+      builder.note(Note::StringSpansLine);
+    }
+  }
+  buffer_.strings_.push_back(std::move(value));
+  addToken(TokenKind::StringLiteral, start, static_cast<uint32_t>(buffer_.strings_.size() - 1));
+}
+
+void Lexer::lexUnexpected() {
+  const unsigned char* start = p_;
+  unsigned char c = *p_;
+  if (c >= 0x80) {
+    size_t len = utf8SequenceLength(p_, end_);
+    if (len == 0) {
+      error(Diag::InvalidUtf8, p_, 1, static_cast<unsigned>(c));
+      ++p_;
+    } else {
+      p_ += len;
+      error(Diag::UnexpectedCharacter, start, len,
+            std::string_view(reinterpret_cast<const char*>(start), len));
+    }
+  } else if (c < 0x20 || c == 0x7F) {
+    ++p_;
+    error(Diag::UnexpectedCharacter, start, 1, fmt::format("\\x{:02X}", static_cast<unsigned>(c)));
+  } else {
+    ++p_;
+    auto builder = error(Diag::UnexpectedCharacter, start, 1, std::string(1, static_cast<char>(c)));
+    if (c == '&' || c == '|') {
+      builder.note(Note::DidYouMean, buffer_.source(),
+                   SourceRange{offsetOf(start), offsetOf(start) + 1},
+                   c == '&' ? "&&" : "||");
+    }
+  }
+  addToken(TokenKind::Error, start);
+}
+
+TokenizedBuffer lex(const SourceBuffer& source, Interner& interner, DiagnosticEngine& diags) {
+  return Lexer(source, interner, diags).run();
+}
+
+}  // namespace tritonc

@@ -1,0 +1,1135 @@
+//===- Parser.cpp - recursive-descent parser for Triton DSL ---------------===//
+//
+// Design
+// ------
+// A hand-written recursive-descent parser over the token buffer; binary
+// expressions use precedence climbing. Each parse function carries the
+// grammar rule it implements (LANGUAGE.md §2) in a comment.
+//
+// Newlines. The lexer only marks tokens that start a new line. A newline ends
+// a statement unless the parser is inside ( ) or [ ] (`newlinesSignificant`),
+// or the statement cannot end where the line ends (the parser simply goes on
+// reading what the rule requires), or the next line starts with a token that
+// continues an expression: a binary operator other than + and -, '.', ')',
+// ']', '->', '{' or 'else' (`continuesExpression`).
+//
+// Errors and recovery. The first error of a statement is reported and puts
+// the parser in panic mode, where further errors are not reported; parse
+// functions then unwind quickly. The statement (or item) loop synchronizes:
+// it skips tokens, keeping count of the open delimiters of the statement,
+// until it reaches the statement's end, and leaves panic mode. Error tokens
+// from the lexer were already reported and so put the parser in panic mode
+// silently. This gives one diagnostic per broken statement and no cascades.
+//
+// Depth. Every construct that nests (brackets, blocks, unary operators, `**`,
+// type arguments) goes through `NestingGuard`; past ParseLimits::kMaxNesting
+// the parser reports once and unwinds. Nodes record their tree depth, and a
+// tree deeper than kMaxTreeDepth (long operator chains) is an error as well,
+// so later stages can recurse over trees without overflowing the stack.
+//
+//===----------------------------------------------------------------------===//
+#include <algorithm>
+#include <optional>
+
+#include "tritonc/parse/Parse.h"
+
+namespace tritonc {
+
+namespace {
+
+constexpr uint32_t kNone = UINT32_MAX;
+
+// Binary operators by precedence; higher binds tighter. 0 = not binary.
+int binaryPrecedence(TokenKind kind) {
+  switch (kind) {
+    case TokenKind::PipePipe: return 1;
+    case TokenKind::AmpAmp: return 2;
+    case TokenKind::EqualEqual:
+    case TokenKind::BangEqual: return 3;
+    case TokenKind::Less:
+    case TokenKind::LessEqual:
+    case TokenKind::Greater:
+    case TokenKind::GreaterEqual: return 4;
+    case TokenKind::Plus:
+    case TokenKind::Minus: return 5;
+    case TokenKind::Star:
+    case TokenKind::Slash:
+    case TokenKind::Percent:
+    case TokenKind::At: return 6;
+    default: return 0;
+  }
+}
+
+bool isAssignOperator(TokenKind kind) {
+  switch (kind) {
+    case TokenKind::Equal:
+    case TokenKind::PlusEqual:
+    case TokenKind::MinusEqual:
+    case TokenKind::StarEqual:
+    case TokenKind::SlashEqual:
+    case TokenKind::AtEqual: return true;
+    default: return false;
+  }
+}
+
+bool isRelational(TokenKind kind) { return binaryPrecedence(kind) == 4; }
+bool isEquality(TokenKind kind) { return binaryPrecedence(kind) == 3; }
+
+bool isOpener(TokenKind kind) {
+  return kind == TokenKind::LParen || kind == TokenKind::LBracket || kind == TokenKind::LBrace;
+}
+bool isCloser(TokenKind kind) {
+  return kind == TokenKind::RParen || kind == TokenKind::RBracket || kind == TokenKind::RBrace;
+}
+
+const std::vector<std::string_view>& itemKeywords() {
+  static const std::vector<std::string_view> words = {"layer", "fn", "main", "import", "let"};
+  return words;
+}
+const std::vector<std::string_view>& statementKeywords() {
+  static const std::vector<std::string_view> words = {"let", "return", "if", "for", "while",
+                                                      "break", "continue", "else"};
+  return words;
+}
+
+}  // namespace
+
+class Parser {
+ public:
+  Parser(const TokenizedBuffer& tokens, DiagnosticEngine& diags)
+      : tokens_(tokens), diags_(diags), tree_(tokens) {
+    tree_.nodes_.reserve(tokens.size());
+    tree_.lists_.reserve(tokens.size() / 2 + 16);
+  }
+
+  Tree run();
+
+ private:
+  // ---- token access -------------------------------------------------------
+  TokenKind peekKind() const { return tokens_.kind(pos_); }
+  TokenKind peekKind(uint32_t ahead) const {
+    uint32_t index = std::min<uint32_t>(pos_.index + ahead,
+                                        static_cast<uint32_t>(tokens_.size() - 1));
+    return tokens_.kind(TokenId{index});
+  }
+  bool at(TokenKind kind) const { return peekKind() == kind; }
+  bool atEnd() const { return at(TokenKind::EndOfFile); }
+  TokenId consume() {
+    TokenId token = pos_;
+    TokenKind kind = tokens_.kind(token);
+    if (kind != TokenKind::EndOfFile) {
+      ++pos_.index;
+    }
+    if (isOpener(kind)) {
+      openDelims_.push_back(token);
+    } else if (isCloser(kind) && !openDelims_.empty()) {
+      openDelims_.pop_back();
+    }
+    return token;
+  }
+  bool consumeIf(TokenKind kind) {
+    if (at(kind)) {
+      consume();
+      return true;
+    }
+    return false;
+  }
+  bool newlineBefore() const { return tokens_.hasNewlineBefore(pos_); }
+  // Inside ( ) or [ ] line breaks never end anything.
+  bool newlinesSignificant() const {
+    return openDelims_.empty() || tokens_.kind(openDelims_.back()) == TokenKind::LBrace;
+  }
+  // True when the current token may not continue the expression before it
+  // because it starts a new line (LANGUAGE.md §1).
+  bool startsNewStatement() const {
+    if (!newlinesSignificant() || !newlineBefore()) {
+      return false;
+    }
+    TokenKind kind = peekKind();
+    if (kind == TokenKind::Plus || kind == TokenKind::Minus) {
+      return true;
+    }
+    if (binaryPrecedence(kind) != 0 || kind == TokenKind::StarStar ||
+        kind == TokenKind::DotDot) {
+      return false;
+    }
+    switch (kind) {
+      case TokenKind::Dot:
+      case TokenKind::RParen:
+      case TokenKind::RBracket:
+      case TokenKind::Arrow:
+      case TokenKind::LBrace:
+      case TokenKind::KwElse: return false;
+      default: return true;
+    }
+  }
+
+  // ---- diagnostics ---------------------------------------------------------
+  std::string describe(TokenId token) const {
+    TokenKind kind = tokens_.kind(token);
+    switch (kind) {
+      case TokenKind::Identifier:
+      case TokenKind::IntLiteral:
+      case TokenKind::FloatLiteral: {
+        std::string_view text = tokens_.spelling(token);
+        if (text.size() > 40) {
+          return fmt::format("{} '{}...'", tokenKindDescription(kind), text.substr(0, 37));
+        }
+        return fmt::format("{} '{}'", tokenKindDescription(kind), text);
+      }
+      default: return std::string(tokenKindDescription(kind));
+    }
+  }
+  // Where to point when something was expected before `token`: at the token,
+  // or just after the previous one when `token` starts a new line or is EOF.
+  SourceRange expectedAt(TokenId token) const {
+    if (token.index > 0 &&
+        (tokens_.hasNewlineBefore(token) || tokens_.kind(token) == TokenKind::EndOfFile)) {
+      SourceRange prev = tokens_.range(TokenId{token.index - 1});
+      return SourceRange{prev.end, prev.end};
+    }
+    return tokens_.range(token);
+  }
+  // Reports unless a previous error of this statement is still unwinding;
+  // returns a builder that may be empty (nullopt) in panic mode.
+  template <typename... Args>
+  std::optional<DiagnosticBuilder> error(Diag kind, SourceRange range, Args&&... args) {
+    if (panic_) {
+      return std::nullopt;
+    }
+    panic_ = true;
+    if (at(TokenKind::Error)) {
+      return std::nullopt;  // the lexer reported this spot already
+    }
+    return diags_.report(kind, tokens_.source(), range, std::forward<Args>(args)...);
+  }
+  // Reports "expected X, found Y" at the current token.
+  void errorExpected(std::string_view what) {
+    error(Diag::ExpectedToken, expectedAt(pos_), what, describe(pos_));
+  }
+  // Consumes `kind` or reports that it is missing; `open` (if valid) is the
+  // delimiter it closes, shown in a note.
+  bool expect(TokenKind kind, TokenId open = TokenId{}) {
+    if (at(kind)) {
+      consume();
+      return true;
+    }
+    auto builder =
+        error(Diag::ExpectedToken, expectedAt(pos_), tokenKindDescription(kind), describe(pos_));
+    if (builder && open.isValid()) {
+      builder->note(Note::MatchingDelimiter, tokens_.source(), tokens_.range(open),
+                    tokenKindSpelling(tokens_.kind(open)));
+    }
+    return false;
+  }
+
+  // Closes the delimiter `open`, which must be the innermost open one. On a
+  // missing closer the open delimiter is still counted, so that recovery can
+  // skip to its real closer.
+  bool expectClose(TokenKind kind, TokenId open) { return expect(kind, open); }
+
+  // Skips to the end of the broken statement: past any delimiters it left
+  // open, to a ';' (consumed), a line break, or a '}' that closes the block.
+  void synchronize(size_t baseDelims) {
+    while (!atEnd()) {
+      TokenKind kind = peekKind();
+      if (openDelims_.size() <= baseDelims) {
+        if (kind == TokenKind::Semicolon) {
+          consume();
+          break;
+        }
+        if (kind == TokenKind::RBrace) {
+          break;
+        }
+        if (newlineBefore() && pos_.index > syncStart_.index) {
+          break;
+        }
+        if (isCloser(kind)) {  // a stray closer: drop it without popping
+          ++pos_.index;
+          continue;
+        }
+      }
+      consume();
+    }
+    // Delimiters opened by the broken statement and never closed.
+    if (openDelims_.size() > baseDelims) {
+      openDelims_.resize(baseDelims);
+    }
+    panic_ = false;
+  }
+
+  // ---- nodes ---------------------------------------------------------------
+  unsigned depthOf(uint32_t child) const {
+    return child == kNone ? 0 : tree_.nodes_[child].depth;
+  }
+  unsigned depthOfList(uint32_t list) const {
+    unsigned depth = 0;
+    if (list != kNone) {
+      uint32_t count = tree_.lists_[list];
+      for (uint32_t i = 0; i < count; ++i) {
+        depth = std::max(depth, depthOf(tree_.lists_[list + 1 + i]));
+      }
+    }
+    return depth;
+  }
+  NodeId add(NodeKind kind, TokenId token, uint32_t a = kNone, uint32_t b = kNone,
+             uint32_t c = kNone, unsigned childDepth = 0) {
+    unsigned depth = 1 + childDepth;
+    if (depth > ParseLimits::kMaxTreeDepth) {
+      if (!treeTooDeepReported_) {
+        treeTooDeepReported_ = true;
+        auto builder = error(Diag::NestingTooDeep, tokens_.range(token),
+                             ParseLimits::kMaxTreeDepth);
+        if (builder) {
+          builder->note(Note::NestingHint);
+        }
+      }
+      panic_ = true;
+      unwindToItem_ = true;
+      kind = NodeKind::Error;
+      a = b = c = kNone;
+      depth = 1;
+    }
+    tree_.nodes_.push_back(
+        Tree::Node{kind, 0, static_cast<uint16_t>(depth), token, a, b, c});
+    return NodeId{static_cast<uint32_t>(tree_.nodes_.size() - 1)};
+  }
+  NodeId add1(NodeKind kind, TokenId token, NodeId a) {
+    return add(kind, token, a.index, kNone, kNone, depthOf(a.index));
+  }
+  NodeId add2(NodeKind kind, TokenId token, NodeId a, NodeId b) {
+    return add(kind, token, a.index, b.index, kNone, std::max(depthOf(a.index), depthOf(b.index)));
+  }
+  NodeId add3(NodeKind kind, TokenId token, NodeId a, NodeId b, NodeId c) {
+    return add(kind, token, a.index, b.index, c.index,
+               std::max({depthOf(a.index), depthOf(b.index), depthOf(c.index)}));
+  }
+  NodeId addError(TokenId token) { return add(NodeKind::Error, token); }
+  uint32_t addList(const std::vector<NodeId>& items) {
+    auto index = static_cast<uint32_t>(tree_.lists_.size());
+    tree_.lists_.push_back(static_cast<uint32_t>(items.size()));
+    for (NodeId item : items) {
+      tree_.lists_.push_back(item.index);
+    }
+    return index;
+  }
+
+  // Counts one level of nesting for as long as it lives; `ok()` is false
+  // (after one diagnostic) when the limit is exceeded.
+  class NestingGuard {
+   public:
+    explicit NestingGuard(Parser& parser) : parser_(parser) {
+      if (++parser_.nesting_ > ParseLimits::kMaxNesting) {
+        ok_ = false;
+        auto builder = parser_.error(Diag::NestingTooDeep, parser_.tokens_.range(parser_.pos_),
+                                     ParseLimits::kMaxNesting);
+        if (builder) {
+          builder->note(Note::NestingHint);
+        }
+        parser_.panic_ = true;
+        parser_.unwindToItem_ = true;
+      }
+    }
+    ~NestingGuard() { --parser_.nesting_; }
+    NestingGuard(const NestingGuard&) = delete;
+    NestingGuard& operator=(const NestingGuard&) = delete;
+    bool ok() const { return ok_; }
+
+   private:
+    Parser& parser_;
+    bool ok_ = true;
+  };
+
+  // ---- grammar -------------------------------------------------------------
+  NodeId parseItem();
+  NodeId parseImport();
+  NodeId parseCallable(NodeKind kind);
+  NodeId parseMain();
+  uint32_t parseParams(TokenId open);
+  NodeId parseParam();
+  NodeId parseBlock();
+  NodeId parseStatement();
+  NodeId parseLet();
+  NodeId parseIf();
+  NodeId parseFor();
+  NodeId parseWhile();
+  NodeId parseType();
+  NodeId parseShape();
+  NodeId parseDim(int minPrecedence);
+  NodeId parseDimAtom();
+  NodeId parseExpression();
+  NodeId parseBinary(int minPrecedence);
+  NodeId parseUnary();
+  NodeId parsePostfix();
+  NodeId parsePrimary();
+  uint32_t parseArguments();
+  NodeId parseIndex();
+  bool expectStatementEnd(NodeId statement);
+  void warnChainedComparison(NodeId inner, TokenId op, NodeId rhs);
+  std::string_view textOf(NodeId node) const {
+    SourceRange range = tree_.range(node);
+    return tokens_.source().text().substr(range.begin, range.end - range.begin);
+  }
+
+  const TokenizedBuffer& tokens_;
+  DiagnosticEngine& diags_;
+  Tree tree_;
+  TokenId pos_{0};
+  TokenId syncStart_{0};
+  std::vector<TokenId> openDelims_;
+  unsigned nesting_ = 0;
+  bool panic_ = false;
+  bool unwindToItem_ = false;  ///< a depth limit was hit: resync at item level
+  bool treeTooDeepReported_ = false;
+};
+
+// program = { item } ;
+Tree Parser::run() {
+  std::vector<NodeId> items;
+  while (!atEnd()) {
+    if (consumeIf(TokenKind::Semicolon)) {
+      continue;
+    }
+    syncStart_ = pos_;
+    NodeId item = parseItem();
+    if (item.isValid()) {
+      items.push_back(item);
+    }
+    if (panic_) {
+      synchronize(0);
+      unwindToItem_ = false;
+      // At top level a stray '}' would stop synchronization forever.
+      if (at(TokenKind::RBrace) && openDelims_.empty()) {
+        ++pos_.index;
+      }
+    }
+  }
+  tree_.root_ = add(NodeKind::Program, TokenId{0}, addList(items), kNone, kNone, 0);
+  // The root's depth is irrelevant; children were already bounded.
+  return std::move(tree_);
+}
+
+// item = import | layer | fn | main | let_stmt ;
+NodeId Parser::parseItem() {
+  switch (peekKind()) {
+    case TokenKind::KwImport: return parseImport();
+    case TokenKind::KwLayer: return parseCallable(NodeKind::Layer);
+    case TokenKind::KwFn: return parseCallable(NodeKind::Fn);
+    case TokenKind::KwMain: return parseMain();
+    case TokenKind::KwLet: {
+      NodeId let = parseLet();
+      expectStatementEnd(let);
+      return let;
+    }
+    default: break;
+  }
+  TokenId start = pos_;
+  auto builder = error(Diag::ExpectedItem, tokens_.range(start), describe(start));
+  if (builder && at(TokenKind::Identifier)) {
+    std::string_view match = closestMatch(tokens_.spelling(start), itemKeywords());
+    if (!match.empty()) {
+      builder->note(Note::DidYouMean, tokens_.source(), tokens_.range(start), match);
+    }
+  }
+  // synchronize() skips the junk, including a whole { } body after it.
+  return addError(start);
+}
+
+// import = "import" STRING [ "as" IDENT ] ;
+NodeId Parser::parseImport() {
+  TokenId keyword = consume();
+  if (!at(TokenKind::StringLiteral)) {
+    error(Diag::ImportPathNotString, expectedAt(pos_), describe(pos_));
+    return addError(keyword);
+  }
+  TokenId path = consume();
+  uint32_t alias = kNone;
+  if (at(TokenKind::Identifier) && tokens_.spelling(pos_) == "as" && !newlineBefore()) {
+    consume();
+    if (!at(TokenKind::Identifier)) {
+      error(Diag::ExpectedIdentifier, expectedAt(pos_), "a module name after 'as'",
+            describe(pos_));
+      return addError(keyword);
+    }
+    alias = consume().index;
+  }
+  NodeId node = add(NodeKind::Import, path, kNone, alias);
+  expectStatementEnd(node);
+  return node;
+}
+
+// layer = "layer" IDENT "(" [ params ] ")" [ "->" type ] block ;
+// fn    = "fn" IDENT "(" [ params ] ")" [ "->" type ] block ;
+NodeId Parser::parseCallable(NodeKind kind) {
+  TokenId keyword = consume();
+  if (!at(TokenKind::Identifier)) {
+    error(Diag::ExpectedIdentifier, expectedAt(pos_),
+          kind == NodeKind::Layer ? "a layer name" : "a function name", describe(pos_));
+    return addError(keyword);
+  }
+  TokenId name = consume();
+  if (!at(TokenKind::LParen)) {
+    errorExpected("'(' to start the parameter list");
+    return addError(name);
+  }
+  TokenId open = consume();
+  uint32_t params = parseParams(open);
+  if (panic_) {
+    return addError(name);
+  }
+  NodeId returnType;
+  if (consumeIf(TokenKind::Arrow)) {
+    returnType = parseType();
+    if (panic_) {
+      return addError(name);
+    }
+  }
+  if (!at(TokenKind::LBrace)) {
+    errorExpected(kind == NodeKind::Layer ? "'{' to start the layer body"
+                                          : "'{' to start the function body");
+    return addError(name);
+  }
+  NodeId body = parseBlock();
+  return add(kind, name, params, returnType.index, body.index,
+             std::max({depthOfList(params), depthOf(returnType.index), depthOf(body.index)}));
+}
+
+// main = "main" block ;
+NodeId Parser::parseMain() {
+  TokenId keyword = consume();
+  if (!at(TokenKind::LBrace)) {
+    errorExpected("'{' after 'main'");
+    return addError(keyword);
+  }
+  NodeId body = parseBlock();
+  return add(NodeKind::Main, keyword, kNone, kNone, body.index, depthOf(body.index));
+}
+
+// params = param { "," param } [ "," ] ;   (after the opening parenthesis)
+uint32_t Parser::parseParams(TokenId open) {
+  std::vector<NodeId> params;
+  NestingGuard guard(*this);
+  if (!guard.ok()) {
+    return addList(params);
+  }
+  while (!at(TokenKind::RParen)) {
+    params.push_back(parseParam());
+    if (panic_) {
+      return addList(params);
+    }
+    if (!consumeIf(TokenKind::Comma)) {
+      break;
+    }
+  }
+  expectClose(TokenKind::RParen, open);
+  return addList(params);
+}
+
+// param = IDENT ":" type [ "=" expr ] ;
+NodeId Parser::parseParam() {
+  if (!at(TokenKind::Identifier)) {
+    error(Diag::ExpectedIdentifier, expectedAt(pos_), "a parameter name", describe(pos_));
+    return addError(pos_);
+  }
+  TokenId name = consume();
+  if (!at(TokenKind::Colon)) {
+    auto builder = error(Diag::MissingParamType, tokens_.range(name), tokens_.spelling(name));
+    if (builder) {
+      builder->note(Note::ParamTypeHint, tokens_.spelling(name));
+    }
+    return addError(name);
+  }
+  consume();
+  NodeId type = parseType();
+  NodeId init;
+  if (consumeIf(TokenKind::Equal)) {
+    init = parseExpression();
+  }
+  return add2(NodeKind::Param, name, type, init);
+}
+
+// block = "{" { stmt } "}" ;
+NodeId Parser::parseBlock() {
+  TokenId open = pos_;
+  NestingGuard guard(*this);
+  if (!guard.ok()) {
+    return addError(open);
+  }
+  size_t base = openDelims_.size();
+  consume();  // '{'
+  std::vector<NodeId> statements;
+  while (!at(TokenKind::RBrace) && !atEnd()) {
+    if (consumeIf(TokenKind::Semicolon)) {
+      continue;
+    }
+    syncStart_ = pos_;
+    NodeId statement = parseStatement();
+    if (statement.isValid()) {
+      statements.push_back(statement);
+    }
+    if (panic_) {
+      if (unwindToItem_) {
+        // Unwinding from a depth overflow: the item loop skips the rest.
+        return addError(open);
+      }
+      synchronize(base + 1);
+    }
+  }
+  uint32_t list = addList(statements);
+  if (!expectClose(TokenKind::RBrace, open)) {
+    return addError(open);
+  }
+  return add(NodeKind::Block, open, list, kNone, kNone, depthOfList(list));
+}
+
+// stmt = let_stmt | "return" [ expr ] | assign | if_stmt
+//      | "for" IDENT "in" expr block | "while" expr block
+//      | "break" | "continue" | expr ;
+// assign = postfix ( "=" | "+=" | "-=" | "*=" | "/=" | "@=" ) expr ;
+NodeId Parser::parseStatement() {
+  TokenId start = pos_;
+  NodeId node;
+  switch (peekKind()) {
+    case TokenKind::KwLet: node = parseLet(); break;
+    case TokenKind::KwReturn: {
+      consume();
+      NodeId value;
+      if (!at(TokenKind::RBrace) && !at(TokenKind::Semicolon) && !atEnd() && !newlineBefore()) {
+        value = parseExpression();
+      }
+      node = add1(NodeKind::Return, start, value);
+      break;
+    }
+    case TokenKind::KwIf: return parseIf();
+    case TokenKind::KwFor: return parseFor();
+    case TokenKind::KwWhile: return parseWhile();
+    case TokenKind::KwBreak: consume(); node = add(NodeKind::Break, start); break;
+    case TokenKind::KwContinue: consume(); node = add(NodeKind::Continue, start); break;
+    case TokenKind::KwElse:
+      error(Diag::ElseWithoutIf, tokens_.range(start));
+      return addError(start);
+    case TokenKind::KwLayer:
+    case TokenKind::KwFn:
+    case TokenKind::KwMain:
+    case TokenKind::KwImport:
+      error(Diag::ExpectedStatement, tokens_.range(start), describe(start));
+      return addError(start);
+    default: {
+      NodeId expr = parseExpression();
+      if (panic_) {
+        return expr;
+      }
+      if (isAssignOperator(peekKind()) && !startsNewStatement()) {
+        TokenId op = consume();
+        NodeKind targetKind = tree_.kind(expr);
+        if (targetKind != NodeKind::Name && targetKind != NodeKind::Index &&
+            targetKind != NodeKind::Member) {
+          error(Diag::InvalidAssignTarget, tree_.range(expr));
+          return addError(start);
+        }
+        NodeId value = parseExpression();
+        node = add2(NodeKind::Assign, op, expr, value);
+      } else {
+        node = add1(NodeKind::ExprStmt, start, expr);
+      }
+      break;
+    }
+  }
+  expectStatementEnd(node);
+  return node;
+}
+
+// A statement ends at ';', at a line break, before '}' or at end of file.
+bool Parser::expectStatementEnd(NodeId statement) {
+  if (panic_) {
+    return false;
+  }
+  if (consumeIf(TokenKind::Semicolon) || at(TokenKind::RBrace) || atEnd() || newlineBefore()) {
+    return true;
+  }
+  auto builder = error(Diag::ExpectedStatementEnd, tokens_.range(pos_), describe(pos_));
+  if (!builder) {
+    return false;
+  }
+  // `retrun x` parses as the name `retrun` followed by junk: suggest the keyword.
+  NodeId expr = tree_.kind(statement) == NodeKind::ExprStmt ? tree_.childA(statement) : NodeId{};
+  if (expr.isValid() && tree_.kind(expr) == NodeKind::Name) {
+    TokenId nameToken = tree_.token(expr);
+    std::string_view match = closestMatch(tokens_.spelling(nameToken), statementKeywords());
+    if (!match.empty()) {
+      builder->note(Note::DidYouMean, tokens_.source(), tokens_.range(nameToken), match);
+    }
+  }
+  return false;
+}
+
+// let_stmt = "let" IDENT [ ":" type ] [ "=" expr ] ;
+NodeId Parser::parseLet() {
+  consume();  // 'let'
+  if (!at(TokenKind::Identifier)) {
+    error(Diag::ExpectedIdentifier, expectedAt(pos_), "a name after 'let'", describe(pos_));
+    return addError(pos_);
+  }
+  TokenId name = consume();
+  NodeId type;
+  NodeId init;
+  if (consumeIf(TokenKind::Colon)) {
+    type = parseType();
+  }
+  if (!panic_ && consumeIf(TokenKind::Equal)) {
+    init = parseExpression();
+  }
+  return add2(NodeKind::Let, name, type, init);
+}
+
+// if_stmt = "if" expr block [ "else" ( block | if_stmt ) ] ;
+NodeId Parser::parseIf() {
+  // An else-if chain is iterative: each If's else field is filled in later.
+  std::vector<std::pair<TokenId, std::pair<NodeId, NodeId>>> chain;
+  NodeId elseBlock;
+  while (true) {
+    TokenId keyword = consume();  // 'if'
+    NodeId cond = parseExpression();
+    if (panic_) {
+      return addError(keyword);
+    }
+    if (!at(TokenKind::LBrace)) {
+      errorExpected("'{' after the condition");
+      return addError(keyword);
+    }
+    NodeId then = parseBlock();
+    chain.push_back({keyword, {cond, then}});
+    if (panic_ || !at(TokenKind::KwElse)) {
+      break;
+    }
+    consume();  // 'else'
+    if (at(TokenKind::KwIf)) {
+      continue;
+    }
+    if (!at(TokenKind::LBrace)) {
+      errorExpected("'{' or 'if' after 'else'");
+      break;
+    }
+    elseBlock = parseBlock();
+    break;
+  }
+  NodeId result = elseBlock;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    result = add3(NodeKind::If, it->first, it->second.first, it->second.second, result);
+  }
+  return result;
+}
+
+// "for" IDENT "in" expr block ;   with expr = range(...) or a..b
+NodeId Parser::parseFor() {
+  TokenId keyword = consume();
+  if (!at(TokenKind::Identifier)) {
+    error(Diag::ExpectedIdentifier, expectedAt(pos_), "a loop variable after 'for'",
+          describe(pos_));
+    return addError(keyword);
+  }
+  TokenId var = consume();
+  if (!expect(TokenKind::KwIn)) {
+    return addError(keyword);
+  }
+  NodeId iterated = parseBinary(1);
+  if (!panic_ && at(TokenKind::DotDot)) {
+    TokenId op = consume();
+    NodeId end = parseBinary(1);
+    iterated = add2(NodeKind::Range, op, iterated, end);
+  }
+  if (panic_) {
+    return addError(keyword);
+  }
+  if (!at(TokenKind::LBrace)) {
+    errorExpected("'{' to start the loop body");
+    return addError(keyword);
+  }
+  NodeId body = parseBlock();
+  return add2(NodeKind::For, var, iterated, body);
+}
+
+// "while" expr block ;
+NodeId Parser::parseWhile() {
+  TokenId keyword = consume();
+  NodeId cond = parseExpression();
+  if (panic_) {
+    return addError(keyword);
+  }
+  if (!at(TokenKind::LBrace)) {
+    errorExpected("'{' to start the loop body");
+    return addError(keyword);
+  }
+  NodeId body = parseBlock();
+  return add2(NodeKind::While, keyword, cond, body);
+}
+
+// type     = IDENT [ "<" type_arg { "," type_arg } ">" ] ;
+// type_arg = type | shape ;
+NodeId Parser::parseType() {
+  if (!at(TokenKind::Identifier)) {
+    error(Diag::ExpectedType, expectedAt(pos_), describe(pos_));
+    return addError(pos_);
+  }
+  TokenId name = consume();
+  if (!at(TokenKind::Less)) {
+    return add(NodeKind::TypeName, name);
+  }
+  NestingGuard guard(*this);
+  if (!guard.ok()) {
+    return addError(name);
+  }
+  TokenId open = consume();
+  std::vector<NodeId> args;
+  while (true) {
+    NodeId arg = at(TokenKind::LBracket) ? parseShape() : parseType();
+    args.push_back(arg);
+    if (panic_) {
+      break;
+    }
+    if (!consumeIf(TokenKind::Comma)) {
+      break;
+    }
+  }
+  if (!panic_ && !at(TokenKind::Greater)) {
+    auto builder = error(Diag::ExpectedToken, expectedAt(pos_), "',' or '>' in type arguments",
+                         describe(pos_));
+    if (builder) {
+      builder->note(Note::MatchingDelimiter, tokens_.source(), tokens_.range(open), "<");
+    }
+  }
+  if (panic_) {
+    return addError(name);
+  }
+  consume();  // '>'
+  uint32_t list = addList(args);
+  return add(NodeKind::TypeName, name, list, kNone, kNone, depthOfList(list));
+}
+
+// shape = "[" [ dim { "," dim } ] "]" ;
+NodeId Parser::parseShape() {
+  NestingGuard guard(*this);
+  TokenId open = pos_;
+  if (!guard.ok()) {
+    return addError(open);
+  }
+  consume();
+  std::vector<NodeId> dims;
+  while (!at(TokenKind::RBracket)) {
+    if (at(TokenKind::Question)) {
+      dims.push_back(add(NodeKind::DimUnknown, consume()));
+    } else {
+      dims.push_back(parseDim(5));
+    }
+    if (panic_) {
+      return addError(open);
+    }
+    TokenKind kind = peekKind();
+    if (binaryPrecedence(kind) != 0 || kind == TokenKind::StarStar) {
+      error(Diag::InvalidDimOperator, tokens_.range(pos_), tokens_.spelling(pos_));
+      return addError(open);
+    }
+    if (!consumeIf(TokenKind::Comma)) {
+      break;
+    }
+  }
+  uint32_t list = addList(dims);
+  if (!expectClose(TokenKind::RBracket, open)) {
+    return addError(open);
+  }
+  return add(NodeKind::Shape, open, list, kNone, kNone, depthOfList(list));
+}
+
+// dim_expr = dim_term { ("+" | "-") dim_term } ;
+// dim_term = dim_atom { ("*" | "/") dim_atom } ;
+NodeId Parser::parseDim(int minPrecedence) {
+  NodeId lhs = parseDimAtom();
+  while (!panic_) {
+    TokenKind kind = peekKind();
+    int precedence = (kind == TokenKind::Plus || kind == TokenKind::Minus)   ? 5
+                     : (kind == TokenKind::Star || kind == TokenKind::Slash) ? 6
+                                                                             : 0;
+    if (precedence == 0 || precedence < minPrecedence) {
+      break;
+    }
+    TokenId op = consume();
+    NodeId rhs = parseDim(precedence + 1);
+    lhs = add2(NodeKind::Binary, op, lhs, rhs);
+  }
+  return lhs;
+}
+
+// dim_atom = INT | IDENT | "(" dim_expr ")" ;
+NodeId Parser::parseDimAtom() {
+  switch (peekKind()) {
+    case TokenKind::IntLiteral: return add(NodeKind::IntLit, consume());
+    case TokenKind::Identifier: return add(NodeKind::Name, consume());
+    case TokenKind::LParen: {
+      NestingGuard guard(*this);
+      if (!guard.ok()) {
+        return addError(pos_);
+      }
+      TokenId open = consume();
+      NodeId inner = parseDim(5);
+      if (!panic_ && !expectClose(TokenKind::RParen, open)) {
+        return addError(open);
+      }
+      return add1(NodeKind::Paren, open, inner);
+    }
+    default:
+      error(Diag::ExpectedDim, expectedAt(pos_), describe(pos_));
+      return addError(pos_);
+  }
+}
+
+// expr = or ;  A range a..b is parsed here only to report it (see parseFor).
+NodeId Parser::parseExpression() {
+  NodeId expr = parseBinary(1);
+  if (!panic_ && at(TokenKind::DotDot) && !startsNewStatement()) {
+    TokenId op = consume();
+    NodeId end = parseBinary(1);
+    NodeId range = add2(NodeKind::Range, op, expr, end);
+    auto builder = error(Diag::RangeOutsideFor, tree_.range(range));
+    if (builder) {
+      builder->note(Note::ForRangeHint, textOf(range));
+    }
+    return range;
+  }
+  return expr;
+}
+
+// or  = and { "||" and } ;  and = eq { "&&" eq } ;  eq = cmp { ("=="|"!=") cmp } ;
+// cmp = add { ("<"|"<="|">"|">=") add } ;  add = mul { ("+"|"-") mul } ;
+// mul = unary { ("*"|"/"|"%"|"@") unary } ;
+NodeId Parser::parseBinary(int minPrecedence) {
+  NodeId lhs = parseUnary();
+  while (!panic_) {
+    int precedence = binaryPrecedence(peekKind());
+    if (precedence == 0 || precedence < minPrecedence || startsNewStatement()) {
+      break;
+    }
+    TokenId op = consume();
+    NodeId rhs = parseBinary(precedence + 1);
+    if (tree_.kind(lhs) == NodeKind::Binary) {
+      warnChainedComparison(lhs, op, rhs);
+    }
+    lhs = add2(NodeKind::Binary, op, lhs, rhs);
+  }
+  return lhs;
+}
+
+void Parser::warnChainedComparison(NodeId inner, TokenId op, NodeId rhs) {
+  TokenKind outerKind = tokens_.kind(op);
+  TokenKind innerKind = tokens_.kind(tree_.token(inner));
+  bool chained = (isRelational(outerKind) && isRelational(innerKind)) ||
+                 (isEquality(outerKind) && isEquality(innerKind));
+  if (!chained || panic_) {
+    return;
+  }
+  NodeId middle = tree_.childB(inner);
+  std::string whole = std::string(textOf(inner)) + " " + std::string(tokens_.spelling(op)) +
+                      " " + std::string(textOf(rhs));
+  std::string fixed = std::string(textOf(inner)) + " && " + std::string(textOf(middle)) + " " +
+                      std::string(tokens_.spelling(op)) + " " + std::string(textOf(rhs));
+  SourceRange range{tree_.range(inner).begin, tree_.range(rhs).end};
+  diags_.report(Diag::ChainedComparison, tokens_.source(), range, whole)
+      .note(Note::ChainedComparisonHint, fixed);
+}
+
+// unary = ("-" | "+" | "!") unary | power ;
+// power = postfix [ "**" unary ] ;   (right-associative)
+NodeId Parser::parseUnary() {
+  TokenKind kind = peekKind();
+  if (kind == TokenKind::Minus || kind == TokenKind::Plus || kind == TokenKind::Bang) {
+    NestingGuard guard(*this);
+    TokenId op = pos_;
+    if (!guard.ok()) {
+      return addError(op);
+    }
+    consume();
+    NodeId operand = parseUnary();
+    return add1(NodeKind::Unary, op, operand);
+  }
+  NodeId base = parsePostfix();
+  if (!panic_ && at(TokenKind::StarStar) && !startsNewStatement()) {
+    NestingGuard guard(*this);
+    TokenId op = pos_;
+    if (!guard.ok()) {
+      return addError(op);
+    }
+    consume();
+    NodeId exponent = parseUnary();
+    return add2(NodeKind::Binary, op, base, exponent);
+  }
+  return base;
+}
+
+// postfix = primary { "(" [ args ] ")" | "[" index { "," index } "]" | "." IDENT } ;
+NodeId Parser::parsePostfix() {
+  NodeId expr = parsePrimary();
+  while (!panic_ && !startsNewStatement()) {
+    switch (peekKind()) {
+      case TokenKind::LParen: {
+        NestingGuard guard(*this);
+        TokenId open = pos_;
+        if (!guard.ok()) {
+          return addError(open);
+        }
+        consume();
+        uint32_t args = parseArguments();
+        if (panic_ || !expectClose(TokenKind::RParen, open)) {
+          return addError(open);
+        }
+        expr = add(NodeKind::Call, open, expr.index, args, kNone,
+                   std::max(depthOf(expr.index), depthOfList(args)));
+        break;
+      }
+      case TokenKind::LBracket: {
+        NestingGuard guard(*this);
+        TokenId open = pos_;
+        if (!guard.ok()) {
+          return addError(open);
+        }
+        consume();
+        std::vector<NodeId> indices;
+        while (true) {
+          indices.push_back(parseIndex());
+          if (panic_ || !consumeIf(TokenKind::Comma) || at(TokenKind::RBracket)) {
+            break;
+          }
+        }
+        if (panic_ || !expectClose(TokenKind::RBracket, open)) {
+          return addError(open);
+        }
+        uint32_t list = addList(indices);
+        expr = add(NodeKind::Index, open, expr.index, list, kNone,
+                   std::max(depthOf(expr.index), depthOfList(list)));
+        break;
+      }
+      case TokenKind::Dot: {
+        consume();
+        if (!at(TokenKind::Identifier)) {
+          error(Diag::ExpectedIdentifier, expectedAt(pos_), "a member name after '.'",
+                describe(pos_));
+          return addError(pos_);
+        }
+        expr = add1(NodeKind::Member, consume(), expr);
+        break;
+      }
+      default: return expr;
+    }
+  }
+  return expr;
+}
+
+// args = arg { "," arg } [ "," ] ;   arg = [ IDENT "=" ] expr ;
+uint32_t Parser::parseArguments() {
+  std::vector<NodeId> args;
+  TokenId firstNamed;
+  while (!at(TokenKind::RParen)) {
+    if (at(TokenKind::Identifier) && peekKind(1) == TokenKind::Equal) {
+      TokenId name = consume();
+      consume();  // '='
+      NodeId value = parseExpression();
+      if (!firstNamed.isValid()) {
+        firstNamed = name;
+      }
+      args.push_back(add1(NodeKind::NamedArg, name, value));
+    } else {
+      NodeId value = parseExpression();
+      if (!panic_ && firstNamed.isValid()) {
+        auto builder = error(Diag::PositionalAfterNamed, tree_.range(value));
+        if (builder) {
+          builder->note(Note::NamedArgumentHere, tokens_.source(), tokens_.range(firstNamed),
+                        tokens_.spelling(firstNamed));
+        }
+      }
+      args.push_back(value);
+    }
+    if (panic_ || !consumeIf(TokenKind::Comma)) {
+      break;
+    }
+  }
+  return addList(args);
+}
+
+// index = expr | [ expr ] ":" [ expr ] [ ":" [ expr ] ] ;
+NodeId Parser::parseIndex() {
+  NodeId start;
+  if (!at(TokenKind::Colon)) {
+    start = parseExpression();
+    if (panic_ || !at(TokenKind::Colon)) {
+      return start;
+    }
+  }
+  TokenId colon = consume();
+  auto endsPart = [&] {
+    return at(TokenKind::Colon) || at(TokenKind::Comma) || at(TokenKind::RBracket);
+  };
+  NodeId stop;
+  NodeId step;
+  if (!endsPart()) {
+    stop = parseExpression();
+  }
+  if (!panic_ && consumeIf(TokenKind::Colon) && !endsPart()) {
+    step = parseExpression();
+  }
+  return add3(NodeKind::Slice, colon, start, stop, step);
+}
+
+// primary = IDENT | INT | FLOAT | STRING | "true" | "false" | "(" expr ")"
+//         | "[" [ expr { "," expr } [ "," ] ] "]" ;
+NodeId Parser::parsePrimary() {
+  switch (peekKind()) {
+    case TokenKind::Identifier: return add(NodeKind::Name, consume());
+    case TokenKind::IntLiteral: return add(NodeKind::IntLit, consume());
+    case TokenKind::FloatLiteral: return add(NodeKind::FloatLit, consume());
+    case TokenKind::StringLiteral: return add(NodeKind::StringLit, consume());
+    case TokenKind::KwTrue:
+    case TokenKind::KwFalse: return add(NodeKind::BoolLit, consume());
+    case TokenKind::LParen: {
+      NestingGuard guard(*this);
+      TokenId open = pos_;
+      if (!guard.ok()) {
+        return addError(open);
+      }
+      consume();
+      NodeId inner = parseExpression();
+      if (panic_ || !expectClose(TokenKind::RParen, open)) {
+        return addError(open);
+      }
+      return add1(NodeKind::Paren, open, inner);
+    }
+    case TokenKind::LBracket: {
+      NestingGuard guard(*this);
+      TokenId open = pos_;
+      if (!guard.ok()) {
+        return addError(open);
+      }
+      consume();
+      std::vector<NodeId> elements;
+      while (!at(TokenKind::RBracket)) {
+        elements.push_back(parseExpression());
+        if (panic_ || !consumeIf(TokenKind::Comma)) {
+          break;
+        }
+      }
+      if (panic_ || !expectClose(TokenKind::RBracket, open)) {
+        return addError(open);
+      }
+      uint32_t list = addList(elements);
+      return add(NodeKind::List, open, list, kNone, kNone, depthOfList(list));
+    }
+    default: {
+      TokenId where = pos_;
+      error(Diag::ExpectedExpression, expectedAt(pos_), describe(pos_));
+      return addError(where);
+    }
+  }
+}
+
+Tree parse(const TokenizedBuffer& tokens, DiagnosticEngine& diags) {
+  return Parser(tokens, diags).run();
+}
+
+}  // namespace tritonc

@@ -1,0 +1,191 @@
+//===- Tree.cpp - node tables, source ranges and --dump-ast ---------------===//
+#include "tritonc/parse/Tree.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tritonc {
+
+namespace {
+constexpr std::string_view kNodeNames[] = {
+#define NODE(Name, Fields) #Name,
+#include "tritonc/parse/NodeKinds.def"
+};
+
+std::string quote(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      case '\\': out += "\\\\"; break;
+      case '"': out += "\\\""; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
+          out += fmt::format("\\x{:02X}", static_cast<unsigned>(static_cast<unsigned char>(c)));
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+// Shortest text that reads back as the same double, always with a '.' or
+// an exponent so that it reads as a float.
+std::string formatFloat(double value) {
+  std::string text = fmt::format("{}", value);
+  if (text.find_first_of(".eEn") == std::string::npos) {
+    text += ".0";
+  }
+  return text;
+}
+
+// Which operand fields hold lists, and the labels of optional children.
+struct Layout {
+  bool aIsList = false;
+  bool bIsList = false;
+  const char* labels[3] = {nullptr, nullptr, nullptr};
+};
+
+Layout layoutOf(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::Program:
+    case NodeKind::Block:
+    case NodeKind::Shape:
+    case NodeKind::List:
+    case NodeKind::TypeName: return {true, false, {}};
+    case NodeKind::Layer:
+    case NodeKind::Fn: return {true, false, {nullptr, "returns", nullptr}};
+    case NodeKind::Param: return {false, false, {"type", "default", nullptr}};
+    case NodeKind::Let: return {false, false, {"type", "init", nullptr}};
+    case NodeKind::If: return {false, false, {"cond", "then", "else"}};
+    case NodeKind::Call: return {false, true, {"callee", nullptr, nullptr}};
+    case NodeKind::Index: return {false, true, {"base", nullptr, nullptr}};
+    case NodeKind::Slice: return {false, false, {"start", "stop", "step"}};
+    case NodeKind::Assign: return {false, false, {"target", "value", nullptr}};
+    case NodeKind::Import: return {false, false, {nullptr, nullptr, nullptr}};
+    default: return {};
+  }
+}
+}  // namespace
+
+std::string_view nodeKindName(NodeKind kind) { return kNodeNames[static_cast<size_t>(kind)]; }
+
+SourceRange Tree::range(NodeId id) const {
+  SourceRange result = tokens_->range(token(id));
+  std::vector<NodeId> stack{id};
+  while (!stack.empty()) {
+    NodeId node = stack.back();
+    stack.pop_back();
+    SourceRange r = tokens_->range(token(node));
+    result.begin = std::min(result.begin, r.begin);
+    result.end = std::max(result.end, r.end);
+    Layout layout = layoutOf(kind(node));
+    const Node& n = nodes_[node.index];
+    uint32_t fields[3] = {n.a, n.b, n.c};
+    if (kind(node) == NodeKind::Import) {
+      if (n.b != UINT32_MAX) {
+        SourceRange alias = tokens_->range(TokenId{n.b});
+        result.end = std::max(result.end, alias.end);
+      }
+      continue;
+    }
+    for (int i = 0; i < 3; ++i) {
+      if (fields[i] == UINT32_MAX) {
+        continue;
+      }
+      if ((i == 0 && layout.aIsList) || (i == 1 && layout.bIsList)) {
+        for (NodeId child : list(ListId{fields[i]})) {
+          stack.push_back(child);
+        }
+      } else {
+        stack.push_back(NodeId{fields[i]});
+      }
+    }
+  }
+  return result;
+}
+
+std::string Tree::dump() const {
+  std::string out;
+  // Explicit stack of (node, indent, label) keeps the dump iterative.
+  struct Item {
+    NodeId node;
+    unsigned indent;
+    const char* label;
+  };
+  std::vector<Item> stack{{root_, 0, nullptr}};
+  while (!stack.empty()) {
+    Item item = stack.back();
+    stack.pop_back();
+    NodeId id = item.node;
+    const Node& n = nodes_[id.index];
+    TokenId tok = n.token;
+    out.append(item.indent * 2, ' ');
+    if (item.label != nullptr) {
+      out += item.label;
+      out += ": ";
+    }
+    out += nodeKindName(n.kind);
+    switch (n.kind) {
+      case NodeKind::Program: break;
+      case NodeKind::IntLit: out += fmt::format(" {}", tokens_->intValue(tok)); break;
+      case NodeKind::FloatLit: out += " " + formatFloat(tokens_->floatValue(tok)); break;
+      case NodeKind::StringLit: out += " " + quote(tokens_->stringValue(tok)); break;
+      case NodeKind::Import:
+        out += " " + quote(tokens_->stringValue(tok));
+        if (n.b != UINT32_MAX) {
+          out += " as " + quote(tokens_->spelling(TokenId{n.b}));
+        }
+        break;
+      case NodeKind::Main:
+      case NodeKind::Block:
+      case NodeKind::Paren:
+      case NodeKind::Call:
+      case NodeKind::Index:
+      case NodeKind::Slice:
+      case NodeKind::List:
+      case NodeKind::Shape:
+      case NodeKind::DimUnknown:
+      case NodeKind::Return:
+      case NodeKind::If:
+      case NodeKind::While:
+      case NodeKind::Break:
+      case NodeKind::Continue:
+      case NodeKind::ExprStmt:
+      case NodeKind::Error: break;
+      default: out += " " + quote(tokens_->spelling(tok)); break;
+    }
+    if (n.kind != NodeKind::Program) {
+      LineCol lc = tokens_->source().lineCol(tokens_->range(tok).begin);
+      out += fmt::format(" @{}:{}", lc.line, lc.column);
+    }
+    out += '\n';
+    if (n.kind == NodeKind::Import) {
+      continue;
+    }
+    // Push children in reverse so they print in order.
+    Layout layout = layoutOf(n.kind);
+    uint32_t fields[3] = {n.a, n.b, n.c};
+    for (int i = 2; i >= 0; --i) {
+      if (fields[i] == UINT32_MAX) {
+        continue;
+      }
+      if ((i == 0 && layout.aIsList) || (i == 1 && layout.bIsList)) {
+        std::span<const NodeId> children = list(ListId{fields[i]});
+        for (size_t j = children.size(); j-- > 0;) {
+          stack.push_back({children[j], item.indent + 1, nullptr});
+        }
+      } else {
+        stack.push_back({NodeId{fields[i]}, item.indent + 1, layout.labels[i]});
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace tritonc

@@ -1,0 +1,91 @@
+//===- SourceBuffer.cpp ---------------------------------------------------===//
+#include "tritonc/source/SourceBuffer.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tritonc {
+
+SourceBuffer::SourceBuffer(std::string name, std::string text)
+    : name_(std::move(name)), text_(std::move(text)) {
+  lineStarts_.push_back(0);
+  const char* begin = text_.data();
+  const char* end = begin + text_.size();
+  for (const char* p = begin; p < end;) {
+    const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p));
+    if (nl == nullptr) {
+      break;
+    }
+    p = static_cast<const char*>(nl) + 1;
+    lineStarts_.push_back(static_cast<uint32_t>(p - begin));
+  }
+}
+
+SourceBuffer SourceBuffer::fromString(std::string name, std::string text) {
+  return SourceBuffer(std::move(name), std::move(text));
+}
+
+Expected<SourceBuffer> SourceBuffer::readFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return Error{std::string("cannot open '") + path + "': " + std::strerror(errno)};
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    int err = S_ISDIR(st.st_mode) ? EISDIR : errno;
+    ::close(fd);
+    return Error{std::string("cannot read '") + path + "': " + std::strerror(err)};
+  }
+  std::string text;
+  if (S_ISREG(st.st_mode)) {
+    text.reserve(static_cast<size_t>(st.st_size));
+  }
+  char chunk[65536];
+  while (true) {
+    ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      int err = errno;
+      ::close(fd);
+      return Error{std::string("cannot read '") + path + "': " + std::strerror(err)};
+    }
+    if (n == 0) {
+      break;
+    }
+    text.append(chunk, static_cast<size_t>(n));
+    if (text.size() >= kMaxSize) {
+      ::close(fd);
+      return Error{std::string("cannot read '") + path + "': file is larger than 2 GiB"};
+    }
+  }
+  ::close(fd);
+  return SourceBuffer(path, std::move(text));
+}
+
+LineCol SourceBuffer::lineCol(uint32_t offset) const {
+  auto it = std::upper_bound(lineStarts_.begin(), lineStarts_.end(), offset);
+  auto line = static_cast<uint32_t>(it - lineStarts_.begin());
+  return LineCol{line, offset - lineStarts_[line - 1] + 1};
+}
+
+std::string_view SourceBuffer::lineText(uint32_t line) const {
+  if (line == 0 || line > lineStarts_.size()) {
+    return {};
+  }
+  size_t begin = lineStarts_[line - 1];
+  size_t end = line < lineStarts_.size() ? lineStarts_[line] : text_.size();
+  std::string_view text(text_.data() + begin, end - begin);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+}  // namespace tritonc

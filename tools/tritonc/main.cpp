@@ -1,0 +1,199 @@
+//===- main.cpp - the tritonc command line --------------------------------===//
+//
+// Parses argv with CLI11 into driver options and maps outcomes to exit codes:
+// 0 success, 1 errors in the source, 2 usage errors, 3 internal errors.
+// Library exceptions are caught here and nowhere else.
+//
+//===----------------------------------------------------------------------===//
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "tritonc/base/Version.h"
+#include "tritonc/driver/Driver.h"
+
+namespace {
+
+using namespace tritonc;
+
+std::string versionText() {
+  return std::string("tritonc version ") + kVersion + " (build " + kBuildId +
+         ")\nTriton DSL language v1\n";
+}
+
+// Flags shared by compile, check and watch: how diagnostics and reports look.
+void addReportingFlags(CLI::App* cmd, CompileOptions& o) {
+  cmd->add_option("--diagnostics-format", o.diagnosticsFormat,
+                  "How diagnostics are printed on stderr")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, DiagnosticsFormat>{{"text", DiagnosticsFormat::Text},
+                                                   {"json", DiagnosticsFormat::Json}}))
+      ->option_text("text|json");
+  cmd->add_option("--color", o.color, "Colour diagnostics (auto: when stderr is a terminal)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, ColorMode>{
+          {"auto", ColorMode::Auto}, {"always", ColorMode::Always}, {"never", ColorMode::Never}}))
+      ->option_text("auto|always|never");
+  // Spelled -Werror by users; see normalizeArgs().
+  cmd->add_flag("--Werror", o.warningsAsErrors, "Treat warnings as errors (spelled -Werror)");
+  cmd->add_flag("-q,--quiet", o.quiet, "Print errors only");
+  cmd->add_flag("--timing", o.timing, "Print a per-phase time and memory report to stderr");
+  cmd->add_flag("--verbose", o.verbose, "Describe what the compiler does");
+  cmd->add_flag("--debug", o.debug, "Print debugging information about the compiler itself");
+}
+
+// Flags of compile and watch.
+void addCompileFlags(CLI::App* cmd, CompileOptions& o, std::string& stopAfter,
+                     std::string& optLevel, CLI::Option** timeTraceOpt, std::string& timeTrace) {
+  cmd->add_option("-o", o.output, "Output file (one input) or directory (several inputs)");
+  cmd->add_option("-O", optLevel, "Optimization level (default 1)")
+      ->check(CLI::IsMember({"0", "1", "2", "3", "s"}))
+      ->option_text("0|1|2|3|s");
+  cmd->add_option("--target", o.target, "What to generate (default pytorch)")
+      ->check(CLI::IsMember({"pytorch", "cuda", "all"}))
+      ->option_text("pytorch|cuda|all");
+  cmd->add_option("--entry", o.entry, "The layer that is the model's entry point");
+  cmd->add_option("--stop-after", stopAfter, "Run the pipeline up to this stage; write no files")
+      ->check(CLI::IsMember({"lex", "parse", "check", "ir", "opt", "emit"}))
+      ->option_text("lex|parse|check|ir|opt|emit");
+  cmd->add_flag("--dump-tokens", o.dumpTokens, "Print the tokens to stdout");
+  cmd->add_flag("--dump-ast", o.dumpAst, "Print the syntax tree to stdout");
+  cmd->add_flag("--dump-ir", o.dumpIr, "Print the IR (after optimization) to stdout");
+  cmd->add_flag("--dump-code", o.dumpCode, "Print the generated code to stdout");
+  cmd->add_flag("--print-after-all", o.printAfterAll, "Print the IR after every pass");
+  *timeTraceOpt = cmd->add_flag("--time-trace{}", timeTrace,
+                                "Write a Chrome trace JSON (default <stem>.trace.json)");
+  (*timeTraceOpt)->option_text("[=FILE.json]");
+  cmd->add_flag("--incremental", o.incremental, "Recompile only the layers that changed");
+  cmd->add_option("-j,--jobs", o.jobs, "Parallel jobs (default: number of cores)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--no-cache", o.noCache, "Do not use the compile cache");
+  cmd->add_option("--cache-dir", o.cacheDir, "Cache directory");
+  cmd->add_flag("--low-memory", o.lowMemory, "Trade speed for a smaller memory footprint");
+  addReportingFlags(cmd, o);
+}
+
+// CLI11 only knows single-letter short options; the gcc-style `-Werror` is
+// rewritten to its long spelling before parsing.
+std::vector<std::string> normalizeArgs(int argc, char** argv) {
+  std::vector<std::string> args;
+  args.reserve(static_cast<size_t>(argc));
+  for (int i = argc - 1; i >= 1; --i) {  // CLI11 takes arguments in reverse order
+    std::string arg = argv[i];
+    args.push_back(arg == "-Werror" ? "--Werror" : arg);
+  }
+  return args;
+}
+
+int run(int argc, char** argv) {
+  // `--version` answers before anything else is set up (start-up budget: 1 ms).
+  if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
+    std::string text = versionText();
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return kExitSuccess;
+  }
+
+  CLI::App app{"tritonc: ahead-of-time compiler for Triton DSL, ternary neural networks",
+               "tritonc"};
+  app.set_version_flag("--version", versionText());
+  app.require_subcommand(1);
+  app.fallthrough(false);
+
+  CompileOptions options;
+  std::string stopAfter;
+  std::string optLevel;
+  std::string timeTrace;
+  CLI::Option* timeTraceOpt = nullptr;
+
+  CLI::App* compile = app.add_subcommand("compile", "Compile .tri files to PyTorch (and CUDA)");
+  compile->add_option("files", options.inputs, "Input files")->required()->type_name("FILE.tri");
+  addCompileFlags(compile, options, stopAfter, optLevel, &timeTraceOpt, timeTrace);
+
+  CLI::App* check = app.add_subcommand("check", "Parse and type-check; write no output files");
+  check->add_option("files", options.inputs, "Input files")->required()->type_name("FILE.tri");
+  addReportingFlags(check, options);
+
+  CompileOptions watchOptions;
+  std::string watchStop;
+  std::string watchOpt;
+  std::string watchTrace;
+  CLI::Option* watchTraceOpt = nullptr;
+  CLI::App* watch = app.add_subcommand("watch", "Recompile a file on every save");
+  watch->add_option("file", watchOptions.inputs, "Input file")->required()->expected(1);
+  addCompileFlags(watch, watchOptions, watchStop, watchOpt, &watchTraceOpt, watchTrace);
+
+  CLI::App* cache = app.add_subcommand("cache", "Inspect and maintain the compile cache");
+  cache->require_subcommand(1);
+  bool statsJson = false;
+  std::string clearLevel;
+  unsigned pruneDays = 0;
+  std::string pruneMaxSize;
+  CLI::App* cacheStats = cache->add_subcommand("stats", "Entries, sizes and hit rates per level");
+  cacheStats->add_flag("--json", statsJson, "Print JSON");
+  CLI::App* cacheClear = cache->add_subcommand("clear", "Remove cache entries");
+  cacheClear->add_option("--level", clearLevel, "Only this level")
+      ->check(CLI::IsMember({"l1", "l2", "l3"}));
+  CLI::App* cachePrune = cache->add_subcommand("prune", "Evict old or excess entries (LRU)");
+  cachePrune->add_option("--days", pruneDays, "Remove entries unused for N days");
+  cachePrune->add_option("--max-size", pruneMaxSize, "Shrink the cache to SIZE (e.g. 500M)");
+  cache->add_subcommand("validate", "Check every entry; remove and report corrupt ones");
+
+  CLI::App* config = app.add_subcommand("config", "Read or change configuration");
+  config->require_subcommand(1);
+  std::string configKey;
+  std::string configValue;
+  CLI::App* configGet = config->add_subcommand("get", "Print the value of KEY");
+  configGet->add_option("key", configKey, "e.g. cache.enabled")->required();
+  CLI::App* configSet = config->add_subcommand("set", "Set KEY to VALUE");
+  configSet->add_option("key", configKey, "e.g. cache.l3_code.max_size_mb")->required();
+  configSet->add_option("value", configValue, "New value")->required();
+
+  try {
+    std::vector<std::string> args = normalizeArgs(argc, argv);
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? kExitSuccess : kExitUsageError;
+  }
+
+  if (*compile) {
+    if (!optLevel.empty()) {
+      options.optLevel = optLevel[0];
+    }
+    if (!stopAfter.empty()) {
+      options.stopAfter = parseStageName(stopAfter);
+    }
+    if (timeTraceOpt->count() > 0) {
+      options.timeTrace = timeTrace;
+    }
+    return runCompile(options);
+  }
+  if (*check) {
+    return runCheck(options);
+  }
+  if (*watch) {
+    return reportNotImplemented(watchOptions, "'tritonc watch'", "issue #8");
+  }
+  if (*cache || *config) {
+    return reportNotImplemented(options, *cache ? "'tritonc cache'" : "'tritonc config'",
+                                "issue #7");
+  }
+  return kExitUsageError;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fputs("tritonc: error: out of memory\n", stderr);
+    return kExitInternalError;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tritonc: internal compiler error: %s\n", e.what());
+    return kExitInternalError;
+  }
+}
