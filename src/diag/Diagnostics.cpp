@@ -42,46 +42,84 @@ const char* severityColor(Severity severity) {
 }
 
 // Appends the source line of `range` and a caret line underlining it.
+// Bytes that are not printable UTF-8 are shown as <XX>, tabs are kept so
+// that the caret line lines up, and very long lines are shown in part.
 void renderSnippet(std::string& out, const SourceBuffer& source, SourceRange range, bool color) {
   LineCol lc = source.lineCol(range.begin);
   std::string_view line = source.lineText(lc.line);
-  // Keep snippets readable when a line is huge (generated or fuzzed input).
-  constexpr size_t kMaxShown = 240;
-  size_t caretCol = lc.column - 1;
-  size_t shownBegin = 0;
-  if (line.size() > kMaxShown) {
-    shownBegin = caretCol > kMaxShown / 2 ? caretCol - kMaxShown / 2 : 0;
-    // Never start in the middle of a UTF-8 sequence.
-    while (shownBegin > 0 && shownBegin < line.size() &&
-           (static_cast<unsigned char>(line[shownBegin]) & 0xC0) == 0x80) {
-      --shownBegin;
-    }
-    line = line.substr(shownBegin, kMaxShown);
+  size_t caret = std::min<size_t>(lc.column - 1, line.size());
+  size_t rangeEnd = std::min<size_t>(caret + std::max<uint32_t>(range.end - range.begin, 1),
+                                     line.size());
+  constexpr size_t kContext = 120;  // bytes shown on each side of the caret
+  size_t begin = caret > kContext ? caret - kContext : 0;
+  size_t end = std::min(line.size(), std::max(rangeEnd, caret + kContext));
+  const auto* bytes = reinterpret_cast<const unsigned char*>(line.data());
+  // Start on a character boundary.
+  while (begin > 0 && (bytes[begin] & 0xC0) == 0x80) {
+    --begin;
   }
-  out.append(line);
-  out += '\n';
-  size_t caret = std::min(caretCol - shownBegin, line.size());
+  std::string shown;
   std::string marks;
-  for (size_t i = 0; i < caret; ++i) {
-    auto c = static_cast<unsigned char>(line[i]);
+  if (begin > 0) {
+    shown += "...";
+    marks += "   ";
+  }
+  for (size_t i = begin; i < end;) {
+    unsigned char c = bytes[i];
+    size_t len = 1;
+    std::string text;
     if (c == '\t') {
+      text = "\t";
+    } else if (c < 0x20 || c == 0x7F) {
+      text = fmt::format("<{:02X}>", static_cast<unsigned>(c));
+    } else if (c < 0x80) {
+      text = std::string(1, static_cast<char>(c));
+    } else {
+      // A valid UTF-8 sequence prints as itself, one column wide.
+      size_t need = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+      bool valid = need > 0 && i + need <= line.size();
+      for (size_t k = 1; valid && k < need; ++k) {
+        valid = (bytes[i + k] & 0xC0) == 0x80;
+      }
+      if (valid) {
+        len = need;
+        text = std::string(line.substr(i, need));
+      } else {
+        text = fmt::format("<{:02X}>", static_cast<unsigned>(c));
+      }
+    }
+    size_t width = c == '\t' ? 1 : (len > 1 ? 1 : text.size());
+    char mark = ' ';
+    if (i == caret) {
+      mark = '^';
+    } else if (i > caret && i < rangeEnd) {
+      mark = '~';
+    }
+    shown += text;
+    if (c == '\t' && mark == ' ') {
       marks += '\t';
-    } else if ((c & 0xC0) != 0x80) {  // one column per code point
-      marks += ' ';
+    } else {
+      marks.append(1, mark);
+      if (width > 1) {
+        marks.append(width - 1, mark == '^' ? '~' : mark);
+      }
     }
+    i += len;
   }
+  if (end < line.size()) {
+    shown += "...";
+  }
+  if (caret >= end) {
+    marks += '^';  // the range starts at the end of the line
+  }
+  while (!marks.empty() && marks.back() == ' ') {
+    marks.pop_back();
+  }
+  out += shown;
+  out += '\n';
   if (color) {
-    marks += kGreen;
-  }
-  marks += '^';
-  size_t rangeEnd = range.end > range.begin ? range.end - range.begin : 1;
-  size_t underlineEnd = std::min(caret + rangeEnd, line.size());
-  for (size_t i = caret + 1; i < underlineEnd; ++i) {
-    if ((static_cast<unsigned char>(line[i]) & 0xC0) != 0x80) {
-      marks += '~';
-    }
-  }
-  if (color) {
+    size_t first = marks.find_first_of("^~");
+    marks.insert(first == std::string::npos ? marks.size() : first, kGreen);
     marks += kReset;
   }
   out += marks;
@@ -228,6 +266,23 @@ std::string JsonDiagnosticConsumer::render(const Diagnostic& diagnostic) {
   }
   out += "]}\n";
   return out;
+}
+
+void SortingDiagnosticConsumer::flush() {
+  std::stable_sort(pending_.begin(), pending_.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    // File-level diagnostics first, then by file and position.
+    if ((a.source == nullptr) != (b.source == nullptr)) {
+      return a.source == nullptr;
+    }
+    if (a.source == nullptr || a.source == b.source) {
+      return a.source != nullptr && a.range.begin < b.range.begin;
+    }
+    return a.source->name() < b.source->name();
+  });
+  for (const Diagnostic& diagnostic : pending_) {
+    next_.handle(diagnostic);
+  }
+  pending_.clear();
 }
 
 void JsonDiagnosticConsumer::handle(const Diagnostic& diagnostic) {

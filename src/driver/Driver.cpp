@@ -120,8 +120,9 @@ std::string defaultTraceName(const CompileOptions& options) {
 // Runs lex and parse on every input up to `lastStage`; returns the exit code.
 int runFrontEnd(const CompileOptions& options, Stage lastStage, bool isCompile) {
   setLogLevel(options.debug ? LogLevel::Debug : options.verbose ? LogLevel::Verbose : LogLevel::Off);
-  std::unique_ptr<DiagnosticConsumer> consumer = makeConsumer(options);
-  DiagnosticEngine diags(*consumer, DiagnosticOptions{options.warningsAsErrors, options.quiet});
+  std::unique_ptr<DiagnosticConsumer> printer = makeConsumer(options);
+  SortingDiagnosticConsumer sorter(*printer);
+  DiagnosticEngine diags(sorter, DiagnosticOptions{options.warningsAsErrors, options.quiet});
   std::unique_ptr<Timings> timings;
   if (options.timing || options.timeTrace) {
     timings = std::make_unique<Timings>();
@@ -156,6 +157,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, bool isCompile) 
       sources.push_back(std::move(*source));
     }
     if (missing) {
+      sorter.flush();
       return kExitUsageError;
     }
   }
@@ -176,6 +178,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, bool isCompile) 
       writeStdout(tokens->dump());
     }
     if (lastStage == Stage::Lex) {
+      sorter.flush();
       continue;
     }
     std::optional<Tree> tree;
@@ -191,6 +194,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, bool isCompile) 
     }
     logMessage(LogLevel::Debug, fmt::format("{}: {} tokens, {} nodes", source.name(),
                                             tokens->size(), tree->size()));
+    sorter.flush();  // one file's diagnostics, in source order
   }
   std::fflush(stdout);
 
@@ -209,6 +213,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, bool isCompile) 
       std::string error;
       if (!writeFileAtomically(path, timings->formatChromeTrace(), &error)) {
         diags.reportForPath(Diag::CannotWriteFile, "", path, error);
+        sorter.flush();
         return kExitInternalError;
       }
     }

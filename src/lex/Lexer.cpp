@@ -579,6 +579,12 @@ void Lexer::lexString() {
       builder.note(Note::StringSpansLine);
     }
   }
+  if (!terminated) {
+    // The parser treats an Error token as already reported: no cascade of
+    // "expected ')'" for the delimiters the string swallowed.
+    addToken(TokenKind::Error, start);
+    return;
+  }
   buffer_.strings_.push_back(std::move(value));
   addToken(TokenKind::StringLiteral, start, static_cast<uint32_t>(buffer_.strings_.size() - 1));
 }

@@ -134,6 +134,14 @@ class Parser {
     }
     return false;
   }
+  // Consumes a '=' (or the '=' left over from splitting '>=' after a type).
+  bool consumeEqual() {
+    if (splitEqual_) {
+      splitEqual_ = false;
+      return true;
+    }
+    return consumeIf(TokenKind::Equal);
+  }
   bool newlineBefore() const { return tokens_.hasNewlineBefore(pos_); }
   // Inside ( ) or [ ] line breaks never end anything.
   bool newlinesSignificant() const {
@@ -230,24 +238,39 @@ class Parser {
 
   // Skips to the end of the broken statement: past any delimiters it left
   // open, to a ';' (consumed), a line break, or a '}' that closes the block.
+  // A closer matches the nearest open delimiter of its kind, so a '}' ends the
+  // block even when the statement left a '(' open, and a line that starts
+  // with a statement keyword is taken to start a new statement.
   void synchronize(size_t baseDelims) {
     while (!atEnd()) {
       TokenKind kind = peekKind();
-      if (openDelims_.size() <= baseDelims) {
-        if (kind == TokenKind::Semicolon) {
-          consume();
-          break;
+      bool atBase = openDelims_.size() <= baseDelims;
+      if (atBase && kind == TokenKind::Semicolon) {
+        consume();
+        break;
+      }
+      if (newlineBefore() && pos_.index > syncStart_.index &&
+          (atBase || resumesAt(kind, baseDelims))) {
+        break;
+      }
+      if (isCloser(kind)) {
+        TokenKind opener = kind == TokenKind::RParen     ? TokenKind::LParen
+                           : kind == TokenKind::RBracket ? TokenKind::LBracket
+                                                         : TokenKind::LBrace;
+        size_t match = openDelims_.size();
+        while (match > baseDelims && tokens_.kind(openDelims_[match - 1]) != opener) {
+          --match;
         }
-        if (kind == TokenKind::RBrace) {
-          break;
-        }
-        if (newlineBefore() && pos_.index > syncStart_.index) {
-          break;
-        }
-        if (isCloser(kind)) {  // a stray closer: drop it without popping
+        if (match > baseDelims) {
+          openDelims_.resize(match - 1);  // drops delimiters left open inside
           ++pos_.index;
           continue;
         }
+        if (kind == TokenKind::RBrace) {
+          break;  // closes the enclosing block
+        }
+        ++pos_.index;  // a stray ')' or ']'
+        continue;
       }
       consume();
     }
@@ -256,6 +279,35 @@ class Parser {
       openDelims_.resize(baseDelims);
     }
     panic_ = false;
+    splitEqual_ = false;
+  }
+
+  // Whether a keyword at the start of a line ends the skipping although the
+  // broken statement left delimiters open: at top level an item keyword; in
+  // a block a statement keyword, unless the broken statement opened a block
+  // of its own (whose statements are skipped with it).
+  bool resumesAt(TokenKind kind, size_t baseDelims) const {
+    switch (kind) {
+      case TokenKind::KwLayer:
+      case TokenKind::KwFn:
+      case TokenKind::KwMain:
+      case TokenKind::KwImport: return true;
+      case TokenKind::KwLet:
+      case TokenKind::KwReturn:
+      case TokenKind::KwIf:
+      case TokenKind::KwFor:
+      case TokenKind::KwWhile:
+        if (baseDelims == 0) {
+          return false;
+        }
+        for (size_t i = baseDelims; i < openDelims_.size(); ++i) {
+          if (tokens_.kind(openDelims_[i]) == TokenKind::LBrace) {
+            return false;
+          }
+        }
+        return true;
+      default: return false;
+    }
   }
 
   // ---- nodes ---------------------------------------------------------------
@@ -379,6 +431,7 @@ class Parser {
   std::vector<TokenId> openDelims_;
   unsigned nesting_ = 0;
   bool panic_ = false;
+  bool splitEqual_ = false;  ///< a '>=' closed a type: its '=' is pending
   bool unwindToItem_ = false;  ///< a depth limit was hit: resync at item level
   bool treeTooDeepReported_ = false;
 };
@@ -480,6 +533,10 @@ NodeId Parser::parseCallable(NodeKind kind) {
   NodeId returnType;
   if (consumeIf(TokenKind::Arrow)) {
     returnType = parseType();
+    if (splitEqual_) {  // `-> T<...>=`: no '=' belongs here
+      splitEqual_ = false;
+      error(Diag::ExpectedToken, tokens_.range(TokenId{pos_.index - 1}), "'>'", "'>='");
+    }
     if (panic_) {
       return addError(name);
     }
@@ -542,7 +599,7 @@ NodeId Parser::parseParam() {
   consume();
   NodeId type = parseType();
   NodeId init;
-  if (consumeIf(TokenKind::Equal)) {
+  if (!panic_ && consumeEqual()) {
     init = parseExpression();
   }
   return add2(NodeKind::Param, name, type, init);
@@ -676,7 +733,7 @@ NodeId Parser::parseLet() {
   if (consumeIf(TokenKind::Colon)) {
     type = parseType();
   }
-  if (!panic_ && consumeIf(TokenKind::Equal)) {
+  if (!panic_ && consumeEqual()) {
     init = parseExpression();
   }
   return add2(NodeKind::Let, name, type, init);
@@ -790,6 +847,14 @@ NodeId Parser::parseType() {
     if (!consumeIf(TokenKind::Comma)) {
       break;
     }
+  }
+  if (!panic_ && at(TokenKind::GreaterEqual)) {
+    // `Tensor<float32, [4]>=zeros()`: the '>' closes the type and the '='
+    // belongs to the declaration, as C++ splits '>>' after a template.
+    consume();
+    splitEqual_ = true;
+    uint32_t list = addList(args);
+    return add(NodeKind::TypeName, name, list, kNone, kNone, depthOfList(list));
   }
   if (!panic_ && !at(TokenKind::Greater)) {
     auto builder = error(Diag::ExpectedToken, expectedAt(pos_), "',' or '>' in type arguments",

@@ -25,17 +25,19 @@ std::string versionText() {
          ")\nTriton DSL language v1\n";
 }
 
+// Option values kept as text until CLI11 has validated them.
+struct ReportingChoices {
+  std::string format = "text";
+  std::string color = "auto";
+};
+
 // Flags shared by compile, check and watch: how diagnostics and reports look.
-void addReportingFlags(CLI::App* cmd, CompileOptions& o) {
-  cmd->add_option("--diagnostics-format", o.diagnosticsFormat,
-                  "How diagnostics are printed on stderr")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, DiagnosticsFormat>{{"text", DiagnosticsFormat::Text},
-                                                   {"json", DiagnosticsFormat::Json}}))
+void addReportingFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choices) {
+  cmd->add_option("--diagnostics-format", choices.format, "How diagnostics are printed on stderr")
+      ->check(CLI::IsMember({"text", "json"}))
       ->option_text("text|json");
-  cmd->add_option("--color", o.color, "Colour diagnostics (auto: when stderr is a terminal)")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, ColorMode>{
-          {"auto", ColorMode::Auto}, {"always", ColorMode::Always}, {"never", ColorMode::Never}}))
+  cmd->add_option("--color", choices.color, "Colour diagnostics (auto: when stderr is a terminal)")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
       ->option_text("auto|always|never");
   // Spelled -Werror by users; see normalizeArgs().
   cmd->add_flag("--Werror", o.warningsAsErrors, "Treat warnings as errors (spelled -Werror)");
@@ -45,9 +47,21 @@ void addReportingFlags(CLI::App* cmd, CompileOptions& o) {
   cmd->add_flag("--debug", o.debug, "Print debugging information about the compiler itself");
 }
 
+void applyReportingChoices(const ReportingChoices& choices, CompileOptions& o) {
+  if (choices.format == "json") {
+    o.diagnosticsFormat = DiagnosticsFormat::Json;
+  }
+  if (choices.color == "always") {
+    o.color = ColorMode::Always;
+  } else if (choices.color == "never") {
+    o.color = ColorMode::Never;
+  }
+}
+
 // Flags of compile and watch.
-void addCompileFlags(CLI::App* cmd, CompileOptions& o, std::string& stopAfter,
-                     std::string& optLevel, CLI::Option** timeTraceOpt, std::string& timeTrace) {
+void addCompileFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choices,
+                     std::string& stopAfter, std::string& optLevel, CLI::Option** timeTraceOpt,
+                     std::string& timeTrace) {
   cmd->add_option("-o", o.output, "Output file (one input) or directory (several inputs)");
   cmd->add_option("-O", optLevel, "Optimization level (default 1)")
       ->check(CLI::IsMember({"0", "1", "2", "3", "s"}))
@@ -69,11 +83,11 @@ void addCompileFlags(CLI::App* cmd, CompileOptions& o, std::string& stopAfter,
   (*timeTraceOpt)->option_text("[=FILE.json]");
   cmd->add_flag("--incremental", o.incremental, "Recompile only the layers that changed");
   cmd->add_option("-j,--jobs", o.jobs, "Parallel jobs (default: number of cores)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1u, 1024u));
   cmd->add_flag("--no-cache", o.noCache, "Do not use the compile cache");
   cmd->add_option("--cache-dir", o.cacheDir, "Cache directory");
   cmd->add_flag("--low-memory", o.lowMemory, "Trade speed for a smaller memory footprint");
-  addReportingFlags(cmd, o);
+  addReportingFlags(cmd, o, choices);
 }
 
 // CLI11 only knows single-letter short options; the gcc-style `-Werror` is
@@ -101,6 +115,14 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", versionText());
   app.require_subcommand(1);
   app.fallthrough(false);
+  // As with gcc and clang, a repeated option takes its last value (-O2 ... -O3).
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
+    return std::string("tritonc: error: ") + e.what() + "\nRun 'tritonc " +
+           (failed->get_parent() != nullptr ? failed->get_name() + " " : std::string()) +
+           "--help' for usage.\n";
+  });
+  ReportingChoices choices;
 
   CompileOptions options;
   std::string stopAfter;
@@ -109,12 +131,16 @@ int run(int argc, char** argv) {
   CLI::Option* timeTraceOpt = nullptr;
 
   CLI::App* compile = app.add_subcommand("compile", "Compile .tri files to PyTorch (and CUDA)");
-  compile->add_option("files", options.inputs, "Input files")->required()->type_name("FILE.tri");
-  addCompileFlags(compile, options, stopAfter, optLevel, &timeTraceOpt, timeTrace);
+  compile->add_option("FILE", options.inputs, "Input files (.tri)")
+      ->required()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  addCompileFlags(compile, options, choices, stopAfter, optLevel, &timeTraceOpt, timeTrace);
 
   CLI::App* check = app.add_subcommand("check", "Parse and type-check; write no output files");
-  check->add_option("files", options.inputs, "Input files")->required()->type_name("FILE.tri");
-  addReportingFlags(check, options);
+  check->add_option("FILE", options.inputs, "Input files (.tri)")
+      ->required()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  addReportingFlags(check, options, choices);
 
   CompileOptions watchOptions;
   std::string watchStop;
@@ -122,8 +148,8 @@ int run(int argc, char** argv) {
   std::string watchTrace;
   CLI::Option* watchTraceOpt = nullptr;
   CLI::App* watch = app.add_subcommand("watch", "Recompile a file on every save");
-  watch->add_option("file", watchOptions.inputs, "Input file")->required()->expected(1);
-  addCompileFlags(watch, watchOptions, watchStop, watchOpt, &watchTraceOpt, watchTrace);
+  watch->add_option("FILE", watchOptions.inputs, "Input file (.tri)")->required()->expected(1);
+  addCompileFlags(watch, watchOptions, choices, watchStop, watchOpt, &watchTraceOpt, watchTrace);
 
   CLI::App* cache = app.add_subcommand("cache", "Inspect and maintain the compile cache");
   cache->require_subcommand(1);
@@ -158,6 +184,8 @@ int run(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? kExitSuccess : kExitUsageError;
   }
+  applyReportingChoices(choices, options);
+  applyReportingChoices(choices, watchOptions);
 
   if (*compile) {
     if (!optLevel.empty()) {

@@ -109,6 +109,21 @@ class CollectingDiagnosticConsumer final : public DiagnosticConsumer {
   std::vector<Diagnostic> diagnostics;
 };
 
+/// Holds diagnostics back and forwards them sorted by position (stable), so
+/// that a file's lexical and syntax errors come out in source order.
+class SortingDiagnosticConsumer final : public DiagnosticConsumer {
+ public:
+  explicit SortingDiagnosticConsumer(DiagnosticConsumer& next) : next_(next) {}
+  ~SortingDiagnosticConsumer() override { flush(); }
+  void handle(const Diagnostic& diagnostic) override { pending_.push_back(diagnostic); }
+  /// Forwards everything held so far.
+  void flush();
+
+ private:
+  DiagnosticConsumer& next_;
+  std::vector<Diagnostic> pending_;
+};
+
 class DiagnosticEngine;
 
 /// Accumulates notes; emits the diagnostic when destroyed.

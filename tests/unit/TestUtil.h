@@ -1,0 +1,209 @@
+//===- TestUtil.h - shared helpers of the unit tests ------------*- C++ -*-===//
+//
+// `Lexed` lexes a string and `Parsed` lexes and parses one, both with a
+// CollectingDiagnosticConsumer, so tests can look at tokens, trees and every
+// diagnostic. `sexpr` renders a tree compactly for precedence and shape tests:
+//
+//   a + b * c        ->  (+ a (* b c))
+//   -x               ->  (- x)
+//   f(1, n=2)        ->  (call f 1 n=2)
+//   x[1:, 0]         ->  (index x (slice 1 _ _) 0)
+//   x.T              ->  (. x T)
+//   (a)              ->  (paren a)
+//   [1, 2]           ->  (list 1 2)
+//   let x: T = v     ->  (let x T v)          absent parts print as `_`
+//   { s1; s2 }       ->  {s1 s2}
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tritonc/base/Interner.h"
+#include "tritonc/diag/Diagnostics.h"
+#include "tritonc/lex/Lex.h"
+#include "tritonc/lex/TokenizedBuffer.h"
+#include "tritonc/parse/Parse.h"
+#include "tritonc/parse/Tree.h"
+#include "tritonc/source/SourceBuffer.h"
+
+namespace tritonc::test {
+
+/// Name given to every in-memory source of the tests.
+inline constexpr const char* kTestFile = "test.tri";
+
+/// A source text lexed with a collecting consumer. Not movable: the token
+/// buffer points at the source and the interner.
+struct Lexed {
+  explicit Lexed(std::string text, DiagnosticOptions options = {})
+      : source(SourceBuffer::fromString(kTestFile, std::move(text))),
+        diags(consumer, options),
+        tokens(lex(source, interner, diags)) {}
+  Lexed(const Lexed&) = delete;
+  Lexed& operator=(const Lexed&) = delete;
+
+  SourceBuffer source;
+  Interner interner;
+  CollectingDiagnosticConsumer consumer;
+  DiagnosticEngine diags;
+  TokenizedBuffer tokens;
+
+  size_t size() const { return tokens.size(); }
+  TokenId id(size_t i) const { return TokenId{static_cast<uint32_t>(i)}; }
+  TokenKind kind(size_t i) const { return tokens.kind(id(i)); }
+  std::string_view spelling(size_t i) const { return tokens.spelling(id(i)); }
+  SourceRange range(size_t i) const { return tokens.range(id(i)); }
+  bool newlineBefore(size_t i) const { return tokens.hasNewlineBefore(id(i)); }
+
+  /// Every token kind, EndOfFile included.
+  std::vector<TokenKind> kinds() const {
+    std::vector<TokenKind> out;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      out.push_back(kind(i));
+    }
+    return out;
+  }
+  /// Token kind names joined by spaces, EndOfFile included: "Identifier Minus IntLiteral EndOfFile".
+  std::string kindNames() const {
+    std::string out;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      if (i > 0) {
+        out += ' ';
+      }
+      out += tokenKindName(kind(i));
+    }
+    return out;
+  }
+  const std::vector<Diagnostic>& diagnostics() const { return consumer.diagnostics; }
+  std::vector<Diag> diagKinds() const {
+    std::vector<Diag> out;
+    for (const Diagnostic& d : consumer.diagnostics) {
+      out.push_back(d.kind);
+    }
+    return out;
+  }
+};
+
+/// A source text lexed and parsed.
+struct Parsed : Lexed {
+  explicit Parsed(std::string text, DiagnosticOptions options = {})
+      : Lexed(std::move(text), options), tree(parse(tokens, diags)) {}
+
+  Tree tree;
+
+  /// The items of the program.
+  std::span<const NodeId> items() const { return tree.list(tree.listA(tree.root())); }
+  /// The text that `tree.range(node)` covers.
+  std::string_view textOf(NodeId node) const {
+    SourceRange r = tree.range(node);
+    return source.text().substr(r.begin, r.end - r.begin);
+  }
+};
+
+/// Diagnostic kind names joined by spaces ("ExpectedToken NestingTooDeep").
+inline std::string diagNames(const std::vector<Diagnostic>& diagnostics) {
+  std::string out;
+  for (const Diagnostic& d : diagnostics) {
+    if (!out.empty()) {
+      out += ' ';
+    }
+    out += diagName(d.kind);
+  }
+  return out;
+}
+
+/// The compact rendering described at the top of this file.
+inline std::string sexpr(const Tree& tree, NodeId id) {
+  if (!id.isValid()) {
+    return "_";
+  }
+  const TokenizedBuffer& tokens = tree.tokens();
+  TokenId tok = tree.token(id);
+  auto spell = [&] { return std::string(tokens.spelling(tok)); };
+  auto listOf = [&](ListId list, std::string_view sep) {
+    std::string out;
+    for (NodeId child : tree.list(list)) {
+      if (!out.empty()) {
+        out += sep;
+      }
+      out += sexpr(tree, child);
+    }
+    return out;
+  };
+  auto withList = [&](std::string head, ListId list) {
+    std::string rest = listOf(list, " ");
+    return rest.empty() ? head : head + " " + rest;
+  };
+  NodeId a = tree.childA(id);
+  NodeId b = tree.childB(id);
+  NodeId c = tree.childC(id);
+  switch (tree.kind(id)) {
+    case NodeKind::Program: return listOf(tree.listA(id), "\n");
+    case NodeKind::Import: {
+      std::string out = "(import " + spell();
+      if (b.isValid()) {
+        out += " as " + std::string(tokens.spelling(TokenId{b.index}));
+      }
+      return out + ")";
+    }
+    case NodeKind::Layer:
+    case NodeKind::Fn:
+      return fmt::format("({} {} ({}) {} {})", tree.kind(id) == NodeKind::Layer ? "layer" : "fn",
+                         spell(), listOf(tree.listA(id), " "), sexpr(tree, b), sexpr(tree, c));
+    case NodeKind::Main: return "(main " + sexpr(tree, c) + ")";
+    case NodeKind::Param:
+      return fmt::format("(param {} {} {})", spell(), sexpr(tree, a), sexpr(tree, b));
+    case NodeKind::Block: return "{" + listOf(tree.listA(id), " ") + "}";
+    case NodeKind::Let:
+      return fmt::format("(let {} {} {})", spell(), sexpr(tree, a), sexpr(tree, b));
+    case NodeKind::Return: return a.isValid() ? "(return " + sexpr(tree, a) + ")" : "(return)";
+    case NodeKind::Assign:
+      return fmt::format("({} {} {})", spell(), sexpr(tree, a), sexpr(tree, b));
+    case NodeKind::If:
+      return fmt::format("(if {} {} {})", sexpr(tree, a), sexpr(tree, b), sexpr(tree, c));
+    case NodeKind::For:
+      return fmt::format("(for {} {} {})", spell(), sexpr(tree, a), sexpr(tree, b));
+    case NodeKind::While: return fmt::format("(while {} {})", sexpr(tree, a), sexpr(tree, b));
+    case NodeKind::Break: return "break";
+    case NodeKind::Continue: return "continue";
+    case NodeKind::ExprStmt: return sexpr(tree, a);
+    case NodeKind::TypeName: {
+      if (!tree.listA(id).isValid()) {
+        return spell();
+      }
+      return spell() + "<" + listOf(tree.listA(id), ", ") + ">";
+    }
+    case NodeKind::Shape: return "[" + listOf(tree.listA(id), ", ") + "]";
+    case NodeKind::DimUnknown: return "?";
+    case NodeKind::Name: return spell();
+    case NodeKind::IntLit: return fmt::format("{}", tokens.intValue(tok));
+    case NodeKind::FloatLit: return fmt::format("{}f", tokens.floatValue(tok));
+    case NodeKind::StringLit: return "\"" + tokens.stringValue(tok) + "\"";
+    case NodeKind::BoolLit: return spell();
+    case NodeKind::Paren: return "(paren " + sexpr(tree, a) + ")";
+    case NodeKind::Unary: return fmt::format("({} {})", spell(), sexpr(tree, a));
+    case NodeKind::Binary:
+      return fmt::format("({} {} {})", spell(), sexpr(tree, a), sexpr(tree, b));
+    case NodeKind::Call: return withList("(call " + sexpr(tree, a), tree.listB(id)) + ")";
+    case NodeKind::NamedArg: return spell() + "=" + sexpr(tree, a);
+    case NodeKind::Index: return withList("(index " + sexpr(tree, a), tree.listB(id)) + ")";
+    case NodeKind::Slice:
+      return fmt::format("(slice {} {} {})", sexpr(tree, a), sexpr(tree, b), sexpr(tree, c));
+    case NodeKind::Member: return fmt::format("(. {} {})", sexpr(tree, a), spell());
+    case NodeKind::List: return withList("(list", tree.listA(id)) + ")";
+    case NodeKind::Range: return fmt::format("(.. {} {})", sexpr(tree, a), sexpr(tree, b));
+    case NodeKind::Error: return "<error>";
+  }
+  return "<?>";
+}
+
+/// The whole program as s-expressions, one item per line.
+inline std::string sexpr(const Parsed& parsed) { return sexpr(parsed.tree, parsed.tree.root()); }
+
+}  // namespace tritonc::test
