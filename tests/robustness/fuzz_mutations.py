@@ -310,6 +310,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                     help="parallel runs (default: number of CPUs)")
     ap.add_argument("-v", "--verbose", action="store_true", help="list every case")
+    ap.add_argument("--replay", action="append", default=[], metavar="DIR",
+                    help="run every file of DIR unmutated (e.g. the fuzzer's regression "
+                         "corpus) instead of generating mutants; may be repeated")
     args = ap.parse_args(argv)
 
     tritonc = os.path.abspath(args.tritonc)
@@ -317,6 +320,11 @@ def main(argv: list[str]) -> int:
         print(f"error: --tritonc {args.tritonc}: not an executable file", file=sys.stderr)
         print("0 passed, 1 failed")
         return 2
+
+    if args.replay:
+        cases = replay_cases(args.replay)
+        print(f"replaying {len(cases)} saved inputs with {tritonc}")
+        return run_and_report(tritonc, cases, args)
 
     corpus = collect_corpus(args.corpus)
     if args.corpus and not corpus:
@@ -329,6 +337,21 @@ def main(argv: list[str]) -> int:
         cases += nested_cases(args.nested)
     print(f"fuzzing {tritonc} with {len(cases)} inputs ({args.count} mutants of "
           f"{len(corpus)} corpus files, seed {args.seed}; nesting N={args.nested})")
+    return run_and_report(tritonc, cases, args)
+
+
+def replay_cases(dirs: list[str]) -> list[Case]:
+    """Every regular file under the directories except README files, as is."""
+    cases = []
+    for d in dirs:
+        for path in sorted(Path(d).rglob("*")):
+            if path.is_file() and not path.name.startswith("README"):
+                cases.append(Case(name=f"replay-{path.name}", data=path.read_bytes(),
+                                  origin=str(path)))
+    return cases
+
+
+def run_and_report(tritonc: str, cases: list[Case], args: argparse.Namespace) -> int:
     sys.stdout.flush()
 
     workdir = tempfile.mkdtemp(prefix="tritonc-fuzz-")

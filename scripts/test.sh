@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Builds tritonc and runs every test suite, then prints one line
+# "N passed, N failed" (the sum over the suites) and exits non-zero on any
+# failure. Suites: unit tests (GoogleTest via ctest), golden tests (dumps and
+# diagnostics, with the diagnostic coverage check), robustness (150 mutants
+# and 100,000-deep nesting) and the fuzzer's regression corpus.
+#   TRITONC_FUZZ_SECONDS  also run libFuzzer for this long (CI sets it)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build_dir="${TRITONC_BUILD_DIR:-build}"
+
+bash scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
+tritonc="$build_dir/tools/tritonc/tritonc"
+log_dir="$(mktemp -d)"
+total_pass=0
+total_fail=0
+
+# Adds the counts of one suite from its "N passed, N failed" line.
+count() {
+  local name=$1 log=$2 status=$3 line p f
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+  if [ -z "$line" ]; then
+    echo "== $name: no result line (exit $status)"
+    total_fail=$((total_fail + 1))
+    return
+  fi
+  p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
+  f=$(echo "$line" | sed -E 's/.*passed, ([0-9]+) failed.*/\1/')
+  if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  echo "== $name: $p passed, $f failed"
+  total_pass=$((total_pass + p))
+  total_fail=$((total_fail + f))
+}
+
+echo "== unit tests"
+(cd "$build_dir" && ctest --output-on-failure -j "$(nproc)") >"$log_dir/unit.log" 2>&1
+status=$?
+tail -n 3 "$log_dir/unit.log"
+# ctest: "100% tests passed, 0 tests failed out of 120"
+ctest_line=$(grep -E 'tests passed, [0-9]+ tests failed out of' "$log_dir/unit.log" | tail -n 1)
+if [ -n "$ctest_line" ]; then
+  out_of=$(echo "$ctest_line" | sed -E 's/.*out of ([0-9]+).*/\1/')
+  failed=$(echo "$ctest_line" | sed -E 's/.*passed, ([0-9]+) tests failed.*/\1/')
+  echo "$((out_of - failed)) passed, $failed failed" >>"$log_dir/unit.log"
+else
+  grep -B5 -A30 -E 'FAILED|Error' "$log_dir/unit.log" | head -n 80
+fi
+count "unit tests" "$log_dir/unit.log" $status
+
+echo "== golden tests"
+python3 tests/golden/run_golden.py --tritonc "$tritonc" \
+  --diag-def include/tritonc/diag/Diagnostics.def >"$log_dir/golden.log" 2>&1
+status=$?
+grep -E '^(FAIL|TIMEOUT|CRASH)' -A25 "$log_dir/golden.log" | head -n 120
+count "golden tests" "$log_dir/golden.log" $status
+
+echo "== robustness"
+python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --corpus tests/golden \
+  --corpus examples --count 150 --nested 100000 >"$log_dir/robust.log" 2>&1
+status=$?
+grep -E 'FAIL|reproduce' "$log_dir/robust.log" | head -n 40
+count "robustness" "$log_dir/robust.log" $status
+
+echo "== fuzzer regressions"
+python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --replay tests/fuzz/regressions \
+  >"$log_dir/replay.log" 2>&1
+status=$?
+grep -E 'FAIL|reproduce' "$log_dir/replay.log" | head -n 40
+count "fuzzer regressions" "$log_dir/replay.log" $status
+
+if [ -n "${TRITONC_FUZZ_SECONDS:-}" ]; then
+  echo "== libFuzzer (${TRITONC_FUZZ_SECONDS}s)"
+  if bash tests/fuzz/run_fuzzer.sh "$TRITONC_FUZZ_SECONDS" >"$log_dir/fuzz.log" 2>&1; then
+    tail -n 1 "$log_dir/fuzz.log"
+    echo "1 passed, 0 failed" >>"$log_dir/fuzz.log"
+    count "libFuzzer" "$log_dir/fuzz.log" 0
+  else
+    tail -n 40 "$log_dir/fuzz.log"
+    echo "0 passed, 1 failed" >>"$log_dir/fuzz.log"
+    count "libFuzzer" "$log_dir/fuzz.log" 1
+  fi
+fi
+
+rm -rf "$log_dir"
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]
