@@ -26,11 +26,11 @@ trap 'rm -f "${json}"' EXIT
 # The console table above has mean, median, stddev and cv; repeat the medians
 # in one short table.
 echo
-echo "Medians (5 repetitions):"
+echo "Medians over the repetitions:"
 python3 - "${json}" <<'PY'
 import json, sys
 data = json.load(open(sys.argv[1]))
-print(f"{'benchmark':<24} {'time/iter':>12} {'lines/s':>14} {'MB/s':>10}")
+print(f"{'benchmark':<24} {'CPU time/iter':>13} {'lines/s':>14} {'MB/s':>10}")
 for b in data["benchmarks"]:
     if b.get("aggregate_name") != "median":
         continue
@@ -38,5 +38,5 @@ for b in data["benchmarks"]:
     unit = b.get("time_unit", "ns")
     lines = b.get("lines/s", 0.0)
     mbs = b.get("bytes_per_second", 0.0) / 1e6
-    print(f"{name:<24} {b['cpu_time']:>9.3f} {unit:<2} {lines / 1e6:>11.2f} M/s {mbs:>10.1f}")
+    print(f"{name:<24} {b['cpu_time']:>10.3f} {unit:<2} {lines / 1e6:>11.2f} M/s {mbs:>10.1f}")
 PY
