@@ -1,0 +1,399 @@
+//===- DiagnosticsTest.cpp - engine, text and JSON rendering --------------===//
+#include "tritonc/diag/Diagnostics.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "TestUtil.h"
+
+namespace tritonc {
+namespace {
+
+using test::kTestFile;
+
+/// Reports through a real engine and keeps the diagnostics.
+struct Harness {
+  explicit Harness(std::string text, DiagnosticOptions options = {})
+      : source(SourceBuffer::fromString(kTestFile, std::move(text))), diags(consumer, options) {}
+  SourceBuffer source;
+  CollectingDiagnosticConsumer consumer;
+  DiagnosticEngine diags;
+
+  const Diagnostic& only() const {
+    EXPECT_EQ(consumer.diagnostics.size(), 1u);
+    return consumer.diagnostics.at(0);
+  }
+  std::string text() const { return TextDiagnosticConsumer::render(only(), false); }
+  std::string json() const { return JsonDiagnosticConsumer::render(only()); }
+};
+
+// ---- static facts ------------------------------------------------------------
+
+struct KindInfo {
+  Diag kind;
+  std::string_view name;
+  Severity severity;
+};
+constexpr KindInfo kKinds[] = {
+#define DIAG(Kind, Sev, Format) {Diag::Kind, #Kind, Severity::Sev},
+#include "tritonc/diag/Diagnostics.def"
+};
+
+TEST(DiagnosticsTest, KindTablesMatchTheDefFile) {
+  EXPECT_EQ(diagKindCount(), std::size(kKinds));
+  std::set<std::string_view> names;
+  for (const KindInfo& info : kKinds) {
+    EXPECT_EQ(diagName(info.kind), info.name);
+    EXPECT_EQ(diagSeverity(info.kind), info.severity) << info.name;
+    EXPECT_FALSE(diagFormat(info.kind).empty()) << info.name;
+    EXPECT_TRUE(names.insert(info.name).second) << "duplicate " << info.name;
+  }
+  EXPECT_EQ(diagSeverity(Diag::NestedBlockComment), Severity::Warning);
+  EXPECT_EQ(diagSeverity(Diag::ChainedComparison), Severity::Warning);
+  EXPECT_EQ(diagSeverity(Diag::ExpectedToken), Severity::Error);
+  EXPECT_EQ(severityName(Severity::Error), "error");
+  EXPECT_EQ(severityName(Severity::Warning), "warning");
+  EXPECT_EQ(severityName(Severity::Note), "note");
+}
+
+TEST(DiagnosticsTest, ReportFormatsTheMessage) {
+  Harness h("let x = (1\n");
+  h.diags.report(Diag::ExpectedToken, h.source, SourceRange{10, 10}, "')'", "end of file");
+  const Diagnostic& d = h.only();
+  EXPECT_EQ(d.kind, Diag::ExpectedToken);
+  EXPECT_EQ(d.severity, Severity::Error);
+  EXPECT_EQ(d.source, &h.source);
+  EXPECT_EQ(d.range.begin, 10u);
+  EXPECT_EQ(d.range.end, 10u);
+  EXPECT_EQ(d.message, "expected ')', found end of file");
+  EXPECT_TRUE(d.notes.empty());
+}
+
+// ---- text rendering ----------------------------------------------------------
+
+TEST(DiagnosticsTest, TextHeaderSourceLineAndCaret) {
+  Harness h("let x = 1\nlet $ = 2\n");
+  h.diags.report(Diag::UnexpectedCharacter, h.source, SourceRange{14, 15}, "$");
+  EXPECT_EQ(h.text(),
+            "test.tri:2:5: error: unexpected character '$' [UnexpectedCharacter]\n"
+            "let $ = 2\n"
+            "    ^\n");
+}
+
+TEST(DiagnosticsTest, TextUnderlinesTheRange) {
+  Harness h("let y = foo bar\n");
+  h.diags.report(Diag::ExpectedStatementEnd, h.source, SourceRange{12, 15}, "identifier 'bar'");
+  EXPECT_EQ(h.text(),
+            "test.tri:1:13: error: expected ';' or a new line after the statement, found "
+            "identifier 'bar' [ExpectedStatementEnd]\n"
+            "let y = foo bar\n"
+            "            ^~~\n");
+}
+
+TEST(DiagnosticsTest, TextUnderlineStopsAtTheEndOfTheLine) {
+  Harness h("ab cd\nef\n");
+  h.diags.report(Diag::UnexpectedCharacter, h.source, SourceRange{3, 8}, "c");
+  EXPECT_EQ(h.text(),
+            "test.tri:1:4: error: unexpected character 'c' [UnexpectedCharacter]\n"
+            "ab cd\n"
+            "   ^~\n");
+}
+
+TEST(DiagnosticsTest, TextCaretAtEndOfLine) {
+  Harness h("let x = (1\n");
+  h.diags.report(Diag::ExpectedToken, h.source, SourceRange{10, 10}, "')'", "end of file");
+  EXPECT_EQ(h.text(),
+            "test.tri:1:11: error: expected ')', found end of file [ExpectedToken]\n"
+            "let x = (1\n"
+            "          ^\n");
+}
+
+TEST(DiagnosticsTest, TextKeepsTabsInTheCaretLine) {
+  Harness h("\tx $\n");
+  h.diags.report(Diag::UnexpectedCharacter, h.source, SourceRange{3, 4}, "$");
+  EXPECT_EQ(h.text(),
+            "test.tri:1:4: error: unexpected character '$' [UnexpectedCharacter]\n"
+            "\tx $\n"
+            "\t  ^\n");
+}
+
+TEST(DiagnosticsTest, TextCountsOneColumnPerCodePointBeforeTheCaret) {
+  // "é" (2 bytes) and "→" (3 bytes) each take one column; the header column counts bytes.
+  Harness h("\"\xC3\xA9\xE2\x86\x92\" $\n");
+  h.diags.report(Diag::UnexpectedCharacter, h.source, SourceRange{8, 9}, "$");
+  EXPECT_EQ(h.text(),
+            "test.tri:1:9: error: unexpected character '$' [UnexpectedCharacter]\n"
+            "\"\xC3\xA9\xE2\x86\x92\" $\n"
+            "     ^\n");
+}
+
+TEST(DiagnosticsTest, TextUnderlinesMultiByteCharactersOncePerCodePoint) {
+  Harness h("x = \xC3\xA9\xC3\xA9!\n");
+  h.diags.report(Diag::UnexpectedCharacter, h.source, SourceRange{4, 8}, "\xC3\xA9");
+  EXPECT_EQ(h.text(),
+            "test.tri:1:5: error: unexpected character '\xC3\xA9' [UnexpectedCharacter]\n"
+            "x = \xC3\xA9\xC3\xA9!\n"
+            "    ^~\n");
+}
+
+TEST(DiagnosticsTest, TextNoteWithLocation) {
+  Harness h("let x = (1\n");
+  h.diags.report(Diag::ExpectedToken, h.source, SourceRange{10, 10}, "')'", "end of file")
+      .note(Note::MatchingDelimiter, h.source, SourceRange{8, 9}, "(");
+  ASSERT_EQ(h.only().notes.size(), 1u);
+  EXPECT_EQ(h.only().notes[0].message, "to match this '('");
+  EXPECT_EQ(h.text(),
+            "test.tri:1:11: error: expected ')', found end of file [ExpectedToken]\n"
+            "let x = (1\n"
+            "          ^\n"
+            "test.tri:1:9: note: to match this '('\n"
+            "let x = (1\n"
+            "        ^\n");
+}
+
+TEST(DiagnosticsTest, TextNoteWithoutLocation) {
+  Harness h("s = \"\\q\"\n");
+  h.diags.report(Diag::UnknownEscape, h.source, SourceRange{5, 7}, "q").note(Note::ValidEscapes);
+  ASSERT_EQ(h.only().notes.size(), 1u);
+  EXPECT_EQ(h.only().notes[0].source, nullptr);
+  EXPECT_EQ(h.text(),
+            "test.tri:1:6: error: unknown escape sequence '\\q' in string literal [UnknownEscape]\n"
+            "s = \"\\q\"\n"
+            "     ^~\n"
+            "note: valid escapes are \\n \\t \\r \\\\ \\\" and \\'\n");
+}
+
+TEST(DiagnosticsTest, TextSeveralNotesInOrder) {
+  Harness h("retrun x\n");
+  h.diags.report(Diag::ExpectedStatementEnd, h.source, SourceRange{7, 8}, "identifier 'x'")
+      .note(Note::DidYouMean, h.source, SourceRange{0, 6}, "return")
+      .note(Note::NestingHint);
+  EXPECT_EQ(h.text(),
+            "test.tri:1:8: error: expected ';' or a new line after the statement, found "
+            "identifier 'x' [ExpectedStatementEnd]\n"
+            "retrun x\n"
+            "       ^\n"
+            "test.tri:1:1: note: did you mean 'return'?\n"
+            "retrun x\n"
+            "^~~~~~\n"
+            "note: bind part of the expression to a name with 'let' to reduce nesting\n");
+}
+
+TEST(DiagnosticsTest, TextForAPathWithoutSource) {
+  Harness h("");
+  h.diags.reportForPath(Diag::CannotReadFile, "missing.tri", "No such file or directory");
+  EXPECT_EQ(h.text(),
+            "missing.tri: error: cannot read input file: No such file or directory "
+            "[CannotReadFile]\n");
+}
+
+TEST(DiagnosticsTest, TextWithoutSourceOrPathNamesTheTool) {
+  Diagnostic d;
+  d.kind = Diag::NotImplemented;
+  d.severity = Severity::Error;
+  d.message = "code generation is not implemented yet";
+  EXPECT_EQ(TextDiagnosticConsumer::render(d, false),
+            "tritonc: error: code generation is not implemented yet [NotImplemented]\n");
+}
+
+TEST(DiagnosticsTest, TextWarningHeader) {
+  Harness h("/* /* */\n");
+  h.diags.report(Diag::NestedBlockComment, h.source, SourceRange{3, 5});
+  EXPECT_EQ(h.text(),
+            "test.tri:1:4: warning: '/*' within block comment; block comments do not nest "
+            "[NestedBlockComment]\n"
+            "/* /* */\n"
+            "   ^~\n");
+}
+
+TEST(DiagnosticsTest, TextInColor) {
+  Harness h("let $ = 1\n");
+  h.diags.report(Diag::UnexpectedCharacter, h.source, SourceRange{4, 5}, "$");
+  EXPECT_EQ(TextDiagnosticConsumer::render(h.only(), true),
+            "\033[1mtest.tri:1:5: \033[1;31merror: \033[0m\033[1munexpected character '$' "
+            "[UnexpectedCharacter]\033[0m\n"
+            "let $ = 1\n"
+            "    \033[1;32m^\033[0m\n");
+}
+
+// ---- JSON rendering ----------------------------------------------------------
+
+TEST(DiagnosticsTest, JsonKeysInOrder) {
+  Harness h("let x = 1\nlet $ = 2\n");
+  h.diags.report(Diag::UnexpectedCharacter, h.source, SourceRange{14, 15}, "$");
+  EXPECT_EQ(h.json(),
+            R"({"file":"test.tri","line":2,"column":5,"severity":"error",)"
+            R"("code":"UnexpectedCharacter","message":"unexpected character '$'","notes":[]})"
+            "\n");
+}
+
+TEST(DiagnosticsTest, JsonNotesAreMessages) {
+  Harness h("let x = (1\n");
+  h.diags.report(Diag::ExpectedToken, h.source, SourceRange{10, 10}, "')'", "end of file")
+      .note(Note::MatchingDelimiter, h.source, SourceRange{8, 9}, "(")
+      .note(Note::NestingHint);
+  EXPECT_EQ(h.json(),
+            R"({"file":"test.tri","line":1,"column":11,"severity":"error",)"
+            R"("code":"ExpectedToken","message":"expected ')', found end of file",)"
+            R"("notes":["to match this '('",)"
+            R"("bind part of the expression to a name with 'let' to reduce nesting"]})"
+            "\n");
+}
+
+TEST(DiagnosticsTest, JsonEscapesQuotesBackslashesNewlinesAndControlCharacters) {
+  Diagnostic d;
+  d.kind = Diag::CannotReadFile;
+  d.severity = Severity::Error;
+  d.path = "dir/\"odd\"\\name.tri";
+  d.message = std::string("a\"b\\c\nd\re\tf") + '\x01' + "g" + '\x1f' + "h" + '\0' + "\xC3\xA9";
+  d.notes.push_back(DiagnosticNote{nullptr, {}, "line1\nline2 \"q\""});
+  EXPECT_EQ(JsonDiagnosticConsumer::render(d),
+            R"({"file":"dir/\"odd\"\\name.tri","line":0,"column":0,"severity":"error",)"
+            R"("code":"CannotReadFile",)"
+            R"("message":"a\"b\\c\nd\re\tf\u0001g\u001fh\u0000)"
+            "\xC3\xA9"
+            R"(","notes":["line1\nline2 \"q\""]})"
+            "\n");
+}
+
+TEST(DiagnosticsTest, JsonEscapesTheSourceName) {
+  SourceBuffer source = SourceBuffer::fromString("we\"ird\n.tri", "$");
+  CollectingDiagnosticConsumer consumer;
+  DiagnosticEngine diags(consumer);
+  diags.report(Diag::UnexpectedCharacter, source, SourceRange{0, 1}, "$");
+  ASSERT_EQ(consumer.diagnostics.size(), 1u);
+  EXPECT_EQ(JsonDiagnosticConsumer::render(consumer.diagnostics[0]),
+            R"({"file":"we\"ird\n.tri","line":1,"column":1,"severity":"error",)"
+            R"("code":"UnexpectedCharacter","message":"unexpected character '$'","notes":[]})"
+            "\n");
+}
+
+TEST(DiagnosticsTest, JsonWarningSeverity) {
+  Harness h("/* /* */\n");
+  h.diags.report(Diag::NestedBlockComment, h.source, SourceRange{3, 5});
+  EXPECT_EQ(h.json(),
+            R"({"file":"test.tri","line":1,"column":4,"severity":"warning",)"
+            R"("code":"NestedBlockComment",)"
+            R"("message":"'/*' within block comment; block comments do not nest","notes":[]})"
+            "\n");
+}
+
+// ---- engine options ----------------------------------------------------------
+
+TEST(DiagnosticsTest, WarningsAreCountedSeparately) {
+  Harness h("/* /* */ $\n");
+  h.diags.report(Diag::NestedBlockComment, h.source, SourceRange{3, 5});
+  EXPECT_EQ(h.diags.warningCount(), 1u);
+  EXPECT_EQ(h.diags.errorCount(), 0u);
+  EXPECT_FALSE(h.diags.hasErrors());
+  h.diags.report(Diag::UnexpectedCharacter, h.source, SourceRange{9, 10}, "$");
+  EXPECT_EQ(h.diags.warningCount(), 1u);
+  EXPECT_EQ(h.diags.errorCount(), 1u);
+  EXPECT_TRUE(h.diags.hasErrors());
+  ASSERT_EQ(h.consumer.diagnostics.size(), 2u);
+  EXPECT_EQ(h.consumer.diagnostics[0].severity, Severity::Warning);
+  EXPECT_EQ(h.consumer.diagnostics[1].severity, Severity::Error);
+}
+
+TEST(DiagnosticsTest, WerrorPromotesWarningsAndCountsThemAsErrors) {
+  DiagnosticOptions options;
+  options.warningsAsErrors = true;
+  Harness h("/* /* */\n", options);
+  h.diags.report(Diag::NestedBlockComment, h.source, SourceRange{3, 5});
+  const Diagnostic& d = h.only();
+  EXPECT_EQ(d.kind, Diag::NestedBlockComment);
+  EXPECT_EQ(d.severity, Severity::Error);
+  EXPECT_EQ(h.diags.errorCount(), 1u);
+  EXPECT_EQ(h.diags.warningCount(), 0u);
+  EXPECT_TRUE(h.diags.hasErrors());
+  EXPECT_EQ(h.text().substr(0, 22), "test.tri:1:4: error: '");
+  EXPECT_NE(h.json().find(R"("severity":"error")"), std::string::npos);
+}
+
+TEST(DiagnosticsTest, QuietDropsWarningsButKeepsErrors) {
+  DiagnosticOptions options;
+  options.suppressWarnings = true;
+  Harness h("/* /* */ $\n", options);
+  h.diags.report(Diag::NestedBlockComment, h.source, SourceRange{3, 5});
+  EXPECT_TRUE(h.consumer.diagnostics.empty());
+  EXPECT_EQ(h.diags.warningCount(), 0u);
+  EXPECT_EQ(h.diags.errorCount(), 0u);
+  h.diags.report(Diag::UnexpectedCharacter, h.source, SourceRange{9, 10}, "$");
+  ASSERT_EQ(h.consumer.diagnostics.size(), 1u);
+  EXPECT_EQ(h.consumer.diagnostics[0].kind, Diag::UnexpectedCharacter);
+  EXPECT_EQ(h.diags.errorCount(), 1u);
+}
+
+TEST(DiagnosticsTest, WerrorAppliesToLexerWarnings) {
+  DiagnosticOptions options;
+  options.warningsAsErrors = true;
+  test::Lexed lexed("/* a /* b */ x", options);
+  ASSERT_EQ(lexed.diagnostics().size(), 1u);
+  EXPECT_EQ(lexed.diagnostics()[0].kind, Diag::NestedBlockComment);
+  EXPECT_EQ(lexed.diagnostics()[0].severity, Severity::Error);
+  EXPECT_EQ(lexed.diags.errorCount(), 1u);
+}
+
+TEST(DiagnosticsTest, BuilderMovedFromEmitsOnce) {
+  Harness h("x\n");
+  {
+    DiagnosticBuilder first =
+        h.diags.report(Diag::UnexpectedCharacter, h.source, SourceRange{0, 1}, "x");
+    DiagnosticBuilder second = std::move(first);
+    EXPECT_TRUE(h.consumer.diagnostics.empty());  // emitted when the builder dies
+  }
+  EXPECT_EQ(h.consumer.diagnostics.size(), 1u);
+  EXPECT_EQ(h.diags.errorCount(), 1u);
+}
+
+// ---- typo suggestions --------------------------------------------------------
+
+TEST(DiagnosticsTest, EditDistance) {
+  EXPECT_EQ(editDistance("", "", 5), 0u);
+  EXPECT_EQ(editDistance("abc", "abc", 0), 0u);
+  EXPECT_EQ(editDistance("abc", "", 5), 3u);
+  EXPECT_EQ(editDistance("", "abcd", 5), 4u);
+  EXPECT_EQ(editDistance("kitten", "sitting", 10), 3u);
+  EXPECT_EQ(editDistance("flaw", "lawn", 10), 2u);
+  EXPECT_EQ(editDistance("retrun", "return", 10), 2u);  // a swap is two edits
+  EXPECT_EQ(editDistance("layr", "layer", 10), 1u);
+  EXPECT_EQ(editDistance("layer", "layr", 10), 1u);
+}
+
+TEST(DiagnosticsTest, EditDistanceGivesUpPastTheLimit) {
+  EXPECT_EQ(editDistance("abcdef", "uvwxyz", 2), 3u);  // maxDistance + 1
+  EXPECT_EQ(editDistance("abcdef", "uvwxyz", 10), 6u);
+  EXPECT_EQ(editDistance("kitten", "sitting", 3), 3u);  // exactly at the limit
+}
+
+TEST(DiagnosticsTest, ClosestMatch) {
+  std::vector<std::string_view> statements = {"let", "return", "if", "for", "while",
+                                              "break", "continue", "else"};
+  EXPECT_EQ(closestMatch("retrun", statements), "return");
+  EXPECT_EQ(closestMatch("whille", statements), "while");
+  EXPECT_EQ(closestMatch("contnue", statements), "continue");
+  std::vector<std::string_view> items = {"layer", "fn", "main", "import", "let"};
+  EXPECT_EQ(closestMatch("lyer", items), "layer");
+  EXPECT_EQ(closestMatch("fm", items), "fn");
+  EXPECT_EQ(closestMatch("improt", items), "import");
+}
+
+TEST(DiagnosticsTest, ClosestMatchRejectsDistantWordsAndExactMatches) {
+  std::vector<std::string_view> items = {"layer", "fn", "main", "import", "let"};
+  EXPECT_EQ(closestMatch("banana", items), "");
+  EXPECT_EQ(closestMatch("let", items), "");  // the word itself is no suggestion
+  EXPECT_EQ(closestMatch("lte", items), "");  // two edits is too many for 3 letters
+  EXPECT_EQ(closestMatch("x", {}), "");
+}
+
+TEST(DiagnosticsTest, ClosestMatchPrefersTheFirstOfEquallyCloseCandidates) {
+  EXPECT_EQ(closestMatch("lat", {"let", "lit"}), "let");
+  EXPECT_EQ(closestMatch("lat", {"lit", "let"}), "lit");
+  EXPECT_EQ(closestMatch("lat", {"lxyz", "lit", "lad"}), "lit");
+}
+
+}  // namespace
+}  // namespace tritonc
