@@ -36,28 +36,45 @@ void Timings::end(size_t index) {
 }
 
 std::string Timings::formatTable() const {
+  // One row per phase label, summed over its runs (e.g. the lexer over every
+  // input file), in the order phases first ran; the trace keeps each run.
+  struct Row {
+    std::string label;
+    int depth = 0;
+    int64_t durationNs = 0;
+    int64_t peakRssKb = 0;
+    int runs = 0;
+  };
+  std::vector<Row> rows;
   int64_t total = 0;
   for (const Event& event : events_) {
     if (event.depth == 0) {
       total += event.durationNs;
     }
-  }
-  std::string out = fmt::format("{:<32} {:>10} {:>7} {:>10}\n", "phase", "time (ms)", "%",
-                                "peak (MiB)");
-  for (const Event& event : events_) {
-    std::string label(static_cast<size_t>(event.depth) * 2, ' ');
-    label += event.label;
-    if (!event.detail.empty()) {
-      label += " (" + event.detail + ")";
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& row) {
+      return row.label == event.label && row.depth == event.depth;
+    });
+    if (it == rows.end()) {
+      rows.push_back(Row{event.label, event.depth, 0, 0, 0});
+      it = rows.end() - 1;
     }
-    double pct = total > 0 ? 100.0 * static_cast<double>(event.durationNs) /
+    it->durationNs += event.durationNs;
+    it->peakRssKb = std::max(it->peakRssKb, event.peakRssKb);
+    ++it->runs;
+  }
+  std::string out = fmt::format("{:<28} {:>5} {:>11} {:>7} {:>11}\n", "phase", "runs",
+                                "time (ms)", "%", "peak (MiB)");
+  for (const Row& row : rows) {
+    std::string label(static_cast<size_t>(row.depth) * 2, ' ');
+    label += row.label;
+    double pct = total > 0 ? 100.0 * static_cast<double>(row.durationNs) /
                                  static_cast<double>(total)
                            : 0.0;
-    out += fmt::format("{:<32} {:>10.3f} {:>6.1f}% {:>10.1f}\n", label,
-                       static_cast<double>(event.durationNs) / 1e6, pct,
-                       static_cast<double>(event.peakRssKb) / 1024.0);
+    out += fmt::format("{:<28} {:>5} {:>11.3f} {:>6.1f}% {:>11.1f}\n", label, row.runs,
+                       static_cast<double>(row.durationNs) / 1e6, pct,
+                       static_cast<double>(row.peakRssKb) / 1024.0);
   }
-  out += fmt::format("{:<32} {:>10.3f} {:>6.1f}% {:>10.1f}\n", "total",
+  out += fmt::format("{:<28} {:>5} {:>11.3f} {:>6.1f}% {:>11.1f}\n", "total", "",
                      static_cast<double>(total) / 1e6, 100.0,
                      static_cast<double>(peakRssKb()) / 1024.0);
   return out;
