@@ -69,6 +69,7 @@ class Generator {
     while (remaining > 0) {
       item_.clear();
       itemLines_ = 0;
+      localCounter_ = 0;
       generateItem();
       if (itemLines_ <= remaining) {
         out_ += item_;
@@ -95,7 +96,11 @@ class Generator {
     item_ += '\n';
     ++itemLines_;
   }
+  /// A file-wide unique name (items, constants).
   std::string fresh(std::string_view stem) { return fmt::format("{}{}", stem, ++counter_); }
+  /// A local name, numbered per item: like real code, different layers reuse
+  /// the same local names, so most identifiers are repeats.
+  std::string local(std::string_view stem) { return fmt::format("{}{}", stem, ++localCounter_); }
   /// A name in scope (parameters and earlier lets).
   const std::string& var() { return scope_[rng_.below(scope_.size())]; }
   void define(std::string name) {
@@ -130,10 +135,11 @@ class Generator {
       tutorialLayer();
     } else if (r < 85) {
       helperFn();
-    } else if (r < 93) {
+    } else if (r < 93 || emittedMain_) {
       constants();
     } else {
-      mainBlock();
+      mainBlock();  // once per file, like a real program
+      emittedMain_ = true;
     }
     line(0, "");  // blank line between items
   }
@@ -292,7 +298,7 @@ class Generator {
   void simpleStatement(unsigned indent) {
     static constexpr std::array<std::string_view, 6> kStems = {"h", "act", "feat",
                                                                "proj", "t", "hidden"};
-    std::string v = fresh(rng_.pick(kStems));
+    std::string v = local(rng_.pick(kStems));
     std::string text;
     switch (rng_.below(20)) {
       case 0: text = fmt::format("let {} = relu({} @ w + b)", v, var()); break;
@@ -326,6 +332,9 @@ class Generator {
         text = fmt::format("let {} = dropout({}, p=0.1)", v, var());
         break;
     }
+    if (text.starts_with("let ") && rng_.chance(20)) {
+      text += fmt::format("   # {}", rng_.pick(kComments));
+    }
     line(indent, text);
     if (text.starts_with("let ")) {
       define(std::move(v));
@@ -337,6 +346,8 @@ class Generator {
   std::string item_;
   size_t itemLines_ = 0;
   unsigned counter_ = 0;
+  unsigned localCounter_ = 0;
+  bool emittedMain_ = false;
   std::vector<std::string> scope_;
 };
 

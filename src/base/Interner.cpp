@@ -1,6 +1,8 @@
 //===- Interner.cpp - identifier interning --------------------------------===//
 #include "tritonc/base/Interner.h"
 
+// Inline the hash: identifiers are short and a call costs as much as hashing.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <cstring>

@@ -66,16 +66,15 @@ void renderSnippet(std::string& out, const SourceBuffer& source, SourceRange ran
   }
   for (size_t i = begin; i < end;) {
     unsigned char c = bytes[i];
-    size_t len = 1;
-    std::string text;
-    if (c == '\t') {
-      text = "\t";
-    } else if (c < 0x20 || c == 0x7F) {
-      text = fmt::format("<{:02X}>", static_cast<unsigned>(c));
-    } else if (c < 0x80) {
-      text = std::string(1, static_cast<char>(c));
+    size_t len = 1;    // bytes of source consumed
+    size_t width = 1;  // columns shown
+    if (c >= 0x20 && c < 0x7F) {
+      shown += static_cast<char>(c);
+    } else if (c == '\t') {
+      shown += '\t';
     } else {
-      // A valid UTF-8 sequence prints as itself, one column wide.
+      // A valid UTF-8 sequence prints as itself, one column wide; anything
+      // else unprintable as <XX>.
       size_t need = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
       bool valid = need > 0 && i + need <= line.size();
       for (size_t k = 1; valid && k < need; ++k) {
@@ -83,23 +82,26 @@ void renderSnippet(std::string& out, const SourceBuffer& source, SourceRange ran
       }
       if (valid) {
         len = need;
-        text = std::string(line.substr(i, need));
+        shown.append(line.substr(i, need));
       } else {
-        text = fmt::format("<{:02X}>", static_cast<unsigned>(c));
+        constexpr char kHex[] = "0123456789ABCDEF";
+        shown += '<';
+        shown += kHex[c >> 4];
+        shown += kHex[c & 15];
+        shown += '>';
+        width = 4;
       }
     }
-    size_t width = c == '\t' ? 1 : (len > 1 ? 1 : text.size());
     char mark = ' ';
     if (i == caret) {
       mark = '^';
     } else if (i > caret && i < rangeEnd) {
       mark = '~';
     }
-    shown += text;
     if (c == '\t' && mark == ' ') {
       marks += '\t';
     } else {
-      marks.append(1, mark);
+      marks += mark;
       if (width > 1) {
         marks.append(width - 1, mark == '^' ? '~' : mark);
       }
@@ -201,12 +203,25 @@ void DiagnosticEngine::emit(Diagnostic diagnostic) {
       return;
     }
   }
+  if (errorLimitReached()) {
+    if (diagnostic.severity == Severity::Error) {
+      ++errorCount_;
+    }
+    return;
+  }
   if (diagnostic.severity == Severity::Error) {
     ++errorCount_;
   } else if (diagnostic.severity == Severity::Warning) {
     ++warningCount_;
   }
   consumer_->handle(diagnostic);
+  if (diagnostic.severity == Severity::Error && errorLimitReached()) {
+    Diagnostic stop;
+    stop.kind = Diag::TooManyErrors;
+    stop.severity = Severity::Error;
+    stop.message = std::string(diagFormat(Diag::TooManyErrors));
+    consumer_->handle(stop);
+  }
 }
 
 std::string TextDiagnosticConsumer::render(const Diagnostic& diagnostic, bool color) {
@@ -270,9 +285,10 @@ std::string JsonDiagnosticConsumer::render(const Diagnostic& diagnostic) {
 
 void SortingDiagnosticConsumer::flush() {
   std::stable_sort(pending_.begin(), pending_.end(), [](const Diagnostic& a, const Diagnostic& b) {
-    // File-level diagnostics first, then by file and position.
+    // By file and position; diagnostics about no position (the error limit)
+    // come last.
     if ((a.source == nullptr) != (b.source == nullptr)) {
-      return a.source == nullptr;
+      return b.source == nullptr;
     }
     if (a.source == nullptr || a.source == b.source) {
       return a.source != nullptr && a.range.begin < b.range.begin;

@@ -122,7 +122,8 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, bool isCompile) 
   setLogLevel(options.debug ? LogLevel::Debug : options.verbose ? LogLevel::Verbose : LogLevel::Off);
   std::unique_ptr<DiagnosticConsumer> printer = makeConsumer(options);
   SortingDiagnosticConsumer sorter(*printer);
-  DiagnosticEngine diags(sorter, DiagnosticOptions{options.warningsAsErrors, options.quiet});
+  DiagnosticEngine diags(sorter, DiagnosticOptions{options.warningsAsErrors, options.quiet,
+                                                   options.errorLimit});
   std::unique_ptr<Timings> timings;
   if (options.timing || options.timeTrace) {
     timings = std::make_unique<Timings>();

@@ -49,22 +49,24 @@ struct Layout {
   bool aIsList = false;
   bool bIsList = false;
   const char* labels[3] = {nullptr, nullptr, nullptr};
+  bool cIsToken = false;  ///< c holds the closing delimiter's token
 };
 
 Layout layoutOf(NodeKind kind) {
   switch (kind) {
-    case NodeKind::Program:
+    case NodeKind::Program: return {true, false, {}};
     case NodeKind::Block:
     case NodeKind::Shape:
     case NodeKind::List:
-    case NodeKind::TypeName: return {true, false, {}};
+    case NodeKind::TypeName: return {true, false, {}, true};
+    case NodeKind::Paren: return {false, false, {}, true};
     case NodeKind::Layer:
     case NodeKind::Fn: return {true, false, {nullptr, "returns", nullptr}};
     case NodeKind::Param: return {false, false, {"type", "default", nullptr}};
     case NodeKind::Let: return {false, false, {"type", "init", nullptr}};
     case NodeKind::If: return {false, false, {"cond", "then", "else"}};
-    case NodeKind::Call: return {false, true, {"callee", nullptr, nullptr}};
-    case NodeKind::Index: return {false, true, {"base", nullptr, nullptr}};
+    case NodeKind::Call: return {false, true, {"callee", nullptr, nullptr}, true};
+    case NodeKind::Index: return {false, true, {"base", nullptr, nullptr}, true};
     case NodeKind::Slice: return {false, false, {"start", "stop", "step"}};
     case NodeKind::Assign: return {false, false, {"target", "value", nullptr}};
     case NodeKind::Import: return {false, false, {nullptr, nullptr, nullptr}};
@@ -96,6 +98,10 @@ SourceRange Tree::range(NodeId id) const {
     }
     for (int i = 0; i < 3; ++i) {
       if (fields[i] == UINT32_MAX) {
+        continue;
+      }
+      if (i == 2 && layout.cIsToken) {
+        result.end = std::max(result.end, tokens_->range(TokenId{fields[i]}).end);
         continue;
       }
       if ((i == 0 && layout.aIsList) || (i == 1 && layout.bIsList)) {
@@ -172,7 +178,7 @@ std::string Tree::dump() const {
     Layout layout = layoutOf(n.kind);
     uint32_t fields[3] = {n.a, n.b, n.c};
     for (int i = 2; i >= 0; --i) {
-      if (fields[i] == UINT32_MAX) {
+      if (fields[i] == UINT32_MAX || (i == 2 && layout.cIsToken)) {
         continue;
       }
       if ((i == 0 && layout.aIsList) || (i == 1 && layout.bIsList)) {

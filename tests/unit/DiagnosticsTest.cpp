@@ -18,7 +18,8 @@ using test::kTestFile;
 struct Harness {
   explicit Harness(std::string text, DiagnosticOptions options = {})
       : source(SourceBuffer::fromString(kTestFile, std::move(text))), diags(consumer, options) {}
-  SourceBuffer source;
+  // const: DiagnosticBuilder::note's located overload takes a const SourceBuffer&.
+  const SourceBuffer source;
   CollectingDiagnosticConsumer consumer;
   DiagnosticEngine diags;
 
@@ -137,6 +138,34 @@ TEST(DiagnosticsTest, TextUnderlinesMultiByteCharactersOncePerCodePoint) {
             "test.tri:1:5: error: unexpected character '\xC3\xA9' [UnexpectedCharacter]\n"
             "x = \xC3\xA9\xC3\xA9!\n"
             "    ^~\n");
+}
+
+TEST(DiagnosticsTest, TextShowsControlCharactersAsHexAndKeepsTheCaretAligned) {
+  Harness h(std::string("a\x01$\n"));
+  h.diags.report(Diag::UnexpectedCharacter, h.source, SourceRange{2, 3}, "$");
+  EXPECT_EQ(h.text(),
+            "test.tri:1:3: error: unexpected character '$' [UnexpectedCharacter]\n"
+            "a<01>$\n"
+            "     ^\n");
+}
+
+TEST(DiagnosticsTest, TextLongLineIsShownAroundTheCaret) {
+  std::string line(400, 'a');
+  line[150] = '$';
+  Harness h(line + "\n");
+  h.diags.report(Diag::UnexpectedCharacter, h.source, SourceRange{150, 151}, "$");
+  std::string text = h.text();
+  EXPECT_EQ(text.substr(0, 23), "test.tri:1:151: error: ");
+  size_t first = text.find('\n');
+  size_t second = text.find('\n', first + 1);
+  ASSERT_NE(second, std::string::npos);
+  std::string shown = text.substr(first + 1, second - first - 1);
+  std::string marks = text.substr(second + 1, text.size() - second - 2);
+  EXPECT_LT(shown.size(), line.size());  // shortened
+  EXPECT_NE(shown.find("..."), std::string::npos);
+  ASSERT_EQ(shown.find('$'), marks.find('^'));  // the caret is under the '$'
+  EXPECT_EQ(marks.find_first_not_of(' '), marks.find('^'));
+  EXPECT_EQ(marks.size(), marks.find('^') + 1);
 }
 
 TEST(DiagnosticsTest, TextNoteWithLocation) {

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "tritonc/source/SourceBuffer.h"
@@ -126,6 +127,13 @@ class SortingDiagnosticConsumer final : public DiagnosticConsumer {
 
 class DiagnosticEngine;
 
+/// True when the first of Args is a SourceBuffer (selects the located note()).
+template <typename... Args>
+inline constexpr bool startsWithSource = false;
+template <typename First, typename... Rest>
+inline constexpr bool startsWithSource<First, Rest...> =
+    std::is_same_v<std::remove_cvref_t<First>, SourceBuffer>;
+
 /// Accumulates notes; emits the diagnostic when destroyed.
 class DiagnosticBuilder {
  public:
@@ -150,6 +158,7 @@ class DiagnosticBuilder {
   }
   /// Adds a note without a location.
   template <typename... Args>
+    requires(!startsWithSource<Args...>)
   DiagnosticBuilder& note(Note kind, Args&&... args) {
     diagnostic_.notes.push_back(DiagnosticNote{
         nullptr, {}, fmt::format(fmt::runtime(noteFormat(kind)), std::forward<Args>(args)...)});
@@ -165,6 +174,9 @@ class DiagnosticBuilder {
 struct DiagnosticOptions {
   bool warningsAsErrors = false;  ///< -Werror
   bool suppressWarnings = false;  ///< -q keeps errors only
+  /// After this many errors, one TooManyErrors is reported and the rest are
+  /// counted but not shown (clang's -ferror-limit). 0 = no limit.
+  unsigned errorLimit = 0;
 };
 
 /// Counts diagnostics and forwards them to a consumer.
@@ -197,6 +209,10 @@ class DiagnosticEngine {
   }
 
   size_t errorCount() const { return errorCount_; }
+  /// True once the error limit was reached: callers may stop early.
+  bool errorLimitReached() const {
+    return options_.errorLimit != 0 && errorCount_ >= options_.errorLimit;
+  }
   size_t warningCount() const { return warningCount_; }
   bool hasErrors() const { return errorCount_ > 0; }
 

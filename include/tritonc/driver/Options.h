@@ -55,6 +55,7 @@ struct CompileOptions {
   DiagnosticsFormat diagnosticsFormat = DiagnosticsFormat::Text;
   ColorMode color = ColorMode::Auto;
   bool warningsAsErrors = false;
+  unsigned errorLimit = 20;  ///< --error-limit; 0 = no limit (clang's default is 20 too)
 };
 
 }  // namespace tritonc

@@ -65,6 +65,8 @@ class Tree {
   /// Operand a/b as a list.
   ListId listA(NodeId id) const { return ListId{nodes_[id.index].a}; }
   ListId listB(NodeId id) const { return ListId{nodes_[id.index].b}; }
+  /// Operand c as a token (the closing delimiter of brackets and blocks).
+  TokenId tokenC(NodeId id) const { return TokenId{nodes_[id.index].c}; }
   std::span<const NodeId> list(ListId id) const {
     if (!id.isValid()) {
       return {};
