@@ -1,6 +1,8 @@
 //===- Timings.cpp - phase timer ------------------------------------------===//
 #include "tritonc/base/Timings.h"
 
+#include "tritonc/base/Text.h"
+
 #include <fmt/format.h>
 #include <sys/resource.h>
 
@@ -80,38 +82,19 @@ std::string Timings::formatTable() const {
   return out;
 }
 
-namespace {
-std::string jsonEscape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-}  // namespace
-
 std::string Timings::formatChromeTrace() const {
   std::string out = "{\"traceEvents\":[\n";
   for (size_t i = 0; i < events_.size(); ++i) {
     const Event& event = events_[i];
-    out += fmt::format(
-        "{{\"name\":\"{}\",\"cat\":\"tritonc\",\"ph\":\"X\",\"ts\":{:.3f},\"dur\":{:.3f},"
-        "\"pid\":1,\"tid\":1,\"args\":{{\"detail\":\"{}\",\"peak_rss_kb\":{}}}}}{}\n",
-        jsonEscape(event.label), static_cast<double>(event.startNs) / 1e3,
-        static_cast<double>(event.durationNs) / 1e3, jsonEscape(event.detail), event.peakRssKb,
-        i + 1 < events_.size() ? "," : "");
+    out += "{\"name\":";
+    appendJsonString(out, event.label);
+    out += fmt::format(",\"cat\":\"tritonc\",\"ph\":\"X\",\"ts\":{:.3f},\"dur\":{:.3f},"
+                       "\"pid\":1,\"tid\":1,\"args\":{{\"detail\":",
+                       static_cast<double>(event.startNs) / 1e3,
+                       static_cast<double>(event.durationNs) / 1e3);
+    appendJsonString(out, event.detail);
+    out += fmt::format(",\"peak_rss_kb\":{}}}}}{}\n", event.peakRssKb,
+                       i + 1 < events_.size() ? "," : "");
   }
   out += "],\"displayTimeUnit\":\"ms\"}\n";
   return out;

@@ -1,6 +1,8 @@
 //===- Diagnostics.cpp - engine, text and JSON rendering ------------------===//
 #include "tritonc/diag/Diagnostics.h"
 
+#include "tritonc/base/Text.h"
+
 #include <algorithm>
 #include <array>
 
@@ -150,26 +152,6 @@ void renderHeader(std::string& out, const SourceBuffer* source, const std::strin
     out += kReset;
     out += kBold;
   }
-}
-
-void appendJsonString(std::string& out, std::string_view text) {
-  out += '"';
-  for (char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
 }
 
 }  // namespace

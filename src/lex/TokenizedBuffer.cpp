@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "tritonc/base/Text.h"
+
 namespace tritonc {
 
 namespace {
@@ -27,26 +29,6 @@ constexpr bool kIsKeyword[] = {
 #include "tritonc/lex/TokenKinds.def"
 };
 
-// Escapes a string for a dump so that every dump line stays one line.
-std::string escapeForDump(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
-          out += fmt::format("\\x{:02X}", static_cast<unsigned>(static_cast<unsigned char>(c)));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
 }  // namespace
 
 std::string_view tokenKindName(TokenKind kind) { return kNames[static_cast<size_t>(kind)]; }
@@ -76,14 +58,12 @@ std::string TokenizedBuffer::dump() const {
     TokenId id{i};
     const Token& t = tokens_[i];
     LineCol lc = source_->lineCol(t.offset);
-    out += fmt::format("{}:{} {} \"{}\"", lc.line, lc.column, tokenKindName(t.kind),
-                       escapeForDump(spelling(id)));
+    out += fmt::format("{}:{} {} {}", lc.line, lc.column, tokenKindName(t.kind),
+                       quoteForDump(spelling(id)));
     switch (t.kind) {
       case TokenKind::IntLiteral: out += fmt::format(" value={}", intValue(id)); break;
-      case TokenKind::FloatLiteral: out += fmt::format(" value={}", floatValue(id)); break;
-      case TokenKind::StringLiteral:
-        out += fmt::format(" value=\"{}\"", escapeForDump(stringValue(id)));
-        break;
+      case TokenKind::FloatLiteral: out += " value=" + formatFloat(floatValue(id)); break;
+      case TokenKind::StringLiteral: out += " value=" + quoteForDump(stringValue(id)); break;
       default: break;
     }
     if ((t.flags & kNewlineBefore) != 0) {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "tritonc/base/Text.h"
+
 namespace tritonc {
 
 namespace {
@@ -12,37 +14,6 @@ constexpr std::string_view kNodeNames[] = {
 #define NODE(Name, Fields) #Name,
 #include "tritonc/parse/NodeKinds.def"
 };
-
-std::string quote(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
-          out += fmt::format("\\x{:02X}", static_cast<unsigned>(static_cast<unsigned char>(c)));
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
-
-// Shortest text that reads back as the same double, always with a '.' or
-// an exponent so that it reads as a float.
-std::string formatFloat(double value) {
-  std::string text = fmt::format("{}", value);
-  if (text.find_first_of(".eEn") == std::string::npos) {
-    text += ".0";
-  }
-  return text;
-}
 
 // Which operand fields hold lists, and the labels of optional children.
 struct Layout {
@@ -141,11 +112,11 @@ std::string Tree::dump() const {
       case NodeKind::Program: break;
       case NodeKind::IntLit: out += fmt::format(" {}", tokens_->intValue(tok)); break;
       case NodeKind::FloatLit: out += " " + formatFloat(tokens_->floatValue(tok)); break;
-      case NodeKind::StringLit: out += " " + quote(tokens_->stringValue(tok)); break;
+      case NodeKind::StringLit: out += " " + quoteForDump(tokens_->stringValue(tok)); break;
       case NodeKind::Import:
-        out += " " + quote(tokens_->stringValue(tok));
+        out += " " + quoteForDump(tokens_->stringValue(tok));
         if (n.b != UINT32_MAX) {
-          out += " as " + quote(tokens_->spelling(TokenId{n.b}));
+          out += " as " + quoteForDump(tokens_->spelling(TokenId{n.b}));
         }
         break;
       case NodeKind::Main:
@@ -164,7 +135,7 @@ std::string Tree::dump() const {
       case NodeKind::Continue:
       case NodeKind::ExprStmt:
       case NodeKind::Error: break;
-      default: out += " " + quote(tokens_->spelling(tok)); break;
+      default: out += " " + quoteForDump(tokens_->spelling(tok)); break;
     }
     if (n.kind != NodeKind::Program) {
       LineCol lc = tokens_->source().lineCol(tokens_->range(tok).begin);
