@@ -16,6 +16,7 @@
 #include "tritonc/diag/Diagnostics.h"
 #include "tritonc/lex/Lex.h"
 #include "tritonc/parse/Parse.h"
+#include "tritonc/sema/Sema.h"
 #include "tritonc/source/SourceBuffer.h"
 
 namespace tritonc {
@@ -44,7 +45,7 @@ std::optional<Stage> parseStageName(const std::string& name) {
 namespace {
 
 // The last stage this build of tritonc implements.
-constexpr Stage kLastImplementedStage = Stage::Parse;
+constexpr Stage kLastImplementedStage = Stage::Check;
 
 bool useColor(ColorMode mode) {
   switch (mode) {
@@ -167,6 +168,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, bool isCompile) 
   bool multipleFiles = sources.size() > 1;
   for (const SourceBuffer& source : sources) {
     logMessage(LogLevel::Verbose, "processing " + source.name());
+    size_t fileErrorsStart = diags.errorCount();
     std::optional<TokenizedBuffer> tokens;
     {
       ScopedTimer timer(timings.get(), "lexer", source.name());
@@ -195,13 +197,29 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, bool isCompile) 
     }
     logMessage(LogLevel::Debug, fmt::format("{}: {} tokens, {} nodes", source.name(),
                                             tokens->size(), tree->size()));
+    // A file with syntax errors is not type-checked: its tree has holes that
+    // would only produce follow-on errors.
+    size_t errorsBefore = fileErrorsStart;
+    if (lastStage >= Stage::Check && diags.errorCount() == errorsBefore) {
+      std::optional<CheckedModule> checked;
+      {
+        ScopedTimer timer(timings.get(), "type checker", source.name());
+        checked.emplace(check(*tree, interner, diags));
+      }
+      if (options.dumpTypes) {
+        if (multipleFiles) {
+          writeStdout("# file: " + source.name() + "\n");
+        }
+        writeStdout(checked->dump());
+      }
+    }
     sorter.flush();  // one file's diagnostics, in source order
   }
   std::fflush(stdout);
 
   int exitCode = diags.hasErrors() ? kExitSourceError : kExitSuccess;
   if (exitCode == kExitSuccess && isCompile && lastStage > kLastImplementedStage) {
-    exitCode = reportNotImplemented(options, "code generation", "issues #3-#5");
+    exitCode = reportNotImplemented(options, "code generation", "issues #4 and #5");
   }
 
   if (timings) {
@@ -253,14 +271,13 @@ int runCompile(const CompileOptions& options) {
   Stage last = options.stopAfter.value_or(Stage::Emit);
   if (last > kLastImplementedStage && options.stopAfter) {
     return reportNotImplemented(options, std::string("'--stop-after=") + stageName(last) + "'",
-                                "issues #3-#5");
+                                "issues #4 and #5");
   }
   return runFrontEnd(options, last, /*isCompile=*/true);
 }
 
 int runCheck(const CompileOptions& options) {
-  // Semantic analysis joins `check` with issue #3; until then it checks syntax.
-  return runFrontEnd(options, kLastImplementedStage, /*isCompile=*/false);
+  return runFrontEnd(options, Stage::Check, /*isCompile=*/false);
 }
 
 }  // namespace tritonc

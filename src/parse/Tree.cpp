@@ -87,7 +87,7 @@ SourceRange Tree::range(NodeId id) const {
   return result;
 }
 
-std::string Tree::dump() const {
+std::string Tree::dump(const std::function<std::string(NodeId)>& annotate) const {
   std::string out;
   // Explicit stack of (node, indent, label) keeps the dump iterative.
   struct Item {
@@ -140,6 +140,9 @@ std::string Tree::dump() const {
     if (n.kind != NodeKind::Program) {
       LineCol lc = tokens_->source().lineCol(tokens_->range(tok).begin);
       out += fmt::format(" @{}:{}", lc.line, lc.column);
+    }
+    if (annotate) {
+      out += annotate(id);
     }
     out += '\n';
     if (n.kind == NodeKind::Import) {

@@ -42,6 +42,8 @@ void addReportingFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choic
   // Spelled -Werror by users; see normalizeArgs().
   cmd->add_flag("--Werror", o.warningsAsErrors, "Treat warnings as errors (spelled -Werror)");
   cmd->add_flag("-q,--quiet", o.quiet, "Print errors only");
+  cmd->add_flag("--dump-types", o.dumpTypes,
+                "Print the checked program (classified layer parameters, typed syntax tree)");
   cmd->add_option("--error-limit", o.errorLimit, "Stop reporting after N errors (0: no limit)")
       ->capture_default_str();
   cmd->add_flag("--timing", o.timing, "Print a per-phase time and memory report to stderr");

@@ -39,6 +39,7 @@ struct CompileOptions {
   std::optional<Stage> stopAfter;     ///< --stop-after
   bool dumpTokens = false;
   bool dumpAst = false;
+  bool dumpTypes = false;  ///< the checked program: classified signatures and typed AST
   bool dumpIr = false;
   bool dumpCode = false;
   bool printAfterAll = false;

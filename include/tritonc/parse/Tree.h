@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -77,8 +78,10 @@ class Tree {
   /// The source text covered by a node and all of its children.
   SourceRange range(NodeId id) const;
 
-  /// An indented, deterministic rendering for --dump-ast.
-  std::string dump() const;
+  /// An indented, deterministic rendering for --dump-ast. `annotate`, when
+  /// given, returns text appended to a node's line (later stages use it to
+  /// show types).
+  std::string dump(const std::function<std::string(NodeId)>& annotate = {}) const;
 
  private:
   friend class Parser;

@@ -1,0 +1,122 @@
+//===- CheckedModule.h - the type checker's output --------------*- C++ -*-===//
+//
+// A checked program: the tree it was checked from plus, per node, the type of
+// every expression, the symbol every name refers to and how every call is
+// made; per layer, its parameters classified into hyperparameters, weights
+// and inputs. The IR generator reads this and re-derives nothing.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tritonc/parse/Tree.h"
+#include "tritonc/sema/Types.h"
+
+namespace tritonc {
+
+/// Every builtin function and layer, from Builtins.def.
+enum class BuiltinFn : uint16_t {
+#define BUILTIN_FN(Id, Name, Rule, Params) Id,
+#include "tritonc/sema/Builtins.def"
+};
+enum class BuiltinLayer : uint16_t {
+#define BUILTIN_LAYER(Id, Name, Rule, Params) Id,
+#include "tritonc/sema/Builtins.def"
+};
+std::string_view builtinFnName(BuiltinFn fn);
+std::string_view builtinLayerName(BuiltinLayer layer);
+
+/// Which group a layer's header parameter falls into (LANGUAGE.md §4).
+enum class ParamClass : uint8_t { Hyper, Weight, Input };
+
+struct ParamInfo {
+  IdentifierId name;
+  NodeId node;        ///< the Param node; invalid for implicit size variables
+  ParamClass cls = ParamClass::Input;
+  TypeId type;
+  bool implicit = false;  ///< a size variable promoted to a keyword-only int
+};
+
+/// A user layer or fn.
+struct CallableInfo {
+  IdentifierId name;
+  NodeId node;
+  bool isFn = false;
+  std::vector<ParamInfo> params;
+  TypeId returnType;  ///< declared, or Void when there is none
+};
+
+enum class SymbolKind : uint8_t {
+  Local,        ///< let in a body
+  Param,        ///< a header parameter (ref = index in params)
+  LoopVar,
+  Constant,     ///< top-level let
+  Layer,        ///< ref = index in callables
+  Fn,           ///< ref = index in callables
+  Builtin,      ///< ref = BuiltinFn
+  BuiltinLayer, ///< ref = BuiltinLayer
+  TypeName,     ///< a scalar type name used as a cast or dtype (ref = DType)
+  ImportAlias,
+};
+
+struct Symbol {
+  SymbolKind kind;
+  IdentifierId name;
+  NodeId decl;
+  TypeId type;
+  uint32_t ref = 0;
+};
+
+/// How a Call node is made.
+enum class CallKind : uint8_t {
+  None,
+  Builtin,       ///< a builtin function
+  Cast,          ///< int8(x), trit(x), float32(x), ...
+  Apply,         ///< a layer applied to weights and inputs (a pure call)
+  Instantiate,   ///< a layer given hyperparameters only: a sub-module
+  Forward,       ///< an instance called on its inputs
+  FnCall,
+};
+
+/// One instantiation site: `let blk = L(...)`.
+struct InstanceInfo {
+  bool builtin = false;
+  uint32_t decl = 0;          ///< callables index, or BuiltinLayer
+  NodeId site;                ///< the Call node
+  IdentifierId name;          ///< the attribute name (the let's name)
+  /// Hyperparameter values as dimensions (for shapes): one per constructor
+  /// parameter in declaration order; unknown() when not a known integer.
+  std::vector<DimId> args;
+};
+
+/// A shape comparison that could not be decided at compile time; -O0 emits
+/// a run-time check for it.
+struct RuntimeShapeCheck {
+  NodeId node;
+  DimId expected;
+  DimId actual;
+};
+
+struct CheckedModule {
+  const Tree* tree = nullptr;
+  const Interner* interner = nullptr;
+  TypeStore types;
+  DimStore dims;
+  std::vector<Symbol> symbols;
+  std::vector<CallableInfo> callables;
+  std::vector<InstanceInfo> instances;
+  std::vector<RuntimeShapeCheck> runtimeChecks;
+  std::vector<TypeId> nodeType;      ///< per node; invalid for non-expressions
+  std::vector<uint32_t> nodeSymbol;  ///< per Name/Let/Param/For node; UINT32_MAX if none
+  std::vector<CallKind> callKind;    ///< per Call node
+  int entryLayer = -1;               ///< callables index of the entry layer
+
+  std::string formatType(TypeId type) const;
+  /// --dump-types: each layer's classified signature, then the AST with types.
+  std::string dump() const;
+};
+
+}  // namespace tritonc

@@ -1,0 +1,929 @@
+//===- Builtins.cpp - typing rules of the builtin functions and layers ----===//
+//
+// One rule per family of builtins (Builtins.def): it checks the kinds of the
+// bound arguments and computes the result type and shape with PyTorch's
+// semantics (conv/pool output sizes by the formulas of torch.nn.Conv2d and
+// MaxPool2d, broadcasting, reductions).
+//
+//===----------------------------------------------------------------------===//
+#include <algorithm>
+#include <mutex>
+
+#include "SemaImpl.h"
+
+namespace tritonc {
+
+namespace {
+// Rules are named in Builtins.def and compared by name; several builtins
+// share a rule.
+constexpr std::string_view kFnRules[] = {
+#define BUILTIN_FN(Id, Name, R, Params) #R,
+#include "tritonc/sema/Builtins.def"
+};
+constexpr std::string_view kLayerRules[] = {
+#define BUILTIN_LAYER(Id, Name, R, Params) #R,
+#include "tritonc/sema/Builtins.def"
+};
+constexpr std::string_view kFnNames[] = {
+#define BUILTIN_FN(Id, Name, R, Params) Name,
+#include "tritonc/sema/Builtins.def"
+};
+constexpr std::string_view kLayerNames[] = {
+#define BUILTIN_LAYER(Id, Name, R, Params) Name,
+#include "tritonc/sema/Builtins.def"
+};
+constexpr std::string_view kFnParams[] = {
+#define BUILTIN_FN(Id, Name, R, Params) Params,
+#include "tritonc/sema/Builtins.def"
+};
+constexpr std::string_view kLayerParams[] = {
+#define BUILTIN_LAYER(Id, Name, R, Params) Params,
+#include "tritonc/sema/Builtins.def"
+};
+
+std::vector<sema::BuiltinParam> parseParams(std::string_view text) {
+  std::vector<sema::BuiltinParam> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    // Split at commas outside string literals.
+    size_t end = pos;
+    bool inString = false;
+    while (end < text.size() && (inString || text[end] != ',')) {
+      if (text[end] == '"') {
+        inString = !inString;
+      }
+      ++end;
+    }
+    std::string_view part = text.substr(pos, end - pos);
+    while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+    while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
+    sema::BuiltinParam p;
+    size_t eq = part.find('=');
+    std::string_view name = part.substr(0, eq);
+    if (eq != std::string_view::npos) {
+      p.optional = true;
+      p.defaultText = std::string(part.substr(eq + 1));
+    }
+    size_t bar = name.find('|');
+    p.name = std::string(name.substr(0, bar));
+    if (bar != std::string_view::npos) {
+      p.alias = std::string(name.substr(bar + 1));
+    }
+    if (!p.name.empty()) {
+      out.push_back(p);
+    }
+    pos = end + 1;
+  }
+  return out;
+}
+}  // namespace
+
+std::string_view builtinFnName(BuiltinFn fn) { return kFnNames[static_cast<size_t>(fn)]; }
+std::string_view builtinLayerName(BuiltinLayer layer) {
+  return kLayerNames[static_cast<size_t>(layer)];
+}
+
+namespace sema {
+
+const std::vector<BuiltinParam>& builtinFnParams(BuiltinFn fn) {
+  static const std::vector<std::vector<BuiltinParam>> table = [] {
+    std::vector<std::vector<BuiltinParam>> out;
+    for (std::string_view params : kFnParams) {
+      out.push_back(parseParams(params));
+    }
+    return out;
+  }();
+  return table[static_cast<size_t>(fn)];
+}
+
+const std::vector<BuiltinParam>& builtinLayerParams(BuiltinLayer layer) {
+  static const std::vector<std::vector<BuiltinParam>> table = [] {
+    std::vector<std::vector<BuiltinParam>> out;
+    for (std::string_view params : kLayerParams) {
+      out.push_back(parseParams(params));
+    }
+    return out;
+  }();
+  return table[static_cast<size_t>(layer)];
+}
+
+std::optional<BuiltinFn> findBuiltinFn(std::string_view name) {
+  for (size_t i = 0; i < std::size(kFnNames); ++i) {
+    if (kFnNames[i] == name) {
+      return static_cast<BuiltinFn>(i);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<BuiltinLayer> findBuiltinLayer(std::string_view name) {
+  for (size_t i = 0; i < std::size(kLayerNames); ++i) {
+    if (kLayerNames[i] == name) {
+      return static_cast<BuiltinLayer>(i);
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// Helpers over one call's bound arguments.
+class Call {
+ public:
+  Call(Checker& c, std::string_view name, NodeId call, std::vector<BoundArg>& args,
+       const std::vector<BuiltinParam>& params)
+      : c_(c), name_(name), call_(call), args_(args), params_(params) {}
+
+  TypeStore& ts() { return c_.types(); }
+  DimStore& ds() { return c_.dims(); }
+  bool has(size_t i) const { return i < args_.size() && args_[i].present; }
+  const ExprInfo& arg(size_t i) const { return args_[i].info; }
+  ExprInfo result(TypeId type) { return c_.make(type, call_); }
+  ExprInfo error() { return result(ts().error()); }
+  ExprInfo unknown() { return result(ts().unknown()); }
+  bool lenient(size_t i) { return has(i) && ts().isLenient(arg(i).type); }
+
+  // Reports that argument i must be `what`.
+  ExprInfo wrong(size_t i, std::string_view what) {
+    c_.report(Diag::ArgumentType, arg(i).node, params_[i].name, name_, what, c_.fmt(arg(i).type));
+    return error();
+  }
+  /// Argument i as a tensor (nullptr after a diagnostic or when lenient).
+  const TypeStore::Node* tensor(size_t i) {
+    if (!has(i) || lenient(i)) {
+      return nullptr;
+    }
+    const TypeStore::Node& t = ts().node(arg(i).type);
+    if (t.kind != TypeKind::Tensor) {
+      wrong(i, "a tensor");
+      failed_ = true;
+      return nullptr;
+    }
+    return &t;
+  }
+  std::vector<DimId> shape(size_t i) {
+    std::span<const DimId> s = ts().shape(arg(i).type);
+    return {s.begin(), s.end()};
+  }
+  /// A constant integer argument (or its default when absent).
+  std::optional<int64_t> intArg(size_t i, std::optional<int64_t> fallback = std::nullopt) {
+    if (!has(i)) {
+      return fallback;
+    }
+    if (lenient(i)) {
+      return std::nullopt;
+    }
+    const TypeStore::Node& t = ts().node(arg(i).type);
+    if (t.kind != TypeKind::Scalar || !isIntegral(t.dtype)) {
+      wrong(i, "an integer");
+      failed_ = true;
+      return std::nullopt;
+    }
+    return arg(i).intValue;
+  }
+  /// An integer argument as a dimension (constant, size variable or unknown).
+  DimId dimArg(size_t i, int64_t fallback) {
+    if (!has(i)) {
+      return ds().constant(fallback);
+    }
+    if (lenient(i)) {
+      return ds().unknown();
+    }
+    const TypeStore::Node& t = ts().node(arg(i).type);
+    if (t.kind != TypeKind::Scalar || !isIntegral(t.dtype)) {
+      wrong(i, "an integer");
+      failed_ = true;
+      return ds().unknown();
+    }
+    return arg(i).dim.isValid() ? arg(i).dim : ds().unknown();
+  }
+  /// A shape argument: a list of integers or `x.shape`.
+  std::optional<std::vector<DimId>> shapeArg(size_t i) {
+    if (!has(i) || lenient(i)) {
+      return std::nullopt;
+    }
+    const TypeStore::Node& t = ts().node(arg(i).type);
+    if (t.kind == TypeKind::Scalar && isIntegral(t.dtype)) {
+      return std::vector<DimId>{arg(i).dim.isValid() ? arg(i).dim : ds().unknown()};
+    }
+    if (t.kind != TypeKind::List || (t.count != UINT32_MAX && arg(i).listDims.size() != t.count)) {
+      wrong(i, "a shape (a list of integers)");
+      failed_ = true;
+      return std::nullopt;
+    }
+    if (t.count == UINT32_MAX) {
+      return std::nullopt;
+    }
+    return arg(i).listDims;
+  }
+  std::optional<size_t> dimIndex(size_t i, size_t rank, int64_t fallback) {
+    std::optional<int64_t> d = intArg(i, fallback);
+    if (!d) {
+      return std::nullopt;
+    }
+    std::optional<size_t> index = c_.normalizeDim(*d, rank, has(i) ? arg(i).node : call_);
+    if (!index) {
+      failed_ = true;
+    }
+    return index;
+  }
+  DType floatOf(const TypeStore::Node& t) const {
+    return isFloating(t.dtype) ? t.dtype : DType::Float32;
+  }
+  bool failed() const { return failed_; }
+  Checker& checker() { return c_; }
+  NodeId node() const { return call_; }
+  std::string_view name() const { return name_; }
+
+ private:
+  Checker& c_;
+  std::string_view name_;
+  NodeId call_;
+  std::vector<BoundArg>& args_;
+  const std::vector<BuiltinParam>& params_;
+  bool failed_ = false;
+};
+
+// Output size of a convolution or pooling window (torch.nn.Conv2d docs).
+DimId windowOutput(DimStore& ds, DimId in, DimId kernel, DimId stride, DimId padding,
+                   DimId dilation) {
+  DimId one = ds.constant(1);
+  DimId two = ds.constant(2);
+  DimId span = ds.binary(DimKind::Mul, dilation, ds.binary(DimKind::Sub, kernel, one));
+  DimId padded = ds.binary(DimKind::Add, in, ds.binary(DimKind::Mul, two, padding));
+  DimId numerator = ds.binary(DimKind::Sub, ds.binary(DimKind::Sub, padded, span), one);
+  return ds.binary(DimKind::Add, ds.binary(DimKind::Div, numerator, stride), one);
+}
+
+ExprInfo elementwise(Call& c, bool toFloat, bool keepTernary) {
+  if (c.lenient(0)) {
+    return c.result(c.arg(0).type);
+  }
+  const TypeStore::Node& t = c.ts().node(c.arg(0).type);
+  if (t.kind == TypeKind::Scalar && isNumeric(t.dtype)) {
+    return c.result(toFloat ? c.ts().scalar(c.floatOf(t)) : c.arg(0).type);
+  }
+  if (t.kind != TypeKind::Tensor) {
+    return c.wrong(0, "a tensor or a number");
+  }
+  if (keepTernary && !toFloat) {
+    return c.result(c.arg(0).type);
+  }
+  DType dtype = toFloat || t.ternary ? c.floatOf(t) : t.dtype;
+  return c.result(c.ts().withDType(c.arg(0).type, dtype));
+}
+
+ExprInfo reduce(Call& c, std::string_view rule, BuiltinFn fn) {
+  const TypeStore::Node* t = c.tensor(0);
+  if (t == nullptr) {
+    return c.failed() ? c.error() : c.unknown();
+  }
+  DType dtype = t->dtype;
+  if (rule == "ArgReduce") {
+    dtype = DType::Int64;
+  } else if (fn == BuiltinFn::Sum) {
+    dtype = t->ternary ? DType::Float32 : isIntegral(dtype) ? DType::Int64 : dtype;
+  } else if (fn == BuiltinFn::Mean || fn == BuiltinFn::Std) {
+    dtype = c.floatOf(*t);
+  } else if (t->ternary) {
+    dtype = DType::Float32;
+  }
+  bool keepdim = c.has(2) && c.arg(2).intValue && *c.arg(2).intValue != 0;
+  if (!t->rankKnown) {
+    return c.result(c.ts().tensorAnyRank(dtype));
+  }
+  std::vector<DimId> shape = c.shape(0);
+  if (!c.has(1)) {
+    std::vector<DimId> out;
+    if (keepdim) {
+      out.assign(shape.size(), c.ds().constant(1));
+    }
+    return c.result(c.ts().tensor(dtype, out));
+  }
+  std::optional<size_t> d = c.dimIndex(1, shape.size(), 0);
+  if (!d) {
+    return c.failed() ? c.error() : c.result(c.ts().tensorAnyRank(dtype));
+  }
+  if (keepdim) {
+    shape[*d] = c.ds().constant(1);
+  } else {
+    shape.erase(shape.begin() + static_cast<long>(*d));
+  }
+  return c.result(c.ts().tensor(dtype, shape));
+}
+
+ExprInfo conv(Call& c, const TypeStore::Node* x, size_t xi, DimId outChannels, DimId inPerGroup,
+              DimId kh, DimId kw, DimId stride, DimId padding, DimId dilation, DimId groups) {
+  std::vector<DimId> shape = c.shape(xi);
+  if (shape.size() != 4 && shape.size() != 3) {
+    return c.wrong(xi, "a 4-D tensor [N, C, H, W]");
+  }
+  size_t base = shape.size() - 3;  // unbatched [C, H, W] is accepted too
+  DimId channels = shape[base];
+  DimId expected = c.ds().binary(DimKind::Mul, inPerGroup, groups);
+  if (c.ds().equal(channels, expected) == Decision::No) {
+    c.checker().report(Diag::ShapeMismatch, c.node(), c.name(), c.checker().fmtShape(shape),
+                       fmt::format("{} input channels", c.ds().format(expected, c.checker().interner())));
+    return c.error();
+  }
+  std::vector<DimId> out;
+  if (base == 1) {
+    out.push_back(shape[0]);
+  }
+  out.push_back(outChannels);
+  out.push_back(windowOutput(c.ds(), shape[base + 1], kh, stride, padding, dilation));
+  out.push_back(windowOutput(c.ds(), shape[base + 2], kw, stride, padding, dilation));
+  DType dtype = x->ternary ? DType::Float32 : x->dtype;
+  return c.result(c.ts().tensor(dtype, out));
+}
+
+}  // namespace
+
+ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
+                          std::vector<BoundArg>& args) {
+  std::string_view rule = kFnRules[static_cast<size_t>(fn)];
+  Call c(checker, builtinFnName(fn), call, args, builtinFnParams(fn));
+  TypeStore& ts = c.ts();
+  DimStore& ds = c.ds();
+
+  if (rule == "Creation") {
+    std::optional<std::vector<DimId>> shape = c.shapeArg(0);
+    if (c.failed()) return c.error();
+    return c.result(shape ? ts.tensor(DType::Float32, *shape) : ts.tensorAnyRank(DType::Float32));
+  }
+  if (rule == "TernaryWeights") {
+    std::optional<std::vector<DimId>> shape = c.shapeArg(0);
+    if (c.failed()) return c.error();
+    if (c.has(1) && !c.lenient(1)) {
+      std::optional<double> s = c.arg(1).floatValue;
+      if (!s && c.arg(1).intValue) s = static_cast<double>(*c.arg(1).intValue);
+      if (!s || *s < 0.0 || *s >= 1.0) {
+        return c.wrong(1, "a constant in [0, 1)");
+      }
+    }
+    return c.result(shape ? ts.tensor(DType::Trit, *shape, true)
+                          : ts.tensorAnyRank(DType::Trit, true));
+  }
+  if (rule == "Full") {
+    std::optional<std::vector<DimId>> shape = c.shapeArg(0);
+    if (c.failed()) return c.error();
+    DType dtype = DType::Float32;
+    if (!c.lenient(1)) {
+      const TypeStore::Node& v = ts.node(c.arg(1).type);
+      if (v.kind != TypeKind::Scalar || v.dtype == DType::Str) return c.wrong(1, "a number");
+      dtype = v.dtype == DType::Bool ? DType::Bool : isFloating(v.dtype) ? DType::Float32 : DType::Int64;
+    }
+    return c.result(shape ? ts.tensor(dtype, *shape) : ts.tensorAnyRank(dtype));
+  }
+  if (rule == "Arange" || rule == "Range") {
+    bool floats = false;
+    for (size_t i = 0; i < 3; ++i) {
+      if (!c.has(i) || c.lenient(i)) continue;
+      const TypeStore::Node& t = ts.node(c.arg(i).type);
+      if (t.kind != TypeKind::Scalar || !isNumeric(t.dtype) || t.dtype == DType::Bool) {
+        return c.wrong(i, "a number");
+      }
+      if (isFloating(t.dtype)) {
+        if (rule == "Range") return c.wrong(i, "an integer");
+        floats = true;
+      }
+    }
+    if (rule == "Range") {
+      return c.result(ts.make(TypeKind::Range));
+    }
+    DimId length = ds.unknown();
+    // arange(end) or arange(start, end[, step]): the length when all are constants.
+    bool known = !floats && c.has(0) && c.arg(0).intValue.has_value() &&
+                 (!c.has(1) || c.arg(1).intValue.has_value()) &&
+                 (!c.has(2) || c.arg(2).intValue.has_value());
+    if (known) {
+      int64_t first = c.arg(0).intValue.value_or(0);
+      int64_t start = c.has(1) ? first : 0;
+      int64_t stop = c.has(1) ? c.arg(1).intValue.value_or(0) : first;
+      int64_t step = c.has(2) ? c.arg(2).intValue.value_or(1) : 1;
+      if (step != 0) {
+        int64_t n = (stop - start + step - (step > 0 ? 1 : -1)) / step;
+        length = ds.constant(std::max<int64_t>(n, 0));
+      }
+    }
+    return c.result(ts.tensor(floats ? DType::Float32 : DType::Int64, std::vector<DimId>{length}));
+  }
+  if (rule == "Eye") {
+    DimId n = c.dimArg(0, 0);
+    if (c.failed()) return c.error();
+    return c.result(ts.tensor(DType::Float32, std::vector<DimId>{n, n}));
+  }
+  if (rule == "TensorLiteral") {
+    if (c.lenient(0)) return c.unknown();
+    const TypeStore::Node& t = ts.node(c.arg(0).type);
+    if (t.kind != TypeKind::List) return c.wrong(0, "a list");
+    DType dtype = DType::Float32;
+    bool explicitDtype = c.has(1) && !c.lenient(1);
+    if (explicitDtype) {
+      const TypeStore::Node& d = ts.node(c.arg(1).type);
+      if (d.kind != TypeKind::DTypeValue) return c.wrong(1, "a type name such as float32");
+      dtype = static_cast<DType>(d.ref);
+    }
+    // Elements all -1, 0, 1 make a ternary tensor (LANGUAGE.md §3).
+    bool ternary = c.arg(0).allTrits && (!explicitDtype || dtype == DType::Trit);
+    return c.result(ts.tensor(ternary ? DType::Trit : dtype, c.arg(0).listShape, ternary));
+  }
+  if (rule == "Reshape") {
+    const TypeStore::Node* x = c.tensor(0);
+    std::optional<std::vector<DimId>> target = c.shapeArg(1);
+    if (c.failed()) return c.error();
+    if (x == nullptr || !target) return c.result(x ? ts.tensorAnyRank(x->dtype, x->ternary) : ts.unknown());
+    // One -1 is inferred when every other size is a constant.
+    std::optional<int64_t> total = 1;
+    if (x->rankKnown) {
+      for (DimId d : c.shape(0)) {
+        std::optional<int64_t> v = ds.constValue(d);
+        total = total && v ? std::optional<int64_t>(*total * *v) : std::nullopt;
+      }
+    } else {
+      total = std::nullopt;
+    }
+    std::optional<int64_t> known = 1;
+    int inferred = -1;
+    for (size_t i = 0; i < target->size(); ++i) {
+      std::optional<int64_t> v = ds.constValue((*target)[i]);
+      if (v == -1) {
+        inferred = static_cast<int>(i);
+      } else {
+        known = known && v ? std::optional<int64_t>(*known * *v) : std::nullopt;
+      }
+    }
+    if (inferred >= 0) {
+      (*target)[static_cast<size_t>(inferred)] =
+          total && known && *known != 0 && *total % *known == 0 ? ds.constant(*total / *known)
+                                                                 : ds.unknown();
+    } else if (total && known && *total != *known) {
+      c.checker().report(Diag::ReshapeMismatch, call, c.checker().fmtShape(c.shape(0)), *total,
+                         c.checker().fmtShape(*target), *known);
+      return c.error();
+    }
+    return c.result(ts.tensor(x->dtype, *target, x->ternary));
+  }
+  if (rule == "Flatten" || rule == "Transpose" || rule == "Squeeze" || rule == "Unsqueeze" ||
+      rule == "Permute") {
+    const TypeStore::Node* x = c.tensor(0);
+    if (x == nullptr) return c.failed() ? c.error() : c.unknown();
+    if (!x->rankKnown) return c.result(ts.tensorAnyRank(x->dtype, x->ternary));
+    std::vector<DimId> shape = c.shape(0);
+    if (rule == "Flatten") {
+      if (shape.empty()) return c.result(ts.tensor(x->dtype, std::vector<DimId>{ds.constant(1)}, x->ternary));
+      std::optional<size_t> start = c.dimIndex(1, shape.size(), 1);
+      std::optional<size_t> end = c.dimIndex(2, shape.size(), -1);
+      if (c.failed()) return c.error();
+      if (!start || !end) return c.result(ts.tensorAnyRank(x->dtype, x->ternary));
+      std::vector<DimId> out(shape.begin(), shape.begin() + static_cast<long>(*start));
+      DimId product = ds.constant(1);
+      for (size_t i = *start; i <= *end && i < shape.size(); ++i) {
+        product = ds.binary(DimKind::Mul, product, shape[i]);
+      }
+      out.push_back(product);
+      out.insert(out.end(), shape.begin() + static_cast<long>(std::max(*end + 1, *start)), shape.end());
+      return c.result(ts.tensor(x->dtype, out, x->ternary));
+    }
+    if (rule == "Transpose") {
+      std::optional<size_t> d0 = c.dimIndex(1, shape.size(), -2);
+      std::optional<size_t> d1 = c.dimIndex(2, shape.size(), -1);
+      if (c.failed()) return c.error();
+      if (!d0 || !d1) return c.result(ts.tensorAnyRank(x->dtype, x->ternary));
+      std::swap(shape[*d0], shape[*d1]);
+      return c.result(ts.tensor(x->dtype, shape, x->ternary));
+    }
+    if (rule == "Permute") {
+      std::optional<std::vector<DimId>> order = c.shapeArg(1);
+      if (c.failed()) return c.error();
+      if (!order) return c.result(ts.tensorAnyRank(x->dtype, x->ternary));
+      if (order->size() != shape.size()) {
+        return c.wrong(1, fmt::format("a permutation of the {} dimensions", shape.size()));
+      }
+      std::vector<DimId> out;
+      for (DimId d : *order) {
+        std::optional<int64_t> v = ds.constValue(d);
+        if (!v) return c.result(ts.tensorAnyRank(x->dtype, x->ternary));
+        std::optional<size_t> i = c.checker().normalizeDim(*v, shape.size(), c.arg(1).node);
+        if (!i) return c.error();
+        out.push_back(shape[*i]);
+      }
+      return c.result(ts.tensor(x->dtype, out, x->ternary));
+    }
+    if (rule == "Unsqueeze") {
+      std::optional<int64_t> d = c.intArg(1);
+      if (c.failed()) return c.error();
+      if (!d) return c.result(ts.tensorAnyRank(x->dtype, x->ternary));
+      std::optional<size_t> i = c.checker().normalizeDim(*d, shape.size() + 1, c.arg(1).node);
+      if (!i) return c.error();
+      shape.insert(shape.begin() + static_cast<long>(*i), ds.constant(1));
+      return c.result(ts.tensor(x->dtype, shape, x->ternary));
+    }
+    // Squeeze: drops size-1 dimensions (only the given one with `dim`).
+    DimId one = ds.constant(1);
+    if (c.has(1)) {
+      std::optional<size_t> i = c.dimIndex(1, shape.size(), 0);
+      if (c.failed()) return c.error();
+      if (!i) return c.result(ts.tensorAnyRank(x->dtype, x->ternary));
+      if (shape[*i] == one) {
+        shape.erase(shape.begin() + static_cast<long>(*i));
+      } else if (!ds.constValue(shape[*i])) {
+        return c.result(ts.tensorAnyRank(x->dtype, x->ternary));
+      }
+      return c.result(ts.tensor(x->dtype, shape, x->ternary));
+    }
+    std::vector<DimId> out;
+    for (DimId d : shape) {
+      if (!ds.constValue(d)) return c.result(ts.tensorAnyRank(x->dtype, x->ternary));
+      if (d != one) out.push_back(d);
+    }
+    return c.result(ts.tensor(x->dtype, out, x->ternary));
+  }
+  if (rule == "Concat" || rule == "Stack" || rule == "Split") {
+    if (rule == "Split") {
+      const TypeStore::Node* x = c.tensor(0);
+      if (c.failed()) return c.error();
+      DimId size = c.dimArg(1, 1);
+      (void)size;
+      if (x == nullptr || !x->rankKnown) return c.result(ts.list(ts.unknown(), UINT32_MAX));
+      std::vector<DimId> shape = c.shape(0);
+      std::optional<size_t> d = c.dimIndex(2, shape.size(), 0);
+      if (c.failed()) return c.error();
+      if (d) shape[*d] = ds.unknown();
+      return c.result(ts.list(ts.tensor(x->dtype, shape, x->ternary), UINT32_MAX));
+    }
+    if (c.lenient(0)) return c.unknown();
+    const TypeStore::Node& list = ts.node(c.arg(0).type);
+    if (list.kind != TypeKind::List) return c.wrong(0, "a list of tensors");
+    TypeId element{list.ref};
+    if (ts.isLenient(element)) return c.unknown();
+    if (!ts.isTensor(element)) return c.wrong(0, "a list of tensors");
+    const TypeStore::Node& e = ts.node(element);
+    if (!e.rankKnown) return c.result(ts.tensorAnyRank(e.dtype, e.ternary));
+    std::vector<DimId> shape(ts.shape(element).begin(), ts.shape(element).end());
+    size_t rank = rule == "Stack" ? shape.size() + 1 : shape.size();
+    std::optional<size_t> d = c.dimIndex(1, rank, 0);
+    if (c.failed()) return c.error();
+    if (!d) return c.result(ts.tensorAnyRank(e.dtype, e.ternary));
+    DimId count = list.count == UINT32_MAX ? ds.unknown() : ds.constant(list.count);
+    if (rule == "Stack") {
+      shape.insert(shape.begin() + static_cast<long>(*d), count);
+    } else {
+      shape[*d] = ds.binary(DimKind::Mul, shape[*d], count);
+    }
+    return c.result(ts.tensor(e.dtype, shape, e.ternary));
+  }
+  if (rule == "SameType") return elementwise(c, false, true);
+  if (rule == "FloatMath") return elementwise(c, true, false);
+  if (rule == "SameShapeFloat" || rule == "SameShapeFloatDim") {
+    const TypeStore::Node* x = c.tensor(0);
+    if (x == nullptr) return c.failed() ? c.error() : c.unknown();
+    if (rule == "SameShapeFloatDim" && x->rankKnown) {
+      c.dimIndex(1, c.shape(0).size(), -1);
+      if (c.failed()) return c.error();
+    }
+    return c.result(ts.withDType(c.arg(0).type, c.floatOf(*x)));
+  }
+  if (rule == "Pow" || rule == "Clip") {
+    ExprInfo base = elementwise(c, false, false);
+    if (ts.kind(base.type) == TypeKind::Error) return base;
+    for (size_t i = 1; i < (rule == "Pow" ? 2u : 3u); ++i) {
+      if (c.lenient(i)) continue;
+      const TypeStore::Node& t = ts.node(c.arg(i).type);
+      if ((t.kind != TypeKind::Scalar && t.kind != TypeKind::Tensor) || !isNumeric(t.dtype)) {
+        return c.wrong(i, "a number");
+      }
+      if (t.kind == TypeKind::Scalar && isFloating(t.dtype) && ts.isTensor(base.type) &&
+          !isFloating(ts.node(base.type).dtype)) {
+        base.type = ts.withDType(base.type, DType::Float32);
+      }
+    }
+    return base;
+  }
+  if (rule == "MinMax") {
+    // min(a, b) with a second tensor or a float is element-wise; with an
+    // integer it reduces along that dimension, as torch.max.
+    if (c.has(1) && !c.lenient(1)) {
+      const TypeStore::Node& second = ts.node(c.arg(1).type);
+      bool elementwiseForm = second.kind == TypeKind::Tensor ||
+                             (second.kind == TypeKind::Scalar && isFloating(second.dtype));
+      if (elementwiseForm) {
+        if (c.lenient(0)) return c.unknown();
+        const TypeStore::Node& first = ts.node(c.arg(0).type);
+        if (first.kind == TypeKind::Scalar && second.kind == TypeKind::Scalar) {
+          return c.result(ts.scalar(promote(first.dtype, second.dtype)));
+        }
+        if (first.kind != TypeKind::Tensor && first.kind != TypeKind::Scalar) {
+          return c.wrong(0, "a tensor or a number");
+        }
+        std::span<const DimId> sa = first.kind == TypeKind::Tensor ? ts.shape(c.arg(0).type) : std::span<const DimId>{};
+        std::span<const DimId> sb = second.kind == TypeKind::Tensor ? ts.shape(c.arg(1).type) : std::span<const DimId>{};
+        if ((first.kind == TypeKind::Tensor && !first.rankKnown) ||
+            (second.kind == TypeKind::Tensor && !second.rankKnown)) {
+          return c.result(ts.tensorAnyRank(promote(first.dtype, second.dtype)));
+        }
+        std::optional<std::vector<DimId>> shape = c.checker().broadcast(sa, sb, call, c.name());
+        if (!shape) return c.error();
+        DType dtype = first.ternary || second.ternary ? DType::Float32 : promote(first.dtype, second.dtype);
+        return c.result(ts.tensor(dtype, *shape));
+      }
+    }
+    if (!c.lenient(0) && ts.isScalar(c.arg(0).type)) {
+      return c.wrong(0, "a tensor (or give two values)");
+    }
+    return reduce(c, rule, fn);
+  }
+  if (rule == "Reduce" || rule == "ArgReduce") return reduce(c, rule, fn);
+  if (rule == "Matmul") return c.checker().matmul(c.arg(0), c.arg(1), call, "matmul");
+  if (rule == "Linear") {
+    // linear(x, w, b) = x @ w^T + b, with w laid out [out, in] as in PyTorch.
+    const TypeStore::Node* x = c.tensor(0);
+    const TypeStore::Node* w = c.tensor(1);
+    if (c.failed()) return c.error();
+    if (x == nullptr || w == nullptr) return c.unknown();
+    if (!w->rankKnown || !x->rankKnown) return c.result(ts.tensorAnyRank(c.floatOf(*x)));
+    std::vector<DimId> ws = c.shape(1);
+    if (ws.size() != 2) return c.wrong(1, "a 2-D weight [out, in]");
+    std::vector<DimId> xs = c.shape(0);
+    if (xs.empty()) return c.wrong(0, "a tensor [..., in]");
+    switch (ds.equal(xs.back(), ws[1])) {
+      case Decision::No:
+        c.checker().report(Diag::MatmulMismatch, call, "linear", c.checker().fmt(c.arg(0).type),
+                           c.checker().fmt(c.arg(1).type), ds.format(xs.back(), c.checker().interner()),
+                           ds.format(ws[1], c.checker().interner()));
+        return c.error();
+      case Decision::Unknown: c.checker().recordRuntimeCheck(call, ws[1], xs.back()); break;
+      case Decision::Yes: break;
+    }
+    xs.back() = ws[0];
+    DType dtype = x->ternary && w->ternary ? DType::Int32
+                  : x->ternary            ? c.floatOf(*w)
+                  : w->ternary            ? c.floatOf(*x)
+                                          : promote(x->dtype, w->dtype);
+    if (c.has(2) && !c.lenient(2) && ts.isTensor(c.arg(2).type) && ts.node(c.arg(2).type).rankKnown) {
+      if (!c.checker().broadcast(xs, ts.shape(c.arg(2).type), call, "linear")) return c.error();
+    }
+    return c.result(ts.tensor(dtype, xs));
+  }
+  if (rule == "Conv2d" || rule == "DepthwiseConv2d") {
+    const TypeStore::Node* x = c.tensor(0);
+    const TypeStore::Node* w = c.tensor(1);
+    if (c.failed()) return c.error();
+    if (x == nullptr || w == nullptr) return c.unknown();
+    if (!x->rankKnown || !w->rankKnown) return c.result(ts.tensorAnyRank(DType::Float32));
+    std::vector<DimId> ws = c.shape(1);
+    if (ws.size() != 4) return c.wrong(1, "a 4-D weight [out, in / groups, kh, kw]");
+    bool depthwise = rule == "DepthwiseConv2d";
+    DimId stride = c.dimArg(depthwise ? 2 : 3, 1);
+    DimId padding = c.dimArg(depthwise ? 3 : 4, 0);
+    DimId dilation = depthwise ? ds.constant(1) : c.dimArg(5, 1);
+    DimId groups = depthwise ? ws[0] : c.dimArg(6, 1);
+    if (c.failed()) return c.error();
+    return conv(c, x, 0, ws[0], ws[1], ws[2], ws[3], stride, padding, dilation, groups);
+  }
+  if (rule == "Pool2d" || rule == "AdaptivePool2d" || rule == "GlobalPool") {
+    const TypeStore::Node* x = c.tensor(0);
+    if (c.failed()) return c.error();
+    if (x == nullptr) return c.unknown();
+    if (!x->rankKnown) return c.result(ts.tensorAnyRank(c.floatOf(*x)));
+    std::vector<DimId> shape = c.shape(0);
+    if (shape.size() != 4 && shape.size() != 3) return c.wrong(0, "a 4-D tensor [N, C, H, W]");
+    size_t h = shape.size() - 2;
+    if (rule == "GlobalPool") {
+      shape[h] = shape[h + 1] = ds.constant(1);
+    } else if (rule == "AdaptivePool2d") {
+      DimId size = c.dimArg(1, 1);
+      if (c.failed()) return c.error();
+      shape[h] = shape[h + 1] = size;
+    } else {
+      DimId kernel = c.dimArg(1, 1);
+      DimId stride = c.has(2) ? c.dimArg(2, 1) : kernel;
+      DimId padding = c.dimArg(3, 0);
+      if (c.failed()) return c.error();
+      DimId one = ds.constant(1);
+      shape[h] = windowOutput(ds, shape[h], kernel, stride, padding, one);
+      shape[h + 1] = windowOutput(ds, shape[h + 1], kernel, stride, padding, one);
+    }
+    return c.result(ts.tensor(c.floatOf(*x), shape));
+  }
+  if (rule == "Embedding") {
+    const TypeStore::Node* ids = c.tensor(0);
+    const TypeStore::Node* table = c.tensor(1);
+    if (c.failed()) return c.error();
+    if (ids == nullptr || table == nullptr) return c.unknown();
+    if (!isIntegral(ids->dtype) || ids->ternary) return c.wrong(0, "an integer tensor of ids");
+    if (!ids->rankKnown || !table->rankKnown) return c.result(ts.tensorAnyRank(c.floatOf(*table)));
+    std::vector<DimId> ts2 = c.shape(1);
+    if (ts2.size() != 2) return c.wrong(1, "a 2-D table [n, d]");
+    std::vector<DimId> out = c.shape(0);
+    out.push_back(ts2[1]);
+    return c.result(ts.tensor(c.floatOf(*table), out));
+  }
+  if (rule == "Attention") {
+    const TypeStore::Node* q = c.tensor(0);
+    const TypeStore::Node* k = c.tensor(1);
+    const TypeStore::Node* v = c.tensor(2);
+    if (c.failed()) return c.error();
+    if (q == nullptr || k == nullptr || v == nullptr) return c.unknown();
+    if (!q->rankKnown || !k->rankKnown || !v->rankKnown) return c.result(ts.tensorAnyRank(c.floatOf(*q)));
+    std::vector<DimId> qs = c.shape(0);
+    std::vector<DimId> ks = c.shape(1);
+    std::vector<DimId> vs = c.shape(2);
+    if (qs.size() < 2 || ks.size() < 2 || vs.size() < 2) return c.wrong(0, "a tensor [..., L, E]");
+    if (ds.equal(qs.back(), ks.back()) == Decision::No) {
+      c.checker().report(Diag::MatmulMismatch, call, c.name(), c.checker().fmt(c.arg(0).type),
+                         c.checker().fmt(c.arg(1).type), ds.format(qs.back(), c.checker().interner()),
+                         ds.format(ks.back(), c.checker().interner()));
+      return c.error();
+    }
+    qs.back() = vs.back();
+    return c.result(ts.tensor(c.floatOf(*q), qs));
+  }
+  if (rule == "Loss") {
+    c.tensor(0);
+    c.tensor(1);
+    if (c.failed()) return c.error();
+    return c.result(ts.tensor(DType::Float32, std::vector<DimId>{}));
+  }
+  if (rule == "TernaryQuantize") {
+    const TypeStore::Node* x = c.tensor(0);
+    if (c.failed()) return c.error();
+    if (c.has(1) && !c.lenient(1)) {
+      const std::optional<std::string>& method = c.arg(1).strValue;
+      if (!ts.isScalar(c.arg(1).type) || ts.node(c.arg(1).type).dtype != DType::Str) {
+        return c.wrong(1, "a string");
+      }
+      if (method && *method != "absmean" && *method != "threshold" && *method != "stochastic") {
+        c.checker().report(Diag::InvalidOption, c.arg(1).node, *method, "quantization method",
+                           "\"absmean\", \"threshold\", \"stochastic\"");
+        return c.error();
+      }
+    }
+    if (c.has(2) && !c.lenient(2)) {
+      const TypeStore::Node& t = ts.node(c.arg(2).type);
+      if (t.kind != TypeKind::Scalar || !isNumeric(t.dtype) || t.dtype == DType::Bool) {
+        return c.wrong(2, "a number");
+      }
+    }
+    if (x == nullptr) return c.result(ts.tensorAnyRank(DType::Trit, true));
+    return c.result(ts.withDType(c.arg(0).type, DType::Trit, true));
+  }
+  if (rule == "TernaryDequantize") {
+    const TypeStore::Node* t = c.tensor(0);
+    if (c.failed()) return c.error();
+    if (t == nullptr) return c.unknown();
+    if (!t->ternary) return c.wrong(0, "a TernaryTensor");
+    return c.result(ts.withDType(c.arg(0).type, DType::Float32));
+  }
+  if (rule == "Print") {
+    return c.result(ts.voidType());
+  }
+  if (rule == "Assert") {
+    if (!c.lenient(0)) {
+      const TypeStore::Node& t = ts.node(c.arg(0).type);
+      if (t.dtype != DType::Bool || (t.kind != TypeKind::Scalar && t.kind != TypeKind::Tensor)) {
+        c.checker().report(Diag::ConditionNotBool, c.arg(0).node, c.checker().fmt(c.arg(0).type));
+        return c.error();
+      }
+    }
+    if (c.has(1) && !c.lenient(1) &&
+        !(ts.isScalar(c.arg(1).type) && ts.node(c.arg(1).type).dtype == DType::Str)) {
+      return c.wrong(1, "a string");
+    }
+    return c.result(ts.voidType());
+  }
+  return c.unknown();
+}
+
+ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, NodeId call,
+                             std::vector<ExprInfo>& inputs) {
+  auto layer = static_cast<BuiltinLayer>(instance.decl);
+  std::string_view rule = kLayerRules[instance.decl];
+  std::string_view name = builtinLayerName(layer);
+  TypeStore& ts = checker.types();
+  DimStore& ds = checker.dims();
+  size_t expected = 1;
+  if (inputs.size() != expected) {
+    if (inputs.size() > expected) {
+      checker.report(Diag::TooManyArguments, inputs[expected].node, name, "1 input",
+                     inputs.size());
+    } else {
+      checker.report(Diag::MissingArgument, call, "x", name);
+    }
+    return checker.make(ts.error(), call);
+  }
+  const ExprInfo& x = inputs[0];
+  if (ts.isLenient(x.type)) {
+    return checker.make(x.type, call);
+  }
+  if (!ts.isTensor(x.type)) {
+    checker.report(Diag::ArgumentType, x.node, "x", name, "a tensor", checker.fmt(x.type));
+    return checker.make(ts.error(), call);
+  }
+  const TypeStore::Node& t = ts.node(x.type);
+  DType dtype = isFloating(t.dtype) ? t.dtype : DType::Float32;
+  auto arg = [&](size_t i, int64_t fallback) {
+    if (i < instance.args.size() && !ds.isUnknown(instance.args[i])) {
+      return instance.args[i];
+    }
+    const std::vector<sema::BuiltinParam>& params = sema::builtinLayerParams(layer);
+    if (i < params.size() && params[i].optional && params[i].defaultText != "None") {
+      return ds.constant(fallback);
+    }
+    return ds.unknown();
+  };
+  if (!t.rankKnown) {
+    return checker.make(ts.tensorAnyRank(dtype), call);
+  }
+  std::vector<DimId> shape(ts.shape(x.type).begin(), ts.shape(x.type).end());
+  auto mismatch = [&](size_t dim, DimId want) {
+    checker.diags()
+        .report(Diag::ShapeMismatch, checker.source(), checker.rangeOf(call), name,
+                checker.fmtShape(shape), "its configuration")
+        .note(Note::DimensionDetail, dim, ds.format(shape[dim], checker.interner()),
+              ds.format(want, checker.interner()));
+    return checker.make(ts.error(), call);
+  };
+  auto requireDim = [&](size_t dim, DimId want) -> bool {
+    switch (ds.equal(shape[dim], want)) {
+      case Decision::No: return false;
+      case Decision::Unknown: checker.recordRuntimeCheck(call, want, shape[dim]); return true;
+      case Decision::Yes: return true;
+    }
+    return true;
+  };
+  if (rule == "SameShape") {
+    if (layer == BuiltinLayer::BatchNorm2d || layer == BuiltinLayer::BatchNorm1d) {
+      size_t want = layer == BuiltinLayer::BatchNorm2d ? 4 : 2;
+      if (shape.size() != want && !(layer == BuiltinLayer::BatchNorm1d && shape.size() == 3)) {
+        checker.report(Diag::ArgumentType, x.node, "x", name,
+                       want == 4 ? "a 4-D tensor [N, C, H, W]" : "a tensor [N, C] or [N, C, L]",
+                       checker.fmt(x.type));
+        return checker.make(ts.error(), call);
+      }
+      if (!requireDim(1, arg(0, 0))) return mismatch(1, arg(0, 0));
+    } else if (layer == BuiltinLayer::LayerNorm && !shape.empty()) {
+      if (!requireDim(shape.size() - 1, arg(0, 0))) return mismatch(shape.size() - 1, arg(0, 0));
+    }
+    return checker.make(ts.withDType(x.type, dtype), call);
+  }
+  if (rule == "Linear") {
+    if (shape.empty()) {
+      checker.report(Diag::ArgumentType, x.node, "x", name, "a tensor [..., in]", checker.fmt(x.type));
+      return checker.make(ts.error(), call);
+    }
+    if (!requireDim(shape.size() - 1, arg(0, 0))) return mismatch(shape.size() - 1, arg(0, 0));
+    shape.back() = arg(1, 0);
+    return checker.make(ts.tensor(dtype, shape), call);
+  }
+  if (rule == "Conv2d") {
+    if (shape.size() != 4 && shape.size() != 3) {
+      checker.report(Diag::ArgumentType, x.node, "x", name, "a 4-D tensor [N, C, H, W]",
+                     checker.fmt(x.type));
+      return checker.make(ts.error(), call);
+    }
+    size_t c = shape.size() - 3;
+    if (!requireDim(c, arg(0, 0))) return mismatch(c, arg(0, 0));
+    DimId kernel = arg(2, 1);
+    DimId stride = arg(3, 1);
+    DimId padding = arg(4, 0);
+    DimId one = ds.constant(1);
+    shape[c] = arg(1, 0);
+    shape[c + 1] = windowOutput(ds, shape[c + 1], kernel, stride, padding, one);
+    shape[c + 2] = windowOutput(ds, shape[c + 2], kernel, stride, padding, one);
+    return checker.make(ts.tensor(dtype, shape), call);
+  }
+  if (rule == "Pool2d" || rule == "AdaptivePool2d") {
+    if (shape.size() != 4 && shape.size() != 3) {
+      checker.report(Diag::ArgumentType, x.node, "x", name, "a 4-D tensor [N, C, H, W]",
+                     checker.fmt(x.type));
+      return checker.make(ts.error(), call);
+    }
+    size_t h = shape.size() - 2;
+    if (rule == "AdaptivePool2d") {
+      shape[h] = shape[h + 1] = arg(0, 1);
+    } else {
+      DimId kernel = arg(0, 1);
+      DimId stride = instance.args.size() > 1 && !ds.isUnknown(instance.args[1]) ? instance.args[1]
+                                                                                  : kernel;
+      DimId padding = arg(2, 0);
+      DimId one = ds.constant(1);
+      shape[h] = windowOutput(ds, shape[h], kernel, stride, padding, one);
+      shape[h + 1] = windowOutput(ds, shape[h + 1], kernel, stride, padding, one);
+    }
+    return checker.make(ts.tensor(dtype, shape), call);
+  }
+  if (rule == "Embedding") {
+    if (!isIntegral(t.dtype) || t.ternary) {
+      checker.report(Diag::ArgumentType, x.node, "ids", name, "an integer tensor of ids",
+                     checker.fmt(x.type));
+      return checker.make(ts.error(), call);
+    }
+    shape.push_back(arg(1, 0));
+    return checker.make(ts.tensor(DType::Float32, shape), call);
+  }
+  return checker.make(ts.unknown(), call);
+}
+
+}  // namespace sema
+}  // namespace tritonc

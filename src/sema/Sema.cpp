@@ -1,0 +1,1470 @@
+//===- Sema.cpp - the ternary type checker --------------------------------===//
+//
+// Three passes over a file:
+//  1. declare: builtins, then every top-level layer, fn and constant, so that
+//     items may use each other in any order;
+//  2. signatures: resolve parameter types, classify layer parameters into
+//     hyperparameters, weights and inputs (LANGUAGE.md §4), find implicit
+//     size-variable hyperparameters;
+//  3. bodies: statements and expressions, in source order.
+//
+// Undecidable facts are accepted: a `?` or two different size variables are
+// compared at run time (recorded in CheckedModule::runtimeChecks), and the
+// Unknown type flows through without diagnostics. Error types silence every
+// later check of the same value, so one mistake gives one diagnostic.
+//
+//===----------------------------------------------------------------------===//
+#include <algorithm>
+
+#include "SemaImpl.h"
+#include "tritonc/sema/Sema.h"
+
+namespace tritonc {
+namespace sema {
+
+namespace {
+constexpr uint32_t kNoSymbol = UINT32_MAX;
+
+std::string_view operatorSpelling(const TokenizedBuffer& tokens, TokenId token) {
+  return tokens.spelling(token);
+}
+
+bool isArithmetic(TokenKind kind) {
+  switch (kind) {
+    case TokenKind::Plus:
+    case TokenKind::Minus:
+    case TokenKind::Star:
+    case TokenKind::Slash:
+    case TokenKind::Percent:
+    case TokenKind::StarStar: return true;
+    default: return false;
+  }
+}
+bool isComparison(TokenKind kind) {
+  switch (kind) {
+    case TokenKind::EqualEqual:
+    case TokenKind::BangEqual:
+    case TokenKind::Less:
+    case TokenKind::LessEqual:
+    case TokenKind::Greater:
+    case TokenKind::GreaterEqual: return true;
+    default: return false;
+  }
+}
+}  // namespace
+
+Checker::Checker(const Tree& tree, const Interner& interner, DiagnosticEngine& diags)
+    : tree_(tree), interner_(interner), diags_(diags) {
+  module_.tree = &tree;
+  module_.interner = &interner;
+  module_.nodeType.assign(tree.size(), TypeId{});
+  module_.nodeSymbol.assign(tree.size(), kNoSymbol);
+  module_.callKind.assign(tree.size(), CallKind::None);
+  current_.assign(interner.size(), 0);
+  int32_ = module_.types.scalar(DType::Int32);
+  float32_ = module_.types.scalar(DType::Float32);
+  bool_ = module_.types.scalar(DType::Bool);
+  str_ = module_.types.scalar(DType::Str);
+}
+
+// ---- scopes -------------------------------------------------------------------
+
+void Checker::popScope() {
+  size_t mark = scopeMarks_.back();
+  scopeMarks_.pop_back();
+  while (undo_.size() > mark) {
+    current_[undo_.back().identifier] = undo_.back().previous;
+    undo_.pop_back();
+  }
+}
+
+uint32_t Checker::declare(Symbol symbol, NodeId nameNode) {
+  auto id = static_cast<uint32_t>(module_.symbols.size());
+  IdentifierId name = symbol.name;
+  module_.symbols.push_back(symbol);
+  symbolValue_.push_back(make(symbol.type, symbol.decl));
+  if (nameNode.isValid()) {
+    module_.nodeSymbol[nameNode.index] = id;
+  }
+  if (name.isValid() && name.index < current_.size()) {
+    undo_.push_back(Binding{name.index, current_[name.index]});
+    current_[name.index] = id + 1;
+  }
+  return id;
+}
+
+std::optional<uint32_t> Checker::lookup(IdentifierId name) const {
+  if (!name.isValid() || name.index >= current_.size() || current_[name.index] == 0) {
+    return std::nullopt;
+  }
+  return current_[name.index] - 1;
+}
+
+void Checker::reportUndefined(NodeId node, IdentifierId name) {
+  std::string text = spelling(name);
+  // Every visible name is a candidate for "did you mean".
+  std::vector<std::string_view> candidates;
+  for (uint32_t i = 0; i < current_.size(); ++i) {
+    if (current_[i] != 0) {
+      candidates.push_back(interner_.spelling(IdentifierId{i}));
+    }
+  }
+  std::string_view match = closestMatch(text, candidates);
+  auto builder = diags_.report(Diag::UndefinedName, source(), rangeOf(node), text);
+  if (!match.empty()) {
+    builder.note(Note::DidYouMean, source(), rangeOf(node), match);
+  }
+}
+
+// ---- declarations ---------------------------------------------------------------
+
+void Checker::declareBuiltins() {
+  pushScope();  // the builtin scope, below the file's own names
+  auto bind = [&](std::string_view name, SymbolKind kind, TypeId type, uint32_t ref) {
+    IdentifierId id = interner_.lookup(name);
+    if (id.isValid()) {  // a name the file never mentions needs no binding
+      declare(Symbol{kind, id, NodeId{}, type, ref}, NodeId{});
+    }
+  };
+#define BUILTIN_FN(Id, Name, Rule, Params)                                              \
+  bind(Name, SymbolKind::Builtin, module_.types.make(TypeKind::Builtin,                  \
+                                                     static_cast<uint32_t>(BuiltinFn::Id)), \
+       static_cast<uint32_t>(BuiltinFn::Id));
+#define BUILTIN_LAYER(Id, Name, Rule, Params)                                        \
+  bind(Name, SymbolKind::BuiltinLayer,                                               \
+       module_.types.make(TypeKind::BuiltinLayer, static_cast<uint32_t>(BuiltinLayer::Id)), \
+       static_cast<uint32_t>(BuiltinLayer::Id));
+#include "tritonc/sema/Builtins.def"
+  for (std::string_view name : {"bool", "trit", "int8", "int16", "int32", "int64", "int",
+                                "float16", "bfloat16", "float32", "float", "str"}) {
+    DType dtype = *dtypeFromName(name);
+    bind(name, SymbolKind::TypeName, module_.types.make(TypeKind::DTypeValue,
+                                                        static_cast<uint32_t>(dtype)),
+         static_cast<uint32_t>(dtype));
+  }
+}
+
+void Checker::declareItems() {
+  pushScope();  // the file scope
+  std::unordered_map<uint32_t, NodeId> defined;
+  auto checkUnique = [&](IdentifierId name, NodeId node) {
+    auto [it, inserted] = defined.emplace(name.index, node);
+    if (!inserted) {
+      diags_.report(Diag::Redefinition, source(), tokens().range(tree_.token(node)), spelling(name))
+          .note(Note::PreviousDefinition, source(), tokens().range(tree_.token(it->second)));
+      return false;
+    }
+    return true;
+  };
+  for (NodeId item : tree_.list(tree_.listA(tree_.root()))) {
+    switch (tree_.kind(item)) {
+      case NodeKind::Layer:
+      case NodeKind::Fn: {
+        bool isFn = tree_.kind(item) == NodeKind::Fn;
+        IdentifierId name = tokens().identifier(tree_.token(item));
+        auto index = static_cast<uint32_t>(module_.callables.size());
+        CallableInfo info;
+        info.name = name;
+        info.node = item;
+        info.isFn = isFn;
+        info.returnType = module_.types.voidType();
+        module_.callables.push_back(info);
+        if (checkUnique(name, item)) {
+          TypeId type = module_.types.make(isFn ? TypeKind::Function : TypeKind::Layer, index);
+          declare(Symbol{isFn ? SymbolKind::Fn : SymbolKind::Layer, name, item, type, index},
+                  item);
+        }
+        break;
+      }
+      case NodeKind::Let: {
+        IdentifierId name = tokens().identifier(tree_.token(item));
+        if (checkUnique(name, item)) {
+          // The value is filled in when the let is checked, in source order.
+          declare(Symbol{SymbolKind::Constant, name, item, module_.types.unknown(), 0}, item);
+        }
+        break;
+      }
+      case NodeKind::Import:
+        hasImports_ = true;
+        if (tree_.childB(item).isValid()) {
+          TokenId alias{tree_.childB(item).index};
+          IdentifierId name = tokens().identifier(alias);
+          declare(Symbol{SymbolKind::ImportAlias, name, item,
+                         module_.types.make(TypeKind::Module), 0},
+                  item);
+        }
+        break;
+      default: break;
+    }
+  }
+}
+
+// Types of parameters and results. Size variables are dimension variables;
+// a top-level integer constant used as a dimension stands for its value.
+DimId Checker::resolveDim(NodeId dim, int callable) {
+  switch (tree_.kind(dim)) {
+    case NodeKind::DimUnknown: return dims().unknown();
+    case NodeKind::IntLit:
+      return dims().constant(static_cast<int64_t>(tokens().intValue(tree_.token(dim))));
+    case NodeKind::Name: {
+      IdentifierId name = tokens().identifier(tree_.token(dim));
+      if (std::optional<uint32_t> symbol = lookup(name)) {
+        const Symbol& s = module_.symbols[*symbol];
+        if (s.kind == SymbolKind::Constant && symbolValue_[*symbol].intValue) {
+          return dims().constant(*symbolValue_[*symbol].intValue);
+        }
+      }
+      return dims().var(name);
+    }
+    case NodeKind::Paren: return resolveDim(tree_.childA(dim), callable);
+    case NodeKind::Binary: {
+      DimId lhs = resolveDim(tree_.childA(dim), callable);
+      DimId rhs = resolveDim(tree_.childB(dim), callable);
+      switch (tokens().kind(tree_.token(dim))) {
+        case TokenKind::Plus: return dims().binary(DimKind::Add, lhs, rhs);
+        case TokenKind::Minus: return dims().binary(DimKind::Sub, lhs, rhs);
+        case TokenKind::Star: return dims().binary(DimKind::Mul, lhs, rhs);
+        default: return dims().binary(DimKind::Div, lhs, rhs);
+      }
+    }
+    default: return dims().unknown();
+  }
+}
+
+TypeId Checker::resolveType(NodeId type, int callable) {
+  if (!type.isValid() || tree_.kind(type) != NodeKind::TypeName) {
+    return module_.types.error();
+  }
+  TokenId nameToken = tree_.token(type);
+  std::string name(tokens().spelling(nameToken));
+  std::span<const NodeId> args = tree_.list(tree_.listA(type));
+  if (name == "Tensor" || name == "tensor" || name == "TernaryTensor") {
+    bool ternary = name == "TernaryTensor";
+    if (args.size() > 2 || (!args.empty() && tree_.kind(args[0]) != NodeKind::TypeName) ||
+        (args.size() == 2 && tree_.kind(args[1]) != NodeKind::Shape)) {
+      report(Diag::BadTypeArguments, type,
+             fmt::format("'{}' takes an element type and an optional shape: "
+                         "'{}<float32, [?, 128]>'",
+                         name, name));
+      return module_.types.error();
+    }
+    DType dtype = ternary ? DType::Trit : DType::Float32;
+    if (!args.empty()) {
+      TypeId element = resolveType(args[0], callable);
+      if (module_.types.kind(element) == TypeKind::Error) {
+        return element;
+      }
+      if (!module_.types.isScalar(element) || module_.types.node(element).dtype == DType::Str) {
+        report(Diag::BadTypeArguments, args[0],
+               fmt::format("the element type of '{}' must be a numeric scalar type, not '{}'",
+                           name, fmt(element)));
+        return module_.types.error();
+      }
+      dtype = module_.types.node(element).dtype;
+      if (ternary && dtype != DType::Trit) {
+        report(Diag::TernaryElementType, args[0], dtypeName(dtype));
+        return module_.types.error();
+      }
+    }
+    if (args.size() < 2) {
+      return module_.types.tensorAnyRank(dtype, ternary);
+    }
+    std::vector<DimId> shape;
+    for (NodeId dim : tree_.list(tree_.listA(args[1]))) {
+      shape.push_back(resolveDim(dim, callable));
+    }
+    return module_.types.tensor(dtype, shape, ternary);
+  }
+  if (std::optional<DType> dtype = dtypeFromName(name)) {
+    if (!args.empty()) {
+      report(Diag::BadTypeArguments, type,
+             fmt::format("the scalar type '{}' takes no type arguments", name));
+      return module_.types.error();
+    }
+    return module_.types.scalar(*dtype);
+  }
+  std::vector<std::string_view> known = {"Tensor", "TernaryTensor", "tensor", "bool", "trit",
+                                         "int8", "int16", "int32", "int64", "int", "float16",
+                                         "bfloat16", "float32", "float", "str"};
+  auto builder = diags_.report(Diag::UnknownType, source(), tokens().range(nameToken), name);
+  std::string_view match = closestMatch(name, known);
+  if (!match.empty()) {
+    builder.note(Note::DidYouMean, source(), tokens().range(nameToken), match);
+  }
+  return module_.types.error();
+}
+
+void Checker::checkSignature(int index) {
+  CallableInfo& info = module_.callables[index];
+  NodeId node = info.node;
+  std::unordered_map<uint32_t, NodeId> seen;
+  std::vector<IdentifierId> declared;
+  for (NodeId param : tree_.list(tree_.listA(node))) {
+    if (tree_.kind(param) != NodeKind::Param) {
+      continue;
+    }
+    IdentifierId name = tokens().identifier(tree_.token(param));
+    auto [it, inserted] = seen.emplace(name.index, param);
+    if (!inserted) {
+      diags_.report(Diag::DuplicateParam, source(), tokens().range(tree_.token(param)),
+                    spelling(name))
+          .note(Note::PreviousDefinition, source(), tokens().range(tree_.token(it->second)));
+      continue;
+    }
+    declared.push_back(name);
+    ParamInfo p;
+    p.name = name;
+    p.node = param;
+    p.type = resolveType(tree_.childA(param), index);
+    setType(param, p.type);
+    const TypeStore::Node& t = module_.types.node(p.type);
+    if (t.kind == TypeKind::Tensor) {
+      bool fullyKnown = t.rankKnown;
+      for (DimId d : module_.types.shape(p.type)) {
+        fullyKnown = fullyKnown && !dims().containsUnknown(d);
+      }
+      // A fn has no weights: all its tensor parameters are inputs.
+      p.cls = fullyKnown && !info.isFn ? ParamClass::Weight : ParamClass::Input;
+    } else if (t.kind == TypeKind::Error) {
+      p.cls = ParamClass::Input;
+    } else {
+      p.cls = info.isFn ? ParamClass::Input : ParamClass::Hyper;
+    }
+    info.params.push_back(p);
+  }
+  // Size variables in weight shapes that are not parameters become implicit
+  // keyword-only int hyperparameters (LANGUAGE.md §4).
+  if (!info.isFn) {
+    std::vector<IdentifierId> vars;
+    for (const ParamInfo& p : info.params) {
+      if (p.cls == ParamClass::Weight) {
+        for (DimId d : module_.types.shape(p.type)) {
+          dims().collectVars(d, vars);
+        }
+      }
+    }
+    for (IdentifierId var : vars) {
+      if (std::find(declared.begin(), declared.end(), var) == declared.end()) {
+        ParamInfo p;
+        p.name = var;
+        p.cls = ParamClass::Hyper;
+        p.type = int32_;
+        p.implicit = true;
+        info.params.push_back(p);
+      }
+    }
+  }
+  if (tree_.childB(node).isValid()) {
+    info.returnType = resolveType(tree_.childB(node), index);
+  }
+}
+
+// ---- bodies ---------------------------------------------------------------------
+
+void Checker::collectAssigned(NodeId node) {
+  // Every identifier assigned anywhere in a body: a let that is never
+  // assigned keeps what is known of its value (constant, dimension).
+  std::vector<NodeId> stack{node};
+  while (!stack.empty()) {
+    NodeId n = stack.back();
+    stack.pop_back();
+    if (!n.isValid()) {
+      continue;
+    }
+    switch (tree_.kind(n)) {
+      case NodeKind::Assign: {
+        NodeId target = tree_.childA(n);
+        while (tree_.kind(target) == NodeKind::Index || tree_.kind(target) == NodeKind::Member) {
+          target = tree_.childA(target);
+        }
+        if (tree_.kind(target) == NodeKind::Name) {
+          ctx_.assigned.insert(tokens().identifier(tree_.token(target)).index);
+        }
+        break;
+      }
+      case NodeKind::Block:
+        for (NodeId child : tree_.list(tree_.listA(n))) {
+          stack.push_back(child);
+        }
+        break;
+      case NodeKind::If:
+        stack.push_back(tree_.childB(n));
+        stack.push_back(tree_.childC(n));
+        break;
+      case NodeKind::For:
+      case NodeKind::While: stack.push_back(tree_.childB(n)); break;
+      default: break;
+    }
+  }
+}
+
+void Checker::checkCallableBody(int index) {
+  CallableInfo& info = module_.callables[index];
+  ctx_ = Context{};
+  ctx_.callable = index;
+  ctx_.isFn = info.isFn;
+  pushScope();
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    const ParamInfo& p = info.params[i];
+    uint32_t symbol = declare(Symbol{SymbolKind::Param, p.name, p.node, p.type,
+                                     static_cast<uint32_t>(i)},
+                              p.node);
+    ExprInfo& value = symbolValue_[symbol];
+    if (p.cls == ParamClass::Hyper) {
+      value.hyperConst = true;
+      if (module_.types.isScalar(p.type) && isIntegral(module_.types.node(p.type).dtype)) {
+        value.dim = dims().var(p.name);
+      }
+    }
+    if (p.cls == ParamClass::Weight) {
+      ctx_.attributes.insert(p.name.index);
+    }
+  }
+  // Defaults: initializers of weights, values of hyperparameters and inputs.
+  for (const ParamInfo& p : info.params) {
+    NodeId init = p.node.isValid() ? tree_.childB(p.node) : NodeId{};
+    if (!init.isValid()) {
+      continue;
+    }
+    ExprInfo value = checkExpr(init);
+    checkAssignable(value, p.type, init);
+    if (p.cls == ParamClass::Hyper && !value.hyperConst && !module_.types.isLenient(value.type)) {
+      report(Diag::InstanceArgNotConstant, init);
+    }
+  }
+  NodeId body = tree_.childC(info.node);
+  collectAssigned(body);
+  bool returns = checkBlock(body);
+  if (!returns && module_.types.kind(info.returnType) != TypeKind::Void &&
+      !module_.types.isLenient(info.returnType)) {
+    diags_.report(Diag::MissingReturn, source(), tokens().range(tree_.token(info.node)),
+                  callableName(index));
+  }
+  popScope();
+}
+
+void Checker::checkMain(NodeId mainNode) {
+  ctx_ = Context{};
+  ctx_.isMain = true;
+  pushScope();
+  collectAssigned(tree_.childC(mainNode));
+  checkBlock(tree_.childC(mainNode));
+  popScope();
+}
+
+void Checker::checkTopLevelLet(NodeId let) {
+  ctx_ = Context{};
+  uint32_t symbol = module_.nodeSymbol[let.index];
+  TypeId declared = tree_.childA(let).isValid() ? resolveType(tree_.childA(let), -1)
+                                                : TypeId{};
+  ExprInfo value;
+  if (tree_.childB(let).isValid()) {
+    value = checkExpr(tree_.childB(let));
+    if (declared.isValid()) {
+      checkAssignable(value, declared, tree_.childB(let));
+      value = literalToContext(value, declared);
+    }
+  } else {
+    value = make(declared.isValid() ? declared : module_.types.unknown(), let);
+  }
+  TypeId type = declared.isValid() ? declared : value.type;
+  setType(let, type);
+  if (symbol != kNoSymbol) {
+    module_.symbols[symbol].type = type;
+    value.type = type;
+    value.hyperConst = value.hyperConst || value.intValue.has_value() ||
+                       value.floatValue.has_value();
+    symbolValue_[symbol] = value;
+  }
+}
+
+bool Checker::checkBlock(NodeId block) {
+  if (!block.isValid() || tree_.kind(block) != NodeKind::Block) {
+    return false;
+  }
+  pushScope();
+  bool returns = false;
+  for (NodeId statement : tree_.list(tree_.listA(block))) {
+    returns = checkStatement(statement) || returns;
+  }
+  popScope();
+  return returns;
+}
+
+void Checker::checkCondition(NodeId cond, const ExprInfo& info) {
+  if (module_.types.isLenient(info.type)) {
+    return;
+  }
+  if (!module_.types.isScalar(info.type) || module_.types.node(info.type).dtype != DType::Bool) {
+    report(Diag::ConditionNotBool, cond, fmt(info.type));
+  }
+}
+
+bool Checker::checkStatement(NodeId statement) {
+  switch (tree_.kind(statement)) {
+    case NodeKind::Let: checkLet(statement); return false;
+    case NodeKind::Assign: checkAssign(statement); return false;
+    case NodeKind::ExprStmt: checkExpr(tree_.childA(statement)); return false;
+    case NodeKind::Return: {
+      NodeId value = tree_.childA(statement);
+      if (ctx_.callable < 0) {
+        if (!ctx_.isMain) {
+          report(Diag::ReturnOutsideBody, statement);
+        }
+        if (value.isValid()) {
+          checkExpr(value);
+        }
+        return true;
+      }
+      CallableInfo& info = module_.callables[ctx_.callable];
+      if (!value.isValid()) {
+        return true;
+      }
+      ExprInfo result = checkExpr(value);
+      if (module_.types.kind(info.returnType) == TypeKind::Void) {
+        // No declared type: the first return decides it.
+        info.returnType = result.type;
+        return true;
+      }
+      if (!module_.types.isLenient(result.type) &&
+          !module_.types.isLenient(info.returnType)) {
+        size_t before = diags_.errorCount();
+        ExprInfo value2 = result;
+        bool ok = checkAssignable(value2, info.returnType, value);
+        (void)ok;
+        (void)before;
+      }
+      return true;
+    }
+    case NodeKind::If: {
+      NodeId cond = tree_.childA(statement);
+      ExprInfo c = checkExpr(cond);
+      checkCondition(cond, c);
+      bool dynamic = !c.hyperConst;
+      ctx_.dynamicIfDepth += dynamic ? 1 : 0;
+      bool thenReturns = checkBlock(tree_.childB(statement));
+      bool elseReturns = false;
+      NodeId otherwise = tree_.childC(statement);
+      if (otherwise.isValid()) {
+        elseReturns = tree_.kind(otherwise) == NodeKind::If ? checkStatement(otherwise)
+                                                            : checkBlock(otherwise);
+      }
+      ctx_.dynamicIfDepth -= dynamic ? 1 : 0;
+      return thenReturns && elseReturns;
+    }
+    case NodeKind::For: {
+      ExprInfo iterated = checkExpr(tree_.childA(statement));
+      TypeId varType = int32_;
+      const TypeStore::Node& t = module_.types.node(iterated.type);
+      if (t.kind == TypeKind::List) {
+        varType = TypeId{t.ref};
+      } else if (t.kind != TypeKind::Range && !module_.types.isLenient(iterated.type)) {
+        report(Diag::TypeMismatch, tree_.childA(statement), fmt(iterated.type),
+               "range (write 'range(n)' or 'a..b')");
+      }
+      pushScope();
+      IdentifierId var = tokens().identifier(tree_.token(statement));
+      declare(Symbol{SymbolKind::LoopVar, var, statement, varType, 0}, statement);
+      ++ctx_.loopDepth;
+      checkBlock(tree_.childB(statement));
+      --ctx_.loopDepth;
+      popScope();
+      return false;
+    }
+    case NodeKind::While: {
+      NodeId cond = tree_.childA(statement);
+      checkCondition(cond, checkExpr(cond));
+      ++ctx_.loopDepth;
+      checkBlock(tree_.childB(statement));
+      --ctx_.loopDepth;
+      return false;
+    }
+    case NodeKind::Break:
+    case NodeKind::Continue:
+      if (ctx_.loopDepth == 0) {
+        report(Diag::LoopControlOutsideLoop, statement,
+               tree_.kind(statement) == NodeKind::Break ? "break" : "continue");
+      }
+      return false;
+    default: return false;
+  }
+}
+
+void Checker::checkLet(NodeId let) {
+  IdentifierId name = tokens().identifier(tree_.token(let));
+  TypeId declared = tree_.childA(let).isValid() ? resolveType(tree_.childA(let), ctx_.callable)
+                                                : TypeId{};
+  ExprInfo value;
+  NodeId init = tree_.childB(let);
+  if (init.isValid()) {
+    value = tree_.kind(init) == NodeKind::Call ? checkCall(init, name) : checkExpr(init);
+    if (declared.isValid()) {
+      checkAssignable(value, declared, init);
+      value = literalToContext(value, declared);
+    }
+  } else {
+    value = make(declared.isValid() ? declared : module_.types.unknown(), let);
+  }
+  TypeId type = declared.isValid() ? declared : value.type;
+  // A literal's type is fixed when a variable holds it.
+  if (!declared.isValid() && value.literal && module_.types.isScalar(type)) {
+    value.literal = false;
+  }
+  setType(let, type);
+  uint32_t symbol = declare(Symbol{SymbolKind::Local, name, let, type, 0}, let);
+  value.type = type;
+  value.node = let;
+  if (ctx_.assigned.count(name.index) != 0) {
+    ExprInfo plain = make(type, let);
+    symbolValue_[symbol] = plain;
+  } else {
+    symbolValue_[symbol] = value;
+  }
+}
+
+void Checker::checkAssign(NodeId assign) {
+  NodeId target = tree_.childA(assign);
+  NodeId valueNode = tree_.childB(assign);
+  TokenKind op = tokens().kind(tree_.token(assign));
+  // What kind of place is assigned?
+  NodeId base = target;
+  while (tree_.kind(base) == NodeKind::Index || tree_.kind(base) == NodeKind::Member) {
+    base = tree_.childA(base);
+  }
+  if (tree_.kind(base) == NodeKind::Name) {
+    IdentifierId name = tokens().identifier(tree_.token(base));
+    if (std::optional<uint32_t> symbol = lookup(name)) {
+      const Symbol& s = module_.symbols[*symbol];
+      const char* what = nullptr;
+      switch (s.kind) {
+        case SymbolKind::Layer: what = "the layer"; break;
+        case SymbolKind::Fn: what = "the function"; break;
+        case SymbolKind::Builtin:
+        case SymbolKind::BuiltinLayer:
+        case SymbolKind::TypeName: what = "the builtin"; break;
+        case SymbolKind::Constant:
+          if (ctx_.callable >= 0 || ctx_.isMain) {
+            what = "the module-level constant";
+          }
+          break;
+        case SymbolKind::Param:
+          if (ctx_.callable >= 0) {
+            ParamClass cls = module_.callables[ctx_.callable].params[s.ref].cls;
+            if (cls == ParamClass::Hyper) {
+              what = "the hyperparameter";
+            } else if (cls == ParamClass::Weight) {
+              what = "the weight";
+            }
+          }
+          break;
+        default: break;
+      }
+      if (what != nullptr) {
+        report(Diag::CannotAssign, target, what, spelling(name));
+        checkExpr(valueNode);
+        return;
+      }
+    }
+  }
+  ExprInfo targetInfo = checkExpr(target);
+  ExprInfo value = checkExpr(valueNode);
+  if (op != TokenKind::Equal) {
+    std::string_view spellingText = tokens().spelling(tree_.token(assign));
+    std::string_view binaryOp = spellingText.substr(0, 1);
+    if (op == TokenKind::AtEqual) {
+      value = matmul(targetInfo, value, assign, "@=");
+    } else {
+      TokenKind kind = op == TokenKind::PlusEqual    ? TokenKind::Plus
+                       : op == TokenKind::MinusEqual ? TokenKind::Minus
+                       : op == TokenKind::StarEqual  ? TokenKind::Star
+                                                     : TokenKind::Slash;
+      value = checkArithmetic(binaryOp, kind, targetInfo, value, assign);
+    }
+    value.node = valueNode;
+  }
+  checkAssignable(value, targetInfo.type, valueNode);
+}
+
+// ---- expressions --------------------------------------------------------------------
+
+ExprInfo Checker::checkExpr(NodeId node) {
+  ExprInfo info;
+  switch (tree_.kind(node)) {
+    case NodeKind::Name: info = checkName(node); break;
+    case NodeKind::IntLit:
+    case NodeKind::FloatLit:
+    case NodeKind::StringLit:
+    case NodeKind::BoolLit: info = checkLiteral(node); break;
+    case NodeKind::Paren: info = checkExpr(tree_.childA(node)); break;
+    case NodeKind::Unary: info = checkUnary(node); break;
+    case NodeKind::Binary: info = checkBinary(node); break;
+    case NodeKind::Call: info = checkCall(node); break;
+    case NodeKind::Index: info = checkIndex(node); break;
+    case NodeKind::Member: info = checkMember(node); break;
+    case NodeKind::List: info = checkList(node); break;
+    case NodeKind::Range: {
+      ExprInfo a = checkExpr(tree_.childA(node));
+      ExprInfo b = checkExpr(tree_.childB(node));
+      for (const ExprInfo* bound : {&a, &b}) {
+        if (!module_.types.isLenient(bound->type) &&
+            !(module_.types.isScalar(bound->type) &&
+              isIntegral(module_.types.node(bound->type).dtype))) {
+          report(Diag::TypeMismatch, bound->node, fmt(bound->type), "int32");
+        }
+      }
+      info = make(module_.types.make(TypeKind::Range), node);
+      break;
+    }
+    case NodeKind::NamedArg: info = checkExpr(tree_.childA(node)); break;
+    default: info = make(module_.types.error(), node); break;
+  }
+  info.node = node;
+  setType(node, info.type);
+  return info;
+}
+
+ExprInfo Checker::checkName(NodeId node) {
+  IdentifierId name = tokens().identifier(tree_.token(node));
+  std::optional<uint32_t> symbol = lookup(name);
+  if (!symbol) {
+    if (hasImports_) {
+      return make(module_.types.unknown(), node);  // may come from an import (issue #8)
+    }
+    reportUndefined(node, name);
+    return make(module_.types.error(), node);
+  }
+  module_.nodeSymbol[node.index] = *symbol;
+  ExprInfo info = symbolValue_[*symbol];
+  info.type = module_.symbols[*symbol].type;
+  info.node = node;
+  return info;
+}
+
+ExprInfo Checker::checkLiteral(NodeId node) {
+  TokenId token = tree_.token(node);
+  ExprInfo info;
+  info.node = node;
+  info.literal = true;
+  info.hyperConst = true;
+  switch (tree_.kind(node)) {
+    case NodeKind::IntLit: {
+      uint64_t value = tokens().intValue(token);
+      info.type = value > INT32_MAX ? module_.types.scalar(DType::Int64) : int32_;
+      if (value <= static_cast<uint64_t>(INT64_MAX)) {
+        info.intValue = static_cast<int64_t>(value);
+        info.dim = dims().constant(static_cast<int64_t>(value));
+      }
+      break;
+    }
+    case NodeKind::FloatLit:
+      info.type = float32_;
+      info.floatValue = tokens().floatValue(token);
+      break;
+    case NodeKind::StringLit:
+      info.type = str_;
+      info.strValue = tokens().stringValue(token);
+      break;
+    default:
+      info.type = bool_;
+      info.intValue = tokens().kind(token) == TokenKind::KwTrue ? 1 : 0;
+      info.literal = false;
+      break;
+  }
+  return info;
+}
+
+ExprInfo Checker::checkUnary(NodeId node) {
+  ExprInfo operand = checkExpr(tree_.childA(node));
+  TokenKind op = tokens().kind(tree_.token(node));
+  std::string_view spellingText = tokens().spelling(tree_.token(node));
+  if (module_.types.isLenient(operand.type)) {
+    return make(operand.type, node);
+  }
+  const TypeStore::Node& t = module_.types.node(operand.type);
+  ExprInfo result = make(operand.type, node);
+  if (op == TokenKind::Bang) {
+    if (t.kind == TypeKind::Scalar && t.dtype == DType::Bool) {
+      result.hyperConst = operand.hyperConst;
+      if (operand.intValue) {
+        result.intValue = *operand.intValue == 0 ? 1 : 0;
+      }
+      return result;
+    }
+    if (t.kind == TypeKind::Tensor && t.dtype == DType::Bool) {
+      return result;
+    }
+    report(Diag::InvalidOperand, node, spellingText, fmt(operand.type));
+    return make(module_.types.error(), node);
+  }
+  bool numeric = (t.kind == TypeKind::Scalar || t.kind == TypeKind::Tensor) &&
+                 isNumeric(t.dtype) && t.dtype != DType::Bool;
+  if (!numeric) {
+    report(Diag::InvalidOperand, node, spellingText, fmt(operand.type));
+    return make(module_.types.error(), node);
+  }
+  // -TernaryTensor is ternary (LANGUAGE.md §3); constants fold.
+  result.literal = operand.literal;
+  result.hyperConst = operand.hyperConst;
+  if (op == TokenKind::Minus) {
+    if (operand.intValue) {
+      result.intValue = -*operand.intValue;
+      result.dim = dims().constant(-*operand.intValue);
+    } else if (operand.dim.isValid()) {
+      result.dim = dims().binary(DimKind::Sub, dims().constant(0), operand.dim);
+    }
+    if (operand.floatValue) {
+      result.floatValue = -*operand.floatValue;
+    }
+  } else {
+    result.intValue = operand.intValue;
+    result.floatValue = operand.floatValue;
+    result.dim = operand.dim;
+  }
+  return result;
+}
+
+ExprInfo Checker::checkBinary(NodeId node) {
+  TokenId opToken = tree_.token(node);
+  TokenKind op = tokens().kind(opToken);
+  std::string_view opText = operatorSpelling(tokens(), opToken);
+  ExprInfo a = checkExpr(tree_.childA(node));
+  ExprInfo b = checkExpr(tree_.childB(node));
+  if (module_.types.kind(a.type) == TypeKind::Error ||
+      module_.types.kind(b.type) == TypeKind::Error) {
+    return make(module_.types.error(), node);
+  }
+  if (op == TokenKind::At) {
+    return matmul(a, b, node, opText);
+  }
+  if (op == TokenKind::AmpAmp || op == TokenKind::PipePipe) {
+    for (const ExprInfo* side : {&a, &b}) {
+      if (!module_.types.isLenient(side->type) &&
+          !(module_.types.isScalar(side->type) &&
+            module_.types.node(side->type).dtype == DType::Bool)) {
+        report(Diag::InvalidOperands, node, opText, fmt(a.type), fmt(b.type));
+        return make(module_.types.error(), node);
+      }
+    }
+    ExprInfo result = make(bool_, node);
+    result.hyperConst = a.hyperConst && b.hyperConst;
+    return result;
+  }
+  if (isComparison(op)) {
+    ExprInfo arith = checkArithmetic(opText, op, a, b, node);
+    if (module_.types.isLenient(arith.type)) {
+      return arith;
+    }
+    ExprInfo result = make(module_.types.isTensor(arith.type)
+                               ? module_.types.withDType(arith.type, DType::Bool)
+                               : bool_,
+                           node);
+    result.hyperConst = a.hyperConst && b.hyperConst;
+    if (a.intValue && b.intValue) {
+      int64_t x = *a.intValue;
+      int64_t y = *b.intValue;
+      bool value = op == TokenKind::EqualEqual  ? x == y
+                   : op == TokenKind::BangEqual ? x != y
+                   : op == TokenKind::Less      ? x < y
+                   : op == TokenKind::LessEqual ? x <= y
+                   : op == TokenKind::Greater   ? x > y
+                                                : x >= y;
+      result.intValue = value ? 1 : 0;
+    }
+    return result;
+  }
+  return checkArithmetic(opText, op, a, b, node);
+}
+
+// Arithmetic and comparison operands: dtypes, the ternary rules, broadcasting.
+ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const ExprInfo& a,
+                                  const ExprInfo& b, NodeId node) {
+  TypeStore& ts = module_.types;
+  if (ts.isLenient(a.type) || ts.isLenient(b.type)) {
+    bool error = ts.kind(a.type) == TypeKind::Error || ts.kind(b.type) == TypeKind::Error;
+    return make(error ? ts.error() : ts.unknown(), node);
+  }
+  const TypeStore::Node& ta = ts.node(a.type);
+  const TypeStore::Node& tb = ts.node(b.type);
+  bool aValue = ta.kind == TypeKind::Scalar || ta.kind == TypeKind::Tensor;
+  bool bValue = tb.kind == TypeKind::Scalar || tb.kind == TypeKind::Tensor;
+  bool comparison = isComparison(kind);
+  bool bools = ta.dtype == DType::Bool || tb.dtype == DType::Bool;
+  if (!aValue || !bValue || ta.dtype == DType::Str || tb.dtype == DType::Str ||
+      (bools && !(comparison && ta.dtype == tb.dtype &&
+                  (kind == TokenKind::EqualEqual || kind == TokenKind::BangEqual)))) {
+    if (ta.kind == TypeKind::List && tb.kind == TypeKind::List && kind == TokenKind::EqualEqual) {
+      return make(bool_, node);
+    }
+    report(Diag::InvalidOperands, node, op, fmt(a.type), fmt(b.type));
+    return make(ts.error(), node);
+  }
+  (void)isArithmetic;
+  // Scalars with scalars: promotion; constants and dimensions fold.
+  if (ta.kind == TypeKind::Scalar && tb.kind == TypeKind::Scalar) {
+    DType dtype;
+    if (a.literal && !b.literal && (isFloating(tb.dtype) || !isFloating(ta.dtype))) {
+      dtype = tb.dtype;
+    } else if (b.literal && !a.literal && (isFloating(ta.dtype) || !isFloating(tb.dtype))) {
+      dtype = ta.dtype;
+    } else {
+      dtype = promote(ta.dtype, tb.dtype);
+    }
+    if (dtype == DType::Trit) {
+      dtype = DType::Int8;  // arithmetic on trits leaves {-1, 0, 1}
+    }
+    ExprInfo result = make(ts.scalar(dtype), node);
+    result.literal = a.literal && b.literal;
+    result.hyperConst = a.hyperConst && b.hyperConst;
+    if (a.intValue && b.intValue && isIntegral(dtype)) {
+      int64_t x = *a.intValue;
+      int64_t y = *b.intValue;
+      switch (kind) {
+        case TokenKind::Plus: result.intValue = x + y; break;
+        case TokenKind::Minus: result.intValue = x - y; break;
+        case TokenKind::Star: result.intValue = x * y; break;
+        case TokenKind::Slash:
+          if (y != 0) {
+            result.intValue = x / y - ((x % y != 0) && ((x < 0) != (y < 0)) ? 1 : 0);
+          }
+          break;
+        case TokenKind::Percent:
+          if (y != 0) {
+            result.intValue = ((x % y) + y) % y;
+          }
+          break;
+        default: break;
+      }
+    }
+    auto asFloat = [](const ExprInfo& e) -> std::optional<double> {
+      if (e.floatValue) return e.floatValue;
+      if (e.intValue) return static_cast<double>(*e.intValue);
+      return std::nullopt;
+    };
+    if (isFloating(dtype) && asFloat(a) && asFloat(b)) {
+      double x = *asFloat(a);
+      double y = *asFloat(b);
+      switch (kind) {
+        case TokenKind::Plus: result.floatValue = x + y; break;
+        case TokenKind::Minus: result.floatValue = x - y; break;
+        case TokenKind::Star: result.floatValue = x * y; break;
+        case TokenKind::Slash:
+          if (y != 0) {
+            result.floatValue = x / y;
+          }
+          break;
+        default: break;
+      }
+    }
+    if (a.dim.isValid() && b.dim.isValid() && isIntegral(dtype)) {
+      switch (kind) {
+        case TokenKind::Plus: result.dim = dims().binary(DimKind::Add, a.dim, b.dim); break;
+        case TokenKind::Minus: result.dim = dims().binary(DimKind::Sub, a.dim, b.dim); break;
+        case TokenKind::Star: result.dim = dims().binary(DimKind::Mul, a.dim, b.dim); break;
+        case TokenKind::Slash: result.dim = dims().binary(DimKind::Div, a.dim, b.dim); break;
+        default: break;
+      }
+    }
+    if (result.intValue) {
+      result.dim = dims().constant(*result.intValue);
+    }
+    return result;
+  }
+  // At least one tensor: the ternary rules of LANGUAGE.md §3.
+  DType dtype;
+  bool ternary = false;
+  bool aT = ta.kind == TypeKind::Tensor && ta.ternary;
+  bool bT = tb.kind == TypeKind::Tensor && tb.ternary;
+  if (aT && bT && !comparison) {
+    if (kind == TokenKind::Star) {
+      dtype = DType::Trit;
+      ternary = true;  // TernaryTensor * TernaryTensor stays ternary
+    } else if (kind == TokenKind::Plus || kind == TokenKind::Minus) {
+      dtype = DType::Int8;  // the sum of two ternaries is int8-valued
+    } else {
+      dtype = DType::Float32;
+    }
+  } else if (aT || bT) {
+    const TypeStore::Node& other = aT ? tb : ta;
+    dtype = other.kind == TypeKind::Tensor && isFloating(other.dtype) ? other.dtype
+                                                                      : DType::Float32;
+  } else if (ta.kind == TypeKind::Tensor && tb.kind == TypeKind::Tensor) {
+    dtype = promote(ta.dtype, tb.dtype);
+  } else {
+    // Tensor with scalar: a scalar does not widen the tensor unless it brings floats to ints.
+    const TypeStore::Node& tensor = ta.kind == TypeKind::Tensor ? ta : tb;
+    const TypeStore::Node& scalar = ta.kind == TypeKind::Tensor ? tb : ta;
+    dtype = isFloating(scalar.dtype) && !isFloating(tensor.dtype) ? DType::Float32 : tensor.dtype;
+  }
+  if (kind == TokenKind::Slash && isIntegral(dtype) && !ternary) {
+    dtype = DType::Float32;  // true division of tensors, as torch
+  }
+  if (dtype == DType::Trit && !ternary) {
+    dtype = DType::Int8;
+  }
+  // Shapes.
+  bool rankKnown = (ta.kind != TypeKind::Tensor || ta.rankKnown) &&
+                   (tb.kind != TypeKind::Tensor || tb.rankKnown);
+  if (!rankKnown) {
+    return make(ts.tensorAnyRank(dtype, ternary), node);
+  }
+  std::span<const DimId> sa = ta.kind == TypeKind::Tensor ? ts.shape(a.type) : std::span<const DimId>{};
+  std::span<const DimId> sb = tb.kind == TypeKind::Tensor ? ts.shape(b.type) : std::span<const DimId>{};
+  std::optional<std::vector<DimId>> shape = broadcast(sa, sb, node, op);
+  if (!shape) {
+    return make(ts.error(), node);
+  }
+  return make(ts.tensor(dtype, *shape, ternary), node);
+}
+
+std::optional<std::vector<DimId>> Checker::broadcast(std::span<const DimId> a,
+                                                     std::span<const DimId> b, NodeId node,
+                                                     std::string_view op) {
+  size_t rank = std::max(a.size(), b.size());
+  std::vector<DimId> out(rank);
+  DimId one = dims().constant(1);
+  for (size_t i = 0; i < rank; ++i) {
+    bool hasA = i < a.size();
+    bool hasB = i < b.size();
+    DimId da = hasA ? a[a.size() - 1 - i] : one;
+    DimId db = hasB ? b[b.size() - 1 - i] : one;
+    DimId& result = out[rank - 1 - i];
+    if (da == one) {
+      result = db;
+      continue;
+    }
+    if (db == one) {
+      result = da;
+      continue;
+    }
+    switch (dims().equal(da, db)) {
+      case Decision::Yes: result = da; break;
+      case Decision::No: {
+        report(Diag::ShapeMismatch, node, op, fmtShape(a), fmtShape(b));
+        return std::nullopt;
+      }
+      case Decision::Unknown:
+        // One of them may be 1 at run time; the known one is the better guess.
+        result = dims().isUnknown(da) ? db : da;
+        recordRuntimeCheck(node, da, db);
+        break;
+    }
+  }
+  return out;
+}
+
+ExprInfo Checker::matmul(const ExprInfo& a, const ExprInfo& b, NodeId node, std::string_view op) {
+  TypeStore& ts = module_.types;
+  if (ts.isLenient(a.type) || ts.isLenient(b.type)) {
+    bool error = ts.kind(a.type) == TypeKind::Error || ts.kind(b.type) == TypeKind::Error;
+    return make(error ? ts.error() : ts.unknown(), node);
+  }
+  if (!ts.isTensor(a.type) || !ts.isTensor(b.type) ||
+      ts.node(a.type).dtype == DType::Bool || ts.node(b.type).dtype == DType::Bool) {
+    report(Diag::InvalidOperands, node, op, fmt(a.type), fmt(b.type));
+    return make(ts.error(), node);
+  }
+  const TypeStore::Node& ta = ts.node(a.type);
+  const TypeStore::Node& tb = ts.node(b.type);
+  // The dtype by operand kinds (LANGUAGE.md §3).
+  DType dtype;
+  if (ta.ternary && tb.ternary) {
+    dtype = DType::Int32;
+  } else if (ta.ternary || tb.ternary) {
+    const TypeStore::Node& other = ta.ternary ? tb : ta;
+    dtype = isFloating(other.dtype) ? other.dtype : DType::Float32;
+  } else {
+    dtype = promote(ta.dtype, tb.dtype);
+  }
+  if (!ta.rankKnown || !tb.rankKnown) {
+    return make(ts.tensorAnyRank(dtype), node);
+  }
+  std::vector<DimId> sa(ts.shape(a.type).begin(), ts.shape(a.type).end());
+  std::vector<DimId> sb(ts.shape(b.type).begin(), ts.shape(b.type).end());
+  if (sa.empty() || sb.empty()) {
+    report(Diag::InvalidOperands, node, op, fmt(a.type), fmt(b.type));
+    return make(ts.error(), node);
+  }
+  // torch.matmul: 1-D operands are promoted to matrices and the added
+  // dimension is removed from the result.
+  bool vecA = sa.size() == 1;
+  bool vecB = sb.size() == 1;
+  if (vecA) {
+    sa.insert(sa.begin(), dims().constant(1));
+  }
+  if (vecB) {
+    sb.push_back(dims().constant(1));
+  }
+  DimId k1 = sa.back();
+  DimId k2 = sb[sb.size() - 2];
+  switch (dims().equal(k1, k2)) {
+    case Decision::No:
+      report(Diag::MatmulMismatch, node, op, fmt(a.type), fmt(b.type),
+             dims().format(k1, interner_), dims().format(k2, interner_));
+      return make(ts.error(), node);
+    case Decision::Unknown: recordRuntimeCheck(node, k1, k2); break;
+    case Decision::Yes: break;
+  }
+  std::span<const DimId> batchA(sa.data(), sa.size() - 2);
+  std::span<const DimId> batchB(sb.data(), sb.size() - 2);
+  std::optional<std::vector<DimId>> batch = broadcast(batchA, batchB, node, op);
+  if (!batch) {
+    return make(ts.error(), node);
+  }
+  std::vector<DimId> shape = *batch;
+  if (!vecA) {
+    shape.push_back(sa[sa.size() - 2]);
+  }
+  if (!vecB) {
+    shape.push_back(sb.back());
+  }
+  return make(ts.tensor(dtype, shape), node);
+}
+
+ExprInfo Checker::checkList(NodeId node) {
+  std::vector<ExprInfo> elements;
+  for (NodeId element : tree_.list(tree_.listA(node))) {
+    elements.push_back(checkExpr(element));
+  }
+  ExprInfo result;
+  result.node = node;
+  result.hyperConst = true;
+  result.allTrits = true;
+  TypeId elementType = elements.empty() ? int32_ : elements.front().type;
+  bool ints = true;
+  for (const ExprInfo& e : elements) {
+    result.hyperConst = result.hyperConst && e.hyperConst;
+    const TypeStore::Node& t = module_.types.node(e.type);
+    bool isInt = t.kind == TypeKind::Scalar && isIntegral(t.dtype) && t.dtype != DType::Bool;
+    ints = ints && isInt;
+    if (t.kind == TypeKind::List) {
+      result.allTrits = result.allTrits && e.allTrits;
+    } else {
+      result.allTrits = result.allTrits && e.intValue && *e.intValue >= -1 && *e.intValue <= 1 &&
+                        isInt;
+    }
+    if (e.type != elementType) {
+      // Mixed int and float literals make a float list.
+      const TypeStore::Node& et = module_.types.node(elementType);
+      if (t.kind == TypeKind::Scalar && et.kind == TypeKind::Scalar) {
+        elementType = module_.types.scalar(promote(t.dtype, et.dtype));
+      } else if (!module_.types.isLenient(e.type)) {
+        elementType = module_.types.unknown();
+      }
+    }
+    result.listDims.push_back(isInt ? (e.dim.isValid() ? e.dim : dims().unknown())
+                                    : dims().unknown());
+  }
+  if (!ints) {
+    result.listDims.clear();
+  }
+  // The shape of a nested list literal: [len, inner shape...].
+  result.listShape.push_back(dims().constant(static_cast<int64_t>(elements.size())));
+  if (!elements.empty() && !elements.front().listShape.empty()) {
+    for (DimId d : elements.front().listShape) {
+      result.listShape.push_back(d);
+    }
+  }
+  result.type = module_.types.list(elementType, static_cast<uint32_t>(elements.size()));
+  return result;
+}
+
+std::optional<size_t> Checker::normalizeDim(int64_t dim, size_t rank, NodeId node) {
+  auto r = static_cast<int64_t>(rank);
+  if (dim < -r || dim >= r) {
+    report(Diag::DimOutOfRange, node, dim, rank);
+    return std::nullopt;
+  }
+  return static_cast<size_t>(dim < 0 ? dim + r : dim);
+}
+
+ExprInfo Checker::checkIndex(NodeId node) {
+  ExprInfo base = checkExpr(tree_.childA(node));
+  std::vector<ExprInfo> indices;
+  std::vector<bool> isSlice;
+  for (NodeId index : tree_.list(tree_.listB(node))) {
+    if (tree_.kind(index) == NodeKind::Slice) {
+      for (NodeId part : {tree_.childA(index), tree_.childB(index), tree_.childC(index)}) {
+        if (part.isValid()) {
+          ExprInfo p = checkExpr(part);
+          if (!module_.types.isLenient(p.type) &&
+              !(module_.types.isScalar(p.type) && isIntegral(module_.types.node(p.type).dtype))) {
+            report(Diag::TypeMismatch, part, fmt(p.type), "int32");
+          }
+        }
+      }
+      indices.push_back(make(module_.types.unknown(), index));
+      isSlice.push_back(true);
+    } else {
+      indices.push_back(checkExpr(index));
+      isSlice.push_back(false);
+    }
+  }
+  TypeStore& ts = module_.types;
+  if (ts.isLenient(base.type)) {
+    return make(base.type, node);
+  }
+  const TypeStore::Node& t = ts.node(base.type);
+  if (t.kind == TypeKind::List) {
+    ExprInfo result = make(TypeId{t.ref}, node);
+    if (indices.size() == 1 && !isSlice[0] && indices[0].intValue && !base.listDims.empty()) {
+      std::optional<size_t> i = normalizeDim(*indices[0].intValue, base.listDims.size(),
+                                             indices[0].node);
+      if (!i) {
+        return make(ts.error(), node);
+      }
+      result.dim = base.listDims[*i];
+      if (std::optional<int64_t> value = dims().constValue(result.dim)) {
+        result.intValue = value;
+      }
+    }
+    return result;
+  }
+  if (t.kind != TypeKind::Tensor) {
+    report(Diag::InvalidOperand, node, "[]", fmt(base.type));
+    return make(ts.error(), node);
+  }
+  if (!t.rankKnown) {
+    return make(ts.tensorAnyRank(t.dtype, t.ternary), node);
+  }
+  std::span<const DimId> shape = ts.shape(base.type);
+  if (indices.size() > shape.size()) {
+    report(Diag::DimOutOfRange, node, static_cast<int64_t>(indices.size() - 1), shape.size());
+    return make(ts.error(), node);
+  }
+  std::vector<DimId> result;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i >= indices.size()) {
+      result.push_back(shape[i]);
+      continue;
+    }
+    if (isSlice[i]) {
+      NodeId slice = indices[i].node;
+      bool full = !tree_.childA(slice).isValid() && !tree_.childB(slice).isValid() &&
+                  !tree_.childC(slice).isValid();
+      result.push_back(full ? shape[i] : dims().unknown());
+      continue;
+    }
+    const ExprInfo& index = indices[i];
+    const TypeStore::Node& it = ts.node(index.type);
+    if (ts.isLenient(index.type)) {
+      continue;
+    }
+    if (it.kind == TypeKind::Tensor) {
+      return make(ts.tensorAnyRank(t.dtype, t.ternary), node);  // advanced indexing
+    }
+    if (it.kind != TypeKind::Scalar || !isIntegral(it.dtype)) {
+      report(Diag::TypeMismatch, index.node, fmt(index.type), "int32");
+      return make(ts.error(), node);
+    }
+    if (index.intValue) {
+      if (std::optional<int64_t> size = dims().constValue(shape[i])) {
+        if (*index.intValue >= *size || *index.intValue < -*size) {
+          report(Diag::IndexOutOfRange, index.node, *index.intValue, *size);
+          return make(ts.error(), node);
+        }
+      }
+    }
+  }
+  return make(ts.tensor(t.dtype, result, t.ternary), node);
+}
+
+ExprInfo Checker::checkMember(NodeId node) {
+  ExprInfo base = checkExpr(tree_.childA(node));
+  std::string member(tokens().spelling(tree_.token(node)));
+  TypeStore& ts = module_.types;
+  if (ts.isLenient(base.type) || ts.kind(base.type) == TypeKind::Module) {
+    return make(ts.kind(base.type) == TypeKind::Error ? ts.error() : ts.unknown(), node);
+  }
+  const TypeStore::Node& t = ts.node(base.type);
+  if (t.kind == TypeKind::Tensor) {
+    if (member == "shape") {
+      ExprInfo result;
+      result.node = node;
+      if (t.rankKnown) {
+        std::span<const DimId> shape = ts.shape(base.type);
+        result.listDims.assign(shape.begin(), shape.end());
+        result.type = ts.list(int32_, static_cast<uint32_t>(shape.size()));
+      } else {
+        result.type = ts.list(int32_, UINT32_MAX);
+      }
+      return result;
+    }
+    if (member == "T") {
+      if (!t.rankKnown) {
+        return make(base.type, node);
+      }
+      std::vector<DimId> shape(ts.shape(base.type).rbegin(), ts.shape(base.type).rend());
+      return make(ts.tensor(t.dtype, shape, t.ternary), node);
+    }
+  }
+  if (t.kind == TypeKind::Instance) {
+    const InstanceInfo& instance = module_.instances[t.ref];
+    if (!instance.builtin) {
+      const CallableInfo& layer = module_.callables[instance.decl];
+      std::unordered_map<uint32_t, DimId> bindings;
+      size_t h = 0;
+      for (const ParamInfo& p : layer.params) {
+        if (p.cls == ParamClass::Hyper) {
+          if (h < instance.args.size() && instance.args[h].isValid()) {
+            bindings[p.name.index] = instance.args[h];
+          }
+          ++h;
+        }
+      }
+      for (const ParamInfo& p : layer.params) {
+        if (p.cls == ParamClass::Weight && spelling(p.name) == member) {
+          return make(substituteType(p.type, bindings), node);
+        }
+      }
+    }
+  }
+  if (t.kind == TypeKind::BuiltinInstance) {
+    for (const char* name : {"weight", "bias", "running_mean", "running_var"}) {
+      if (member == name) {
+        return make(ts.tensorAnyRank(DType::Float32), node);
+      }
+    }
+  }
+  report(Diag::NoMember, node, fmt(base.type), member);
+  return make(ts.error(), node);
+}
+
+// ---- assignability ---------------------------------------------------------------------
+
+ExprInfo Checker::literalToContext(const ExprInfo& value, TypeId target) {
+  ExprInfo result = value;
+  if (value.literal && module_.types.isScalar(value.type) && module_.types.isScalar(target)) {
+    result.type = target;
+    result.literal = false;
+  }
+  return result;
+}
+
+bool Checker::checkAssignable(const ExprInfo& value, TypeId target, NodeId where) {
+  TypeStore& ts = module_.types;
+  if (ts.isLenient(value.type) || ts.isLenient(target) || value.type == target) {
+    return true;
+  }
+  const TypeStore::Node& v = ts.node(value.type);
+  const TypeStore::Node& t = ts.node(target);
+  if (t.kind == TypeKind::Scalar && v.kind == TypeKind::Scalar) {
+    if (value.literal || value.intValue || value.floatValue) {
+      // Literals take the type their context asks for when the value fits.
+      if (value.intValue && isIntegral(v.dtype) && t.dtype != DType::Str) {
+        if (!fitsInteger(t.dtype, *value.intValue)) {
+          report(Diag::LiteralDoesNotFit, where, fmt::format("the value {}", *value.intValue),
+                 dtypeName(t.dtype));
+          return false;
+        }
+        return true;
+      }
+      if (value.floatValue && isFloating(t.dtype)) {
+        return true;
+      }
+    }
+    if (v.dtype == DType::Str || t.dtype == DType::Str) {
+      report(Diag::TypeMismatch, where, fmt(value.type), fmt(target));
+      return false;
+    }
+    if (promote(v.dtype, t.dtype) == t.dtype && !(v.dtype != DType::Bool && t.dtype == DType::Bool)) {
+      return true;  // implicit widening
+    }
+    diags_.report(Diag::NarrowingConversion, source(), rangeOf(where), fmt(value.type), fmt(target))
+        .note(Note::SuggestCast, dtypeName(t.dtype));
+    return false;
+  }
+  if (t.kind == TypeKind::Tensor && v.kind == TypeKind::Tensor) {
+    if (t.ternary && !v.ternary) {
+      std::string text(tokens().source().text().substr(rangeOf(where).begin,
+                                                      rangeOf(where).end - rangeOf(where).begin));
+      auto builder = diags_.report(Diag::NotTernary, source(), rangeOf(where), fmt(value.type),
+                                   fmt(target));
+      if (isFloating(v.dtype)) {
+        builder.note(Note::SuggestQuantize, text.size() <= 60 ? text : std::string("..."));
+      }
+      return false;
+    }
+    if (!t.ternary && !v.ternary && v.dtype != t.dtype && promote(v.dtype, t.dtype) != t.dtype) {
+      diags_.report(Diag::NarrowingConversion, source(), rangeOf(where), fmt(value.type),
+                    fmt(target))
+          .note(Note::SuggestCast, dtypeName(t.dtype));
+      return false;
+    }
+    if (t.rankKnown && v.rankKnown) {
+      std::span<const DimId> ts1 = ts.shape(target);
+      std::span<const DimId> vs = ts.shape(value.type);
+      if (ts1.size() != vs.size()) {
+        report(Diag::TypeMismatch, where, fmt(value.type), fmt(target));
+        return false;
+      }
+      for (size_t i = 0; i < ts1.size(); ++i) {
+        switch (dims().equal(ts1[i], vs[i])) {
+          case Decision::No:
+            diags_.report(Diag::TypeMismatch, source(), rangeOf(where), fmt(value.type), fmt(target))
+                .note(Note::DimensionDetail, i, dims().format(vs[i], interner_),
+                      dims().format(ts1[i], interner_));
+            return false;
+          case Decision::Unknown: recordRuntimeCheck(where, ts1[i], vs[i]); break;
+          case Decision::Yes: break;
+        }
+      }
+    }
+    return true;
+  }
+  if (t.kind == v.kind && t.kind != TypeKind::Scalar && t.kind != TypeKind::Tensor) {
+    return true;  // lists, instances, ranges: structural checks come with their uses
+  }
+  report(Diag::TypeMismatch, where, fmt(value.type), fmt(target));
+  return false;
+}
+
+void Checker::recordRuntimeCheck(NodeId node, DimId expected, DimId actual) {
+  module_.runtimeChecks.push_back(RuntimeShapeCheck{node, expected, actual});
+}
+
+std::string Checker::fmtShape(std::span<const DimId> shape) const {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    out += i ? ", " : "";
+    out += module_.dims.format(shape[i], interner_);
+  }
+  return out + "]";
+}
+
+// ---- the pipeline ------------------------------------------------------------------
+
+CheckedModule Checker::run() {
+  declareBuiltins();
+  declareItems();
+  for (size_t i = 0; i < module_.callables.size(); ++i) {
+    checkSignature(static_cast<int>(i));
+  }
+  // Bodies and top-level statements in source order.
+  int callableIndex = 0;
+  for (NodeId item : tree_.list(tree_.listA(tree_.root()))) {
+    switch (tree_.kind(item)) {
+      case NodeKind::Layer:
+      case NodeKind::Fn:
+        checkCallableBody(callableIndex++);
+        break;
+      case NodeKind::Let: checkTopLevelLet(item); break;
+      case NodeKind::Main: checkMain(item); break;
+      default: break;
+    }
+  }
+  for (int i = static_cast<int>(module_.callables.size()) - 1; i >= 0; --i) {
+    if (!module_.callables[i].isFn) {
+      module_.entryLayer = i;
+      break;
+    }
+  }
+  return std::move(module_);
+}
+
+}  // namespace sema
+
+CheckedModule check(const Tree& tree, const Interner& interner, DiagnosticEngine& diags) {
+  return sema::Checker(tree, interner, diags).run();
+}
+
+}  // namespace tritonc

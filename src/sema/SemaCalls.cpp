@@ -1,0 +1,575 @@
+//===- SemaCalls.cpp - calls: builtins, casts, layers, instances, fns -----===//
+//
+// A call of a user layer is an application when any argument is a tensor
+// (the weights and inputs are passed: a pure function call) and an
+// instantiation otherwise (hyperparameters only: a sub-module, LANGUAGE.md
+// §4). Positional arguments of an application fill the weights and inputs in
+// declaration order; those of an instantiation fill the hyperparameters.
+//
+//===----------------------------------------------------------------------===//
+#include <algorithm>
+
+#include "SemaImpl.h"
+
+namespace tritonc::sema {
+
+Checker::CallArgs Checker::gatherArgs(NodeId call) {
+  CallArgs args;
+  for (NodeId arg : tree_.list(tree_.listB(call))) {
+    if (tree_.kind(arg) == NodeKind::NamedArg) {
+      ExprInfo value = checkExpr(tree_.childA(arg));
+      setType(arg, value.type);
+      args.named.emplace_back(tree_.token(arg), value);
+    } else if (auto it = preChecked_.find(arg.index); it != preChecked_.end()) {
+      args.positional.push_back(it->second);
+      preChecked_.erase(it);
+    } else {
+      args.positional.push_back(checkExpr(arg));
+    }
+  }
+  return args;
+}
+
+std::optional<std::vector<BoundArg>> Checker::bindArgs(const std::vector<std::string>& names,
+                                                       const std::vector<int>& positionalTargets,
+                                                       CallArgs& args, NodeId call,
+                                                       std::string_view calleeName) {
+  std::vector<BoundArg> bound(names.size());
+  bool ok = true;
+  if (args.positional.size() > positionalTargets.size()) {
+    report(Diag::TooManyArguments, args.positional[positionalTargets.size()].node, calleeName,
+           positionalTargets.size() == 1 ? std::string("1 positional argument")
+                                         : fmt::format("{} positional arguments",
+                                                       positionalTargets.size()),
+           args.positional.size());
+    ok = false;
+  }
+  for (size_t i = 0; i < args.positional.size() && i < positionalTargets.size(); ++i) {
+    bound[positionalTargets[i]] = BoundArg{args.positional[i], true};
+  }
+  for (auto& [nameToken, value] : args.named) {
+    std::string name(tokens().spelling(nameToken));
+    auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end()) {
+      std::vector<std::string_view> candidates(names.begin(), names.end());
+      auto builder = diags_.report(Diag::UnknownNamedArgument, source(), tokens().range(nameToken),
+                                   calleeName, name);
+      std::string_view match = closestMatch(name, candidates);
+      if (!match.empty()) {
+        builder.note(Note::DidYouMean, source(), tokens().range(nameToken), match);
+      }
+      ok = false;
+      continue;
+    }
+    auto index = static_cast<size_t>(it - names.begin());
+    if (bound[index].present) {
+      diags_.report(Diag::DuplicateArgument, source(), tokens().range(nameToken), name);
+      ok = false;
+      continue;
+    }
+    bound[index] = BoundArg{value, true};
+  }
+  if (!ok) {
+    return std::nullopt;
+  }
+  return bound;
+}
+
+ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
+  NodeId callee = tree_.childA(call);
+  ExprInfo result;
+  if (tree_.kind(callee) == NodeKind::Name) {
+    IdentifierId name = tokens().identifier(tree_.token(callee));
+    std::optional<uint32_t> symbol = lookup(name);
+    if (symbol) {
+      const Symbol& s = module_.symbols[*symbol];
+      module_.nodeSymbol[callee.index] = *symbol;
+      switch (s.kind) {
+        case SymbolKind::Builtin:
+          result = checkBuiltinFnCall(static_cast<BuiltinFn>(s.ref), call);
+          module_.callKind[call.index] = CallKind::Builtin;
+          break;
+        case SymbolKind::BuiltinLayer:
+          result = checkInstantiation(true, s.ref, call, letName);
+          break;
+        case SymbolKind::TypeName:
+          result = checkCast(static_cast<DType>(s.ref), call);
+          module_.callKind[call.index] = CallKind::Cast;
+          break;
+        case SymbolKind::Layer:
+          result = checkLayerCall(static_cast<int>(s.ref), call, letName);
+          break;
+        case SymbolKind::Fn:
+          result = checkFnCall(static_cast<int>(s.ref), call);
+          module_.callKind[call.index] = CallKind::FnCall;
+          break;
+        default: {
+          ExprInfo value = checkName(callee);
+          setType(callee, value.type);
+          const TypeStore::Node& t = module_.types.node(value.type);
+          if (t.kind == TypeKind::Instance || t.kind == TypeKind::BuiltinInstance) {
+            result = checkForward(t.ref, call);
+            module_.callKind[call.index] = CallKind::Forward;
+          } else if (module_.types.isLenient(value.type)) {
+            gatherArgs(call);
+            result = make(value.type, call);
+          } else {
+            report(Diag::NotCallable, callee, spelling(name), fmt(value.type));
+            gatherArgs(call);
+            result = make(module_.types.error(), call);
+          }
+          break;
+        }
+      }
+      result.node = call;
+      setType(call, result.type);
+      return result;
+    }
+  }
+  // Any other callee: an instance reached through a member, or an import.
+  ExprInfo value = checkExpr(callee);
+  const TypeStore::Node& t = module_.types.node(value.type);
+  if (t.kind == TypeKind::Instance || t.kind == TypeKind::BuiltinInstance) {
+    result = checkForward(t.ref, call);
+    module_.callKind[call.index] = CallKind::Forward;
+  } else if (module_.types.isLenient(value.type)) {
+    gatherArgs(call);
+    result = make(value.type, call);
+  } else {
+    std::string text(tokens().source().text().substr(rangeOf(callee).begin,
+                                                    rangeOf(callee).end - rangeOf(callee).begin));
+    report(Diag::NotCallable, callee, text, fmt(value.type));
+    gatherArgs(call);
+    result = make(module_.types.error(), call);
+  }
+  result.node = call;
+  setType(call, result.type);
+  return result;
+}
+
+ExprInfo Checker::checkCast(DType dtype, NodeId call) {
+  CallArgs args = gatherArgs(call);
+  std::string name(dtypeName(dtype));
+  std::optional<std::vector<BoundArg>> bound = bindArgs({"x"}, {0}, args, call, name);
+  if (!bound) {
+    return make(module_.types.error(), call);
+  }
+  if (!(*bound)[0].present) {
+    report(Diag::MissingArgument, call, "x", name);
+    return make(module_.types.error(), call);
+  }
+  const ExprInfo& x = (*bound)[0].info;
+  TypeStore& ts = module_.types;
+  if (ts.isLenient(x.type)) {
+    return make(x.type, call);
+  }
+  const TypeStore::Node& t = ts.node(x.type);
+  if (t.kind == TypeKind::Scalar && t.dtype != DType::Str && dtype != DType::Str) {
+    ExprInfo result = make(ts.scalar(dtype), call);
+    result.hyperConst = x.hyperConst;
+    if (x.intValue) {
+      if (dtype == DType::Trit && !fitsInteger(DType::Trit, *x.intValue)) {
+        report(Diag::LiteralDoesNotFit, x.node, fmt::format("the value {}", *x.intValue), "trit");
+        return make(ts.error(), call);
+      }
+      if (isIntegral(dtype)) {
+        result.intValue = x.intValue;
+        result.dim = dims().constant(*x.intValue);
+      } else {
+        result.floatValue = static_cast<double>(*x.intValue);
+      }
+    } else if (x.floatValue) {
+      if (isFloating(dtype)) {
+        result.floatValue = x.floatValue;
+      }
+    } else if (isIntegral(dtype) && x.dim.isValid()) {
+      result.dim = x.dim;
+    }
+    return result;
+  }
+  if (t.kind == TypeKind::Tensor && dtype != DType::Str) {
+    // trit(x) on a tensor rounds and clamps: a ternary tensor with scale 1.
+    return make(ts.withDType(x.type, dtype, dtype == DType::Trit), call);
+  }
+  report(Diag::ArgumentType, x.node, "x", name, "a number or a tensor", fmt(x.type));
+  return make(ts.error(), call);
+}
+
+ExprInfo Checker::checkBuiltinFnCall(BuiltinFn fn, NodeId call) {
+  CallArgs args = gatherArgs(call);
+  const std::vector<BuiltinParam>& params = builtinFnParams(fn);
+  std::vector<std::string> names;
+  std::vector<int> positional;
+  for (size_t i = 0; i < params.size(); ++i) {
+    names.push_back(params[i].name);
+    positional.push_back(static_cast<int>(i));
+  }
+  // `dim` may also be spelled `axis`.
+  for (auto& [token, value] : args.named) {
+    std::string_view name = tokens().spelling(token);
+    for (const BuiltinParam& p : params) {
+      if (!p.alias.empty() && name == p.alias) {
+        // Rebind under the canonical name by looking it up below.
+        names.push_back(p.alias);
+      }
+    }
+  }
+  std::string calleeName(builtinFnName(fn));
+  std::optional<std::vector<BoundArg>> bound = bindArgs(names, positional, args, call, calleeName);
+  if (!bound) {
+    return make(module_.types.error(), call);
+  }
+  // Fold aliases into their parameter.
+  for (size_t i = params.size(); i < names.size(); ++i) {
+    if (!(*bound)[i].present) {
+      continue;
+    }
+    for (size_t j = 0; j < params.size(); ++j) {
+      if (params[j].alias == names[i]) {
+        if ((*bound)[j].present) {
+          report(Diag::DuplicateArgument, (*bound)[i].info.node, params[j].name);
+          return make(module_.types.error(), call);
+        }
+        (*bound)[j] = (*bound)[i];
+      }
+    }
+  }
+  bound->resize(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!(*bound)[i].present && !params[i].optional) {
+      report(Diag::MissingArgument, call, params[i].name, calleeName);
+      return make(module_.types.error(), call);
+    }
+  }
+  for (const BoundArg& arg : *bound) {
+    if (arg.present && module_.types.kind(arg.info.type) == TypeKind::Error) {
+      return make(module_.types.error(), call);
+    }
+  }
+  if (ctx_.isFn && (fn == BuiltinFn::DropoutFn || fn == BuiltinFn::BatchNormFn)) {
+    report(Diag::ImpureFn, call,
+           fmt::format("call '{}', which depends on whether the model is training", calleeName));
+  }
+  return checkBuiltinCall(*this, fn, call, *bound);
+}
+
+ExprInfo Checker::checkLayerCall(int layer, NodeId call, IdentifierId letName) {
+  // An application passes tensors (weights and inputs); an instantiation
+  // passes hyperparameters only.
+  bool apply = false;
+  const CallableInfo& info = module_.callables[layer];
+  for (NodeId arg : tree_.list(tree_.listB(call))) {
+    if (tree_.kind(arg) == NodeKind::NamedArg) {
+      std::string_view name = tokens().spelling(tree_.token(arg));
+      for (const ParamInfo& p : info.params) {
+        if (spelling(p.name) == name && p.cls != ParamClass::Hyper) {
+          apply = true;
+        }
+      }
+    }
+  }
+  if (!apply) {
+    // Look at the positional arguments' types without reporting twice: the
+    // arguments are checked once, by whichever path takes the call.
+    for (NodeId arg : tree_.list(tree_.listB(call))) {
+      if (tree_.kind(arg) != NodeKind::NamedArg) {
+        NodeId n = arg;
+        // A quick syntactic guess is not enough (a name may be a tensor), so
+        // check the expression; the result is cached in nodeType.
+        ExprInfo value = checkExpr(n);
+        preChecked_[n.index] = value;
+        if (module_.types.isTensor(value.type)) {
+          apply = true;
+        }
+        break;  // the first positional argument decides
+      }
+    }
+  }
+  if (!apply) {
+    return checkInstantiation(false, static_cast<uint32_t>(layer), call, letName);
+  }
+  module_.callKind[call.index] = CallKind::Apply;
+  std::vector<int> positional;
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    if (info.params[i].cls != ParamClass::Hyper) {
+      positional.push_back(static_cast<int>(i));
+    }
+  }
+  return applyCallable(layer, call, positional, nullptr, callableName(layer));
+}
+
+ExprInfo Checker::checkFnCall(int fn, NodeId call) {
+  const CallableInfo& info = module_.callables[fn];
+  std::vector<int> positional;
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    positional.push_back(static_cast<int>(i));
+  }
+  return applyCallable(fn, call, positional, nullptr, callableName(fn));
+}
+
+bool Checker::unifyShape(TypeId declared, const ExprInfo& actual,
+                         std::unordered_map<uint32_t, DimId>& bindings, NodeId where,
+                         std::string_view what) {
+  TypeStore& ts = module_.types;
+  if (!ts.isTensor(declared) || !ts.isTensor(actual.type)) {
+    return true;
+  }
+  const TypeStore::Node& d = ts.node(declared);
+  const TypeStore::Node& a = ts.node(actual.type);
+  if (!d.rankKnown || !a.rankKnown || ts.shape(declared).size() != ts.shape(actual.type).size()) {
+    return true;  // checkAssignable reports rank mismatches
+  }
+  std::span<const DimId> ds = ts.shape(declared);
+  std::span<const DimId> as = ts.shape(actual.type);
+  for (size_t i = 0; i < ds.size(); ++i) {
+    const DimStore::Node& n = dims().node(ds[i]);
+    if (n.kind != DimKind::Var || dims().isUnknown(as[i])) {
+      continue;
+    }
+    auto it = bindings.find(n.var.index);
+    if (it == bindings.end()) {
+      bindings.emplace(n.var.index, as[i]);
+      continue;
+    }
+    if (dims().equal(it->second, as[i]) == Decision::No) {
+      diags_.report(Diag::ShapeMismatch, source(), rangeOf(where), what, fmtShape(ds),
+                    fmtShape(as))
+          .note(Note::DimensionDetail, i, fmt::format("{} = {}", spelling(n.var),
+                                                      dims().format(it->second, interner_)),
+                dims().format(as[i], interner_));
+      return false;
+    }
+  }
+  return true;
+}
+
+TypeId Checker::substituteType(TypeId type, const std::unordered_map<uint32_t, DimId>& bindings) {
+  TypeStore& ts = module_.types;
+  const TypeStore::Node& t = ts.node(type);
+  if (t.kind != TypeKind::Tensor || !t.rankKnown || bindings.empty()) {
+    return type;
+  }
+  std::vector<DimId> shape;
+  for (DimId d : ts.shape(type)) {
+    shape.push_back(dims().substitute(d, bindings));
+  }
+  return ts.tensor(t.dtype, shape, t.ternary);
+}
+
+ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> positionalParams,
+                                const std::unordered_map<uint32_t, DimId>* hyperBindings,
+                                std::string_view calleeName) {
+  CallArgs args = gatherArgs(call);
+  const CallableInfo& info = module_.callables[callable];
+  std::vector<std::string> names;
+  for (const ParamInfo& p : info.params) {
+    names.push_back(spelling(p.name));
+  }
+  std::optional<std::vector<BoundArg>> bound =
+      bindArgs(names, positionalParams, args, call, calleeName);
+  if (!bound) {
+    return make(module_.types.error(), call);
+  }
+  for (const BoundArg& arg : *bound) {
+    if (arg.present && module_.types.kind(arg.info.type) == TypeKind::Error) {
+      return make(module_.types.error(), call);
+    }
+  }
+  std::unordered_map<uint32_t, DimId> bindings;
+  if (hyperBindings != nullptr) {
+    bindings = *hyperBindings;
+  }
+  // Hyperparameters given as integers bind their size variables.
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    const ParamInfo& p = info.params[i];
+    if ((*bound)[i].present && p.cls == ParamClass::Hyper && (*bound)[i].info.dim.isValid()) {
+      bindings[p.name.index] = (*bound)[i].info.dim;
+    }
+  }
+  bool ok = true;
+  for (size_t i = 0; i < info.params.size() && ok; ++i) {
+    if ((*bound)[i].present) {
+      ok = unifyShape(info.params[i].type, (*bound)[i].info, bindings, (*bound)[i].info.node,
+                      calleeName);
+    }
+  }
+  if (!ok) {
+    return make(module_.types.error(), call);
+  }
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    const ParamInfo& p = info.params[i];
+    if ((*bound)[i].present) {
+      if (!checkAssignable((*bound)[i].info, substituteType(p.type, bindings),
+                           (*bound)[i].info.node)) {
+        return make(module_.types.error(), call);
+      }
+      continue;
+    }
+    bool hasDefault = p.node.isValid() && tree_.childB(p.node).isValid();
+    bool inferred = p.cls == ParamClass::Hyper && bindings.count(p.name.index) != 0;
+    bool fromInstance = hyperBindings != nullptr && p.cls != ParamClass::Input;
+    if (!hasDefault && !inferred && !fromInstance) {
+      report(Diag::MissingArgument, call, spelling(p.name), calleeName);
+      return make(module_.types.error(), call);
+    }
+  }
+  TypeId result = info.returnType;
+  if (module_.types.kind(result) == TypeKind::Void && !info.isFn &&
+      !tree_.childB(info.node).isValid()) {
+    result = module_.types.unknown();  // inferred from a body not checked yet
+  }
+  return make(substituteType(result, bindings), call);
+}
+
+void Checker::noteInstantiationRules(NodeId call, std::string_view name, IdentifierId letName,
+                                     const std::vector<ExprInfo>& args) {
+  if (!letName.isValid()) {
+    report(Diag::InstantiationNotNamed, call, name);
+  } else if (ctx_.isFn) {
+    report(Diag::InstantiationInFn, call, name);
+  } else if (ctx_.loopDepth > 0) {
+    diags_.report(Diag::InstantiationInLoop, source(), rangeOf(call), spelling(letName))
+        .note(Note::MoveBeforeLoop);
+  } else if (ctx_.callable >= 0 && ctx_.dynamicIfDepth > 0) {
+    report(Diag::InstanceConditionNotConstant, call);
+  } else if (ctx_.callable >= 0) {
+    for (const ExprInfo& arg : args) {
+      if (!arg.hyperConst && !module_.types.isLenient(arg.type)) {
+        auto builder = diags_.report(Diag::InstanceArgNotConstant, source(), rangeOf(arg.node));
+        NodeId n = arg.node;
+        if (tree_.kind(n) == NodeKind::Name) {
+          builder.note(Note::NotConstantHere, source(), rangeOf(n), tokens().spelling(tree_.token(n)));
+        }
+        break;
+      }
+    }
+  }
+}
+
+ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
+                                     IdentifierId letName) {
+  module_.callKind[call.index] = CallKind::Instantiate;
+  CallArgs args = gatherArgs(call);
+  std::string name = builtin ? std::string(builtinLayerName(static_cast<BuiltinLayer>(decl)))
+                             : callableName(static_cast<int>(decl));
+  std::vector<ExprInfo> all = args.positional;
+  for (auto& [token, value] : args.named) {
+    all.push_back(value);
+  }
+  noteInstantiationRules(call, name, letName, all);
+  // The constructor parameters.
+  std::vector<std::string> names;
+  std::vector<bool> optional;
+  std::vector<TypeId> paramTypes;
+  std::vector<int> positional;
+  if (builtin) {
+    for (const BuiltinParam& p : builtinLayerParams(static_cast<BuiltinLayer>(decl))) {
+      names.push_back(p.name);
+      optional.push_back(p.optional);
+      paramTypes.push_back(module_.types.unknown());
+    }
+  } else {
+    const CallableInfo& info = module_.callables[decl];
+    for (const ParamInfo& p : info.params) {
+      if (p.cls == ParamClass::Hyper) {
+        names.push_back(spelling(p.name));
+        optional.push_back(p.node.isValid() && tree_.childB(p.node).isValid());
+        paramTypes.push_back(p.type);
+      }
+    }
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    bool keywordOnly = !builtin && [&] {
+      for (const ParamInfo& p : module_.callables[decl].params) {
+        if (spelling(p.name) == names[i]) {
+          return p.implicit;
+        }
+      }
+      return false;
+    }();
+    if (!keywordOnly) {
+      positional.push_back(static_cast<int>(i));
+    }
+  }
+  std::optional<std::vector<BoundArg>> bound = bindArgs(names, positional, args, call, name);
+  InstanceInfo instance;
+  instance.builtin = builtin;
+  instance.decl = decl;
+  instance.site = call;
+  instance.name = letName;
+  if (bound) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      const BoundArg& arg = (*bound)[i];
+      if (!arg.present) {
+        if (!optional[i]) {
+          report(Diag::MissingArgument, call, names[i], name);
+          bound.reset();
+          break;
+        }
+        instance.args.push_back(dims().unknown());
+        continue;
+      }
+      if (!builtin) {
+        checkAssignable(arg.info, paramTypes[i], arg.info.node);
+      } else {
+        const TypeStore::Node& t = module_.types.node(arg.info.type);
+        bool scalarOrList = t.kind == TypeKind::Scalar || t.kind == TypeKind::List ||
+                            module_.types.isLenient(arg.info.type);
+        if (!scalarOrList) {
+          report(Diag::ArgumentType, arg.info.node, names[i], name, "a number",
+                 fmt(arg.info.type));
+        }
+      }
+      instance.args.push_back(arg.info.dim.isValid() ? arg.info.dim : dims().unknown());
+    }
+  }
+  if (letName.isValid() && ctx_.callable >= 0) {
+    if (!ctx_.attributes.insert(letName.index).second) {
+      report(Diag::Redefinition, call, spelling(letName));
+    }
+  }
+  if (!bound) {
+    return make(module_.types.error(), call);
+  }
+  auto index = static_cast<uint32_t>(module_.instances.size());
+  module_.instances.push_back(instance);
+  return make(module_.types.make(builtin ? TypeKind::BuiltinInstance : TypeKind::Instance, index),
+              call);
+}
+
+ExprInfo Checker::checkForward(uint32_t instanceIndex, NodeId call) {
+  const InstanceInfo instance = module_.instances[instanceIndex];
+  if (instance.builtin) {
+    CallArgs args = gatherArgs(call);
+    for (const ExprInfo& arg : args.positional) {
+      if (module_.types.kind(arg.type) == TypeKind::Error) {
+        return make(module_.types.error(), call);
+      }
+    }
+    if (!args.named.empty()) {
+      report(Diag::UnknownNamedArgument, call, builtinLayerName(static_cast<BuiltinLayer>(instance.decl)),
+             tokens().spelling(args.named.front().first));
+      return make(module_.types.error(), call);
+    }
+    return checkBuiltinForward(*this, instance, call, args.positional);
+  }
+  const CallableInfo& info = module_.callables[instance.decl];
+  std::unordered_map<uint32_t, DimId> bindings;
+  size_t h = 0;
+  std::vector<int> positional;
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    const ParamInfo& p = info.params[i];
+    if (p.cls == ParamClass::Hyper) {
+      if (h < instance.args.size() && !dims().isUnknown(instance.args[h])) {
+        bindings[p.name.index] = instance.args[h];
+      }
+      ++h;
+    } else if (p.cls == ParamClass::Input) {
+      positional.push_back(static_cast<int>(i));
+    }
+  }
+  return applyCallable(static_cast<int>(instance.decl), call, positional, &bindings,
+                       callableName(static_cast<int>(instance.decl)));
+}
+
+}  // namespace tritonc::sema

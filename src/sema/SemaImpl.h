@@ -1,0 +1,211 @@
+//===- SemaImpl.h - the type checker's internal interface -------*- C++ -*-===//
+//
+// Shared between Sema.cpp (names, statements, expressions, layers) and
+// Builtins.cpp (the rules of the builtin functions and layers).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "tritonc/diag/Diagnostics.h"
+#include "tritonc/sema/CheckedModule.h"
+
+namespace tritonc::sema {
+
+/// What the checker knows about the value of an expression.
+struct ExprInfo {
+  TypeId type;
+  std::optional<int64_t> intValue;   ///< a known integer (or bool) constant
+  std::optional<double> floatValue;  ///< a known float constant
+  std::optional<std::string> strValue;
+  DimId dim;                 ///< an integer value as a dimension (literal, hyperparameter, shape)
+  bool literal = false;      ///< an untyped literal: takes its context's type when it fits
+  bool hyperConst = false;   ///< built from literals and hyperparameters only
+  std::vector<DimId> listDims;  ///< a list of integers, as dimensions (shapes)
+  bool allTrits = false;     ///< a (nested) list whose elements are all -1, 0 or 1
+  std::vector<DimId> listShape; ///< the shape of a nested list literal
+  NodeId node;               ///< the expression (for diagnostics)
+};
+
+/// One argument of a call after binding to parameters.
+struct BoundArg {
+  ExprInfo info;
+  bool present = false;
+};
+
+/// Parameter names of a builtin, parsed from Builtins.def.
+struct BuiltinParam {
+  std::string name;
+  std::string alias;  ///< `dim|axis`
+  bool optional = false;
+  std::string defaultText;
+};
+
+const std::vector<BuiltinParam>& builtinFnParams(BuiltinFn fn);
+const std::vector<BuiltinParam>& builtinLayerParams(BuiltinLayer layer);
+std::optional<BuiltinFn> findBuiltinFn(std::string_view name);
+std::optional<BuiltinLayer> findBuiltinLayer(std::string_view name);
+
+/// The type checker. One instance checks one file.
+class Checker {
+ public:
+  Checker(const Tree& tree, const Interner& interner, DiagnosticEngine& diags);
+  CheckedModule run();
+
+  // ---- services for the builtin rules ----------------------------------------
+  CheckedModule& module() { return module_; }
+  TypeStore& types() { return module_.types; }
+  DimStore& dims() { return module_.dims; }
+  const Tree& tree() const { return tree_; }
+  const TokenizedBuffer& tokens() const { return tree_.tokens(); }
+  const Interner& interner() const { return interner_; }
+  const SourceBuffer& source() const { return tree_.tokens().source(); }
+  DiagnosticEngine& diags() { return diags_; }
+  std::string fmt(TypeId type) const { return module_.formatType(type); }
+  std::string fmtShape(std::span<const DimId> shape) const;
+  SourceRange rangeOf(NodeId node) const { return tree_.range(node); }
+  /// Reports at `node` unless an operand was already an error.
+  template <typename... Args>
+  void report(Diag kind, NodeId node, Args&&... args) {
+    diags_.report(kind, source(), rangeOf(node), std::forward<Args>(args)...);
+  }
+  ExprInfo make(TypeId type, NodeId node) const {
+    ExprInfo info;
+    info.type = type;
+    info.node = node;
+    return info;
+  }
+  /// The result shape of broadcasting a and b (NumPy rules); reports a
+  /// provable mismatch at `node` for operator `op` and returns nullopt.
+  std::optional<std::vector<DimId>> broadcast(std::span<const DimId> a, std::span<const DimId> b,
+                                              NodeId node, std::string_view op);
+  /// torch.matmul typing of a @ b.
+  ExprInfo matmul(const ExprInfo& a, const ExprInfo& b, NodeId node, std::string_view op);
+  /// Checks that a value may be used where `target` is expected.
+  /// `what` names the place for TypeMismatch ("argument 'x' of 'f'").
+  bool checkAssignable(const ExprInfo& value, TypeId target, NodeId where);
+  /// Records an undecidable comparison of two dimensions for -O0.
+  void recordRuntimeCheck(NodeId node, DimId expected, DimId actual);
+  /// A normalized dimension index (negative counts from the end), or nullopt
+  /// after reporting DimOutOfRange.
+  std::optional<size_t> normalizeDim(int64_t dim, size_t rank, NodeId node);
+
+ private:
+  // What the body being checked is.
+  struct Context {
+    int callable = -1;       ///< callables index; -1 at top level and in main
+    bool isFn = false;
+    bool isMain = false;
+    int loopDepth = 0;
+    int dynamicIfDepth = 0;  ///< enclosing ifs whose condition is not a hyperparameter test
+    std::unordered_set<uint32_t> assigned;  ///< identifiers assigned anywhere in the body
+    std::unordered_set<uint32_t> attributes; ///< instance names of the layer
+    bool returnsSeen = false;
+  };
+  struct Binding {
+    uint32_t identifier;
+    uint32_t previous;
+  };
+
+  // Scopes: the current symbol of each identifier, with an undo log.
+  void pushScope() { scopeMarks_.push_back(undo_.size()); }
+  void popScope();
+  uint32_t declare(Symbol symbol, NodeId nameNode);
+  std::optional<uint32_t> lookup(IdentifierId name) const;
+  void reportUndefined(NodeId node, IdentifierId name);
+
+  // Declarations.
+  void declareBuiltins();
+  void declareItems();
+  void checkSignature(int index);
+  TypeId resolveType(NodeId typeNode, int callable);
+  DimId resolveDim(NodeId dimNode, int callable);
+
+  // Bodies and statements.
+  void checkCallableBody(int index);
+  void checkMain(NodeId mainNode);
+  void checkTopLevelLet(NodeId let);
+  bool checkBlock(NodeId block);  ///< returns true when every path returns
+  bool checkStatement(NodeId statement);
+  void checkLet(NodeId let);
+  void checkAssign(NodeId assign);
+  void checkCondition(NodeId cond, const ExprInfo& info);
+  void collectAssigned(NodeId node);
+
+  // Expressions.
+  ExprInfo checkExpr(NodeId node);
+  ExprInfo checkName(NodeId node);
+  ExprInfo checkLiteral(NodeId node);
+  ExprInfo checkUnary(NodeId node);
+  ExprInfo checkBinary(NodeId node);
+  ExprInfo checkArithmetic(std::string_view op, TokenKind kind, const ExprInfo& a,
+                           const ExprInfo& b, NodeId node);
+  ExprInfo checkList(NodeId node);
+  ExprInfo checkIndex(NodeId node);
+  ExprInfo checkMember(NodeId node);
+  ExprInfo checkCall(NodeId node, IdentifierId letName = IdentifierId{});
+  ExprInfo checkCast(DType dtype, NodeId call);
+  ExprInfo checkBuiltinFnCall(BuiltinFn fn, NodeId call);
+  ExprInfo checkLayerCall(int layer, NodeId call, IdentifierId letName);
+  ExprInfo checkInstantiation(bool builtin, uint32_t decl, NodeId call, IdentifierId letName);
+  ExprInfo checkForward(uint32_t instance, NodeId call);
+  ExprInfo checkFnCall(int fn, NodeId call);
+  /// Binds a user callable's parameters from arguments; returns the result.
+  ExprInfo applyCallable(int callable, NodeId call, std::vector<int> positionalParams,
+                         const std::unordered_map<uint32_t, DimId>* hyperBindings,
+                         std::string_view calleeName);
+  bool unifyShape(TypeId declared, const ExprInfo& actual,
+                  std::unordered_map<uint32_t, DimId>& bindings, NodeId where,
+                  std::string_view what);
+  TypeId substituteType(TypeId type, const std::unordered_map<uint32_t, DimId>& bindings);
+  void noteInstantiationRules(NodeId call, std::string_view name, IdentifierId letName,
+                              const std::vector<ExprInfo>& args);
+  ExprInfo literalToContext(const ExprInfo& value, TypeId target);
+
+  /// The arguments of a call, checked, before binding to parameters.
+  struct CallArgs {
+    std::vector<ExprInfo> positional;
+    std::vector<std::pair<TokenId, ExprInfo>> named;
+  };
+  CallArgs gatherArgs(NodeId call);
+  /// Binds arguments to parameters `names`; positional ones go to the
+  /// parameters listed in `positionalTargets`, in order. Reports unknown
+  /// names (with "did you mean"), duplicates and surplus arguments.
+  std::optional<std::vector<BoundArg>> bindArgs(const std::vector<std::string>& names,
+                                                const std::vector<int>& positionalTargets,
+                                                CallArgs& args, NodeId call,
+                                                std::string_view calleeName);
+
+  std::string spelling(IdentifierId id) const { return std::string(interner_.spelling(id)); }
+  std::string callableName(int index) const { return spelling(module_.callables[index].name); }
+  void setType(NodeId node, TypeId type) { module_.nodeType[node.index] = type; }
+
+  const Tree& tree_;
+  const Interner& interner_;
+  DiagnosticEngine& diags_;
+  CheckedModule module_;
+  std::vector<uint32_t> current_;  ///< per identifier: symbol + 1, or 0
+  std::vector<Binding> undo_;
+  std::vector<size_t> scopeMarks_;
+  std::vector<ExprInfo> symbolValue_;  ///< what is known of a symbol's value
+  Context ctx_;
+  TypeId int32_, float32_, bool_, str_;
+  bool hasImports_ = false;
+  /// Arguments checked early (to tell application from instantiation), so
+  /// that gatherArgs does not check them, and report their errors, twice.
+  std::unordered_map<uint32_t, ExprInfo> preChecked_;
+};
+
+/// Types a call of builtin `fn` with arguments bound to its parameters.
+ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
+                          std::vector<BoundArg>& args);
+/// Types `instance(x)` for an instance of a builtin layer.
+ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, NodeId call,
+                             std::vector<ExprInfo>& inputs);
+
+}  // namespace tritonc::sema

@@ -1,0 +1,355 @@
+//===- Types.cpp - types and symbolic dimensions --------------------------===//
+#include "tritonc/sema/Types.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "tritonc/base/Check.h"
+
+namespace tritonc {
+
+// ---- dtypes -----------------------------------------------------------------
+
+std::string_view dtypeName(DType dtype) {
+  switch (dtype) {
+    case DType::Bool: return "bool";
+    case DType::Trit: return "trit";
+    case DType::Int8: return "int8";
+    case DType::Int16: return "int16";
+    case DType::Int32: return "int32";
+    case DType::Int64: return "int64";
+    case DType::Float16: return "float16";
+    case DType::BFloat16: return "bfloat16";
+    case DType::Float32: return "float32";
+    case DType::Str: return "str";
+  }
+  return "?";
+}
+
+std::optional<DType> dtypeFromName(std::string_view name) {
+  static constexpr std::pair<std::string_view, DType> kNames[] = {
+      {"bool", DType::Bool},       {"trit", DType::Trit},       {"int8", DType::Int8},
+      {"int16", DType::Int16},     {"int32", DType::Int32},     {"int64", DType::Int64},
+      {"int", DType::Int32},       {"float16", DType::Float16}, {"bfloat16", DType::BFloat16},
+      {"float32", DType::Float32}, {"float", DType::Float32},   {"str", DType::Str},
+  };
+  for (const auto& [spelling, dtype] : kNames) {
+    if (spelling == name) {
+      return dtype;
+    }
+  }
+  return std::nullopt;
+}
+
+bool isIntegral(DType dtype) { return dtype <= DType::Int64; }
+bool isFloating(DType dtype) { return dtype >= DType::Float16 && dtype <= DType::Float32; }
+bool isNumeric(DType dtype) { return dtype != DType::Str; }
+DType promote(DType a, DType b) { return std::max(a, b); }
+
+bool fitsInteger(DType dtype, int64_t value) {
+  switch (dtype) {
+    case DType::Bool: return value == 0 || value == 1;
+    case DType::Trit: return value >= -1 && value <= 1;
+    case DType::Int8: return value >= -128 && value <= 127;
+    case DType::Int16: return value >= -32768 && value <= 32767;
+    case DType::Int32:
+      return value >= std::numeric_limits<int32_t>::min() &&
+             value <= std::numeric_limits<int32_t>::max();
+    case DType::Int64: return true;
+    case DType::Float16: return value >= -65504 && value <= 65504;
+    case DType::BFloat16:
+    case DType::Float32: return true;
+    case DType::Str: return false;
+  }
+  return false;
+}
+
+// ---- dims -------------------------------------------------------------------
+
+namespace {
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+}  // namespace
+
+DimStore::DimStore() {
+  nodes_.push_back(Node{DimKind::Unknown, 0, IdentifierId{}, DimId{}, DimId{}});
+  unknown_ = DimId{0};
+}
+
+DimId DimStore::intern(const Node& node) {
+  uint64_t h = mix(mix(mix(static_cast<uint64_t>(node.kind), static_cast<uint64_t>(node.value)),
+                       node.var.index),
+                   (static_cast<uint64_t>(node.lhs.index) << 32) | node.rhs.index);
+  std::vector<uint32_t>& bucket = index_[h];
+  for (uint32_t candidate : bucket) {
+    const Node& n = nodes_[candidate];
+    if (n.kind == node.kind && n.value == node.value && n.var == node.var && n.lhs == node.lhs &&
+        n.rhs == node.rhs) {
+      return DimId{candidate};
+    }
+  }
+  nodes_.push_back(node);
+  bucket.push_back(static_cast<uint32_t>(nodes_.size() - 1));
+  return DimId{static_cast<uint32_t>(nodes_.size() - 1)};
+}
+
+DimId DimStore::constant(int64_t value) {
+  return intern(Node{DimKind::Const, value, IdentifierId{}, DimId{}, DimId{}});
+}
+
+DimId DimStore::var(IdentifierId name) {
+  return intern(Node{DimKind::Var, 0, name, DimId{}, DimId{}});
+}
+
+std::optional<int64_t> DimStore::constValue(DimId id) const {
+  const Node& n = nodes_[id.index];
+  if (n.kind == DimKind::Const) {
+    return n.value;
+  }
+  return std::nullopt;
+}
+
+DimId DimStore::binary(DimKind op, DimId lhs, DimId rhs) {
+  if (isUnknown(lhs) || isUnknown(rhs)) {
+    return unknown_;
+  }
+  std::optional<int64_t> a = constValue(lhs);
+  std::optional<int64_t> b = constValue(rhs);
+  if (a && b) {
+    switch (op) {
+      case DimKind::Add: return constant(*a + *b);
+      case DimKind::Sub: return constant(*a - *b);
+      case DimKind::Mul: return constant(*a * *b);
+      case DimKind::Div:
+        if (*b == 0) {
+          return unknown_;
+        }
+        // Floor division, as Python's // (LANGUAGE.md §3: `/` on dims).
+        return constant(*a / *b - ((*a % *b != 0) && ((*a < 0) != (*b < 0)) ? 1 : 0));
+      default: break;
+    }
+  }
+  switch (op) {
+    case DimKind::Add:
+      if (a == 0) return rhs;
+      if (b == 0) return lhs;
+      break;
+    case DimKind::Sub:
+      if (b == 0) return lhs;
+      if (lhs == rhs) return constant(0);
+      break;
+    case DimKind::Mul:
+      if (a == 1) return rhs;
+      if (b == 1) return lhs;
+      if (a == 0 || b == 0) return constant(0);
+      // Canonical order for commutative operators: constants first.
+      if (b && !a) std::swap(lhs, rhs);
+      break;
+    case DimKind::Div:
+      if (b == 1) return lhs;
+      break;
+    default: break;
+  }
+  if (op == DimKind::Add && constValue(rhs) && !constValue(lhs)) {
+    std::swap(lhs, rhs);
+  }
+  return intern(Node{op, 0, IdentifierId{}, lhs, rhs});
+}
+
+bool DimStore::containsUnknown(DimId id) const {
+  const Node& n = nodes_[id.index];
+  switch (n.kind) {
+    case DimKind::Unknown: return true;
+    case DimKind::Const:
+    case DimKind::Var: return false;
+    default: return containsUnknown(n.lhs) || containsUnknown(n.rhs);
+  }
+}
+
+Decision DimStore::equal(DimId a, DimId b) const {
+  if (isUnknown(a) || isUnknown(b)) {
+    return Decision::Unknown;
+  }
+  if (a == b) {
+    return Decision::Yes;
+  }
+  std::optional<int64_t> x = constValue(a);
+  std::optional<int64_t> y = constValue(b);
+  if (x && y) {
+    return Decision::No;  // hash-consing: equal constants share an id
+  }
+  return Decision::Unknown;
+}
+
+DimId DimStore::substitute(DimId id, const std::unordered_map<uint32_t, DimId>& bindings) {
+  Node n = nodes_[id.index];
+  switch (n.kind) {
+    case DimKind::Const:
+    case DimKind::Unknown: return id;
+    case DimKind::Var: {
+      auto it = bindings.find(n.var.index);
+      return it == bindings.end() ? id : it->second;
+    }
+    default: return binary(n.kind, substitute(n.lhs, bindings), substitute(n.rhs, bindings));
+  }
+}
+
+void DimStore::collectVars(DimId id, std::vector<IdentifierId>& out) const {
+  const Node& n = nodes_[id.index];
+  switch (n.kind) {
+    case DimKind::Var:
+      if (std::find(out.begin(), out.end(), n.var) == out.end()) {
+        out.push_back(n.var);
+      }
+      return;
+    case DimKind::Const:
+    case DimKind::Unknown: return;
+    default:
+      collectVars(n.lhs, out);
+      collectVars(n.rhs, out);
+  }
+}
+
+std::string DimStore::format(DimId id, const Interner& interner) const {
+  const Node& n = nodes_[id.index];
+  auto operand = [&](DimId child, bool tight) {
+    std::string text = format(child, interner);
+    DimKind k = nodes_[child.index].kind;
+    bool compound = k == DimKind::Add || k == DimKind::Sub || (tight && (k == DimKind::Mul || k == DimKind::Div));
+    return compound ? "(" + text + ")" : text;
+  };
+  switch (n.kind) {
+    case DimKind::Const: return std::to_string(n.value);
+    case DimKind::Var: return std::string(interner.spelling(n.var));
+    case DimKind::Unknown: return "?";
+    case DimKind::Add: return format(n.lhs, interner) + " + " + format(n.rhs, interner);
+    case DimKind::Sub: return format(n.lhs, interner) + " - " + operand(n.rhs, false);
+    case DimKind::Mul: return operand(n.lhs, false) + " * " + operand(n.rhs, true);
+    case DimKind::Div: return operand(n.lhs, false) + " / " + operand(n.rhs, true);
+  }
+  return "?";
+}
+
+// ---- types ------------------------------------------------------------------
+
+TypeStore::TypeStore() {
+  error_ = make(TypeKind::Error);
+  unknown_ = make(TypeKind::Unknown);
+  void_ = make(TypeKind::Void);
+}
+
+TypeId TypeStore::intern(const Node& node, std::span<const DimId> shape) {
+  uint64_t h = mix(mix(mix(static_cast<uint64_t>(node.kind), static_cast<uint64_t>(node.dtype)),
+                       (node.ternary ? 2 : 0) | (node.rankKnown ? 1 : 0)),
+                   (static_cast<uint64_t>(node.ref) << 32) | node.count);
+  for (DimId d : shape) {
+    h = mix(h, d.index);
+  }
+  std::vector<uint32_t>& bucket = index_[h];
+  for (uint32_t candidate : bucket) {
+    const Node& n = nodes_[candidate];
+    if (n.kind == node.kind && n.dtype == node.dtype && n.ternary == node.ternary &&
+        n.rankKnown == node.rankKnown && n.ref == node.ref && n.count == node.count &&
+        std::equal(shape.begin(), shape.end(), shapes_[n.shape].begin(), shapes_[n.shape].end())) {
+      return TypeId{candidate};
+    }
+  }
+  Node stored = node;
+  stored.shape = static_cast<uint32_t>(shapes_.size());
+  shapes_.emplace_back(shape.begin(), shape.end());
+  nodes_.push_back(stored);
+  bucket.push_back(static_cast<uint32_t>(nodes_.size() - 1));
+  return TypeId{static_cast<uint32_t>(nodes_.size() - 1)};
+}
+
+TypeId TypeStore::scalar(DType dtype) {
+  Node n;
+  n.kind = TypeKind::Scalar;
+  n.dtype = dtype;
+  return intern(n, {});
+}
+
+TypeId TypeStore::tensor(DType dtype, std::span<const DimId> shape, bool ternary) {
+  Node n;
+  n.kind = TypeKind::Tensor;
+  n.dtype = ternary ? DType::Trit : dtype;
+  n.ternary = ternary;
+  n.rankKnown = true;
+  return intern(n, shape);
+}
+
+TypeId TypeStore::tensorAnyRank(DType dtype, bool ternary) {
+  Node n;
+  n.kind = TypeKind::Tensor;
+  n.dtype = ternary ? DType::Trit : dtype;
+  n.ternary = ternary;
+  n.rankKnown = false;
+  return intern(n, {});
+}
+
+TypeId TypeStore::list(TypeId element, uint32_t length) {
+  Node n;
+  n.kind = TypeKind::List;
+  n.ref = element.index;
+  n.count = length;
+  return intern(n, {});
+}
+
+TypeId TypeStore::make(TypeKind kind, uint32_t ref) {
+  Node n;
+  n.kind = kind;
+  n.ref = ref;
+  return intern(n, {});
+}
+
+std::span<const DimId> TypeStore::shape(TypeId id) const {
+  return shapes_[nodes_[id.index].shape];
+}
+
+TypeId TypeStore::withDType(TypeId tensorType, DType dtype, bool ternary) {
+  const Node& n = nodes_[tensorType.index];
+  TRITONC_CHECK(n.kind == TypeKind::Tensor, "withDType on a non-tensor");
+  if (!n.rankKnown) {
+    return tensorAnyRank(dtype, ternary);
+  }
+  std::vector<DimId> dims(shape(tensorType).begin(), shape(tensorType).end());
+  return tensor(dtype, dims, ternary);
+}
+
+std::string TypeStore::format(TypeId id, const DimStore& dims, const Interner& interner,
+                              const DeclNamer& namer) const {
+  const Node& n = nodes_[id.index];
+  switch (n.kind) {
+    case TypeKind::Error: return "<error>";
+    case TypeKind::Unknown: return "<unknown>";
+    case TypeKind::Void: return "void";
+    case TypeKind::Scalar: return std::string(dtypeName(n.dtype));
+    case TypeKind::Tensor: {
+      std::string out = n.ternary ? "TernaryTensor<" : "Tensor<";
+      out += dtypeName(n.dtype);
+      if (n.rankKnown) {
+        out += ", [";
+        bool first = true;
+        for (DimId d : shape(id)) {
+          out += first ? "" : ", ";
+          out += dims.format(d, interner);
+          first = false;
+        }
+        out += "]";
+      }
+      return out + ">";
+    }
+    case TypeKind::List:
+      return "list<" + format(TypeId{n.ref}, dims, interner, namer) +
+             (n.count == UINT32_MAX ? "" : ", " + std::to_string(n.count)) + ">";
+    case TypeKind::Range: return "range";
+    case TypeKind::DTypeValue: return "dtype";
+    default: return namer ? namer(n.kind, n.ref) : "<decl>";
+  }
+}
+
+}  // namespace tritonc
