@@ -14,14 +14,20 @@
 namespace tritonc {
 
 namespace {
-// Rules are named in Builtins.def and compared by name; several builtins
-// share a rule.
-constexpr std::string_view kFnRules[] = {
-#define BUILTIN_FN(Id, Name, R, Params) #R,
+// The typing rules; several builtins share one.
+enum class R : uint8_t {
+  Creation, TernaryWeights, Full, Arange, Range, Eye, TensorLiteral, Reshape, Flatten, Transpose,
+  Permute, Squeeze, Unsqueeze, Concat, Stack, Split, SameType, FloatMath, Pow, Clip, Reduce,
+  MinMax, ArgReduce, Matmul, Linear, Conv2d, DepthwiseConv2d, Pool2d, AdaptivePool2d, GlobalPool,
+  SameShapeFloat, SameShapeFloatDim, Embedding, Attention, Loss, TernaryQuantize,
+  TernaryDequantize, Print, Assert, SameShape,
+};
+constexpr R kFnRules[] = {
+#define BUILTIN_FN(Id, Name, Rule, Params) R::Rule,
 #include "tritonc/sema/Builtins.def"
 };
-constexpr std::string_view kLayerRules[] = {
-#define BUILTIN_LAYER(Id, Name, R, Params) #R,
+constexpr R kLayerRules[] = {
+#define BUILTIN_LAYER(Id, Name, Rule, Params) R::Rule,
 #include "tritonc/sema/Builtins.def"
 };
 constexpr std::string_view kFnNames[] = {
@@ -273,13 +279,13 @@ ExprInfo elementwise(Call& c, bool toFloat, bool keepTernary) {
   return c.result(c.ts().withDType(c.arg(0).type, dtype));
 }
 
-ExprInfo reduce(Call& c, std::string_view rule, BuiltinFn fn) {
+ExprInfo reduce(Call& c, R rule, BuiltinFn fn) {
   const TypeStore::Node* t = c.tensor(0);
   if (t == nullptr) {
     return c.failed() ? c.error() : c.unknown();
   }
   DType dtype = t->dtype;
-  if (rule == "ArgReduce") {
+  if (rule == R::ArgReduce) {
     dtype = DType::Int64;
   } else if (fn == BuiltinFn::Sum) {
     dtype = t->ternary ? DType::Float32 : isIntegral(dtype) ? DType::Int64 : dtype;
@@ -341,17 +347,17 @@ ExprInfo conv(Call& c, const TypeStore::Node* x, size_t xi, DimId outChannels, D
 
 ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                           std::vector<BoundArg>& args) {
-  std::string_view rule = kFnRules[static_cast<size_t>(fn)];
+  R rule = kFnRules[static_cast<size_t>(fn)];
   Call c(checker, builtinFnName(fn), call, args, builtinFnParams(fn));
   TypeStore& ts = c.ts();
   DimStore& ds = c.ds();
 
-  if (rule == "Creation") {
+  if (rule == R::Creation) {
     std::optional<std::vector<DimId>> shape = c.shapeArg(0);
     if (c.failed()) return c.error();
     return c.result(shape ? ts.tensor(DType::Float32, *shape) : ts.tensorAnyRank(DType::Float32));
   }
-  if (rule == "TernaryWeights") {
+  if (rule == R::TernaryWeights) {
     std::optional<std::vector<DimId>> shape = c.shapeArg(0);
     if (c.failed()) return c.error();
     if (c.has(1) && !c.lenient(1)) {
@@ -364,7 +370,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     return c.result(shape ? ts.tensor(DType::Trit, *shape, true)
                           : ts.tensorAnyRank(DType::Trit, true));
   }
-  if (rule == "Full") {
+  if (rule == R::Full) {
     std::optional<std::vector<DimId>> shape = c.shapeArg(0);
     if (c.failed()) return c.error();
     DType dtype = DType::Float32;
@@ -375,7 +381,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     }
     return c.result(shape ? ts.tensor(dtype, *shape) : ts.tensorAnyRank(dtype));
   }
-  if (rule == "Arange" || rule == "Range") {
+  if (rule == R::Arange || rule == R::Range) {
     bool floats = false;
     for (size_t i = 0; i < 3; ++i) {
       if (!c.has(i) || c.lenient(i)) continue;
@@ -384,11 +390,11 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         return c.wrong(i, "a number");
       }
       if (isFloating(t.dtype)) {
-        if (rule == "Range") return c.wrong(i, "an integer");
+        if (rule == R::Range) return c.wrong(i, "an integer");
         floats = true;
       }
     }
-    if (rule == "Range") {
+    if (rule == R::Range) {
       return c.result(ts.make(TypeKind::Range));
     }
     DimId length = ds.unknown();
@@ -408,12 +414,12 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     }
     return c.result(ts.tensor(floats ? DType::Float32 : DType::Int64, std::vector<DimId>{length}));
   }
-  if (rule == "Eye") {
+  if (rule == R::Eye) {
     DimId n = c.dimArg(0, 0);
     if (c.failed()) return c.error();
     return c.result(ts.tensor(DType::Float32, std::vector<DimId>{n, n}));
   }
-  if (rule == "TensorLiteral") {
+  if (rule == R::TensorLiteral) {
     if (c.lenient(0)) return c.unknown();
     const TypeStore::Node& t = ts.node(c.arg(0).type);
     if (t.kind != TypeKind::List) return c.wrong(0, "a list");
@@ -428,7 +434,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     bool ternary = c.arg(0).allTrits && (!explicitDtype || dtype == DType::Trit);
     return c.result(ts.tensor(ternary ? DType::Trit : dtype, c.arg(0).listShape, ternary));
   }
-  if (rule == "Reshape") {
+  if (rule == R::Reshape) {
     const TypeStore::Node* x = c.tensor(0);
     std::optional<std::vector<DimId>> target = c.shapeArg(1);
     if (c.failed()) return c.error();
@@ -464,13 +470,13 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     }
     return c.result(ts.tensor(x->dtype, *target, x->ternary));
   }
-  if (rule == "Flatten" || rule == "Transpose" || rule == "Squeeze" || rule == "Unsqueeze" ||
-      rule == "Permute") {
+  if (rule == R::Flatten || rule == R::Transpose || rule == R::Squeeze || rule == R::Unsqueeze ||
+      rule == R::Permute) {
     const TypeStore::Node* x = c.tensor(0);
     if (x == nullptr) return c.failed() ? c.error() : c.unknown();
     if (!x->rankKnown) return c.result(ts.tensorAnyRank(x->dtype, x->ternary));
     std::vector<DimId> shape = c.shape(0);
-    if (rule == "Flatten") {
+    if (rule == R::Flatten) {
       if (shape.empty()) return c.result(ts.tensor(x->dtype, std::vector<DimId>{ds.constant(1)}, x->ternary));
       std::optional<size_t> start = c.dimIndex(1, shape.size(), 1);
       std::optional<size_t> end = c.dimIndex(2, shape.size(), -1);
@@ -485,7 +491,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       out.insert(out.end(), shape.begin() + static_cast<long>(std::max(*end + 1, *start)), shape.end());
       return c.result(ts.tensor(x->dtype, out, x->ternary));
     }
-    if (rule == "Transpose") {
+    if (rule == R::Transpose) {
       std::optional<size_t> d0 = c.dimIndex(1, shape.size(), -2);
       std::optional<size_t> d1 = c.dimIndex(2, shape.size(), -1);
       if (c.failed()) return c.error();
@@ -493,7 +499,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       std::swap(shape[*d0], shape[*d1]);
       return c.result(ts.tensor(x->dtype, shape, x->ternary));
     }
-    if (rule == "Permute") {
+    if (rule == R::Permute) {
       std::optional<std::vector<DimId>> order = c.shapeArg(1);
       if (c.failed()) return c.error();
       if (!order) return c.result(ts.tensorAnyRank(x->dtype, x->ternary));
@@ -510,7 +516,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       }
       return c.result(ts.tensor(x->dtype, out, x->ternary));
     }
-    if (rule == "Unsqueeze") {
+    if (rule == R::Unsqueeze) {
       std::optional<int64_t> d = c.intArg(1);
       if (c.failed()) return c.error();
       if (!d) return c.result(ts.tensorAnyRank(x->dtype, x->ternary));
@@ -539,8 +545,8 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     }
     return c.result(ts.tensor(x->dtype, out, x->ternary));
   }
-  if (rule == "Concat" || rule == "Stack" || rule == "Split") {
-    if (rule == "Split") {
+  if (rule == R::Concat || rule == R::Stack || rule == R::Split) {
+    if (rule == R::Split) {
       const TypeStore::Node* x = c.tensor(0);
       if (c.failed()) return c.error();
       DimId size = c.dimArg(1, 1);
@@ -561,33 +567,33 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     const TypeStore::Node& e = ts.node(element);
     if (!e.rankKnown) return c.result(ts.tensorAnyRank(e.dtype, e.ternary));
     std::vector<DimId> shape(ts.shape(element).begin(), ts.shape(element).end());
-    size_t rank = rule == "Stack" ? shape.size() + 1 : shape.size();
+    size_t rank = rule == R::Stack ? shape.size() + 1 : shape.size();
     std::optional<size_t> d = c.dimIndex(1, rank, 0);
     if (c.failed()) return c.error();
     if (!d) return c.result(ts.tensorAnyRank(e.dtype, e.ternary));
     DimId count = list.count == UINT32_MAX ? ds.unknown() : ds.constant(list.count);
-    if (rule == "Stack") {
+    if (rule == R::Stack) {
       shape.insert(shape.begin() + static_cast<long>(*d), count);
     } else {
       shape[*d] = ds.binary(DimKind::Mul, shape[*d], count);
     }
     return c.result(ts.tensor(e.dtype, shape, e.ternary));
   }
-  if (rule == "SameType") return elementwise(c, false, true);
-  if (rule == "FloatMath") return elementwise(c, true, false);
-  if (rule == "SameShapeFloat" || rule == "SameShapeFloatDim") {
+  if (rule == R::SameType) return elementwise(c, false, true);
+  if (rule == R::FloatMath) return elementwise(c, true, false);
+  if (rule == R::SameShapeFloat || rule == R::SameShapeFloatDim) {
     const TypeStore::Node* x = c.tensor(0);
     if (x == nullptr) return c.failed() ? c.error() : c.unknown();
-    if (rule == "SameShapeFloatDim" && x->rankKnown) {
+    if (rule == R::SameShapeFloatDim && x->rankKnown) {
       c.dimIndex(1, c.shape(0).size(), -1);
       if (c.failed()) return c.error();
     }
     return c.result(ts.withDType(c.arg(0).type, c.floatOf(*x)));
   }
-  if (rule == "Pow" || rule == "Clip") {
+  if (rule == R::Pow || rule == R::Clip) {
     ExprInfo base = elementwise(c, false, false);
     if (ts.kind(base.type) == TypeKind::Error) return base;
-    for (size_t i = 1; i < (rule == "Pow" ? 2u : 3u); ++i) {
+    for (size_t i = 1; i < (rule == R::Pow ? 2u : 3u); ++i) {
       if (c.lenient(i)) continue;
       const TypeStore::Node& t = ts.node(c.arg(i).type);
       if ((t.kind != TypeKind::Scalar && t.kind != TypeKind::Tensor) || !isNumeric(t.dtype)) {
@@ -600,7 +606,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     }
     return base;
   }
-  if (rule == "MinMax") {
+  if (rule == R::MinMax) {
     // min(a, b) with a second tensor or a float is element-wise; with an
     // integer it reduces along that dimension, as torch.max.
     if (c.has(1) && !c.lenient(1)) {
@@ -633,9 +639,9 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     }
     return reduce(c, rule, fn);
   }
-  if (rule == "Reduce" || rule == "ArgReduce") return reduce(c, rule, fn);
-  if (rule == "Matmul") return c.checker().matmul(c.arg(0), c.arg(1), call, "matmul");
-  if (rule == "Linear") {
+  if (rule == R::Reduce || rule == R::ArgReduce) return reduce(c, rule, fn);
+  if (rule == R::Matmul) return c.checker().matmul(c.arg(0), c.arg(1), call, "matmul");
+  if (rule == R::Linear) {
     // linear(x, w, b) = x @ w^T + b, with w laid out [out, in] as in PyTorch.
     const TypeStore::Node* x = c.tensor(0);
     const TypeStore::Node* w = c.tensor(1);
@@ -665,7 +671,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     }
     return c.result(ts.tensor(dtype, xs));
   }
-  if (rule == "Conv2d" || rule == "DepthwiseConv2d") {
+  if (rule == R::Conv2d || rule == R::DepthwiseConv2d) {
     const TypeStore::Node* x = c.tensor(0);
     const TypeStore::Node* w = c.tensor(1);
     if (c.failed()) return c.error();
@@ -673,7 +679,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (!x->rankKnown || !w->rankKnown) return c.result(ts.tensorAnyRank(DType::Float32));
     std::vector<DimId> ws = c.shape(1);
     if (ws.size() != 4) return c.wrong(1, "a 4-D weight [out, in / groups, kh, kw]");
-    bool depthwise = rule == "DepthwiseConv2d";
+    bool depthwise = rule == R::DepthwiseConv2d;
     DimId stride = c.dimArg(depthwise ? 2 : 3, 1);
     DimId padding = c.dimArg(depthwise ? 3 : 4, 0);
     DimId dilation = depthwise ? ds.constant(1) : c.dimArg(5, 1);
@@ -681,7 +687,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (c.failed()) return c.error();
     return conv(c, x, 0, ws[0], ws[1], ws[2], ws[3], stride, padding, dilation, groups);
   }
-  if (rule == "Pool2d" || rule == "AdaptivePool2d" || rule == "GlobalPool") {
+  if (rule == R::Pool2d || rule == R::AdaptivePool2d || rule == R::GlobalPool) {
     const TypeStore::Node* x = c.tensor(0);
     if (c.failed()) return c.error();
     if (x == nullptr) return c.unknown();
@@ -689,9 +695,9 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     std::vector<DimId> shape = c.shape(0);
     if (shape.size() != 4 && shape.size() != 3) return c.wrong(0, "a 4-D tensor [N, C, H, W]");
     size_t h = shape.size() - 2;
-    if (rule == "GlobalPool") {
+    if (rule == R::GlobalPool) {
       shape[h] = shape[h + 1] = ds.constant(1);
-    } else if (rule == "AdaptivePool2d") {
+    } else if (rule == R::AdaptivePool2d) {
       DimId size = c.dimArg(1, 1);
       if (c.failed()) return c.error();
       shape[h] = shape[h + 1] = size;
@@ -706,7 +712,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     }
     return c.result(ts.tensor(c.floatOf(*x), shape));
   }
-  if (rule == "Embedding") {
+  if (rule == R::Embedding) {
     const TypeStore::Node* ids = c.tensor(0);
     const TypeStore::Node* table = c.tensor(1);
     if (c.failed()) return c.error();
@@ -719,7 +725,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     out.push_back(ts2[1]);
     return c.result(ts.tensor(c.floatOf(*table), out));
   }
-  if (rule == "Attention") {
+  if (rule == R::Attention) {
     const TypeStore::Node* q = c.tensor(0);
     const TypeStore::Node* k = c.tensor(1);
     const TypeStore::Node* v = c.tensor(2);
@@ -739,17 +745,17 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     qs.back() = vs.back();
     return c.result(ts.tensor(c.floatOf(*q), qs));
   }
-  if (rule == "Loss") {
+  if (rule == R::Loss) {
     c.tensor(0);
     c.tensor(1);
     if (c.failed()) return c.error();
     return c.result(ts.tensor(DType::Float32, std::vector<DimId>{}));
   }
-  if (rule == "TernaryQuantize") {
+  if (rule == R::TernaryQuantize) {
     const TypeStore::Node* x = c.tensor(0);
     if (c.failed()) return c.error();
     if (c.has(1) && !c.lenient(1)) {
-      const std::optional<std::string>& method = c.arg(1).strValue;
+      const std::optional<std::string_view>& method = c.arg(1).strValue;
       if (!ts.isScalar(c.arg(1).type) || ts.node(c.arg(1).type).dtype != DType::Str) {
         return c.wrong(1, "a string");
       }
@@ -768,17 +774,17 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (x == nullptr) return c.result(ts.tensorAnyRank(DType::Trit, true));
     return c.result(ts.withDType(c.arg(0).type, DType::Trit, true));
   }
-  if (rule == "TernaryDequantize") {
+  if (rule == R::TernaryDequantize) {
     const TypeStore::Node* t = c.tensor(0);
     if (c.failed()) return c.error();
     if (t == nullptr) return c.unknown();
     if (!t->ternary) return c.wrong(0, "a TernaryTensor");
     return c.result(ts.withDType(c.arg(0).type, DType::Float32));
   }
-  if (rule == "Print") {
+  if (rule == R::Print) {
     return c.result(ts.voidType());
   }
-  if (rule == "Assert") {
+  if (rule == R::Assert) {
     if (!c.lenient(0)) {
       const TypeStore::Node& t = ts.node(c.arg(0).type);
       if (t.dtype != DType::Bool || (t.kind != TypeKind::Scalar && t.kind != TypeKind::Tensor)) {
@@ -798,7 +804,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
 ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, NodeId call,
                              std::vector<ExprInfo>& inputs) {
   auto layer = static_cast<BuiltinLayer>(instance.decl);
-  std::string_view rule = kLayerRules[instance.decl];
+  R rule = kLayerRules[instance.decl];
   std::string_view name = builtinLayerName(layer);
   TypeStore& ts = checker.types();
   DimStore& ds = checker.dims();
@@ -852,7 +858,7 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
     }
     return true;
   };
-  if (rule == "SameShape") {
+  if (rule == R::SameShape) {
     if (layer == BuiltinLayer::BatchNorm2d || layer == BuiltinLayer::BatchNorm1d) {
       size_t want = layer == BuiltinLayer::BatchNorm2d ? 4 : 2;
       if (shape.size() != want && !(layer == BuiltinLayer::BatchNorm1d && shape.size() == 3)) {
@@ -867,7 +873,7 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
     }
     return checker.make(ts.withDType(x.type, dtype), call);
   }
-  if (rule == "Linear") {
+  if (rule == R::Linear) {
     if (shape.empty()) {
       checker.report(Diag::ArgumentType, x.node, "x", name, "a tensor [..., in]", checker.fmt(x.type));
       return checker.make(ts.error(), call);
@@ -876,7 +882,7 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
     shape.back() = arg(1, 0);
     return checker.make(ts.tensor(dtype, shape), call);
   }
-  if (rule == "Conv2d") {
+  if (rule == R::Conv2d) {
     if (shape.size() != 4 && shape.size() != 3) {
       checker.report(Diag::ArgumentType, x.node, "x", name, "a 4-D tensor [N, C, H, W]",
                      checker.fmt(x.type));
@@ -893,14 +899,14 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
     shape[c + 2] = windowOutput(ds, shape[c + 2], kernel, stride, padding, one);
     return checker.make(ts.tensor(dtype, shape), call);
   }
-  if (rule == "Pool2d" || rule == "AdaptivePool2d") {
+  if (rule == R::Pool2d || rule == R::AdaptivePool2d) {
     if (shape.size() != 4 && shape.size() != 3) {
       checker.report(Diag::ArgumentType, x.node, "x", name, "a 4-D tensor [N, C, H, W]",
                      checker.fmt(x.type));
       return checker.make(ts.error(), call);
     }
     size_t h = shape.size() - 2;
-    if (rule == "AdaptivePool2d") {
+    if (rule == R::AdaptivePool2d) {
       shape[h] = shape[h + 1] = arg(0, 1);
     } else {
       DimId kernel = arg(0, 1);
@@ -913,7 +919,7 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
     }
     return checker.make(ts.tensor(dtype, shape), call);
   }
-  if (rule == "Embedding") {
+  if (rule == R::Embedding) {
     if (!isIntegral(t.dtype) || t.ternary) {
       checker.report(Diag::ArgumentType, x.node, "ids", name, "an integer tensor of ids",
                      checker.fmt(x.type));

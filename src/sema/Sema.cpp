@@ -1411,6 +1411,41 @@ bool Checker::checkAssignable(const ExprInfo& value, TypeId target, NodeId where
     }
     return true;
   }
+  if (t.kind == TypeKind::Tensor && v.kind == TypeKind::List) {
+    // A list literal is a tensor constant (LANGUAGE.md §3): its nesting is the
+    // shape, and all of -1/0/1 makes it ternary.
+    TypeId element{v.ref};
+    while (ts.kind(element) == TypeKind::List) {
+      element = TypeId{ts.node(element).ref};
+    }
+    if (t.ternary && !value.allTrits) {
+      report(Diag::NotTernary, where, fmt(value.type), fmt(target));
+      return false;
+    }
+    if (ts.isScalar(element) && !t.ternary) {
+      DType e = ts.node(element).dtype;
+      if (e == DType::Str || (isFloating(e) && isIntegral(t.dtype))) {
+        report(Diag::TypeMismatch, where, fmt(value.type), fmt(target));
+        return false;
+      }
+    }
+    if (t.rankKnown && !value.listShape.empty()) {
+      std::span<const DimId> want = ts.shape(target);
+      if (want.size() != value.listShape.size()) {
+        report(Diag::TypeMismatch, where, fmt(value.type), fmt(target));
+        return false;
+      }
+      for (size_t i = 0; i < want.size(); ++i) {
+        if (dims().equal(want[i], value.listShape[i]) == Decision::No) {
+          diags_.report(Diag::TypeMismatch, source(), rangeOf(where), fmt(value.type), fmt(target))
+              .note(Note::DimensionDetail, i, dims().format(value.listShape[i], interner_),
+                    dims().format(want[i], interner_));
+          return false;
+        }
+      }
+    }
+    return true;
+  }
   if (t.kind == v.kind && t.kind != TypeKind::Scalar && t.kind != TypeKind::Tensor) {
     return true;  // lists, instances, ranges: structural checks come with their uses
   }

@@ -22,7 +22,7 @@ struct ExprInfo {
   TypeId type;
   std::optional<int64_t> intValue;   ///< a known integer (or bool) constant
   std::optional<double> floatValue;  ///< a known float constant
-  std::optional<std::string> strValue;
+  std::optional<std::string_view> strValue;  ///< points into the token buffer
   DimId dim;                 ///< an integer value as a dimension (literal, hyperparameter, shape)
   bool literal = false;      ///< an untyped literal: takes its context's type when it fits
   bool hyperConst = false;   ///< built from literals and hyperparameters only

@@ -84,17 +84,18 @@ DimId DimStore::intern(const Node& node) {
   uint64_t h = mix(mix(mix(static_cast<uint64_t>(node.kind), static_cast<uint64_t>(node.value)),
                        node.var.index),
                    (static_cast<uint64_t>(node.lhs.index) << 32) | node.rhs.index);
-  std::vector<uint32_t>& bucket = index_[h];
-  for (uint32_t candidate : bucket) {
+  uint32_t found = index_.find(h, [&](uint32_t candidate) {
     const Node& n = nodes_[candidate];
-    if (n.kind == node.kind && n.value == node.value && n.var == node.var && n.lhs == node.lhs &&
-        n.rhs == node.rhs) {
-      return DimId{candidate};
-    }
+    return n.kind == node.kind && n.value == node.value && n.var == node.var &&
+           n.lhs == node.lhs && n.rhs == node.rhs;
+  });
+  if (found != HashIndex::kNone) {
+    return DimId{found};
   }
   nodes_.push_back(node);
-  bucket.push_back(static_cast<uint32_t>(nodes_.size() - 1));
-  return DimId{static_cast<uint32_t>(nodes_.size() - 1)};
+  auto id = static_cast<uint32_t>(nodes_.size() - 1);
+  index_.insert(h, id);
+  return DimId{id};
 }
 
 DimId DimStore::constant(int64_t value) {
@@ -249,21 +250,23 @@ TypeId TypeStore::intern(const Node& node, std::span<const DimId> shape) {
   for (DimId d : shape) {
     h = mix(h, d.index);
   }
-  std::vector<uint32_t>& bucket = index_[h];
-  for (uint32_t candidate : bucket) {
+  uint32_t found = index_.find(h, [&](uint32_t candidate) {
     const Node& n = nodes_[candidate];
-    if (n.kind == node.kind && n.dtype == node.dtype && n.ternary == node.ternary &&
-        n.rankKnown == node.rankKnown && n.ref == node.ref && n.count == node.count &&
-        std::equal(shape.begin(), shape.end(), shapes_[n.shape].begin(), shapes_[n.shape].end())) {
-      return TypeId{candidate};
-    }
+    return n.kind == node.kind && n.dtype == node.dtype && n.ternary == node.ternary &&
+           n.rankKnown == node.rankKnown && n.ref == node.ref && n.count == node.count &&
+           std::equal(shape.begin(), shape.end(), shapes_[n.shape].begin(),
+                      shapes_[n.shape].end());
+  });
+  if (found != HashIndex::kNone) {
+    return TypeId{found};
   }
   Node stored = node;
   stored.shape = static_cast<uint32_t>(shapes_.size());
   shapes_.emplace_back(shape.begin(), shape.end());
   nodes_.push_back(stored);
-  bucket.push_back(static_cast<uint32_t>(nodes_.size() - 1));
-  return TypeId{static_cast<uint32_t>(nodes_.size() - 1)};
+  auto id = static_cast<uint32_t>(nodes_.size() - 1);
+  index_.insert(h, id);
+  return TypeId{id};
 }
 
 TypeId TypeStore::scalar(DType dtype) {

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tritonc/base/HashIndex.h"
 #include "tritonc/base/Interner.h"
 
 namespace tritonc {
@@ -78,7 +79,7 @@ class DimStore {
  private:
   DimId intern(const Node& node);
   std::vector<Node> nodes_;
-  std::unordered_map<uint64_t, std::vector<uint32_t>> index_;
+  HashIndex index_;
   DimId unknown_;
 };
 
@@ -153,7 +154,7 @@ class TypeStore {
   TypeId intern(const Node& node, std::span<const DimId> shape);
   std::vector<Node> nodes_;
   std::vector<std::vector<DimId>> shapes_;
-  std::unordered_map<uint64_t, std::vector<uint32_t>> index_;
+  HashIndex index_;
   TypeId error_, unknown_, void_;
 };
 
