@@ -261,6 +261,45 @@ DimId windowOutput(DimStore& ds, DimId in, DimId kernel, DimId stride, DimId pad
   return ds.binary(DimKind::Add, ds.binary(DimKind::Div, numerator, stride), one);
 }
 
+// Sizes in a created tensor's shape must not be negative.
+bool nonNegative(Call& c, const std::optional<std::vector<DimId>>& shape, size_t argIndex) {
+  if (!shape) {
+    return true;
+  }
+  for (DimId d : *shape) {
+    std::optional<int64_t> v = c.ds().constValue(d);
+    if (v && *v < 0) {
+      c.wrong(argIndex, "a shape of non-negative sizes");
+      return false;
+    }
+  }
+  return true;
+}
+
+// A stride (or kernel size) must be a positive integer.
+bool positive(Call& c, size_t i, DimId d) {
+  std::optional<int64_t> v = c.ds().constValue(d);
+  if (c.has(i) && v && *v <= 0) {
+    c.wrong(i, "a positive integer");
+    return false;
+  }
+  return true;
+}
+
+// Reports an output window size that is provably empty.
+bool nonEmpty(Checker& checker, std::string_view name, NodeId call, std::span<const DimId> input,
+              std::span<const DimId> output) {
+  for (DimId d : output) {
+    std::optional<int64_t> v = checker.dims().constValue(d);
+    if (v && *v <= 0) {
+      checker.report(Diag::EmptyOutput, call, name, checker.fmtShape(input),
+                     checker.fmtShape(output));
+      return false;
+    }
+  }
+  return true;
+}
+
 ExprInfo elementwise(Call& c, bool toFloat, bool keepTernary) {
   if (c.lenient(0)) {
     return c.result(c.arg(0).type);
@@ -339,6 +378,9 @@ ExprInfo conv(Call& c, const TypeStore::Node* x, size_t xi, DimId outChannels, D
   out.push_back(outChannels);
   out.push_back(windowOutput(c.ds(), shape[base + 1], kh, stride, padding, dilation));
   out.push_back(windowOutput(c.ds(), shape[base + 2], kw, stride, padding, dilation));
+  if (!nonEmpty(c.checker(), c.name(), c.node(), shape, out)) {
+    return c.error();
+  }
   DType dtype = x->ternary ? DType::Float32 : x->dtype;
   return c.result(c.ts().tensor(dtype, out));
 }
@@ -354,12 +396,12 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
 
   if (rule == R::Creation) {
     std::optional<std::vector<DimId>> shape = c.shapeArg(0);
-    if (c.failed()) return c.error();
+    if (c.failed() || !nonNegative(c, shape, 0)) return c.error();
     return c.result(shape ? ts.tensor(DType::Float32, *shape) : ts.tensorAnyRank(DType::Float32));
   }
   if (rule == R::TernaryWeights) {
     std::optional<std::vector<DimId>> shape = c.shapeArg(0);
-    if (c.failed()) return c.error();
+    if (c.failed() || !nonNegative(c, shape, 0)) return c.error();
     if (c.has(1) && !c.lenient(1)) {
       std::optional<double> s = c.arg(1).floatValue;
       if (!s && c.arg(1).intValue) s = static_cast<double>(*c.arg(1).intValue);
@@ -372,7 +414,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
   }
   if (rule == R::Full) {
     std::optional<std::vector<DimId>> shape = c.shapeArg(0);
-    if (c.failed()) return c.error();
+    if (c.failed() || !nonNegative(c, shape, 0)) return c.error();
     DType dtype = DType::Float32;
     if (!c.lenient(1)) {
       const TypeStore::Node& v = ts.node(c.arg(1).type);
@@ -423,6 +465,10 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (c.lenient(0)) return c.unknown();
     const TypeStore::Node& t = ts.node(c.arg(0).type);
     if (t.kind != TypeKind::List) return c.wrong(0, "a list");
+    if (c.arg(0).ragged) {
+      c.checker().report(Diag::RaggedList, c.arg(0).node);
+      return c.error();
+    }
     DType dtype = DType::Float32;
     bool explicitDtype = c.has(1) && !c.lenient(1);
     if (explicitDtype) {
@@ -440,11 +486,18 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (c.failed()) return c.error();
     if (x == nullptr || !target) return c.result(x ? ts.tensorAnyRank(x->dtype, x->ternary) : ts.unknown());
     // One -1 is inferred when every other size is a constant.
+    // Element counts, when every size is a constant (and the product fits).
+    auto multiply = [](std::optional<int64_t> acc, std::optional<int64_t> v) {
+      int64_t out = 0;
+      if (!acc || !v || __builtin_mul_overflow(*acc, *v, &out)) {
+        return std::optional<int64_t>();
+      }
+      return std::optional<int64_t>(out);
+    };
     std::optional<int64_t> total = 1;
     if (x->rankKnown) {
       for (DimId d : c.shape(0)) {
-        std::optional<int64_t> v = ds.constValue(d);
-        total = total && v ? std::optional<int64_t>(*total * *v) : std::nullopt;
+        total = multiply(total, ds.constValue(d));
       }
     } else {
       total = std::nullopt;
@@ -454,9 +507,14 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     for (size_t i = 0; i < target->size(); ++i) {
       std::optional<int64_t> v = ds.constValue((*target)[i]);
       if (v == -1) {
+        if (inferred >= 0) {
+          return c.wrong(1, "a shape with at most one -1");
+        }
         inferred = static_cast<int>(i);
+      } else if (v && *v < 0) {
+        return c.wrong(1, "a shape of non-negative sizes (and one -1 at most)");
       } else {
-        known = known && v ? std::optional<int64_t>(*known * *v) : std::nullopt;
+        known = multiply(known, v);
       }
     }
     if (inferred >= 0) {
@@ -507,11 +565,16 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         return c.wrong(1, fmt::format("a permutation of the {} dimensions", shape.size()));
       }
       std::vector<DimId> out;
+      std::vector<bool> used(shape.size(), false);
       for (DimId d : *order) {
         std::optional<int64_t> v = ds.constValue(d);
         if (!v) return c.result(ts.tensorAnyRank(x->dtype, x->ternary));
         std::optional<size_t> i = c.checker().normalizeDim(*v, shape.size(), c.arg(1).node);
         if (!i) return c.error();
+        if (used[*i]) {
+          return c.wrong(1, fmt::format("a permutation of the {} dimensions", shape.size()));
+        }
+        used[*i] = true;
         out.push_back(shape[*i]);
       }
       return c.result(ts.tensor(x->dtype, out, x->ternary));
@@ -684,7 +747,10 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     DimId padding = c.dimArg(depthwise ? 3 : 4, 0);
     DimId dilation = depthwise ? ds.constant(1) : c.dimArg(5, 1);
     DimId groups = depthwise ? ws[0] : c.dimArg(6, 1);
-    if (c.failed()) return c.error();
+    if (c.failed() || !positive(c, depthwise ? 2 : 3, stride) ||
+        (!depthwise && (!positive(c, 5, dilation) || !positive(c, 6, groups)))) {
+      return c.error();
+    }
     return conv(c, x, 0, ws[0], ws[1], ws[2], ws[3], stride, padding, dilation, groups);
   }
   if (rule == R::Pool2d || rule == R::AdaptivePool2d || rule == R::GlobalPool) {
@@ -705,10 +771,12 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       DimId kernel = c.dimArg(1, 1);
       DimId stride = c.has(2) ? c.dimArg(2, 1) : kernel;
       DimId padding = c.dimArg(3, 0);
-      if (c.failed()) return c.error();
+      if (c.failed() || !positive(c, 1, kernel) || !positive(c, 2, stride)) return c.error();
       DimId one = ds.constant(1);
+      std::vector<DimId> input = shape;
       shape[h] = windowOutput(ds, shape[h], kernel, stride, padding, one);
       shape[h + 1] = windowOutput(ds, shape[h + 1], kernel, stride, padding, one);
+      if (!nonEmpty(c.checker(), c.name(), call, input, shape)) return c.error();
     }
     return c.result(ts.tensor(c.floatOf(*x), shape));
   }
@@ -843,11 +911,9 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
   }
   std::vector<DimId> shape(ts.shape(x.type).begin(), ts.shape(x.type).end());
   auto mismatch = [&](size_t dim, DimId want) {
-    checker.diags()
-        .report(Diag::ShapeMismatch, checker.source(), checker.rangeOf(call), name,
-                checker.fmtShape(shape), "its configuration")
-        .note(Note::DimensionDetail, dim, ds.format(shape[dim], checker.interner()),
-              ds.format(want, checker.interner()));
+    checker.report(Diag::LayerInputMismatch, call, name,
+                   fmt::format("{} in dimension {}", ds.format(want, checker.interner()), dim),
+                   checker.fmtShape(shape));
     return checker.make(ts.error(), call);
   };
   auto requireDim = [&](size_t dim, DimId want) -> bool {
@@ -894,9 +960,13 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
     DimId stride = arg(3, 1);
     DimId padding = arg(4, 0);
     DimId one = ds.constant(1);
+    std::vector<DimId> input = shape;
     shape[c] = arg(1, 0);
     shape[c + 1] = windowOutput(ds, shape[c + 1], kernel, stride, padding, one);
     shape[c + 2] = windowOutput(ds, shape[c + 2], kernel, stride, padding, one);
+    if (!nonEmpty(checker, name, call, input, shape)) {
+      return checker.make(ts.error(), call);
+    }
     return checker.make(ts.tensor(dtype, shape), call);
   }
   if (rule == R::Pool2d || rule == R::AdaptivePool2d) {
@@ -914,8 +984,12 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
                                                                                   : kernel;
       DimId padding = arg(2, 0);
       DimId one = ds.constant(1);
+      std::vector<DimId> input = shape;
       shape[h] = windowOutput(ds, shape[h], kernel, stride, padding, one);
       shape[h + 1] = windowOutput(ds, shape[h + 1], kernel, stride, padding, one);
+      if (!nonEmpty(checker, name, call, input, shape)) {
+        return checker.make(ts.error(), call);
+      }
     }
     return checker.make(ts.tensor(dtype, shape), call);
   }

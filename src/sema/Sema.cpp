@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
+#include <cmath>
 
 #include "SemaImpl.h"
 #include "tritonc/sema/Sema.h"
@@ -54,7 +55,7 @@ bool isComparison(TokenKind kind) {
 }  // namespace
 
 Checker::Checker(const Tree& tree, const Interner& interner, DiagnosticEngine& diags)
-    : tree_(tree), interner_(interner), diags_(diags) {
+    : tree_(tree), interner_(interner), diags_(&diags) {
   module_.tree = &tree;
   module_.interner = &interner;
   module_.nodeType.assign(tree.size(), TypeId{});
@@ -105,12 +106,13 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
   // Every visible name is a candidate for "did you mean".
   std::vector<std::string_view> candidates;
   for (uint32_t i = 0; i < current_.size(); ++i) {
-    if (current_[i] != 0) {
+    // Type names are values only as casts: they make poor suggestions.
+    if (current_[i] != 0 && module_.symbols[current_[i] - 1].kind != SymbolKind::TypeName) {
       candidates.push_back(interner_.spelling(IdentifierId{i}));
     }
   }
   std::string_view match = closestMatch(text, candidates);
-  auto builder = diags_.report(Diag::UndefinedName, source(), rangeOf(node), text);
+  auto builder = diags_->report(Diag::UndefinedName, source(), rangeOf(node), text);
   if (!match.empty()) {
     builder.note(Note::DidYouMean, source(), rangeOf(node), match);
   }
@@ -150,7 +152,7 @@ void Checker::declareItems() {
   auto checkUnique = [&](IdentifierId name, NodeId node) {
     auto [it, inserted] = defined.emplace(name.index, node);
     if (!inserted) {
-      diags_.report(Diag::Redefinition, source(), tokens().range(tree_.token(node)), spelling(name))
+      diags_->report(Diag::Redefinition, source(), tokens().range(tree_.token(node)), spelling(name))
           .note(Note::PreviousDefinition, source(), tokens().range(tree_.token(it->second)));
       return false;
     }
@@ -286,7 +288,7 @@ TypeId Checker::resolveType(NodeId type, int callable) {
   std::vector<std::string_view> known = {"Tensor", "TernaryTensor", "tensor", "bool", "trit",
                                          "int8", "int16", "int32", "int64", "int", "float16",
                                          "bfloat16", "float32", "float", "str"};
-  auto builder = diags_.report(Diag::UnknownType, source(), tokens().range(nameToken), name);
+  auto builder = diags_->report(Diag::UnknownType, source(), tokens().range(nameToken), name);
   std::string_view match = closestMatch(name, known);
   if (!match.empty()) {
     builder.note(Note::DidYouMean, source(), tokens().range(nameToken), match);
@@ -306,7 +308,7 @@ void Checker::checkSignature(int index) {
     IdentifierId name = tokens().identifier(tree_.token(param));
     auto [it, inserted] = seen.emplace(name.index, param);
     if (!inserted) {
-      diags_.report(Diag::DuplicateParam, source(), tokens().range(tree_.token(param)),
+      diags_->report(Diag::DuplicateParam, source(), tokens().range(tree_.token(param)),
                     spelling(name))
           .note(Note::PreviousDefinition, source(), tokens().range(tree_.token(it->second)));
       continue;
@@ -417,7 +419,7 @@ void Checker::checkCallableBody(int index) {
       }
     }
     if (p.cls == ParamClass::Weight) {
-      ctx_.attributes.insert(p.name.index);
+      ctx_.attributes.emplace(p.name.index, p.node);
     }
   }
   // Defaults: initializers of weights, values of hyperparameters and inputs.
@@ -429,7 +431,7 @@ void Checker::checkCallableBody(int index) {
     ExprInfo value = checkExpr(init);
     checkAssignable(value, p.type, init);
     if (p.cls == ParamClass::Hyper && !value.hyperConst && !module_.types.isLenient(value.type)) {
-      report(Diag::InstanceArgNotConstant, init);
+      report(Diag::DefaultNotConstant, init, spelling(p.name));
     }
   }
   NodeId body = tree_.childC(info.node);
@@ -437,7 +439,7 @@ void Checker::checkCallableBody(int index) {
   bool returns = checkBlock(body);
   if (!returns && module_.types.kind(info.returnType) != TypeKind::Void &&
       !module_.types.isLenient(info.returnType)) {
-    diags_.report(Diag::MissingReturn, source(), tokens().range(tree_.token(info.node)),
+    diags_->report(Diag::MissingReturn, source(), tokens().range(tree_.token(info.node)),
                   callableName(index));
   }
   popScope();
@@ -508,9 +510,8 @@ bool Checker::checkStatement(NodeId statement) {
     case NodeKind::Return: {
       NodeId value = tree_.childA(statement);
       if (ctx_.callable < 0) {
-        if (!ctx_.isMain) {
-          report(Diag::ReturnOutsideBody, statement);
-        }
+        // `main` may return early; statements exist nowhere else outside
+        // layers and fns (the grammar has no top-level `return`).
         if (value.isValid()) {
           checkExpr(value);
         }
@@ -526,13 +527,13 @@ bool Checker::checkStatement(NodeId statement) {
         info.returnType = result.type;
         return true;
       }
-      if (!module_.types.isLenient(result.type) &&
-          !module_.types.isLenient(info.returnType)) {
-        size_t before = diags_.errorCount();
-        ExprInfo value2 = result;
-        bool ok = checkAssignable(value2, info.returnType, value);
-        (void)ok;
-        (void)before;
+      if (!checkAssignable(result, info.returnType, value, /*quiet=*/true)) {
+        auto builder = diags_->report(Diag::ReturnTypeMismatch, source(), rangeOf(value),
+                                      callableName(ctx_.callable), fmt(result.type),
+                                      fmt(info.returnType));
+        if (tree_.childB(info.node).isValid()) {
+          builder.note(Note::ReturnTypeDeclared, source(), rangeOf(tree_.childB(info.node)));
+        }
       }
       return true;
     }
@@ -559,8 +560,7 @@ bool Checker::checkStatement(NodeId statement) {
       if (t.kind == TypeKind::List) {
         varType = TypeId{t.ref};
       } else if (t.kind != TypeKind::Range && !module_.types.isLenient(iterated.type)) {
-        report(Diag::TypeMismatch, tree_.childA(statement), fmt(iterated.type),
-               "range (write 'range(n)' or 'a..b')");
+        report(Diag::NotIterable, tree_.childA(statement), fmt(iterated.type));
       }
       pushScope();
       IdentifierId var = tokens().identifier(tree_.token(statement));
@@ -681,6 +681,11 @@ void Checker::checkAssign(NodeId assign) {
       value = checkArithmetic(binaryOp, kind, targetInfo, value, assign);
     }
     value.node = valueNode;
+  }
+  // `x[i] = 1.0` and `x[i, j] += v` write scalars into tensor elements.
+  if (tree_.kind(target) == NodeKind::Index && module_.types.isTensor(targetInfo.type) &&
+      module_.types.isScalar(value.type) && isNumeric(module_.types.node(value.type).dtype)) {
+    return;
   }
   checkAssignable(value, targetInfo.type, valueNode);
 }
@@ -1157,9 +1162,15 @@ ExprInfo Checker::checkList(NodeId node) {
   if (!ints) {
     result.listDims.clear();
   }
-  // The shape of a nested list literal: [len, inner shape...].
+  // The shape of a nested list literal: [len, inner shape...]; rows of
+  // different lengths make a ragged list, which no tensor can hold.
   result.listShape.push_back(dims().constant(static_cast<int64_t>(elements.size())));
   if (!elements.empty() && !elements.front().listShape.empty()) {
+    for (const ExprInfo& e : elements) {
+      if (e.listShape != elements.front().listShape || e.ragged) {
+        result.ragged = true;
+      }
+    }
     for (DimId d : elements.front().listShape) {
       result.listShape.push_back(d);
     }
@@ -1220,7 +1231,7 @@ ExprInfo Checker::checkIndex(NodeId node) {
     return result;
   }
   if (t.kind != TypeKind::Tensor) {
-    report(Diag::InvalidOperand, node, "[]", fmt(base.type));
+    report(Diag::NotIndexable, tree_.childA(node), fmt(base.type));
     return make(ts.error(), node);
   }
   if (!t.rankKnown) {
@@ -1266,6 +1277,54 @@ ExprInfo Checker::checkIndex(NodeId node) {
     }
   }
   return make(ts.tensor(t.dtype, result, t.ternary), node);
+}
+
+// The parameters and buffers of built-in layers, with torch.nn's names and
+// shapes (state_dict keys): weight [out, in] or [out, in/groups, k, k], bias
+// [out], running_mean/var [n]; TernaryLinear/TernaryConv2d weights are ternary.
+std::optional<TypeId> Checker::builtinMemberType(const InstanceInfo& instance,
+                                                 const std::string& member) {
+  auto layer = static_cast<BuiltinLayer>(instance.decl);
+  auto arg = [&](size_t i) {
+    return i < instance.args.size() ? instance.args[i] : dims().unknown();
+  };
+  TypeStore& ts = module_.types;
+  auto tensor = [&](std::vector<DimId> shape, bool ternary = false) {
+    return ts.tensor(ternary ? DType::Trit : DType::Float32, shape, ternary);
+  };
+  switch (layer) {
+    case BuiltinLayer::Linear:
+    case BuiltinLayer::TernaryLinear:
+      if (member == "weight") return tensor({arg(1), arg(0)}, layer == BuiltinLayer::TernaryLinear);
+      if (member == "bias") return tensor({arg(1)});
+      break;
+    case BuiltinLayer::Conv2d:
+    case BuiltinLayer::TernaryConv2d: {
+      DimId groups = dims().isUnknown(arg(5)) ? dims().constant(1) : arg(5);
+      DimId k = arg(2);
+      if (member == "weight") {
+        return tensor({arg(1), dims().binary(DimKind::Div, arg(0), groups), k, k},
+                      layer == BuiltinLayer::TernaryConv2d);
+      }
+      if (member == "bias") return tensor({arg(1)});
+      break;
+    }
+    case BuiltinLayer::BatchNorm1d:
+    case BuiltinLayer::BatchNorm2d:
+      if (member == "weight" || member == "bias" || member == "running_mean" ||
+          member == "running_var") {
+        return tensor({arg(0)});
+      }
+      break;
+    case BuiltinLayer::LayerNorm:
+      if (member == "weight" || member == "bias") return tensor({arg(0)});
+      break;
+    case BuiltinLayer::Embedding:
+      if (member == "weight") return tensor({arg(0), arg(1)});
+      break;
+    default: break;
+  }
+  return std::nullopt;
 }
 
 ExprInfo Checker::checkMember(NodeId node) {
@@ -1319,10 +1378,8 @@ ExprInfo Checker::checkMember(NodeId node) {
     }
   }
   if (t.kind == TypeKind::BuiltinInstance) {
-    for (const char* name : {"weight", "bias", "running_mean", "running_var"}) {
-      if (member == name) {
-        return make(ts.tensorAnyRank(DType::Float32), node);
-      }
+    if (std::optional<TypeId> type = builtinMemberType(module_.instances[t.ref], member)) {
+      return make(*type, node);
     }
   }
   report(Diag::NoMember, node, fmt(base.type), member);
@@ -1340,7 +1397,21 @@ ExprInfo Checker::literalToContext(const ExprInfo& value, TypeId target) {
   return result;
 }
 
-bool Checker::checkAssignable(const ExprInfo& value, TypeId target, NodeId where) {
+bool Checker::checkAssignable(const ExprInfo& value, TypeId target, NodeId where, bool quiet) {
+  if (!quiet) {
+    return checkAssignableImpl(value, target, where);
+  }
+  // The same rules with their reports discarded.
+  CollectingDiagnosticConsumer sink;
+  DiagnosticEngine silent(sink);
+  DiagnosticEngine* saved = diags_;
+  diags_ = &silent;
+  bool ok = checkAssignableImpl(value, target, where);
+  diags_ = saved;
+  return ok;
+}
+
+bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId where) {
   TypeStore& ts = module_.types;
   if (ts.isLenient(value.type) || ts.isLenient(target) || value.type == target) {
     return true;
@@ -1359,6 +1430,11 @@ bool Checker::checkAssignable(const ExprInfo& value, TypeId target, NodeId where
         return true;
       }
       if (value.floatValue && isFloating(t.dtype)) {
+        if (t.dtype == DType::Float16 && std::abs(*value.floatValue) > 65504.0) {
+          report(Diag::LiteralDoesNotFit, where, fmt::format("the value {}", *value.floatValue),
+                 "float16");
+          return false;
+        }
         return true;
       }
     }
@@ -1369,7 +1445,7 @@ bool Checker::checkAssignable(const ExprInfo& value, TypeId target, NodeId where
     if (promote(v.dtype, t.dtype) == t.dtype && !(v.dtype != DType::Bool && t.dtype == DType::Bool)) {
       return true;  // implicit widening
     }
-    diags_.report(Diag::NarrowingConversion, source(), rangeOf(where), fmt(value.type), fmt(target))
+    diags_->report(Diag::NarrowingConversion, source(), rangeOf(where), fmt(value.type), fmt(target))
         .note(Note::SuggestCast, dtypeName(t.dtype));
     return false;
   }
@@ -1377,7 +1453,7 @@ bool Checker::checkAssignable(const ExprInfo& value, TypeId target, NodeId where
     if (t.ternary && !v.ternary) {
       std::string text(tokens().source().text().substr(rangeOf(where).begin,
                                                       rangeOf(where).end - rangeOf(where).begin));
-      auto builder = diags_.report(Diag::NotTernary, source(), rangeOf(where), fmt(value.type),
+      auto builder = diags_->report(Diag::NotTernary, source(), rangeOf(where), fmt(value.type),
                                    fmt(target));
       if (isFloating(v.dtype)) {
         builder.note(Note::SuggestQuantize, text.size() <= 60 ? text : std::string("..."));
@@ -1385,7 +1461,7 @@ bool Checker::checkAssignable(const ExprInfo& value, TypeId target, NodeId where
       return false;
     }
     if (!t.ternary && !v.ternary && v.dtype != t.dtype && promote(v.dtype, t.dtype) != t.dtype) {
-      diags_.report(Diag::NarrowingConversion, source(), rangeOf(where), fmt(value.type),
+      diags_->report(Diag::NarrowingConversion, source(), rangeOf(where), fmt(value.type),
                     fmt(target))
           .note(Note::SuggestCast, dtypeName(t.dtype));
       return false;
@@ -1400,7 +1476,7 @@ bool Checker::checkAssignable(const ExprInfo& value, TypeId target, NodeId where
       for (size_t i = 0; i < ts1.size(); ++i) {
         switch (dims().equal(ts1[i], vs[i])) {
           case Decision::No:
-            diags_.report(Diag::TypeMismatch, source(), rangeOf(where), fmt(value.type), fmt(target))
+            diags_->report(Diag::TypeMismatch, source(), rangeOf(where), fmt(value.type), fmt(target))
                 .note(Note::DimensionDetail, i, dims().format(vs[i], interner_),
                       dims().format(ts1[i], interner_));
             return false;
@@ -1417,6 +1493,10 @@ bool Checker::checkAssignable(const ExprInfo& value, TypeId target, NodeId where
     TypeId element{v.ref};
     while (ts.kind(element) == TypeKind::List) {
       element = TypeId{ts.node(element).ref};
+    }
+    if (value.ragged) {
+      report(Diag::RaggedList, where);
+      return false;
     }
     if (t.ternary && !value.allTrits) {
       report(Diag::NotTernary, where, fmt(value.type), fmt(target));
@@ -1437,7 +1517,7 @@ bool Checker::checkAssignable(const ExprInfo& value, TypeId target, NodeId where
       }
       for (size_t i = 0; i < want.size(); ++i) {
         if (dims().equal(want[i], value.listShape[i]) == Decision::No) {
-          diags_.report(Diag::TypeMismatch, source(), rangeOf(where), fmt(value.type), fmt(target))
+          diags_->report(Diag::TypeMismatch, source(), rangeOf(where), fmt(value.type), fmt(target))
               .note(Note::DimensionDetail, i, dims().format(value.listShape[i], interner_),
                     dims().format(want[i], interner_));
           return false;
@@ -1466,11 +1546,77 @@ std::string Checker::fmtShape(std::span<const DimId> shape) const {
   return out + "]";
 }
 
+std::optional<int64_t> Checker::constantValue(NodeId expr) const {
+  switch (tree_.kind(expr)) {
+    case NodeKind::IntLit: {
+      uint64_t value = tokens().intValue(tree_.token(expr));
+      if (value > static_cast<uint64_t>(INT64_MAX)) {
+        return std::nullopt;
+      }
+      return static_cast<int64_t>(value);
+    }
+    case NodeKind::Paren: return constantValue(tree_.childA(expr));
+    case NodeKind::Unary: {
+      std::optional<int64_t> v = constantValue(tree_.childA(expr));
+      if (!v) return std::nullopt;
+      switch (tokens().kind(tree_.token(expr))) {
+        case TokenKind::Minus: return -*v;
+        case TokenKind::Plus: return v;
+        default: return std::nullopt;
+      }
+    }
+    case NodeKind::Binary: {
+      std::optional<int64_t> a = constantValue(tree_.childA(expr));
+      std::optional<int64_t> b = constantValue(tree_.childB(expr));
+      if (!a || !b) return std::nullopt;
+      int64_t out = 0;
+      switch (tokens().kind(tree_.token(expr))) {
+        case TokenKind::Plus:
+          if (__builtin_add_overflow(*a, *b, &out)) return std::nullopt;
+          return out;
+        case TokenKind::Minus:
+          if (__builtin_sub_overflow(*a, *b, &out)) return std::nullopt;
+          return out;
+        case TokenKind::Star:
+          if (__builtin_mul_overflow(*a, *b, &out)) return std::nullopt;
+          return out;
+        case TokenKind::Slash:
+          if (*b == 0) return std::nullopt;
+          return *a / *b - ((*a % *b != 0) && ((*a < 0) != (*b < 0)) ? 1 : 0);
+        case TokenKind::Percent:
+          if (*b == 0) return std::nullopt;
+          return ((*a % *b) + *b) % *b;
+        default: return std::nullopt;
+      }
+    }
+    case NodeKind::Name: {
+      std::optional<uint32_t> symbol = lookup(tokens().identifier(tree_.token(expr)));
+      if (symbol && module_.symbols[*symbol].kind == SymbolKind::Constant) {
+        return symbolValue_[*symbol].intValue;
+      }
+      return std::nullopt;
+    }
+    default: return std::nullopt;
+  }
+}
+
 // ---- the pipeline ------------------------------------------------------------------
 
 CheckedModule Checker::run() {
   declareBuiltins();
   declareItems();
+  // Integer constants first: shapes in signatures may use them (`[HIDDEN, 10]`).
+  for (NodeId item : tree_.list(tree_.listA(tree_.root()))) {
+    if (tree_.kind(item) == NodeKind::Let && tree_.childB(item).isValid() &&
+        module_.nodeSymbol[item.index] != kNoSymbol) {
+      if (std::optional<int64_t> value = constantValue(tree_.childB(item))) {
+        ExprInfo& info = symbolValue_[module_.nodeSymbol[item.index]];
+        info.intValue = value;
+        info.dim = dims().constant(*value);
+        info.hyperConst = true;
+      }
+    }
+  }
   for (size_t i = 0; i < module_.callables.size(); ++i) {
     checkSignature(static_cast<int>(i));
   }

@@ -52,7 +52,7 @@ std::optional<std::vector<BoundArg>> Checker::bindArgs(const std::vector<std::st
     auto it = std::find(names.begin(), names.end(), name);
     if (it == names.end()) {
       std::vector<std::string_view> candidates(names.begin(), names.end());
-      auto builder = diags_.report(Diag::UnknownNamedArgument, source(), tokens().range(nameToken),
+      auto builder = diags_->report(Diag::UnknownNamedArgument, source(), tokens().range(nameToken),
                                    calleeName, name);
       std::string_view match = closestMatch(name, candidates);
       if (!match.empty()) {
@@ -63,7 +63,7 @@ std::optional<std::vector<BoundArg>> Checker::bindArgs(const std::vector<std::st
     }
     auto index = static_cast<size_t>(it - names.begin());
     if (bound[index].present) {
-      diags_.report(Diag::DuplicateArgument, source(), tokens().range(nameToken), name);
+      diags_->report(Diag::DuplicateArgument, source(), tokens().range(nameToken), name);
       ok = false;
       continue;
     }
@@ -168,8 +168,10 @@ ExprInfo Checker::checkCast(DType dtype, NodeId call) {
     ExprInfo result = make(ts.scalar(dtype), call);
     result.hyperConst = x.hyperConst;
     if (x.intValue) {
-      if (dtype == DType::Trit && !fitsInteger(DType::Trit, *x.intValue)) {
-        report(Diag::LiteralDoesNotFit, x.node, fmt::format("the value {}", *x.intValue), "trit");
+      // A constant that the cast would wrap or clamp is surely a mistake.
+      if (isIntegral(dtype) && !fitsInteger(dtype, *x.intValue)) {
+        report(Diag::LiteralDoesNotFit, x.node, fmt::format("the value {}", *x.intValue),
+               dtypeName(dtype));
         return make(ts.error(), call);
       }
       if (isIntegral(dtype)) {
@@ -227,7 +229,12 @@ ExprInfo Checker::checkBuiltinFnCall(BuiltinFn fn, NodeId call) {
     for (size_t j = 0; j < params.size(); ++j) {
       if (params[j].alias == names[i]) {
         if ((*bound)[j].present) {
-          report(Diag::DuplicateArgument, (*bound)[i].info.node, params[j].name);
+          for (auto& [token, value] : args.named) {
+            if (tokens().spelling(token) == names[i]) {
+              diags_->report(Diag::DuplicateArgument, source(), tokens().range(token),
+                             params[j].name);
+            }
+          }
           return make(module_.types.error(), call);
         }
         (*bound)[j] = (*bound)[i];
@@ -332,7 +339,7 @@ bool Checker::unifyShape(TypeId declared, const ExprInfo& actual,
       continue;
     }
     if (dims().equal(it->second, as[i]) == Decision::No) {
-      diags_.report(Diag::ShapeMismatch, source(), rangeOf(where), what, fmtShape(ds),
+      diags_->report(Diag::ShapeMismatch, source(), rangeOf(where), what, fmtShape(ds),
                     fmtShape(as))
           .note(Note::DimensionDetail, i, fmt::format("{} = {}", spelling(n.var),
                                                       dims().format(it->second, interner_)),
@@ -418,24 +425,40 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
       !tree_.childB(info.node).isValid()) {
     result = module_.types.unknown();  // inferred from a body not checked yet
   }
+  bindRemainingToUnknown(result, bindings);
   return make(substituteType(result, bindings), call);
+}
+
+void Checker::bindRemainingToUnknown(TypeId type, std::unordered_map<uint32_t, DimId>& bindings) {
+  if (!module_.types.isTensor(type) || !module_.types.node(type).rankKnown) {
+    return;
+  }
+  std::vector<IdentifierId> vars;
+  for (DimId d : module_.types.shape(type)) {
+    dims().collectVars(d, vars);
+  }
+  for (IdentifierId var : vars) {
+    bindings.emplace(var.index, dims().unknown());
+  }
 }
 
 void Checker::noteInstantiationRules(NodeId call, std::string_view name, IdentifierId letName,
                                      const std::vector<ExprInfo>& args) {
-  if (!letName.isValid()) {
+  if (ctx_.callable < 0 && !ctx_.isMain) {
+    report(Diag::InstantiationAtTopLevel, call, name);
+  } else if (!letName.isValid()) {
     report(Diag::InstantiationNotNamed, call, name);
   } else if (ctx_.isFn) {
     report(Diag::InstantiationInFn, call, name);
   } else if (ctx_.loopDepth > 0) {
-    diags_.report(Diag::InstantiationInLoop, source(), rangeOf(call), spelling(letName))
+    diags_->report(Diag::InstantiationInLoop, source(), rangeOf(call), spelling(letName))
         .note(Note::MoveBeforeLoop);
   } else if (ctx_.callable >= 0 && ctx_.dynamicIfDepth > 0) {
     report(Diag::InstanceConditionNotConstant, call);
   } else if (ctx_.callable >= 0) {
     for (const ExprInfo& arg : args) {
       if (!arg.hyperConst && !module_.types.isLenient(arg.type)) {
-        auto builder = diags_.report(Diag::InstanceArgNotConstant, source(), rangeOf(arg.node));
+        auto builder = diags_->report(Diag::InstanceArgNotConstant, source(), rangeOf(arg.node));
         NodeId n = arg.node;
         if (tree_.kind(n) == NodeKind::Name) {
           builder.note(Note::NotConstantHere, source(), rangeOf(n), tokens().spelling(tree_.token(n)));
@@ -460,21 +483,36 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
   // The constructor parameters.
   std::vector<std::string> names;
   std::vector<bool> optional;
+  std::vector<bool> floating;  ///< builtin parameters that take floats (p, eps, momentum)
   std::vector<TypeId> paramTypes;
+  std::vector<DimId> defaultDims;  ///< the value of an absent argument, as a dimension
   std::vector<int> positional;
   if (builtin) {
     for (const BuiltinParam& p : builtinLayerParams(static_cast<BuiltinLayer>(decl))) {
       names.push_back(p.name);
       optional.push_back(p.optional);
+      floating.push_back(p.defaultText.find_first_of(".e") != std::string::npos);
       paramTypes.push_back(module_.types.unknown());
+      int64_t value = 0;
+      bool isInt = !p.defaultText.empty() &&
+                   std::all_of(p.defaultText.begin(), p.defaultText.end(),
+                               [](char ch) { return ch >= '0' && ch <= '9'; });
+      if (isInt) {
+        value = std::stoll(p.defaultText);
+      }
+      defaultDims.push_back(isInt ? dims().constant(value) : dims().unknown());
     }
   } else {
     const CallableInfo& info = module_.callables[decl];
     for (const ParamInfo& p : info.params) {
       if (p.cls == ParamClass::Hyper) {
         names.push_back(spelling(p.name));
-        optional.push_back(p.node.isValid() && tree_.childB(p.node).isValid());
+        NodeId init = p.node.isValid() ? tree_.childB(p.node) : NodeId{};
+        optional.push_back(init.isValid());
+        floating.push_back(false);
         paramTypes.push_back(p.type);
+        std::optional<int64_t> value = init.isValid() ? constantValue(init) : std::nullopt;
+        defaultDims.push_back(value ? dims().constant(*value) : dims().unknown());
       }
     }
   }
@@ -506,17 +544,24 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
           bound.reset();
           break;
         }
-        instance.args.push_back(dims().unknown());
+        instance.args.push_back(defaultDims[i]);
         continue;
       }
       if (!builtin) {
         checkAssignable(arg.info, paramTypes[i], arg.info.node);
       } else {
         const TypeStore::Node& t = module_.types.node(arg.info.type);
-        bool scalarOrList = t.kind == TypeKind::Scalar || t.kind == TypeKind::List ||
-                            module_.types.isLenient(arg.info.type);
-        if (!scalarOrList) {
-          report(Diag::ArgumentType, arg.info.node, names[i], name, "a number",
+        bool lenient = module_.types.isLenient(arg.info.type);
+        bool number = t.kind == TypeKind::Scalar && isNumeric(t.dtype);
+        bool integer = number && isIntegral(t.dtype) && t.dtype != DType::Bool;
+        bool list = t.kind == TypeKind::List;
+        bool boolParam = names[i] == "bias";
+        if (!lenient && boolParam && !(number && t.dtype == DType::Bool)) {
+          report(Diag::ArgumentType, arg.info.node, names[i], name, "a bool", fmt(arg.info.type));
+        } else if (!lenient && !boolParam && floating[i] && !number) {
+          report(Diag::ArgumentType, arg.info.node, names[i], name, "a number", fmt(arg.info.type));
+        } else if (!lenient && !boolParam && !floating[i] && !integer && !list) {
+          report(Diag::ArgumentType, arg.info.node, names[i], name, "an integer",
                  fmt(arg.info.type));
         }
       }
@@ -524,8 +569,12 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
     }
   }
   if (letName.isValid() && ctx_.callable >= 0) {
-    if (!ctx_.attributes.insert(letName.index).second) {
-      report(Diag::Redefinition, call, spelling(letName));
+    auto [it, inserted] = ctx_.attributes.emplace(letName.index, call);
+    if (!inserted) {
+      auto builder = diags_->report(Diag::Redefinition, source(), rangeOf(call), spelling(letName));
+      if (it->second.isValid()) {
+        builder.note(Note::PreviousDefinition, source(), rangeOf(it->second));
+      }
     }
   }
   if (!bound) {
@@ -560,9 +609,9 @@ ExprInfo Checker::checkForward(uint32_t instanceIndex, NodeId call) {
   for (size_t i = 0; i < info.params.size(); ++i) {
     const ParamInfo& p = info.params[i];
     if (p.cls == ParamClass::Hyper) {
-      if (h < instance.args.size() && !dims().isUnknown(instance.args[h])) {
-        bindings[p.name.index] = instance.args[h];
-      }
+      // Every hyperparameter is bound, to `?` when its value is not known:
+      // the layer's variable names must not leak into the caller's types.
+      bindings[p.name.index] = h < instance.args.size() ? instance.args[h] : dims().unknown();
       ++h;
     } else if (p.cls == ParamClass::Input) {
       positional.push_back(static_cast<int>(i));

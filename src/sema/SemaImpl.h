@@ -28,6 +28,7 @@ struct ExprInfo {
   bool hyperConst = false;   ///< built from literals and hyperparameters only
   std::vector<DimId> listDims;  ///< a list of integers, as dimensions (shapes)
   bool allTrits = false;     ///< a (nested) list whose elements are all -1, 0 or 1
+  bool ragged = false;       ///< a nested list whose rows differ in length
   std::vector<DimId> listShape; ///< the shape of a nested list literal
   NodeId node;               ///< the expression (for diagnostics)
 };
@@ -65,14 +66,14 @@ class Checker {
   const TokenizedBuffer& tokens() const { return tree_.tokens(); }
   const Interner& interner() const { return interner_; }
   const SourceBuffer& source() const { return tree_.tokens().source(); }
-  DiagnosticEngine& diags() { return diags_; }
+  DiagnosticEngine& diags() { return *diags_; }
   std::string fmt(TypeId type) const { return module_.formatType(type); }
   std::string fmtShape(std::span<const DimId> shape) const;
   SourceRange rangeOf(NodeId node) const { return tree_.range(node); }
   /// Reports at `node` unless an operand was already an error.
   template <typename... Args>
   void report(Diag kind, NodeId node, Args&&... args) {
-    diags_.report(kind, source(), rangeOf(node), std::forward<Args>(args)...);
+    diags_->report(kind, source(), rangeOf(node), std::forward<Args>(args)...);
   }
   ExprInfo make(TypeId type, NodeId node) const {
     ExprInfo info;
@@ -88,7 +89,7 @@ class Checker {
   ExprInfo matmul(const ExprInfo& a, const ExprInfo& b, NodeId node, std::string_view op);
   /// Checks that a value may be used where `target` is expected.
   /// `what` names the place for TypeMismatch ("argument 'x' of 'f'").
-  bool checkAssignable(const ExprInfo& value, TypeId target, NodeId where);
+  bool checkAssignable(const ExprInfo& value, TypeId target, NodeId where, bool quiet = false);
   /// Records an undecidable comparison of two dimensions for -O0.
   void recordRuntimeCheck(NodeId node, DimId expected, DimId actual);
   /// A normalized dimension index (negative counts from the end), or nullopt
@@ -104,7 +105,8 @@ class Checker {
     int loopDepth = 0;
     int dynamicIfDepth = 0;  ///< enclosing ifs whose condition is not a hyperparameter test
     std::unordered_set<uint32_t> assigned;  ///< identifiers assigned anywhere in the body
-    std::unordered_set<uint32_t> attributes; ///< instance names of the layer
+    /// Attribute names of the layer (weights, instances) and where they are defined.
+    std::unordered_map<uint32_t, NodeId> attributes;
     bool returnsSeen = false;
   };
   struct Binding {
@@ -148,6 +150,7 @@ class Checker {
   ExprInfo checkList(NodeId node);
   ExprInfo checkIndex(NodeId node);
   ExprInfo checkMember(NodeId node);
+  std::optional<TypeId> builtinMemberType(const InstanceInfo& instance, const std::string& member);
   ExprInfo checkCall(NodeId node, IdentifierId letName = IdentifierId{});
   ExprInfo checkCast(DType dtype, NodeId call);
   ExprInfo checkBuiltinFnCall(BuiltinFn fn, NodeId call);
@@ -166,6 +169,13 @@ class Checker {
   void noteInstantiationRules(NodeId call, std::string_view name, IdentifierId letName,
                               const std::vector<ExprInfo>& args);
   ExprInfo literalToContext(const ExprInfo& value, TypeId target);
+  bool checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId where);
+  /// The value of an integer constant expression (literals, + - * / %, unary
+  /// minus, parentheses, earlier top-level constants), without diagnostics.
+  std::optional<int64_t> constantValue(NodeId expr) const;
+  /// Binds every size variable of `type` that `bindings` lacks to `?`, so that
+  /// a callee's variable names never leak into the caller's types.
+  void bindRemainingToUnknown(TypeId type, std::unordered_map<uint32_t, DimId>& bindings);
 
   /// The arguments of a call, checked, before binding to parameters.
   struct CallArgs {
@@ -187,7 +197,7 @@ class Checker {
 
   const Tree& tree_;
   const Interner& interner_;
-  DiagnosticEngine& diags_;
+  DiagnosticEngine* diags_;  ///< swapped for a silent one by quiet checks
   CheckedModule module_;
   std::vector<uint32_t> current_;  ///< per identifier: symbol + 1, or 0
   std::vector<Binding> undo_;
