@@ -63,11 +63,12 @@ std::string CheckedModule::dump() const {
       out += fmt::format("  {} {}: {}{}\n", className(p.cls), interner->spelling(p.name),
                          formatType(p.type), p.implicit ? " (implicit size variable)" : "");
     }
+    for (const ShapeVarInfo& v : c.shapeVars) {
+      out += fmt::format("  shape {} = {}.shape[{}]\n", interner->spelling(v.name),
+                         interner->spelling(c.params[v.param].name), v.dim);
+    }
     for (const InstanceInfo& instance : instances) {
-      // Instances belong to the layer whose body holds their call.
-      SourceRange body = tree->range(c.node);
-      SourceRange site = tree->range(instance.site);
-      if (site.begin < body.begin || site.end > body.end) {
+      if (instance.owner != static_cast<int>(i)) {
         continue;
       }
       std::string args;

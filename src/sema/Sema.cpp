@@ -356,6 +356,29 @@ void Checker::checkSignature(int index) {
       }
     }
   }
+  // Size variables of input shapes that are neither parameters nor implicit
+  // hyperparameters are ints in the body, read from the input's shape.
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    const ParamInfo& p = info.params[i];
+    if (p.cls != ParamClass::Input || !module_.types.isTensor(p.type)) {
+      continue;
+    }
+    std::span<const DimId> shape = module_.types.shape(p.type);
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const DimStore::Node& n = dims().node(shape[d]);
+      if (n.kind != DimKind::Var) {
+        continue;  // only a dimension that is exactly the variable tells its value
+      }
+      bool known = std::any_of(info.params.begin(), info.params.end(),
+                               [&](const ParamInfo& q) { return q.name == n.var; }) ||
+                   std::any_of(info.shapeVars.begin(), info.shapeVars.end(),
+                               [&](const ShapeVarInfo& v) { return v.name == n.var; });
+      if (!known) {
+        info.shapeVars.push_back(
+            ShapeVarInfo{n.var, static_cast<uint32_t>(i), static_cast<uint32_t>(d)});
+      }
+    }
+  }
   if (tree_.childB(node).isValid()) {
     info.returnType = resolveType(tree_.childB(node), index);
   }
@@ -421,6 +444,12 @@ void Checker::checkCallableBody(int index) {
     if (p.cls == ParamClass::Weight) {
       ctx_.attributes.emplace(p.name.index, p.node);
     }
+  }
+  for (size_t i = 0; i < info.shapeVars.size(); ++i) {
+    uint32_t symbol = declare(Symbol{SymbolKind::ShapeVar, info.shapeVars[i].name, NodeId{},
+                                     int32_, static_cast<uint32_t>(i)},
+                              NodeId{});
+    symbolValue_[symbol].dim = dims().var(info.shapeVars[i].name);
   }
   // Defaults: initializers of weights, values of hyperparameters and inputs.
   for (const ParamInfo& p : info.params) {
@@ -1631,6 +1660,20 @@ CheckedModule Checker::run() {
       case NodeKind::Let: checkTopLevelLet(item); break;
       case NodeKind::Main: checkMain(item); break;
       default: break;
+    }
+  }
+  // A layer that creates sub-modules has state: applying it as a pure
+  // function would leave its sub-modules' weights nowhere. Known only once
+  // every body is checked, so application sites are validated last.
+  std::vector<bool> stateful(module_.callables.size(), false);
+  for (const InstanceInfo& instance : module_.instances) {
+    if (instance.owner >= 0) {
+      stateful[instance.owner] = true;
+    }
+  }
+  for (const auto& [call, callee] : applications_) {
+    if (stateful[callee]) {
+      report(Diag::ApplyStatefulLayer, call, callableName(callee));
     }
   }
   for (int i = static_cast<int>(module_.callables.size()) - 1; i >= 0; --i) {

@@ -296,6 +296,7 @@ ExprInfo Checker::checkLayerCall(int layer, NodeId call, IdentifierId letName) {
     return checkInstantiation(false, static_cast<uint32_t>(layer), call, letName);
   }
   module_.callKind[call.index] = CallKind::Apply;
+  applications_.emplace_back(call, layer);
   std::vector<int> positional;
   for (size_t i = 0; i < info.params.size(); ++i) {
     if (info.params[i].cls != ParamClass::Hyper) {
@@ -531,6 +532,7 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
   }
   std::optional<std::vector<BoundArg>> bound = bindArgs(names, positional, args, call, name);
   InstanceInfo instance;
+  instance.owner = ctx_.callable;
   instance.builtin = builtin;
   instance.decl = decl;
   instance.site = call;

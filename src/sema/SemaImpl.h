@@ -209,6 +209,8 @@ class Checker {
   /// Arguments checked early (to tell application from instantiation), so
   /// that gatherArgs does not check them, and report their errors, twice.
   std::unordered_map<uint32_t, ExprInfo> preChecked_;
+  /// Application sites (call, callee) to validate once all bodies are known.
+  std::vector<std::pair<NodeId, int>> applications_;
 };
 
 /// Types a call of builtin `fn` with arguments bound to its parameters.

@@ -40,18 +40,28 @@ struct ParamInfo {
   bool implicit = false;  ///< a size variable promoted to a keyword-only int
 };
 
+/// A size variable of an input's shape (`n` in `x: Tensor<float32, [?, n]>`)
+/// that is not a parameter: an int in the body, read from that input.
+struct ShapeVarInfo {
+  IdentifierId name;
+  uint32_t param = 0;  ///< index in params
+  uint32_t dim = 0;    ///< dimension of that parameter's shape
+};
+
 /// A user layer or fn.
 struct CallableInfo {
   IdentifierId name;
   NodeId node;
   bool isFn = false;
   std::vector<ParamInfo> params;
+  std::vector<ShapeVarInfo> shapeVars;
   TypeId returnType;  ///< declared, or Void when there is none
 };
 
 enum class SymbolKind : uint8_t {
   Local,        ///< let in a body
   Param,        ///< a header parameter (ref = index in params)
+  ShapeVar,     ///< a size variable of an input shape (ref = index in shapeVars)
   LoopVar,
   Constant,     ///< top-level let
   Layer,        ///< ref = index in callables
@@ -84,6 +94,7 @@ enum class CallKind : uint8_t {
 /// One instantiation site: `let blk = L(...)`.
 struct InstanceInfo {
   bool builtin = false;
+  int owner = -1;             ///< the layer (callables index) that creates it; -1 in main
   uint32_t decl = 0;          ///< callables index, or BuiltinLayer
   NodeId site;                ///< the Call node
   IdentifierId name;          ///< the attribute name (the let's name)
