@@ -586,9 +586,7 @@ bool Checker::checkStatement(NodeId statement) {
       ExprInfo iterated = checkExpr(tree_.childA(statement));
       TypeId varType = int32_;
       const TypeStore::Node& t = module_.types.node(iterated.type);
-      if (t.kind == TypeKind::List) {
-        varType = TypeId{t.ref};
-      } else if (t.kind != TypeKind::Range && !module_.types.isLenient(iterated.type)) {
+      if (t.kind != TypeKind::Range && !module_.types.isLenient(iterated.type)) {
         report(Diag::NotIterable, tree_.childA(statement), fmt(iterated.type));
       }
       pushScope();
@@ -628,7 +626,9 @@ void Checker::checkLet(NodeId let) {
   if (init.isValid()) {
     value = tree_.kind(init) == NodeKind::Call ? checkCall(init, name) : checkExpr(init);
     if (declared.isValid()) {
-      checkAssignable(value, declared, init);
+      if (checkAssignable(value, declared, init) && value.literal) {
+        setType(init, declared);  // the literal takes its context's type
+      }
       value = literalToContext(value, declared);
     }
   } else {

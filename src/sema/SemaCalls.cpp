@@ -450,7 +450,7 @@ void Checker::noteInstantiationRules(NodeId call, std::string_view name, Identif
   } else if (!letName.isValid()) {
     report(Diag::InstantiationNotNamed, call, name);
   } else if (ctx_.isFn) {
-    report(Diag::InstantiationInFn, call, name);
+    report(Diag::InstantiationInFn, call, spelling(letName));
   } else if (ctx_.loopDepth > 0) {
     diags_->report(Diag::InstantiationInLoop, source(), rangeOf(call), spelling(letName))
         .note(Note::MoveBeforeLoop);
