@@ -206,8 +206,14 @@ void Checker::declareItems() {
 DimId Checker::resolveDim(NodeId dim, int callable) {
   switch (tree_.kind(dim)) {
     case NodeKind::DimUnknown: return dims().unknown();
-    case NodeKind::IntLit:
-      return dims().constant(static_cast<int64_t>(tokens().intValue(tree_.token(dim))));
+    case NodeKind::IntLit: {
+      uint64_t value = tokens().intValue(tree_.token(dim));
+      if (value > static_cast<uint64_t>(INT64_MAX)) {
+        report(Diag::LiteralDoesNotFit, dim, fmt::format("the value {}", value), "int64");
+        return dims().unknown();
+      }
+      return dims().constant(static_cast<int64_t>(value));
+    }
     case NodeKind::Name: {
       IdentifierId name = tokens().identifier(tree_.token(dim));
       if (std::optional<uint32_t> symbol = lookup(name)) {
@@ -222,12 +228,22 @@ DimId Checker::resolveDim(NodeId dim, int callable) {
     case NodeKind::Binary: {
       DimId lhs = resolveDim(tree_.childA(dim), callable);
       DimId rhs = resolveDim(tree_.childB(dim), callable);
-      switch (tokens().kind(tree_.token(dim))) {
-        case TokenKind::Plus: return dims().binary(DimKind::Add, lhs, rhs);
-        case TokenKind::Minus: return dims().binary(DimKind::Sub, lhs, rhs);
-        case TokenKind::Star: return dims().binary(DimKind::Mul, lhs, rhs);
-        default: return dims().binary(DimKind::Div, lhs, rhs);
+      TokenKind op = tokens().kind(tree_.token(dim));
+      if (op == TokenKind::Slash && dims().constValue(rhs) == 0) {
+        report(Diag::BadTypeArguments, dim, "division by zero in a dimension");
+        return dims().unknown();
       }
+      DimId result = op == TokenKind::Plus    ? dims().binary(DimKind::Add, lhs, rhs)
+                     : op == TokenKind::Minus ? dims().binary(DimKind::Sub, lhs, rhs)
+                     : op == TokenKind::Star  ? dims().binary(DimKind::Mul, lhs, rhs)
+                                              : dims().binary(DimKind::Div, lhs, rhs);
+      std::optional<int64_t> value = dims().constValue(result);
+      if (value && *value < 0) {
+        report(Diag::BadTypeArguments, dim,
+               fmt::format("a dimension cannot be negative, and this one is {}", *value));
+        return dims().unknown();
+      }
+      return result;
     }
     default: return dims().unknown();
   }
@@ -783,11 +799,15 @@ ExprInfo Checker::checkLiteral(NodeId node) {
   switch (tree_.kind(node)) {
     case NodeKind::IntLit: {
       uint64_t value = tokens().intValue(token);
-      info.type = value > INT32_MAX ? module_.types.scalar(DType::Int64) : int32_;
-      if (value <= static_cast<uint64_t>(INT64_MAX)) {
-        info.intValue = static_cast<int64_t>(value);
-        info.dim = dims().constant(static_cast<int64_t>(value));
+      if (value > static_cast<uint64_t>(INT64_MAX)) {
+        report(Diag::LiteralDoesNotFit, node, fmt::format("the value {}", value), "int64");
+        info.type = module_.types.error();
+        info.literal = false;
+        break;
       }
+      info.type = value > INT32_MAX ? module_.types.scalar(DType::Int64) : int32_;
+      info.intValue = static_cast<int64_t>(value);
+      info.dim = dims().constant(static_cast<int64_t>(value));
       break;
     }
     case NodeKind::FloatLit:
@@ -1509,7 +1529,11 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
                 .note(Note::DimensionDetail, i, dims().format(vs[i], interner_),
                       dims().format(ts1[i], interner_));
             return false;
-          case Decision::Unknown: recordRuntimeCheck(where, ts1[i], vs[i]); break;
+          case Decision::Unknown:
+            if (!dims().isUnknown(ts1[i])) {  // a `?` in the declared type accepts anything
+              recordRuntimeCheck(where, ts1[i], vs[i]);
+            }
+            break;
           case Decision::Yes: break;
         }
       }
@@ -1563,6 +1587,14 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
 }
 
 void Checker::recordRuntimeCheck(NodeId node, DimId expected, DimId actual) {
+  // `?` against `?` can never fail: no check. Otherwise the known side is
+  // what the run-time check expects.
+  if (dims().isUnknown(expected)) {
+    std::swap(expected, actual);
+  }
+  if (dims().isUnknown(expected)) {
+    return;
+  }
   module_.runtimeChecks.push_back(RuntimeShapeCheck{node, expected, actual});
 }
 

@@ -14,12 +14,16 @@
 //   let x: T = v     ->  (let x T v)          absent parts print as `_`
 //   { s1; s2 }       ->  {s1 s2}
 //
+// `Checked` lexes, parses and type-checks a string and finds `let` nodes by
+// name, so sema tests can ask for the type the checker gave a variable.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,6 +35,8 @@
 #include "tritonc/lex/TokenizedBuffer.h"
 #include "tritonc/parse/Parse.h"
 #include "tritonc/parse/Tree.h"
+#include "tritonc/sema/CheckedModule.h"
+#include "tritonc/sema/Sema.h"
 #include "tritonc/source/SourceBuffer.h"
 
 namespace tritonc::test {
@@ -103,6 +109,66 @@ struct Parsed : Lexed {
   std::string_view textOf(NodeId node) const {
     SourceRange r = tree.range(node);
     return source.text().substr(r.begin, r.end - r.begin);
+  }
+};
+
+/// A source text lexed, parsed and type-checked. The diagnostics of all three
+/// stages are collected; `parseDiagnostics` counts those before the check.
+struct Checked : Parsed {
+  explicit Checked(std::string text, DiagnosticOptions options = {})
+      : Parsed(std::move(text), options),
+        parseDiagnostics(consumer.diagnostics.size()),
+        module(check(tree, interner, diags)) {}
+
+  size_t parseDiagnostics;
+  CheckedModule module;
+
+  /// The `nth` (0-based, in source order) Let node named `name`; invalid if none.
+  NodeId let(std::string_view name, size_t nth = 0) const {
+    std::vector<NodeId> found;
+    for (size_t i = 0; i < tree.size(); ++i) {
+      NodeId node{static_cast<uint32_t>(i)};
+      if (tree.kind(node) == NodeKind::Let && tokens.spelling(tree.token(node)) == name) {
+        found.push_back(node);
+      }
+    }
+    std::sort(found.begin(), found.end(), [&](NodeId a, NodeId b) {
+      return tree.range(a).begin < tree.range(b).begin;
+    });
+    return nth < found.size() ? found[nth] : NodeId{};
+  }
+  /// The type the checker gave the `nth` let named `name`.
+  TypeId letType(std::string_view name, size_t nth = 0) const {
+    NodeId node = let(name, nth);
+    return node.isValid() ? module.nodeType[node.index] : TypeId{};
+  }
+  /// That type formatted (`Tensor<float32, [?, 10]>`), or "<no let NAME>".
+  std::string typeOf(std::string_view name, size_t nth = 0) const {
+    if (!let(name, nth).isValid()) {
+      return "<no let " + std::string(name) + ">";
+    }
+    return module.formatType(letType(name, nth));
+  }
+  /// How the initializer of the let named `name` is called (None if it is not a call).
+  CallKind callKindOf(std::string_view name, size_t nth = 0) const {
+    NodeId node = let(name, nth);
+    if (!node.isValid()) {
+      return CallKind::None;
+    }
+    NodeId init = tree.childB(node);
+    if (!init.isValid() || tree.kind(init) != NodeKind::Call) {
+      return CallKind::None;
+    }
+    return module.callKind[init.index];
+  }
+  /// The user layer or fn named `name`; null if none.
+  const CallableInfo* callable(std::string_view name) const {
+    for (const CallableInfo& c : module.callables) {
+      if (interner.spelling(c.name) == name) {
+        return &c;
+      }
+    }
+    return nullptr;
   }
 };
 
