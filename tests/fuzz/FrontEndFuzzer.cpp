@@ -1,7 +1,8 @@
-//===- FrontEndFuzzer.cpp - libFuzzer target for lex + parse --------------===//
+//===- FrontEndFuzzer.cpp - libFuzzer target for lex + parse + check ------===//
 //
 // Feeds arbitrary bytes through the front end exactly as the driver does
-// (SourceBuffer -> lex -> parse) and then exercises every output path that
+// (SourceBuffer -> lex -> parse -> check, the last only for inputs without
+// syntax errors, as in the driver) and then exercises every output path that
 // depends on the input: both diagnostic renderers (text with and without
 // colour, JSON) and the token and tree dumps. Any crash, sanitizer report,
 // hang or runaway allocation is a bug in the front end.
@@ -18,6 +19,7 @@
 #include "tritonc/diag/Diagnostics.h"
 #include "tritonc/lex/Lex.h"
 #include "tritonc/parse/Parse.h"
+#include "tritonc/sema/Sema.h"
 #include "tritonc/source/SourceBuffer.h"
 
 namespace {
@@ -39,6 +41,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Interner interner;
   TokenizedBuffer tokens = lex(source, interner, diags);
   Tree tree = parse(tokens, diags);
+  size_t typedDump = 0;
+  if (!diags.hasErrors()) {
+    CheckedModule checked = check(tree, interner, diags);
+    typedDump = checked.dump().size();
+  }
 
   // Rendering dominates the cost of a run (it is per diagnostic, and garbage
   // input has many), so each input renders text in one colour mode only: the
@@ -51,6 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   sink += tokens.dump().size();
   sink += tree.dump().size();
+  sink += typedDump;
   // Keep the renderings observable so they cannot be optimized away.
   volatile size_t keep = sink;
   (void)keep;
