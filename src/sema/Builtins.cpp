@@ -89,6 +89,22 @@ std::string_view builtinLayerName(BuiltinLayer layer) {
   return kLayerNames[static_cast<size_t>(layer)];
 }
 
+std::vector<std::string_view> builtinFnParamNames(BuiltinFn fn) {
+  std::vector<std::string_view> out;
+  for (const sema::BuiltinParam& p : sema::builtinFnParams(fn)) {
+    out.push_back(p.name);
+  }
+  return out;
+}
+
+std::vector<std::string_view> builtinLayerParamNames(BuiltinLayer layer) {
+  std::vector<std::string_view> out;
+  for (const sema::BuiltinParam& p : sema::builtinLayerParams(layer)) {
+    out.push_back(p.name);
+  }
+  return out;
+}
+
 namespace sema {
 
 const std::vector<BuiltinParam>& builtinFnParams(BuiltinFn fn) {

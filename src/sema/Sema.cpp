@@ -61,6 +61,7 @@ Checker::Checker(const Tree& tree, const Interner& interner, DiagnosticEngine& d
   module_.nodeType.assign(tree.size(), TypeId{});
   module_.nodeSymbol.assign(tree.size(), kNoSymbol);
   module_.callKind.assign(tree.size(), CallKind::None);
+  module_.callOf.assign(tree.size(), UINT32_MAX);
   current_.assign(interner.size(), 0);
   int32_ = module_.types.scalar(DType::Int32);
   float32_ = module_.types.scalar(DType::Float32);
@@ -710,6 +711,12 @@ void Checker::checkAssign(NodeId assign) {
         return;
       }
     }
+  }
+  if (tree_.kind(target) == NodeKind::Member) {
+    report(Diag::CannotAssign, target, "the member",
+           std::string(tokens().spelling(tree_.token(target))));
+    checkExpr(valueNode);
+    return;
   }
   ExprInfo targetInfo = checkExpr(target);
   ExprInfo value = checkExpr(valueNode);

@@ -75,6 +75,24 @@ std::optional<std::vector<BoundArg>> Checker::bindArgs(const std::vector<std::st
   return bound;
 }
 
+void Checker::recordCall(NodeId call, CallKind kind, uint32_t callee,
+                         const std::vector<BoundArg>& bound) {
+  CallInfo info;
+  info.kind = kind;
+  info.callee = callee;
+  for (size_t i = 0; i < bound.size(); ++i) {
+    if (bound[i].present) {
+      info.args.emplace_back(static_cast<uint32_t>(i), bound[i].info.node);
+    }
+  }
+  // In source order, so that arguments are evaluated as written.
+  std::sort(info.args.begin(), info.args.end(), [this](const auto& a, const auto& b) {
+    return rangeOf(a.second).begin < rangeOf(b.second).begin;
+  });
+  module_.callOf[call.index] = static_cast<uint32_t>(module_.calls.size());
+  module_.calls.push_back(std::move(info));
+}
+
 ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
   NodeId callee = tree_.childA(call);
   ExprInfo result;
@@ -158,6 +176,7 @@ ExprInfo Checker::checkCast(DType dtype, NodeId call) {
     report(Diag::MissingArgument, call, "x", name);
     return make(module_.types.error(), call);
   }
+  recordCall(call, CallKind::Cast, static_cast<uint32_t>(dtype), *bound);
   const ExprInfo& x = (*bound)[0].info;
   TypeStore& ts = module_.types;
   if (ts.isLenient(x.type)) {
@@ -253,6 +272,7 @@ ExprInfo Checker::checkBuiltinFnCall(BuiltinFn fn, NodeId call) {
       return make(module_.types.error(), call);
     }
   }
+  recordCall(call, CallKind::Builtin, static_cast<uint32_t>(fn), *bound);
   if (ctx_.isFn && (fn == BuiltinFn::DropoutFn || fn == BuiltinFn::BatchNormFn)) {
     report(Diag::ImpureFn, call,
            fmt::format("call '{}', which depends on whether the model is training", calleeName));
@@ -377,6 +397,12 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
       bindArgs(names, positionalParams, args, call, calleeName);
   if (!bound) {
     return make(module_.types.error(), call);
+  }
+  if (hyperBindings == nullptr) {
+    recordCall(call, info.isFn ? CallKind::FnCall : CallKind::Apply,
+               static_cast<uint32_t>(callable), *bound);
+  } else {
+    recordCall(call, CallKind::Forward, forwardInstance_, *bound);
   }
   for (const BoundArg& arg : *bound) {
     if (arg.present && module_.types.kind(arg.info.type) == TypeKind::Error) {
@@ -584,6 +610,7 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
   }
   auto index = static_cast<uint32_t>(module_.instances.size());
   module_.instances.push_back(instance);
+  recordCall(call, CallKind::Instantiate, index, *bound);
   return make(module_.types.make(builtin ? TypeKind::BuiltinInstance : TypeKind::Instance, index),
               call);
 }
@@ -602,6 +629,11 @@ ExprInfo Checker::checkForward(uint32_t instanceIndex, NodeId call) {
              tokens().spelling(args.named.front().first));
       return make(module_.types.error(), call);
     }
+    std::vector<BoundArg> inputs;
+    for (const ExprInfo& arg : args.positional) {
+      inputs.push_back(BoundArg{arg, true});
+    }
+    recordCall(call, CallKind::Forward, instanceIndex, inputs);
     return checkBuiltinForward(*this, instance, call, args.positional);
   }
   const CallableInfo& info = module_.callables[instance.decl];
@@ -619,6 +651,7 @@ ExprInfo Checker::checkForward(uint32_t instanceIndex, NodeId call) {
       positional.push_back(static_cast<int>(i));
     }
   }
+  forwardInstance_ = instanceIndex;
   return applyCallable(static_cast<int>(instance.decl), call, positional, &bindings,
                        callableName(static_cast<int>(instance.decl)));
 }

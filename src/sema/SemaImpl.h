@@ -183,6 +183,9 @@ class Checker {
     std::vector<std::pair<TokenId, ExprInfo>> named;
   };
   CallArgs gatherArgs(NodeId call);
+  /// Records how a call bound its arguments (CheckedModule::calls).
+  void recordCall(NodeId call, CallKind kind, uint32_t callee,
+                  const std::vector<BoundArg>& bound);
   /// Binds arguments to parameters `names`; positional ones go to the
   /// parameters listed in `positionalTargets`, in order. Reports unknown
   /// names (with "did you mean"), duplicates and surplus arguments.
@@ -211,6 +214,7 @@ class Checker {
   std::unordered_map<uint32_t, ExprInfo> preChecked_;
   /// Application sites (call, callee) to validate once all bodies are known.
   std::vector<std::pair<NodeId, int>> applications_;
+  uint32_t forwardInstance_ = 0;  ///< the instance applyCallable forwards to
 };
 
 /// Types a call of builtin `fn` with arguments bound to its parameters.

@@ -28,6 +28,9 @@ enum class BuiltinLayer : uint16_t {
 };
 std::string_view builtinFnName(BuiltinFn fn);
 std::string_view builtinLayerName(BuiltinLayer layer);
+/// Parameter names of a builtin function / layer constructor, in order.
+std::vector<std::string_view> builtinFnParamNames(BuiltinFn fn);
+std::vector<std::string_view> builtinLayerParamNames(BuiltinLayer layer);
 
 /// Which group a layer's header parameter falls into (LANGUAGE.md §4).
 enum class ParamClass : uint8_t { Hyper, Weight, Input };
@@ -103,6 +106,21 @@ struct InstanceInfo {
   std::vector<DimId> args;
 };
 
+/// How one call's arguments bound to the callee's parameters, so that later
+/// stages never bind them again.
+struct CallInfo {
+  CallKind kind = CallKind::None;
+  /// Builtin: BuiltinFn; Cast: DType; Apply/FnCall: callables index;
+  /// Instantiate/Forward: instances index.
+  uint32_t callee = 0;
+  /// (parameter index, argument expression) in the order given. Parameter
+  /// indices count in: the builtin's parameters; the callable's params
+  /// (Apply, FnCall, Forward of a user layer, Instantiate of a user layer);
+  /// the constructor's parameters (Instantiate of a built-in layer); the
+  /// inputs (Forward of a built-in layer).
+  std::vector<std::pair<uint32_t, NodeId>> args;
+};
+
 /// A shape comparison that could not be decided at compile time; -O0 emits
 /// a run-time check for it.
 struct RuntimeShapeCheck {
@@ -123,6 +141,8 @@ struct CheckedModule {
   std::vector<TypeId> nodeType;      ///< per node; invalid for non-expressions
   std::vector<uint32_t> nodeSymbol;  ///< per Name/Let/Param/For node; UINT32_MAX if none
   std::vector<CallKind> callKind;    ///< per Call node
+  std::vector<CallInfo> calls;
+  std::vector<uint32_t> callOf;      ///< per Call node: index in calls, or UINT32_MAX
   int entryLayer = -1;               ///< callables index of the entry layer
 
   std::string formatType(TypeId type) const;
