@@ -16,6 +16,9 @@
 #include "tritonc/diag/Diagnostics.h"
 #include "tritonc/lex/Lex.h"
 #include "tritonc/parse/Parse.h"
+#include "tritonc/ir/Verifier.h"
+#include "tritonc/irgen/IRGen.h"
+#include "tritonc/opt/Optimizer.h"
 #include "tritonc/sema/Sema.h"
 #include "tritonc/source/SourceBuffer.h"
 
@@ -45,7 +48,23 @@ std::optional<Stage> parseStageName(const std::string& name) {
 namespace {
 
 // The last stage this build of tritonc implements.
-constexpr Stage kLastImplementedStage = Stage::Check;
+constexpr Stage kLastImplementedStage = Stage::Opt;
+
+#ifdef NDEBUG
+constexpr bool kDebugBuild = false;
+#else
+constexpr bool kDebugBuild = true;
+#endif
+
+// A broken IR invariant is the compiler's bug: say so and stop (exit 3).
+int reportInvalidIR(const std::vector<std::string>& problems) {
+  std::fputs("tritonc: internal compiler error: invalid IR\n", stderr);
+  for (const std::string& problem : problems) {
+    std::fprintf(stderr, "  %s\n", problem.c_str());
+  }
+  std::fputs("  please report this, with the input that caused it.\n", stderr);
+  return kExitInternalError;
+}
 
 bool useColor(ColorMode mode) {
   switch (mode) {
@@ -116,6 +135,64 @@ std::string defaultTraceName(const CompileOptions& options) {
     stem.resize(dot);
   }
   return stem + ".trace.json";
+}
+
+// IR generation and the optimizer for one checked file.
+int runMiddleEnd(const CompileOptions& options, Stage lastStage, const CheckedModule& checked,
+                 Timings* timings, const std::string& header) {
+  std::optional<ir::Module> module;
+  {
+    ScopedTimer timer(timings, "IR generation");
+    module.emplace(generateIR(checked));
+  }
+  bool verifyEach = options.verifyEach || kDebugBuild;
+  if (verifyEach) {
+    std::vector<std::string> problems = ir::verify(*module);
+    if (!problems.empty()) {
+      problems.insert(problems.begin(), "after IR generation:");
+      return reportInvalidIR(problems);
+    }
+  }
+  auto dump = [&](const std::string& title) {
+    if (!header.empty()) {
+      writeStdout("# file: " + header + "\n");
+    }
+    if (!title.empty()) {
+      writeStdout("// ----- IR after " + title + " ----- //\n");
+    }
+    writeStdout(module->print());
+  };
+  if (lastStage == Stage::Ir) {
+    if (options.dumpIr) {
+      dump("");
+    }
+    return kExitSuccess;
+  }
+  OptimizerOptions opt;
+  opt.level = options.optLevel;
+  opt.verifyEach = verifyEach;
+  opt.timings = timings;
+  if (options.printAfterAll) {
+    opt.afterPass = [&](std::string_view pass, const ir::Module&) { dump(std::string(pass)); };
+  }
+  if (logEnabled(LogLevel::Verbose)) {
+    std::string pipeline;
+    for (std::string_view pass : pipelineFor(options.optLevel)) {
+      pipeline += pipeline.empty() ? "" : ", ";
+      pipeline += pass;
+    }
+    logMessage(LogLevel::Verbose, fmt::format("optimization pipeline (-O{}): {}",
+                                              options.optLevel,
+                                              pipeline.empty() ? "(none)" : pipeline));
+  }
+  std::vector<std::string> problems = optimize(*module, opt);
+  if (!problems.empty()) {
+    return reportInvalidIR(problems);
+  }
+  if (options.dumpIr) {
+    dump("");
+  }
+  return kExitSuccess;
 }
 
 // Runs lex and parse on every input up to `lastStage`; returns the exit code.
@@ -212,6 +289,18 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, bool isCompile) 
         }
         writeStdout(checked->dump());
       }
+      if (lastStage >= Stage::Ir && diags.errorCount() == errorsBefore) {
+        sorter.flush();
+        if (checked->hasImports) {
+          return reportNotImplemented(options, "compiling a file with 'import' past 'check'",
+                                      "issue #8");
+        }
+        int status = runMiddleEnd(options, lastStage, *checked, timings.get(),
+                                  multipleFiles ? source.name() : std::string());
+        if (status != kExitSuccess) {
+          return status;
+        }
+      }
     }
     sorter.flush();  // one file's diagnostics, in source order
   }
@@ -219,7 +308,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, bool isCompile) 
 
   int exitCode = diags.hasErrors() ? kExitSourceError : kExitSuccess;
   if (exitCode == kExitSuccess && isCompile && lastStage > kLastImplementedStage) {
-    exitCode = reportNotImplemented(options, "code generation", "issues #4 and #5");
+    exitCode = reportNotImplemented(options, "code generation", "issue #5");
   }
 
   if (timings) {
@@ -258,9 +347,7 @@ int runCompile(const CompileOptions& options) {
     const char* issue;
   };
   const Pending pending[] = {
-      {options.dumpIr, "'--dump-ir'", "issue #4"},
       {options.dumpCode, "'--dump-code'", "issue #5"},
-      {options.printAfterAll, "'--print-after-all'", "issue #4"},
       {options.incremental, "'--incremental'", "issue #8"},
   };
   for (const Pending& p : pending) {
@@ -271,7 +358,7 @@ int runCompile(const CompileOptions& options) {
   Stage last = options.stopAfter.value_or(Stage::Emit);
   if (last > kLastImplementedStage && options.stopAfter) {
     return reportNotImplemented(options, std::string("'--stop-after=") + stageName(last) + "'",
-                                "issues #4 and #5");
+                                "issue #5");
   }
   return runFrontEnd(options, last, /*isCompile=*/true);
 }

@@ -1721,6 +1721,7 @@ CheckedModule Checker::run() {
       break;
     }
   }
+  module_.hasImports = hasImports_;
   return std::move(module_);
 }
 

@@ -43,6 +43,7 @@ struct CompileOptions {
   bool dumpIr = false;
   bool dumpCode = false;
   bool printAfterAll = false;
+  bool verifyEach = false;  ///< run the IR verifier after IR generation and every pass
   bool timing = false;
   std::optional<std::string> timeTrace;  ///< --time-trace[=FILE]; "" = default name
   bool verbose = false;

@@ -144,6 +144,9 @@ struct CheckedModule {
   std::vector<CallInfo> calls;
   std::vector<uint32_t> callOf;      ///< per Call node: index in calls, or UINT32_MAX
   int entryLayer = -1;               ///< callables index of the entry layer
+  /// The file imports others; names it could not resolve were accepted as
+  /// unknown (imports arrive with issue #8), so it cannot be lowered yet.
+  bool hasImports = false;
 
   std::string formatType(TypeId type) const;
   /// --dump-types: each layer's classified signature, then the AST with types.

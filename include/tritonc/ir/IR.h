@@ -1,0 +1,182 @@
+//===- IR.h - the tritonc intermediate representation -----------*- C++ -*-===//
+//
+// A typed SSA dataflow IR of tensor operations (ops from Ops.def). A module
+// holds one function per layer, fn and `main`. A layer function separates
+// module-level state (hyperparameters, weights with their initializers,
+// sub-module instances) from its `forward` body. Control flow is structured:
+// `if`, `for` and `while` ops own regions (blocks) whose `yield`s produce the
+// op's results, so every value has one definition that dominates its uses.
+//
+// Storage is flat and index-based: ops, values and blocks live in vectors of
+// the module and are named by ids; passes edit them in place and
+// `Module::compact()` drops what they erased.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tritonc/base/Interner.h"
+#include "tritonc/sema/CheckedModule.h"
+#include "tritonc/sema/Types.h"
+
+namespace tritonc::ir {
+
+enum class OpKind : uint8_t {
+#define OP(Name, Spelling, Flags) Name,
+#include "tritonc/ir/Ops.def"
+};
+std::string_view opName(OpKind kind);
+bool isPure(OpKind kind);
+bool isTerminator(OpKind kind);
+
+struct ValueId {
+  uint32_t index = UINT32_MAX;
+  bool isValid() const { return index != UINT32_MAX; }
+  friend bool operator==(ValueId, ValueId) = default;
+};
+struct OpId {
+  uint32_t index = UINT32_MAX;
+  bool isValid() const { return index != UINT32_MAX; }
+  friend bool operator==(OpId, OpId) = default;
+};
+struct BlockId {
+  uint32_t index = UINT32_MAX;
+  bool isValid() const { return index != UINT32_MAX; }
+  friend bool operator==(BlockId, BlockId) = default;
+};
+
+/// What a Constant op holds.
+enum class ConstKind : uint8_t { None, Int, Float, Bool, String };
+
+struct Op {
+  OpKind kind;
+  ConstKind constKind = ConstKind::None;
+  bool erased = false;
+  int64_t intAttr = 0;
+  double floatAttr = 0.0;
+  uint32_t strAttr = UINT32_MAX;     ///< index into Module::strings
+  uint32_t intsBegin = 0, intsCount = 0;
+  uint32_t operandsBegin = 0, operandsCount = 0;
+  uint32_t resultsBegin = 0, resultsCount = 0;
+  BlockId regions[2];
+  BlockId parent;
+  uint32_t loc = UINT32_MAX;         ///< source byte offset, for run-time check messages
+};
+
+struct Value {
+  TypeId type;
+  OpId def;          ///< the defining op, or invalid for a block argument
+  BlockId block;     ///< for block arguments
+  IdentifierId name; ///< the source name it was bound to, if any (for dumps)
+};
+
+struct Block {
+  std::vector<ValueId> args;
+  std::vector<OpId> ops;
+  OpId parent;       ///< the op owning this region; invalid for a function body
+};
+
+struct HyperDecl {
+  IdentifierId name;
+  TypeId type;
+  bool implicit = false;   ///< a size variable promoted to a keyword-only int
+  BlockId defaultValue;    ///< yields the default, or invalid
+};
+struct WeightDecl {
+  IdentifierId name;
+  TypeId type;
+  BlockId init;            ///< yields the initial value, or invalid for the type's default
+};
+struct InputDecl {
+  IdentifierId name;
+  TypeId type;
+  BlockId defaultValue;
+};
+struct InstanceDecl {
+  IdentifierId name;       ///< the attribute name
+  bool builtin = false;
+  uint32_t decl = 0;       ///< function index, or BuiltinLayer
+};
+
+struct Function {
+  enum class Kind : uint8_t { Layer, Fn, Main };
+  Kind kind = Kind::Layer;
+  IdentifierId name;
+  std::vector<HyperDecl> hypers;
+  std::vector<WeightDecl> weights;
+  std::vector<InputDecl> inputs;
+  std::vector<InstanceDecl> instances;
+  TypeId returnType;
+  BlockId body;            ///< args: the inputs, in order
+};
+
+/// A top-level constant: `let NAME = <constant>`.
+struct Global {
+  IdentifierId name;
+  TypeId type;
+  BlockId init;            ///< yields the value
+};
+
+class Module {
+ public:
+  TypeStore types;
+  DimStore dims;
+  const Interner* interner = nullptr;
+  std::vector<Function> functions;
+  std::vector<Global> globals;
+  int entry = -1;          ///< functions index of the entry layer
+
+  std::vector<Op> ops;
+  std::vector<Value> values;
+  std::vector<Block> blocks;
+  std::vector<ValueId> operandPool;
+  std::vector<ValueId> resultPool;
+  std::vector<int64_t> intPool;
+  std::vector<std::string> strings;
+
+  // ---- construction -------------------------------------------------------
+  BlockId createBlock(OpId parent = OpId{});
+  ValueId addArg(BlockId block, TypeId type, IdentifierId name = IdentifierId{});
+  /// Appends a new op to `block` (or creates it detached when block is invalid).
+  OpId createOp(BlockId block, OpKind kind, std::span<const ValueId> operands,
+                std::span<const TypeId> resultTypes);
+  void setInts(OpId op, std::span<const int64_t> ints);
+  uint32_t internString(std::string text);
+
+  // ---- access -------------------------------------------------------------
+  Op& op(OpId id) { return ops[id.index]; }
+  const Op& op(OpId id) const { return ops[id.index]; }
+  std::span<const ValueId> operands(OpId id) const {
+    const Op& o = ops[id.index];
+    return {operandPool.data() + o.operandsBegin, o.operandsCount};
+  }
+  std::span<ValueId> mutableOperands(OpId id) {
+    Op& o = ops[id.index];
+    return {operandPool.data() + o.operandsBegin, o.operandsCount};
+  }
+  std::span<const ValueId> results(OpId id) const {
+    const Op& o = ops[id.index];
+    return {resultPool.data() + o.resultsBegin, o.resultsCount};
+  }
+  ValueId result(OpId id) const { return results(id)[0]; }
+  std::span<const int64_t> ints(OpId id) const {
+    const Op& o = ops[id.index];
+    return {intPool.data() + o.intsBegin, o.intsCount};
+  }
+  TypeId typeOf(ValueId value) const { return values[value.index].type; }
+
+  /// Replaces every use of a value by another (in every function).
+  void replaceAllUses(ValueId from, ValueId to);
+  /// Removes an op from its block (and its regions' ops with it).
+  void erase(OpId op);
+
+  std::string formatType(TypeId type) const;
+  /// The deterministic textual form of --dump-ir.
+  std::string print() const;
+};
+
+}  // namespace tritonc::ir

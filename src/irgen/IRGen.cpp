@@ -1,0 +1,863 @@
+//===- IRGen.cpp - checked AST to IR --------------------------------------===//
+//
+// Walks each layer/fn body once, keeping the current SSA value of every
+// variable. Assignments go through a log so that a structured `if` can
+// generate its branches from the same starting state and join them: the
+// variables a branch reassigns become the `if`'s results, yielded by each
+// branch. Loops carry the variables their body assigns as block arguments.
+// Everything about names, types and call bindings comes from CheckedModule.
+//
+//===----------------------------------------------------------------------===//
+#include "tritonc/irgen/IRGen.h"
+
+#include <algorithm>
+
+#include "tritonc/base/Check.h"
+
+namespace tritonc {
+
+namespace {
+
+using namespace ir;
+
+class IRGen {
+ public:
+  explicit IRGen(const CheckedModule& checked)
+      : cm_(checked), tree_(*checked.tree), tokens_(checked.tree->tokens()) {
+    m_.types = checked.types;
+    m_.dims = checked.dims;
+    m_.interner = checked.interner;
+    env_.assign(checked.symbols.size(), ValueId{});
+    globalOf_.assign(checked.symbols.size(), UINT32_MAX);
+  }
+
+  Module run();
+
+ private:
+  // ---- variables -------------------------------------------------------------
+  void assign(uint32_t symbol, ValueId value) {
+    log_.push_back({symbol, env_[symbol]});
+    env_[symbol] = value;
+  }
+  /// Undoes assignments back to `mark`; returns the symbols that were
+  /// defined before the mark and reassigned since, with their latest values.
+  std::vector<std::pair<uint32_t, ValueId>> rewind(size_t mark) {
+    std::vector<std::pair<uint32_t, ValueId>> changed;
+    for (size_t i = log_.size(); i-- > mark;) {
+      uint32_t symbol = log_[i].symbol;
+      ValueId latest = env_[symbol];
+      env_[symbol] = log_[i].previous;
+      // The oldest entry of a symbol since the mark holds its value before it.
+      bool outer = true;
+      for (size_t j = mark; j < i; ++j) {
+        if (log_[j].symbol == symbol) {
+          outer = false;
+          break;
+        }
+      }
+      if (outer && log_[i].previous.isValid()) {
+        changed.emplace_back(symbol, latest);
+      }
+    }
+    log_.resize(mark);
+    std::sort(changed.begin(), changed.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    return changed;
+  }
+
+  // ---- ops ------------------------------------------------------------------
+  OpId emit(OpKind kind, std::span<const ValueId> operands, std::span<const TypeId> types,
+            NodeId at = NodeId{}) {
+    OpId op = m_.createOp(block_, kind, operands, types);
+    if (at.isValid()) {
+      m_.op(op).loc = tree_.range(at).begin;
+    }
+    return op;
+  }
+  ValueId emit1(OpKind kind, std::span<const ValueId> operands, TypeId type, NodeId at = NodeId{}) {
+    TypeId types[] = {type};
+    return m_.result(emit(kind, operands, types, at));
+  }
+  TypeId typeOf(NodeId node) const {
+    TypeId type = cm_.nodeType[node.index];
+    return type.isValid() ? type : m_.types.unknown();
+  }
+  ValueId constantInt(int64_t value, TypeId type) {
+    OpId op = emit(OpKind::Constant, {}, std::span<const TypeId>(&type, 1));
+    m_.op(op).constKind = ConstKind::Int;
+    m_.op(op).intAttr = value;
+    return m_.result(op);
+  }
+
+  // ---- functions --------------------------------------------------------------
+  void genFunction(int index);
+  void genMain(NodeId mainNode, size_t functionIndex);
+  void genGlobal(NodeId let);
+  BlockId genRegion(NodeId expr);  ///< a block that yields expr (defaults, inits)
+  ValueId paramValue(uint32_t param);
+
+  // ---- statements -----------------------------------------------------------------
+  void genBlock(NodeId block);
+  void genStatement(NodeId statement);
+  void genIf(NodeId statement);
+  void genFor(NodeId statement);
+  void genWhile(NodeId statement);
+  /// Symbols declared before `loop` and assigned in its body (its carried values).
+  std::vector<uint32_t> carriedBy(NodeId body);
+
+  // ---- expressions -------------------------------------------------------------------
+  ValueId gen(NodeId node);
+  ValueId genName(NodeId node);
+  ValueId genLiteral(NodeId node);
+  ValueId genCall(NodeId node);
+  bool isStateful(BuiltinFn fn, const CallInfo& call) const;
+  ValueId genIndex(NodeId node, std::vector<ValueId>& operands, std::vector<int64_t>& codes);
+
+  struct LogEntry {
+    uint32_t symbol;
+    ValueId previous;
+  };
+  struct Loop {
+    std::vector<uint32_t> carried;
+  };
+
+  const CheckedModule& cm_;
+  const Tree& tree_;
+  const TokenizedBuffer& tokens_;
+  Module m_;
+  std::vector<ValueId> env_;           ///< per symbol: its current value
+  std::vector<uint32_t> globalOf_;     ///< per Constant symbol: its global
+  std::vector<LogEntry> log_;
+  std::vector<Loop> loops_;
+  std::vector<ValueId> params_;        ///< per parameter of the current function
+  std::vector<uint32_t> hyperIndex_;   ///< per parameter: index among hypers/weights/inputs
+  std::vector<ValueId> shapeVars_;
+  std::vector<uint32_t> instanceLocal_;  ///< per checked instance: index in its function
+  int callable_ = -1;
+  Function* function_ = nullptr;
+  BlockId block_;
+  bool terminated_ = false;
+  bool inBody_ = false;  ///< generating a forward body (else a default/init region)
+};
+
+Module IRGen::run() {
+  instanceLocal_.assign(cm_.instances.size(), UINT32_MAX);
+  m_.functions.resize(cm_.callables.size());
+  // Globals first: bodies refer to them.
+  for (NodeId item : tree_.list(tree_.listA(tree_.root()))) {
+    if (tree_.kind(item) == NodeKind::Let) {
+      genGlobal(item);
+    }
+  }
+  for (size_t i = 0; i < cm_.callables.size(); ++i) {
+    genFunction(static_cast<int>(i));
+  }
+  for (NodeId item : tree_.list(tree_.listA(tree_.root()))) {
+    if (tree_.kind(item) == NodeKind::Main) {
+      m_.functions.emplace_back();
+      genMain(item, m_.functions.size() - 1);
+    }
+  }
+  m_.entry = cm_.entryLayer;
+  return std::move(m_);
+}
+
+void IRGen::genGlobal(NodeId let) {
+  uint32_t symbol = cm_.nodeSymbol[let.index];
+  if (symbol == UINT32_MAX || !tree_.childB(let).isValid()) {
+    return;
+  }
+  Global g;
+  g.name = cm_.symbols[symbol].name;
+  g.type = cm_.symbols[symbol].type;
+  function_ = nullptr;
+  inBody_ = false;
+  g.init = genRegion(tree_.childB(let));
+  globalOf_[symbol] = static_cast<uint32_t>(m_.globals.size());
+  m_.globals.push_back(g);
+}
+
+BlockId IRGen::genRegion(NodeId expr) {
+  BlockId saved = block_;
+  block_ = m_.createBlock();
+  BlockId region = block_;
+  ValueId value = gen(expr);
+  emit(OpKind::Yield, std::span<const ValueId>(&value, 1), {});
+  block_ = saved;
+  return region;
+}
+
+ValueId IRGen::paramValue(uint32_t param) {
+  if (inBody_) {
+    return params_[param];
+  }
+  // In a default or initializer region: read the hyperparameter there.
+  const ParamInfo& p = cm_.callables[callable_].params[param];
+  OpId op = emit(p.cls == ParamClass::Weight ? OpKind::Weight : OpKind::Hyper, {},
+                 std::span<const TypeId>(&p.type, 1));
+  m_.op(op).intAttr = hyperIndex_[param];
+  return m_.result(op);
+}
+
+void IRGen::genFunction(int index) {
+  const CallableInfo& info = cm_.callables[index];
+  callable_ = index;
+  Function& f = m_.functions[static_cast<size_t>(index)];
+  function_ = &f;
+  f.kind = info.isFn ? Function::Kind::Fn : Function::Kind::Layer;
+  f.name = info.name;
+  f.returnType = info.returnType;
+  f.body = m_.createBlock();
+  params_.assign(info.params.size(), ValueId{});
+  hyperIndex_.assign(info.params.size(), 0);
+  // Declarations (defaults and initializers are regions of their own).
+  inBody_ = false;
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    const ParamInfo& p = info.params[i];
+    NodeId init = p.node.isValid() ? tree_.childB(p.node) : NodeId{};
+    switch (p.cls) {
+      case ParamClass::Hyper:
+        hyperIndex_[i] = static_cast<uint32_t>(f.hypers.size());
+        f.hypers.push_back(HyperDecl{p.name, p.type, p.implicit, BlockId{}});
+        break;
+      case ParamClass::Weight:
+        hyperIndex_[i] = static_cast<uint32_t>(f.weights.size());
+        f.weights.push_back(WeightDecl{p.name, p.type, BlockId{}});
+        break;
+      case ParamClass::Input:
+        hyperIndex_[i] = static_cast<uint32_t>(f.inputs.size());
+        f.inputs.push_back(InputDecl{p.name, p.type, BlockId{}});
+        break;
+    }
+    (void)init;
+  }
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    const ParamInfo& p = info.params[i];
+    NodeId init = p.node.isValid() ? tree_.childB(p.node) : NodeId{};
+    if (!init.isValid()) {
+      continue;
+    }
+    BlockId region = genRegion(init);
+    switch (p.cls) {
+      case ParamClass::Hyper: f.hypers[hyperIndex_[i]].defaultValue = region; break;
+      case ParamClass::Weight: f.weights[hyperIndex_[i]].init = region; break;
+      case ParamClass::Input: f.inputs[hyperIndex_[i]].defaultValue = region; break;
+    }
+  }
+  // The body: inputs are block arguments; hyperparameters and weights are
+  // read once at entry (unused reads are dead code for -O1).
+  block_ = f.body;
+  inBody_ = true;
+  terminated_ = false;
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    const ParamInfo& p = info.params[i];
+    if (p.cls == ParamClass::Input) {
+      params_[i] = m_.addArg(f.body, p.type, p.name);
+    }
+  }
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    const ParamInfo& p = info.params[i];
+    if (p.cls != ParamClass::Input) {
+      OpId op = emit(p.cls == ParamClass::Hyper ? OpKind::Hyper : OpKind::Weight, {},
+                     std::span<const TypeId>(&p.type, 1));
+      m_.op(op).intAttr = hyperIndex_[i];
+      params_[i] = m_.result(op);
+    }
+  }
+  shapeVars_.clear();
+  for (const ShapeVarInfo& v : info.shapeVars) {
+    ValueId input = params_[v.param];
+    TypeId int32 = m_.types.scalar(DType::Int32);
+    OpId dim = emit(OpKind::ShapeDim, std::span<const ValueId>(&input, 1),
+                    std::span<const TypeId>(&int32, 1));
+    m_.op(dim).intAttr = v.dim;
+    shapeVars_.push_back(m_.result(dim));
+  }
+  genBlock(tree_.childC(info.node));
+  if (!terminated_) {
+    emit(OpKind::Return, {}, {});
+  }
+  function_ = nullptr;
+}
+
+void IRGen::genMain(NodeId mainNode, size_t functionIndex) {
+  Function& f = m_.functions[functionIndex];
+  function_ = &f;
+  callable_ = -1;
+  f.kind = Function::Kind::Main;
+  f.name = IdentifierId{};
+  f.returnType = m_.types.voidType();
+  f.body = m_.createBlock();
+  block_ = f.body;
+  inBody_ = true;
+  terminated_ = false;
+  genBlock(tree_.childC(mainNode));
+  if (!terminated_) {
+    emit(OpKind::Return, {}, {});
+  }
+  function_ = nullptr;
+}
+
+// ---- statements -------------------------------------------------------------------
+
+void IRGen::genBlock(NodeId block) {
+  if (!block.isValid()) {
+    return;
+  }
+  for (NodeId statement : tree_.list(tree_.listA(block))) {
+    if (terminated_) {
+      break;  // after return, break or continue: unreachable
+    }
+    genStatement(statement);
+  }
+}
+
+void IRGen::genStatement(NodeId statement) {
+  switch (tree_.kind(statement)) {
+    case NodeKind::Let: {
+      uint32_t symbol = cm_.nodeSymbol[statement.index];
+      NodeId init = tree_.childB(statement);
+      ValueId value;
+      if (init.isValid()) {
+        value = gen(init);
+      } else {
+        // `let x: T` without a value: undefined until assigned.
+        TypeId type = cm_.symbols[symbol].type;
+        value = m_.result(emit(OpKind::Constant, {}, std::span<const TypeId>(&type, 1)));
+      }
+      if (!m_.values[value.index].name.isValid()) {
+        m_.values[value.index].name = cm_.symbols[symbol].name;
+      }
+      assign(symbol, value);
+      break;
+    }
+    case NodeKind::Assign: {
+      NodeId target = tree_.childA(statement);
+      TokenKind op = tokens_.kind(tree_.token(statement));
+      ValueId rhs = gen(tree_.childB(statement));
+      auto combine = [&](ValueId current, TypeId type) {
+        if (op == TokenKind::Equal) {
+          return rhs;
+        }
+        OpKind kind = op == TokenKind::PlusEqual    ? OpKind::Add
+                      : op == TokenKind::MinusEqual ? OpKind::Sub
+                      : op == TokenKind::StarEqual  ? OpKind::Mul
+                      : op == TokenKind::SlashEqual ? OpKind::Div
+                                                    : OpKind::MatMul;
+        ValueId operands[] = {current, rhs};
+        return emit1(kind, operands, type, statement);
+      };
+      if (tree_.kind(target) == NodeKind::Name) {
+        uint32_t symbol = cm_.nodeSymbol[target.index];
+        ValueId current = genName(target);
+        ValueId value = combine(current, typeOf(target));
+        assign(symbol, value);
+        break;
+      }
+      // x[i] = v: a new tensor with the part replaced, bound to x.
+      NodeId base = tree_.childA(target);
+      uint32_t symbol = cm_.nodeSymbol[base.index];
+      std::vector<ValueId> operands;
+      std::vector<int64_t> codes;
+      ValueId current = genIndex(target, operands, codes);
+      ValueId value = combine(current, typeOf(target));
+      operands.push_back(value);
+      OpId update = emit(OpKind::IndexAssign, operands,
+                         std::span<const TypeId>(&cm_.symbols[symbol].type, 1), statement);
+      m_.setInts(update, codes);
+      assign(symbol, m_.result(update));
+      break;
+    }
+    case NodeKind::ExprStmt: gen(tree_.childA(statement)); break;
+    case NodeKind::Return: {
+      NodeId value = tree_.childA(statement);
+      if (value.isValid()) {
+        ValueId v = gen(value);
+        emit(OpKind::Return, std::span<const ValueId>(&v, 1), {}, statement);
+      } else {
+        emit(OpKind::Return, {}, {}, statement);
+      }
+      terminated_ = true;
+      break;
+    }
+    case NodeKind::If: genIf(statement); break;
+    case NodeKind::For: genFor(statement); break;
+    case NodeKind::While: genWhile(statement); break;
+    case NodeKind::Break:
+    case NodeKind::Continue: {
+      std::vector<ValueId> carried;
+      for (uint32_t symbol : loops_.back().carried) {
+        carried.push_back(env_[symbol]);
+      }
+      emit(tree_.kind(statement) == NodeKind::Break ? OpKind::Break : OpKind::Continue, carried,
+           {}, statement);
+      terminated_ = true;
+      break;
+    }
+    default: break;
+  }
+}
+
+void IRGen::genIf(NodeId statement) {
+  ValueId cond = gen(tree_.childA(statement));
+  BlockId outer = block_;
+  size_t mark = log_.size();
+  // Then branch.
+  BlockId thenBlock = m_.createBlock();
+  block_ = thenBlock;
+  terminated_ = false;
+  genBlock(tree_.childB(statement));
+  bool thenEnds = terminated_;
+  std::vector<std::pair<uint32_t, ValueId>> thenChanged = rewind(mark);
+  // Else branch (an else-if is an if inside it).
+  BlockId elseBlock = m_.createBlock();
+  block_ = elseBlock;
+  terminated_ = false;
+  NodeId otherwise = tree_.childC(statement);
+  if (otherwise.isValid()) {
+    if (tree_.kind(otherwise) == NodeKind::If) {
+      genIf(otherwise);
+    } else {
+      genBlock(otherwise);
+    }
+  }
+  bool elseEnds = terminated_;
+  std::vector<std::pair<uint32_t, ValueId>> elseChanged = rewind(mark);
+  // The join: every variable either branch reassigned.
+  std::vector<uint32_t> joined;
+  for (const auto& [symbol, v] : thenChanged) {
+    if (!thenEnds) joined.push_back(symbol);
+  }
+  for (const auto& [symbol, v] : elseChanged) {
+    if (!elseEnds) joined.push_back(symbol);
+  }
+  std::sort(joined.begin(), joined.end());
+  joined.erase(std::unique(joined.begin(), joined.end()), joined.end());
+  auto valueIn = [&](const std::vector<std::pair<uint32_t, ValueId>>& changed, uint32_t symbol) {
+    for (const auto& [s, v] : changed) {
+      if (s == symbol) return v;
+    }
+    return env_[symbol];
+  };
+  std::vector<TypeId> types;
+  std::vector<ValueId> thenValues;
+  std::vector<ValueId> elseValues;
+  for (uint32_t symbol : joined) {
+    types.push_back(cm_.symbols[symbol].type);
+    thenValues.push_back(valueIn(thenChanged, symbol));
+    elseValues.push_back(valueIn(elseChanged, symbol));
+  }
+  if (!thenEnds) {
+    block_ = thenBlock;
+    emit(OpKind::Yield, thenValues, {});
+  }
+  if (!elseEnds) {
+    block_ = elseBlock;
+    emit(OpKind::Yield, elseValues, {});
+  }
+  block_ = outer;
+  OpId op = emit(OpKind::If, std::span<const ValueId>(&cond, 1), types, statement);
+  m_.op(op).regions[0] = thenBlock;
+  m_.op(op).regions[1] = elseBlock;
+  m_.blocks[thenBlock.index].parent = op;
+  m_.blocks[elseBlock.index].parent = op;
+  std::span<const ValueId> results = m_.results(op);
+  for (size_t i = 0; i < joined.size(); ++i) {
+    m_.values[results[i].index].name = cm_.symbols[joined[i]].name;
+    assign(joined[i], results[i]);
+  }
+  terminated_ = thenEnds && elseEnds;
+}
+
+std::vector<uint32_t> IRGen::carriedBy(NodeId body) {
+  std::vector<uint32_t> carried;
+  std::vector<NodeId> stack{body};
+  while (!stack.empty()) {
+    NodeId n = stack.back();
+    stack.pop_back();
+    if (!n.isValid()) {
+      continue;
+    }
+    switch (tree_.kind(n)) {
+      case NodeKind::Assign: {
+        NodeId target = tree_.childA(n);
+        while (tree_.kind(target) == NodeKind::Index) {
+          target = tree_.childA(target);
+        }
+        if (tree_.kind(target) == NodeKind::Name) {
+          uint32_t symbol = cm_.nodeSymbol[target.index];
+          if (symbol != UINT32_MAX && env_[symbol].isValid()) {
+            carried.push_back(symbol);
+          }
+        }
+        break;
+      }
+      case NodeKind::Block:
+        for (NodeId child : tree_.list(tree_.listA(n))) stack.push_back(child);
+        break;
+      case NodeKind::If:
+        stack.push_back(tree_.childB(n));
+        stack.push_back(tree_.childC(n));
+        break;
+      case NodeKind::For:
+      case NodeKind::While: stack.push_back(tree_.childB(n)); break;
+      default: break;
+    }
+  }
+  std::sort(carried.begin(), carried.end());
+  carried.erase(std::unique(carried.begin(), carried.end()), carried.end());
+  return carried;
+}
+
+void IRGen::genFor(NodeId statement) {
+  NodeId iterated = tree_.childA(statement);
+  TypeId int32 = m_.types.scalar(DType::Int32);
+  ValueId start;
+  ValueId stop;
+  ValueId step;
+  if (tree_.kind(iterated) == NodeKind::Range) {
+    start = gen(tree_.childA(iterated));
+    stop = gen(tree_.childB(iterated));
+    step = constantInt(1, int32);
+  } else {
+    // range(n), range(a, b), range(a, b, step), as bound by the checker.
+    const CallInfo& call = cm_.calls[cm_.callOf[iterated.index]];
+    ValueId given[3];
+    for (const auto& [param, arg] : call.args) {
+      given[param] = gen(arg);
+    }
+    if (given[1].isValid()) {
+      start = given[0];
+      stop = given[1];
+    } else {
+      start = constantInt(0, int32);
+      stop = given[0];
+    }
+    step = given[2].isValid() ? given[2] : constantInt(1, int32);
+  }
+  std::vector<uint32_t> carried = carriedBy(tree_.childB(statement));
+  std::vector<ValueId> operands{start, stop, step};
+  std::vector<TypeId> types;
+  for (uint32_t symbol : carried) {
+    operands.push_back(env_[symbol]);
+    types.push_back(cm_.symbols[symbol].type);
+  }
+  BlockId outer = block_;
+  size_t mark = log_.size();
+  BlockId body = m_.createBlock();
+  uint32_t var = cm_.nodeSymbol[statement.index];
+  ValueId iv = m_.addArg(body, cm_.symbols[var].type, cm_.symbols[var].name);
+  assign(var, iv);
+  for (uint32_t symbol : carried) {
+    ValueId arg = m_.addArg(body, cm_.symbols[symbol].type, cm_.symbols[symbol].name);
+    assign(symbol, arg);
+  }
+  block_ = body;
+  terminated_ = false;
+  loops_.push_back(Loop{carried});
+  genBlock(tree_.childB(statement));
+  if (!terminated_) {
+    std::vector<ValueId> next;
+    for (uint32_t symbol : carried) next.push_back(env_[symbol]);
+    emit(OpKind::Yield, next, {});
+  }
+  loops_.pop_back();
+  rewind(mark);
+  block_ = outer;
+  OpId op = emit(OpKind::For, operands, types, statement);
+  m_.op(op).regions[0] = body;
+  m_.blocks[body.index].parent = op;
+  std::span<const ValueId> results = m_.results(op);
+  for (size_t i = 0; i < carried.size(); ++i) {
+    m_.values[results[i].index].name = cm_.symbols[carried[i]].name;
+    assign(carried[i], results[i]);
+  }
+  terminated_ = false;
+}
+
+void IRGen::genWhile(NodeId statement) {
+  std::vector<uint32_t> carried = carriedBy(tree_.childB(statement));
+  std::vector<ValueId> operands;
+  std::vector<TypeId> types;
+  for (uint32_t symbol : carried) {
+    operands.push_back(env_[symbol]);
+    types.push_back(cm_.symbols[symbol].type);
+  }
+  BlockId outer = block_;
+  size_t mark = log_.size();
+  // The condition sees the carried values of the current iteration.
+  BlockId cond = m_.createBlock();
+  for (uint32_t symbol : carried) {
+    assign(symbol, m_.addArg(cond, cm_.symbols[symbol].type, cm_.symbols[symbol].name));
+  }
+  block_ = cond;
+  ValueId test = gen(tree_.childA(statement));
+  emit(OpKind::Yield, std::span<const ValueId>(&test, 1), {});
+  rewind(mark);
+  BlockId body = m_.createBlock();
+  for (uint32_t symbol : carried) {
+    assign(symbol, m_.addArg(body, cm_.symbols[symbol].type, cm_.symbols[symbol].name));
+  }
+  block_ = body;
+  terminated_ = false;
+  loops_.push_back(Loop{carried});
+  genBlock(tree_.childB(statement));
+  if (!terminated_) {
+    std::vector<ValueId> next;
+    for (uint32_t symbol : carried) next.push_back(env_[symbol]);
+    emit(OpKind::Yield, next, {});
+  }
+  loops_.pop_back();
+  rewind(mark);
+  block_ = outer;
+  OpId op = emit(OpKind::While, operands, types, statement);
+  m_.op(op).regions[0] = cond;
+  m_.op(op).regions[1] = body;
+  m_.blocks[cond.index].parent = op;
+  m_.blocks[body.index].parent = op;
+  std::span<const ValueId> results = m_.results(op);
+  for (size_t i = 0; i < carried.size(); ++i) {
+    m_.values[results[i].index].name = cm_.symbols[carried[i]].name;
+    assign(carried[i], results[i]);
+  }
+  terminated_ = false;
+}
+
+// ---- expressions ---------------------------------------------------------------------
+
+ValueId IRGen::gen(NodeId node) {
+  switch (tree_.kind(node)) {
+    case NodeKind::Name: return genName(node);
+    case NodeKind::IntLit:
+    case NodeKind::FloatLit:
+    case NodeKind::StringLit:
+    case NodeKind::BoolLit: return genLiteral(node);
+    case NodeKind::Paren: return gen(tree_.childA(node));
+    case NodeKind::Unary: {
+      ValueId operand = gen(tree_.childA(node));
+      TokenKind op = tokens_.kind(tree_.token(node));
+      if (op == TokenKind::Plus) {
+        return operand;
+      }
+      return emit1(op == TokenKind::Minus ? OpKind::Neg : OpKind::Not,
+                   std::span<const ValueId>(&operand, 1), typeOf(node), node);
+    }
+    case NodeKind::Binary: {
+      ValueId operands[] = {gen(tree_.childA(node)), gen(tree_.childB(node))};
+      OpKind kind;
+      switch (tokens_.kind(tree_.token(node))) {
+        case TokenKind::Plus: kind = OpKind::Add; break;
+        case TokenKind::Minus: kind = OpKind::Sub; break;
+        case TokenKind::Star: kind = OpKind::Mul; break;
+        case TokenKind::Slash: kind = OpKind::Div; break;
+        case TokenKind::Percent: kind = OpKind::Mod; break;
+        case TokenKind::StarStar: kind = OpKind::Pow; break;
+        case TokenKind::At: kind = OpKind::MatMul; break;
+        case TokenKind::EqualEqual: kind = OpKind::Eq; break;
+        case TokenKind::BangEqual: kind = OpKind::Ne; break;
+        case TokenKind::Less: kind = OpKind::Lt; break;
+        case TokenKind::LessEqual: kind = OpKind::Le; break;
+        case TokenKind::Greater: kind = OpKind::Gt; break;
+        case TokenKind::GreaterEqual: kind = OpKind::Ge; break;
+        case TokenKind::AmpAmp: kind = OpKind::And; break;
+        default: kind = OpKind::Or; break;
+      }
+      return emit1(kind, operands, typeOf(node), node);
+    }
+    case NodeKind::Call: return genCall(node);
+    case NodeKind::Index: {
+      std::vector<ValueId> operands;
+      std::vector<int64_t> codes;
+      return genIndex(node, operands, codes);
+    }
+    case NodeKind::Member: {
+      ValueId base = gen(tree_.childA(node));
+      std::string_view member = tokens_.spelling(tree_.token(node));
+      TypeKind baseKind = m_.types.kind(m_.typeOf(base));
+      if (baseKind == TypeKind::Instance || baseKind == TypeKind::BuiltinInstance) {
+        OpId op = emit(OpKind::InstanceMember, std::span<const ValueId>(&base, 1),
+                       std::span<const TypeId>(&cm_.nodeType[node.index], 1), node);
+        m_.op(op).strAttr = m_.internString(std::string(member));
+        return m_.result(op);
+      }
+      return emit1(member == "shape" ? OpKind::ShapeOf : OpKind::TransposeAll,
+                   std::span<const ValueId>(&base, 1), typeOf(node), node);
+    }
+    case NodeKind::List: {
+      std::vector<ValueId> elements;
+      for (NodeId element : tree_.list(tree_.listA(node))) {
+        elements.push_back(gen(element));
+      }
+      return emit1(OpKind::List, elements, typeOf(node), node);
+    }
+    default: {
+      TypeId type = typeOf(node);
+      return m_.result(emit(OpKind::Constant, {}, std::span<const TypeId>(&type, 1), node));
+    }
+  }
+}
+
+ValueId IRGen::genName(NodeId node) {
+  uint32_t symbol = cm_.nodeSymbol[node.index];
+  TRITONC_CHECK(symbol != UINT32_MAX, "irgen: an unresolved name in a checked program");
+  const Symbol& s = cm_.symbols[symbol];
+  switch (s.kind) {
+    case SymbolKind::Param: return paramValue(s.ref);
+    case SymbolKind::ShapeVar: return shapeVars_[s.ref];
+    case SymbolKind::Constant: {
+      OpId op = emit(OpKind::Global, {}, std::span<const TypeId>(&s.type, 1), node);
+      m_.op(op).intAttr = globalOf_[symbol];
+      return m_.result(op);
+    }
+    case SymbolKind::TypeName: {
+      // A dtype as a value (`dtype=float32`).
+      TypeId type = typeOf(node);
+      OpId op = emit(OpKind::Constant, {}, std::span<const TypeId>(&type, 1), node);
+      m_.op(op).constKind = ConstKind::String;
+      m_.op(op).strAttr = m_.internString(std::string(dtypeName(static_cast<DType>(s.ref))));
+      return m_.result(op);
+    }
+    default: {
+      ValueId value = env_[symbol];
+      TRITONC_CHECK(value.isValid(), "irgen: a variable used before its definition");
+      return value;
+    }
+  }
+}
+
+ValueId IRGen::genLiteral(NodeId node) {
+  TypeId type = typeOf(node);
+  OpId op = emit(OpKind::Constant, {}, std::span<const TypeId>(&type, 1), node);
+  Op& o = m_.op(op);
+  TokenId token = tree_.token(node);
+  switch (tree_.kind(node)) {
+    case NodeKind::IntLit:
+      if (isFloating(m_.types.node(type).dtype)) {
+        o.constKind = ConstKind::Float;
+        o.floatAttr = static_cast<double>(tokens_.intValue(token));
+      } else {
+        o.constKind = ConstKind::Int;
+        o.intAttr = static_cast<int64_t>(tokens_.intValue(token));
+      }
+      break;
+    case NodeKind::FloatLit:
+      o.constKind = ConstKind::Float;
+      o.floatAttr = tokens_.floatValue(token);
+      break;
+    case NodeKind::StringLit:
+      o.constKind = ConstKind::String;
+      o.strAttr = m_.internString(tokens_.stringValue(token));
+      break;
+    default:
+      o.constKind = ConstKind::Bool;
+      o.intAttr = tokens_.kind(token) == TokenKind::KwTrue ? 1 : 0;
+      break;
+  }
+  return m_.result(op);
+}
+
+ValueId IRGen::genIndex(NodeId node, std::vector<ValueId>& operands,
+                        std::vector<int64_t>& codes) {
+  operands.push_back(gen(tree_.childA(node)));
+  for (NodeId index : tree_.list(tree_.listB(node))) {
+    if (tree_.kind(index) != NodeKind::Slice) {
+      codes.push_back(-1);
+      operands.push_back(gen(index));
+      continue;
+    }
+    int64_t code = 0;
+    NodeId parts[3] = {tree_.childA(index), tree_.childB(index), tree_.childC(index)};
+    for (int b = 0; b < 3; ++b) {
+      if (parts[b].isValid()) {
+        code |= int64_t{1} << b;
+        operands.push_back(gen(parts[b]));
+      }
+    }
+    codes.push_back(code == 0 ? -2 : code);
+  }
+  OpId op = emit(OpKind::Index, operands, std::span<const TypeId>(&cm_.nodeType[node.index], 1),
+                 node);
+  m_.setInts(op, codes);
+  return m_.result(op);
+}
+
+// Builtins whose value is not a function of their operands: random draws
+// (two `randn` calls are two different tensors) and the training-mode ones
+// (dropout, batch-norm statistics, stochastic quantization). They are never
+// merged, moved or removed.
+bool IRGen::isStateful(BuiltinFn fn, const CallInfo& call) const {
+  switch (fn) {
+    case BuiltinFn::Randn:
+    case BuiltinFn::Rand:
+    case BuiltinFn::KaimingUniform:
+    case BuiltinFn::TernaryWeights:
+    case BuiltinFn::DropoutFn:
+    case BuiltinFn::BatchNormFn: return true;
+    case BuiltinFn::TernaryQuantize:
+      for (const auto& [param, arg] : call.args) {
+        if (param == 1) {
+          // method: only a constant other than "stochastic" is deterministic.
+          return tree_.kind(arg) != NodeKind::StringLit ||
+                 tokens_.stringValue(tree_.token(arg)) == "stochastic";
+        }
+      }
+      return false;
+    default: return false;
+  }
+}
+
+ValueId IRGen::genCall(NodeId node) {
+  uint32_t callIndex = cm_.callOf[node.index];
+  TRITONC_CHECK(callIndex != UINT32_MAX, "irgen: a call the checker did not bind");
+  const CallInfo& call = cm_.calls[callIndex];
+  std::vector<ValueId> operands;
+  std::vector<int64_t> params;
+  for (const auto& [param, arg] : call.args) {
+    params.push_back(param);
+    operands.push_back(gen(arg));
+  }
+  TypeId type = typeOf(node);
+  std::vector<TypeId> types;
+  if (m_.types.kind(type) != TypeKind::Void) {
+    types.push_back(type);
+  }
+  OpKind kind;
+  uint32_t attr = call.callee;
+  switch (call.kind) {
+    case CallKind::Builtin: {
+      auto fn = static_cast<BuiltinFn>(call.callee);
+      kind = fn == BuiltinFn::Print || fn == BuiltinFn::Assert ? OpKind::BuiltinEffect
+             : isStateful(fn, call)                             ? OpKind::BuiltinStateful
+                                                                : OpKind::Builtin;
+      break;
+    }
+    case CallKind::Cast: kind = OpKind::Cast; break;
+    case CallKind::Apply: kind = OpKind::Apply; break;
+    case CallKind::FnCall: kind = OpKind::CallFn; break;
+    case CallKind::Instantiate: {
+      const InstanceInfo& instance = cm_.instances[call.callee];
+      attr = static_cast<uint32_t>(function_->instances.size());
+      instanceLocal_[call.callee] = attr;
+      function_->instances.push_back(
+          InstanceDecl{instance.name, instance.builtin, instance.decl});
+      kind = OpKind::Instantiate;
+      break;
+    }
+    case CallKind::Forward:
+      attr = instanceLocal_[call.callee];
+      TRITONC_CHECK(attr != UINT32_MAX, "irgen: an instance called before it is created");
+      kind = OpKind::Forward;
+      break;
+    default: TRITONC_UNREACHABLE("irgen: a call without a kind");
+  }
+  OpId op = emit(kind, operands, types, node);
+  m_.op(op).intAttr = attr;
+  m_.setInts(op, params);
+  return types.empty() ? ValueId{} : m_.result(op);
+}
+
+}  // namespace
+
+ir::Module generateIR(const CheckedModule& checked) { return IRGen(checked).run(); }
+
+}  // namespace tritonc

@@ -1,0 +1,63 @@
+//===- Pipeline.cpp - pass registry and the pipelines per -O level --------===//
+#include <fmt/format.h>
+
+#include "PassRegistry.h"
+#include "tritonc/ir/Verifier.h"
+#include "tritonc/opt/Optimizer.h"
+
+namespace tritonc {
+
+namespace {
+struct PassEntry {
+  std::string_view name;
+  bool (*run)(ir::Module&);
+};
+constexpr PassEntry kPasses[] = {
+#define PASS(Id, Name, Description) {Name, &opt::run##Id},
+#include "tritonc/opt/Passes.def"
+};
+
+const PassEntry* findPass(std::string_view name) {
+  for (const PassEntry& pass : kPasses) {
+    if (pass.name == name) {
+      return &pass;
+    }
+  }
+  return nullptr;
+}
+}  // namespace
+
+std::vector<std::string_view> pipelineFor(char level) {
+  switch (level) {
+    case '0': return {};
+    // Folding exposes equal expressions and dead code; CSE exposes dead code.
+    case '1':
+    case '2':
+    case '3':
+    case 's':
+    default: return {"constant-fold", "cse", "dce"};
+  }
+}
+
+std::vector<std::string> optimize(ir::Module& module, const OptimizerOptions& options) {
+  for (std::string_view name : pipelineFor(options.level)) {
+    const PassEntry* pass = findPass(name);
+    {
+      ScopedTimer timer(options.timings, "pass", std::string(name));
+      pass->run(module);
+    }
+    if (options.afterPass) {
+      options.afterPass(name, module);
+    }
+    if (options.verifyEach) {
+      std::vector<std::string> problems = ir::verify(module);
+      if (!problems.empty()) {
+        problems.insert(problems.begin(), fmt::format("the IR is invalid after pass '{}':", name));
+        return problems;
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace tritonc
