@@ -2,8 +2,9 @@
 # Builds tritonc and runs every test suite, then prints one line
 # "N passed, N failed" (the sum over the suites) and exits non-zero on any
 # failure. Suites: unit tests (GoogleTest via ctest), golden tests (dumps and
-# diagnostics, with the diagnostic coverage check), robustness (150 mutants
-# and 100,000-deep nesting) and the fuzzer's regression corpus.
+# diagnostics, IR and passes, with the diagnostic coverage check), robustness
+# (150 mutants and 100,000-deep nesting through `check`, 300 mutants through
+# the -O2 pipeline with IR verification) and the fuzzer's regression corpus.
 #   TRITONC_FUZZ_SECONDS  also run libFuzzer for this long (CI sets it)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -60,6 +61,14 @@ python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --corpus tests/g
 status=$?
 grep -E 'FAIL|reproduce' "$log_dir/robust.log" | head -n 40
 count "robustness" "$log_dir/robust.log" $status
+
+echo "== robustness through the optimizer"
+python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --corpus tests/golden \
+  --corpus examples --count 300 --seed 2 --nested 0 \
+  --command "compile --stop-after=opt -O2 --verify-each" >"$log_dir/robust-opt.log" 2>&1
+status=$?
+grep -E 'FAIL|reproduce' "$log_dir/robust-opt.log" | head -n 40
+count "robustness through the optimizer" "$log_dir/robust-opt.log" $status
 
 echo "== fuzzer regressions"
 python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --replay tests/fuzz/regressions \
