@@ -137,6 +137,29 @@ std::string defaultTraceName(const CompileOptions& options) {
   return stem + ".trace.json";
 }
 
+// --entry NAME picks the entry layer instead of the file's last one.
+void selectEntry(CheckedModule& checked, const std::string& entry, const SourceBuffer& source,
+                 DiagnosticEngine& diags) {
+  std::vector<std::string_view> layers;
+  for (size_t i = 0; i < checked.callables.size(); ++i) {
+    const CallableInfo& c = checked.callables[i];
+    if (c.isFn) {
+      continue;
+    }
+    std::string_view name = checked.interner->spelling(c.name);
+    if (name == entry) {
+      checked.entryLayer = static_cast<int>(i);
+      return;
+    }
+    layers.push_back(name);
+  }
+  auto builder = diags.reportForPath(Diag::UnknownEntry, "", entry, source.name());
+  std::string_view match = closestMatch(entry, layers);
+  if (!match.empty()) {
+    builder.note(Note::DidYouMean, match);
+  }
+}
+
 // IR generation and the optimizer for one checked file.
 int runMiddleEnd(const CompileOptions& options, Stage lastStage, const CheckedModule& checked,
                  Timings* timings, const std::string& header) {
@@ -282,6 +305,9 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, bool isCompile) 
       {
         ScopedTimer timer(timings.get(), "type checker", source.name());
         checked.emplace(check(*tree, interner, diags));
+      }
+      if (!options.entry.empty()) {
+        selectEntry(*checked, options.entry, source, diags);
       }
       if (options.dumpTypes) {
         if (multipleFiles) {

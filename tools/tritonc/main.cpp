@@ -82,6 +82,8 @@ void addCompileFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choices
   cmd->add_flag("--dump-ir", o.dumpIr, "Print the IR (after optimization) to stdout");
   cmd->add_flag("--dump-code", o.dumpCode, "Print the generated code to stdout");
   cmd->add_flag("--print-after-all", o.printAfterAll, "Print the IR after every pass");
+  cmd->add_flag("--verify-each", o.verifyEach,
+                "Verify the IR after IR generation and after every pass");
   *timeTraceOpt = cmd->add_flag("--time-trace{}", timeTrace,
                                 "Write a Chrome trace JSON (default <stem>.trace.json)");
   (*timeTraceOpt)->option_text("[=FILE.json]");
@@ -145,6 +147,7 @@ int run(int argc, char** argv) {
       ->required()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   addReportingFlags(check, options, choices);
+  check->add_option("--entry", options.entry, "The layer that is the model's entry point");
 
   CompileOptions watchOptions;
   std::string watchStop;
