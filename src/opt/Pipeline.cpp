@@ -31,11 +31,13 @@ std::vector<std::string_view> pipelineFor(char level) {
   switch (level) {
     case '0': return {};
     // Folding exposes equal expressions and dead code; CSE exposes dead code.
-    case '1':
+    case '1': return {"constant-fold", "cse", "dce"};
+    // Simplification exposes constants and common subexpressions; LICM runs
+    // after CSE so that one copy of an expression leaves the loop.
     case '2':
     case '3':
     case 's':
-    default: return {"constant-fold", "cse", "dce"};
+    default: return {"constant-fold", "simplify", "constant-fold", "cse", "licm", "dce"};
   }
 }
 

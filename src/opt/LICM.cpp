@@ -1,0 +1,182 @@
+//===- LICM.cpp - loop-invariant code motion ------------------------------===//
+//
+// Moves pure ops out of `for` and `while` bodies when all their operands are
+// defined outside the loop, so they run once instead of once per iteration.
+// Hoisting runs the op even when the loop would not run at all, so an op that
+// can raise (integer or scalar division, tensor ops with shape checks) is
+// hoisted only out of a `for` whose constant trip count is at least one;
+// ops that cannot raise (constants, reads of hyperparameters, weights and
+// globals, shapes, scalar arithmetic other than division) always move.
+// Stateful ops (random draws, dropout, forward calls) never move.
+//
+//===----------------------------------------------------------------------===//
+#include <algorithm>
+#include <optional>
+
+#include "PassRegistry.h"
+
+namespace tritonc::opt {
+
+namespace {
+
+using namespace ir;
+
+class LICM {
+ public:
+  explicit LICM(Module& m) : m_(m), inside_(m.values.size(), false) {}
+
+  bool run() {
+    forEachRegionRoot(m_, [&](BlockId block) { walk(block); });
+    return changed_;
+  }
+
+ private:
+  void walk(BlockId block) {
+    std::vector<OpId> ops = m_.blocks[block.index].ops;
+    for (OpId id : ops) {
+      if (m_.op(id).erased) {
+        continue;
+      }
+      for (BlockId region : m_.op(id).regions) {
+        if (region.isValid()) {
+          walk(region);  // inner loops first: what leaves them may leave this one too
+        }
+      }
+      OpKind kind = m_.op(id).kind;
+      if (kind == OpKind::For || kind == OpKind::While) {
+        hoist(id);
+      }
+    }
+  }
+
+  void mark(BlockId block, bool value) {
+    for (ValueId arg : m_.blocks[block.index].args) {
+      inside_[arg.index] = value;
+    }
+    for (OpId id : m_.blocks[block.index].ops) {
+      for (ValueId r : m_.results(id)) {
+        inside_[r.index] = value;
+      }
+      for (BlockId region : m_.op(id).regions) {
+        if (region.isValid()) {
+          mark(region, value);
+        }
+      }
+    }
+  }
+
+  std::optional<int64_t> constInt(ValueId v) const {
+    OpId def = m_.values[v.index].def;
+    if (!def.isValid()) {
+      return std::nullopt;
+    }
+    const Op& o = m_.op(def);
+    if (o.kind == OpKind::Constant && o.constKind == ConstKind::Int) {
+      return o.intAttr;
+    }
+    return std::nullopt;
+  }
+
+  // Whether the loop surely runs its body at least once.
+  bool runsAtLeastOnce(OpId loop) const {
+    const Op& o = m_.op(loop);
+    if (o.kind != OpKind::For) {
+      return false;
+    }
+    std::span<const ValueId> operands = m_.operands(loop);
+    std::optional<int64_t> start = constInt(operands[0]);
+    std::optional<int64_t> stop = constInt(operands[1]);
+    std::optional<int64_t> step = constInt(operands[2]);
+    return start && stop && step && ((*step > 0 && *stop > *start) || (*step < 0 && *stop < *start));
+  }
+
+  bool cannotRaise(OpId id) const {
+    const Op& o = m_.op(id);
+    switch (o.kind) {
+      case OpKind::Constant:
+      case OpKind::Hyper:
+      case OpKind::Weight:
+      case OpKind::Global:
+      case OpKind::List:
+      case OpKind::ShapeOf:
+      case OpKind::ShapeDim:
+      case OpKind::TransposeAll: return true;
+      case OpKind::Add:
+      case OpKind::Sub:
+      case OpKind::Mul:
+      case OpKind::Neg:
+      case OpKind::Not:
+      case OpKind::Eq:
+      case OpKind::Ne:
+      case OpKind::Lt:
+      case OpKind::Le:
+      case OpKind::Gt:
+      case OpKind::Ge:
+      case OpKind::And:
+      case OpKind::Or:
+      case OpKind::Cast:
+        // Scalar arithmetic; tensor operands could fail to broadcast.
+        for (ValueId v : m_.operands(id)) {
+          if (!m_.types.isScalar(m_.typeOf(v))) {
+            return false;
+          }
+        }
+        return true;
+      default: return false;
+    }
+  }
+
+  void hoist(OpId loop) {
+    for (BlockId region : m_.op(loop).regions) {
+      if (region.isValid()) {
+        mark(region, true);
+      }
+    }
+    bool speculateAll = runsAtLeastOnce(loop);
+    BlockId body = m_.op(loop).kind == OpKind::For ? m_.op(loop).regions[0]
+                                                   : m_.op(loop).regions[1];
+    BlockId parent = m_.op(loop).parent;
+    std::vector<OpId> candidates = m_.blocks[body.index].ops;
+    std::vector<OpId> moved;
+    for (OpId id : candidates) {
+      const Op& o = m_.op(id);
+      bool movable = isPure(o.kind) && !isTerminator(o.kind) && !o.regions[0].isValid() &&
+                     (speculateAll || cannotRaise(id));
+      for (ValueId v : m_.operands(id)) {
+        movable = movable && !inside_[v.index];
+      }
+      if (!movable) {
+        continue;
+      }
+      for (ValueId r : m_.results(id)) {
+        inside_[r.index] = false;  // later ops using it may move too
+      }
+      moved.push_back(id);
+    }
+    if (!moved.empty()) {
+      std::vector<OpId>& bodyOps = m_.blocks[body.index].ops;
+      for (OpId id : moved) {
+        bodyOps.erase(std::find(bodyOps.begin(), bodyOps.end(), id));
+        m_.op(id).parent = parent;
+      }
+      std::vector<OpId>& outer = m_.blocks[parent.index].ops;
+      outer.insert(std::find(outer.begin(), outer.end(), loop), moved.begin(), moved.end());
+      changed_ = true;
+    }
+    for (BlockId region : m_.op(loop).regions) {
+      if (region.isValid()) {
+        mark(region, false);
+      }
+    }
+  }
+
+  Module& m_;
+  std::vector<bool> inside_;
+  bool changed_ = false;
+};
+
+}  // namespace
+
+bool runLICM(Module& m) { return LICM(m).run(); }
+
+}  // namespace tritonc::opt

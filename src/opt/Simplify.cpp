@@ -1,0 +1,192 @@
+//===- Simplify.cpp - algebraic simplification ----------------------------===//
+//
+// Rewrites by identities that hold exactly, for every input including NaN,
+// infinities and signed zeros, so a model computes the same bits:
+//   x * 1, 1 * x, x / 1, x - 0   -> x
+//   x + 0, 0 + x                 -> x       (integers: -0.0 + 0.0 is +0.0)
+//   x * -1, -1 * x               -> -x
+//   x * 0, 0 * x                 -> 0       (integer scalars: NaN * 0 is NaN)
+//   -(-x), !!x                   -> x
+//   x.T.T, transpose(transpose(x, a, b), a, b) -> x
+// A rewrite applies only when the result has exactly x's type, so
+// broadcasting and dtype promotion (int tensor * 1.0) are never lost.
+//
+//===----------------------------------------------------------------------===//
+#include "PassRegistry.h"
+
+namespace tritonc::opt {
+
+namespace {
+
+using namespace ir;
+
+class Simplifier {
+ public:
+  explicit Simplifier(Module& m) : m_(m), replacement_(m.values.size()) {}
+
+  bool run() {
+    forEachRegionRoot(m_, [&](BlockId block) { walk(block); });
+    if (changed_) {
+      for (ValueId& operand : m_.operandPool) {
+        operand = resolve(operand);
+      }
+    }
+    return changed_;
+  }
+
+ private:
+  ValueId resolve(ValueId v) const {
+    while (v.isValid() && replacement_[v.index].isValid()) {
+      v = replacement_[v.index];
+    }
+    return v;
+  }
+  const Op* defOf(ValueId v) const {
+    const Value& value = m_.values[v.index];
+    return value.def.isValid() && !m_.op(value.def).erased ? &m_.op(value.def) : nullptr;
+  }
+  // Whether v is the constant `k` (an int or a float of that value).
+  bool isConstant(ValueId v, int k) const {
+    const Op* o = defOf(v);
+    if (o == nullptr || o->kind != OpKind::Constant) {
+      return false;
+    }
+    if (o->constKind == ConstKind::Int) {
+      return o->intAttr == k;
+    }
+    return o->constKind == ConstKind::Float && o->floatAttr == static_cast<double>(k);
+  }
+  bool integral(ValueId v) const {
+    TypeId type = m_.typeOf(v);
+    const TypeStore::Node& t = m_.types.node(type);
+    return (t.kind == TypeKind::Scalar || t.kind == TypeKind::Tensor) && isIntegral(t.dtype) &&
+           !t.ternary;
+  }
+  void replace(OpId id, ValueId with) {
+    replacement_[m_.result(id).index] = with;
+    m_.erase(id);
+    changed_ = true;
+  }
+
+  void walk(BlockId block) {
+    std::vector<OpId> ops = m_.blocks[block.index].ops;
+    for (OpId id : ops) {
+      if (m_.op(id).erased) {
+        continue;
+      }
+      for (BlockId region : m_.op(id).regions) {
+        if (region.isValid()) {
+          walk(region);
+        }
+      }
+      simplify(id);
+    }
+  }
+
+  void simplify(OpId id) {
+    Op& o = m_.op(id);
+    if (o.resultsCount != 1) {
+      return;
+    }
+    std::span<ValueId> operands = m_.mutableOperands(id);
+    for (ValueId& v : operands) {
+      v = resolve(v);
+    }
+    TypeId type = m_.typeOf(m_.result(id));
+    auto sameType = [&](ValueId v) { return m_.typeOf(v) == type; };
+    switch (o.kind) {
+      case OpKind::Mul: {
+        for (int side = 0; side < 2; ++side) {
+          ValueId x = operands[side];
+          ValueId k = operands[1 - side];
+          if (isConstant(k, 1) && sameType(x)) {
+            return replace(id, x);
+          }
+          if (isConstant(k, -1) && sameType(x)) {
+            o.kind = OpKind::Neg;  // x * -1 is -x, bit for bit
+            operands[0] = x;
+            o.operandsCount = 1;
+            changed_ = true;
+            return;
+          }
+          if (isConstant(k, 0) && integral(x) && m_.types.isScalar(type) && sameType(k)) {
+            return replace(id, k);
+          }
+        }
+        return;
+      }
+      case OpKind::Div:
+        if (isConstant(operands[1], 1) && sameType(operands[0])) {
+          replace(id, operands[0]);
+        }
+        return;
+      case OpKind::Sub:
+        if (isConstant(operands[1], 0) && sameType(operands[0])) {
+          replace(id, operands[0]);
+        }
+        return;
+      case OpKind::Add:
+        for (int side = 0; side < 2; ++side) {
+          ValueId x = operands[side];
+          if (isConstant(operands[1 - side], 0) && integral(x) && sameType(x)) {
+            return replace(id, x);
+          }
+        }
+        return;
+      case OpKind::Neg:
+      case OpKind::Not:
+      case OpKind::TransposeAll: {
+        const Op* inner = defOf(operands[0]);
+        if (inner != nullptr && inner->kind == o.kind) {
+          ValueId x = resolve(m_.operandPool[inner->operandsBegin]);
+          if (sameType(x)) {
+            replace(id, x);
+          }
+        }
+        return;
+      }
+      case OpKind::Builtin: {
+        if (static_cast<BuiltinFn>(o.intAttr) != BuiltinFn::Transpose) {
+          return;
+        }
+        const Op* inner = defOf(operands[0]);
+        if (inner == nullptr || inner->kind != OpKind::Builtin ||
+            static_cast<BuiltinFn>(inner->intAttr) != BuiltinFn::Transpose) {
+          return;
+        }
+        OpId innerId = m_.values[operands[0].index].def;
+        auto dims = [&](OpId t) -> std::optional<std::pair<int64_t, int64_t>> {
+          int64_t d[2] = {-2, -1};
+          std::span<const ValueId> args = m_.operands(t);
+          std::span<const int64_t> params = m_.ints(t);
+          for (size_t i = 1; i < args.size(); ++i) {
+            const Op* c = defOf(resolve(args[i]));
+            if (c == nullptr || c->kind != OpKind::Constant || c->constKind != ConstKind::Int) {
+              return std::nullopt;
+            }
+            d[params[i] - 1] = c->intAttr;
+          }
+          return std::make_pair(std::min(d[0], d[1]), std::max(d[0], d[1]));
+        };
+        std::optional<std::pair<int64_t, int64_t>> outer = dims(id);
+        std::optional<std::pair<int64_t, int64_t>> in = dims(innerId);
+        ValueId x = resolve(m_.operandPool[inner->operandsBegin]);
+        if (outer && in && *outer == *in && sameType(x)) {
+          replace(id, x);
+        }
+        return;
+      }
+      default: return;
+    }
+  }
+
+  Module& m_;
+  std::vector<ValueId> replacement_;
+  bool changed_ = false;
+};
+
+}  // namespace
+
+bool runSimplify(Module& m) { return Simplifier(m).run(); }
+
+}  // namespace tritonc::opt
