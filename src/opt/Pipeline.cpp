@@ -45,7 +45,7 @@ std::vector<std::string> optimize(ir::Module& module, const OptimizerOptions& op
   for (std::string_view name : pipelineFor(options.level)) {
     const PassEntry* pass = findPass(name);
     {
-      ScopedTimer timer(options.timings, "pass", std::string(name));
+      ScopedTimer timer(options.timings, [&] { return "pass " + std::string(name); });
       pass->run(module);
     }
     if (options.afterPass) {

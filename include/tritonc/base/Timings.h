@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace tritonc {
@@ -51,6 +52,14 @@ class ScopedTimer {
       : timings_(timings) {
     if (timings_ != nullptr) {
       index_ = timings_->begin(label, std::move(detail));
+    }
+  }
+  /// A label built at run time (a pass name); only built when timing.
+  template <typename MakeLabel>
+    requires std::is_invocable_r_v<std::string, MakeLabel>
+  ScopedTimer(Timings* timings, MakeLabel&& makeLabel) : timings_(timings) {
+    if (timings_ != nullptr) {
+      index_ = timings_->begin(makeLabel(), {});
     }
   }
   ~ScopedTimer() {
