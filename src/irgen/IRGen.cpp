@@ -219,14 +219,17 @@ void IRGen::genFunction(int index) {
       case ParamClass::Hyper:
         hyperIndex_[i] = static_cast<uint32_t>(f.hypers.size());
         f.hypers.push_back(HyperDecl{p.name, p.type, p.implicit, BlockId{}});
+        f.params.push_back(ParamRef{ParamRef::Kind::Hyper, hyperIndex_[i]});
         break;
       case ParamClass::Weight:
         hyperIndex_[i] = static_cast<uint32_t>(f.weights.size());
         f.weights.push_back(WeightDecl{p.name, p.type, BlockId{}});
+        f.params.push_back(ParamRef{ParamRef::Kind::Weight, hyperIndex_[i]});
         break;
       case ParamClass::Input:
         hyperIndex_[i] = static_cast<uint32_t>(f.inputs.size());
         f.inputs.push_back(InputDecl{p.name, p.type, BlockId{}});
+        f.params.push_back(ParamRef{ParamRef::Kind::Input, hyperIndex_[i]});
         break;
     }
     (void)init;

@@ -6,7 +6,7 @@
 // place, so its result keeps its id and no use needs rewriting. An `if` whose
 // condition is a constant is replaced by the ops of the branch it takes.
 // float16 and bfloat16 results are left alone: their rounding is the
-// runtime's.
+// runtime's. The size of a dimension that a tensor's type knows is a constant.
 //
 //===----------------------------------------------------------------------===//
 #include <cmath>
@@ -89,6 +89,19 @@ class Folder {
 
   void foldScalar(OpId id) {
     Op& o = m_.op(id);
+    if (o.kind == OpKind::ShapeDim) {
+      // The size of a dimension the type knows statically.
+      TypeId type = m_.typeOf(m_.operands(id)[0]);
+      if (m_.types.isTensor(type) && m_.types.node(type).rankKnown &&
+          static_cast<size_t>(o.intAttr) < m_.types.shape(type).size()) {
+        std::optional<int64_t> size =
+            m_.dims.constValue(m_.types.shape(type)[static_cast<size_t>(o.intAttr)]);
+        if (size) {
+          becomeConstant(id, ConstKind::Int, *size, 0.0);
+        }
+      }
+      return;
+    }
     if (o.resultsCount != 1 || o.operandsCount == 0 || o.operandsCount > 2) {
       return;
     }

@@ -34,8 +34,14 @@ std::vector<std::string_view> pipelineFor(char level) {
     case '1': return {"constant-fold", "cse", "dce"};
     // Simplification exposes constants and common subexpressions; LICM runs
     // after CSE so that one copy of an expression leaves the loop.
+    // -O2 inlines applications and small fns first, so that the other passes
+    // see across layer boundaries.
     case '2':
+      return {"inline", "constant-fold", "simplify", "constant-fold", "cse", "licm", "dce"};
     case '3':
+      return {"inline-aggressive", "constant-fold", "simplify", "constant-fold", "cse", "licm",
+              "dce"};
+    // -Os: no inlining (it copies bodies); everything that only removes code.
     case 's':
     default: return {"constant-fold", "simplify", "constant-fold", "cse", "licm", "dce"};
   }

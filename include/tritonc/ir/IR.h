@@ -102,10 +102,19 @@ struct InstanceDecl {
   uint32_t decl = 0;       ///< function index, or BuiltinLayer
 };
 
+/// A header parameter in declaration order: which declaration it became.
+struct ParamRef {
+  enum class Kind : uint8_t { Hyper, Weight, Input };
+  Kind kind;
+  uint32_t index;  ///< into hypers, weights or inputs
+};
+
 struct Function {
   enum class Kind : uint8_t { Layer, Fn, Main };
   Kind kind = Kind::Layer;
   IdentifierId name;
+  /// The parameters in declaration order (the order of apply/call bindings).
+  std::vector<ParamRef> params;
   std::vector<HyperDecl> hypers;
   std::vector<WeightDecl> weights;
   std::vector<InputDecl> inputs;
