@@ -76,6 +76,11 @@ python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --replay tests/f
 status=$?
 grep -E 'FAIL|reproduce' "$log_dir/replay.log" | head -n 40
 count "fuzzer regressions" "$log_dir/replay.log" $status
+python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --replay tests/fuzz/regressions \
+  --command "compile --stop-after=opt -O3 --verify-each" >"$log_dir/replay-opt.log" 2>&1
+status=$?
+grep -E 'FAIL|reproduce' "$log_dir/replay-opt.log" | head -n 40
+count "fuzzer regressions through the optimizer" "$log_dir/replay-opt.log" $status
 
 if [ -n "${TRITONC_FUZZ_SECONDS:-}" ]; then
   echo "== libFuzzer (${TRITONC_FUZZ_SECONDS}s)"

@@ -49,7 +49,8 @@ bool containsOp(const Module& m, BlockId block, bool (*predicate)(const Op&)) {
 
 class Inliner {
  public:
-  Inliner(Module& m, bool aggressive) : m_(m), aggressive_(aggressive) {}
+  Inliner(Module& m, bool aggressive)
+      : m_(m), aggressive_(aggressive), inlinable_(m.functions.size(), -1) {}
 
   bool run() {
     for (size_t f = 0; f < m_.functions.size(); ++f) {
@@ -58,6 +59,12 @@ class Inliner {
       collectCalls(m_.functions[f].body, calls);
       for (OpId call : calls) {
         inlineCall(call);
+      }
+    }
+    if (changed_) {
+      // Uses of inlined calls' results, rewritten once for the whole module.
+      for (ValueId& operand : m_.operandPool) {
+        operand = resolve(operand);
       }
     }
     return changed_;
@@ -74,9 +81,19 @@ class Inliner {
     }
   }
 
-  bool inlinable(size_t callee, OpKind callKind) const {
+  // Whether a callee can be inlined (computed once per callee).
+  bool inlinable(size_t callee, OpKind callKind) {
+    if (callee == caller_) return false;
+    int& cached = inlinable_[callee];
+    if (cached < 0) {
+      cached = computeInlinable(callee, callKind) ? 1 : 0;
+    }
+    return cached == 1;
+  }
+
+  bool computeInlinable(size_t callee, OpKind callKind) const {
     const Function& g = m_.functions[callee];
-    if (callee == caller_ || !g.body.isValid()) return false;
+    if (!g.body.isValid()) return false;
     const Block& body = m_.blocks[g.body.index];
     if (body.ops.empty() || m_.op(body.ops.back()).kind != OpKind::Return) return false;
     // One return, at the end; no state.
@@ -173,9 +190,19 @@ class Inliner {
     return copy;
   }
 
+  // The caller's value for a callee value: first through the replacements of
+  // calls already inlined into the callee (not yet rewritten in its body),
+  // then through the copy table.
   ValueId map(ValueId v) const {
+    v = resolve(v);
     auto it = vmap_.find(v.index);
-    return it == vmap_.end() ? v : it->second;
+    return it == vmap_.end() ? v : resolve(it->second);
+  }
+  ValueId resolve(ValueId v) const {
+    while (v.isValid() && v.index < replacement_.size() && replacement_[v.index].isValid()) {
+      v = replacement_[v.index];
+    }
+    return v;
   }
 
   void inlineCall(OpId call) {
@@ -194,7 +221,7 @@ class Inliner {
       std::vector<ValueId>& slot = ref.kind == ParamRef::Kind::Hyper    ? hypers
                                    : ref.kind == ParamRef::Kind::Weight ? weights
                                                                         : inputs;
-      slot[ref.index] = operands[i];
+      slot[ref.index] = resolve(operands[i]);
     }
     // An applied layer's weights are all passed; anything else keeps the call.
     for (ValueId w : weights) {
@@ -252,7 +279,11 @@ class Inliner {
     }
     if (m_.op(call).resultsCount == 1) {
       if (!returned.isValid()) return;
-      m_.replaceAllUses(m_.result(call), returned);
+      ValueId result = m_.result(call);
+      if (replacement_.size() < m_.values.size()) {
+        replacement_.resize(m_.values.size());
+      }
+      replacement_[result.index] = returned;
     }
     m_.erase(call);
     changed_ = true;
@@ -312,6 +343,8 @@ class Inliner {
   bool aggressive_;
   size_t caller_ = 0;
   bool changed_ = false;
+  std::vector<int> inlinable_;            ///< per function: -1 unknown, 0/1
+  std::vector<ValueId> replacement_;     ///< inlined call results -> their values
   std::unordered_map<uint32_t, DimId> bindings_;
   std::unordered_map<uint32_t, ValueId> vmap_;
 };

@@ -791,6 +791,19 @@ ExprInfo Checker::checkName(NodeId node) {
     return make(module_.types.error(), node);
   }
   module_.nodeSymbol[node.index] = *symbol;
+  // Functions and layers are called, never passed around as values.
+  const char* what = nullptr;
+  switch (module_.symbols[*symbol].kind) {
+    case SymbolKind::Builtin: what = "a builtin function"; break;
+    case SymbolKind::BuiltinLayer: what = "a built-in layer"; break;
+    case SymbolKind::Layer: what = "a layer"; break;
+    case SymbolKind::Fn: what = "a function"; break;
+    default: break;
+  }
+  if (what != nullptr) {
+    report(Diag::NotAValue, node, spelling(name), what);
+    return make(module_.types.error(), node);
+  }
   ExprInfo info = symbolValue_[*symbol];
   info.type = module_.symbols[*symbol].type;
   info.node = node;
