@@ -279,6 +279,17 @@ class Printer {
         out_ += ")";
         break;
       }
+      case OpKind::FusedMatMul: {
+        static constexpr const char* kActivations[] = {"none", "relu", "gelu", "silu", "relu6"};
+        std::span<const int64_t> flags = m_.ints(id);
+        out_ += fmt::format(" {}, {}", value(operands[0]), value(operands[1]));
+        size_t next = 2;
+        if (flags[1] != 0) out_ += ", bias=" + value(operands[next++]);
+        if (flags[2] != 0) out_ += ", scale=" + value(operands[next++]);
+        out_ += fmt::format(" {{layout={}, act={}}}", flags[0] != 0 ? "linear" : "matmul",
+                            kActivations[o.intAttr]);
+        break;
+      }
       case OpKind::Apply:
       case OpKind::CallFn:
         out_ += fmt::format(" @{}({})", name(m_.functions[static_cast<size_t>(o.intAttr)].name),

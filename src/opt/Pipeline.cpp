@@ -31,19 +31,21 @@ std::vector<std::string_view> pipelineFor(char level) {
   switch (level) {
     case '0': return {};
     // Folding exposes equal expressions and dead code; CSE exposes dead code.
-    case '1': return {"constant-fold", "cse", "dce"};
+    case '1': return {"constant-fold", "cse", "dce", "fuse-ternary-basic"};
     // Simplification exposes constants and common subexpressions; LICM runs
     // after CSE so that one copy of an expression leaves the loop.
     // -O2 inlines applications and small fns first, so that the other passes
     // see across layer boundaries.
     case '2':
-      return {"inline", "constant-fold", "simplify", "constant-fold", "cse", "licm", "dce"};
+      return {"inline", "constant-fold", "simplify", "constant-fold", "cse", "licm", "dce",
+              "fuse-ternary"};
     case '3':
       return {"inline-aggressive", "constant-fold", "simplify", "constant-fold", "cse", "licm",
-              "dce"};
+              "dce", "fuse-ternary"};
     // -Os: no inlining (it copies bodies); everything that only removes code.
     case 's':
-    default: return {"constant-fold", "simplify", "constant-fold", "cse", "licm", "dce"};
+    default:
+      return {"constant-fold", "simplify", "constant-fold", "cse", "licm", "dce", "fuse-ternary"};
   }
 }
 

@@ -1,0 +1,216 @@
+//===- FuseTernary.cpp - fusion of ternary matmul epilogues ---------------===//
+//
+// A product with a ternary weight and what follows it become one
+// `fused_matmul`: act(scale * (x @ W) + bias). The CUDA target turns it into
+// one kernel that reads W at 2 bits and applies the epilogue in registers;
+// the PyTorch target into F.linear/addmm and an in-place activation.
+//
+//   basic (-O1):  x @ W + b,  linear(x, W, b)          with W ternary
+//   full  (-O2):  also a scalar scale (x @ W * s + b) and an activation
+//                 (relu, gelu, silu, relu6) of the result
+//
+// Each absorbed op must be the only use of the value it consumes, so no
+// intermediate result that something else reads disappears. The fused op
+// computes the same expression; only the emitter's evaluation order changes.
+//
+//===----------------------------------------------------------------------===//
+#include <unordered_map>
+
+#include "PassRegistry.h"
+
+namespace tritonc::opt {
+
+namespace {
+
+using namespace ir;
+
+enum Activation : int64_t { kNone = 0, kRelu = 1, kGelu = 2, kSilu = 3, kRelu6 = 4 };
+
+class Fuser {
+ public:
+  Fuser(Module& m, bool full) : m_(m), full_(full), uses_(m.values.size(), 0) {}
+
+  bool run() {
+    forEachRegionRoot(m_, [&](BlockId block) { count(block); });
+    forEachRegionRoot(m_, [&](BlockId block) { walk(block); });
+    if (changed_) {
+      for (ValueId& operand : m_.operandPool) {
+        while (operand.index < replacement_.size() && replacement_[operand.index].isValid()) {
+          operand = replacement_[operand.index];
+        }
+      }
+    }
+    return changed_;
+  }
+
+ private:
+  void count(BlockId block) {
+    for (OpId id : m_.blocks[block.index].ops) {
+      for (ValueId v : m_.operands(id)) ++uses_[v.index];
+      for (BlockId region : m_.op(id).regions) {
+        if (region.isValid()) count(region);
+      }
+    }
+  }
+
+  const Op* defOf(ValueId v) const {
+    const Value& value = m_.values[v.index];
+    return value.def.isValid() && !m_.op(value.def).erased ? &m_.op(value.def) : nullptr;
+  }
+  bool ternary(ValueId v) const { return m_.types.isTernary(m_.typeOf(v)); }
+  bool floatTensor(ValueId v) const {
+    TypeId t = m_.typeOf(v);
+    return m_.types.isTensor(t) && isFloating(m_.types.node(t).dtype) && !m_.types.isTernary(t);
+  }
+  bool floatScalar(ValueId v) const {
+    TypeId t = m_.typeOf(v);
+    return m_.types.isScalar(t) && isFloating(m_.types.node(t).dtype);
+  }
+  // A bias: a 1-D float tensor of the output features.
+  bool isBias(ValueId v, ValueId product) const {
+    TypeId b = m_.typeOf(v);
+    TypeId p = m_.typeOf(product);
+    if (!floatTensor(v) || !m_.types.node(b).rankKnown || !m_.types.node(p).rankKnown) {
+      return false;
+    }
+    std::span<const DimId> bs = m_.types.shape(b);
+    std::span<const DimId> ps = m_.types.shape(p);
+    return bs.size() == 1 && !ps.empty() && m_.dims.equal(bs[0], ps.back()) == Decision::Yes;
+  }
+
+  // Operands of a fused op under construction.
+  struct Fused {
+    ValueId x, w, bias, scale;
+    int64_t layout = 0;
+    int64_t act = kNone;
+    std::vector<OpId> chain;  ///< the absorbed ops, the product first
+  };
+
+  void walk(BlockId block) {
+    std::vector<OpId> ops = m_.blocks[block.index].ops;
+    for (OpId id : ops) {
+      if (m_.op(id).erased) continue;
+      for (BlockId region : m_.op(id).regions) {
+        if (region.isValid()) walk(region);
+      }
+      tryFuse(id);
+    }
+  }
+
+  // The op that uses `v`, if it is the only use and in the same block.
+  OpId soleUser(ValueId v, BlockId block) const {
+    if (uses_[v.index] != 1) return OpId{};
+    for (OpId id : m_.blocks[block.index].ops) {
+      for (ValueId operand : m_.operands(id)) {
+        if (operand == v) return m_.op(id).erased ? OpId{} : id;
+      }
+    }
+    return OpId{};
+  }
+
+  void tryFuse(OpId id) {
+    const Op& o = m_.op(id);
+    Fused f;
+    BlockId block = o.parent;
+    if (o.kind == OpKind::MatMul) {
+      std::span<const ValueId> in = m_.operands(id);
+      if (!ternary(in[1]) || !floatTensor(in[0])) return;
+      f.x = in[0];
+      f.w = in[1];
+      f.layout = 0;
+    } else if (o.kind == OpKind::Builtin && static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::LinearFn) {
+      std::span<const ValueId> in = m_.operands(id);
+      std::span<const int64_t> params = m_.ints(id);
+      if (in.size() < 2 || params[0] != 0 || params[1] != 1 || !ternary(in[1]) || !floatTensor(in[0])) {
+        return;
+      }
+      f.x = in[0];
+      f.w = in[1];
+      f.layout = 1;
+      if (in.size() == 3) f.bias = in[2];
+    } else {
+      return;
+    }
+    f.chain.push_back(id);
+    ValueId current = m_.result(id);
+    auto next = [&](OpId user) {
+      f.chain.push_back(user);
+      current = m_.result(user);
+    };
+    // Scale (full fusion): current * s with s a float scalar.
+    if (full_ && !f.bias.isValid()) {
+      OpId user = soleUser(current, block);
+      if (user.isValid() && m_.op(user).kind == OpKind::Mul) {
+        std::span<const ValueId> in = m_.operands(user);
+        ValueId other = in[0] == current ? in[1] : in[0];
+        if (floatScalar(other) && m_.typeOf(m_.result(user)) == m_.typeOf(current)) {
+          f.scale = other;
+          next(user);
+        }
+      }
+    }
+    // Bias: current + b.
+    if (!f.bias.isValid()) {
+      OpId user = soleUser(current, block);
+      if (user.isValid() && m_.op(user).kind == OpKind::Add) {
+        std::span<const ValueId> in = m_.operands(user);
+        ValueId other = in[0] == current ? in[1] : in[0];
+        if (isBias(other, current) && m_.typeOf(m_.result(user)) == m_.typeOf(current)) {
+          f.bias = other;
+          next(user);
+        }
+      }
+    }
+    // Activation (full fusion).
+    if (full_) {
+      OpId user = soleUser(current, block);
+      if (user.isValid() && m_.op(user).kind == OpKind::Builtin && m_.op(user).operandsCount == 1) {
+        switch (static_cast<BuiltinFn>(m_.op(user).intAttr)) {
+          case BuiltinFn::Relu: f.act = kRelu; break;
+          case BuiltinFn::Gelu: f.act = kGelu; break;
+          case BuiltinFn::Silu: f.act = kSilu; break;
+          case BuiltinFn::Relu6: f.act = kRelu6; break;
+          default: break;
+        }
+        if (f.act != kNone) next(user);
+      }
+    }
+    // Worth it only with an epilogue (a bare ternary product stays a matmul).
+    if (!f.bias.isValid() && !f.scale.isValid() && f.act == kNone) return;
+    std::vector<ValueId> operands{f.x, f.w};
+    if (f.bias.isValid()) operands.push_back(f.bias);
+    if (f.scale.isValid()) operands.push_back(f.scale);
+    TypeId type = m_.typeOf(current);
+    OpId fused = m_.createOp(BlockId{}, OpKind::FusedMatMul, operands,
+                             std::span<const TypeId>(&type, 1));
+    m_.op(fused).intAttr = f.act;
+    m_.op(fused).loc = m_.op(id).loc;
+    int64_t ints[] = {f.layout, f.bias.isValid() ? 1 : 0, f.scale.isValid() ? 1 : 0};
+    m_.setInts(fused, ints);
+    // The fused op takes the place of the last absorbed op; every absorbed op
+    // had its result used once, by the next, so all of them go.
+    std::vector<OpId>& list = m_.blocks[block.index].ops;
+    m_.op(fused).parent = block;
+    list.insert(std::find(list.begin(), list.end(), f.chain.back()), fused);
+    if (replacement_.size() < m_.values.size()) replacement_.resize(m_.values.size());
+    replacement_[current.index] = m_.result(fused);
+    for (OpId absorbed : f.chain) {
+      m_.erase(absorbed);
+    }
+    uses_.resize(m_.values.size(), 0);
+    changed_ = true;
+  }
+
+  Module& m_;
+  bool full_;
+  bool changed_ = false;
+  std::vector<uint32_t> uses_;
+  std::vector<ValueId> replacement_;
+};
+
+}  // namespace
+
+bool runFuseTernaryBasic(Module& m) { return Fuser(m, /*full=*/false).run(); }
+bool runFuseTernary(Module& m) { return Fuser(m, /*full=*/true).run(); }
+
+}  // namespace tritonc::opt
