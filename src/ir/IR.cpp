@@ -119,6 +119,8 @@ std::string Module::formatType(TypeId type) const {
 
 namespace {
 
+constexpr const char* kActivations[] = {"none", "relu", "gelu", "silu", "relu6"};
+
 class Printer {
  public:
   explicit Printer(const Module& m) : m_(m) {}
@@ -279,8 +281,16 @@ class Printer {
         out_ += ")";
         break;
       }
+      case OpKind::FusedConv: {
+        std::span<const int64_t> refs = m_.ints(id);
+        out_ += fmt::format(" @{}", name(function_->instances[static_cast<size_t>(refs[0])].name));
+        if (refs[1] >= 0) {
+          out_ += " + @" + name(function_->instances[static_cast<size_t>(refs[1])].name);
+        }
+        out_ += fmt::format("({}) {{act={}}}", value(operands[0]), kActivations[o.intAttr]);
+        break;
+      }
       case OpKind::FusedMatMul: {
-        static constexpr const char* kActivations[] = {"none", "relu", "gelu", "silu", "relu6"};
         std::span<const int64_t> flags = m_.ints(id);
         out_ += fmt::format(" {}, {}", value(operands[0]), value(operands[1]));
         size_t next = 2;

@@ -7,13 +7,17 @@
 //
 //   basic (-O1):  x @ W + b,  linear(x, W, b)          with W ternary
 //   full  (-O2):  also a scalar scale (x @ W * s + b) and an activation
-//                 (relu, gelu, silu, relu6) of the result
+//                 (relu, gelu, silu, relu6) of the result; and a convolution
+//                 sub-module with the BatchNorm2d and activation after it
+//                 (fused_conv: batch-norm folding for inference)
 //
 // Each absorbed op must be the only use of the value it consumes, so no
 // intermediate result that something else reads disappears. The fused op
 // computes the same expression; only the emitter's evaluation order changes.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
+#include <initializer_list>
 #include <unordered_map>
 
 #include "PassRegistry.h"
@@ -32,7 +36,11 @@ class Fuser {
 
   bool run() {
     forEachRegionRoot(m_, [&](BlockId block) { count(block); });
-    forEachRegionRoot(m_, [&](BlockId block) { walk(block); });
+    for (Function& f : m_.functions) {
+      function_ = &f;
+      if (f.body.isValid()) walk(f.body);
+    }
+    function_ = nullptr;
     if (changed_) {
       for (ValueId& operand : m_.operandPool) {
         while (operand.index < replacement_.size() && replacement_[operand.index].isValid()) {
@@ -108,8 +116,81 @@ class Fuser {
     return OpId{};
   }
 
+  // The instance declaration a forward op calls, in the function of `block`.
+  const InstanceDecl* instanceOf(OpId forward) const {
+    const Op& o = m_.op(forward);
+    if (o.kind != OpKind::Forward || function_ == nullptr) return nullptr;
+    return &function_->instances[static_cast<size_t>(o.intAttr)];
+  }
+  bool isLayer(const InstanceDecl* decl, std::initializer_list<BuiltinLayer> kinds) const {
+    if (decl == nullptr || !decl->builtin) return false;
+    for (BuiltinLayer k : kinds) {
+      if (static_cast<BuiltinLayer>(decl->decl) == k) return true;
+    }
+    return false;
+  }
+  static int64_t activationOf(const Op& o) {
+    if (o.kind != OpKind::Builtin || o.operandsCount != 1) return kNone;
+    switch (static_cast<BuiltinFn>(o.intAttr)) {
+      case BuiltinFn::Relu: return kRelu;
+      case BuiltinFn::Gelu: return kGelu;
+      case BuiltinFn::Silu: return kSilu;
+      case BuiltinFn::Relu6: return kRelu6;
+      default: return kNone;
+    }
+  }
+
+  // forward @conv(x) [-> forward @bn] [-> act]: one fused_conv (full fusion).
+  void tryFuseConv(OpId id) {
+    const InstanceDecl* conv = instanceOf(id);
+    if (!full_ || !isLayer(conv, {BuiltinLayer::Conv2d, BuiltinLayer::TernaryConv2d})) return;
+    BlockId block = m_.op(id).parent;
+    std::vector<OpId> chain{id};
+    int64_t bn = -1;
+    int64_t act = kNone;
+    ValueId current = m_.result(id);
+    OpId user = soleUser(current, block);
+    if (user.isValid() && isLayer(instanceOf(user), {BuiltinLayer::BatchNorm2d})) {
+      bn = m_.op(user).intAttr;
+      chain.push_back(user);
+      current = m_.result(user);
+      user = soleUser(current, block);
+    }
+    if (user.isValid() && (act = activationOf(m_.op(user))) != kNone) {
+      chain.push_back(user);
+      current = m_.result(user);
+    }
+    if (chain.size() == 1) return;
+    ValueId x = m_.operands(id)[0];
+    TypeId type = m_.typeOf(current);
+    OpId fused = m_.createOp(BlockId{}, OpKind::FusedConv, std::span<const ValueId>(&x, 1),
+                             std::span<const TypeId>(&type, 1));
+    m_.op(fused).intAttr = act;
+    m_.op(fused).loc = m_.op(id).loc;
+    int64_t ints[] = {m_.op(id).intAttr, bn};
+    m_.setInts(fused, ints);
+    replaceChain(chain, fused, current, block);
+  }
+
+  void replaceChain(const std::vector<OpId>& chain, OpId fused, ValueId current, BlockId block) {
+    std::vector<OpId>& list = m_.blocks[block.index].ops;
+    m_.op(fused).parent = block;
+    list.insert(std::find(list.begin(), list.end(), chain.back()), fused);
+    if (replacement_.size() < m_.values.size()) replacement_.resize(m_.values.size());
+    replacement_[current.index] = m_.result(fused);
+    for (OpId absorbed : chain) {
+      m_.erase(absorbed);
+    }
+    uses_.resize(m_.values.size(), 0);
+    changed_ = true;
+  }
+
   void tryFuse(OpId id) {
     const Op& o = m_.op(id);
+    if (o.kind == OpKind::Forward) {
+      tryFuseConv(id);
+      return;
+    }
     Fused f;
     BlockId block = o.parent;
     if (o.kind == OpKind::MatMul) {
@@ -164,15 +245,8 @@ class Fuser {
     // Activation (full fusion).
     if (full_) {
       OpId user = soleUser(current, block);
-      if (user.isValid() && m_.op(user).kind == OpKind::Builtin && m_.op(user).operandsCount == 1) {
-        switch (static_cast<BuiltinFn>(m_.op(user).intAttr)) {
-          case BuiltinFn::Relu: f.act = kRelu; break;
-          case BuiltinFn::Gelu: f.act = kGelu; break;
-          case BuiltinFn::Silu: f.act = kSilu; break;
-          case BuiltinFn::Relu6: f.act = kRelu6; break;
-          default: break;
-        }
-        if (f.act != kNone) next(user);
+      if (user.isValid() && (f.act = activationOf(m_.op(user))) != kNone) {
+        next(user);
       }
     }
     // Worth it only with an epilogue (a bare ternary product stays a matmul).
@@ -187,21 +261,12 @@ class Fuser {
     m_.op(fused).loc = m_.op(id).loc;
     int64_t ints[] = {f.layout, f.bias.isValid() ? 1 : 0, f.scale.isValid() ? 1 : 0};
     m_.setInts(fused, ints);
-    // The fused op takes the place of the last absorbed op; every absorbed op
-    // had its result used once, by the next, so all of them go.
-    std::vector<OpId>& list = m_.blocks[block.index].ops;
-    m_.op(fused).parent = block;
-    list.insert(std::find(list.begin(), list.end(), f.chain.back()), fused);
-    if (replacement_.size() < m_.values.size()) replacement_.resize(m_.values.size());
-    replacement_[current.index] = m_.result(fused);
-    for (OpId absorbed : f.chain) {
-      m_.erase(absorbed);
-    }
-    uses_.resize(m_.values.size(), 0);
-    changed_ = true;
+    // Every absorbed op had its result used once, by the next: all of them go.
+    replaceChain(f.chain, fused, current, block);
   }
 
   Module& m_;
+  const Function* function_ = nullptr;
   bool full_;
   bool changed_ = false;
   std::vector<uint32_t> uses_;
