@@ -178,6 +178,9 @@ class Printer {
     }
     for (const WeightDecl& w : f.weights) {
       out_ += fmt::format("  weight @{} : {}", name(w.name), m_.formatType(w.type));
+      if (w.sparsity > 0.0) {
+        out_ += fmt::format(" (sparsity {})", formatFloat(w.sparsity));
+      }
       printRegion(w.init, 1, " = ");
       out_ += "\n";
     }
@@ -392,6 +395,9 @@ class Printer {
           out_ += " " + operandList(id);
         }
         break;
+    }
+    if (o.inplace) {
+      out_ += " {inplace}";
     }
     if (!results.empty()) {
       out_ += " : ";

@@ -38,14 +38,15 @@ std::vector<std::string_view> pipelineFor(char level) {
     // see across layer boundaries.
     case '2':
       return {"inline", "constant-fold", "simplify", "constant-fold", "cse", "licm", "dce",
-              "fuse-ternary"};
+              "fuse-ternary", "zero-skip", "inplace"};
     case '3':
       return {"inline-aggressive", "constant-fold", "simplify", "constant-fold", "cse", "licm",
-              "dce", "fuse-ternary"};
+              "dce", "fuse-ternary", "zero-skip", "inplace"};
     // -Os: no inlining (it copies bodies); everything that only removes code.
     case 's':
     default:
-      return {"constant-fold", "simplify", "constant-fold", "cse", "licm", "dce", "fuse-ternary"};
+      return {"constant-fold", "simplify", "constant-fold", "cse", "licm", "dce",
+              "fuse-ternary", "zero-skip", "inplace"};
   }
 }
 

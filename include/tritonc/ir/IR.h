@@ -56,6 +56,7 @@ struct Op {
   OpKind kind;
   ConstKind constKind = ConstKind::None;
   bool erased = false;
+  bool inplace = false;              ///< may overwrite its input (set by the inplace pass)
   int64_t intAttr = 0;
   double floatAttr = 0.0;
   uint32_t strAttr = UINT32_MAX;     ///< index into Module::strings
@@ -90,6 +91,7 @@ struct WeightDecl {
   IdentifierId name;
   TypeId type;
   BlockId init;            ///< yields the initial value, or invalid for the type's default
+  double sparsity = 0.0;   ///< fraction of zero trits at initialization (zero-skip pass)
 };
 struct InputDecl {
   IdentifierId name;
