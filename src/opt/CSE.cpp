@@ -7,8 +7,8 @@
 // (dropout, forward calls) are never merged.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
 #include <cstring>
-#include <string>
 #include <unordered_map>
 
 #include "PassRegistry.h"
@@ -41,27 +41,53 @@ class CSE {
     return v;
   }
 
-  std::string key(OpId id) const {
+  // A hash of what the op computes; equal() decides.
+  uint64_t hash(OpId id) const {
     const Op& o = m_.op(id);
-    std::string k;
-    auto put = [&k](const auto& x) { k.append(reinterpret_cast<const char*>(&x), sizeof x); };
-    put(o.kind);
-    put(o.constKind);
-    put(o.intAttr);
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    auto mix = [&h](uint64_t v) {
+      h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    };
+    mix(static_cast<uint64_t>(o.kind));
+    mix(static_cast<uint64_t>(o.constKind));
+    mix(static_cast<uint64_t>(o.intAttr));
     uint64_t bits = 0;
     std::memcpy(&bits, &o.floatAttr, sizeof bits);
-    put(bits);
-    put(o.strAttr);
-    put(o.intsCount);
-    for (int64_t i : m_.ints(id)) put(i);
-    put(o.operandsCount);
-    for (ValueId v : m_.operands(id)) put(resolve(v).index);
-    for (ValueId r : m_.results(id)) put(m_.typeOf(r).index);
-    return k;
+    mix(bits);
+    mix(o.strAttr);
+    for (int64_t i : m_.ints(id)) mix(static_cast<uint64_t>(i));
+    for (ValueId v : m_.operands(id)) mix(resolve(v).index);
+    for (ValueId r : m_.results(id)) mix(m_.typeOf(r).index);
+    return h;
+  }
+
+  bool equal(OpId a, OpId b) const {
+    const Op& x = m_.op(a);
+    const Op& y = m_.op(b);
+    if (x.kind != y.kind || x.constKind != y.constKind || x.intAttr != y.intAttr ||
+        std::memcmp(&x.floatAttr, &y.floatAttr, sizeof x.floatAttr) != 0 ||
+        x.strAttr != y.strAttr || x.operandsCount != y.operandsCount ||
+        x.intsCount != y.intsCount || x.resultsCount != y.resultsCount) {
+      return false;
+    }
+    std::span<const int64_t> xi = m_.ints(a);
+    std::span<const int64_t> yi = m_.ints(b);
+    if (!std::equal(xi.begin(), xi.end(), yi.begin())) return false;
+    std::span<const ValueId> xo = m_.operands(a);
+    std::span<const ValueId> yo = m_.operands(b);
+    for (size_t i = 0; i < xo.size(); ++i) {
+      if (!(resolve(xo[i]) == resolve(yo[i]))) return false;
+    }
+    std::span<const ValueId> xr = m_.results(a);
+    std::span<const ValueId> yr = m_.results(b);
+    for (size_t i = 0; i < xr.size(); ++i) {
+      if (!(m_.typeOf(xr[i]) == m_.typeOf(yr[i]))) return false;
+    }
+    return true;
   }
 
   void walk(BlockId block) {
-    std::vector<std::string> added;
+    std::vector<std::pair<uint64_t, OpId>> added;
     std::vector<OpId> ops = m_.blocks[block.index].ops;
     for (OpId id : ops) {
       const Op& o = m_.op(id);
@@ -80,25 +106,38 @@ class CSE {
           (o.kind == OpKind::Constant && o.constKind == ConstKind::None)) {
         continue;
       }
-      std::string k = key(id);
-      auto it = available_.find(k);
-      if (it != available_.end()) {
-        replacement_[m_.result(id).index] = m_.result(it->second);
+      uint64_t h = hash(id);
+      OpId found;
+      auto [first, last] = available_.equal_range(h);
+      for (auto it = first; it != last; ++it) {
+        if (equal(it->second, id)) {
+          found = it->second;
+          break;
+        }
+      }
+      if (found.isValid()) {
+        replacement_[m_.result(id).index] = m_.result(found);
         m_.erase(id);
         changed_ = true;
         continue;
       }
-      available_.emplace(k, id);
-      added.push_back(std::move(k));
+      available_.emplace(h, id);
+      added.emplace_back(h, id);
     }
-    for (const std::string& k : added) {
-      available_.erase(k);  // leaving the block's scope
+    for (const auto& [h, id] : added) {  // leaving the block's scope
+      auto [first, last] = available_.equal_range(h);
+      for (auto it = first; it != last; ++it) {
+        if (it->second == id) {
+          available_.erase(it);
+          break;
+        }
+      }
     }
   }
 
   Module& m_;
   std::vector<ValueId> replacement_;
-  std::unordered_map<std::string, OpId> available_;
+  std::unordered_multimap<uint64_t, OpId> available_;
   bool changed_ = false;
 };
 
