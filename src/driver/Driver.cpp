@@ -166,7 +166,9 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, const CheckedMo
   std::optional<ir::Module> module;
   {
     ScopedTimer timer(timings, "IR generation");
-    module.emplace(generateIR(checked));
+    IRGenOptions irgen;
+    irgen.runtimeShapeChecks = options.optLevel == '0';  // -O0 checks undecidable shapes
+    module.emplace(generateIR(checked, irgen));
   }
   bool verifyEach = options.verifyEach || kDebugBuild;
   if (verifyEach) {

@@ -266,6 +266,10 @@ class Printer {
         out_ += " @" + name(function_->weights[static_cast<size_t>(o.intAttr)].name);
         break;
       case OpKind::ShapeDim: out_ += fmt::format(" {}, {}", operandList(id), o.intAttr); break;
+      case OpKind::CheckDim:
+        out_ += fmt::format(" {}[{}] == {} {}", value(operands[0]), o.intAttr, value(operands[1]),
+                            quoteForDump(m_.strings[o.strAttr]));
+        break;
       case OpKind::Builtin:
       case OpKind::BuiltinStateful:
       case OpKind::BuiltinEffect: {

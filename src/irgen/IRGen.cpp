@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "tritonc/irgen/IRGen.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "tritonc/base/Check.h"
@@ -22,13 +24,19 @@ using namespace ir;
 
 class IRGen {
  public:
-  explicit IRGen(const CheckedModule& checked)
-      : cm_(checked), tree_(*checked.tree), tokens_(checked.tree->tokens()) {
+  IRGen(const CheckedModule& checked, const IRGenOptions& options)
+      : cm_(checked), tree_(*checked.tree), tokens_(checked.tree->tokens()), options_(options) {
     m_.types = checked.types;
     m_.dims = checked.dims;
     m_.interner = checked.interner;
     env_.assign(checked.symbols.size(), ValueId{});
     globalOf_.assign(checked.symbols.size(), UINT32_MAX);
+    if (options.runtimeShapeChecks) {
+      checksOf_.assign(tree_.size(), {});
+      for (size_t i = 0; i < checked.runtimeChecks.size(); ++i) {
+        checksOf_[checked.runtimeChecks[i].value.index].push_back(static_cast<uint32_t>(i));
+      }
+    }
   }
 
   Module run();
@@ -106,7 +114,10 @@ class IRGen {
   std::vector<uint32_t> carriedBy(NodeId body);
 
   // ---- expressions -------------------------------------------------------------------
-  ValueId gen(NodeId node);
+  ValueId gen(NodeId node);  ///< genValue, then the node's -O0 shape checks
+  ValueId genValue(NodeId node);
+  ValueId dimValue(DimId dim);
+  void emitCheck(const RuntimeShapeCheck& check, ValueId value);
   ValueId genName(NodeId node);
   ValueId genLiteral(NodeId node);
   ValueId genCall(NodeId node);
@@ -124,6 +135,8 @@ class IRGen {
   const CheckedModule& cm_;
   const Tree& tree_;
   const TokenizedBuffer& tokens_;
+  IRGenOptions options_;
+  std::vector<std::vector<uint32_t>> checksOf_;  ///< per node: runtimeChecks indices
   Module m_;
   std::vector<ValueId> env_;           ///< per symbol: its current value
   std::vector<uint32_t> globalOf_;     ///< per Constant symbol: its global
@@ -629,6 +642,66 @@ void IRGen::genWhile(NodeId statement) {
 // ---- expressions ---------------------------------------------------------------------
 
 ValueId IRGen::gen(NodeId node) {
+  ValueId value = genValue(node);
+  if (!checksOf_.empty() && value.isValid()) {
+    for (uint32_t check : checksOf_[node.index]) {
+      emitCheck(cm_.runtimeChecks[check], value);
+    }
+  }
+  return value;
+}
+
+// The value of a dimension in the current function: a constant, a
+// hyperparameter, a size variable, or arithmetic of those.
+ValueId IRGen::dimValue(DimId dim) {
+  TypeId int32 = m_.types.scalar(DType::Int32);
+  const DimStore::Node& n = m_.dims.node(dim);
+  switch (n.kind) {
+    case DimKind::Const: return constantInt(n.value, int32);
+    case DimKind::Var: {
+      if (callable_ < 0) return ValueId{};
+      const CallableInfo& info = cm_.callables[callable_];
+      for (size_t i = 0; i < info.params.size(); ++i) {
+        if (info.params[i].name == n.var && info.params[i].cls == ParamClass::Hyper) {
+          return paramValue(static_cast<uint32_t>(i));
+        }
+      }
+      for (size_t i = 0; i < info.shapeVars.size(); ++i) {
+        if (info.shapeVars[i].name == n.var) return shapeVars_[i];
+      }
+      return ValueId{};
+    }
+    case DimKind::Unknown: return ValueId{};
+    default: {
+      ValueId lhs = dimValue(n.lhs);
+      ValueId rhs = dimValue(n.rhs);
+      if (!lhs.isValid() || !rhs.isValid()) return ValueId{};
+      ValueId operands[] = {lhs, rhs};
+      OpKind kind = n.kind == DimKind::Add   ? OpKind::Add
+                    : n.kind == DimKind::Sub ? OpKind::Sub
+                    : n.kind == DimKind::Mul ? OpKind::Mul
+                                             : OpKind::Div;  // floor division on ints
+      return emit1(kind, operands, int32);
+    }
+  }
+}
+
+void IRGen::emitCheck(const RuntimeShapeCheck& check, ValueId value) {
+  if (!inBody_ || !m_.types.isTensor(m_.typeOf(value))) return;
+  ValueId expected = dimValue(check.expected);
+  if (!expected.isValid()) return;
+  LineCol lc = tokens_.source().lineCol(tree_.range(check.node).begin);
+  std::string message = fmt::format(
+      "{}:{}:{}: shape mismatch: dimension {} is {{actual}}, but {} was expected",
+      tokens_.source().name(), lc.line, lc.column, check.dim,
+      m_.dims.format(check.expected, *m_.interner));
+  ValueId operands[] = {value, expected};
+  OpId op = emit(OpKind::CheckDim, operands, {}, check.node);
+  m_.op(op).intAttr = check.dim;
+  m_.op(op).strAttr = m_.internString(std::move(message));
+}
+
+ValueId IRGen::genValue(NodeId node) {
   switch (tree_.kind(node)) {
     case NodeKind::Name: return genName(node);
     case NodeKind::IntLit:
@@ -861,6 +934,8 @@ ValueId IRGen::genCall(NodeId node) {
 
 }  // namespace
 
-ir::Module generateIR(const CheckedModule& checked) { return IRGen(checked).run(); }
+ir::Module generateIR(const CheckedModule& checked, const IRGenOptions& options) {
+  return IRGen(checked, options).run();
+}
 
 }  // namespace tritonc

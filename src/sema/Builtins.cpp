@@ -737,7 +737,13 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                            c.checker().fmt(c.arg(1).type), ds.format(xs.back(), c.checker().interner()),
                            ds.format(ws[1], c.checker().interner()));
         return c.error();
-      case Decision::Unknown: c.checker().recordRuntimeCheck(call, ws[1], xs.back()); break;
+      case Decision::Unknown:
+        if (!ds.isUnknown(ws[1])) {
+          c.checker().recordRuntimeCheck(call, c.arg(0).node, xs.size() - 1, ws[1], xs.back());
+        } else {
+          c.checker().recordRuntimeCheck(call, c.arg(1).node, 1, xs.back(), ws[1]);
+        }
+        break;
       case Decision::Yes: break;
     }
     xs.back() = ws[0];
@@ -935,7 +941,9 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
   auto requireDim = [&](size_t dim, DimId want) -> bool {
     switch (ds.equal(shape[dim], want)) {
       case Decision::No: return false;
-      case Decision::Unknown: checker.recordRuntimeCheck(call, want, shape[dim]); return true;
+      case Decision::Unknown:
+        checker.recordRuntimeCheck(call, x.node, dim, want, shape[dim]);
+        return true;
       case Decision::Yes: return true;
     }
     return true;

@@ -1118,8 +1118,8 @@ std::optional<std::vector<DimId>> Checker::broadcast(std::span<const DimId> a,
       }
       case Decision::Unknown:
         // One of them may be 1 at run time; the known one is the better guess.
+        // (torch rejects sizes that do not broadcast, so no check is recorded.)
         result = dims().isUnknown(da) ? db : da;
-        recordRuntimeCheck(node, da, db);
         break;
     }
   }
@@ -1175,7 +1175,14 @@ ExprInfo Checker::matmul(const ExprInfo& a, const ExprInfo& b, NodeId node, std:
       report(Diag::MatmulMismatch, node, op, fmt(a.type), fmt(b.type),
              dims().format(k1, interner_), dims().format(k2, interner_));
       return make(ts.error(), node);
-    case Decision::Unknown: recordRuntimeCheck(node, k1, k2); break;
+    case Decision::Unknown:
+      // The side whose size is known is what the other must have.
+      if (!dims().isUnknown(k2)) {
+        recordRuntimeCheck(node, a.node, vecA ? 0 : sa.size() - 1, k2, k1);
+      } else {
+        recordRuntimeCheck(node, b.node, vecB ? 0 : sb.size() - 2, k1, k2);
+      }
+      break;
     case Decision::Yes: break;
   }
   std::span<const DimId> batchA(sa.data(), sa.size() - 2);
@@ -1550,9 +1557,7 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
                       dims().format(ts1[i], interner_));
             return false;
           case Decision::Unknown:
-            if (!dims().isUnknown(ts1[i])) {  // a `?` in the declared type accepts anything
-              recordRuntimeCheck(where, ts1[i], vs[i]);
-            }
+            recordRuntimeCheck(where, where, i, ts1[i], vs[i]);  // `?` declared: nothing
             break;
           case Decision::Yes: break;
         }
@@ -1606,16 +1611,13 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
   return false;
 }
 
-void Checker::recordRuntimeCheck(NodeId node, DimId expected, DimId actual) {
-  // `?` against `?` can never fail: no check. Otherwise the known side is
-  // what the run-time check expects.
-  if (dims().isUnknown(expected)) {
-    std::swap(expected, actual);
-  }
-  if (dims().isUnknown(expected)) {
+void Checker::recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId expected,
+                                 DimId actual) {
+  if (dims().isUnknown(expected) || !value.isValid()) {
     return;
   }
-  module_.runtimeChecks.push_back(RuntimeShapeCheck{node, expected, actual});
+  module_.runtimeChecks.push_back(
+      RuntimeShapeCheck{node, value, static_cast<uint32_t>(dim), expected, actual});
 }
 
 std::string Checker::fmtShape(std::span<const DimId> shape) const {

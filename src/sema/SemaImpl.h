@@ -90,8 +90,10 @@ class Checker {
   /// Checks that a value may be used where `target` is expected.
   /// `what` names the place for TypeMismatch ("argument 'x' of 'f'").
   bool checkAssignable(const ExprInfo& value, TypeId target, NodeId where, bool quiet = false);
-  /// Records an undecidable comparison of two dimensions for -O0.
-  void recordRuntimeCheck(NodeId node, DimId expected, DimId actual);
+  /// Records an undecidable comparison for -O0: dimension `dim` of the value
+  /// of `value` must equal `expected` (nothing is recorded when `expected` is
+  /// itself unknown: such a check could never fail).
+  void recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId expected, DimId actual);
   /// A normalized dimension index (negative counts from the end), or nullopt
   /// after reporting DimOutOfRange.
   std::optional<size_t> normalizeDim(int64_t dim, size_t rank, NodeId node);

@@ -559,7 +559,8 @@ TEST(SemaBroadcastTest, UnknownMeetsKnownTakesKnown) {
   EXPECT_PARSED(c);
   EXPECT_EQ(diagNames(c.diagnostics()), "");
   EXPECT_EQ(c.typeOf("s"), "Tensor<float32, [4, 3]>");
-  ASSERT_EQ(c.module.runtimeChecks.size(), 1u);
+  // torch rejects sizes that do not broadcast itself: no -O0 check is recorded.
+  EXPECT_TRUE(c.module.runtimeChecks.empty());
 }
 
 // ---- layers: parameters and calls -------------------------------------------------

@@ -121,10 +121,14 @@ struct CallInfo {
   std::vector<std::pair<uint32_t, NodeId>> args;
 };
 
-/// A shape comparison that could not be decided at compile time; -O0 emits
-/// a run-time check for it.
+/// A shape comparison that could not be decided at compile time: at -O0 the
+/// generated code checks that dimension `dim` of the value of `value` equals
+/// `expected` (in terms of the enclosing function's constants,
+/// hyperparameters and size variables) and reports `node`'s location if not.
 struct RuntimeShapeCheck {
   NodeId node;
+  NodeId value;
+  uint32_t dim = 0;
   DimId expected;
   DimId actual;
 };
