@@ -8,6 +8,9 @@
 //   x * 0, 0 * x                 -> 0       (integer scalars: NaN * 0 is NaN)
 //   -(-x), !!x                   -> x
 //   x.T.T, transpose(transpose(x, a, b), a, b) -> x
+//   ternary_quantize(t) with t already ternary  -> t   (docs/language.md)
+// Not simplified: ternary_dequantize(ternary_quantize(x)), which is the
+// straight-through fake quantization of x, not x.
 // A rewrite applies only when the result has exactly x's type, so
 // broadcasting and dtype promotion (int tensor * 1.0) are never lost.
 //
@@ -145,8 +148,16 @@ class Simplifier {
         }
         return;
       }
+      case OpKind::BuiltinStateful:
       case OpKind::Builtin: {
-        if (static_cast<BuiltinFn>(o.intAttr) != BuiltinFn::Transpose) {
+        // ternary_quantize of a value that is already ternary returns it
+        // unchanged, scale included (docs/language.md), whatever the method.
+        if (static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::TernaryQuantize &&
+            m_.types.isTernary(m_.typeOf(operands[0])) && sameType(operands[0])) {
+          replace(id, operands[0]);
+          return;
+        }
+        if (o.kind != OpKind::Builtin || static_cast<BuiltinFn>(o.intAttr) != BuiltinFn::Transpose) {
           return;
         }
         const Op* inner = defOf(operands[0]);
