@@ -266,6 +266,12 @@ class Printer {
         out_ += " @" + name(function_->weights[static_cast<size_t>(o.intAttr)].name);
         break;
       case OpKind::ShapeDim: out_ += fmt::format(" {}, {}", operandList(id), o.intAttr); break;
+      case OpKind::Global:
+        out_ += " @" + name(m_.globals[static_cast<size_t>(o.intAttr)].name);
+        break;
+      case OpKind::InstanceMember:
+        out_ += fmt::format(" {}.{}", operandList(id), m_.strings[o.strAttr]);
+        break;
       case OpKind::CheckDim:
         out_ += fmt::format(" {}[{}] == {} {}", value(operands[0]), o.intAttr, value(operands[1]),
                             quoteForDump(m_.strings[o.strAttr]));

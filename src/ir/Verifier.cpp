@@ -14,11 +14,13 @@ class Verifier {
   std::vector<std::string> run() {
     for (size_t i = 0; i < m_.globals.size(); ++i) {
       where_ = fmt::format("global #{}", i);
+      function_ = nullptr;
       checkRegion(m_.globals[i].init, 1, OpId{});
     }
     for (size_t i = 0; i < m_.functions.size(); ++i) {
       const Function& f = m_.functions[i];
       where_ = f.name.isValid() ? std::string(m_.interner->spelling(f.name)) : "main";
+      function_ = &f;
       for (const HyperDecl& h : f.hypers) checkRegion(h.defaultValue, 1, OpId{});
       for (const WeightDecl& w : f.weights) checkRegion(w.init, 1, OpId{});
       for (const InputDecl& in : f.inputs) checkRegion(in.defaultValue, 1, OpId{});
@@ -80,9 +82,15 @@ class Verifier {
           problem("terminator '{}' is not the last op of its block", opName(o.kind));
         }
       }
-      if ((o.kind == OpKind::Break || o.kind == OpKind::Continue) && loopDepth == 0) {
-        problem("'{}' outside of a loop", opName(o.kind));
+      if ((o.kind == OpKind::Break || o.kind == OpKind::Continue)) {
+        if (loops_.empty()) {
+          problem("'{}' outside of a loop", opName(o.kind));
+        } else if (o.operandsCount != m_.op(loops_.back()).resultsCount) {
+          problem("'{}' carries {} values where its loop has {}", opName(o.kind),
+                  o.operandsCount, m_.op(loops_.back()).resultsCount);
+        }
       }
+      checkReferences(o);
       for (ValueId operand : m_.operands(id)) {
         if (!operand.isValid() || operand.index >= visible_.size() || !visible_[operand.index]) {
           problem("op '{}' uses a value that does not dominate it", opName(o.kind));
@@ -125,6 +133,38 @@ class Verifier {
     return true;
   }
 
+  // Attribute indices name declarations that exist.
+  void checkReferences(const Op& o) {
+    auto index = static_cast<size_t>(o.intAttr);
+    switch (o.kind) {
+      case OpKind::Hyper:
+        if (function_ == nullptr || index >= function_->hypers.size()) {
+          problem("'hyper' reads hyperparameter #{}, which this function does not have", index);
+        }
+        break;
+      case OpKind::Weight:
+        if (function_ == nullptr || index >= function_->weights.size()) {
+          problem("'weight' reads weight #{}, which this function does not have", index);
+        }
+        break;
+      case OpKind::Global:
+        if (index >= m_.globals.size()) problem("'global' reads global #{}", index);
+        break;
+      case OpKind::Instantiate:
+      case OpKind::Forward:
+        if (function_ == nullptr || index >= function_->instances.size()) {
+          problem("'{}' names instance #{}, which this function does not have", opName(o.kind),
+                  index);
+        }
+        break;
+      case OpKind::Apply:
+      case OpKind::CallFn:
+        if (index >= m_.functions.size()) problem("'{}' calls function #{}", opName(o.kind), index);
+        break;
+      default: break;
+    }
+  }
+
   void checkRegions(OpId id, int loopDepth) {
     const Op& o = m_.op(id);
     size_t results = o.resultsCount;
@@ -149,7 +189,9 @@ class Verifier {
           problem("'for' must have start, stop, step and {} initial values", results);
         }
         checkYield(body, results);
+        loops_.push_back(id);
         checkBlock(body, id, loopDepth + 1);
+        loops_.pop_back();
         break;
       }
       case OpKind::While: {
@@ -159,10 +201,18 @@ class Verifier {
           problem("'while' without its condition and body");
           return;
         }
+        if (m_.blocks[cond.index].args.size() != results ||
+            m_.blocks[body.index].args.size() != results || o.operandsCount != results) {
+          problem("'while' carries {} values, but its regions take {} and {} and it starts with {}",
+                  results, m_.blocks[cond.index].args.size(), m_.blocks[body.index].args.size(),
+                  o.operandsCount);
+        }
         checkYield(cond, 1);
         checkYield(body, results);
         checkBlock(cond, id, loopDepth);
+        loops_.push_back(id);
         checkBlock(body, id, loopDepth + 1);
+        loops_.pop_back();
         break;
       }
       default:
@@ -185,6 +235,8 @@ class Verifier {
   }
 
   const Module& m_;
+  const Function* function_ = nullptr;
+  std::vector<OpId> loops_;  ///< the enclosing loops, innermost last
   std::vector<bool> visible_;
   std::vector<std::string> problems_;
   std::string where_;

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "tritonc/base/Check.h"
 
@@ -51,21 +52,17 @@ class IRGen {
   /// defined before the mark and reassigned since, with their latest values.
   std::vector<std::pair<uint32_t, ValueId>> rewind(size_t mark) {
     std::vector<std::pair<uint32_t, ValueId>> changed;
-    for (size_t i = log_.size(); i-- > mark;) {
+    std::unordered_set<uint32_t> seen;
+    for (size_t i = mark; i < log_.size(); ++i) {
       uint32_t symbol = log_[i].symbol;
-      ValueId latest = env_[symbol];
-      env_[symbol] = log_[i].previous;
-      // The oldest entry of a symbol since the mark holds its value before it.
-      bool outer = true;
-      for (size_t j = mark; j < i; ++j) {
-        if (log_[j].symbol == symbol) {
-          outer = false;
-          break;
-        }
+      // The oldest entry tells whether the symbol existed before the mark;
+      // env_ still holds its latest value.
+      if (seen.insert(symbol).second && log_[i].previous.isValid()) {
+        changed.emplace_back(symbol, env_[symbol]);
       }
-      if (outer && log_[i].previous.isValid()) {
-        changed.emplace_back(symbol, latest);
-      }
+    }
+    for (size_t i = log_.size(); i-- > mark;) {
+      env_[log_[i].symbol] = log_[i].previous;
     }
     log_.resize(mark);
     std::sort(changed.begin(), changed.end(),
@@ -122,7 +119,11 @@ class IRGen {
   ValueId genLiteral(NodeId node);
   ValueId genCall(NodeId node);
   bool isStateful(BuiltinFn fn, const CallInfo& call) const;
-  ValueId genIndex(NodeId node, std::vector<ValueId>& operands, std::vector<int64_t>& codes);
+  /// The index operands and codes of an Index node (after its base operand).
+  void genIndices(NodeId node, std::vector<ValueId>& operands, std::vector<int64_t>& codes);
+  void assignTo(NodeId target, ValueId value, NodeId at);
+  bool mayRaiseOrAct(NodeId expr) const;
+  ValueId genShortCircuit(NodeId node, bool isAnd);
 
   struct LogEntry {
     uint32_t symbol;
@@ -280,6 +281,11 @@ void IRGen::genFunction(int index) {
       params_[i] = m_.result(op);
     }
   }
+  // Inputs may be reassigned like any variable: their symbols start with
+  // the parameters' values.
+  for (size_t i = 0; i < info.paramSymbols.size(); ++i) {
+    env_[info.paramSymbols[i]] = params_[i];
+  }
   shapeVars_.clear();
   for (const ShapeVarInfo& v : info.shapeVars) {
     ValueId input = params_[v.param];
@@ -288,6 +294,9 @@ void IRGen::genFunction(int index) {
                     std::span<const TypeId>(&int32, 1));
     m_.op(dim).intAttr = v.dim;
     shapeVars_.push_back(m_.result(dim));
+  }
+  for (size_t i = 0; i < info.shapeVarSymbols.size(); ++i) {
+    env_[info.shapeVarSymbols[i]] = shapeVars_[i];
   }
   genBlock(tree_.childC(info.node));
   if (!terminated_) {
@@ -351,37 +360,17 @@ void IRGen::genStatement(NodeId statement) {
       NodeId target = tree_.childA(statement);
       TokenKind op = tokens_.kind(tree_.token(statement));
       ValueId rhs = gen(tree_.childB(statement));
-      auto combine = [&](ValueId current, TypeId type) {
-        if (op == TokenKind::Equal) {
-          return rhs;
-        }
+      ValueId value = rhs;
+      if (op != TokenKind::Equal) {
         OpKind kind = op == TokenKind::PlusEqual    ? OpKind::Add
                       : op == TokenKind::MinusEqual ? OpKind::Sub
                       : op == TokenKind::StarEqual  ? OpKind::Mul
                       : op == TokenKind::SlashEqual ? OpKind::Div
                                                     : OpKind::MatMul;
-        ValueId operands[] = {current, rhs};
-        return emit1(kind, operands, type, statement);
-      };
-      if (tree_.kind(target) == NodeKind::Name) {
-        uint32_t symbol = cm_.nodeSymbol[target.index];
-        ValueId current = genName(target);
-        ValueId value = combine(current, typeOf(target));
-        assign(symbol, value);
-        break;
+        ValueId operands[] = {gen(target), rhs};
+        value = emit1(kind, operands, typeOf(target), statement);
       }
-      // x[i] = v: a new tensor with the part replaced, bound to x.
-      NodeId base = tree_.childA(target);
-      uint32_t symbol = cm_.nodeSymbol[base.index];
-      std::vector<ValueId> operands;
-      std::vector<int64_t> codes;
-      ValueId current = genIndex(target, operands, codes);
-      ValueId value = combine(current, typeOf(target));
-      operands.push_back(value);
-      OpId update = emit(OpKind::IndexAssign, operands,
-                         std::span<const TypeId>(&cm_.symbols[symbol].type, 1), statement);
-      m_.setInts(update, codes);
-      assign(symbol, m_.result(update));
+      assignTo(target, value, statement);
       break;
     }
     case NodeKind::ExprStmt: gen(tree_.childA(statement)); break;
@@ -412,6 +401,78 @@ void IRGen::genStatement(NodeId statement) {
     }
     default: break;
   }
+}
+
+// Whether evaluating `expr` could raise or have an effect (a call, division,
+// modulo or indexing): then `a && expr` must not evaluate it when a is false.
+bool IRGen::mayRaiseOrAct(NodeId expr) const {
+  std::vector<NodeId> stack{expr};
+  while (!stack.empty()) {
+    NodeId n = stack.back();
+    stack.pop_back();
+    if (!n.isValid()) continue;
+    switch (tree_.kind(n)) {
+      case NodeKind::Call:
+      case NodeKind::Index: return true;
+      case NodeKind::Binary: {
+        TokenKind k = tokens_.kind(tree_.token(n));
+        if (k == TokenKind::Slash || k == TokenKind::Percent || k == TokenKind::StarStar) {
+          return true;
+        }
+        stack.push_back(tree_.childA(n));
+        stack.push_back(tree_.childB(n));
+        break;
+      }
+      case NodeKind::Unary:
+      case NodeKind::Paren: stack.push_back(tree_.childA(n)); break;
+      default: break;
+    }
+  }
+  return false;
+}
+
+// `a && b` as `if a { b } else { false }`, `a || b` as `if a { true } else { b }`.
+ValueId IRGen::genShortCircuit(NodeId node, bool isAnd) {
+  ValueId lhs = gen(tree_.childA(node));
+  TypeId boolType = m_.types.scalar(DType::Bool);
+  BlockId outer = block_;
+  BlockId evaluate = m_.createBlock();
+  BlockId shortcut = m_.createBlock();
+  block_ = evaluate;
+  ValueId rhs = gen(tree_.childB(node));
+  emit(OpKind::Yield, std::span<const ValueId>(&rhs, 1), {});
+  block_ = shortcut;
+  OpId constant = emit(OpKind::Constant, {}, std::span<const TypeId>(&boolType, 1));
+  m_.op(constant).constKind = ConstKind::Bool;
+  m_.op(constant).intAttr = isAnd ? 0 : 1;
+  ValueId known = m_.result(constant);
+  emit(OpKind::Yield, std::span<const ValueId>(&known, 1), {});
+  block_ = outer;
+  OpId op = emit(OpKind::If, std::span<const ValueId>(&lhs, 1),
+                 std::span<const TypeId>(&boolType, 1), node);
+  m_.op(op).regions[0] = isAnd ? evaluate : shortcut;
+  m_.op(op).regions[1] = isAnd ? shortcut : evaluate;
+  m_.blocks[evaluate.index].parent = op;
+  m_.blocks[shortcut.index].parent = op;
+  return m_.result(op);
+}
+
+// `x = v` rebinds x; `x[i] = v` rebinds x to a copy with the part replaced;
+// `x[i][j] = v` replaces part j of x[i] and then part i of x, recursively.
+void IRGen::assignTo(NodeId target, ValueId value, NodeId at) {
+  if (tree_.kind(target) == NodeKind::Name) {
+    assign(cm_.nodeSymbol[target.index], value);
+    return;
+  }
+  NodeId base = tree_.childA(target);
+  std::vector<ValueId> operands{gen(base)};
+  std::vector<int64_t> codes;
+  genIndices(target, operands, codes);
+  operands.push_back(value);
+  TypeId type = m_.typeOf(operands.front());
+  OpId update = emit(OpKind::IndexAssign, operands, std::span<const TypeId>(&type, 1), at);
+  m_.setInts(update, codes);
+  assignTo(base, m_.result(update), at);
 }
 
 void IRGen::genIf(NodeId statement) {
@@ -719,6 +780,11 @@ ValueId IRGen::genValue(NodeId node) {
                    std::span<const ValueId>(&operand, 1), typeOf(node), node);
     }
     case NodeKind::Binary: {
+      TokenKind opKind = tokens_.kind(tree_.token(node));
+      if ((opKind == TokenKind::AmpAmp || opKind == TokenKind::PipePipe) &&
+          mayRaiseOrAct(tree_.childB(node))) {
+        return genShortCircuit(node, opKind == TokenKind::AmpAmp);
+      }
       ValueId operands[] = {gen(tree_.childA(node)), gen(tree_.childB(node))};
       OpKind kind;
       switch (tokens_.kind(tree_.token(node))) {
@@ -742,9 +808,13 @@ ValueId IRGen::genValue(NodeId node) {
     }
     case NodeKind::Call: return genCall(node);
     case NodeKind::Index: {
-      std::vector<ValueId> operands;
+      std::vector<ValueId> operands{gen(tree_.childA(node))};
       std::vector<int64_t> codes;
-      return genIndex(node, operands, codes);
+      genIndices(node, operands, codes);
+      OpId op = emit(OpKind::Index, operands,
+                     std::span<const TypeId>(&cm_.nodeType[node.index], 1), node);
+      m_.setInts(op, codes);
+      return m_.result(op);
     }
     case NodeKind::Member: {
       ValueId base = gen(tree_.childA(node));
@@ -778,8 +848,11 @@ ValueId IRGen::genName(NodeId node) {
   TRITONC_CHECK(symbol != UINT32_MAX, "irgen: an unresolved name in a checked program");
   const Symbol& s = cm_.symbols[symbol];
   switch (s.kind) {
-    case SymbolKind::Param: return paramValue(s.ref);
-    case SymbolKind::ShapeVar: return shapeVars_[s.ref];
+    case SymbolKind::Param:
+      // In a default or initializer region: read it there. In the body: its
+      // current value (inputs can be reassigned).
+      if (!inBody_) return paramValue(s.ref);
+      break;
     case SymbolKind::Constant: {
       OpId op = emit(OpKind::Global, {}, std::span<const TypeId>(&s.type, 1), node);
       m_.op(op).intAttr = globalOf_[symbol];
@@ -793,12 +866,11 @@ ValueId IRGen::genName(NodeId node) {
       m_.op(op).strAttr = m_.internString(std::string(dtypeName(static_cast<DType>(s.ref))));
       return m_.result(op);
     }
-    default: {
-      ValueId value = env_[symbol];
-      TRITONC_CHECK(value.isValid(), "irgen: a variable used before its definition");
-      return value;
-    }
+    default: break;
   }
+  ValueId value = env_[symbol];
+  TRITONC_CHECK(value.isValid(), "irgen: a variable used before its definition");
+  return value;
 }
 
 ValueId IRGen::genLiteral(NodeId node) {
@@ -832,9 +904,8 @@ ValueId IRGen::genLiteral(NodeId node) {
   return m_.result(op);
 }
 
-ValueId IRGen::genIndex(NodeId node, std::vector<ValueId>& operands,
-                        std::vector<int64_t>& codes) {
-  operands.push_back(gen(tree_.childA(node)));
+void IRGen::genIndices(NodeId node, std::vector<ValueId>& operands,
+                       std::vector<int64_t>& codes) {
   for (NodeId index : tree_.list(tree_.listB(node))) {
     if (tree_.kind(index) != NodeKind::Slice) {
       codes.push_back(-1);
@@ -851,10 +922,6 @@ ValueId IRGen::genIndex(NodeId node, std::vector<ValueId>& operands,
     }
     codes.push_back(code == 0 ? -2 : code);
   }
-  OpId op = emit(OpKind::Index, operands, std::span<const TypeId>(&cm_.nodeType[node.index], 1),
-                 node);
-  m_.setInts(op, codes);
-  return m_.result(op);
 }
 
 // Builtins whose value is not a function of their operands: random draws

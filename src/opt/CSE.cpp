@@ -21,25 +21,18 @@ using namespace ir;
 
 class CSE {
  public:
-  explicit CSE(Module& m) : m_(m), replacement_(m.values.size()) {}
+  explicit CSE(Module& m) : m_(m), purity_(m), replacements_(m) {}
 
   bool run() {
     forEachRegionRoot(m_, [&](BlockId block) { walk(block); });
     if (changed_) {
-      for (ValueId& operand : m_.operandPool) {
-        operand = resolve(operand);
-      }
+      replacements_.apply(m_);
     }
     return changed_;
   }
 
  private:
-  ValueId resolve(ValueId v) const {
-    while (v.isValid() && replacement_[v.index].isValid()) {
-      v = replacement_[v.index];
-    }
-    return v;
-  }
+  ValueId resolve(ValueId v) const { return replacements_.resolve(v); }
 
   // A hash of what the op computes; equal() decides.
   uint64_t hash(OpId id) const {
@@ -102,7 +95,7 @@ class CSE {
       }
       // A `let x: T` without value is a Constant with no value: each one is
       // distinct, never merged.
-      if (!isPure(o.kind) || o.resultsCount != 1 ||
+      if (!purity_.isPure(id) || o.resultsCount != 1 ||
           (o.kind == OpKind::Constant && o.constKind == ConstKind::None)) {
         continue;
       }
@@ -116,7 +109,7 @@ class CSE {
         }
       }
       if (found.isValid()) {
-        replacement_[m_.result(id).index] = m_.result(found);
+        replacements_.record(m_.result(id), m_.result(found));
         m_.erase(id);
         changed_ = true;
         continue;
@@ -136,7 +129,8 @@ class CSE {
   }
 
   Module& m_;
-  std::vector<ValueId> replacement_;
+  Purity purity_;
+  Replacements replacements_;
   std::unordered_multimap<uint64_t, OpId> available_;
   bool changed_ = false;
 };

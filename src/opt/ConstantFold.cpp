@@ -20,12 +20,7 @@ namespace {
 
 using namespace ir;
 
-struct Constant {
-  ConstKind kind = ConstKind::None;
-  int64_t i = 0;
-  double f = 0.0;
-  double asFloat() const { return kind == ConstKind::Float ? f : static_cast<double>(i); }
-};
+using Constant = ConstantValue;
 
 class Folder {
  public:
@@ -37,22 +32,7 @@ class Folder {
   }
 
  private:
-  std::optional<Constant> constantOf(ValueId v) const {
-    const Value& value = m_.values[v.index];
-    if (!value.def.isValid()) {
-      return std::nullopt;
-    }
-    const Op& o = m_.op(value.def);
-    if (o.kind != OpKind::Constant || o.erased) {
-      return std::nullopt;
-    }
-    switch (o.constKind) {
-      case ConstKind::Int:
-      case ConstKind::Bool: return Constant{o.constKind, o.intAttr, 0.0};
-      case ConstKind::Float: return Constant{o.constKind, 0, o.floatAttr};
-      default: return std::nullopt;
-    }
-  }
+  std::optional<Constant> constantOf(ValueId v) const { return opt::constantOf(m_, v); }
 
   void walk(BlockId block) {
     std::vector<OpId> ops = m_.blocks[block.index].ops;
@@ -89,6 +69,23 @@ class Folder {
 
   void foldScalar(OpId id) {
     Op& o = m_.op(id);
+    if (o.kind == OpKind::Global) {
+      // A global whose initializer is a constant is that constant.
+      const Block& init = m_.blocks[m_.globals[static_cast<size_t>(o.intAttr)].init.index];
+      if (init.ops.size() == 2 && m_.op(init.ops[1]).kind == OpKind::Yield) {
+        const Op& c = m_.op(init.ops[0]);
+        if (c.kind == OpKind::Constant && c.constKind != ConstKind::None &&
+            m_.operands(init.ops[1])[0] == m_.result(init.ops[0])) {
+          o.kind = OpKind::Constant;
+          o.constKind = c.constKind;
+          o.intAttr = c.intAttr;
+          o.floatAttr = c.floatAttr;
+          o.strAttr = c.strAttr;
+          changed_ = true;
+        }
+      }
+      return;
+    }
     if (o.kind == OpKind::ShapeDim) {
       // The size of a dimension the type knows statically.
       TypeId type = m_.typeOf(m_.operands(id)[0]);
@@ -141,6 +138,9 @@ class Folder {
       }
     };
     auto resultInt = [&](int64_t value) {
+      if (isIntegral(dtype) && dtype != DType::Bool && !fitsInteger(dtype, value)) {
+        return;  // overflows the result's type: left to the runtime's wrap-around
+      }
       if (dtype == DType::Bool) {
         becomeConstant(id, ConstKind::Bool, value != 0 ? 1 : 0, 0.0);
       } else if (isFloating(dtype)) {
@@ -207,7 +207,10 @@ class Folder {
         }
         return;
       case OpKind::Mod:
-        if (y != 0 && !(x == INT64_MIN && y == -1)) resultInt(((x % y) + y) % y);
+        if (y != 0 && !(x == INT64_MIN && y == -1)) {
+          int64_t r = x % y;  // the sign of the divisor, without overflow
+          resultInt(r != 0 && ((r < 0) != (y < 0)) ? r + y : r);
+        }
         return;
       case OpKind::Pow:
         if (y >= 0 && y < 64) {
@@ -270,14 +273,14 @@ class Folder {
     }
     m_.erase(id);
     changed_ = true;
-    // The spliced ops may fold further.
+    // The spliced ops may fold further (a spliced `if` on a constant too).
     for (OpId op : moved) {
-      if (!m_.op(op).erased) {
-        for (BlockId region : m_.op(op).regions) {
-          if (region.isValid()) walk(region);
-        }
-        foldScalar(op);
+      if (m_.op(op).erased) continue;
+      if (m_.op(op).kind == OpKind::If && foldIf(op)) continue;
+      for (BlockId region : m_.op(op).regions) {
+        if (region.isValid()) walk(region);
       }
+      foldScalar(op);
     }
     return true;
   }

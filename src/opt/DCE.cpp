@@ -1,7 +1,10 @@
 //===- DCE.cpp - dead code elimination ------------------------------------===//
 //
-// Removes ops whose results are never used and that have no effect: pure ops,
-// and `if`/`for`/`while` whose regions hold only pure ops. Ops with effects
+// Removes ops whose results are never used and that have no effect: pure ops
+// (calls of pure functions included), and `if`/`for` whose regions hold only
+// pure ops. A `while` is never removed: it might not terminate. An unused
+// pure op that could raise at run time (a division by zero, a shape error)
+// is removed like any other (its result is unused); docs/passes.md. Ops with effects
 // stay even when unused: print/assert, sub-module creation (it is module
 // state: state_dict keys), forward calls and training-mode builtins (dropout,
 // batch-norm statistics), and anything that returns or leaves a loop.
@@ -15,7 +18,7 @@ namespace {
 
 using namespace ir;
 
-bool hasEffects(const Module& m, BlockId block) {
+bool hasEffects(const Module& m, const Purity& purity, BlockId block) {
   for (OpId id : m.blocks[block.index].ops) {
     const Op& o = m.op(id);
     switch (o.kind) {
@@ -23,14 +26,17 @@ bool hasEffects(const Module& m, BlockId block) {
       case OpKind::If:
       case OpKind::For:
       case OpKind::While:
+        if (o.kind == OpKind::While) {
+          return true;  // might not terminate
+        }
         for (BlockId region : o.regions) {
-          if (region.isValid() && hasEffects(m, region)) {
+          if (region.isValid() && hasEffects(m, purity, region)) {
             return true;
           }
         }
         continue;
       default:
-        if (!isPure(o.kind) || isTerminator(o.kind)) {
+        if (!purity.isPure(id) || isTerminator(o.kind)) {
           return true;
         }
     }
@@ -38,46 +44,39 @@ bool hasEffects(const Module& m, BlockId block) {
   return false;
 }
 
-bool removable(const Module& m, OpId id) {
+bool removable(const Module& m, const Purity& purity, OpId id) {
   const Op& o = m.op(id);
-  if (o.kind == OpKind::If || o.kind == OpKind::For || o.kind == OpKind::While) {
+  if (o.kind == OpKind::While) {
+    return false;  // might not terminate
+  }
+  if (o.kind == OpKind::If || o.kind == OpKind::For) {
     for (BlockId region : o.regions) {
-      if (region.isValid() && hasEffects(m, region)) {
+      if (region.isValid() && hasEffects(m, purity, region)) {
         return false;
       }
     }
     return true;
   }
-  return isPure(o.kind) && !isTerminator(o.kind);
+  return purity.isPure(id) && !isTerminator(o.kind);
 }
 
-void countUses(const Module& m, BlockId block, std::vector<uint32_t>& uses, int delta) {
-  for (OpId id : m.blocks[block.index].ops) {
-    for (ValueId v : m.operands(id)) {
-      uses[v.index] += static_cast<uint32_t>(delta);
-    }
-    for (BlockId region : m.op(id).regions) {
-      if (region.isValid()) {
-        countUses(m, region, uses, delta);
-      }
-    }
-  }
-}
-
+// Forgets the uses an op (and its regions) made.
 void releaseUses(const Module& m, OpId id, std::vector<uint32_t>& uses) {
   for (ValueId v : m.operands(id)) {
     --uses[v.index];
   }
   for (BlockId region : m.op(id).regions) {
     if (region.isValid()) {
-      countUses(m, region, uses, -1);
+      for (OpId inner : m.blocks[region.index].ops) {
+        releaseUses(m, inner, uses);
+      }
     }
   }
 }
 
 // Sweeps a block backwards, so that removing an op can make the ops that
 // computed its operands dead in the same sweep.
-bool sweep(Module& m, BlockId block, std::vector<uint32_t>& uses) {
+bool sweep(Module& m, const Purity& purity, BlockId block, std::vector<uint32_t>& uses) {
   bool changed = false;
   std::vector<OpId> ops = m.blocks[block.index].ops;
   for (size_t i = ops.size(); i-- > 0;) {
@@ -89,7 +88,7 @@ bool sweep(Module& m, BlockId block, std::vector<uint32_t>& uses) {
     for (ValueId r : m.results(id)) {
       unused = unused && uses[r.index] == 0;
     }
-    if (unused && removable(m, id)) {
+    if (unused && removable(m, purity, id)) {
       releaseUses(m, id, uses);
       m.erase(id);
       changed = true;
@@ -97,7 +96,7 @@ bool sweep(Module& m, BlockId block, std::vector<uint32_t>& uses) {
     }
     for (BlockId region : m.op(id).regions) {
       if (region.isValid()) {
-        changed = sweep(m, region, uses) || changed;
+        changed = sweep(m, purity, region, uses) || changed;
       }
     }
   }
@@ -107,10 +106,10 @@ bool sweep(Module& m, BlockId block, std::vector<uint32_t>& uses) {
 }  // namespace
 
 bool runDCE(Module& m) {
-  std::vector<uint32_t> uses(m.values.size(), 0);
-  forEachRegionRoot(m, [&](BlockId block) { countUses(m, block, uses, 1); });
+  std::vector<uint32_t> uses = countUses(m);
+  Purity purity(m);
   bool changed = false;
-  forEachRegionRoot(m, [&](BlockId block) { changed = sweep(m, block, uses) || changed; });
+  forEachRegionRoot(m, [&](BlockId block) { changed = sweep(m, purity, block, uses) || changed; });
   return changed;
 }
 

@@ -32,35 +32,21 @@ enum Activation : int64_t { kNone = 0, kRelu = 1, kGelu = 2, kSilu = 3, kRelu6 =
 
 class Fuser {
  public:
-  Fuser(Module& m, bool full) : m_(m), full_(full), uses_(m.values.size(), 0) {}
+  Fuser(Module& m, bool full) : m_(m), full_(full), uses_(countUses(m)), replacements_(m) {}
 
   bool run() {
-    forEachRegionRoot(m_, [&](BlockId block) { count(block); });
     for (Function& f : m_.functions) {
       function_ = &f;
       if (f.body.isValid()) walk(f.body);
     }
     function_ = nullptr;
     if (changed_) {
-      for (ValueId& operand : m_.operandPool) {
-        while (operand.index < replacement_.size() && replacement_[operand.index].isValid()) {
-          operand = replacement_[operand.index];
-        }
-      }
+      replacements_.apply(m_);
     }
     return changed_;
   }
 
  private:
-  void count(BlockId block) {
-    for (OpId id : m_.blocks[block.index].ops) {
-      for (ValueId v : m_.operands(id)) ++uses_[v.index];
-      for (BlockId region : m_.op(id).regions) {
-        if (region.isValid()) count(region);
-      }
-    }
-  }
-
   const Op* defOf(ValueId v) const {
     const Value& value = m_.values[v.index];
     return value.def.isValid() && !m_.op(value.def).erased ? &m_.op(value.def) : nullptr;
@@ -176,8 +162,7 @@ class Fuser {
     std::vector<OpId>& list = m_.blocks[block.index].ops;
     m_.op(fused).parent = block;
     list.insert(std::find(list.begin(), list.end(), chain.back()), fused);
-    if (replacement_.size() < m_.values.size()) replacement_.resize(m_.values.size());
-    replacement_[current.index] = m_.result(fused);
+    replacements_.record(current, m_.result(fused));
     for (OpId absorbed : chain) {
       m_.erase(absorbed);
     }
@@ -270,7 +255,7 @@ class Fuser {
   bool full_;
   bool changed_ = false;
   std::vector<uint32_t> uses_;
-  std::vector<ValueId> replacement_;
+  Replacements replacements_;
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "PassRegistry.h"
@@ -50,7 +51,7 @@ bool containsOp(const Module& m, BlockId block, bool (*predicate)(const Op&)) {
 class Inliner {
  public:
   Inliner(Module& m, bool aggressive)
-      : m_(m), aggressive_(aggressive), inlinable_(m.functions.size(), -1) {}
+      : m_(m), aggressive_(aggressive), inlinable_(m.functions.size(), -1), replacements_(m) {}
 
   bool run() {
     for (size_t f = 0; f < m_.functions.size(); ++f) {
@@ -62,10 +63,7 @@ class Inliner {
       }
     }
     if (changed_) {
-      // Uses of inlined calls' results, rewritten once for the whole module.
-      for (ValueId& operand : m_.operandPool) {
-        operand = resolve(operand);
-      }
+      replacements_.apply(m_);  // uses of inlined calls' results, rewritten once
     }
     return changed_;
   }
@@ -198,12 +196,7 @@ class Inliner {
     auto it = vmap_.find(v.index);
     return it == vmap_.end() ? v : resolve(it->second);
   }
-  ValueId resolve(ValueId v) const {
-    while (v.isValid() && v.index < replacement_.size() && replacement_[v.index].isValid()) {
-      v = replacement_[v.index];
-    }
-    return v;
-  }
+  ValueId resolve(ValueId v) const { return replacements_.resolve(v); }
 
   void inlineCall(OpId call) {
     const Op& c = m_.op(call);
@@ -233,24 +226,55 @@ class Inliner {
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       if (inputs[i].isValid()) bindShape(g.inputs[i].type, m_.typeOf(inputs[i]));
     }
+    // Plan, before emitting anything, where every hyperparameter not passed
+    // comes from: the size of an argument dimension it names, else its
+    // default, whose own hyperparameters must be known first.
+    std::vector<std::pair<ValueId, size_t>> fromShape(g.hypers.size(), {ValueId{}, 0});
+    std::vector<bool> known(g.hypers.size(), false);
+    std::vector<size_t> defaultsInOrder;
+    for (size_t h = 0; h < g.hypers.size(); ++h) {
+      if (hypers[h].isValid()) {
+        known[h] = true;
+      } else if (auto source = sizeSource(g, g.hypers[h].name, weights, inputs)) {
+        fromShape[h] = *source;
+        known[h] = true;
+      }
+    }
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (size_t h = 0; h < g.hypers.size(); ++h) {
+        if (known[h] || !g.hypers[h].defaultValue.isValid()) continue;
+        if (regionNeeds(g.hypers[h].defaultValue, known)) {
+          known[h] = true;
+          defaultsInOrder.push_back(h);
+          progress = true;
+        }
+      }
+    }
+    if (std::find(known.begin(), known.end(), false) != known.end()) return;
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      if (inputs[i].isValid()) continue;
+      if (!g.inputs[i].defaultValue.isValid() || !regionNeeds(g.inputs[i].defaultValue, known)) {
+        return;
+      }
+    }
+    // Emit: sizes read from arguments, defaults in dependency order.
     BlockId block = c.parent;
     std::vector<OpId>& ops = m_.blocks[block.index].ops;
     size_t at = static_cast<size_t>(std::find(ops.begin(), ops.end(), call) - ops.begin());
-    // Hyperparameters not passed: from the shape they size, or their default.
     TypeId int32 = m_.types.scalar(DType::Int32);
     for (size_t h = 0; h < g.hypers.size(); ++h) {
-      if (hypers[h].isValid()) continue;
-      ValueId found = sizeOf(g, g.hypers[h].name, weights, inputs, int32, block, at);
-      if (!found.isValid() && g.hypers[h].defaultValue.isValid()) {
-        found = cloneRegionValue(g.hypers[h].defaultValue, hypers, block, at);
+      if (!hypers[h].isValid() && fromShape[h].first.isValid()) {
+        hypers[h] = emitShapeDim(fromShape[h].first, fromShape[h].second, int32, block, at);
       }
-      if (!found.isValid()) return;  // cannot bind: keep the call (nothing was emitted)
-      hypers[h] = found;
+    }
+    for (size_t h : defaultsInOrder) {
+      hypers[h] = cloneRegionValue(g.hypers[h].defaultValue, hypers, block, at);
     }
     for (size_t i = 0; i < g.inputs.size(); ++i) {
-      if (inputs[i].isValid()) continue;
-      if (!g.inputs[i].defaultValue.isValid()) return;
-      inputs[i] = cloneRegionValue(g.inputs[i].defaultValue, hypers, block, at);
+      if (!inputs[i].isValid()) {
+        inputs[i] = cloneRegionValue(g.inputs[i].defaultValue, hypers, block, at);
+      }
     }
     for (size_t h = 0; h < g.hypers.size(); ++h) {
       const Op* def = m_.values[hypers[h].index].def.isValid()
@@ -279,47 +303,60 @@ class Inliner {
     }
     if (m_.op(call).resultsCount == 1) {
       if (!returned.isValid()) return;
-      ValueId result = m_.result(call);
-      if (replacement_.size() < m_.values.size()) {
-        replacement_.resize(m_.values.size());
-      }
-      replacement_[result.index] = returned;
+      replacements_.record(m_.result(call), returned);
     }
     m_.erase(call);
     changed_ = true;
   }
 
-  // The size of the dimension that hyperparameter `name` declares in a weight
-  // or input shape of `g`, read from the argument passed for it.
-  ValueId sizeOf(const Function& g, IdentifierId name, const std::vector<ValueId>& weights,
-                 const std::vector<ValueId>& inputs, TypeId int32, BlockId block, size_t& at) {
-    auto search = [&](TypeId declared, ValueId arg) -> ValueId {
+  // The argument and dimension whose size hyperparameter `name` is (a size
+  // variable of a weight or input shape of `g`), if any.
+  std::optional<std::pair<ValueId, size_t>> sizeSource(const Function& g, IdentifierId name,
+                                                       const std::vector<ValueId>& weights,
+                                                       const std::vector<ValueId>& inputs) const {
+    auto search = [&](TypeId declared, ValueId arg) -> std::optional<std::pair<ValueId, size_t>> {
       if (!arg.isValid() || !m_.types.isTensor(declared) || !m_.types.node(declared).rankKnown) {
-        return ValueId{};
+        return std::nullopt;
       }
       std::span<const DimId> shape = m_.types.shape(declared);
       for (size_t d = 0; d < shape.size(); ++d) {
         const DimStore::Node& n = m_.dims.node(shape[d]);
-        if (n.kind == DimKind::Var && n.var == name) {
-          OpId op = m_.createOp(BlockId{}, OpKind::ShapeDim, std::span<const ValueId>(&arg, 1),
-                                std::span<const TypeId>(&int32, 1));
-          m_.op(op).intAttr = static_cast<int64_t>(d);
-          m_.op(op).parent = block;
-          std::vector<OpId>& ops = m_.blocks[block.index].ops;
-          ops.insert(ops.begin() + static_cast<long>(at), op);
-          ++at;
-          return m_.result(op);
-        }
+        if (n.kind == DimKind::Var && n.var == name) return std::make_pair(arg, d);
       }
-      return ValueId{};
+      return std::nullopt;
     };
     for (size_t i = 0; i < g.weights.size(); ++i) {
-      if (ValueId v = search(g.weights[i].type, weights[i]); v.isValid()) return v;
+      if (auto found = search(g.weights[i].type, weights[i])) return found;
     }
     for (size_t i = 0; i < g.inputs.size(); ++i) {
-      if (ValueId v = search(g.inputs[i].type, inputs[i]); v.isValid()) return v;
+      if (auto found = search(g.inputs[i].type, inputs[i])) return found;
     }
-    return ValueId{};
+    return std::nullopt;
+  }
+
+  ValueId emitShapeDim(ValueId arg, size_t dim, TypeId int32, BlockId block, size_t& at) {
+    OpId op = m_.createOp(BlockId{}, OpKind::ShapeDim, std::span<const ValueId>(&arg, 1),
+                          std::span<const TypeId>(&int32, 1));
+    m_.op(op).intAttr = static_cast<int64_t>(dim);
+    m_.op(op).parent = block;
+    std::vector<OpId>& ops = m_.blocks[block.index].ops;
+    ops.insert(ops.begin() + static_cast<long>(at), op);
+    ++at;
+    return m_.result(op);
+  }
+
+  // Whether every hyperparameter a default region reads is known (and it
+  // reads no weight: a default cannot be copied with one).
+  bool regionNeeds(BlockId region, const std::vector<bool>& known) const {
+    for (OpId id : m_.blocks[region.index].ops) {
+      const Op& o = m_.op(id);
+      if (o.kind == OpKind::Hyper && !known[static_cast<size_t>(o.intAttr)]) return false;
+      if (o.kind == OpKind::Weight) return false;
+      for (BlockId inner : o.regions) {
+        if (inner.isValid() && !regionNeeds(inner, known)) return false;
+      }
+    }
+    return true;
   }
 
   // Clones a declaration region (a default) and returns the value it yields.
@@ -330,8 +367,8 @@ class Inliner {
       const Op& o = m_.op(id);
       if (o.kind == OpKind::Yield) {
         yielded = map(m_.operands(id)[0]);
-      } else if (o.kind == OpKind::Hyper && hypers[static_cast<size_t>(o.intAttr)].isValid()) {
-        vmap_[m_.result(id).index] = hypers[static_cast<size_t>(o.intAttr)];
+      } else if (o.kind == OpKind::Hyper) {
+        vmap_[m_.result(id).index] = hypers[static_cast<size_t>(o.intAttr)];  // planned
       } else {
         cloneOp(id, block, at);
       }
@@ -344,7 +381,7 @@ class Inliner {
   size_t caller_ = 0;
   bool changed_ = false;
   std::vector<int> inlinable_;            ///< per function: -1 unknown, 0/1
-  std::vector<ValueId> replacement_;     ///< inlined call results -> their values
+  Replacements replacements_;            ///< inlined call results -> their values
   std::unordered_map<uint32_t, DimId> bindings_;
   std::unordered_map<uint32_t, ValueId> vmap_;
 };

@@ -2,12 +2,14 @@
 //
 // Moves pure ops out of `for` and `while` bodies when all their operands are
 // defined outside the loop, so they run once instead of once per iteration.
-// Hoisting runs the op even when the loop would not run at all, so an op that
-// can raise (integer or scalar division, tensor ops with shape checks) is
-// hoisted only out of a `for` whose constant trip count is at least one;
-// ops that cannot raise (constants, reads of hyperparameters, weights and
-// globals, shapes, scalar arithmetic other than division) always move.
-// Stateful ops (random draws, dropout, forward calls) never move.
+// Hoisting runs the op before everything else of the loop, so an op that can
+// raise (division, tensor ops with shape checks) moves only when it would
+// have run first anyway: out of a `for` whose constant trip count is at least
+// one, and only if no op before it in the body may leave the loop (break,
+// continue, return) or has an effect (print, assert, a stateful op). Ops that
+// cannot raise (constants, reads of hyperparameters, weights and globals,
+// shapes, scalar arithmetic other than division) always move. Stateful ops
+// (random draws, dropout, forward calls) and impure calls never move.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
@@ -23,7 +25,7 @@ using namespace ir;
 
 class LICM {
  public:
-  explicit LICM(Module& m) : m_(m), inside_(m.values.size(), false) {}
+  explicit LICM(Module& m) : m_(m), purity_(m), inside_(m.values.size(), false) {}
 
   bool run() {
     forEachRegionRoot(m_, [&](BlockId block) { walk(block); });
@@ -66,13 +68,9 @@ class LICM {
   }
 
   std::optional<int64_t> constInt(ValueId v) const {
-    OpId def = m_.values[v.index].def;
-    if (!def.isValid()) {
-      return std::nullopt;
-    }
-    const Op& o = m_.op(def);
-    if (o.kind == OpKind::Constant && o.constKind == ConstKind::Int) {
-      return o.intAttr;
+    std::optional<ConstantValue> c = constantOf(m_, v);
+    if (c && c->kind == ConstKind::Int) {
+      return c->i;
     }
     return std::nullopt;
   }
@@ -132,7 +130,7 @@ class LICM {
         mark(region, true);
       }
     }
-    bool speculateAll = runsAtLeastOnce(loop);
+    bool runsFirst = runsAtLeastOnce(loop);  // until an exit or an effect is seen
     BlockId body = m_.op(loop).kind == OpKind::For ? m_.op(loop).regions[0]
                                                    : m_.op(loop).regions[1];
     BlockId parent = m_.op(loop).parent;
@@ -140,8 +138,11 @@ class LICM {
     std::vector<OpId> moved;
     for (OpId id : candidates) {
       const Op& o = m_.op(id);
-      bool movable = isPure(o.kind) && !isTerminator(o.kind) && !o.regions[0].isValid() &&
-                     (speculateAll || cannotRaise(id));
+      bool pure = purity_.isPure(id) && !isTerminator(o.kind) && !o.regions[0].isValid();
+      bool movable = pure && (runsFirst || cannotRaise(id));
+      if (!pure) {
+        runsFirst = false;  // an exit or an effect: later ops may not have run
+      }
       for (ValueId v : m_.operands(id)) {
         movable = movable && !inside_[v.index];
       }
@@ -171,6 +172,7 @@ class LICM {
   }
 
   Module& m_;
+  Purity purity_;
   std::vector<bool> inside_;
   bool changed_ = false;
 };

@@ -6,12 +6,13 @@
 // skip zero trits) and the PyTorch runtime a sparse layout.
 //
 // inplace: an activation (relu, relu6, silu, hardswish) may overwrite its
-// input when nothing else reads that input and the op that produced it does
-// not keep its output for the backward pass. matmul, add, sub, mul, linear,
-// conv, fused ops and layer forwards keep their inputs, not their outputs;
-// sigmoid, tanh, exp, softmax keep their output, so an in-place op after them
-// would corrupt the gradient and is not marked. Function inputs and weights
-// are never overwritten (the caller owns them).
+// input when nothing else reads that input, the input was made in the same
+// block (not before a loop the activation is in), and the op that made it
+// returns a fresh tensor whose value autograd does not keep: matmul, add,
+// sub, mul, linear, conv, fused_matmul without activation. sigmoid, tanh,
+// exp, softmax and fused activations keep their output (an in-place op after
+// them would corrupt the gradient); layer forwards may return their input.
+// Function inputs and weights are never overwritten (the caller owns them).
 //
 //===----------------------------------------------------------------------===//
 #include "PassRegistry.h"
@@ -22,17 +23,11 @@ namespace {
 
 using namespace ir;
 
-void countUses(const Module& m, BlockId block, std::vector<uint32_t>& uses) {
-  for (OpId id : m.blocks[block.index].ops) {
-    for (ValueId v : m.operands(id)) ++uses[v.index];
-    for (BlockId region : m.op(id).regions) {
-      if (region.isValid()) countUses(m, region, uses);
-    }
-  }
-}
-
-// Ops whose output autograd does not keep (an in-place op after them is safe).
-bool outputNotSaved(const Module& m, ValueId v) {
+// Ops that return a new tensor (never their input or a view of it) and whose
+// output autograd does not keep: an in-place op after them is safe. Layer
+// forwards are not listed: a layer may return its input (an identity block,
+// Dropout in eval mode). Fused ops with an activation keep their output.
+bool freshAndUnsaved(const Module& m, ValueId v) {
   OpId def = m.values[v.index].def;
   if (!def.isValid()) return false;  // a block argument: the caller's tensor
   const Op& o = m.op(def);
@@ -40,17 +35,14 @@ bool outputNotSaved(const Module& m, ValueId v) {
     case OpKind::MatMul:
     case OpKind::Add:
     case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::FusedMatMul:
-    case OpKind::FusedConv:
-    case OpKind::Forward: return true;
+    case OpKind::Mul: return true;
+    case OpKind::FusedMatMul: return o.intAttr == 0;  // no activation
     case OpKind::Builtin:
       switch (static_cast<BuiltinFn>(o.intAttr)) {
         case BuiltinFn::LinearFn:
         case BuiltinFn::Conv2dFn:
         case BuiltinFn::DepthwiseConv2d: return true;
-        // Views (flatten, reshape) share their input's storage: not listed.
-        default: return false;
+        default: return false;  // views (flatten, reshape) share their input's storage
       }
     default: return false;
   }
@@ -75,7 +67,11 @@ void markInplace(Module& m, BlockId block, const std::vector<uint32_t>& uses, bo
     }
     if (o.inplace || !inplaceCapable(o)) continue;
     ValueId input = m.operands(id)[0];
-    if (uses[input.index] == 1 && outputNotSaved(m, input)) {
+    // The producer must be in the same block: an activation inside a loop
+    // of a value made before it would overwrite it at every iteration.
+    OpId def = m.values[input.index].def;
+    bool sameBlock = def.isValid() && m.op(def).parent == block;
+    if (uses[input.index] == 1 && sameBlock && freshAndUnsaved(m, input)) {
       o.inplace = true;
       changed = true;
     }
@@ -114,8 +110,7 @@ bool runZeroSkip(Module& m) {
 }
 
 bool runInplace(Module& m) {
-  std::vector<uint32_t> uses(m.values.size(), 0);
-  forEachRegionRoot(m, [&](BlockId block) { countUses(m, block, uses); });
+  std::vector<uint32_t> uses = countUses(m);
   bool changed = false;
   for (const Function& f : m.functions) {
     if (f.body.isValid()) markInplace(m, f.body, uses, changed);

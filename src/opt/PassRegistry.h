@@ -1,6 +1,9 @@
 //===- PassRegistry.h - the passes' entry points ----------------*- C++ -*-===//
 #pragma once
 
+#include <optional>
+#include <vector>
+
 #include "tritonc/ir/IR.h"
 
 namespace tritonc::opt {
@@ -28,5 +31,55 @@ void forEachRegionRoot(const ir::Module& module, Fn&& fn) {
     if (f.body.isValid()) fn(f.body);
   }
 }
+
+/// Which functions are pure: their bodies (and the functions they call) have
+/// no effect and no state, so a call of them is as pure as an arithmetic op.
+class Purity {
+ public:
+  explicit Purity(const ir::Module& module);
+  /// Whether an op may be removed when unused, merged with an equal one or
+  /// moved: pure kinds, and apply/call of pure functions.
+  bool isPure(ir::OpId op) const;
+  bool isPureFunction(size_t function) const { return pure_[function]; }
+
+ private:
+  bool blockIsPure(ir::BlockId block) const;
+  const ir::Module& m_;
+  std::vector<bool> pure_;
+};
+
+/// How often each value is used, over every function and declaration region.
+std::vector<uint32_t> countUses(const ir::Module& module);
+
+/// Replacements recorded while a pass walks the module and applied to every
+/// operand once at the end (instead of a whole-module rewrite per change).
+class Replacements {
+ public:
+  explicit Replacements(const ir::Module& module) : map_(module.values.size()) {}
+  void record(ir::ValueId from, ir::ValueId to) {
+    if (from.index >= map_.size()) map_.resize(from.index + 1);
+    map_[from.index] = to;
+  }
+  ir::ValueId resolve(ir::ValueId v) const {
+    while (v.isValid() && v.index < map_.size() && map_[v.index].isValid()) v = map_[v.index];
+    return v;
+  }
+  void apply(ir::Module& module) const {
+    for (ir::ValueId& operand : module.operandPool) operand = resolve(operand);
+  }
+
+ private:
+  std::vector<ir::ValueId> map_;
+};
+
+/// A scalar constant: the attributes of the Constant op defining a value.
+struct ConstantValue {
+  ir::ConstKind kind = ir::ConstKind::None;
+  int64_t i = 0;
+  double f = 0.0;
+  double asFloat() const { return kind == ir::ConstKind::Float ? f : static_cast<double>(i); }
+};
+/// The value of `v` if a (live) Constant op defines it.
+std::optional<ConstantValue> constantOf(const ir::Module& module, ir::ValueId v);
 
 }  // namespace tritonc::opt

@@ -15,6 +15,8 @@
 // broadcasting and dtype promotion (int tensor * 1.0) are never lost.
 //
 //===----------------------------------------------------------------------===//
+#include <cmath>
+
 #include "PassRegistry.h"
 
 namespace tritonc::opt {
@@ -25,39 +27,34 @@ using namespace ir;
 
 class Simplifier {
  public:
-  explicit Simplifier(Module& m) : m_(m), replacement_(m.values.size()) {}
+  explicit Simplifier(Module& m) : m_(m), replacements_(m) {}
 
   bool run() {
     forEachRegionRoot(m_, [&](BlockId block) { walk(block); });
     if (changed_) {
-      for (ValueId& operand : m_.operandPool) {
-        operand = resolve(operand);
-      }
+      replacements_.apply(m_);
     }
     return changed_;
   }
 
  private:
-  ValueId resolve(ValueId v) const {
-    while (v.isValid() && replacement_[v.index].isValid()) {
-      v = replacement_[v.index];
-    }
-    return v;
-  }
+  ValueId resolve(ValueId v) const { return replacements_.resolve(v); }
   const Op* defOf(ValueId v) const {
     const Value& value = m_.values[v.index];
     return value.def.isValid() && !m_.op(value.def).erased ? &m_.op(value.def) : nullptr;
   }
-  // Whether v is the constant `k` (an int or a float of that value).
+  // Whether v is the constant `k` (an int, or a float of that value; a float
+  // zero must be +0.0: x - (-0.0) is x + 0.0, which turns -0.0 into +0.0).
   bool isConstant(ValueId v, int k) const {
-    const Op* o = defOf(v);
-    if (o == nullptr || o->kind != OpKind::Constant) {
+    std::optional<ConstantValue> c = constantOf(m_, v);
+    if (!c) {
       return false;
     }
-    if (o->constKind == ConstKind::Int) {
-      return o->intAttr == k;
+    if (c->kind == ConstKind::Int) {
+      return c->i == k;
     }
-    return o->constKind == ConstKind::Float && o->floatAttr == static_cast<double>(k);
+    return c->kind == ConstKind::Float && c->f == static_cast<double>(k) &&
+           !(k == 0 && std::signbit(c->f));
   }
   bool integral(ValueId v) const {
     TypeId type = m_.typeOf(v);
@@ -66,7 +63,7 @@ class Simplifier {
            !t.ternary;
   }
   void replace(OpId id, ValueId with) {
-    replacement_[m_.result(id).index] = with;
+    replacements_.record(m_.result(id), with);
     m_.erase(id);
     changed_ = true;
   }
@@ -192,7 +189,7 @@ class Simplifier {
   }
 
   Module& m_;
-  std::vector<ValueId> replacement_;
+  Replacements replacements_;
   bool changed_ = false;
 };
 

@@ -451,6 +451,7 @@ void Checker::checkCallableBody(int index) {
     uint32_t symbol = declare(Symbol{SymbolKind::Param, p.name, p.node, p.type,
                                      static_cast<uint32_t>(i)},
                               p.node);
+    info.paramSymbols.push_back(symbol);
     ExprInfo& value = symbolValue_[symbol];
     if (p.cls == ParamClass::Hyper) {
       value.hyperConst = true;
@@ -466,6 +467,7 @@ void Checker::checkCallableBody(int index) {
     uint32_t symbol = declare(Symbol{SymbolKind::ShapeVar, info.shapeVars[i].name, NodeId{},
                                      int32_, static_cast<uint32_t>(i)},
                               NodeId{});
+    info.shapeVarSymbols.push_back(symbol);
     symbolValue_[symbol].dim = dims().var(info.shapeVars[i].name);
   }
   // Defaults: initializers of weights, values of hyperparameters and inputs.
@@ -997,13 +999,14 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
         case TokenKind::Minus: result.intValue = x - y; break;
         case TokenKind::Star: result.intValue = x * y; break;
         case TokenKind::Slash:
-          if (y != 0) {
+          if (y != 0 && !(x == INT64_MIN && y == -1)) {
             result.intValue = x / y - ((x % y != 0) && ((x < 0) != (y < 0)) ? 1 : 0);
           }
           break;
         case TokenKind::Percent:
-          if (y != 0) {
-            result.intValue = ((x % y) + y) % y;
+          if (y != 0 && !(x == INT64_MIN && y == -1)) {
+            int64_t r = x % y;  // the sign of the divisor, without overflow
+            result.intValue = r != 0 && ((r < 0) != (y < 0)) ? r + y : r;
           }
           break;
         default: break;
@@ -1666,9 +1669,11 @@ std::optional<int64_t> Checker::constantValue(NodeId expr) const {
         case TokenKind::Slash:
           if (*b == 0) return std::nullopt;
           return *a / *b - ((*a % *b != 0) && ((*a < 0) != (*b < 0)) ? 1 : 0);
-        case TokenKind::Percent:
-          if (*b == 0) return std::nullopt;
-          return ((*a % *b) + *b) % *b;
+        case TokenKind::Percent: {
+          if (*b == 0 || (*a == INT64_MIN && *b == -1)) return std::nullopt;
+          int64_t r = *a % *b;
+          return r != 0 && ((r < 0) != (*b < 0)) ? r + *b : r;
+        }
         default: return std::nullopt;
       }
     }

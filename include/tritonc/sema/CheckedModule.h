@@ -58,6 +58,8 @@ struct CallableInfo {
   bool isFn = false;
   std::vector<ParamInfo> params;
   std::vector<ShapeVarInfo> shapeVars;
+  std::vector<uint32_t> paramSymbols;     ///< the symbol of each parameter, in order
+  std::vector<uint32_t> shapeVarSymbols;  ///< the symbol of each shape variable
   TypeId returnType;  ///< declared, or Void when there is none
 };
 
