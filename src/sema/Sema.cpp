@@ -520,6 +520,7 @@ void Checker::checkTopLevelLet(NodeId let) {
   TypeId type = declared.isValid() ? declared : value.type;
   setType(let, type);
   if (symbol != kNoSymbol) {
+    constantDefined_.insert(symbol);
     module_.symbols[symbol].type = type;
     value.type = type;
     value.hyperConst = value.hyperConst || value.intValue.has_value() ||
@@ -806,8 +807,16 @@ ExprInfo Checker::checkName(NodeId node) {
     report(Diag::NotAValue, node, spelling(name), what);
     return make(module_.types.error(), node);
   }
+  const Symbol& s = module_.symbols[*symbol];
+  if (s.kind == SymbolKind::Constant && ctx_.callable < 0 && !ctx_.isMain &&
+      !constantDefined_.count(*symbol)) {
+    // A top-level initializer runs in order: a later constant has no value yet.
+    diags_->report(Diag::UsedBeforeDefinition, source(), rangeOf(node), spelling(name))
+        .note(Note::DefinedHere, source(), tokens().range(tree_.token(s.decl)), spelling(name));
+    return make(module_.types.error(), node);
+  }
   ExprInfo info = symbolValue_[*symbol];
-  info.type = module_.symbols[*symbol].type;
+  info.type = s.type;
   info.node = node;
   return info;
 }
