@@ -109,6 +109,8 @@ class IRGen {
   void genWhile(NodeId statement);
   /// Symbols declared before `loop` and assigned in its body (its carried values).
   std::vector<uint32_t> carriedBy(NodeId body);
+  void genLoopBody(BlockId body, NodeId statements, const std::vector<uint32_t>& carried);
+  void bindLoopResults(OpId loop, const std::vector<uint32_t>& carried);
 
   // ---- expressions -------------------------------------------------------------------
   ValueId gen(NodeId node);  ///< genValue, then the node's -O0 shape checks
@@ -548,42 +550,40 @@ void IRGen::genIf(NodeId statement) {
 
 std::vector<uint32_t> IRGen::carriedBy(NodeId body) {
   std::vector<uint32_t> carried;
-  std::vector<NodeId> stack{body};
-  while (!stack.empty()) {
-    NodeId n = stack.back();
-    stack.pop_back();
-    if (!n.isValid()) {
-      continue;
+  tree_.forEachAssignedName(body, [&](NodeId name) {
+    uint32_t symbol = cm_.nodeSymbol[name.index];
+    if (symbol != UINT32_MAX && env_[symbol].isValid()) {
+      carried.push_back(symbol);  // defined before the loop
     }
-    switch (tree_.kind(n)) {
-      case NodeKind::Assign: {
-        NodeId target = tree_.childA(n);
-        while (tree_.kind(target) == NodeKind::Index) {
-          target = tree_.childA(target);
-        }
-        if (tree_.kind(target) == NodeKind::Name) {
-          uint32_t symbol = cm_.nodeSymbol[target.index];
-          if (symbol != UINT32_MAX && env_[symbol].isValid()) {
-            carried.push_back(symbol);
-          }
-        }
-        break;
-      }
-      case NodeKind::Block:
-        for (NodeId child : tree_.list(tree_.listA(n))) stack.push_back(child);
-        break;
-      case NodeKind::If:
-        stack.push_back(tree_.childB(n));
-        stack.push_back(tree_.childC(n));
-        break;
-      case NodeKind::For:
-      case NodeKind::While: stack.push_back(tree_.childB(n)); break;
-      default: break;
-    }
-  }
+  });
   std::sort(carried.begin(), carried.end());
   carried.erase(std::unique(carried.begin(), carried.end()), carried.end());
   return carried;
+}
+
+// Generates a loop body into `body`, ending each iteration with the carried
+// values (unless the body always leaves).
+void IRGen::genLoopBody(BlockId body, NodeId statements, const std::vector<uint32_t>& carried) {
+  block_ = body;
+  terminated_ = false;
+  loops_.push_back(Loop{carried});
+  genBlock(statements);
+  if (!terminated_) {
+    std::vector<ValueId> next;
+    for (uint32_t symbol : carried) next.push_back(env_[symbol]);
+    emit(OpKind::Yield, next, {});
+  }
+  loops_.pop_back();
+}
+
+// After a loop: its results are the carried variables' new values.
+void IRGen::bindLoopResults(OpId loop, const std::vector<uint32_t>& carried) {
+  std::span<const ValueId> results = m_.results(loop);
+  for (size_t i = 0; i < carried.size(); ++i) {
+    m_.values[results[i].index].name = cm_.symbols[carried[i]].name;
+    assign(carried[i], results[i]);
+  }
+  terminated_ = false;
 }
 
 void IRGen::genFor(NodeId statement) {
@@ -629,27 +629,13 @@ void IRGen::genFor(NodeId statement) {
     ValueId arg = m_.addArg(body, cm_.symbols[symbol].type, cm_.symbols[symbol].name);
     assign(symbol, arg);
   }
-  block_ = body;
-  terminated_ = false;
-  loops_.push_back(Loop{carried});
-  genBlock(tree_.childB(statement));
-  if (!terminated_) {
-    std::vector<ValueId> next;
-    for (uint32_t symbol : carried) next.push_back(env_[symbol]);
-    emit(OpKind::Yield, next, {});
-  }
-  loops_.pop_back();
+  genLoopBody(body, tree_.childB(statement), carried);
   rewind(mark);
   block_ = outer;
   OpId op = emit(OpKind::For, operands, types, statement);
   m_.op(op).regions[0] = body;
   m_.blocks[body.index].parent = op;
-  std::span<const ValueId> results = m_.results(op);
-  for (size_t i = 0; i < carried.size(); ++i) {
-    m_.values[results[i].index].name = cm_.symbols[carried[i]].name;
-    assign(carried[i], results[i]);
-  }
-  terminated_ = false;
+  bindLoopResults(op, carried);
 }
 
 void IRGen::genWhile(NodeId statement) {
@@ -675,16 +661,7 @@ void IRGen::genWhile(NodeId statement) {
   for (uint32_t symbol : carried) {
     assign(symbol, m_.addArg(body, cm_.symbols[symbol].type, cm_.symbols[symbol].name));
   }
-  block_ = body;
-  terminated_ = false;
-  loops_.push_back(Loop{carried});
-  genBlock(tree_.childB(statement));
-  if (!terminated_) {
-    std::vector<ValueId> next;
-    for (uint32_t symbol : carried) next.push_back(env_[symbol]);
-    emit(OpKind::Yield, next, {});
-  }
-  loops_.pop_back();
+  genLoopBody(body, tree_.childB(statement), carried);
   rewind(mark);
   block_ = outer;
   OpId op = emit(OpKind::While, operands, types, statement);
@@ -692,12 +669,7 @@ void IRGen::genWhile(NodeId statement) {
   m_.op(op).regions[1] = body;
   m_.blocks[cond.index].parent = op;
   m_.blocks[body.index].parent = op;
-  std::span<const ValueId> results = m_.results(op);
-  for (size_t i = 0; i < carried.size(); ++i) {
-    m_.values[results[i].index].name = cm_.symbols[carried[i]].name;
-    assign(carried[i], results[i]);
-  }
-  terminated_ = false;
+  bindLoopResults(op, carried);
 }
 
 // ---- expressions ---------------------------------------------------------------------

@@ -87,6 +87,41 @@ SourceRange Tree::range(NodeId id) const {
   return result;
 }
 
+void Tree::forEachAssignedName(NodeId body, const std::function<void(NodeId)>& visit) const {
+  std::vector<NodeId> stack{body};
+  while (!stack.empty()) {
+    NodeId n = stack.back();
+    stack.pop_back();
+    if (!n.isValid()) {
+      continue;
+    }
+    switch (kind(n)) {
+      case NodeKind::Assign: {
+        NodeId target = childA(n);
+        while (kind(target) == NodeKind::Index || kind(target) == NodeKind::Member) {
+          target = childA(target);
+        }
+        if (kind(target) == NodeKind::Name) {
+          visit(target);
+        }
+        break;
+      }
+      case NodeKind::Block:
+        for (NodeId child : list(listA(n))) {
+          stack.push_back(child);
+        }
+        break;
+      case NodeKind::If:
+        stack.push_back(childB(n));
+        stack.push_back(childC(n));
+        break;
+      case NodeKind::For:
+      case NodeKind::While: stack.push_back(childB(n)); break;
+      default: break;
+    }
+  }
+}
+
 std::string Tree::dump(const std::function<std::string(NodeId)>& annotate) const {
   std::string out;
   // Explicit stack of (node, indent, label) keeps the dump iterative.

@@ -403,41 +403,12 @@ void Checker::checkSignature(int index) {
 
 // ---- bodies ---------------------------------------------------------------------
 
+// Every identifier assigned anywhere in a body: a let that is never assigned
+// keeps what is known of its value (constant, dimension).
 void Checker::collectAssigned(NodeId node) {
-  // Every identifier assigned anywhere in a body: a let that is never
-  // assigned keeps what is known of its value (constant, dimension).
-  std::vector<NodeId> stack{node};
-  while (!stack.empty()) {
-    NodeId n = stack.back();
-    stack.pop_back();
-    if (!n.isValid()) {
-      continue;
-    }
-    switch (tree_.kind(n)) {
-      case NodeKind::Assign: {
-        NodeId target = tree_.childA(n);
-        while (tree_.kind(target) == NodeKind::Index || tree_.kind(target) == NodeKind::Member) {
-          target = tree_.childA(target);
-        }
-        if (tree_.kind(target) == NodeKind::Name) {
-          ctx_.assigned.insert(tokens().identifier(tree_.token(target)).index);
-        }
-        break;
-      }
-      case NodeKind::Block:
-        for (NodeId child : tree_.list(tree_.listA(n))) {
-          stack.push_back(child);
-        }
-        break;
-      case NodeKind::If:
-        stack.push_back(tree_.childB(n));
-        stack.push_back(tree_.childC(n));
-        break;
-      case NodeKind::For:
-      case NodeKind::While: stack.push_back(tree_.childB(n)); break;
-      default: break;
-    }
-  }
+  tree_.forEachAssignedName(node, [this](NodeId name) {
+    ctx_.assigned.insert(tokens().identifier(tree_.token(name)).index);
+  });
 }
 
 void Checker::checkCallableBody(int index) {

@@ -77,6 +77,10 @@ class Tree {
   }
   /// The source text covered by a node and all of its children.
   SourceRange range(NodeId id) const;
+  /// Calls `visit` with the Name node of every variable assigned in the
+  /// statements under `body` (nested blocks, branches and loops included;
+  /// `x[i] = v` and `x.m = v` assign x).
+  void forEachAssignedName(NodeId body, const std::function<void(NodeId)>& visit) const;
 
   /// An indented, deterministic rendering for --dump-ast. `annotate`, when
   /// given, returns text appended to a node's line (later stages use it to
