@@ -2,7 +2,9 @@
 //
 // Feeds arbitrary bytes through the front end exactly as the driver does
 // (SourceBuffer -> lex -> parse -> check, the last only for inputs without
-// syntax errors, as in the driver) and then exercises every output path that
+// syntax errors, as in the driver; well-typed inputs then go through IR
+// generation and the -O2/-O3 pipeline with the verifier after every pass)
+// and then exercises every output path that
 // depends on the input: both diagnostic renderers (text with and without
 // colour, JSON) and the token and tree dumps. Any crash, sanitizer report,
 // hang or runaway allocation is a bug in the front end.
@@ -12,6 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <string>
 
@@ -19,6 +23,9 @@
 #include "tritonc/diag/Diagnostics.h"
 #include "tritonc/lex/Lex.h"
 #include "tritonc/parse/Parse.h"
+#include "tritonc/ir/Verifier.h"
+#include "tritonc/irgen/IRGen.h"
+#include "tritonc/opt/Optimizer.h"
 #include "tritonc/sema/Sema.h"
 #include "tritonc/source/SourceBuffer.h"
 
@@ -45,6 +52,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!diags.hasErrors()) {
     CheckedModule checked = check(tree, interner, diags);
     typedDump = checked.dump().size();
+    if (!diags.hasErrors() && !checked.hasImports) {
+      // The middle end on every well-typed input: IR generation (with the
+      // -O0 checks, alternately) and the -O2 or -O3 pipeline, verified after
+      // each pass. A broken invariant is a bug: abort so libFuzzer keeps it.
+      IRGenOptions irgen;
+      irgen.runtimeShapeChecks = (size & 2) != 0;
+      ir::Module module = generateIR(checked, irgen);
+      OptimizerOptions options;
+      options.level = (size & 4) != 0 ? '3' : '2';
+      options.verifyEach = true;
+      std::vector<std::string> problems = ir::verify(module);
+      if (problems.empty()) {
+        problems = optimize(module, options);
+      }
+      if (!problems.empty()) {
+        for (const std::string& problem : problems) {
+          std::fprintf(stderr, "%s\n", problem.c_str());
+        }
+        std::abort();
+      }
+      typedDump += module.print().size();
+    }
   }
 
   // Rendering dominates the cost of a run (it is per diagnostic, and garbage
