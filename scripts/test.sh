@@ -4,7 +4,8 @@
 # failure. Suites: unit tests (GoogleTest via ctest), golden tests (dumps and
 # diagnostics, IR and passes, with the diagnostic coverage check), robustness
 # (150 mutants and 100,000-deep nesting through `check`, 300 mutants through
-# the -O2 pipeline with IR verification) and the fuzzer's regression corpus.
+# the -O2 pipeline with IR verification), the fuzzer's regression corpus, the
+# tritonrt runtime and the generated PyTorch modules (run with /usr/bin/python3).
 #   TRITONC_FUZZ_SECONDS  also run libFuzzer for this long (CI sets it)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -81,6 +82,18 @@ python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --replay tests/f
 status=$?
 grep -E 'FAIL|reproduce' "$log_dir/replay-opt.log" | head -n 40
 count "fuzzer regressions through the optimizer" "$log_dir/replay-opt.log" $status
+
+echo "== runtime (tritonrt)"
+PYTHONPATH=runtime /usr/bin/python3 tests/runtime/test_tritonrt.py >"$log_dir/runtime.log" 2>&1
+status=$?
+grep -E '^(FAIL|ERROR)' -A20 "$log_dir/runtime.log" | head -n 60
+count "runtime" "$log_dir/runtime.log" $status
+
+echo "== generated PyTorch modules (torch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>/dev/null))"
+/usr/bin/python3 tests/e2e/test_generated.py --tritonc "$tritonc" >"$log_dir/e2e.log" 2>&1
+status=$?
+grep -E '^FAIL' -A25 "$log_dir/e2e.log" | head -n 80
+count "generated modules" "$log_dir/e2e.log" $status
 
 if [ -n "${TRITONC_FUZZ_SECONDS:-}" ]; then
   echo "== libFuzzer (${TRITONC_FUZZ_SECONDS}s)"

@@ -14,6 +14,7 @@
 #include "tritonc/base/Interner.h"
 #include "tritonc/base/Timings.h"
 #include "tritonc/diag/Diagnostics.h"
+#include "tritonc/emit/Emit.h"
 #include "tritonc/lex/Lex.h"
 #include "tritonc/parse/Parse.h"
 #include "tritonc/ir/Verifier.h"
@@ -48,7 +49,7 @@ std::optional<Stage> parseStageName(const std::string& name) {
 namespace {
 
 // The last stage this build of tritonc implements.
-constexpr Stage kLastImplementedStage = Stage::Opt;
+constexpr Stage kLastImplementedStage = Stage::Emit;
 
 #ifdef NDEBUG
 constexpr bool kDebugBuild = false;
@@ -160,9 +161,51 @@ void selectEntry(CheckedModule& checked, const std::string& entry, const SourceB
   }
 }
 
-// IR generation and the optimizer for one checked file.
+// A generated file waiting for every input to compile cleanly.
+struct PendingOutput {
+  std::string path;
+  std::string contents;
+};
+
+std::string fileStem(const std::string& path) {
+  std::string stem = path;
+  size_t slash = stem.find_last_of('/');
+  if (slash != std::string::npos) {
+    stem = stem.substr(slash + 1);
+  }
+  size_t dot = stem.rfind('.');
+  if (dot != std::string::npos && dot > 0) {
+    stem.resize(dot);
+  }
+  return stem;
+}
+
+// Where the Python module of `input` goes: -o names the file for one input
+// and the directory for several; the default is ./<stem>.py.
+std::string outputPathFor(const CompileOptions& options, const std::string& input) {
+  if (options.inputs.size() == 1 && !options.output.empty()) {
+    return options.output;
+  }
+  std::string dir = options.output.empty() ? "." : options.output;
+  if (dir.back() != '/') {
+    dir += '/';
+  }
+  return dir + fileStem(input) + ".py";
+}
+
+// The flags that shape the generated code, for its header comment.
+std::string codeFlags(const CompileOptions& options) {
+  std::string flags = fmt::format("-O{}", options.optLevel);
+  if (!options.entry.empty()) {
+    flags += " --entry " + options.entry;
+  }
+  return flags;
+}
+
+// IR generation, the optimizer and the emitter for one checked file.
 int runMiddleEnd(const CompileOptions& options, Stage lastStage, const CheckedModule& checked,
-                 Timings* timings, const std::string& header) {
+                 Timings* timings, const std::string& header, const std::string& sourceName,
+                 std::vector<PendingOutput>& outputs) {
   std::optional<ir::Module> module;
   {
     ScopedTimer timer(timings, "IR generation");
@@ -217,6 +260,23 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, const CheckedMo
   if (options.dumpIr) {
     dump("");
   }
+  if (lastStage < Stage::Emit) {
+    return kExitSuccess;
+  }
+  std::string code;
+  {
+    ScopedTimer timer(timings, "PyTorch emitter");
+    code = emitPyTorch(*module, EmitOptions{sourceName.substr(sourceName.find_last_of('/') + 1), codeFlags(options)});
+  }
+  if (options.dumpCode) {
+    if (!header.empty()) {
+      writeStdout("# file: " + header + "\n");
+    }
+    writeStdout(code);
+  }
+  if (!options.stopAfter) {
+    outputs.push_back(PendingOutput{outputPathFor(options, sourceName), std::move(code)});
+  }
   return kExitSuccess;
 }
 
@@ -267,6 +327,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, bool isCompile) 
   }
 
   Interner interner;
+  std::vector<PendingOutput> outputs;
   bool multipleFiles = sources.size() > 1;
   for (const SourceBuffer& source : sources) {
     logMessage(LogLevel::Verbose, "processing " + source.name());
@@ -324,7 +385,8 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, bool isCompile) 
                                       "issue #8");
         }
         int status = runMiddleEnd(options, lastStage, *checked, timings.get(),
-                                  multipleFiles ? source.name() : std::string());
+                                  multipleFiles ? source.name() : std::string(), source.name(),
+                                  outputs);
         if (status != kExitSuccess) {
           return status;
         }
@@ -335,8 +397,18 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, bool isCompile) 
   std::fflush(stdout);
 
   int exitCode = diags.hasErrors() ? kExitSourceError : kExitSuccess;
-  if (exitCode == kExitSuccess && isCompile && lastStage > kLastImplementedStage) {
-    exitCode = reportNotImplemented(options, "code generation", "issue #5");
+  (void)isCompile;
+  // Outputs are written only when every input compiled cleanly.
+  if (exitCode == kExitSuccess) {
+    ScopedTimer timer(timings.get(), "write outputs");
+    for (const PendingOutput& out : outputs) {
+      std::string error;
+      if (!writeFileAtomically(out.path, out.contents, &error)) {
+        diags.reportForPath(Diag::CannotWriteFile, "", out.path, error);
+        sorter.flush();
+        return kExitInternalError;
+      }
+    }
   }
 
   if (timings) {
@@ -375,7 +447,8 @@ int runCompile(const CompileOptions& options) {
     const char* issue;
   };
   const Pending pending[] = {
-      {options.dumpCode, "'--dump-code'", "issue #5"},
+      {options.target != "pytorch" && (!options.stopAfter || *options.stopAfter == Stage::Emit),
+       "'--target cuda' and '--target all'", "issue #6"},
       {options.incremental, "'--incremental'", "issue #8"},
   };
   for (const Pending& p : pending) {

@@ -713,7 +713,15 @@ void Checker::checkAssign(NodeId assign) {
       module_.types.isScalar(value.type) && isNumeric(module_.types.node(value.type).dtype)) {
     return;
   }
+  // Reassigning a whole variable may change a size the checker cannot
+  // decide (`shortcut = down(x)` under `if in_ch != out_ch`): the variable
+  // takes the new value; only a decided mismatch is an error, never a
+  // run-time check that would reject a valid program.
+  bool wholeVariable = tree_.kind(target) == NodeKind::Name;
+  bool saved = noRuntimeChecks_;
+  noRuntimeChecks_ = noRuntimeChecks_ || wholeVariable;
   checkAssignable(value, targetInfo.type, valueNode);
+  noRuntimeChecks_ = saved;
 }
 
 // ---- expressions --------------------------------------------------------------------
@@ -1596,7 +1604,7 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
 
 void Checker::recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId expected,
                                  DimId actual) {
-  if (dims().isUnknown(expected) || !value.isValid()) {
+  if (dims().isUnknown(expected) || !value.isValid() || noRuntimeChecks_) {
     return;
   }
   module_.runtimeChecks.push_back(

@@ -387,6 +387,8 @@ TypeId Checker::substituteType(TypeId type, const std::unordered_map<uint32_t, D
 ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> positionalParams,
                                 const std::unordered_map<uint32_t, DimId>* hyperBindings,
                                 std::string_view calleeName) {
+  // Read before the arguments are checked: a nested forward call sets it too.
+  uint32_t forwardInstance = forwardInstance_;
   CallArgs args = gatherArgs(call);
   const CallableInfo& info = module_.callables[callable];
   std::vector<std::string> names;
@@ -402,7 +404,7 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
     recordCall(call, info.isFn ? CallKind::FnCall : CallKind::Apply,
                static_cast<uint32_t>(callable), *bound);
   } else {
-    recordCall(call, CallKind::Forward, forwardInstance_, *bound);
+    recordCall(call, CallKind::Forward, forwardInstance, *bound);
   }
   for (const BoundArg& arg : *bound) {
     if (arg.present && module_.types.kind(arg.info.type) == TypeKind::Error) {

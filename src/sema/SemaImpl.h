@@ -217,6 +217,7 @@ class Checker {
   /// Application sites (call, callee) to validate once all bodies are known.
   std::vector<std::pair<NodeId, int>> applications_;
   uint32_t forwardInstance_ = 0;  ///< the instance applyCallable forwards to
+  bool noRuntimeChecks_ = false;  ///< checking a whole-variable reassignment
   std::unordered_set<uint32_t> constantDefined_;  ///< top-level constants checked so far
 };
 

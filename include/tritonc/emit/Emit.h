@@ -1,0 +1,21 @@
+//===- Emit.h - entry point of the emit stage -------------------*- C++ -*-===//
+#pragma once
+
+#include <string>
+
+#include "tritonc/ir/IR.h"
+
+namespace tritonc {
+
+struct EmitOptions {
+  std::string sourceName;   ///< the input file, for the header comment
+  std::string flags;        ///< the flags that shaped the code, for the header comment
+};
+
+/// The PyTorch module for an optimized IR module (TOOLCHAIN.md "Generated
+/// PyTorch module"): one nn.Module per layer, a function per fn, constants,
+/// `main()`, and `ENTRY` naming the entry layer. Imports only torch, math and
+/// tritonrt.
+std::string emitPyTorch(const ir::Module& module, const EmitOptions& options);
+
+}  // namespace tritonc

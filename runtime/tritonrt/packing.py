@@ -1,0 +1,187 @@
+"""2-bit packed ternary weights (TOOLCHAIN.md "Packed ternary format") and packed modules.
+
+Format: code = value + 1 (``00`` = -1, ``01`` = 0, ``10`` = +1, ``11`` invalid), four codes
+per byte, element ``j`` of a row at bits ``2 * (j % 4)``. A weight of shape
+``[d0, d1, ..., dn]`` is packed as ``d0`` rows of ``d1 * ... * dn`` elements (the reduction
+dimension: ``[out, in]`` for a linear weight, ``[out, in/groups * kh * kw]`` for a conv
+weight), each row padded with code ``01`` to a multiple of 4, giving a ``uint8`` tensor
+``[d0, ceil(d1 * ... * dn / 4)]``. A 1-D weight of ``n`` elements is one row: ``[1, ceil(n/4)]``
+(a 0-d tensor is one row of one element: ``[1, 1]``).
+"""
+
+import torch
+
+from .quant import _as_shape, _prod, ternary_quantize, ternary_quantize_parts
+
+__all__ = ["pack_ternary", "unpack_ternary", "weight", "pack", "is_packed", "packed_shape"]
+
+_SHIFTS = (0, 2, 4, 6)
+
+
+def _rows_cols(shape):
+    if len(shape) == 0:
+        return 1, 1
+    if len(shape) == 1:
+        return 1, int(shape[0])
+    return int(shape[0]), _prod(shape[1:])
+
+
+def packed_shape(shape):
+    """The shape of the packed ``uint8`` tensor for a weight of ``shape``."""
+    rows, cols = _rows_cols(_as_shape(shape))
+    return (rows, (cols + 3) // 4)
+
+
+def pack_ternary(q):
+    """Pack an integer (or integral float) tensor with values in {-1, 0, 1} into 2-bit codes.
+
+    Returns a ``uint8`` tensor ``[shape[0], ceil(prod(shape[1:]) / 4)]`` (``[1, ceil(n/4)]``
+    for 1-D) on ``q``'s device. Raises ``ValueError`` for a value outside {-1, 0, 1}.
+    """
+    q = torch.as_tensor(q).detach()
+    shape = tuple(q.shape)
+    rows, cols = _rows_cols(shape)
+    if q.dtype == torch.bool or q.is_complex():
+        raise TypeError("pack_ternary: expected an integer tensor, got %s" % q.dtype)
+    if q.is_floating_point() and q.numel() and bool((q != q.round()).any()):
+        raise ValueError("pack_ternary: the tensor has non-integral values")
+    qi = q.reshape(rows, cols).to(torch.int16)
+    if qi.numel() and bool(((qi < -1) | (qi > 1)).any()):
+        raise ValueError("pack_ternary: values must be in {-1, 0, 1}")
+    codes = (qi + 1).to(torch.uint8)
+    nbytes = (cols + 3) // 4
+    pad = nbytes * 4 - cols
+    if pad:
+        codes = torch.cat([codes, codes.new_ones((rows, pad))], dim=1)
+    codes = codes.reshape(rows, nbytes, 4)
+    packed = codes[..., 0] | (codes[..., 1] << 2) | (codes[..., 2] << 4) | (codes[..., 3] << 6)
+    return packed.contiguous()
+
+
+def unpack_ternary(packed, shape, check=False):
+    """Unpack ``pack_ternary`` output to an ``int8`` tensor of ``shape`` (values -1, 0, 1).
+
+    With ``check=True`` an invalid code ``11`` raises ``ValueError`` (this reads the data, so
+    leave it off in ``forward``); without it such a code unpacks as 2.
+    """
+    shape = _as_shape(shape)
+    if packed.dtype != torch.uint8:
+        raise TypeError("unpack_ternary: expected a uint8 tensor, got %s" % packed.dtype)
+    rows, cols = _rows_cols(shape)
+    nbytes = (cols + 3) // 4
+    if packed.numel() != rows * nbytes:
+        raise ValueError(
+            "unpack_ternary: %d packed bytes do not hold a tensor of shape %s (expected %d)"
+            % (packed.numel(), list(shape), rows * nbytes)
+        )
+    p = packed.reshape(rows, nbytes)
+    codes = torch.stack([(p >> s) & 3 for s in _SHIFTS], dim=-1).reshape(rows, nbytes * 4)
+    codes = codes[:, :cols]
+    if check and codes.numel() and bool((codes == 3).any()):
+        raise ValueError("unpack_ternary: invalid code 0b11 in packed data")
+    return (codes.to(torch.int8) - 1).reshape(shape)
+
+
+def _method_of(module, name):
+    """(method, threshold) for the ternary weight ``name`` of ``module``.
+
+    ``module._ternary_methods`` maps a weight name to a method name (``"absmean"``), a
+    ``(method, threshold)`` pair, or a dict ``{"method": ..., "threshold": ...}``; a name
+    not listed uses ``absmean``.
+    """
+    methods = getattr(module, "_ternary_methods", None)
+    spec = methods.get(name, "absmean") if methods else "absmean"
+    if isinstance(spec, str):
+        return spec, 0.7
+    if isinstance(spec, dict):
+        return spec.get("method", "absmean"), spec.get("threshold", 0.7)
+    method, threshold = spec
+    return method, threshold
+
+
+def _scaled(q, scale, shape):
+    """``s * q`` in the scale's dtype; a scale with one entry per row (``shape[0]`` entries)
+    is applied per output channel (the format's per-channel extension)."""
+    if scale.numel() == 1 or len(shape) == 0:
+        s = scale.reshape(())
+    else:
+        s = scale.reshape((-1,) + (1,) * (len(shape) - 1))
+    return q.to(scale.dtype) * s
+
+
+def is_packed(module):
+    """Whether ``module`` or one of its sub-modules holds packed ternary weights."""
+    return any(getattr(m, "_tritonrt_packed", False) for m in module.modules())
+
+
+def weight(module, name):
+    """The value of the ternary weight ``name`` of ``module`` to compute with.
+
+    Packed module: unpacks the ``uint8`` buffer ``name`` and scales it by ``name + "_scale"``
+    (float32 ``s * q``, identical to the unpacked module's eval value). Otherwise:
+    ``ternary_quantize`` of the latent parameter with the weight's method and the module's
+    training flag (straight-through gradient).
+    """
+    if getattr(module, "_tritonrt_packed", False):
+        if module.training:
+            raise RuntimeError(
+                "tritonrt: %s has packed ternary weights and runs inference only; "
+                "call .eval() on it (train the unpacked module instead)" % type(module).__name__
+            )
+        shape = module._tritonrt_shapes[name]
+        q = unpack_ternary(getattr(module, name), shape)
+        return _scaled(q, getattr(module, name + "_scale"), shape)
+    method, threshold = _method_of(module, name)
+    return ternary_quantize(
+        getattr(module, name), method=method, threshold=threshold, training=module.training
+    )
+
+
+def _pack_one(m):
+    names = tuple(getattr(m, "_ternary_weights", ()) or ())
+    shapes = {}
+    for name in names:
+        latent = getattr(m, name, None)
+        if latent is None:
+            continue
+        if not isinstance(latent, torch.Tensor):
+            raise TypeError(
+                "tritonrt.pack: %s.%s is not a tensor" % (type(m).__name__, name)
+            )
+        method, threshold = _method_of(m, name)
+        q, s = ternary_quantize_parts(latent, method=method, threshold=threshold)
+        packed = pack_ternary(q).to(latent.device)
+        if name in m._parameters:
+            del m._parameters[name]
+        elif name in m._buffers:
+            del m._buffers[name]
+        else:
+            delattr(m, name)
+        m.register_buffer(name, packed)
+        m.register_buffer(name + "_scale", s.to(latent.device))
+        shapes[name] = tuple(latent.shape)
+    m._tritonrt_shapes = shapes
+    m._tritonrt_packed = True
+
+
+def pack(module):
+    """Convert every ternary weight of the module tree to packed form, in place.
+
+    For each sub-module (``module.modules()``, the root included) whose class or instance
+    lists ``_ternary_weights``, each listed parameter is replaced by a ``uint8`` buffer of
+    the same name holding the 2-bit codes and a 0-d float32 buffer ``<name>_scale``. The
+    original shape is kept in the plain attribute ``_tritonrt_shapes`` (it follows from the
+    module's constructor arguments, so ``state_dict`` holds exactly the two buffers per
+    weight and loads into another packed module of the same class). Sets
+    ``_tritonrt_packed = True`` on those modules and on ``module``, puts ``module`` in eval
+    mode and returns it. Packing an already packed module changes nothing.
+    """
+    for m in list(module.modules()):
+        if getattr(m, "_ternary_weights", None) and not getattr(m, "_tritonrt_packed", False):
+            _pack_one(m)
+    if not getattr(module, "_tritonrt_packed", False):
+        if not hasattr(module, "_tritonrt_shapes"):
+            module._tritonrt_shapes = {}
+        module._tritonrt_packed = True
+    module.eval()
+    return module

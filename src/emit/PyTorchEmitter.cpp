@@ -1,0 +1,1188 @@
+//===- PyTorchEmitter.cpp - IR to a PyTorch module ------------------------===//
+//
+// One nn.Module class per layer. Hyperparameters are constructor arguments
+// (implicit size variables keyword-only; defaults that depend on other
+// hyperparameters are resolved in the constructor). Ternary weights are
+// latent float nn.Parameters named as in the source and read through
+// tritonrt.weight() (straight-through quantization, or the packed codes
+// after tritonrt.pack()). Sub-module creations are hoisted into __init__
+// with the hyperparameter conditions around them. A layer without
+// sub-modules also gets a module-level function `_<Layer>_apply` that
+// `apply` calls and its forward delegates to. Control flow follows the IR's
+// structured regions: an op's results are Python variables that its regions
+// assign. Identifiers from the source are Python identifiers already; the
+// ones that collide with Python keywords or the module's own names get a
+// trailing underscore, and strings are written with escapes, so nothing from
+// the source can inject code.
+//
+//===----------------------------------------------------------------------===//
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "tritonc/base/Check.h"
+#include "tritonc/base/Text.h"
+#include "tritonc/base/Version.h"
+#include "tritonc/emit/Emit.h"
+#include "tritonc/sema/CheckedModule.h"
+
+namespace tritonc {
+
+namespace {
+
+using namespace ir;
+
+const std::unordered_set<std::string>& reservedNames() {
+  static const std::unordered_set<std::string> names = {
+      "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
+      "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
+      "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return",
+      "try", "while", "with", "yield", "torch", "nn", "F", "math", "tritonrt", "self", "super",
+      "ENTRY", "range", "list", "int", "float", "bool", "len", "isinstance", "max", "min",
+      "round", "abs"};
+  return names;
+}
+
+std::string pyIdent(std::string_view name) {
+  std::string out(name);
+  if (reservedNames().count(out) != 0 || (out.size() > 1 && out[0] == '_' && out[1] == '_')) {
+    out += '_';
+  }
+  return out;
+}
+
+std::string pyString(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
+          out += fmt::format("\\x{:02x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string pyFloat(double value) {
+  std::string text = formatFloat(value);
+  if (text == "inf") return "float(\"inf\")";
+  if (text == "-inf") return "float(\"-inf\")";
+  if (text == "nan" || text == "-nan") return "float(\"nan\")";
+  return text;
+}
+
+std::string torchDType(DType dtype) {
+  switch (dtype) {
+    case DType::Bool: return "torch.bool";
+    case DType::Trit:
+    case DType::Int8: return "torch.int8";
+    case DType::Int16: return "torch.int16";
+    case DType::Int32: return "torch.int32";
+    case DType::Int64: return "torch.int64";
+    case DType::Float16: return "torch.float16";
+    case DType::BFloat16: return "torch.bfloat16";
+    default: return "torch.float32";
+  }
+}
+
+constexpr const char* kActivations[] = {"none", "relu", "gelu", "silu", "relu6"};
+
+enum class Context { Forward, Apply, Init, Fn, Main, Global };
+
+class Emitter {
+ public:
+  Emitter(const Module& m, const EmitOptions& options) : m_(m), options_(options) {}
+
+  std::string run();
+
+ private:
+  // ---- names and expressions ----------------------------------------------------
+  std::string name(IdentifierId id) const { return pyIdent(m_.interner->spelling(id)); }
+  std::string fresh(std::string base) {
+    std::string candidate = base;
+    for (int n = 2; !used_.insert(candidate).second; ++n) {
+      candidate = fmt::format("{}_{}", base, n);
+    }
+    return candidate;
+  }
+  std::string local(ValueId v) {
+    const Value& value = m_.values[v.index];
+    std::string base = value.name.isValid() ? name(value.name) : "t";
+    std::string n = fresh(base);
+    expr_[v.index] = n;
+    return n;
+  }
+  std::string e(ValueId v) const {
+    auto it = expr_.find(v.index);
+    return it == expr_.end() ? "None" : it->second;
+  }
+  bool isScalar(ValueId v) const { return m_.types.isScalar(m_.typeOf(v)); }
+  bool isTensor(ValueId v) const { return m_.types.isTensor(m_.typeOf(v)); }
+  bool intScalar(ValueId v) const {
+    return isScalar(v) && isIntegral(m_.types.node(m_.typeOf(v)).dtype);
+  }
+  std::string dim(DimId d) const;
+  std::string shapeOf(TypeId type) const;
+  std::string training() const {
+    switch (ctx_) {
+      case Context::Forward: return "self.training";
+      case Context::Apply: return "_training";
+      default: return "False";
+    }
+  }
+  void line(int depth, const std::string& text);
+
+  // ---- program structure -----------------------------------------------------------
+  void emitGlobals();
+  void emitFn(size_t index);
+  void emitLayer(size_t index);
+  void emitMain(size_t index);
+  bool stateful(const Function& f) const;
+  std::string hyperSignature(const Function& f, bool applyStyle);
+  void resolveHyperDefaults(const Function& f, int depth, bool applyStyle);
+  std::string regionExpr(BlockId region, int depth);
+  void emitInstances(BlockId block, int depth, std::vector<std::string>& conditions);
+
+  // ---- statements ------------------------------------------------------------------
+  void emitBlock(BlockId block, int depth);
+  void emitOp(OpId id, int depth);
+  std::string opExpr(OpId id);
+  std::string builtinExpr(OpId id);
+  std::string instanceExpr(uint32_t index) const;
+  std::string indexList(OpId id, size_t from) const;
+
+  struct Loop {
+    std::vector<std::string> results;
+  };
+
+  const Module& m_;
+  EmitOptions options_;
+  std::string out_;
+  const Function* fn_ = nullptr;
+  Context ctx_ = Context::Global;
+  std::unordered_map<uint32_t, std::string> expr_;
+  std::unordered_set<std::string> used_;
+  std::vector<std::vector<std::string>> yieldTargets_;  ///< what a yield assigns
+  std::vector<Loop> loops_;
+  bool usesMath_ = false;
+  std::string shapeHint_;  ///< a weight's declared shape, for creation calls without one
+};
+
+// Writes one statement, wrapping a call (or signature) longer than 100
+// columns the way black does: one argument per line, trailing comma.
+void Emitter::line(int depth, const std::string& text) {
+  constexpr size_t kMaxColumns = 100;
+  size_t indent = static_cast<size_t>(depth) * 4;
+  if (indent + text.size() > kMaxColumns) {
+    // The call whose closing parenthesis ends the line (before a ':').
+    size_t end = text.size();
+    if (end > 0 && text[end - 1] == ':') --end;
+    if (end > 0 && text[end - 1] == ')') {
+      // Find its opening parenthesis and the top-level commas, outside strings.
+      std::vector<size_t> opens;
+      std::vector<size_t> commas;
+      size_t open = std::string::npos;
+      char quote = 0;
+      for (size_t i = 0; i + 1 < end; ++i) {
+        char c = text[i];
+        if (quote != 0) {
+          if (c == '\\') {
+            ++i;
+          } else if (c == quote) {
+            quote = 0;
+          }
+          continue;
+        }
+        if (c == '"' || c == '\'') {
+          quote = c;
+        } else if (c == '(' || c == '[' || c == '{') {
+          opens.push_back(i);
+        } else if ((c == ')' || c == ']' || c == '}') && !opens.empty()) {
+          opens.pop_back();
+        } else if (c == ',' && opens.size() == 1) {
+          commas.push_back(i);
+        }
+      }
+      if (opens.size() == 1 && text[opens[0]] == '(') open = opens[0];
+      if (open != std::string::npos && open + 1 < end - 1) {
+        out_.append(indent, ' ');
+        out_ += text.substr(0, open + 1);
+        out_ += '\n';
+        size_t start = open + 1;
+        commas.push_back(end - 1);
+        for (size_t comma : commas) {
+          std::string arg = text.substr(start, comma - start);
+          size_t first = arg.find_first_not_of(' ');
+          arg = first == std::string::npos ? "" : arg.substr(first);
+          if (!arg.empty()) {
+            bool star = arg == "*";
+            line(depth + 1, star ? arg + "," : arg + ",");
+          }
+          start = comma + 1;
+        }
+        out_.append(indent, ' ');
+        out_ += text.substr(end - 1);
+        out_ += '\n';
+        return;
+      }
+    }
+  }
+  out_.append(indent, ' ');
+  out_ += text;
+  out_ += '\n';
+}
+
+std::string Emitter::dim(DimId d) const {
+  const DimStore::Node& n = m_.dims.node(d);
+  switch (n.kind) {
+    case DimKind::Const: return std::to_string(n.value);
+    case DimKind::Var: return name(n.var);
+    case DimKind::Unknown: return "None";
+    case DimKind::Add: return "(" + dim(n.lhs) + " + " + dim(n.rhs) + ")";
+    case DimKind::Sub: return "(" + dim(n.lhs) + " - " + dim(n.rhs) + ")";
+    case DimKind::Mul: return "(" + dim(n.lhs) + " * " + dim(n.rhs) + ")";
+    case DimKind::Div: return "(" + dim(n.lhs) + " // " + dim(n.rhs) + ")";
+  }
+  return "None";
+}
+
+std::string Emitter::shapeOf(TypeId type) const {
+  std::string out = "(";
+  for (DimId d : m_.types.shape(type)) {
+    out += dim(d) + ", ";
+  }
+  if (out.size() > 1) out.resize(out.size() - 2);
+  if (m_.types.shape(type).size() == 1) out += ",";
+  return out + ")";
+}
+
+bool Emitter::stateful(const Function& f) const {
+  if (!f.instances.empty()) return true;
+  std::vector<BlockId> stack{f.body};
+  while (!stack.empty()) {
+    BlockId b = stack.back();
+    stack.pop_back();
+    for (OpId id : m_.blocks[b.index].ops) {
+      OpKind k = m_.op(id).kind;
+      if (k == OpKind::Forward || k == OpKind::FusedConv || k == OpKind::Instantiate ||
+          k == OpKind::InstanceMember) {
+        return true;
+      }
+      for (BlockId r : m_.op(id).regions) {
+        if (r.isValid()) stack.push_back(r);
+      }
+    }
+  }
+  return false;
+}
+
+// The value a declaration region yields, as one expression (its ops are
+// emitted before it as statements when needed).
+std::string Emitter::regionExpr(BlockId region, int depth) {
+  const Block& b = m_.blocks[region.index];
+  for (size_t i = 0; i + 1 < b.ops.size(); ++i) {
+    emitOp(b.ops[i], depth);
+  }
+  return e(m_.operands(b.ops.back())[0]);
+}
+
+std::string Emitter::run() {
+  out_ += fmt::format("# Generated by tritonc {} from {}{}. Do not edit.\n", kVersion,
+                      options_.sourceName,
+                      options_.flags.empty() ? "" : " with " + options_.flags);
+  std::string body;
+  std::swap(out_, body);
+  emitGlobals();
+  for (size_t i = 0; i < m_.functions.size(); ++i) {
+    const Function& f = m_.functions[i];
+    out_ += "\n\n";
+    switch (f.kind) {
+      case Function::Kind::Fn: emitFn(i); break;
+      case Function::Kind::Layer: emitLayer(i); break;
+      case Function::Kind::Main: emitMain(i); break;
+    }
+  }
+  if (m_.entry >= 0) {
+    out_ += fmt::format("\n\nENTRY = {}\n", pyString(name(m_.functions[m_.entry].name)));
+  }
+  for (const Function& f : m_.functions) {
+    if (f.kind == Function::Kind::Main) {
+      out_ += "\n\nif __name__ == \"__main__\":\n    main()\n";
+    }
+  }
+  std::string code;
+  std::swap(out_, code);
+  out_ = body;
+  // Only the imports the code uses (the contract: no unused imports).
+  auto uses = [&](std::string_view prefix) {
+    for (size_t at = code.find(prefix); at != std::string::npos; at = code.find(prefix, at + 1)) {
+      char before = at == 0 ? ' ' : code[at - 1];
+      if (!std::isalnum(static_cast<unsigned char>(before)) && before != '_' && before != '.' &&
+          before != '"') {
+        return true;
+      }
+    }
+    return false;
+  };
+  if (usesMath_ && uses("math.")) out_ += "import math\n\n";
+  if (uses("torch.")) out_ += "import torch\n";
+  if (uses("nn.")) out_ += "import torch.nn as nn\n";
+  if (uses("F.")) out_ += "import torch.nn.functional as F\n";
+  if (uses("tritonrt.")) out_ += "\nimport tritonrt\n";
+  out_ += code;
+  return std::move(out_);
+}
+
+void Emitter::emitGlobals() {
+  if (m_.globals.empty()) return;
+  out_ += "\n";
+  for (const Global& g : m_.globals) {
+    fn_ = nullptr;
+    ctx_ = Context::Global;
+    expr_.clear();
+    used_.clear();
+    std::string value = regionExpr(g.init, 0);
+    line(0, fmt::format("{} = {}", name(g.name), value));
+  }
+}
+
+// Parameters of a constructor or apply function: hyperparameters in order,
+// keyword-only from the first one after a default; implicit ones keyword-only.
+std::string Emitter::hyperSignature(const Function& f, bool applyStyle) {
+  std::string sig;
+  bool keywordOnly = applyStyle;
+  bool sawDefault = false;
+  auto add = [&](const std::string& text) { sig += ", " + text; };
+  if (applyStyle) sig += ", *";
+  for (const HyperDecl& h : f.hypers) {
+    if (h.implicit) continue;
+    bool hasDefault = h.defaultValue.isValid();
+    if (!keywordOnly && sawDefault && !hasDefault) {
+      add("*");
+      keywordOnly = true;
+    }
+    sawDefault = sawDefault || hasDefault;
+    add(applyStyle || hasDefault ? name(h.name) + "=None" : name(h.name));
+  }
+  bool implicit = std::any_of(f.hypers.begin(), f.hypers.end(), [](const HyperDecl& h) { return h.implicit; });
+  if (implicit && !keywordOnly) {
+    add("*");
+    keywordOnly = true;
+  }
+  for (const HyperDecl& h : f.hypers) {
+    if (h.implicit) add(name(h.name) + (applyStyle ? "=None" : ""));
+  }
+  return sig;
+}
+
+// `if h is None: h = <default>` for hyperparameters whose default needs
+// computing, in an order where each default's inputs come first.
+void Emitter::resolveHyperDefaults(const Function& f, int depth, bool applyStyle) {
+  std::vector<bool> done(f.hypers.size(), false);
+  auto ready = [&](BlockId region) {
+    std::vector<BlockId> stack{region};
+    while (!stack.empty()) {
+      BlockId b = stack.back();
+      stack.pop_back();
+      for (OpId id : m_.blocks[b.index].ops) {
+        const Op& o = m_.op(id);
+        if (o.kind == OpKind::Hyper && !done[static_cast<size_t>(o.intAttr)]) return false;
+        for (BlockId r : o.regions) {
+          if (r.isValid()) stack.push_back(r);
+        }
+      }
+    }
+    return true;
+  };
+  for (size_t h = 0; h < f.hypers.size(); ++h) {
+    done[h] = !f.hypers[h].defaultValue.isValid();
+  }
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t h = 0; h < f.hypers.size(); ++h) {
+      if (done[h] || !ready(f.hypers[h].defaultValue)) continue;
+      line(depth, fmt::format("if {} is None:", name(f.hypers[h].name)));
+      std::string value = regionExpr(f.hypers[h].defaultValue, depth + 1);
+      line(depth + 1, fmt::format("{} = {}", name(f.hypers[h].name), value));
+      done[h] = true;
+      progress = true;
+    }
+  }
+  (void)applyStyle;
+}
+
+void Emitter::emitFn(size_t index) {
+  const Function& f = m_.functions[index];
+  fn_ = &f;
+  ctx_ = Context::Fn;
+  expr_.clear();
+  used_.clear();
+  const Block& body = m_.blocks[f.body.index];
+  std::string params;
+  for (size_t i = 0; i < f.inputs.size(); ++i) {
+    std::string n = fresh(name(f.inputs[i].name));
+    expr_[body.args[i].index] = n;
+    params += (i ? ", " : "") + n + (f.inputs[i].defaultValue.isValid() ? "=None" : "");
+  }
+  line(0, fmt::format("def {}({}):", name(f.name), params));
+  for (size_t i = 0; i < f.inputs.size(); ++i) {
+    if (f.inputs[i].defaultValue.isValid()) {
+      line(1, fmt::format("if {} is None:", e(body.args[i])));
+      std::string value = regionExpr(f.inputs[i].defaultValue, 2);
+      line(2, fmt::format("{} = {}", e(body.args[i]), value));
+    }
+  }
+  emitBlock(f.body, 1);
+}
+
+std::string Emitter::instanceExpr(uint32_t index) const {
+  std::string n = name(fn_->instances[index].name);
+  return ctx_ == Context::Forward ? "self." + n : n;
+}
+
+// Creates the sub-modules in __init__, under the conditions the forward body
+// puts around them (conditions on hyperparameters only, as the checker
+// guarantees); an instance not created is None.
+void Emitter::emitInstances(BlockId block, int depth, std::vector<std::string>& conditions) {
+  for (OpId id : m_.blocks[block.index].ops) {
+    const Op& o = m_.op(id);
+    if (o.kind == OpKind::Instantiate) {
+      const InstanceDecl& inst = fn_->instances[static_cast<size_t>(o.intAttr)];
+      std::string cond;
+      for (const std::string& c : conditions) cond += (cond.empty() ? "" : " and ") + c;
+      std::string ctor = opExpr(id);
+      if (cond.empty()) {
+        line(depth, fmt::format("self.{} = {}", name(inst.name), ctor));
+      } else {
+        line(depth, fmt::format("if {}:", cond));
+        line(depth + 1, fmt::format("self.{} = {}", name(inst.name), ctor));
+        line(depth, "else:");
+        line(depth + 1, fmt::format("self.{} = None", name(inst.name)));
+      }
+    } else if (o.kind == OpKind::If) {
+      std::string c = e(m_.operands(id)[0]);
+      if (c == "None") {
+        // A condition on a value the constructor does not have: create
+        // unconditionally (the forward body decides whether to use it).
+        c = "True";
+      }
+      conditions.push_back("(" + c + ")");
+      emitInstances(o.regions[0], depth, conditions);
+      conditions.back() = "not (" + c + ")";
+      emitInstances(o.regions[1], depth, conditions);
+      conditions.pop_back();
+    } else if (o.kind == OpKind::For || o.kind == OpKind::While) {
+      // The checker rejects sub-modules in loops.
+    } else if (o.resultsCount == 1 && isScalar(m_.result(id)) &&
+               (o.kind == OpKind::Constant || o.kind == OpKind::Hyper || o.kind == OpKind::Global ||
+                o.kind == OpKind::Add || o.kind == OpKind::Sub || o.kind == OpKind::Mul ||
+                o.kind == OpKind::Div || o.kind == OpKind::Mod || o.kind == OpKind::Neg ||
+                o.kind == OpKind::Not || o.kind == OpKind::Eq || o.kind == OpKind::Ne ||
+                o.kind == OpKind::Lt || o.kind == OpKind::Le || o.kind == OpKind::Gt ||
+                o.kind == OpKind::Ge || o.kind == OpKind::And || o.kind == OpKind::Or ||
+                o.kind == OpKind::Cast)) {
+      // Hyperparameter arithmetic: the constructor computes it too.
+      expr_[m_.result(id).index] = opExpr(id);
+    }
+  }
+}
+
+void Emitter::emitLayer(size_t index) {
+  const Function& f = m_.functions[index];
+  fn_ = &f;
+  bool hasState = stateful(f);
+  std::string className = name(f.name);
+  const Block& body = m_.blocks[f.body.index];
+
+  // The apply function of a stateless layer: hyperparameters (inferred from
+  // shapes or defaults when not given), weights and inputs as arguments.
+  if (!hasState) {
+    ctx_ = Context::Apply;
+    expr_.clear();
+    used_.clear();
+    std::string params;
+    for (const WeightDecl& w : f.weights) params += ", " + fresh(name(w.name)) + "=None";
+    for (size_t i = 0; i < f.inputs.size(); ++i) {
+      std::string n = fresh(name(f.inputs[i].name));
+      expr_[body.args[i].index] = n;
+      params += ", " + n + "=None";
+    }
+    for (const HyperDecl& h : f.hypers) used_.insert(name(h.name));
+    std::string sig = hyperSignature(f, true);
+    std::string all = params + sig + (sig.empty() ? ", *" : "") + ", _training=False";
+    line(0, fmt::format("def _{}_apply({}):", className, all.substr(2)));
+    // Size variables not given: read from the shapes that declare them.
+    for (const HyperDecl& h : f.hypers) {
+      std::string source;
+      auto search = [&](TypeId type, const std::string& value) {
+        if (!source.empty() || !m_.types.isTensor(type) || !m_.types.node(type).rankKnown) return;
+        std::span<const DimId> shape = m_.types.shape(type);
+        for (size_t d = 0; d < shape.size(); ++d) {
+          const DimStore::Node& n = m_.dims.node(shape[d]);
+          if (n.kind == DimKind::Var && n.var == h.name) {
+            source = fmt::format("{}.shape[{}]", value, d);
+            return;
+          }
+        }
+      };
+      for (const WeightDecl& w : f.weights) search(w.type, name(w.name));
+      for (size_t i = 0; i < f.inputs.size(); ++i) search(f.inputs[i].type, e(body.args[i]));
+      if (!source.empty()) {
+        line(1, fmt::format("if {} is None:", name(h.name)));
+        line(2, fmt::format("{} = {}", name(h.name), source));
+      }
+    }
+    resolveHyperDefaults(f, 1, true);
+    for (size_t i = 0; i < f.inputs.size(); ++i) {
+      if (f.inputs[i].defaultValue.isValid()) {
+        line(1, fmt::format("if {} is None:", e(body.args[i])));
+        std::string value = regionExpr(f.inputs[i].defaultValue, 2);
+        line(2, fmt::format("{} = {}", e(body.args[i]), value));
+      }
+    }
+    emitBlock(f.body, 1);
+    out_ += "\n\n";
+  }
+
+  // The class.
+  out_ += fmt::format("class {}(nn.Module):\n", className);
+  std::vector<std::string> ternary;
+  for (const WeightDecl& w : f.weights) {
+    if (m_.types.isTernary(w.type)) ternary.push_back(pyString(name(w.name)));
+  }
+  if (!ternary.empty()) {
+    std::string tuple;
+    for (const std::string& t : ternary) tuple += (tuple.empty() ? "" : ", ") + t;
+    if (ternary.size() == 1) tuple += ",";
+    line(1, fmt::format("_ternary_weights = ({})", tuple));
+    out_ += "\n";
+  }
+  // __init__
+  ctx_ = Context::Init;
+  expr_.clear();
+  used_.clear();
+  std::string sig = hyperSignature(f, false);
+  line(1, fmt::format("def __init__(self{}):", sig));
+  line(2, "super().__init__()");
+  resolveHyperDefaults(f, 2, false);
+  for (const HyperDecl& h : f.hypers) {
+    line(2, fmt::format("self.{0} = {0}", name(h.name)));
+  }
+  for (const WeightDecl& w : f.weights) {
+    std::string n = name(w.name);
+    if (w.init.isValid()) {
+      shapeHint_ = shapeOf(w.type);
+      const Block& region = m_.blocks[w.init.index];
+      ValueId yielded = m_.operands(region.ops.back())[0];
+      std::string init = regionExpr(w.init, 2);
+      shapeHint_.clear();
+      // Latent weights are float32 parameters whatever the initializer gives.
+      // (Ternary values are float32 tensors in the runtime.)
+      bool isFloat32 = m_.types.isTensor(m_.typeOf(yielded)) &&
+                       (m_.types.isTernary(m_.typeOf(yielded)) ||
+                        m_.types.node(m_.typeOf(yielded)).dtype == DType::Float32);
+      line(2, fmt::format("self.{} = nn.Parameter({}{})", n, init, isFloat32 ? "" : ".float()"));
+    } else if (m_.types.isTernary(w.type)) {
+      line(2, fmt::format("self.{} = nn.Parameter(tritonrt.ternary_weights({}))", n, shapeOf(w.type)));
+    } else if (m_.types.node(w.type).rankKnown && m_.types.shape(w.type).size() >= 2) {
+      // As nn.Linear and nn.Conv2d initialize their weights.
+      usesMath_ = true;
+      line(2, fmt::format("self.{} = nn.Parameter(torch.empty({}))", n, shapeOf(w.type)));
+      line(2, fmt::format("nn.init.kaiming_uniform_(self.{}, a=math.sqrt(5))", n));
+    } else {
+      line(2, fmt::format("self.{} = nn.Parameter(torch.zeros({}))", n, shapeOf(w.type)));
+    }
+  }
+  std::vector<std::string> conditions;
+  emitInstances(f.body, 2, conditions);
+  out_ += "\n";
+  // forward
+  ctx_ = Context::Forward;
+  expr_.clear();
+  used_.clear();
+  std::string params;
+  for (size_t i = 0; i < f.inputs.size(); ++i) {
+    std::string n = fresh(name(f.inputs[i].name));
+    expr_[body.args[i].index] = n;
+    params += ", " + n + (f.inputs[i].defaultValue.isValid() ? "=None" : "");
+  }
+  line(1, fmt::format("def forward(self{}):", params));
+  if (!hasState) {
+    std::string args;
+    for (const WeightDecl& w : f.weights) {
+      std::string read = m_.types.isTernary(w.type)
+                             ? fmt::format("tritonrt.weight(self, {})", pyString(name(w.name)))
+                             : "self." + name(w.name);
+      args += fmt::format("{}={}, ", name(w.name), read);
+    }
+    for (size_t i = 0; i < f.inputs.size(); ++i) {
+      args += fmt::format("{}={}, ", name(f.inputs[i].name), e(body.args[i]));
+    }
+    for (const HyperDecl& h : f.hypers) args += fmt::format("{0}=self.{0}, ", name(h.name));
+    line(2, fmt::format("return _{}_apply({}_training=self.training)", className, args));
+    return;
+  }
+  for (size_t i = 0; i < f.inputs.size(); ++i) {
+    if (f.inputs[i].defaultValue.isValid()) {
+      line(2, fmt::format("if {} is None:", e(body.args[i])));
+      std::string value = regionExpr(f.inputs[i].defaultValue, 3);
+      line(3, fmt::format("{} = {}", e(body.args[i]), value));
+    }
+  }
+  emitBlock(f.body, 2);
+}
+
+void Emitter::emitMain(size_t index) {
+  const Function& f = m_.functions[index];
+  fn_ = &f;
+  ctx_ = Context::Main;
+  expr_.clear();
+  used_.clear();
+  out_ += "def main():\n";
+  emitBlock(f.body, 1);
+}
+
+void Emitter::emitBlock(BlockId block, int depth) {
+  size_t before = out_.size();
+  for (OpId id : m_.blocks[block.index].ops) {
+    emitOp(id, depth);
+  }
+  if (out_.size() == before) {
+    line(depth, "pass");
+  }
+}
+
+void Emitter::emitOp(OpId id, int depth) {
+  const Op& o = m_.op(id);
+  std::span<const ValueId> operands = m_.operands(id);
+  std::span<const ValueId> results = m_.results(id);
+  switch (o.kind) {
+    case OpKind::Constant:
+    case OpKind::Hyper:
+    case OpKind::Global:
+      expr_[results[0].index] = opExpr(id);
+      return;
+    case OpKind::Weight:
+      if (ctx_ != Context::Forward) {  // a plain argument: no need for a copy
+        expr_[results[0].index] = opExpr(id);
+        return;
+      }
+      break;
+    case OpKind::Instantiate:
+      if (ctx_ == Context::Main) {
+        std::string ctor = opExpr(id);
+        line(depth, fmt::format("{} = {}", name(fn_->instances[static_cast<size_t>(o.intAttr)].name),
+                                ctor));
+      }
+      return;  // in a layer: created in __init__
+    case OpKind::If: {
+      std::vector<std::string> targets;
+      for (ValueId r : results) targets.push_back(local(r));
+      line(depth, fmt::format("if {}:", e(operands[0])));
+      yieldTargets_.push_back(targets);
+      emitBlock(o.regions[0], depth + 1);
+      line(depth, "else:");
+      emitBlock(o.regions[1], depth + 1);
+      yieldTargets_.pop_back();
+      return;
+    }
+    case OpKind::For: {
+      const Block& body = m_.blocks[o.regions[0].index];
+      std::vector<std::string> targets;
+      for (size_t i = 0; i < results.size(); ++i) {
+        std::string t = local(results[i]);
+        line(depth, fmt::format("{} = {}", t, e(operands[3 + i])));
+        expr_[body.args[1 + i].index] = t;
+        targets.push_back(t);
+      }
+      std::string iv = local(body.args[0]);
+      line(depth, fmt::format("for {} in range({}, {}, {}):", iv, e(operands[0]), e(operands[1]),
+                              e(operands[2])));
+      yieldTargets_.push_back(targets);
+      loops_.push_back(Loop{targets});
+      emitBlock(o.regions[0], depth + 1);
+      loops_.pop_back();
+      yieldTargets_.pop_back();
+      return;
+    }
+    case OpKind::While: {
+      const Block& cond = m_.blocks[o.regions[0].index];
+      const Block& body = m_.blocks[o.regions[1].index];
+      std::vector<std::string> targets;
+      for (size_t i = 0; i < results.size(); ++i) {
+        std::string t = local(results[i]);
+        line(depth, fmt::format("{} = {}", t, e(operands[i])));
+        expr_[cond.args[i].index] = t;
+        expr_[body.args[i].index] = t;
+        targets.push_back(t);
+      }
+      line(depth, "while True:");
+      yieldTargets_.push_back({"<while-condition>"});
+      emitBlock(o.regions[0], depth + 1);
+      yieldTargets_.back() = targets;
+      loops_.push_back(Loop{targets});
+      emitBlock(o.regions[1], depth + 1);
+      loops_.pop_back();
+      yieldTargets_.pop_back();
+      return;
+    }
+    case OpKind::Yield: {
+      const std::vector<std::string>& targets = yieldTargets_.back();
+      if (!targets.empty() && targets[0] == "<while-condition>") {
+        line(depth, fmt::format("if not ({}):", e(operands[0])));
+        line(depth + 1, "break");
+        return;
+      }
+      for (size_t i = 0; i < operands.size() && i < targets.size(); ++i) {
+        if (targets[i] != e(operands[i])) line(depth, fmt::format("{} = {}", targets[i], e(operands[i])));
+      }
+      return;
+    }
+    case OpKind::Break:
+    case OpKind::Continue: {
+      const Loop& loop = loops_.back();
+      for (size_t i = 0; i < operands.size() && i < loop.results.size(); ++i) {
+        if (loop.results[i] != e(operands[i])) {
+          line(depth, fmt::format("{} = {}", loop.results[i], e(operands[i])));
+        }
+      }
+      line(depth, o.kind == OpKind::Break ? "break" : "continue");
+      return;
+    }
+    case OpKind::Return:
+      line(depth, operands.empty() ? "return" : "return " + e(operands[0]));
+      return;
+    case OpKind::IndexAssign: {
+      // Value semantics: the new value is a copy with the part replaced.
+      std::string t = local(results[0]);
+      std::string index = indexList(id, 1);
+      line(depth, fmt::format("{} = {}.clone()", t, e(operands[0])));
+      line(depth, fmt::format("{}[{}] = {}", t, index, e(operands.back())));
+      return;
+    }
+    case OpKind::CheckDim: {
+      line(depth, fmt::format("if {0}.shape[{1}] != {2}:", e(operands[0]), o.intAttr, e(operands[1])));
+      // raise ValueError("<before>" + str(actual) + "<after>"), the message
+      // cut into literals that fit the line.
+      const std::string& message = m_.strings[o.strAttr];
+      size_t at = message.find("{actual}");
+      std::string before = at == std::string::npos ? message : message.substr(0, at);
+      std::string after = at == std::string::npos ? "" : message.substr(at + 8);
+      int room = 100 - (depth + 2) * 4 - 4;
+      size_t width = room < 20 ? 20 : static_cast<size_t>(room);
+      auto pieces = [&](const std::string& text, const char* lead) {
+        for (size_t i = 0; i < text.size();) {
+          size_t end = std::min(text.size(), i + width);
+          while (end < text.size() && end > i + 1 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) {
+            --end;  // never split a UTF-8 sequence
+          }
+          line(depth + 2, (i == 0 ? lead : "") + pyString(text.substr(i, end - i)));
+          i = end;
+        }
+      };
+      line(depth + 1, "raise ValueError(");
+      if (before.empty()) line(depth + 2, "\"\"");
+      pieces(before, "");
+      line(depth + 2, fmt::format("+ str({}.shape[{}])", e(operands[0]), o.intAttr));
+      if (!after.empty()) pieces(after, "+ ");
+      line(depth + 1, ")");
+      return;
+    }
+    default: break;
+  }
+  std::string value = opExpr(id);
+  if (results.empty()) {
+    line(depth, value);
+    return;
+  }
+  line(depth, fmt::format("{} = {}", local(results[0]), value));
+}
+
+
+// The subscript of an index op: codes from its ints, operands from `from`.
+std::string Emitter::indexList(OpId id, size_t from) const {
+  std::span<const ValueId> operands = m_.operands(id);
+  std::string out;
+  size_t next = from;
+  for (int64_t code : m_.ints(id)) {
+    if (!out.empty()) out += ", ";
+    if (code == -1) {
+      out += e(operands[next++]);
+    } else if (code == -2) {
+      out += ":";
+    } else {
+      std::string parts[3];
+      for (int b = 0; b < 3; ++b) {
+        if ((code >> b) & 1) parts[b] = e(operands[next++]);
+      }
+      out += parts[0] + ":" + parts[1];
+      if (!parts[2].empty()) out += ":" + parts[2];
+    }
+  }
+  return out.empty() ? "()" : out;
+}
+
+std::string Emitter::opExpr(OpId id) {
+  const Op& o = m_.op(id);
+  std::span<const ValueId> operands = m_.operands(id);
+  auto a = [&](size_t i) { return e(operands[i]); };
+  auto binary = [&](const char* op) { return fmt::format("({} {} {})", a(0), op, a(1)); };
+  TypeId resultType = o.resultsCount > 0 ? m_.typeOf(m_.result(id)) : TypeId{};
+  switch (o.kind) {
+    case OpKind::Constant:
+      switch (o.constKind) {
+        case ConstKind::Int: return std::to_string(o.intAttr);
+        case ConstKind::Float: return pyFloat(o.floatAttr);
+        case ConstKind::Bool: return o.intAttr != 0 ? "True" : "False";
+        case ConstKind::String: {
+          const std::string& text = m_.strings[o.strAttr];
+          if (m_.types.kind(resultType) == TypeKind::DTypeValue) {
+            if (std::optional<DType> dt = dtypeFromName(text)) return torchDType(*dt);
+          }
+          return pyString(text);
+        }
+        case ConstKind::None: return "None";
+      }
+      return "None";
+    case OpKind::Hyper: {
+      std::string n = name(fn_->hypers[static_cast<size_t>(o.intAttr)].name);
+      return ctx_ == Context::Forward ? "self." + n : n;
+    }
+    case OpKind::Global: return name(m_.globals[static_cast<size_t>(o.intAttr)].name);
+    case OpKind::Weight: {
+      const WeightDecl& w = fn_->weights[static_cast<size_t>(o.intAttr)];
+      if (ctx_ != Context::Forward) return name(w.name);
+      return m_.types.isTernary(w.type)
+                 ? fmt::format("tritonrt.weight(self, {})", pyString(name(w.name)))
+                 : "self." + name(w.name);
+    }
+    case OpKind::ShapeDim: return fmt::format("{}.shape[{}]", a(0), o.intAttr);
+    case OpKind::List: {
+      std::string out = "[";
+      for (size_t i = 0; i < operands.size(); ++i) out += (i ? ", " : "") + a(i);
+      return out + "]";
+    }
+    case OpKind::ShapeOf: return fmt::format("list({}.shape)", a(0));
+    case OpKind::TransposeAll: {
+      TypeId t = m_.typeOf(operands[0]);
+      if (m_.types.node(t).rankKnown && m_.types.shape(t).size() <= 2) {
+        return m_.types.shape(t).size() == 2 ? a(0) + ".t()" : a(0);
+      }
+      return fmt::format("{0}.permute(*range({0}.dim() - 1, -1, -1))", a(0));
+    }
+    case OpKind::InstanceMember: return a(0) + "." + pyIdent(m_.strings[o.strAttr]);
+    case OpKind::Add: return binary("+");
+    case OpKind::Sub: return binary("-");
+    case OpKind::Mul: return binary("*");
+    case OpKind::Div:
+      if (m_.types.isScalar(resultType) && isIntegral(m_.types.node(resultType).dtype)) {
+        return binary("//");
+      }
+      if (m_.types.isTensor(resultType) && isIntegral(m_.types.node(resultType).dtype)) {
+        return fmt::format("torch.div({}, {}, rounding_mode=\"floor\")", a(0), a(1));
+      }
+      return binary("/");
+    case OpKind::Mod: return binary("%");
+    case OpKind::Pow: return binary("**");
+    case OpKind::MatMul: return binary("@");
+    case OpKind::Neg: return fmt::format("(-{})", a(0));
+    case OpKind::Not: return isScalar(operands[0]) ? fmt::format("(not {})", a(0))
+                                                   : fmt::format("(~{})", a(0));
+    case OpKind::Eq: return binary("==");
+    case OpKind::Ne: return binary("!=");
+    case OpKind::Lt: return binary("<");
+    case OpKind::Le: return binary("<=");
+    case OpKind::Gt: return binary(">");
+    case OpKind::Ge: return binary(">=");
+    case OpKind::And: return isScalar(operands[0]) && isScalar(operands[1]) ? binary("and") : binary("&");
+    case OpKind::Or: return isScalar(operands[0]) && isScalar(operands[1]) ? binary("or") : binary("|");
+    case OpKind::Cast: {
+      DType dt = m_.types.node(resultType).dtype;
+      if (m_.types.isScalar(resultType)) {
+        if (dt == DType::Bool) return fmt::format("bool({})", a(0));
+        if (dt == DType::Str) return fmt::format("str({})", a(0));
+        return fmt::format("{}({})", isIntegral(dt) ? "int" : "float", a(0));
+      }
+      return fmt::format("{}.to({})", a(0), torchDType(dt));
+    }
+    case OpKind::Index: return fmt::format("{}[{}]", a(0), indexList(id, 1));
+    case OpKind::Builtin:
+    case OpKind::BuiltinStateful:
+    case OpKind::BuiltinEffect: return builtinExpr(id);
+    case OpKind::Apply:
+    case OpKind::CallFn: {
+      const Function& g = m_.functions[static_cast<size_t>(o.intAttr)];
+      std::span<const int64_t> params = m_.ints(id);
+      std::string args;
+      for (size_t i = 0; i < operands.size(); ++i) {
+        const ParamRef& p = g.params[static_cast<size_t>(params[i])];
+        IdentifierId n = p.kind == ParamRef::Kind::Hyper    ? g.hypers[p.index].name
+                         : p.kind == ParamRef::Kind::Weight ? g.weights[p.index].name
+                                                            : g.inputs[p.index].name;
+        args += fmt::format("{}{}={}", i ? ", " : "", name(n), a(i));
+      }
+      if (o.kind == OpKind::CallFn) return fmt::format("{}({})", name(g.name), args);
+      return fmt::format("_{}_apply({}{}_training={})", name(g.name), args, args.empty() ? "" : ", ",
+                         training());
+    }
+    case OpKind::Instantiate: {
+      const InstanceDecl& inst = fn_->instances[static_cast<size_t>(o.intAttr)];
+      std::span<const int64_t> params = m_.ints(id);
+      std::string args;
+      if (inst.builtin) {
+        auto layer = static_cast<BuiltinLayer>(inst.decl);
+        std::vector<std::string_view> names = builtinLayerParamNames(layer);
+        for (size_t i = 0; i < operands.size(); ++i) {
+          args += fmt::format("{}{}={}", i ? ", " : "", names[static_cast<size_t>(params[i])], a(i));
+        }
+        std::string_view cls = builtinLayerName(layer);
+        bool ternary = layer == BuiltinLayer::TernaryLinear || layer == BuiltinLayer::TernaryConv2d;
+        return fmt::format("{}.{}({})", ternary ? "tritonrt" : "nn", cls, args);
+      }
+      const Function& g = m_.functions[inst.decl];
+      for (size_t i = 0; i < operands.size(); ++i) {
+        const ParamRef& p = g.params[static_cast<size_t>(params[i])];
+        args += fmt::format("{}{}={}", i ? ", " : "", name(g.hypers[p.index].name), a(i));
+      }
+      return fmt::format("{}({})", name(g.name), args);
+    }
+    case OpKind::Forward: {
+      const InstanceDecl& inst = fn_->instances[static_cast<size_t>(o.intAttr)];
+      std::string args;
+      if (inst.builtin) {
+        for (size_t i = 0; i < operands.size(); ++i) args += (i ? ", " : "") + a(i);
+      } else {
+        const Function& g = m_.functions[inst.decl];
+        std::span<const int64_t> params = m_.ints(id);
+        for (size_t i = 0; i < operands.size(); ++i) {
+          const ParamRef& p = g.params[static_cast<size_t>(params[i])];
+          args += fmt::format("{}{}={}", i ? ", " : "", name(g.inputs[p.index].name), a(i));
+        }
+      }
+      return fmt::format("{}({})", instanceExpr(static_cast<uint32_t>(o.intAttr)), args);
+    }
+    case OpKind::FusedMatMul: {
+      std::span<const int64_t> ints = m_.ints(id);
+      std::string out = fmt::format("tritonrt.fused_matmul({}, {}", a(0), a(1));
+      size_t next = 2;
+      if (ints[1] != 0) out += ", bias=" + a(next++);
+      if (ints[2] != 0) out += ", scale=" + a(next++);
+      if (o.intAttr != 0) out += fmt::format(", act=\"{}\"", kActivations[o.intAttr]);
+      if (ints[0] == 1) out += ", layout=\"linear\"";
+      return out + ")";
+    }
+    case OpKind::FusedConv: {
+      std::span<const int64_t> ints = m_.ints(id);
+      std::string bn = ints[1] < 0 ? "None" : instanceExpr(static_cast<uint32_t>(ints[1]));
+      return fmt::format("tritonrt.conv_bn_act({}, {}, {}, act=\"{}\")",
+                         instanceExpr(static_cast<uint32_t>(ints[0])), bn, a(0),
+                         kActivations[o.intAttr]);
+    }
+    default: break;
+  }
+  TRITONC_UNREACHABLE("emit: an op without an expression form");
+}
+
+std::string Emitter::builtinExpr(OpId id) {
+  const Op& o = m_.op(id);
+  auto fn = static_cast<BuiltinFn>(o.intAttr);
+  std::span<const ValueId> operands = m_.operands(id);
+  std::span<const int64_t> params = m_.ints(id);
+  std::vector<std::string_view> names = builtinFnParamNames(fn);
+  std::vector<std::string> arg(names.size());
+  std::vector<ValueId> val(names.size());
+  for (size_t i = 0; i < operands.size(); ++i) {
+    auto p = static_cast<size_t>(params[i]);
+    arg[p] = e(operands[i]);
+    val[p] = operands[i];
+  }
+  auto has = [&](size_t i) { return !arg[i].empty(); };
+  // ", name=value" for a given optional argument.
+  auto kw = [&](size_t i, std::string_view pyName) {
+    return has(i) ? fmt::format(", {}={}", pyName, arg[i]) : std::string();
+  };
+  auto scalarArg = [&](size_t i) { return has(i) && isScalar(val[i]); };
+  TypeId resultType = o.resultsCount > 0 ? m_.typeOf(m_.result(id)) : TypeId{};
+  std::string resultDType =
+      resultType.isValid() && m_.types.isTensor(resultType) ? torchDType(m_.types.node(resultType).dtype)
+                                                            : "torch.float32";
+  std::string shape = has(0) ? arg[0] : shapeHint_;
+  auto math = [&](const char* name) {
+    usesMath_ = true;
+    return fmt::format("math.{}({})", name, arg[0]);
+  };
+  switch (fn) {
+    case BuiltinFn::Zeros: return fmt::format("torch.zeros({})", shape);
+    case BuiltinFn::Ones: return fmt::format("torch.ones({})", shape);
+    case BuiltinFn::Randn: return fmt::format("torch.randn({})", shape);
+    case BuiltinFn::Rand: return fmt::format("torch.rand({})", shape);
+    case BuiltinFn::KaimingUniform:
+      usesMath_ = true;
+      return fmt::format("nn.init.kaiming_uniform_(torch.empty({}), a=math.sqrt(5))", shape);
+    case BuiltinFn::Full:
+      return fmt::format("torch.full({}, {}, dtype={})", arg[0], arg[1], resultDType);
+    case BuiltinFn::Arange:
+      return fmt::format("torch.arange({}{}{}, dtype={})", arg[0], has(1) ? ", " + arg[1] : "",
+                         has(2) ? ", " + arg[2] : "", resultDType);
+    case BuiltinFn::Eye: return fmt::format("torch.eye({})", arg[0]);
+    case BuiltinFn::TensorFn: return fmt::format("torch.tensor({}, dtype={})", arg[0], resultDType);
+    case BuiltinFn::Range:
+      return fmt::format("list(range({}{}{}))", arg[0], has(1) ? ", " + arg[1] : "",
+                         has(2) ? ", " + arg[2] : "");
+    case BuiltinFn::Reshape: return fmt::format("{}.reshape({})", arg[0], arg[1]);
+    case BuiltinFn::Flatten:
+      return fmt::format("torch.flatten({}, {}, {})", arg[0], has(1) ? arg[1] : "1",
+                         has(2) ? arg[2] : "-1");
+    case BuiltinFn::Transpose:
+      return fmt::format("torch.transpose({}, {}, {})", arg[0], has(1) ? arg[1] : "-2",
+                         has(2) ? arg[2] : "-1");
+    case BuiltinFn::Permute: return fmt::format("{}.permute({})", arg[0], arg[1]);
+    case BuiltinFn::Squeeze:
+      return has(1) ? fmt::format("torch.squeeze({}, {})", arg[0], arg[1])
+                    : fmt::format("torch.squeeze({})", arg[0]);
+    case BuiltinFn::Unsqueeze: return fmt::format("torch.unsqueeze({}, {})", arg[0], arg[1]);
+    case BuiltinFn::Concat: return fmt::format("torch.cat({}, dim={})", arg[0], has(1) ? arg[1] : "0");
+    case BuiltinFn::Stack: return fmt::format("torch.stack({}, dim={})", arg[0], has(1) ? arg[1] : "0");
+    case BuiltinFn::Split:
+      return fmt::format("list(torch.split({}, {}, dim={}))", arg[0], arg[1], has(2) ? arg[2] : "0");
+    case BuiltinFn::Abs: return scalarArg(0) ? fmt::format("abs({})", arg[0]) : "torch.abs(" + arg[0] + ")";
+    case BuiltinFn::Sign:
+      return scalarArg(0) ? fmt::format("(({0} > 0) - ({0} < 0))", arg[0]) : "torch.sign(" + arg[0] + ")";
+    case BuiltinFn::Floor: return scalarArg(0) ? math("floor") : "torch.floor(" + arg[0] + ")";
+    case BuiltinFn::Ceil: return scalarArg(0) ? math("ceil") : "torch.ceil(" + arg[0] + ")";
+    case BuiltinFn::Round: return scalarArg(0) ? fmt::format("round({})", arg[0]) : "torch.round(" + arg[0] + ")";
+    case BuiltinFn::Exp: return scalarArg(0) ? math("exp") : "torch.exp(" + arg[0] + ")";
+    case BuiltinFn::Log: return scalarArg(0) ? math("log") : "torch.log(" + arg[0] + ")";
+    case BuiltinFn::Sqrt: return scalarArg(0) ? math("sqrt") : "torch.sqrt(" + arg[0] + ")";
+    case BuiltinFn::Sin: return scalarArg(0) ? math("sin") : "torch.sin(" + arg[0] + ")";
+    case BuiltinFn::Cos: return scalarArg(0) ? math("cos") : "torch.cos(" + arg[0] + ")";
+    case BuiltinFn::Tanh: return scalarArg(0) ? math("tanh") : "torch.tanh(" + arg[0] + ")";
+    case BuiltinFn::Sigmoid:
+      if (scalarArg(0)) {
+        usesMath_ = true;
+        return fmt::format("(1.0 / (1.0 + math.exp(-{})))", arg[0]);
+      }
+      return "torch.sigmoid(" + arg[0] + ")";
+    case BuiltinFn::Pow:
+      return scalarArg(0) ? fmt::format("({} ** {})", arg[0], arg[1])
+                          : fmt::format("torch.pow({}, {})", arg[0], arg[1]);
+    case BuiltinFn::Clip:
+      return scalarArg(0) ? fmt::format("min(max({}, {}), {})", arg[0], arg[1], arg[2])
+                          : fmt::format("torch.clamp({}, {}, {})", arg[0], arg[1], arg[2]);
+    case BuiltinFn::Sum:
+    case BuiltinFn::Mean:
+    case BuiltinFn::Std:
+    case BuiltinFn::Argmax: {
+      const char* f = fn == BuiltinFn::Sum ? "sum" : fn == BuiltinFn::Mean ? "mean"
+                      : fn == BuiltinFn::Std ? "std" : "argmax";
+      if (!has(1)) return fmt::format("torch.{}({})", f, arg[0]);
+      return fmt::format("torch.{}({}, dim={}{})", f, arg[0], arg[1], kw(2, "keepdim"));
+    }
+    case BuiltinFn::Max:
+    case BuiltinFn::Min: {
+      bool isMax = fn == BuiltinFn::Max;
+      // max(a, b) element-wise when the second argument is not a dimension.
+      bool elementwise = has(1) && (!intScalar(val[1]) || scalarArg(0));
+      if (elementwise) {
+        if (scalarArg(0) && isScalar(val[1])) {
+          return fmt::format("{}({}, {})", isMax ? "max" : "min", arg[0], arg[1]);
+        }
+        if (scalarArg(0) || isScalar(val[1])) {
+          const std::string& t = scalarArg(0) ? arg[1] : arg[0];
+          const std::string& s = scalarArg(0) ? arg[0] : arg[1];
+          return fmt::format("torch.clamp({}, {}={})", t, isMax ? "min" : "max", s);
+        }
+        return fmt::format("torch.{}({}, {})", isMax ? "maximum" : "minimum", arg[0], arg[1]);
+      }
+      if (!has(1)) return fmt::format("torch.{}({})", isMax ? "max" : "min", arg[0]);
+      return fmt::format("torch.{}({}, dim={}{})", isMax ? "amax" : "amin", arg[0], arg[1],
+                         kw(2, "keepdim"));
+    }
+    case BuiltinFn::Matmul: return fmt::format("torch.matmul({}, {})", arg[0], arg[1]);
+    case BuiltinFn::LinearFn:
+      return fmt::format("F.linear({}, {}{})", arg[0], arg[1], has(2) ? ", " + arg[2] : "");
+    case BuiltinFn::Conv2dFn:
+      return fmt::format("F.conv2d({}, {}{}{}{}{}{})", arg[0], arg[1], kw(2, "bias"), kw(3, "stride"),
+                         kw(4, "padding"), kw(5, "dilation"), kw(6, "groups"));
+    case BuiltinFn::DepthwiseConv2d:
+      return fmt::format("F.conv2d({0}, {1}{2}{3}, groups={0}.shape[1])", arg[0], arg[1],
+                         kw(2, "stride"), kw(3, "padding"));
+    case BuiltinFn::MaxPool2dFn:
+    case BuiltinFn::AvgPool2dFn:
+      return fmt::format("F.{}({}, {}{}{})", fn == BuiltinFn::MaxPool2dFn ? "max_pool2d" : "avg_pool2d",
+                         arg[0], arg[1], kw(2, "stride"), kw(3, "padding"));
+    case BuiltinFn::AdaptiveAvgPool2dFn:
+      return fmt::format("F.adaptive_avg_pool2d({}, {})", arg[0], arg[1]);
+    case BuiltinFn::GlobalAvgPool: return fmt::format("F.adaptive_avg_pool2d({}, 1)", arg[0]);
+    case BuiltinFn::BatchNormFn: {
+      // x, weight, bias, running_mean, running_var, training, momentum, eps
+      std::string train = has(5) ? arg[5] : has(3) ? training() : "True";
+      return fmt::format("F.batch_norm({}, {}, {}, {}, {}, training={}{}{})", arg[0],
+                         has(3) ? arg[3] : "None", has(4) ? arg[4] : "None", arg[1], arg[2], train,
+                         kw(6, "momentum"), kw(7, "eps"));
+    }
+    case BuiltinFn::LayerNormFn: {
+      std::string normalized = scalarArg(1) ? "[" + arg[1] + "]" : arg[1];
+      return fmt::format("F.layer_norm({}, {}{}{}{})", arg[0], normalized, kw(2, "weight"),
+                         kw(3, "bias"), kw(4, "eps"));
+    }
+    case BuiltinFn::DropoutFn:
+      return fmt::format("F.dropout({}, p={}, training={})", arg[0], has(1) ? arg[1] : "0.5", training());
+    case BuiltinFn::EmbeddingFn: return fmt::format("F.embedding({}, {})", arg[0], arg[1]);
+    case BuiltinFn::Attention: {
+      // Written out (torch 1.13 has no F.scaled_dot_product_attention).
+      usesMath_ = true;
+      std::string scores = fmt::format("torch.matmul({}, {}.transpose(-2, -1)) / math.sqrt({}.shape[-1])",
+                                       arg[0], arg[1], arg[0]);
+      if (has(3)) {
+        bool boolMask = m_.types.node(m_.typeOf(val[3])).dtype == DType::Bool;
+        scores = boolMask ? fmt::format("({}).masked_fill(~{}, float(\"-inf\"))", scores, arg[3])
+                          : fmt::format("({} + {})", scores, arg[3]);
+      }
+      return fmt::format("torch.matmul(torch.softmax({}, dim=-1), {})", scores, arg[2]);
+    }
+    case BuiltinFn::Relu: return "F.relu(" + arg[0] + ")";
+    case BuiltinFn::Relu6: return "F.relu6(" + arg[0] + ")";
+    case BuiltinFn::Gelu: return "F.gelu(" + arg[0] + ")";
+    case BuiltinFn::Silu: return "F.silu(" + arg[0] + ")";
+    case BuiltinFn::Hardswish: return "F.hardswish(" + arg[0] + ")";
+    case BuiltinFn::Softmax:
+      return fmt::format("torch.softmax({}, dim={})", arg[0], has(1) ? arg[1] : "-1");
+    case BuiltinFn::LogSoftmax:
+      return fmt::format("torch.log_softmax({}, dim={})", arg[0], has(1) ? arg[1] : "-1");
+    case BuiltinFn::CrossEntropy: return fmt::format("F.cross_entropy({}, {})", arg[0], arg[1]);
+    case BuiltinFn::MseLoss: return fmt::format("F.mse_loss({}, {})", arg[0], arg[1]);
+    case BuiltinFn::TernaryQuantize:
+      return fmt::format("tritonrt.ternary_quantize({}{}{}, training={})", arg[0], kw(1, "method"),
+                         kw(2, "threshold"), training());
+    case BuiltinFn::TernaryDequantize: return "tritonrt.ternary_dequantize(" + arg[0] + ")";
+    case BuiltinFn::TernaryWeights:
+      return fmt::format("tritonrt.ternary_weights({}{})", shape, kw(1, "sparsity"));
+    case BuiltinFn::SteQuantize: return "tritonrt.ste_quantize(" + arg[0] + ")";
+    case BuiltinFn::StopGradient: return "tritonrt.stop_gradient(" + arg[0] + ")";
+    case BuiltinFn::ActQuantInt8: return "tritonrt.act_quant_int8(" + arg[0] + ")";
+    case BuiltinFn::Print: return "print(" + arg[0] + ")";
+    case BuiltinFn::Assert:
+      return fmt::format("assert {}, {}", arg[0], has(1) ? arg[1] : "\"assertion failed\"");
+  }
+  TRITONC_UNREACHABLE("emit: an unknown builtin");
+}
+
+}  // namespace
+
+std::string emitPyTorch(const ir::Module& module, const EmitOptions& options) {
+  return Emitter(module, options).run();
+}
+
+}  // namespace tritonc
