@@ -28,11 +28,16 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "runtime"))
 
 import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import tritonrt  # noqa: E402
 
 LEVELS = ["-O0", "-O1", "-O2", "-O3", "-Os"]
+
+
+class Skip(Exception):
+    """A test that cannot run here (reported as SKIP, counted neither way)."""
 
 
 def example_input(name):
@@ -45,12 +50,15 @@ def example_input(name):
         return (torch.rand(2, 3, 32, 32, generator=g),)
     if name == "bitnet_mlp":
         return (torch.randn(2, 5, 512, generator=g),)
+    if name == "resnet18":
+        return (torch.rand(2, 3, 64, 64, generator=g),)
     if name == "transformer_block":
         return (torch.randint(0, 1000, (2, 7), generator=g),)
     raise KeyError(name)
 
 
-EXAMPLES = ["mnist_mlp", "cnn_cifar", "resnet_block", "bitnet_mlp", "transformer_block"]
+EXAMPLES = ["mnist_mlp", "cnn_cifar", "resnet_block", "resnet18", "bitnet_mlp",
+            "transformer_block"]
 
 
 class Context:
@@ -220,6 +228,98 @@ def test_mnist_matches_handwritten(ctx):
     check_close(got, expected, "mnist -O2 vs hand-written")
 
 
+# ---- hand-written references ---------------------------------------------------------
+
+def absmean(w):
+    """BitNet b1.58 ternary quantization, written out (LANGUAGE.md section 5)."""
+    s = w.abs().mean().clamp(min=1e-5)
+    return (w / s).round().clamp(-1, 1) * s
+
+
+class RefTernaryConv2d(nn.Module):
+    def __init__(self, in_ch, out_ch, k, stride=1, padding=0):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(out_ch, in_ch, k, k))
+        self.stride, self.padding = stride, padding
+
+    def forward(self, x):
+        return F.conv2d(x, absmean(self.weight), None, self.stride, self.padding)
+
+
+class RefBasicBlock(nn.Module):
+    def __init__(self, in_ch, out_ch, stride=1):
+        super().__init__()
+        self.conv1 = RefTernaryConv2d(in_ch, out_ch, 3, stride, 1)
+        self.bn1 = nn.BatchNorm2d(out_ch)
+        self.conv2 = RefTernaryConv2d(out_ch, out_ch, 3, 1, 1)
+        self.bn2 = nn.BatchNorm2d(out_ch)
+        self.project = stride != 1 or in_ch != out_ch
+        if self.project:
+            self.down = RefTernaryConv2d(in_ch, out_ch, 1, stride)
+            self.down_bn = nn.BatchNorm2d(out_ch)
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        shortcut = self.down_bn(self.down(x)) if self.project else x
+        return F.relu(out + shortcut)
+
+
+class RefResNet18(nn.Module):
+    def __init__(self, num_classes=1000):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        self.maxpool = nn.MaxPool2d(3, stride=2, padding=1)
+        widths = [(64, 64, 1), (64, 128, 2), (128, 256, 2), (256, 512, 2)]
+        for stage, (i, o, stride) in enumerate(widths, 1):
+            setattr(self, "layer%d_0" % stage, RefBasicBlock(i, o, stride))
+            setattr(self, "layer%d_1" % stage, RefBasicBlock(o, o))
+        self.fc = nn.Linear(512, num_classes)
+
+    def forward(self, x):
+        x = self.maxpool(F.relu(self.bn1(self.conv1(x))))
+        for stage in range(1, 5):
+            x = getattr(self, "layer%d_1" % stage)(getattr(self, "layer%d_0" % stage)(x))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+def random_state(state, seed):
+    """Random weights and batch-norm statistics for every key of `state`."""
+    g = torch.Generator().manual_seed(seed)
+    out = {}
+    for key, value in state.items():
+        if key.endswith("num_batches_tracked"):
+            pass
+        elif key.endswith("running_mean"):
+            value = torch.randn(value.shape, generator=g) * 0.1
+        elif key.endswith("running_var"):
+            value = torch.rand(value.shape, generator=g) + 0.5
+        else:
+            value = torch.randn(value.shape, generator=g) * 0.1
+        out[key] = value
+    return out
+
+
+def test_resnet18_matches_handwritten(ctx):
+    path = os.path.join(REPO, "examples", "resnet18.tri")
+    reference = RefResNet18()
+    torch.manual_seed(6)
+    state = random_state(reference.state_dict(), 6)
+    reference.load_state_dict(state)
+    reference.eval()
+    x = example_input("resnet18")[0]
+    with torch.no_grad():
+        expected = reference(x)
+    for level in ("-O0", "-O2"):
+        model = entry(load(ctx.compile(path, level)))()
+        model.load_state_dict(state)  # strict: the reference's keys, one to one
+        model.eval()
+        with torch.no_grad():
+            got = model(x)
+        check_close(got, expected, "resnet18 %s vs hand-written" % level, atol=1e-4, rtol=1e-4)
+
+
 def test_cnn_state_dict_keys(ctx):
     path = os.path.join(REPO, "examples", "cnn_cifar.tri")
     model = entry(load(ctx.compile(path, "-O2")))()
@@ -327,12 +427,31 @@ def test_failed_compile_writes_nothing(ctx):
         raise AssertionError("a failed compile left %s" % out)
 
 
+def make_compile_test(name):
+    def test(ctx):
+        if int(torch.__version__.split(".")[0]) < 2 or not hasattr(torch, "compile"):
+            raise Skip("torch.compile needs torch >= 2 (this is %s)" % torch.__version__)
+        path = os.path.join(REPO, "examples", name + ".tri")
+        torch.manual_seed(5)
+        model = entry(load(ctx.compile(path, "-O2")))()
+        model.eval()
+        inputs = example_input(name)
+        with torch.no_grad():
+            expected = model(*inputs)
+            compiled = torch.compile(model, fullgraph=True, backend="eager")
+            got = compiled(*inputs)
+        check_close(got, expected, "%s torch.compile(fullgraph=True)" % name)
+    test.__name__ = "test_torch_compile_fullgraph_" + name
+    return test
+
+
 def all_tests():
     tests = []
     for name in EXAMPLES:
         tests += [make_level_test(name), make_train_test(name), make_pack_test(name),
-                  make_format_test(name)]
-    tests += [test_mnist_matches_handwritten, test_cnn_state_dict_keys,
+                  make_format_test(name), make_compile_test(name)]
+    tests += [test_mnist_matches_handwritten, test_resnet18_matches_handwritten,
+              test_cnn_state_dict_keys,
               test_nested_instances_each_run, test_control_flow_and_builtins,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
               test_failed_compile_writes_nothing]
@@ -354,6 +473,8 @@ def main():
                 test(ctx)
                 passed += 1
                 print("PASS", test.__name__)
+            except Skip as why:
+                print("SKIP", test.__name__, "-", why)
             except Exception:  # noqa: BLE001 - report every failure and go on
                 failed += 1
                 print("FAIL", test.__name__)
