@@ -114,13 +114,45 @@ def is_packed(module):
     return any(getattr(m, "_tritonrt_packed", False) for m in module.modules())
 
 
+def _compiling():
+    """Whether torch.compile is tracing (the cache is skipped then: plain tensor code)."""
+    compiler = getattr(torch, "compiler", None)
+    is_compiling = getattr(compiler, "is_compiling", None)
+    return bool(is_compiling()) if is_compiling is not None else False
+
+
+def _cached(module, name, stamp, compute):
+    """``compute()`` cached on ``module`` under ``name`` while ``stamp`` is unchanged.
+
+    Used only for inference (eval mode, no autograd): the quantized (or unpacked) weight is
+    then a function of the parameter's storage and version counter, which every in-place
+    update (optimizer step, ``load_state_dict``, ``.to()``) changes."""
+    if torch.is_grad_enabled() or module.training or _compiling():
+        return compute()
+    cache = module.__dict__.get("_tritonrt_cache")
+    if cache is None:
+        cache = {}
+        module.__dict__["_tritonrt_cache"] = cache
+    hit = cache.get(name)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    value = compute()
+    cache[name] = (stamp, value)
+    return value
+
+
+def _stamp(*tensors):
+    return tuple((t.data_ptr(), t._version, t.device, t.dtype) for t in tensors)
+
+
 def weight(module, name):
     """The value of the ternary weight ``name`` of ``module`` to compute with.
 
     Packed module: unpacks the ``uint8`` buffer ``name`` and scales it by ``name + "_scale"``
     (float32 ``s * q``, identical to the unpacked module's eval value). Otherwise:
     ``ternary_quantize`` of the latent parameter with the weight's method and the module's
-    training flag (straight-through gradient).
+    training flag (straight-through gradient). In inference (eval mode under
+    ``torch.no_grad()``) the value is cached until the parameter changes.
     """
     if getattr(module, "_tritonrt_packed", False):
         if module.training:
@@ -129,12 +161,16 @@ def weight(module, name):
                 "call .eval() on it (train the unpacked module instead)" % type(module).__name__
             )
         shape = module._tritonrt_shapes[name]
-        q = unpack_ternary(getattr(module, name), shape)
-        return _scaled(q, getattr(module, name + "_scale"), shape)
+        packed = getattr(module, name)
+        scale = getattr(module, name + "_scale")
+        return _cached(module, name, _stamp(packed, scale),
+                       lambda: _scaled(unpack_ternary(packed, shape), scale, shape))
     method, threshold = _method_of(module, name)
-    return ternary_quantize(
-        getattr(module, name), method=method, threshold=threshold, training=module.training
-    )
+    latent = getattr(module, name)
+    return _cached(
+        module, name, _stamp(latent) + (method, threshold),
+        lambda: ternary_quantize(latent, method=method, threshold=threshold,
+                                 training=module.training))
 
 
 def _pack_one(m):
