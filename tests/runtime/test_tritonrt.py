@@ -642,6 +642,34 @@ class LoaderTests(unittest.TestCase):
 _RUNNER_PRINTS_SUMMARY = False
 
 
+class WeightCacheTests(unittest.TestCase):
+    """tritonrt.weight caches in inference only, and never serves a stale value."""
+
+    def test_cache_follows_in_place_updates(self):
+        layer = tritonrt.TernaryLinear(8, 4).eval()
+        with torch.no_grad():
+            first = tritonrt.weight(layer, "weight")
+            self.assertIs(tritonrt.weight(layer, "weight"), first)  # served from the cache
+            layer.weight.mul_(-1.0)  # an optimizer step or load_state_dict does this
+            second = tritonrt.weight(layer, "weight")
+        self.assertTrue(torch.equal(second, -first))
+
+    def test_no_cache_when_gradients_flow(self):
+        layer = tritonrt.TernaryLinear(8, 4).eval()
+        w = tritonrt.weight(layer, "weight")  # grad enabled: computed with autograd
+        self.assertTrue(w.requires_grad)
+        w.sum().backward()
+        self.assertIsNotNone(layer.weight.grad)
+
+    def test_no_cache_in_training_mode(self):
+        layer = tritonrt.TernaryLinear(8, 4).train()
+        with torch.no_grad():
+            a = tritonrt.weight(layer, "weight")
+            b = tritonrt.weight(layer, "weight")
+        self.assertIsNot(a, b)
+        self.assertTrue(torch.equal(a, b))
+
+
 class CountingResult(unittest.TextTestResult):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
