@@ -66,7 +66,7 @@ count "robustness" "$log_dir/robust.log" $status
 echo "== robustness through the optimizer"
 python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --corpus tests/golden \
   --corpus examples --count 300 --seed 2 --nested 0 \
-  --command "compile --stop-after=opt -O2 --verify-each" >"$log_dir/robust-opt.log" 2>&1
+  --command "compile --stop-after=emit -O2 --verify-each" >"$log_dir/robust-opt.log" 2>&1
 status=$?
 grep -E 'FAIL|reproduce' "$log_dir/robust-opt.log" | head -n 40
 count "robustness through the optimizer" "$log_dir/robust-opt.log" $status
@@ -78,7 +78,7 @@ status=$?
 grep -E 'FAIL|reproduce' "$log_dir/replay.log" | head -n 40
 count "fuzzer regressions" "$log_dir/replay.log" $status
 python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --replay tests/fuzz/regressions \
-  --command "compile --stop-after=opt -O3 --verify-each" >"$log_dir/replay-opt.log" 2>&1
+  --command "compile --stop-after=emit -O3 --verify-each" >"$log_dir/replay-opt.log" 2>&1
 status=$?
 grep -E 'FAIL|reproduce' "$log_dir/replay-opt.log" | head -n 40
 count "fuzzer regressions through the optimizer" "$log_dir/replay-opt.log" $status

@@ -205,7 +205,7 @@ std::string codeFlags(const CompileOptions& options) {
 // IR generation, the optimizer and the emitter for one checked file.
 int runMiddleEnd(const CompileOptions& options, Stage lastStage, const CheckedModule& checked,
                  Timings* timings, const std::string& header, const std::string& sourceName,
-                 std::vector<PendingOutput>& outputs) {
+                 DiagnosticEngine& diags, std::vector<PendingOutput>& outputs) {
   std::optional<ir::Module> module;
   {
     ScopedTimer timer(timings, "IR generation");
@@ -266,7 +266,13 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, const CheckedMo
   std::string code;
   {
     ScopedTimer timer(timings, "PyTorch emitter");
-    code = emitPyTorch(*module, EmitOptions{sourceName.substr(sourceName.find_last_of('/') + 1), codeFlags(options)});
+    Expected<std::string> emitted = emitPyTorch(
+        *module, EmitOptions{sourceName.substr(sourceName.find_last_of('/') + 1), codeFlags(options)});
+    if (!emitted) {
+      diags.reportForPath(Diag::TooDeepForPython, "", sourceName, emitted.error().message);
+      return kExitSourceError;
+    }
+    code = std::move(*emitted);
   }
   if (options.dumpCode) {
     if (!header.empty()) {
@@ -386,8 +392,9 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, bool isCompile) 
         }
         int status = runMiddleEnd(options, lastStage, *checked, timings.get(),
                                   multipleFiles ? source.name() : std::string(), source.name(),
-                                  outputs);
+                                  diags, outputs);
         if (status != kExitSuccess) {
+          sorter.flush();
           return status;
         }
       }

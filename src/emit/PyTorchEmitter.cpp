@@ -105,6 +105,7 @@ class Emitter {
   Emitter(const Module& m, const EmitOptions& options) : m_(m), options_(options) {}
 
   std::string run();
+  int maxDepth() const { return maxDepth_; }
 
  private:
   // ---- names and expressions ----------------------------------------------------
@@ -176,6 +177,7 @@ class Emitter {
   std::vector<std::vector<std::string>> yieldTargets_;  ///< what a yield assigns
   std::vector<Loop> loops_;
   bool usesMath_ = false;
+  int maxDepth_ = 0;
   std::string shapeHint_;  ///< a weight's declared shape, for creation calls without one
 };
 
@@ -183,6 +185,7 @@ class Emitter {
 // columns the way black does: one argument per line, trailing comma.
 void Emitter::line(int depth, const std::string& text) {
   constexpr size_t kMaxColumns = 100;
+  maxDepth_ = std::max(maxDepth_, depth);
   size_t indent = static_cast<size_t>(depth) * 4;
   if (indent + text.size() > kMaxColumns) {
     // The call whose closing parenthesis ends the line (before a ':').
@@ -950,10 +953,12 @@ std::string Emitter::opExpr(OpId id) {
         bool ternary = layer == BuiltinLayer::TernaryLinear || layer == BuiltinLayer::TernaryConv2d;
         return fmt::format("{}.{}({})", ternary ? "tritonrt" : "nn", cls, args);
       }
+      // A user layer's instantiation binds its hyperparameters by their index
+      // among the hyperparameters (implicit size variables included).
       const Function& g = m_.functions[inst.decl];
       for (size_t i = 0; i < operands.size(); ++i) {
-        const ParamRef& p = g.params[static_cast<size_t>(params[i])];
-        args += fmt::format("{}{}={}", i ? ", " : "", name(g.hypers[p.index].name), a(i));
+        const HyperDecl& h = g.hypers[static_cast<size_t>(params[i])];
+        args += fmt::format("{}{}={}", i ? ", " : "", name(h.name), a(i));
       }
       return fmt::format("{}({})", name(g.name), args);
     }
@@ -1181,8 +1186,13 @@ std::string Emitter::builtinExpr(OpId id) {
 
 }  // namespace
 
-std::string emitPyTorch(const ir::Module& module, const EmitOptions& options) {
-  return Emitter(module, options).run();
+Expected<std::string> emitPyTorch(const ir::Module& module, const EmitOptions& options) {
+  Emitter emitter(module, options);
+  std::string code = emitter.run();
+  if (emitter.maxDepth() > kMaxPythonIndent) {
+    return Error{std::to_string(emitter.maxDepth())};
+  }
+  return code;
 }
 
 }  // namespace tritonc

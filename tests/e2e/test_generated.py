@@ -445,6 +445,33 @@ def make_compile_test(name):
     return test
 
 
+def test_every_accepted_golden_imports(ctx):
+    """LANGUAGE.md section 6: a program the compiler accepts never fails at import time.
+
+    Every golden input that compiles (at -O0 and -O2) must give Python that imports."""
+    import glob
+    accepted = 0
+    for path in sorted(glob.glob(os.path.join(REPO, "tests", "golden", "**", "*.tri"),
+                                 recursive=True)):
+        for level in ("-O0", "-O2"):
+            proc = subprocess.run([ctx.tritonc, "compile", path, level, "--stop-after=emit",
+                                   "--dump-code"], capture_output=True, text=True)
+            if proc.returncode != 0:
+                continue
+            accepted += 1
+            ctx.count += 1
+            out = os.path.join(ctx.workdir, "golden%d.py" % ctx.count)
+            with open(out, "w") as f:
+                f.write(proc.stdout)
+            try:
+                load(out)
+            except Exception as e:  # noqa: BLE001
+                raise AssertionError("%s %s: the generated module does not import: %s: %s"
+                                     % (os.path.relpath(path, REPO), level, type(e).__name__, e))
+    if accepted < 20:
+        raise AssertionError("only %d golden inputs compiled; the test lost its corpus" % accepted)
+
+
 def all_tests():
     tests = []
     for name in EXAMPLES:
@@ -454,6 +481,7 @@ def all_tests():
               test_cnn_state_dict_keys,
               test_nested_instances_each_run, test_control_flow_and_builtins,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
+              test_every_accepted_golden_imports,
               test_failed_compile_writes_nothing]
     return tests
 

@@ -23,6 +23,7 @@
 #include "tritonc/diag/Diagnostics.h"
 #include "tritonc/lex/Lex.h"
 #include "tritonc/parse/Parse.h"
+#include "tritonc/emit/Emit.h"
 #include "tritonc/ir/Verifier.h"
 #include "tritonc/irgen/IRGen.h"
 #include "tritonc/opt/Optimizer.h"
@@ -73,6 +74,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::abort();
       }
       typedDump += module.print().size();
+      // And the PyTorch emitter on the optimized module.
+      typedDump += emitPyTorch(module, EmitOptions{"fuzz.tri", "-O2"}).size();
     }
   }
 

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "tritonc/base/Expected.h"
 #include "tritonc/ir/IR.h"
 
 namespace tritonc {
@@ -16,6 +17,12 @@ struct EmitOptions {
 /// PyTorch module"): one nn.Module per layer, a function per fn, constants,
 /// `main()`, and `ENTRY` naming the entry layer. Imports only torch, math and
 /// tritonrt.
-std::string emitPyTorch(const ir::Module& module, const EmitOptions& options);
+/// The Python module of `module`, or an error when it cannot be expressed in
+/// Python (control flow nested deeper than Python's indentation limit; the
+/// error message is the nesting depth).
+Expected<std::string> emitPyTorch(const ir::Module& module, const EmitOptions& options);
+
+/// The deepest indentation the emitter writes (Python's parser stops at 100).
+inline constexpr int kMaxPythonIndent = 99;
 
 }  // namespace tritonc

@@ -117,7 +117,8 @@ struct CallInfo {
   uint32_t callee = 0;
   /// (parameter index, argument expression) in the order given. Parameter
   /// indices count in: the builtin's parameters; the callable's params
-  /// (Apply, FnCall, Forward of a user layer, Instantiate of a user layer);
+  /// (Apply, FnCall, Forward of a user layer); the callable's hyperparameters
+  /// in order, implicit ones included (Instantiate of a user layer);
   /// the constructor's parameters (Instantiate of a built-in layer); the
   /// inputs (Forward of a built-in layer).
   std::vector<std::pair<uint32_t, NodeId>> args;
