@@ -50,14 +50,14 @@ def example_input(name):
         return (torch.rand(2, 3, 32, 32, generator=g),)
     if name == "bitnet_mlp":
         return (torch.randn(2, 5, 512, generator=g),)
-    if name == "resnet18":
+    if name in ("resnet18", "mobilenet_v2"):
         return (torch.rand(2, 3, 64, 64, generator=g),)
     if name == "transformer_block":
         return (torch.randint(0, 1000, (2, 7), generator=g),)
     raise KeyError(name)
 
 
-EXAMPLES = ["mnist_mlp", "cnn_cifar", "resnet_block", "resnet18", "bitnet_mlp",
+EXAMPLES = ["mnist_mlp", "cnn_cifar", "resnet_block", "resnet18", "mobilenet_v2", "bitnet_mlp",
             "transformer_block"]
 
 
@@ -237,13 +237,13 @@ def absmean(w):
 
 
 class RefTernaryConv2d(nn.Module):
-    def __init__(self, in_ch, out_ch, k, stride=1, padding=0):
+    def __init__(self, in_ch, out_ch, k, stride=1, padding=0, groups=1):
         super().__init__()
-        self.weight = nn.Parameter(torch.empty(out_ch, in_ch, k, k))
-        self.stride, self.padding = stride, padding
+        self.weight = nn.Parameter(torch.empty(out_ch, in_ch // groups, k, k))
+        self.stride, self.padding, self.groups = stride, padding, groups
 
     def forward(self, x):
-        return F.conv2d(x, absmean(self.weight), None, self.stride, self.padding)
+        return F.conv2d(x, absmean(self.weight), None, self.stride, self.padding, 1, self.groups)
 
 
 class RefBasicBlock(nn.Module):
@@ -284,6 +284,62 @@ class RefResNet18(nn.Module):
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
+class RefDepthwiseBlock(nn.Module):
+    def __init__(self, in_ch, out_ch):
+        super().__init__()
+        self.dw = RefTernaryConv2d(in_ch, in_ch, 3, 1, 1, groups=in_ch)
+        self.dw_bn = nn.BatchNorm2d(in_ch)
+        self.project = RefTernaryConv2d(in_ch, out_ch, 1)
+        self.project_bn = nn.BatchNorm2d(out_ch)
+
+    def forward(self, x):
+        return self.project_bn(self.project(F.relu6(self.dw_bn(self.dw(x)))))
+
+
+class RefInvertedResidual(nn.Module):
+    def __init__(self, in_ch, out_ch, stride=1, expand=6):
+        super().__init__()
+        hidden = in_ch * expand
+        self.expand_conv = RefTernaryConv2d(in_ch, hidden, 1)
+        self.expand_bn = nn.BatchNorm2d(hidden)
+        self.dw = RefTernaryConv2d(hidden, hidden, 3, stride, 1, groups=hidden)
+        self.dw_bn = nn.BatchNorm2d(hidden)
+        self.project = RefTernaryConv2d(hidden, out_ch, 1)
+        self.project_bn = nn.BatchNorm2d(out_ch)
+        self.residual = stride == 1 and in_ch == out_ch
+
+    def forward(self, x):
+        h = F.relu6(self.expand_bn(self.expand_conv(x)))
+        out = self.project_bn(self.project(F.relu6(self.dw_bn(self.dw(h)))))
+        return out + x if self.residual else out
+
+
+class RefMobileNetV2(nn.Module):
+    # (in, out, stride) of blocks b2..b17, expansion 6 (torchvision's table, unrolled).
+    BLOCKS = [(16, 24, 2), (24, 24, 1), (24, 32, 2), (32, 32, 1), (32, 32, 1), (32, 64, 2),
+              (64, 64, 1), (64, 64, 1), (64, 64, 1), (64, 96, 1), (96, 96, 1), (96, 96, 1),
+              (96, 160, 2), (160, 160, 1), (160, 160, 1), (160, 320, 1)]
+
+    def __init__(self, num_classes=1000):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 32, 3, stride=2, padding=1, bias=False)
+        self.stem_bn = nn.BatchNorm2d(32)
+        self.b1 = RefDepthwiseBlock(32, 16)
+        for i, (cin, cout, stride) in enumerate(self.BLOCKS, 2):
+            setattr(self, "b%d" % i, RefInvertedResidual(cin, cout, stride))
+        self.head = RefTernaryConv2d(320, 1280, 1)
+        self.head_bn = nn.BatchNorm2d(1280)
+        self.drop = nn.Dropout(0.2)
+        self.fc = nn.Linear(1280, num_classes)
+
+    def forward(self, x):
+        x = F.relu6(self.stem_bn(self.stem(x)))
+        for i in range(1, 18):
+            x = getattr(self, "b%d" % i)(x)
+        x = F.relu6(self.head_bn(self.head(x)))
+        return self.fc(self.drop(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)))
+
+
 def random_state(state, seed):
     """Random weights and batch-norm statistics for every key of `state`."""
     g = torch.Generator().manual_seed(seed)
@@ -295,29 +351,55 @@ def random_state(state, seed):
             value = torch.randn(value.shape, generator=g) * 0.1
         elif key.endswith("running_var"):
             value = torch.rand(value.shape, generator=g) + 0.5
+        elif key.endswith("weight") and value.dim() == 1:  # batch/layer-norm gain
+            value = 1.0 + torch.randn(value.shape, generator=g) * 0.1
+        elif key.endswith("weight"):  # He-style scale keeps activations alive through depth
+            fan_in = max(1, value[0].numel())
+            value = torch.randn(value.shape, generator=g) * (2.0 / fan_in) ** 0.5
         else:
             value = torch.randn(value.shape, generator=g) * 0.1
         out[key] = value
     return out
 
 
-def test_resnet18_matches_handwritten(ctx):
-    path = os.path.join(REPO, "examples", "resnet18.tri")
-    reference = RefResNet18()
+def make_reference_test(name, reference_class):
+    def test(ctx):
+        compare_with_reference(ctx, name, reference_class())
+    test.__name__ = "test_%s_matches_handwritten" % name
+    return test
+
+
+def compare_with_reference(ctx, name, reference):
+    path = os.path.join(REPO, "examples", name + ".tri")
     torch.manual_seed(6)
     state = random_state(reference.state_dict(), 6)
     reference.load_state_dict(state)
     reference.eval()
-    x = example_input("resnet18")[0]
+    x = example_input(name)[0]
+    # Calibrate the batch-norm statistics on the input (momentum 1: the running statistics
+    # become this batch's), so that activations stay alive through every block.
+    calibration = torch.rand((8,) + tuple(x.shape[1:]), generator=torch.Generator().manual_seed(9))
+    for m in reference.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.momentum = 1.0
+    reference.train()
+    with torch.no_grad():
+        reference(calibration)
+    reference.eval()
+    state = reference.state_dict()
     with torch.no_grad():
         expected = reference(x)
+        other = reference(torch.flip(x, dims=[0]) * 0.5)
+    # A comparison means something only if the output depends on the input.
+    if (expected - torch.flip(other, dims=[0])).abs().max() < 0.1 * expected.abs().mean():
+        raise AssertionError("%s: the reference output does not depend on the input" % name)
     for level in ("-O0", "-O2"):
         model = entry(load(ctx.compile(path, level)))()
         model.load_state_dict(state)  # strict: the reference's keys, one to one
         model.eval()
         with torch.no_grad():
             got = model(x)
-        check_close(got, expected, "resnet18 %s vs hand-written" % level, atol=1e-4, rtol=1e-4)
+        check_close(got, expected, "%s %s vs hand-written" % (name, level), atol=1e-4, rtol=1e-4)
 
 
 def test_cnn_state_dict_keys(ctx):
@@ -477,7 +559,9 @@ def all_tests():
     for name in EXAMPLES:
         tests += [make_level_test(name), make_train_test(name), make_pack_test(name),
                   make_format_test(name), make_compile_test(name)]
-    tests += [test_mnist_matches_handwritten, test_resnet18_matches_handwritten,
+    tests += [test_mnist_matches_handwritten,
+              make_reference_test("resnet18", RefResNet18),
+              make_reference_test("mobilenet_v2", RefMobileNetV2),
               test_cnn_state_dict_keys,
               test_nested_instances_each_run, test_control_flow_and_builtins,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
