@@ -157,6 +157,7 @@ class Emitter {
 
   // ---- statements ------------------------------------------------------------------
   void emitBlock(BlockId block, int depth);
+  void findDeadOps(BlockId body, bool instancesHoisted);
   void emitOp(OpId id, int depth);
   std::string opExpr(OpId id);
   std::string builtinExpr(OpId id);
@@ -178,6 +179,7 @@ class Emitter {
   std::vector<Loop> loops_;
   bool usesMath_ = false;
   int maxDepth_ = 0;
+  std::unordered_set<uint32_t> dead_;  ///< pure ops whose results nothing emitted reads
   std::string shapeHint_;  ///< a weight's declared shape, for creation calls without one
 };
 
@@ -643,7 +645,9 @@ void Emitter::emitLayer(size_t index) {
       line(3, fmt::format("{} = {}", e(body.args[i]), value));
     }
   }
+  findDeadOps(f.body, /*instancesHoisted=*/true);
   emitBlock(f.body, 2);
+  dead_.clear();
 }
 
 void Emitter::emitMain(size_t index) {
@@ -656,9 +660,58 @@ void Emitter::emitMain(size_t index) {
   emitBlock(f.body, 1);
 }
 
+// Pure ops whose results only feed hoisted instantiations (or nothing): the
+// IR keeps them for the constructor, the forward body need not compute them.
+void Emitter::findDeadOps(BlockId body, bool instancesHoisted) {
+  dead_.clear();
+  std::vector<OpId> all;
+  std::vector<BlockId> stack{body};
+  while (!stack.empty()) {
+    BlockId b = stack.back();
+    stack.pop_back();
+    for (OpId id : m_.blocks[b.index].ops) {
+      all.push_back(id);
+      for (BlockId r : m_.op(id).regions) {
+        if (r.isValid()) stack.push_back(r);
+      }
+    }
+  }
+  std::unordered_map<uint32_t, int> uses;
+  auto countOperands = [&](OpId id, int delta) {
+    for (ValueId v : m_.operands(id)) uses[v.index] += delta;
+  };
+  for (OpId id : all) {
+    if (!(instancesHoisted && m_.op(id).kind == OpKind::Instantiate)) countOperands(id, 1);
+  }
+  auto removable = [](OpKind k) {
+    switch (k) {
+      case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Mod:
+      case OpKind::Pow: case OpKind::Neg: case OpKind::Not: case OpKind::Eq: case OpKind::Ne:
+      case OpKind::Lt: case OpKind::Le: case OpKind::Gt: case OpKind::Ge: case OpKind::And:
+      case OpKind::Or: case OpKind::Cast: case OpKind::List: case OpKind::ShapeOf:
+      case OpKind::ShapeDim: case OpKind::Weight: return true;
+      default: return false;
+    }
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto it = all.rbegin(); it != all.rend(); ++it) {
+      OpId id = *it;
+      if (dead_.count(id.index) != 0 || !removable(m_.op(id).kind)) continue;
+      bool unused = true;
+      for (ValueId r : m_.results(id)) unused = unused && uses[r.index] == 0;
+      if (!unused) continue;
+      dead_.insert(id.index);
+      countOperands(id, -1);
+      changed = true;
+    }
+  }
+}
+
 void Emitter::emitBlock(BlockId block, int depth) {
   size_t before = out_.size();
   for (OpId id : m_.blocks[block.index].ops) {
+    if (dead_.count(id.index) != 0) continue;
     emitOp(id, depth);
   }
   if (out_.size() == before) {
