@@ -52,13 +52,20 @@ def example_input(name):
         return (torch.randn(2, 5, 512, generator=g),)
     if name in ("resnet18", "mobilenet_v2"):
         return (torch.rand(2, 3, 64, 64, generator=g),)
+    if name == "vgg16":
+        return (torch.rand(2, 3, 32, 32, generator=g),)
     if name == "transformer_block":
         return (torch.randint(0, 1000, (2, 7), generator=g),)
     raise KeyError(name)
 
 
-EXAMPLES = ["mnist_mlp", "cnn_cifar", "resnet_block", "resnet18", "mobilenet_v2", "bitnet_mlp",
-            "transformer_block"]
+def example_kwargs(name):
+    """Constructor arguments for the tests: VGG-16's 4096-wide classifier is made small."""
+    return {"num_classes": 10, "hidden": 256} if name == "vgg16" else {}
+
+
+EXAMPLES = ["mnist_mlp", "cnn_cifar", "resnet_block", "resnet18", "mobilenet_v2", "vgg16",
+            "bitnet_mlp", "transformer_block"]
 
 
 class Context:
@@ -109,14 +116,14 @@ def make_level_test(name):
     def test(ctx):
         path = os.path.join(REPO, "examples", name + ".tri")
         torch.manual_seed(0)
-        reference_model = entry(load(ctx.compile(path, "-O0")))()
+        reference_model = entry(load(ctx.compile(path, "-O0")))(**example_kwargs(name))
         reference_model.eval()
         inputs = example_input(name)
         with torch.no_grad():
             expected = reference_model(*inputs)
         state = reference_model.state_dict()
         for level in LEVELS[1:]:
-            model = entry(load(ctx.compile(path, level)))()
+            model = entry(load(ctx.compile(path, level)))(**example_kwargs(name))
             model.load_state_dict(state)  # strict: same keys and shapes at every level
             model.eval()
             with torch.no_grad():
@@ -130,7 +137,7 @@ def make_train_test(name):
     def test(ctx):
         path = os.path.join(REPO, "examples", name + ".tri")
         torch.manual_seed(1)
-        model = entry(load(ctx.compile(path, "-O2")))()
+        model = entry(load(ctx.compile(path, "-O2")))(**example_kwargs(name))
         model.train()
         out = model(*example_input(name))
         loss = out.float().pow(2).mean()
@@ -153,7 +160,7 @@ def make_pack_test(name):
     def test(ctx):
         path = os.path.join(REPO, "examples", name + ".tri")
         torch.manual_seed(2)
-        model = entry(load(ctx.compile(path, "-O2")))()
+        model = entry(load(ctx.compile(path, "-O2")))(**example_kwargs(name))
         model.eval()
         inputs = example_input(name)
         with torch.no_grad():
@@ -340,6 +347,57 @@ class RefMobileNetV2(nn.Module):
         return self.fc(self.drop(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)))
 
 
+class RefTernaryLinear(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(out_features, in_features))
+        self.bias = nn.Parameter(torch.empty(out_features))
+
+    def forward(self, x):
+        return F.linear(x, absmean(self.weight), self.bias)
+
+
+class RefConvBNReLU(nn.Module):
+    def __init__(self, in_ch, out_ch):
+        super().__init__()
+        self.conv = RefTernaryConv2d(in_ch, out_ch, 3, 1, 1)
+        self.bn = nn.BatchNorm2d(out_ch)
+
+    def forward(self, x):
+        return F.relu(self.bn(self.conv(x)))
+
+
+class RefVGG16(nn.Module):
+    STAGES = [["1_2"], ["2_1", "2_2"], ["3_1", "3_2", "3_3"], ["4_1", "4_2", "4_3"],
+              ["5_1", "5_2", "5_3"]]
+
+    def __init__(self, num_classes=1000, hidden=4096):
+        super().__init__()
+        self.conv1_1 = nn.Conv2d(3, 64, 3, padding=1)
+        self.bn1_1 = nn.BatchNorm2d(64)
+        widths = {"1": 64, "2": 128, "3": 256, "4": 512, "5": 512}
+        previous = 64
+        for stage in self.STAGES:
+            for name in stage:
+                width = widths[name[0]]
+                setattr(self, "conv" + name, RefConvBNReLU(previous, width))
+                previous = width
+        self.fc1 = RefTernaryLinear(512 * 7 * 7, hidden)
+        self.fc2 = RefTernaryLinear(hidden, hidden)
+        self.fc3 = nn.Linear(hidden, num_classes)
+
+    def forward(self, x):
+        x = F.relu(self.bn1_1(self.conv1_1(x)))
+        for stage in self.STAGES:
+            for name in stage:
+                x = getattr(self, "conv" + name)(x)
+            x = F.max_pool2d(x, 2)
+        x = torch.flatten(F.adaptive_avg_pool2d(x, 7), 1)
+        x = F.relu(self.fc1(x))  # dropout: identity in eval
+        x = F.relu(self.fc2(x))
+        return self.fc3(x)
+
+
 def random_state(state, seed):
     """Random weights and batch-norm statistics for every key of `state`."""
     g = torch.Generator().manual_seed(seed)
@@ -364,7 +422,7 @@ def random_state(state, seed):
 
 def make_reference_test(name, reference_class):
     def test(ctx):
-        compare_with_reference(ctx, name, reference_class())
+        compare_with_reference(ctx, name, reference_class(**example_kwargs(name)))
     test.__name__ = "test_%s_matches_handwritten" % name
     return test
 
@@ -394,7 +452,7 @@ def compare_with_reference(ctx, name, reference):
     if (expected - torch.flip(other, dims=[0])).abs().max() < 0.1 * expected.abs().mean():
         raise AssertionError("%s: the reference output does not depend on the input" % name)
     for level in ("-O0", "-O2"):
-        model = entry(load(ctx.compile(path, level)))()
+        model = entry(load(ctx.compile(path, level)))(**example_kwargs(name))
         model.load_state_dict(state)  # strict: the reference's keys, one to one
         model.eval()
         with torch.no_grad():
@@ -515,7 +573,7 @@ def make_compile_test(name):
             raise Skip("torch.compile needs torch >= 2 (this is %s)" % torch.__version__)
         path = os.path.join(REPO, "examples", name + ".tri")
         torch.manual_seed(5)
-        model = entry(load(ctx.compile(path, "-O2")))()
+        model = entry(load(ctx.compile(path, "-O2")))(**example_kwargs(name))
         model.eval()
         inputs = example_input(name)
         with torch.no_grad():
@@ -562,6 +620,7 @@ def all_tests():
     tests += [test_mnist_matches_handwritten,
               make_reference_test("resnet18", RefResNet18),
               make_reference_test("mobilenet_v2", RefMobileNetV2),
+              make_reference_test("vgg16", RefVGG16),
               test_cnn_state_dict_keys,
               test_nested_instances_each_run, test_control_flow_and_builtins,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
