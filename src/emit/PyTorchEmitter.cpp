@@ -741,7 +741,11 @@ void Emitter::emitOp(OpId id, int depth) {
         line(depth, fmt::format("{} = {}", name(fn_->instances[static_cast<size_t>(o.intAttr)].name),
                                 ctor));
       }
-      return;  // in a layer: created in __init__
+      // In a layer it is created in __init__; either way, members read it.
+      if (!results.empty()) {
+        expr_[results[0].index] = instanceExpr(static_cast<uint32_t>(o.intAttr));
+      }
+      return;
     case OpKind::If: {
       std::vector<std::string> targets;
       for (ValueId r : results) targets.push_back(local(r));

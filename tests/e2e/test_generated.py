@@ -612,6 +612,32 @@ def test_every_accepted_golden_imports(ctx):
         raise AssertionError("only %d golden inputs compiled; the test lost its corpus" % accepted)
 
 
+def test_members_and_main(ctx):
+    """Instance members (`fc.weight`) in a layer and in main; main() runs as a script."""
+    src = """
+layer Net(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 3]> {
+    let fc = Linear(4, 3)
+    return x @ fc.weight.T + fc.bias
+}
+main {
+    let net = Net()
+    let lin = Linear(2, 2)
+    print(lin.weight.shape)
+    print(net(ones([1, 4])).shape)
+}
+"""
+    for level in ("-O0", "-O2"):
+        path = ctx.compile_text(src, level)
+        env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "runtime"))
+        proc = subprocess.run([sys.executable, path], capture_output=True, text=True, env=env)
+        if proc.returncode != 0 or proc.stdout != "[2, 2]\n[1, 3]\n":
+            raise AssertionError("main() %s: exit %d, stdout %r, stderr %s"
+                                 % (level, proc.returncode, proc.stdout, proc.stderr[-500:]))
+        model = entry(load(path))()
+        x = torch.randn(5, 4)
+        check_close(model(x), x @ model.fc.weight.T + model.fc.bias, "members " + level)
+
+
 def all_tests():
     tests = []
     for name in EXAMPLES:
@@ -624,7 +650,7 @@ def all_tests():
               test_cnn_state_dict_keys,
               test_nested_instances_each_run, test_control_flow_and_builtins,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
-              test_every_accepted_golden_imports,
+              test_every_accepted_golden_imports, test_members_and_main,
               test_failed_compile_writes_nothing]
     return tests
 
