@@ -348,10 +348,10 @@ class RefMobileNetV2(nn.Module):
 
 
 class RefTernaryLinear(nn.Module):
-    def __init__(self, in_features, out_features):
+    def __init__(self, in_features, out_features, bias=True):
         super().__init__()
         self.weight = nn.Parameter(torch.empty(out_features, in_features))
-        self.bias = nn.Parameter(torch.empty(out_features))
+        self.bias = nn.Parameter(torch.empty(out_features)) if bias else None
 
     def forward(self, x):
         return F.linear(x, absmean(self.weight), self.bias)
@@ -398,6 +398,48 @@ class RefVGG16(nn.Module):
         return self.fc3(x)
 
 
+class RefTransformerBlock(nn.Module):
+    """Pre-norm block of examples/transformer_block.tri, written out."""
+
+    def __init__(self, d, n_heads):
+        super().__init__()
+        self.d, self.n_heads = d, n_heads
+        shapes = {"ln1_g": [d], "ln1_b": [d], "wq": [d, d], "wk": [d, d], "wv": [d, d],
+                  "wo": [d, d], "ln2_g": [d], "ln2_b": [d], "w_fc": [d, 4 * d],
+                  "b_fc": [4 * d], "w_proj": [4 * d, d], "b_proj": [d]}
+        for name, shape in shapes.items():
+            setattr(self, name, nn.Parameter(torch.empty(shape)))
+
+    def forward(self, x):
+        b, t, d = x.shape
+        a = F.layer_norm(x, [d], self.ln1_g, self.ln1_b)
+
+        def heads(y):
+            return y.reshape(b, t, self.n_heads, -1).transpose(1, 2)
+
+        q, k, v = (heads(a @ absmean(w)) for w in (self.wq, self.wk, self.wv))
+        scores = q @ k.transpose(-2, -1) / (q.shape[-1] ** 0.5)
+        ctx = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(b, t, -1)
+        h = x + ctx @ absmean(self.wo)
+        m = F.layer_norm(h, [d], self.ln2_g, self.ln2_b)
+        return h + F.gelu(m @ absmean(self.w_fc) + self.b_fc) @ absmean(self.w_proj) + self.b_proj
+
+
+class RefTinyTransformerLM(nn.Module):
+    def __init__(self, vocab=1000, d=128, n_heads=4, max_len=256):
+        super().__init__()
+        self.pos_emb = nn.Parameter(torch.empty(max_len, d))
+        self.tok_emb = nn.Embedding(vocab, d)
+        self.block1 = RefTransformerBlock(d, n_heads)
+        self.block2 = RefTransformerBlock(d, n_heads)
+        self.ln_f = nn.LayerNorm(d)
+        self.lm_head = RefTernaryLinear(d, vocab, bias=False)
+
+    def forward(self, ids):
+        h = self.tok_emb(ids) + self.pos_emb[:ids.shape[1]]
+        return self.lm_head(self.ln_f(self.block2(self.block1(h))))
+
+
 def random_state(state, seed):
     """Random weights and batch-norm statistics for every key of `state`."""
     g = torch.Generator().manual_seed(seed)
@@ -436,18 +478,21 @@ def compare_with_reference(ctx, name, reference):
     x = example_input(name)[0]
     # Calibrate the batch-norm statistics on the input (momentum 1: the running statistics
     # become this batch's), so that activations stay alive through every block.
-    calibration = torch.rand((8,) + tuple(x.shape[1:]), generator=torch.Generator().manual_seed(9))
-    for m in reference.modules():
-        if isinstance(m, nn.BatchNorm2d):
+    batch_norms = [m for m in reference.modules() if isinstance(m, nn.BatchNorm2d)]
+    if batch_norms:
+        calibration = torch.rand((8,) + tuple(x.shape[1:]),
+                                 generator=torch.Generator().manual_seed(9))
+        for m in batch_norms:
             m.momentum = 1.0
-    reference.train()
-    with torch.no_grad():
-        reference(calibration)
+        reference.train()
+        with torch.no_grad():
+            reference(calibration)
     reference.eval()
     state = reference.state_dict()
     with torch.no_grad():
         expected = reference(x)
-        other = reference(torch.flip(x, dims=[0]) * 0.5)
+        changed = torch.flip(x, dims=[0]) * 0.5 if x.is_floating_point() else (x.flip(0) + 1) % 1000
+        other = reference(changed)
     # A comparison means something only if the output depends on the input.
     if (expected - torch.flip(other, dims=[0])).abs().max() < 0.1 * expected.abs().mean():
         raise AssertionError("%s: the reference output does not depend on the input" % name)
@@ -647,6 +692,7 @@ def all_tests():
               make_reference_test("resnet18", RefResNet18),
               make_reference_test("mobilenet_v2", RefMobileNetV2),
               make_reference_test("vgg16", RefVGG16),
+              make_reference_test("transformer_block", RefTinyTransformerLM),
               test_cnn_state_dict_keys,
               test_nested_instances_each_run, test_control_flow_and_builtins,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
