@@ -5,6 +5,8 @@ module may call its specialized kernels instead; these define the results."""
 import torch
 import torch.nn.functional as F
 
+from .packing import _cached, _compiling, _stamp, weight
+
 __all__ = ["ACTIVATIONS", "activation", "fused_matmul", "conv_bn_act"]
 
 
@@ -57,12 +59,59 @@ def fused_matmul(x, w, bias=None, scale=None, act="none", layout="matmul"):
     return activation(y, act)
 
 
+def _foldable(conv, bn):
+    """Whether ``bn(conv(x))`` can run as one convolution with folded weights."""
+    if bn is None or bn.training or not isinstance(bn, torch.nn.BatchNorm2d):
+        return False
+    if bn.running_mean is None or bn.running_var is None:
+        return False
+    if getattr(conv, "padding_mode", "zeros") != "zeros":
+        return False
+    return all(hasattr(conv, a) for a in ("stride", "padding", "dilation", "groups"))
+
+
+def _conv_weight(conv):
+    """The weight the convolution computes with (quantized, or unpacked, if ternary)."""
+    if "weight" in getattr(conv, "_ternary_weights", ()):
+        return weight(conv, "weight")
+    return conv.weight
+
+
+def _folded(conv, bn):
+    """(weight, bias) of the convolution with ``bn``'s eval-mode affine map folded in."""
+    tensors = [t for t in list(conv.parameters()) + list(conv.buffers())
+               + list(bn.parameters()) + list(bn.buffers())]
+    stamp = _stamp(*tensors) + (id(bn), bn.eps)
+
+    def compute():
+        w = _conv_weight(conv)
+        inv_std = torch.rsqrt(bn.running_var + bn.eps)
+        scale = inv_std * bn.weight if bn.weight is not None else inv_std
+        bias = conv.bias if getattr(conv, "bias", None) is not None else torch.zeros_like(scale)
+        folded_b = (bias - bn.running_mean) * scale
+        if bn.bias is not None:
+            folded_b = folded_b + bn.bias
+        folded_w = w * scale.reshape(-1, 1, 1, 1).to(w.dtype)
+        return folded_w, folded_b.to(w.dtype)
+
+    return _cached(conv, "_tritonrt_folded_bn", stamp, compute)
+
+
 def conv_bn_act(conv, bn, x, act="none"):
     """``act(bn(conv(x)))``, or ``act(conv(x))`` when ``bn`` is ``None``.
 
-    ``conv`` and ``bn`` are modules (or callables); BatchNorm follows its own training /
-    eval mode, so the result equals the unfused sequence exactly.
+    ``conv`` and ``bn`` are modules. In training, or with autograd on, the steps run as
+    written (batch-norm statistics update as usual). In inference (eval mode under
+    ``torch.no_grad()``) the batch norm is folded into the convolution's weight and bias,
+    computed once and cached until any of the parameters or statistics change: one
+    convolution instead of a convolution and a normalization pass. The result equals the
+    unfused sequence up to float rounding.
     """
+    if not torch.is_grad_enabled() and not _compiling() and _foldable(conv, bn) \
+            and not getattr(conv, "training", False):
+        w, b = _folded(conv, bn)
+        y = F.conv2d(x, w, b, conv.stride, conv.padding, conv.dilation, conv.groups)
+        return activation(y, act)
     y = conv(x)
     if bn is not None:
         y = bn(y)

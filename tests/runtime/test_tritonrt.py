@@ -670,6 +670,44 @@ class WeightCacheTests(unittest.TestCase):
         self.assertTrue(torch.equal(a, b))
 
 
+class BatchNormFoldingTests(unittest.TestCase):
+    """conv_bn_act folds the batch norm in inference and matches the unfused sequence."""
+
+    def _pair(self, conv):
+        torch.manual_seed(11)
+        bn = nn.BatchNorm2d(conv.out_channels if hasattr(conv, "out_channels") else 8)
+        with torch.no_grad():
+            bn.weight.uniform_(0.5, 1.5)
+            bn.bias.uniform_(-0.5, 0.5)
+            bn.running_mean.uniform_(-0.2, 0.2)
+            bn.running_var.uniform_(0.5, 1.5)
+        return conv.eval(), bn.eval()
+
+    def test_folded_equals_unfused(self):
+        for conv in (nn.Conv2d(4, 8, 3, padding=1), tritonrt.TernaryConv2d(4, 8, 3, padding=1),
+                     tritonrt.TernaryConv2d(8, 8, 3, padding=1, groups=8)):
+            conv, bn = self._pair(conv)
+            x = torch.randn(2, conv.weight.shape[1] * conv.groups, 9, 9)
+            with torch.no_grad():
+                expected = torch.relu(bn(conv(x)))
+                got = tritonrt.conv_bn_act(conv, bn, x, act="relu")
+            self.assertTrue(torch.allclose(got, expected, atol=1e-5, rtol=1e-5))
+
+    def test_fold_follows_statistics_and_training(self):
+        conv, bn = self._pair(tritonrt.TernaryConv2d(4, 8, 3, padding=1))
+        x = torch.randn(2, 4, 9, 9)
+        with torch.no_grad():
+            first = tritonrt.conv_bn_act(conv, bn, x)
+            bn.running_mean.add_(1.0)  # the cached folded weights must not be reused
+            second = tritonrt.conv_bn_act(conv, bn, x)
+            self.assertTrue(torch.allclose(second, bn(conv(x)), atol=1e-5, rtol=1e-5))
+        self.assertFalse(torch.allclose(first, second))
+        bn.train()
+        before = bn.running_mean.clone()
+        tritonrt.conv_bn_act(conv, bn, x)  # training: statistics update as unfused
+        self.assertFalse(torch.equal(before, bn.running_mean))
+
+
 class CountingResult(unittest.TextTestResult):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
