@@ -45,6 +45,12 @@ def fused_matmul(x, w, bias=None, scale=None, act="none", layout="matmul"):
     ``[out, in]`` and the product is ``x @ w^T``. ``scale`` and ``bias`` (tensors or numbers)
     are skipped when ``None``; the scale is applied before the bias.
     """
+    plain_bias = scale is None and isinstance(bias, torch.Tensor) and bias.dim() <= 1 \
+        and bias.dtype == x.dtype == w.dtype
+    if layout == "matmul" and plain_bias and x.dim() == 2 and w.dim() == 2:
+        return activation(torch.addmm(bias, x, w), act)  # one kernel: bias + x @ w
+    if layout == "linear" and (plain_bias or (scale is None and bias is None)) and w.dim() == 2:
+        return activation(F.linear(x, w, bias), act)
     if layout == "matmul":
         y = torch.matmul(x, w)
     elif layout == "linear":
