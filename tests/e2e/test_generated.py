@@ -51,7 +51,7 @@ def example_input(name):
         return (torch.rand(2, 3, 32, 32, generator=g),)
     if name == "bitnet_mlp":
         return (torch.randn(2, 5, 512, generator=g),)
-    if name in ("resnet18", "resnet50", "mobilenet_v2"):
+    if name in ("resnet18", "resnet34", "resnet50", "mobilenet_v2"):
         return (torch.rand(2, 3, 64, 64, generator=g),)
     if name == "vgg16":
         return (torch.rand(2, 3, 32, 32, generator=g),)
@@ -65,8 +65,8 @@ def example_kwargs(name):
     return {"num_classes": 10, "hidden": 256} if name == "vgg16" else {}
 
 
-EXAMPLES = ["mnist_mlp", "cnn_cifar", "resnet_block", "resnet18", "resnet50", "mobilenet_v2",
-            "vgg16", "bitnet_mlp", "transformer_block"]
+EXAMPLES = ["mnist_mlp", "cnn_cifar", "resnet_block", "resnet18", "resnet34", "resnet50",
+            "mobilenet_v2", "vgg16", "bitnet_mlp", "transformer_block"]
 
 
 class Context:
@@ -274,22 +274,31 @@ class RefBasicBlock(nn.Module):
 
 
 class RefResNet18(nn.Module):
+    COUNTS = (2, 2, 2, 2)
+
     def __init__(self, num_classes=1000):
         super().__init__()
         self.conv1 = nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False)
         self.bn1 = nn.BatchNorm2d(64)
         self.maxpool = nn.MaxPool2d(3, stride=2, padding=1)
         widths = [(64, 64, 1), (64, 128, 2), (128, 256, 2), (256, 512, 2)]
-        for stage, (i, o, stride) in enumerate(widths, 1):
-            setattr(self, "layer%d_0" % stage, RefBasicBlock(i, o, stride))
-            setattr(self, "layer%d_1" % stage, RefBasicBlock(o, o))
+        self.names = []
+        for stage, ((i, o, stride), count) in enumerate(zip(widths, self.COUNTS), 1):
+            for b in range(count):
+                name = "layer%d_%d" % (stage, b)
+                setattr(self, name, RefBasicBlock(i, o, stride) if b == 0 else RefBasicBlock(o, o))
+                self.names.append(name)
         self.fc = nn.Linear(512, num_classes)
 
     def forward(self, x):
         x = self.maxpool(F.relu(self.bn1(self.conv1(x))))
-        for stage in range(1, 5):
-            x = getattr(self, "layer%d_1" % stage)(getattr(self, "layer%d_0" % stage)(x))
+        for name in self.names:
+            x = getattr(self, name)(x)
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+class RefResNet34(RefResNet18):
+    COUNTS = (3, 4, 6, 3)
 
 
 class RefBottleneck(nn.Module):
@@ -744,6 +753,7 @@ def all_tests():
                   make_format_test(name), make_compile_test(name)]
     tests += [test_mnist_matches_handwritten,
               make_reference_test("resnet18", RefResNet18),
+              make_reference_test("resnet34", RefResNet34),
               make_reference_test("resnet50", RefResNet50),
               make_reference_test("mobilenet_v2", RefMobileNetV2),
               make_reference_test("vgg16", RefVGG16),
