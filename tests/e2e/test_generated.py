@@ -51,7 +51,7 @@ def example_input(name):
         return (torch.rand(2, 3, 32, 32, generator=g),)
     if name == "bitnet_mlp":
         return (torch.randn(2, 5, 512, generator=g),)
-    if name in ("resnet18", "resnet34", "resnet50", "mobilenet_v2"):
+    if name in ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "mobilenet_v2"):
         return (torch.rand(2, 3, 64, 64, generator=g),)
     if name == "vgg16":
         return (torch.rand(2, 3, 32, 32, generator=g),)
@@ -66,7 +66,7 @@ def example_kwargs(name):
 
 
 EXAMPLES = ["mnist_mlp", "cnn_cifar", "resnet_block", "resnet18", "resnet34", "resnet50",
-            "mobilenet_v2", "vgg16", "bitnet_mlp", "transformer_block"]
+            "resnet101", "resnet152", "mobilenet_v2", "vgg16", "bitnet_mlp", "transformer_block"]
 
 
 class Context:
@@ -324,7 +324,8 @@ class RefBottleneck(nn.Module):
 
 
 class RefResNet50(nn.Module):
-    STAGES = [(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)]
+    STAGES = [(64, 1), (128, 2), (256, 2), (512, 2)]  # (width, stride of the first block)
+    COUNTS = (3, 4, 6, 3)
 
     def __init__(self, num_classes=1000):
         super().__init__()
@@ -333,7 +334,7 @@ class RefResNet50(nn.Module):
         self.maxpool = nn.MaxPool2d(3, stride=2, padding=1)
         self.names = []
         in_ch = 64
-        for stage, (width, count, stride) in enumerate(self.STAGES, 1):
+        for stage, ((width, stride), count) in enumerate(zip(self.STAGES, self.COUNTS), 1):
             for i in range(count):
                 name = "layer%d_%d" % (stage, i)
                 setattr(self, name, RefBottleneck(in_ch, width, stride if i == 0 else 1))
@@ -346,6 +347,14 @@ class RefResNet50(nn.Module):
         for name in self.names:
             x = getattr(self, name)(x)
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+class RefResNet101(RefResNet50):
+    COUNTS = (3, 4, 23, 3)
+
+
+class RefResNet152(RefResNet50):
+    COUNTS = (3, 8, 36, 3)
 
 
 class RefDepthwiseBlock(nn.Module):
@@ -755,6 +764,8 @@ def all_tests():
               make_reference_test("resnet18", RefResNet18),
               make_reference_test("resnet34", RefResNet34),
               make_reference_test("resnet50", RefResNet50),
+              make_reference_test("resnet101", RefResNet101),
+              make_reference_test("resnet152", RefResNet152),
               make_reference_test("mobilenet_v2", RefMobileNetV2),
               make_reference_test("vgg16", RefVGG16),
               make_reference_test("transformer_block", RefTinyTransformerLM),
