@@ -46,7 +46,7 @@ class Folder {
           continue;
         }
       }
-      for (BlockId region : m_.op(id).regions) {
+      for (BlockId region : m_.regionsOf(id)) {  // by value: the walk may create ops
         if (region.isValid()) {
           walk(region);
         }
@@ -277,7 +277,7 @@ class Folder {
     for (OpId op : moved) {
       if (m_.op(op).erased) continue;
       if (m_.op(op).kind == OpKind::If && foldIf(op)) continue;
-      for (BlockId region : m_.op(op).regions) {
+      for (BlockId region : m_.regionsOf(op)) {  // by value: the walk may create ops
         if (region.isValid()) walk(region);
       }
       foldScalar(op);

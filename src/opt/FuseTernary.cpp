@@ -84,7 +84,7 @@ class Fuser {
     std::vector<OpId> ops = m_.blocks[block.index].ops;
     for (OpId id : ops) {
       if (m_.op(id).erased) continue;
-      for (BlockId region : m_.op(id).regions) {
+      for (BlockId region : m_.regionsOf(id)) {  // by value: fusing creates ops
         if (region.isValid()) walk(region);
       }
       tryFuse(id);

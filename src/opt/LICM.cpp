@@ -39,7 +39,7 @@ class LICM {
       if (m_.op(id).erased) {
         continue;
       }
-      for (BlockId region : m_.op(id).regions) {
+      for (BlockId region : m_.regionsOf(id)) {  // by value: the walk may create ops
         if (region.isValid()) {
           walk(region);  // inner loops first: what leaves them may leave this one too
         }
@@ -59,7 +59,7 @@ class LICM {
       for (ValueId r : m_.results(id)) {
         inside_[r.index] = value;
       }
-      for (BlockId region : m_.op(id).regions) {
+      for (BlockId region : m_.regionsOf(id)) {  // by value: the walk may create ops
         if (region.isValid()) {
           mark(region, value);
         }

@@ -74,7 +74,7 @@ class Simplifier {
       if (m_.op(id).erased) {
         continue;
       }
-      for (BlockId region : m_.op(id).regions) {
+      for (BlockId region : m_.regionsOf(id)) {  // by value: the walk may create ops
         if (region.isValid()) {
           walk(region);
         }

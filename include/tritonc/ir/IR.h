@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -161,6 +162,11 @@ class Module {
   // ---- access -------------------------------------------------------------
   Op& op(OpId id) { return ops[id.index]; }
   const Op& op(OpId id) const { return ops[id.index]; }
+  /// An op's regions by value: safe to iterate while ops are created (which
+  /// may move the op array under a reference).
+  std::array<BlockId, 2> regionsOf(OpId id) const {
+    return {op(id).regions[0], op(id).regions[1]};
+  }
   std::span<const ValueId> operands(OpId id) const {
     const Op& o = ops[id.index];
     return {operandPool.data() + o.operandsBegin, o.operandsCount};
