@@ -486,7 +486,12 @@ void Checker::checkTopLevelLet(NodeId let) {
       value = literalToContext(value, declared);
     }
   } else {
-    value = make(declared.isValid() ? declared : module_.types.unknown(), let);
+    // A module-level constant is its value: without one there is nothing to emit.
+    if (symbol != kNoSymbol) {
+      report(Diag::ConstantWithoutValue, let, spelling(module_.symbols[symbol].name));
+    }
+    value = make(module_.types.error(), let);
+    declared = TypeId{};
   }
   TypeId type = declared.isValid() ? declared : value.type;
   setType(let, type);
