@@ -125,18 +125,6 @@ bool writeFileAtomically(const std::string& path, std::string_view contents, std
   return true;
 }
 
-std::string defaultTraceName(const CompileOptions& options) {
-  std::string stem = options.inputs.empty() ? "tritonc" : options.inputs.front();
-  size_t slash = stem.find_last_of('/');
-  if (slash != std::string::npos) {
-    stem = stem.substr(slash + 1);
-  }
-  size_t dot = stem.rfind('.');
-  if (dot != std::string::npos && dot > 0) {
-    stem.resize(dot);
-  }
-  return stem + ".trace.json";
-}
 
 // --entry NAME picks the entry layer instead of the file's last one.
 void selectEntry(CheckedModule& checked, const std::string& entry, const SourceBuffer& source,
@@ -178,6 +166,10 @@ std::string fileStem(const std::string& path) {
     stem.resize(dot);
   }
   return stem;
+}
+
+std::string defaultTraceName(const CompileOptions& options) {
+  return fileStem(options.inputs.empty() ? "tritonc" : options.inputs.front()) + ".trace.json";
 }
 
 // Where the Python module of `input` goes: -o names the file for one input
@@ -287,7 +279,7 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, const CheckedMo
 }
 
 // Runs lex and parse on every input up to `lastStage`; returns the exit code.
-int runFrontEnd(const CompileOptions& options, Stage lastStage, bool isCompile) {
+int runFrontEnd(const CompileOptions& options, Stage lastStage) {
   setLogLevel(options.debug ? LogLevel::Debug : options.verbose ? LogLevel::Verbose : LogLevel::Off);
   std::unique_ptr<DiagnosticConsumer> printer = makeConsumer(options);
   SortingDiagnosticConsumer sorter(*printer);
@@ -404,7 +396,6 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, bool isCompile) 
   std::fflush(stdout);
 
   int exitCode = diags.hasErrors() ? kExitSourceError : kExitSuccess;
-  (void)isCompile;
   // Outputs are written only when every input compiled cleanly.
   if (exitCode == kExitSuccess) {
     ScopedTimer timer(timings.get(), "write outputs");
@@ -468,11 +459,11 @@ int runCompile(const CompileOptions& options) {
     return reportNotImplemented(options, std::string("'--stop-after=") + stageName(last) + "'",
                                 "issue #5");
   }
-  return runFrontEnd(options, last, /*isCompile=*/true);
+  return runFrontEnd(options, last);
 }
 
 int runCheck(const CompileOptions& options) {
-  return runFrontEnd(options, Stage::Check, /*isCompile=*/false);
+  return runFrontEnd(options, Stage::Check);
 }
 
 }  // namespace tritonc

@@ -54,25 +54,9 @@ std::string pyIdent(std::string_view name) {
   return out;
 }
 
-std::string pyString(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
-          out += fmt::format("\\x{:02x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
+// A Python string literal: quoteForDump's escapes (\n \t \r \\ \" \xHH) are
+// Python's too.
+std::string pyString(std::string_view text) { return quoteForDump(text); }
 
 std::string pyFloat(double value) {
   std::string text = formatFloat(value);
@@ -93,6 +77,17 @@ std::string torchDType(DType dtype) {
     case DType::Float16: return "torch.float16";
     case DType::BFloat16: return "torch.bfloat16";
     default: return "torch.float32";
+  }
+}
+
+// Element-wise arithmetic, logic and casts: pure, cheap, written as one expression.
+bool isArithmetic(OpKind k) {
+  switch (k) {
+    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Mod:
+    case OpKind::Pow: case OpKind::Neg: case OpKind::Not: case OpKind::Eq: case OpKind::Ne:
+    case OpKind::Lt: case OpKind::Le: case OpKind::Gt: case OpKind::Ge: case OpKind::And:
+    case OpKind::Or: case OpKind::Cast: return true;
+    default: return false;
   }
 }
 
@@ -491,12 +486,7 @@ void Emitter::emitInstances(BlockId block, int depth, std::vector<std::string>& 
       // The checker rejects sub-modules in loops.
     } else if (o.resultsCount == 1 && isScalar(m_.result(id)) &&
                (o.kind == OpKind::Constant || o.kind == OpKind::Hyper || o.kind == OpKind::Global ||
-                o.kind == OpKind::Add || o.kind == OpKind::Sub || o.kind == OpKind::Mul ||
-                o.kind == OpKind::Div || o.kind == OpKind::Mod || o.kind == OpKind::Neg ||
-                o.kind == OpKind::Not || o.kind == OpKind::Eq || o.kind == OpKind::Ne ||
-                o.kind == OpKind::Lt || o.kind == OpKind::Le || o.kind == OpKind::Gt ||
-                o.kind == OpKind::Ge || o.kind == OpKind::And || o.kind == OpKind::Or ||
-                o.kind == OpKind::Cast)) {
+                isArithmetic(o.kind))) {
       // Hyperparameter arithmetic: the constructor computes it too.
       expr_[m_.result(id).index] = opExpr(id);
     }
@@ -684,14 +674,8 @@ void Emitter::findDeadOps(BlockId body, bool instancesHoisted) {
     if (!(instancesHoisted && m_.op(id).kind == OpKind::Instantiate)) countOperands(id, 1);
   }
   auto removable = [](OpKind k) {
-    switch (k) {
-      case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Mod:
-      case OpKind::Pow: case OpKind::Neg: case OpKind::Not: case OpKind::Eq: case OpKind::Ne:
-      case OpKind::Lt: case OpKind::Le: case OpKind::Gt: case OpKind::Ge: case OpKind::And:
-      case OpKind::Or: case OpKind::Cast: case OpKind::List: case OpKind::ShapeOf:
-      case OpKind::ShapeDim: case OpKind::Weight: return true;
-      default: return false;
-    }
+    return isArithmetic(k) || k == OpKind::List || k == OpKind::ShapeOf ||
+           k == OpKind::ShapeDim || k == OpKind::Weight;
   };
   for (bool changed = true; changed;) {
     changed = false;

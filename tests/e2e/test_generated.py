@@ -273,28 +273,39 @@ class RefBasicBlock(nn.Module):
         return F.relu(out + shortcut)
 
 
-class RefResNet18(nn.Module):
-    COUNTS = (2, 2, 2, 2)
+class RefResNet(nn.Module):
+    """torchvision-style ResNet: float stem, stages of `block(in, width, stride)`, float fc.
+    Blocks are named `layer<stage>_<i>` as in the examples."""
+    BLOCK = None
+    EXPANSION = 1
+    COUNTS = ()
 
     def __init__(self, num_classes=1000):
         super().__init__()
         self.conv1 = nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False)
         self.bn1 = nn.BatchNorm2d(64)
         self.maxpool = nn.MaxPool2d(3, stride=2, padding=1)
-        widths = [(64, 64, 1), (64, 128, 2), (128, 256, 2), (256, 512, 2)]
         self.names = []
-        for stage, ((i, o, stride), count) in enumerate(zip(widths, self.COUNTS), 1):
-            for b in range(count):
-                name = "layer%d_%d" % (stage, b)
-                setattr(self, name, RefBasicBlock(i, o, stride) if b == 0 else RefBasicBlock(o, o))
+        in_ch = 64
+        for stage, (width, count) in enumerate(zip((64, 128, 256, 512), self.COUNTS), 1):
+            for i in range(count):
+                name = "layer%d_%d" % (stage, i)
+                stride = 2 if stage > 1 and i == 0 else 1
+                setattr(self, name, type(self).BLOCK(in_ch, width, stride))
                 self.names.append(name)
-        self.fc = nn.Linear(512, num_classes)
+                in_ch = width * self.EXPANSION
+        self.fc = nn.Linear(in_ch, num_classes)
 
     def forward(self, x):
         x = self.maxpool(F.relu(self.bn1(self.conv1(x))))
         for name in self.names:
             x = getattr(self, name)(x)
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+class RefResNet18(RefResNet):
+    BLOCK = RefBasicBlock
+    COUNTS = (2, 2, 2, 2)
 
 
 class RefResNet34(RefResNet18):
@@ -323,30 +334,10 @@ class RefBottleneck(nn.Module):
         return F.relu(out + shortcut)
 
 
-class RefResNet50(nn.Module):
-    STAGES = [(64, 1), (128, 2), (256, 2), (512, 2)]  # (width, stride of the first block)
+class RefResNet50(RefResNet):
+    BLOCK = RefBottleneck
+    EXPANSION = 4
     COUNTS = (3, 4, 6, 3)
-
-    def __init__(self, num_classes=1000):
-        super().__init__()
-        self.conv1 = nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False)
-        self.bn1 = nn.BatchNorm2d(64)
-        self.maxpool = nn.MaxPool2d(3, stride=2, padding=1)
-        self.names = []
-        in_ch = 64
-        for stage, ((width, stride), count) in enumerate(zip(self.STAGES, self.COUNTS), 1):
-            for i in range(count):
-                name = "layer%d_%d" % (stage, i)
-                setattr(self, name, RefBottleneck(in_ch, width, stride if i == 0 else 1))
-                self.names.append(name)
-                in_ch = 4 * width
-        self.fc = nn.Linear(2048, num_classes)
-
-    def forward(self, x):
-        x = self.maxpool(F.relu(self.bn1(self.conv1(x))))
-        for name in self.names:
-            x = getattr(self, name)(x)
-        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
 class RefResNet101(RefResNet50):
