@@ -2,6 +2,7 @@
 """Generated PyTorch modules (-O0, -O2) against hand-written PyTorch, CPU, eval mode.
 
     PYTHONPATH=runtime /usr/bin/python3 bench/pytorch_vs_handwritten.py [--repeat 30]
+        [--batch 32] [--models mnist_mlp,resnet18,...]
 
 For each model and batch size: the median forward time of the hand-written reference and of
 the generated modules (same weights, loaded by state_dict key), and their ratios.
@@ -52,6 +53,9 @@ def median_ms(fn, x, repeat):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--batch", type=int, default=32, help="the larger batch size")
+    parser.add_argument("--models", default="mnist_mlp,resnet18,mobilenet_v2,efficientnet_b0,"
+                        "densenet121,vit_base", help="comma-separated examples to time")
     parser.add_argument("--tritonc", default=os.path.join(REPO, "build", "tools", "tritonc", "tritonc"))
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -64,19 +68,28 @@ def main():
         return e2e.entry(e2e.load(out))
 
     print("torch %s, 1 thread, median of %d runs" % (torch.__version__, args.repeat))
-    print("%-10s %5s %10s %10s %10s %8s %8s" % ("model", "batch", "hand ms", "-O0 ms", "-O2 ms",
+    print("%-16s %5s %10s %10s %10s %8s %8s" % ("model", "batch", "hand ms", "-O0 ms", "-O2 ms",
                                               "-O0/hand", "-O2/hand"))
-    cases = [("mnist_mlp", (1, 1, 28, 28)), ("mnist_mlp", (32, 1, 28, 28)),
-             ("resnet18", (1, 3, 64, 64)), ("resnet18", (32, 3, 64, 64))]
+    references = {"resnet18": e2e.RefResNet18, "mobilenet_v2": e2e.RefMobileNetV2,
+                  "efficientnet_b0": e2e.RefEfficientNetB0, "densenet121": e2e.RefDenseNet121,
+                  "vit_base": e2e.RefViTBase}
+    cases = [("mnist_mlp", (1, 1, 28, 28)), ("mnist_mlp", (32, 1, 28, 28))]
+    for name in args.models.split(","):
+        if name in references:
+            image = tuple(e2e.example_input(name)[0].shape[1:])
+            cases += [(name, (1,) + image), (name, (args.batch,) + image)]
     for name, shape in cases:
-        m0 = generated(name, "-O0")()
+        if name not in args.models.split(","):
+            continue
+        kwargs = e2e.example_kwargs(name)
+        m0 = generated(name, "-O0")(**kwargs)
         if name == "mnist_mlp":
             ref = RefMnist(m0.state_dict())
         else:
-            ref = e2e.RefResNet18()
+            ref = references[name](**kwargs)
             ref.load_state_dict(e2e.random_state(ref.state_dict(), 0))
             m0.load_state_dict(ref.state_dict())
-        m2 = generated(name, "-O2")()
+        m2 = generated(name, "-O2")(**kwargs)
         m2.load_state_dict(m0.state_dict())
         for m in (ref, m0, m2):
             m.eval()
@@ -88,7 +101,7 @@ def main():
             t0.append(median_ms(m0, x, args.repeat // 5 + 1))
             t2.append(median_ms(m2, x, args.repeat // 5 + 1))
         h, a, b = statistics.median(t_ref), statistics.median(t0), statistics.median(t2)
-        print("%-10s %5d %10.3f %10.3f %10.3f %8.3f %8.3f" % (name, shape[0], h, a, b, a / h, b / h))
+        print("%-16s %5d %10.3f %10.3f %10.3f %8.3f %8.3f" % (name, shape[0], h, a, b, a / h, b / h))
 
 
 if __name__ == "__main__":

@@ -149,6 +149,8 @@ class Emitter {
   void resolveHyperDefaults(const Function& f, int depth, bool applyStyle);
   std::string regionExpr(BlockId region, int depth);
   void emitInstances(BlockId block, int depth, std::vector<std::string>& conditions);
+  void emitInputDefaults(const Function& f, int depth);
+  bool isScalarBuiltin(OpId id) const;
 
   // ---- statements ------------------------------------------------------------------
   void emitBlock(BlockId block, int depth);
@@ -173,6 +175,9 @@ class Emitter {
   std::vector<std::vector<std::string>> yieldTargets_;  ///< what a yield assigns
   std::vector<Loop> loops_;
   bool usesMath_ = false;
+  /// A tensor in scope whose device tensors created in a body take ("" in the
+  /// constructor and at module level, where the default device is right).
+  std::string deviceAnchor_;
   int maxDepth_ = 0;
   std::unordered_set<uint32_t> dead_;  ///< pure ops whose results nothing emitted reads
   std::string shapeHint_;  ///< a weight's declared shape, for creation calls without one
@@ -185,9 +190,10 @@ void Emitter::line(int depth, const std::string& text) {
   maxDepth_ = std::max(maxDepth_, depth);
   size_t indent = static_cast<size_t>(depth) * 4;
   if (indent + text.size() > kMaxColumns) {
-    // The call whose closing parenthesis ends the line (before a ':').
+    // The call whose closing parenthesis ends the line (before a ':', or a ','
+    // when the line is itself an argument of a wrapped call).
     size_t end = text.size();
-    if (end > 0 && text[end - 1] == ':') --end;
+    if (end > 0 && (text[end - 1] == ':' || text[end - 1] == ',')) --end;
     if (end > 0 && text[end - 1] == ')') {
       // Find its opening parenthesis and the top-level commas, outside strings.
       std::vector<size_t> opens;
@@ -436,14 +442,42 @@ void Emitter::emitFn(size_t index) {
     params += (i ? ", " : "") + n + (f.inputs[i].defaultValue.isValid() ? "=None" : "");
   }
   line(0, fmt::format("def {}({}):", name(f.name), params));
-  for (size_t i = 0; i < f.inputs.size(); ++i) {
-    if (f.inputs[i].defaultValue.isValid()) {
-      line(1, fmt::format("if {} is None:", e(body.args[i])));
-      std::string value = regionExpr(f.inputs[i].defaultValue, 2);
-      line(2, fmt::format("{} = {}", e(body.args[i]), value));
+  emitInputDefaults(f, 1);
+  emitBlock(f.body, 1);
+}
+
+// Fills in the inputs that have defaults, and chooses the tensor whose device
+// the body's zeros(), arange(), ... use: the first tensor input the caller must
+// give, else a weight (a model moved to CUDA then creates its tensors there).
+void Emitter::emitInputDefaults(const Function& f, int depth) {
+  const Block& body = m_.blocks[f.body.index];
+  deviceAnchor_.clear();
+  for (size_t i = 0; i < f.inputs.size() && deviceAnchor_.empty(); ++i) {
+    if (!f.inputs[i].defaultValue.isValid() && m_.types.isTensor(f.inputs[i].type)) {
+      deviceAnchor_ = e(body.args[i]);
     }
   }
-  emitBlock(f.body, 1);
+  if (deviceAnchor_.empty() && !f.weights.empty() && ctx_ != Context::Fn) {
+    deviceAnchor_ = ctx_ == Context::Forward ? "self." + name(f.weights[0].name)
+                                             : name(f.weights[0].name);
+  }
+  for (size_t i = 0; i < f.inputs.size(); ++i) {
+    if (f.inputs[i].defaultValue.isValid()) {
+      line(depth, fmt::format("if {} is None:", e(body.args[i])));
+      std::string value = regionExpr(f.inputs[i].defaultValue, depth + 1);
+      line(depth + 1, fmt::format("{} = {}", e(body.args[i]), value));
+    }
+  }
+}
+
+// max(1, ch / 4): a builtin over numbers, as cheap and pure as arithmetic.
+bool Emitter::isScalarBuiltin(OpId id) const {
+  const Op& o = m_.op(id);
+  if (o.kind != OpKind::Builtin || o.resultsCount != 1 || !isScalar(m_.result(id))) return false;
+  for (ValueId v : m_.operands(id)) {
+    if (!isScalar(v)) return false;
+  }
+  return true;
 }
 
 std::string Emitter::instanceExpr(uint32_t index) const {
@@ -486,7 +520,7 @@ void Emitter::emitInstances(BlockId block, int depth, std::vector<std::string>& 
       // The checker rejects sub-modules in loops.
     } else if (o.resultsCount == 1 && isScalar(m_.result(id)) &&
                (o.kind == OpKind::Constant || o.kind == OpKind::Hyper || o.kind == OpKind::Global ||
-                isArithmetic(o.kind))) {
+                isArithmetic(o.kind) || isScalarBuiltin(id))) {
       // Hyperparameter arithmetic: the constructor computes it too.
       expr_[m_.result(id).index] = opExpr(id);
     }
@@ -539,13 +573,7 @@ void Emitter::emitLayer(size_t index) {
       }
     }
     resolveHyperDefaults(f, 1, true);
-    for (size_t i = 0; i < f.inputs.size(); ++i) {
-      if (f.inputs[i].defaultValue.isValid()) {
-        line(1, fmt::format("if {} is None:", e(body.args[i])));
-        std::string value = regionExpr(f.inputs[i].defaultValue, 2);
-        line(2, fmt::format("{} = {}", e(body.args[i]), value));
-      }
-    }
+    emitInputDefaults(f, 1);
     emitBlock(f.body, 1);
     out_ += "\n\n";
   }
@@ -628,13 +656,7 @@ void Emitter::emitLayer(size_t index) {
     line(2, fmt::format("return _{}_apply({}_training=self.training)", className, args));
     return;
   }
-  for (size_t i = 0; i < f.inputs.size(); ++i) {
-    if (f.inputs[i].defaultValue.isValid()) {
-      line(2, fmt::format("if {} is None:", e(body.args[i])));
-      std::string value = regionExpr(f.inputs[i].defaultValue, 3);
-      line(3, fmt::format("{} = {}", e(body.args[i]), value));
-    }
-  }
+  emitInputDefaults(f, 2);
   findDeadOps(f.body, /*instancesHoisted=*/true);
   emitBlock(f.body, 2);
   dead_.clear();
@@ -673,15 +695,16 @@ void Emitter::findDeadOps(BlockId body, bool instancesHoisted) {
   for (OpId id : all) {
     if (!(instancesHoisted && m_.op(id).kind == OpKind::Instantiate)) countOperands(id, 1);
   }
-  auto removable = [](OpKind k) {
+  auto removable = [this](OpId id) {
+    OpKind k = m_.op(id).kind;
     return isArithmetic(k) || k == OpKind::List || k == OpKind::ShapeOf ||
-           k == OpKind::ShapeDim || k == OpKind::Weight;
+           k == OpKind::ShapeDim || k == OpKind::Weight || isScalarBuiltin(id);
   };
   for (bool changed = true; changed;) {
     changed = false;
     for (auto it = all.rbegin(); it != all.rend(); ++it) {
       OpId id = *it;
-      if (dead_.count(id.index) != 0 || !removable(m_.op(id).kind)) continue;
+      if (dead_.count(id.index) != 0 || !removable(id)) continue;
       bool unused = true;
       for (ValueId r : m_.results(id)) unused = unused && uses[r.index] == 0;
       if (!unused) continue;
@@ -1068,21 +1091,27 @@ std::string Emitter::builtinExpr(OpId id) {
     usesMath_ = true;
     return fmt::format("math.{}({})", name, arg[0]);
   };
+  // Tensors created in a body live where its inputs live.
+  std::string device = deviceAnchor_.empty() || ctx_ == Context::Init || ctx_ == Context::Global ||
+                               ctx_ == Context::Main
+                           ? std::string()
+                           : fmt::format(", device={}.device", deviceAnchor_);
   switch (fn) {
-    case BuiltinFn::Zeros: return fmt::format("torch.zeros({})", shape);
-    case BuiltinFn::Ones: return fmt::format("torch.ones({})", shape);
-    case BuiltinFn::Randn: return fmt::format("torch.randn({})", shape);
-    case BuiltinFn::Rand: return fmt::format("torch.rand({})", shape);
+    case BuiltinFn::Zeros: return fmt::format("torch.zeros({}{})", shape, device);
+    case BuiltinFn::Ones: return fmt::format("torch.ones({}{})", shape, device);
+    case BuiltinFn::Randn: return fmt::format("torch.randn({}{})", shape, device);
+    case BuiltinFn::Rand: return fmt::format("torch.rand({}{})", shape, device);
     case BuiltinFn::KaimingUniform:
       usesMath_ = true;
       return fmt::format("nn.init.kaiming_uniform_(torch.empty({}), a=math.sqrt(5))", shape);
     case BuiltinFn::Full:
-      return fmt::format("torch.full({}, {}, dtype={})", arg[0], arg[1], resultDType);
+      return fmt::format("torch.full({}, {}, dtype={}{})", arg[0], arg[1], resultDType, device);
     case BuiltinFn::Arange:
-      return fmt::format("torch.arange({}{}{}, dtype={})", arg[0], has(1) ? ", " + arg[1] : "",
-                         has(2) ? ", " + arg[2] : "", resultDType);
-    case BuiltinFn::Eye: return fmt::format("torch.eye({})", arg[0]);
-    case BuiltinFn::TensorFn: return fmt::format("torch.tensor({}, dtype={})", arg[0], resultDType);
+      return fmt::format("torch.arange({}{}{}, dtype={}{})", arg[0], has(1) ? ", " + arg[1] : "",
+                         has(2) ? ", " + arg[2] : "", resultDType, device);
+    case BuiltinFn::Eye: return fmt::format("torch.eye({}{})", arg[0], device);
+    case BuiltinFn::TensorFn:
+      return fmt::format("torch.tensor({}, dtype={}{})", arg[0], resultDType, device);
     case BuiltinFn::Range:
       return fmt::format("list(range({}{}{}))", arg[0], has(1) ? ", " + arg[1] : "",
                          has(2) ? ", " + arg[2] : "");

@@ -690,8 +690,11 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     // integer it reduces along that dimension, as torch.max.
     if (c.has(1) && !c.lenient(1)) {
       const TypeStore::Node& second = ts.node(c.arg(1).type);
+      // Two numbers are always the element-wise form: max(1, ch / 4) is Python's max.
+      bool firstIsScalar = !c.lenient(0) && ts.isScalar(c.arg(0).type);
       bool elementwiseForm = second.kind == TypeKind::Tensor ||
-                             (second.kind == TypeKind::Scalar && isFloating(second.dtype));
+                             (second.kind == TypeKind::Scalar &&
+                              (isFloating(second.dtype) || firstIsScalar));
       if (elementwiseForm) {
         if (c.lenient(0)) return c.unknown();
         const TypeStore::Node& first = ts.node(c.arg(0).type);

@@ -277,7 +277,15 @@ ExprInfo Checker::checkBuiltinFnCall(BuiltinFn fn, NodeId call) {
     report(Diag::ImpureFn, call,
            fmt::format("call '{}', which depends on whether the model is training", calleeName));
   }
-  return checkBuiltinCall(*this, fn, call, *bound);
+  ExprInfo result = checkBuiltinCall(*this, fn, call, *bound);
+  // A scalar computed from constants (max(1, ch / 4)) is itself a constant
+  // expression, usable as a sub-module argument.
+  if (module_.types.isScalar(result.type)) {
+    result.hyperConst = std::all_of(bound->begin(), bound->end(), [](const BoundArg& arg) {
+      return !arg.present || arg.info.hyperConst;
+    });
+  }
+  return result;
 }
 
 ExprInfo Checker::checkLayerCall(int layer, NodeId call, IdentifierId letName) {

@@ -51,22 +51,31 @@ def example_input(name):
         return (torch.rand(2, 3, 32, 32, generator=g),)
     if name == "bitnet_mlp":
         return (torch.randn(2, 5, 512, generator=g),)
-    if name in ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "mobilenet_v2"):
+    if name in ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "mobilenet_v2",
+                "efficientnet_b0", "densenet121"):
         return (torch.rand(2, 3, 64, 64, generator=g),)
     if name == "vgg16":
         return (torch.rand(2, 3, 32, 32, generator=g),)
+    if name == "vit_base":
+        return (torch.rand(2, 3, 64, 64, generator=g),)
     if name == "transformer_block":
         return (torch.randint(0, 1000, (2, 7), generator=g),)
     raise KeyError(name)
 
 
 def example_kwargs(name):
-    """Constructor arguments for the tests: VGG-16's 4096-wide classifier is made small."""
-    return {"num_classes": 10, "hidden": 256} if name == "vgg16" else {}
+    """Constructor arguments for the tests: VGG-16's 4096-wide classifier is made small and
+    ViT-Base (full width and depth) sees 64x64 images, 16 patches of 16x16."""
+    if name == "vgg16":
+        return {"num_classes": 10, "hidden": 256}
+    if name == "vit_base":
+        return {"image_size": 64, "num_classes": 10}
+    return {}
 
 
 EXAMPLES = ["mnist_mlp", "cnn_cifar", "resnet_block", "resnet18", "resnet34", "resnet50",
-            "resnet101", "resnet152", "mobilenet_v2", "vgg16", "bitnet_mlp", "transformer_block"]
+            "resnet101", "resnet152", "mobilenet_v2", "efficientnet_b0", "densenet121", "vgg16",
+            "vit_base", "bitnet_mlp", "transformer_block"]
 
 
 class Context:
@@ -245,13 +254,15 @@ def absmean(w):
 
 
 class RefTernaryConv2d(nn.Module):
-    def __init__(self, in_ch, out_ch, k, stride=1, padding=0, groups=1):
+    def __init__(self, in_ch, out_ch, k, stride=1, padding=0, groups=1, bias=False):
         super().__init__()
         self.weight = nn.Parameter(torch.empty(out_ch, in_ch // groups, k, k))
+        self.bias = nn.Parameter(torch.empty(out_ch)) if bias else None
         self.stride, self.padding, self.groups = stride, padding, groups
 
     def forward(self, x):
-        return F.conv2d(x, absmean(self.weight), None, self.stride, self.padding, 1, self.groups)
+        return F.conv2d(x, absmean(self.weight), self.bias, self.stride, self.padding, 1,
+                        self.groups)
 
 
 class RefBasicBlock(nn.Module):
@@ -495,6 +506,172 @@ class RefTinyTransformerLM(nn.Module):
     def forward(self, ids):
         h = self.tok_emb(ids) + self.pos_emb[:ids.shape[1]]
         return self.lm_head(self.ln_f(self.block2(self.block1(h))))
+
+
+class RefSqueezeExcite(nn.Module):
+    def __init__(self, ch, squeeze):
+        super().__init__()
+        self.reduce = RefTernaryConv2d(ch, squeeze, 1, bias=True)
+        self.expand = RefTernaryConv2d(squeeze, ch, 1, bias=True)
+
+    def forward(self, x):
+        s = F.adaptive_avg_pool2d(x, 1)
+        return x * torch.sigmoid(self.expand(F.silu(self.reduce(s))))
+
+
+class RefMBConv(nn.Module):
+    """torchvision's MBConv with ternary convolutions (expand 1: no expansion conv)."""
+
+    def __init__(self, in_ch, out_ch, k=3, stride=1, expand=6):
+        super().__init__()
+        hidden = in_ch * expand
+        self.expand = expand
+        if expand != 1:
+            self.expand_conv = RefTernaryConv2d(in_ch, hidden, 1)
+            self.expand_bn = nn.BatchNorm2d(hidden)
+        self.dw = RefTernaryConv2d(hidden, hidden, k, stride, (k - 1) // 2, groups=hidden)
+        self.dw_bn = nn.BatchNorm2d(hidden)
+        self.se = RefSqueezeExcite(hidden, max(1, in_ch // 4))
+        self.project = RefTernaryConv2d(hidden, out_ch, 1)
+        self.project_bn = nn.BatchNorm2d(out_ch)
+        self.residual = stride == 1 and in_ch == out_ch
+
+    def forward(self, x):
+        h = F.silu(self.expand_bn(self.expand_conv(x))) if self.expand != 1 else x
+        h = self.se(F.silu(self.dw_bn(self.dw(h))))
+        out = self.project_bn(self.project(h))
+        return out + x if self.residual else out
+
+
+class RefEfficientNetB0(nn.Module):
+    # torchvision's stage table (expand, kernel, stride, in, out, layers).
+    STAGES = [(1, 3, 1, 32, 16, 1), (6, 3, 2, 16, 24, 2), (6, 5, 2, 24, 40, 2),
+              (6, 3, 2, 40, 80, 3), (6, 5, 1, 80, 112, 3), (6, 5, 2, 112, 192, 4),
+              (6, 3, 1, 192, 320, 1)]
+
+    def __init__(self, num_classes=1000):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 32, 3, stride=2, padding=1, bias=False)
+        self.stem_bn = nn.BatchNorm2d(32)
+        self.blocks = []
+        for expand, k, stride, cin, cout, layers in self.STAGES:
+            for i in range(layers):
+                name = "b%d" % (len(self.blocks) + 1)
+                setattr(self, name, RefMBConv(cin if i == 0 else cout, cout, k,
+                                              stride if i == 0 else 1, expand))
+                self.blocks.append(name)
+        self.head = RefTernaryConv2d(320, 1280, 1)
+        self.head_bn = nn.BatchNorm2d(1280)
+        self.fc = nn.Linear(1280, num_classes)
+
+    def forward(self, x):
+        x = F.silu(self.stem_bn(self.stem(x)))
+        for name in self.blocks:
+            x = getattr(self, name)(x)
+        x = F.silu(self.head_bn(self.head(x)))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))  # dropout: eval
+
+
+class RefDenseLayer(nn.Module):
+    def __init__(self, in_ch, growth):
+        super().__init__()
+        self.norm1 = nn.BatchNorm2d(in_ch)
+        self.conv1 = RefTernaryConv2d(in_ch, 4 * growth, 1)
+        self.norm2 = nn.BatchNorm2d(4 * growth)
+        self.conv2 = RefTernaryConv2d(4 * growth, growth, 3, padding=1)
+
+    def forward(self, x):
+        new = self.conv2(F.relu(self.norm2(self.conv1(F.relu(self.norm1(x))))))
+        return torch.cat([x, new], 1)
+
+
+class RefDenseBlock(nn.Sequential):
+    def __init__(self, n, in_ch, growth=32):
+        super().__init__()
+        for i in range(n):
+            self.add_module("layer%d" % (i + 1), RefDenseLayer(in_ch + i * growth, growth))
+
+
+class RefTransition(nn.Module):
+    def __init__(self, in_ch, out_ch):
+        super().__init__()
+        self.norm = nn.BatchNorm2d(in_ch)
+        self.conv = RefTernaryConv2d(in_ch, out_ch, 1)
+
+    def forward(self, x):
+        return F.avg_pool2d(self.conv(F.relu(self.norm(x))), 2)
+
+
+class RefDenseNet121(nn.Module):
+    def __init__(self, num_classes=1000):
+        super().__init__()
+        self.conv0 = nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False)
+        self.norm0 = nn.BatchNorm2d(64)
+        channels = 64
+        for i, n in enumerate((6, 12, 24, 16), 1):
+            setattr(self, "block%d" % i, RefDenseBlock(n, channels))
+            channels += n * 32
+            if i < 4:
+                setattr(self, "trans%d" % i, RefTransition(channels, channels // 2))
+                channels //= 2
+        self.norm5 = nn.BatchNorm2d(channels)
+        self.classifier = nn.Linear(channels, num_classes)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.norm0(self.conv0(x))), 3, 2, 1)
+        for i in range(1, 5):
+            x = getattr(self, "block%d" % i)(x)
+            if i < 4:
+                x = getattr(self, "trans%d" % i)(x)
+        x = F.relu(self.norm5(x))
+        return self.classifier(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+class RefEncoderBlock(nn.Module):
+    def __init__(self, d, n_heads, mlp_dim):
+        super().__init__()
+        self.n_heads = n_heads
+        self.ln1 = nn.LayerNorm(d)
+        for name in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            setattr(self, name, RefTernaryLinear(d, d))
+        self.ln2 = nn.LayerNorm(d)
+        self.fc1 = RefTernaryLinear(d, mlp_dim)
+        self.fc2 = RefTernaryLinear(mlp_dim, d)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        a = self.ln1(x)
+
+        def heads(y):
+            return y.reshape(b, t, self.n_heads, -1).transpose(1, 2)
+
+        q, k, v = heads(self.q_proj(a)), heads(self.k_proj(a)), heads(self.v_proj(a))
+        scores = q @ k.transpose(-2, -1) / (q.shape[-1] ** 0.5)
+        ctx = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(b, t, -1)
+        h = x + self.out_proj(ctx)
+        return h + self.fc2(F.gelu(self.fc1(self.ln2(h))))
+
+
+class RefViTBase(nn.Module):
+    def __init__(self, image_size=224, patch=16, d=768, n_heads=12, mlp_dim=3072,
+                 num_classes=1000):
+        super().__init__()
+        n = (image_size // patch) ** 2
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, d))
+        self.pos_embedding = nn.Parameter(torch.zeros(1, n + 1, d))
+        self.patch_embed = nn.Conv2d(3, d, patch, stride=patch)
+        for i in range(1, 13):
+            setattr(self, "block%d" % i, RefEncoderBlock(d, n_heads, mlp_dim))
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, num_classes)
+
+    def forward(self, x):
+        patches = self.patch_embed(x).flatten(2).transpose(1, 2)
+        h = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), patches], 1)
+        h = h + self.pos_embedding
+        for i in range(1, 13):
+            h = getattr(self, "block%d" % i)(h)
+        return self.head(self.ln(h)[:, 0])
 
 
 def random_state(state, seed):
@@ -758,7 +935,10 @@ def all_tests():
               make_reference_test("resnet101", RefResNet101),
               make_reference_test("resnet152", RefResNet152),
               make_reference_test("mobilenet_v2", RefMobileNetV2),
+              make_reference_test("efficientnet_b0", RefEfficientNetB0),
+              make_reference_test("densenet121", RefDenseNet121),
               make_reference_test("vgg16", RefVGG16),
+              make_reference_test("vit_base", RefViTBase),
               make_reference_test("transformer_block", RefTinyTransformerLM),
               test_cnn_state_dict_keys,
               test_nested_instances_each_run, test_control_flow_and_builtins,
