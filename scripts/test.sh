@@ -5,7 +5,8 @@
 # diagnostics, IR and passes, with the diagnostic coverage check), robustness
 # (150 mutants and 100,000-deep nesting through `check`, 300 mutants through
 # the -O2 pipeline with IR verification), the fuzzer's regression corpus, the
-# tritonrt runtime and the generated PyTorch modules (run with /usr/bin/python3).
+# tritonrt runtime, the generated PyTorch modules (run with /usr/bin/python3), the
+# CUDA target and the CUDA kernels (on the host and with nvcc; on a GPU where present).
 #   TRITONC_FUZZ_SECONDS  also run libFuzzer for this long (CI sets it)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -94,6 +95,31 @@ echo "== generated PyTorch modules (torch $(/usr/bin/python3 -c 'import torch; p
 status=$?
 grep -E '^FAIL' -A25 "$log_dir/e2e.log" | head -n 80
 count "generated modules" "$log_dir/e2e.log" $status
+
+echo "== CUDA target (launchers, nvcc builds; no GPU needed)"
+PYTHONPATH=runtime /usr/bin/python3 tests/e2e/test_cuda_target.py --tritonc "$tritonc" \
+  >"$log_dir/cuda-target.log" 2>&1
+status=$?
+grep -E '^(FAIL|SKIP)' -A25 "$log_dir/cuda-target.log" | head -n 80
+count "CUDA target" "$log_dir/cuda-target.log" $status
+
+# The kernels themselves: index arithmetic on the host, nvcc instantiations, and (only
+# where a GPU is present) results against the reference path.
+for suite in tests/cuda/*.sh; do
+  [ -e "$suite" ] || continue
+  echo "== kernels: $(basename "$suite")"
+  bash "$suite" >"$log_dir/kernels.log" 2>&1
+  status=$?
+  grep -E '^(FAIL|SKIP)' -A10 "$log_dir/kernels.log" | head -n 40
+  count "kernels: $(basename "$suite")" "$log_dir/kernels.log" $status
+done
+if [ -e tests/cuda/test_kernels_gpu.py ]; then
+  echo "== kernels on a GPU"
+  PYTHONPATH=runtime /usr/bin/python3 tests/cuda/test_kernels_gpu.py >"$log_dir/gpu.log" 2>&1
+  status=$?
+  grep -E '^(FAIL|SKIP)' -A10 "$log_dir/gpu.log" | head -n 40
+  count "kernels on a GPU" "$log_dir/gpu.log" $status
+fi
 
 if [ -n "${TRITONC_FUZZ_SECONDS:-}" ]; then
   echo "== libFuzzer (${TRITONC_FUZZ_SECONDS}s)"

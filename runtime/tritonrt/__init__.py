@@ -5,6 +5,8 @@ inference, the standard library's ternary layers, fused-epilogue reference helpe
 loading / compiling Triton DSL files. Standard library + torch only (torch 1.13 and 2.x).
 """
 
+from . import cuda
+from .cuda import use_kernels
 from .fused import ACTIVATIONS, activation, conv_bn_act, fused_matmul
 from .layers import TernaryConv2d, TernaryLinear
 from .loader import CompileError, compile_model, find_tritonc, load, output_dir
@@ -34,6 +36,7 @@ __all__ = [
     "activation",
     "compile_model",
     "conv_bn_act",
+    "cuda",
     "find_tritonc",
     "fused_matmul",
     "is_packed",
@@ -49,5 +52,6 @@ __all__ = [
     "ternary_quantize_parts",
     "ternary_weights",
     "unpack_ternary",
+    "use_kernels",
     "weight",
 ]

@@ -5,6 +5,7 @@ module may call its specialized kernels instead; these define the results."""
 import torch
 import torch.nn.functional as F
 
+from . import cuda
 from .packing import _cached, _compiling, _stamp, weight
 
 __all__ = ["ACTIVATIONS", "activation", "fused_matmul", "conv_bn_act"]
@@ -45,6 +46,13 @@ def fused_matmul(x, w, bias=None, scale=None, act="none", layout="matmul"):
     ``[out, in]`` and the product is ``x @ w^T``. ``scale`` and ``bias`` (tensors or numbers)
     are skipped when ``None``; the scale is applied before the bias.
     """
+    source = getattr(w, "_tritonrt_source", None)  # a packed weight (tritonrt.weight)
+    if source is not None and x.is_cuda and cuda.enabled() and w.dim() == 2:
+        module = source[0]()
+        y = None if module is None else cuda.packed_linear(
+            module, source[1], x, kn=layout == "matmul", act=act, chscale=scale, bias=bias)
+        if y is not None:
+            return y
     plain_bias = scale is None and isinstance(bias, torch.Tensor) and bias.dim() <= 1 \
         and bias.dtype == x.dtype == w.dtype
     if layout == "matmul" and plain_bias and x.dim() == 2 and w.dim() == 2:
@@ -103,6 +111,25 @@ def _folded(conv, bn):
     return _cached(conv, "_tritonrt_folded_bn", stamp, compute)
 
 
+def _bn_affine(conv, bn):
+    """(per-channel scale, bias) of ``bn(conv(x)) = conv_nobias(x) * scale + bias`` in eval."""
+    tensors = [t for t in list(conv.parameters()) + list(conv.buffers())
+               + list(bn.parameters()) + list(bn.buffers())]
+    stamp = _stamp(*tensors) + (id(bn), bn.eps)
+
+    def compute():
+        inv_std = torch.rsqrt(bn.running_var.float() + bn.eps)
+        scale = inv_std * bn.weight.float() if bn.weight is not None else inv_std
+        bias = conv.bias.float() if getattr(conv, "bias", None) is not None \
+            else torch.zeros_like(scale)
+        folded = (bias - bn.running_mean.float()) * scale
+        if bn.bias is not None:
+            folded = folded + bn.bias.float()
+        return scale.contiguous(), folded.contiguous()
+
+    return _cached(conv, "_tritonrt_bn_affine", stamp, compute)
+
+
 def conv_bn_act(conv, bn, x, act="none"):
     """``act(bn(conv(x)))``, or ``act(conv(x))`` when ``bn`` is ``None``.
 
@@ -113,6 +140,12 @@ def conv_bn_act(conv, bn, x, act="none"):
     convolution instead of a convolution and a normalization pass. The result equals the
     unfused sequence up to float rounding.
     """
+    if x.is_cuda and cuda.enabled() and getattr(conv, "_tritonrt_packed", False) \
+            and (bn is None or _foldable(conv, bn)):
+        chscale, bias = _bn_affine(conv, bn) if bn is not None else (None, None)
+        y = cuda.packed_conv2d(conv, x, act=act, chscale=chscale, bias=bias)
+        if y is not None:
+            return y
     if not torch.is_grad_enabled() and not _compiling() and _foldable(conv, bn) \
             and not getattr(conv, "training", False):
         w, b = _folded(conv, bn)

@@ -8,6 +8,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from . import cuda
 from .packing import weight
 
 __all__ = ["TernaryLinear", "TernaryConv2d"]
@@ -58,6 +59,10 @@ class TernaryLinear(nn.Module):
         _init_like_torch(self.weight, self.bias, self.in_features)
 
     def forward(self, x):
+        if x.is_cuda and cuda.enabled():  # packed weights: the CUDA target's kernel
+            y = cuda.packed_linear(self, "weight", x, kn=False, bias=self.bias)
+            if y is not None:
+                return y
         return F.linear(x, weight(self, "weight"), self.bias)
 
     def extra_repr(self):
@@ -113,6 +118,10 @@ class TernaryConv2d(nn.Module):
         _init_like_torch(self.weight, self.bias, fan_in)
 
     def forward(self, x):
+        if x.is_cuda and cuda.enabled():  # packed weights: the CUDA target's kernel
+            y = cuda.packed_conv2d(self, x)
+            if y is not None:
+                return y
         return F.conv2d(x, weight(self, "weight"), self.bias, self.stride, self.padding,
                         self.dilation, self.groups)
 

@@ -9,6 +9,8 @@ weight), each row padded with code ``01`` to a multiple of 4, giving a ``uint8``
 (a 0-d tensor is one row of one element: ``[1, 1]``).
 """
 
+import weakref
+
 import torch
 
 from .quant import _as_shape, _prod, ternary_quantize, ternary_quantize_parts
@@ -163,8 +165,14 @@ def weight(module, name):
         shape = module._tritonrt_shapes[name]
         packed = getattr(module, name)
         scale = getattr(module, name + "_scale")
-        return _cached(module, name, _stamp(packed, scale),
-                       lambda: _scaled(unpack_ternary(packed, shape), scale, shape))
+
+        def unpacked():
+            w = _scaled(unpack_ternary(packed, shape), scale, shape)
+            # Lets tritonrt.fused_matmul find the packed codes for the CUDA kernels.
+            w._tritonrt_source = (weakref.ref(module), name)
+            return w
+
+        return _cached(module, name, _stamp(packed, scale), unpacked)
     method, threshold = _method_of(module, name)
     latent = getattr(module, name)
     return _cached(

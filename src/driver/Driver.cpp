@@ -23,6 +23,9 @@
 #include "tritonc/sema/Sema.h"
 #include "tritonc/source/SourceBuffer.h"
 
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Program.h>
+
 namespace tritonc {
 
 const char* stageName(Stage stage) {
@@ -153,6 +156,9 @@ void selectEntry(CheckedModule& checked, const std::string& entry, const SourceB
 struct PendingOutput {
   std::string path;
   std::string contents;
+  /// A `<stem>_kernels.cu`: nvcc builds `<stem>_kernels.so` from it before
+  /// anything is written.
+  bool cudaSource = false;
 };
 
 std::string fileStem(const std::string& path) {
@@ -183,6 +189,14 @@ std::string outputPathFor(const CompileOptions& options, const std::string& inpu
     dir += '/';
   }
   return dir + fileStem(input) + ".py";
+}
+
+// `<stem>_kernels.cu` and `.so` go next to the Python module.
+std::string cudaPathFor(const CompileOptions& options, const std::string& input, const char* ext) {
+  std::string py = outputPathFor(options, input);
+  size_t slash = py.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "" : py.substr(0, slash + 1);
+  return dir + fileStem(input) + "_kernels" + ext;
 }
 
 // The flags that shape the generated code, for its header comment.
@@ -258,8 +272,11 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, const CheckedMo
   std::string code;
   {
     ScopedTimer timer(timings, "PyTorch emitter");
-    Expected<std::string> emitted = emitPyTorch(
-        *module, EmitOptions{sourceName.substr(sourceName.find_last_of('/') + 1), codeFlags(options)});
+    EmitOptions emit{sourceName.substr(sourceName.find_last_of('/') + 1), codeFlags(options), ""};
+    if (options.target != "pytorch") {
+      emit.cudaLibrary = fileStem(sourceName) + "_kernels.so";
+    }
+    Expected<std::string> emitted = emitPyTorch(*module, emit);
     if (!emitted) {
       diags.reportForPath(Diag::TooDeepForPython, "", sourceName, emitted.error().message);
       return kExitSourceError;
@@ -275,7 +292,123 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, const CheckedMo
   if (!options.stopAfter) {
     outputs.push_back(PendingOutput{outputPathFor(options, sourceName), std::move(code)});
   }
+  if (options.target != "pytorch") {
+    std::string cu;
+    {
+      ScopedTimer timer(timings, "CUDA emitter");
+      CudaEmitOptions cuda;
+      cuda.sourceName = sourceName.substr(sourceName.find_last_of('/') + 1);
+      cuda.flags = codeFlags(options) + " --target " + options.target;
+      cuda.dtypes = options.cudaDTypes;
+      cuda.variants = options.optLevel == '3' ? 3 : 1;  // -O3: variants for the auto-tuner
+      std::vector<TernaryKernel> kernels = planTernaryKernels(*module);
+      logMessage(LogLevel::Verbose, fmt::format("{}: {} ternary kernel(s) for the CUDA target",
+                                                sourceName, kernels.size()));
+      cu = emitCuda(kernels, cuda);
+    }
+    if (options.dumpCode) {
+      writeStdout("// file: " + fileStem(sourceName) + "_kernels.cu\n");
+      writeStdout(cu);
+    }
+    if (!options.stopAfter) {
+      outputs.push_back(PendingOutput{cudaPathFor(options, sourceName, ".cu"), std::move(cu), true});
+    }
+  }
   return kExitSuccess;
+}
+
+// nvcc: --nvcc, $TRITONC_NVCC, PATH, then /usr/local/cuda/bin. Empty if none.
+std::string findNvcc(const CompileOptions& options, std::string* searched) {
+  if (!options.nvcc.empty()) {
+    *searched = "--nvcc " + options.nvcc;
+    return ::access(options.nvcc.c_str(), X_OK) == 0 ? options.nvcc : std::string();
+  }
+  if (const char* env = std::getenv("TRITONC_NVCC"); env != nullptr && *env != '\0') {
+    *searched = std::string("TRITONC_NVCC=") + env;
+    return ::access(env, X_OK) == 0 ? std::string(env) : std::string();
+  }
+  *searched = "PATH and /usr/local/cuda/bin";
+  if (llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName("nvcc")) {
+    return *found;
+  }
+  const char* fallback = "/usr/local/cuda/bin/nvcc";
+  return ::access(fallback, X_OK) == 0 ? std::string(fallback) : std::string();
+}
+
+// Builds `<stem>_kernels.so` from the CUDA source into `soTemp`. Returns an
+// empty string on success, else what went wrong (nvcc's last lines).
+std::string runNvcc(const CompileOptions& options, const std::string& nvcc, const std::string& cuTemp,
+                    const std::string& soTemp) {
+  std::vector<std::string> args = {nvcc, "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC",
+                                   "-w"};
+  for (const std::string& arch : options.cudaArchs) {
+    args.push_back("-gencode");
+    args.push_back(fmt::format("arch=compute_{0},code=sm_{0}", arch));
+  }
+  args.insert(args.end(), {"-o", soTemp, "-x", "cu", cuTemp});
+  std::vector<llvm::StringRef> refs(args.begin(), args.end());
+  std::string log = soTemp + ".log";
+  llvm::Optional<llvm::StringRef> redirects[] = {llvm::None, llvm::StringRef(log), llvm::StringRef(log)};
+  std::string error;
+  logMessage(LogLevel::Verbose, "running " + fmt::format("{}", fmt::join(args, " ")));
+  int rc = llvm::sys::ExecuteAndWait(nvcc, refs, llvm::None, redirects, 0, 0, &error);
+  std::string output;
+  if (llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(log)) {
+    output = (*buffer)->getBuffer().str();
+  }
+  ::unlink(log.c_str());
+  if (rc == 0) {
+    return {};
+  }
+  // The last lines of nvcc's output say what failed.
+  size_t keep = output.size() > 4000 ? output.size() - 4000 : 0;
+  std::string reason = rc < 0 ? (error.empty() ? "it could not be run" : error)
+                              : fmt::format("exit status {}", rc);
+  return reason + (output.empty() ? "" : ":\n" + output.substr(keep));
+}
+
+// Compiles every pending `.cu` (when nvcc exists) into a temporary `.so` next
+// to its destination. Returns false (after reporting) when nvcc fails; the
+// built libraries are added to `built` as (temporary, final) path pairs.
+bool buildCudaLibraries(const CompileOptions& options, const std::vector<PendingOutput>& outputs,
+                        Timings* timings, DiagnosticEngine& diags,
+                        std::vector<std::pair<std::string, std::string>>& built) {
+  std::string searched;
+  std::string nvcc;
+  bool looked = false;
+  for (const PendingOutput& out : outputs) {
+    if (!out.cudaSource) continue;
+    if (!looked) {
+      nvcc = findNvcc(options, &searched);
+      looked = true;
+    }
+    std::string so = out.path.substr(0, out.path.size() - 3) + ".so";
+    if (nvcc.empty()) {
+      diags.reportForPath(Diag::CudaNotCompiled, "", searched, out.path, so);
+      continue;
+    }
+    ScopedTimer timer(timings, "nvcc", out.path);
+    std::string tag = ".tmp." + std::to_string(::getpid());
+    std::string cuTemp = out.path + tag + ".cu";
+    std::string soTemp = so + tag;
+    std::string error;
+    std::string failure;
+    if (!writeFileAtomically(cuTemp, out.contents, &error)) {
+      failure = "cannot write " + cuTemp + ": " + error;
+    } else {
+      failure = runNvcc(options, nvcc, cuTemp, soTemp);
+      ::unlink(cuTemp.c_str());
+    }
+    if (!failure.empty()) {
+      ::unlink(soTemp.c_str());
+      diags.reportForPath(Diag::NvccFailed, "", out.path, nvcc, ": " + failure);
+      for (const auto& [temp, final] : built) ::unlink(temp.c_str());
+      built.clear();
+      return false;
+    }
+    built.emplace_back(soTemp, so);
+  }
+  return true;
 }
 
 // Runs lex and parse on every input up to `lastStage`; returns the exit code.
@@ -397,8 +530,23 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage) {
 
   int exitCode = diags.hasErrors() ? kExitSourceError : kExitSuccess;
   // Outputs are written only when every input compiled cleanly.
+  std::vector<std::pair<std::string, std::string>> libraries;  // (temporary, final)
+  if (exitCode == kExitSuccess) {
+    bool built = buildCudaLibraries(options, outputs, timings.get(), diags, libraries);
+    sorter.flush();
+    if (!built) {
+      return kExitInternalError;
+    }
+  }
   if (exitCode == kExitSuccess) {
     ScopedTimer timer(timings.get(), "write outputs");
+    for (const auto& [temp, final] : libraries) {
+      if (::rename(temp.c_str(), final.c_str()) != 0) {
+        diags.reportForPath(Diag::CannotWriteFile, "", final, std::strerror(errno));
+        sorter.flush();
+        return kExitInternalError;
+      }
+    }
     for (const PendingOutput& out : outputs) {
       std::string error;
       if (!writeFileAtomically(out.path, out.contents, &error)) {
@@ -445,8 +593,6 @@ int runCompile(const CompileOptions& options) {
     const char* issue;
   };
   const Pending pending[] = {
-      {options.target != "pytorch" && (!options.stopAfter || *options.stopAfter == Stage::Emit),
-       "'--target cuda' and '--target all'", "issue #6"},
       {options.incremental, "'--incremental'", "issue #8"},
   };
   for (const Pending& p : pending) {

@@ -309,6 +309,10 @@ std::string Emitter::run() {
                       options_.flags.empty() ? "" : " with " + options_.flags);
   std::string body;
   std::swap(out_, body);
+  if (!options_.cudaLibrary.empty()) {
+    // The CUDA target's kernels, used for packed weights on CUDA devices.
+    out_ += fmt::format("\ntritonrt.use_kernels(__file__, {})\n", pyString(options_.cudaLibrary));
+  }
   emitGlobals();
   for (size_t i = 0; i < m_.functions.size(); ++i) {
     const Function& f = m_.functions[i];

@@ -29,7 +29,22 @@ std::string versionText() {
 struct ReportingChoices {
   std::string format = "text";
   std::string color = "auto";
+  std::string cudaArchs;   ///< --cuda-arch, comma-separated; empty = the default
+  std::string cudaDTypes;  ///< --cuda-dtypes
 };
+
+std::vector<std::string> splitList(const std::string& list) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!item.empty()) items.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
 
 // Flags shared by compile, check and watch: how diagnostics and reports look.
 void addReportingFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choices) {
@@ -52,6 +67,13 @@ void addReportingFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choic
 }
 
 void applyReportingChoices(const ReportingChoices& choices, CompileOptions& o) {
+  if (!choices.cudaArchs.empty()) {
+    o.cudaArchs.clear();
+    for (const std::string& arch : splitList(choices.cudaArchs)) {
+      o.cudaArchs.push_back(arch.rfind("sm_", 0) == 0 ? arch.substr(3) : arch);
+    }
+  }
+  if (!choices.cudaDTypes.empty()) o.cudaDTypes = splitList(choices.cudaDTypes);
   if (choices.format == "json") {
     o.diagnosticsFormat = DiagnosticsFormat::Json;
   }
@@ -73,6 +95,36 @@ void addCompileFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choices
   cmd->add_option("--target", o.target, "What to generate (default pytorch)")
       ->check(CLI::IsMember({"pytorch", "cuda", "all"}))
       ->option_text("pytorch|cuda|all");
+  cmd->add_option("--cuda-arch", choices.cudaArchs,
+                  "CUDA compute capabilities to build kernels for (default 80,90)")
+      ->check(CLI::Validator(
+          [](std::string& list) {
+            for (const std::string& arch : splitList(list)) {
+              std::string digits = arch.rfind("sm_", 0) == 0 ? arch.substr(3) : arch;
+              if (digits.empty() || digits.size() > 4 ||
+                  digits.find_first_not_of("0123456789") != std::string::npos) {
+                return "'" + arch + "' is not a compute capability such as 80 or sm_90";
+              }
+            }
+            return std::string();
+          },
+          ""))
+      ->option_text("ARCH,...");
+  cmd->add_option("--cuda-dtypes", choices.cudaDTypes,
+                  "Activation types of the CUDA launchers (default f32,f16,bf16)")
+      ->check(CLI::Validator(
+          [](std::string& list) {
+            for (const std::string& t : splitList(list)) {
+              if (t != "f32" && t != "f16" && t != "bf16") {
+                return "'" + t + "' is not one of f32, f16, bf16";
+              }
+            }
+            return std::string();
+          },
+          ""))
+      ->option_text("f32|f16|bf16,...");
+  cmd->add_option("--nvcc", o.nvcc, "The nvcc to use (default: $TRITONC_NVCC, PATH, /usr/local/cuda/bin)")
+      ->option_text("PATH");
   cmd->add_option("--entry", o.entry, "The layer that is the model's entry point");
   cmd->add_option("--stop-after", stopAfter, "Run the pipeline up to this stage; write no files")
       ->check(CLI::IsMember({"lex", "parse", "check", "ir", "opt", "emit"}))

@@ -35,6 +35,11 @@ struct CompileOptions {
   std::string output;                 ///< -o; empty = default
   char optLevel = '1';                ///< '0'..'3' or 's'
   std::string target = "pytorch";     ///< pytorch | cuda | all
+  /// --cuda-arch: compute capabilities nvcc builds for (default sm_80 and sm_90).
+  std::vector<std::string> cudaArchs = {"80", "90"};
+  /// --cuda-dtypes: activation types of the launchers (f32, f16, bf16).
+  std::vector<std::string> cudaDTypes = {"f32", "f16", "bf16"};
+  std::string nvcc;                   ///< --nvcc; empty = $TRITONC_NVCC, PATH, /usr/local/cuda/bin
   std::string entry;                  ///< --entry
   std::optional<Stage> stopAfter;     ///< --stop-after
   bool dumpTokens = false;

@@ -1,7 +1,9 @@
 //===- Emit.h - entry point of the emit stage -------------------*- C++ -*-===//
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tritonc/base/Expected.h"
 #include "tritonc/ir/IR.h"
@@ -11,6 +13,9 @@ namespace tritonc {
 struct EmitOptions {
   std::string sourceName;   ///< the input file, for the header comment
   std::string flags;        ///< the flags that shaped the code, for the header comment
+  /// The CUDA target's library next to the module (`<stem>_kernels.so`), which
+  /// the module registers with tritonrt; empty for `--target pytorch`.
+  std::string cudaLibrary;
 };
 
 /// The PyTorch module for an optimized IR module (TOOLCHAIN.md "Generated
@@ -24,5 +29,48 @@ Expected<std::string> emitPyTorch(const ir::Module& module, const EmitOptions& o
 
 /// The deepest indentation the emitter writes (Python's parser stops at 100).
 inline constexpr int kMaxPythonIndent = 99;
+
+// ---- CUDA target ------------------------------------------------------------------------
+
+/// One specialized ternary kernel: a matmul or convolution whose sizes are
+/// known once the entry layer's hyperparameters take their defaults.
+struct TernaryKernel {
+  enum class Kind : uint8_t { Linear, Conv2d };
+  Kind kind = Kind::Linear;
+  /// Linear: y[m, n] = x[m, :] . W; layout "nk" (W is [n, k], F.linear) or "kn"
+  /// (W is [k, n], x @ W).
+  int64_t n = 0, k = 0;
+  bool kn = false;
+  /// Conv2d (NCHW; W is [cout, cin / groups, kh, kw]).
+  int64_t cin = 0, cout = 0, kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  int64_t groups = 1;
+  /// The fused activation, by its tritonrt name: none, relu, gelu, silu, relu6.
+  std::string act = "none";
+
+  /// The launcher's symbol for an element type (f32, f16, bf16) and tile
+  /// variant; the runtime derives the same name from the module it runs.
+  std::string symbol(std::string_view dtype, int variant) const;
+};
+
+/// The ternary kernels a model needs, in a deterministic order without
+/// duplicates: the module tree of the entry layer is walked with its
+/// hyperparameters' defaults.
+std::vector<TernaryKernel> planTernaryKernels(const ir::Module& module);
+
+struct CudaEmitOptions {
+  std::string sourceName;
+  std::string flags;
+  std::vector<std::string> dtypes = {"f32", "f16", "bf16"};
+  int variants = 1;         ///< tile variants per kernel (-O3: 3, for the auto-tuner)
+};
+
+/// `<stem>_kernels.cu`: the kernel templates of kernels/cuda (embedded, so the
+/// file compiles on its own) and one `extern "C"` launcher per kernel, element
+/// type and variant (TOOLCHAIN.md "CUDA target").
+std::string emitCuda(const std::vector<TernaryKernel>& kernels, const CudaEmitOptions& options);
+
+/// The version of the launchers' C interface; `tck_abi_version()` returns it
+/// and tritonrt refuses a library with another.
+inline constexpr int kCudaAbiVersion = 1;
 
 }  // namespace tritonc

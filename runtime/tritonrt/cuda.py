@@ -1,0 +1,291 @@
+"""Ternary CUDA kernels built by ``tritonc compile --target cuda`` (TOOLCHAIN.md "CUDA target").
+
+A generated module compiled for the CUDA target calls ``use_kernels(__file__,
+"<stem>_kernels.so")`` at import. The library is loaded with ``ctypes`` the first time a
+packed ternary weight runs on a CUDA device; its ``extern "C"`` launchers take raw device
+pointers and a ``cudaStream_t`` (no PyTorch headers), one per layer shape, named from the
+shape (the compiler's ``TernaryKernel::symbol``)::
+
+    tck_linear_<f32|f16|bf16>_n<N>_k<K>_<nk|kn>_<act>_v<variant>
+    tck_conv2d_<dt>_c<CIN>_o<COUT>_k<KH>x<KW>_s<SH>x<SW>_p<PH>x<PW>_d<DH>x<DW>_g<G>_<act>_v<variant>
+
+A shape without a launcher (other hyperparameters than the compiled defaults, a tensor
+on the CPU, an unsupported dtype, no library, no GPU) takes the reference path: unpack +
+``torch`` ops. With several tile variants (``-O3``), the first call of each launcher and
+row count times them and remembers the fastest.
+"""
+
+import ctypes
+import os
+import threading
+import warnings
+
+import torch
+
+__all__ = ["ABI_VERSION", "use_kernels", "libraries", "linear_symbol", "conv2d_symbol",
+           "find", "linear", "conv2d", "enabled", "packed_linear", "packed_conv2d"]
+
+#: The launchers' C interface version (tritonc's ``kCudaAbiVersion``).
+ABI_VERSION = 1
+
+_DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
+_lock = threading.Lock()
+_paths = []          # registered library paths, in registration order
+_loaded = {}         # path -> ctypes.CDLL, or None when it cannot be used
+_symbols = {}        # symbol -> ctypes function, or None when no library has it
+_tuned = {}          # (base symbol, rows) -> the fastest variant's function
+
+_LINEAR_ARGS = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_float, ctypes.c_void_p,
+                ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong, ctypes.c_void_p]
+_CONV_ARGS = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_float, ctypes.c_void_p,
+              ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong, ctypes.c_longlong,
+              ctypes.c_longlong, ctypes.c_void_p]
+
+
+def use_kernels(module_file, library_name):
+    """Register ``library_name`` (next to ``module_file``) as a source of launchers.
+
+    Nothing is loaded until a packed weight runs on CUDA; a missing library (``nvcc`` was
+    not available when the module was compiled) just leaves the reference path in use.
+    """
+    path = os.path.join(os.path.dirname(os.path.abspath(module_file)), library_name)
+    with _lock:
+        if path not in _paths:
+            _paths.append(path)
+            _symbols.clear()  # a symbol missing so far may be in the new library
+    return path
+
+
+def libraries():
+    """The registered library paths and whether each loaded (None: not tried yet)."""
+    with _lock:
+        return [(p, None if p not in _loaded else _loaded[p] is not None) for p in _paths]
+
+
+def enabled():
+    """Whether any kernel library is registered (the dispatch is tried at all)."""
+    return bool(_paths)
+
+
+def _load(path):
+    if path in _loaded:
+        return _loaded[path]
+    lib = None
+    if os.path.exists(path):
+        try:
+            lib = ctypes.CDLL(path)
+            version = lib.tck_abi_version
+            version.restype = ctypes.c_int
+            version.argtypes = []
+            if version() != ABI_VERSION:
+                warnings.warn("tritonrt: %s has kernel ABI %d, this runtime expects %d; "
+                              "using the reference path" % (path, version(), ABI_VERSION))
+                lib = None
+        except (OSError, AttributeError) as e:
+            warnings.warn("tritonrt: cannot load %s (%s); using the reference path" % (path, e))
+            lib = None
+    _loaded[path] = lib
+    return lib
+
+
+def find(symbol):
+    """The launcher ``symbol`` from the registered libraries, or ``None``."""
+    with _lock:
+        if symbol in _symbols:
+            return _symbols[symbol]
+        fn = None
+        for path in _paths:
+            lib = _load(path)
+            if lib is not None and hasattr(lib, symbol):
+                fn = getattr(lib, symbol)
+                fn.restype = ctypes.c_int
+                fn.argtypes = _CONV_ARGS if symbol.startswith("tck_conv2d_") else _LINEAR_ARGS
+                break
+        _symbols[symbol] = fn
+        return fn
+
+
+def linear_symbol(dtype, n, k, kn, act, variant=0):
+    """The launcher's name for ``y[m, n] = act(x[m, k] . W)``; ``kn``: W is ``[k, n]``."""
+    return "tck_linear_%s_n%d_k%d_%s_%s_v%d" % (_DTYPES.get(dtype, "?"), n, k,
+                                                "kn" if kn else "nk", act, variant)
+
+
+def conv2d_symbol(dtype, cin, cout, kernel, stride, padding, dilation, groups, act, variant=0):
+    return "tck_conv2d_%s_c%d_o%d_k%dx%d_s%dx%d_p%dx%d_d%dx%d_g%d_%s_v%d" % (
+        _DTYPES.get(dtype, "?"), cin, cout, kernel[0], kernel[1], stride[0], stride[1],
+        padding[0], padding[1], dilation[0], dilation[1], groups, act, variant)
+
+
+def _pick(base, rows, call):
+    """The launcher for ``base`` (a symbol without ``_v<n>``); with several variants the
+    fastest for this row count, timed on first use with CUDA events."""
+    key = (base, rows)
+    fn = _tuned.get(key)
+    if fn is not None:
+        return fn
+    variants = []
+    for v in range(8):
+        f = find("%s_v%d" % (base, v))
+        if f is None:
+            break
+        variants.append(f)
+    if not variants:
+        return None
+    best = variants[0]
+    if len(variants) > 1:
+        best_ms = None
+        for f in variants:
+            call(f)  # warm-up
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(5):
+                call(f)
+            end.record()
+            end.synchronize()
+            ms = start.elapsed_time(end)
+            if best_ms is None or ms < best_ms:
+                best, best_ms = f, ms
+    _tuned[key] = best
+    return best
+
+
+def _ptr(t):
+    return None if t is None else ctypes.c_void_p(t.data_ptr())
+
+
+def _epilogue(t, n, device):
+    """A per-feature float32 vector (or ``None``) for the launchers' chscale/bias."""
+    if t is None:
+        return None
+    t = torch.as_tensor(t, device=device).to(torch.float32)
+    if t.numel() == 1:
+        t = t.reshape(1).expand(n)
+    return t.reshape(n).contiguous()
+
+
+def _usable(x):
+    # The launchers have no backward: an input that needs a gradient takes the reference path.
+    return bool(_paths) and x.is_cuda and x.dtype in _DTYPES and \
+        not (torch.is_grad_enabled() and x.requires_grad)
+
+
+def linear(x, codes, scale, n, k, kn, act="none", chscale=None, bias=None):
+    """``act(scale * (x . W) * chscale + bias)`` with the packed ternary ``codes``, or ``None``
+    when no launcher applies (the caller then takes the reference path)."""
+    if not _usable(x) or x.shape[-1] != k or not codes.is_cuda:
+        return None
+    base = linear_symbol(x.dtype, n, k, kn, act)[:-3]
+    x2 = x.reshape(-1, k).contiguous()
+    m = x2.shape[0]
+    y = torch.empty((m, n), dtype=x.dtype, device=x.device)
+    cs = _epilogue(chscale, n, x.device)
+    b = _epilogue(bias, n, x.device)
+    s = float(scale)
+    stream = ctypes.c_void_p(torch.cuda.current_stream(x.device).cuda_stream)
+
+    def call(fn):
+        rc = fn(_ptr(x2), _ptr(codes), s, _ptr(cs), _ptr(b), _ptr(y), m, stream)
+        if rc != 0:
+            raise RuntimeError("tritonrt: CUDA kernel %s failed (error %d)" % (base, rc))
+
+    fn = _pick(base, m, call)
+    if fn is None:
+        return None
+    call(fn)
+    return y.reshape(tuple(x.shape[:-1]) + (n,))
+
+
+def conv2d(x, codes, scale, conv, act="none", chscale=None, bias=None):
+    """The packed ternary convolution of module ``conv`` (stride, padding, dilation,
+    groups, kernel size read from it) with the fused epilogue, or ``None``."""
+    if not _usable(x) or x.dim() != 4 or not codes.is_cuda or isinstance(conv.padding, str):
+        return None
+    cin, cout = conv.in_channels, conv.out_channels
+    if x.shape[1] != cin:
+        return None
+    kernel, stride, padding, dilation = (tuple(conv.kernel_size), tuple(conv.stride),
+                                         tuple(conv.padding), tuple(conv.dilation))
+    base = conv2d_symbol(x.dtype, cin, cout, kernel, stride, padding, dilation, conv.groups,
+                         act)[:-3]
+    x = x.contiguous()
+    batch, _, h, w = x.shape
+    oh = (h + 2 * padding[0] - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1
+    ow = (w + 2 * padding[1] - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1
+    if oh <= 0 or ow <= 0:
+        return None
+    y = torch.empty((batch, cout, oh, ow), dtype=x.dtype, device=x.device)
+    cs = _epilogue(chscale, cout, x.device)
+    b = _epilogue(bias, cout, x.device)
+    s = float(scale)
+    stream = ctypes.c_void_p(torch.cuda.current_stream(x.device).cuda_stream)
+
+    def call(fn):
+        rc = fn(_ptr(x), _ptr(codes), s, _ptr(cs), _ptr(b), _ptr(y), batch, h, w, stream)
+        if rc != 0:
+            raise RuntimeError("tritonrt: CUDA kernel %s failed (error %d)" % (base, rc))
+
+    fn = _pick(base, batch * oh * ow, call)
+    if fn is None:
+        return None
+    call(fn)
+    return y
+
+
+def _packed_parts(module, name):
+    """(codes, scalar scale, per-row scale or None) of a packed ternary weight."""
+    codes = getattr(module, name)
+    scale = getattr(module, name + "_scale")
+    if scale.numel() == 1:
+        cache = module.__dict__.setdefault("_tritonrt_cuda_scales", {})
+        stamp = (scale.data_ptr(), scale._version)
+        hit = cache.get(name)
+        if hit is None or hit[0] != stamp:
+            hit = (stamp, float(scale))  # one device sync per change, not per call
+            cache[name] = hit
+        return codes, hit[1], None
+    return codes, 1.0, scale.reshape(-1).to(torch.float32)
+
+
+def _times(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return torch.as_tensor(a, dtype=torch.float32) * torch.as_tensor(b, dtype=torch.float32)
+
+
+def _per_feature(t, n):
+    """Whether ``t`` (None, a number or a tensor) can be a per-feature epilogue vector."""
+    if t is None or isinstance(t, (int, float)):
+        return True
+    return isinstance(t, torch.Tensor) and t.numel() in (1, n) and (t.dim() <= 1 or t.numel() == 1)
+
+
+def packed_linear(module, name, x, kn, act="none", chscale=None, bias=None):
+    """The packed weight ``name`` of ``module`` as a matmul on CUDA: ``x @ W`` (``kn``, W is
+    ``[k, n]``) or ``x @ W^T`` (W is ``[n, k]``, F.linear), with the epilogue; ``None`` when
+    no launcher applies."""
+    if not _usable(x) or not getattr(module, "_tritonrt_packed", False):
+        return None
+    shape = module._tritonrt_shapes.get(name)
+    if shape is None or len(shape) != 2 or x.dim() < 2:
+        return None
+    k, n = (shape[0], shape[1]) if kn else (shape[1], shape[0])
+    if not (_per_feature(chscale, n) and _per_feature(bias, n)):
+        return None
+    codes, scale, rows = _packed_parts(module, name)
+    if rows is not None and kn:
+        return None  # a per-row scale of a [k, n] weight scales the reduction: not an epilogue
+    return linear(x, codes, scale, n, k, kn, act, _times(rows, chscale), bias)
+
+
+def packed_conv2d(conv, x, act="none", chscale=None, bias=None):
+    """The packed ternary convolution ``conv`` on CUDA with the epilogue, or ``None``."""
+    if not _usable(x) or not getattr(conv, "_tritonrt_packed", False):
+        return None
+    codes, scale, rows = _packed_parts(conv, "weight")
+    if bias is None:
+        bias = getattr(conv, "bias", None)
+    return conv2d(x, codes, scale, conv, act, _times(rows, chscale), bias)

@@ -1,0 +1,427 @@
+//===- KernelPlan.cpp - which ternary kernels a model needs -----*- C++ -*-===//
+//
+// The CUDA target bakes sizes into its kernels, but layers are written over
+// hyperparameters (`TernaryConv2d(in_ch, out_ch, 3)`). The planner walks the
+// module tree from the entry layer the way its constructor would run with the
+// hyperparameters' defaults: it evaluates the constant arithmetic of
+// hyperparameters, follows instantiations into the layers they create and
+// `if`s whose condition it knows, and collects every ternary matmul and
+// convolution with its sizes and fused activation. What it cannot size (a
+// hyperparameter without a default, a shape read at run time) gets no kernel;
+// the runtime then takes the reference path for it.
+//
+//===----------------------------------------------------------------------===//
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "tritonc/emit/Emit.h"
+
+namespace tritonc {
+namespace {
+
+using namespace ir;
+
+constexpr const char* kActNames[] = {"none", "relu", "gelu", "silu", "relu6"};
+constexpr int kMaxDepth = 64;  // nesting of instances (guards recursive layers)
+
+/// A scalar known at compile time, or None.
+struct Num {
+  enum class Kind : uint8_t { None, Int, Float, Bool } kind = Kind::None;
+  int64_t i = 0;
+  double f = 0.0;
+
+  static Num integer(int64_t v) { return {Kind::Int, v, static_cast<double>(v)}; }
+  static Num real(double v) { return {Kind::Float, 0, v}; }
+  static Num boolean(bool v) { return {Kind::Bool, v ? 1 : 0, v ? 1.0 : 0.0}; }
+  bool known() const { return kind != Kind::None; }
+  bool isInt() const { return kind == Kind::Int || kind == Kind::Bool; }
+};
+
+int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+class Planner {
+ public:
+  explicit Planner(const Module& m) : m_(m) {}
+
+  std::vector<TernaryKernel> run() {
+    if (m_.entry >= 0) {
+      visitLayer(static_cast<uint32_t>(m_.entry), {}, 0);
+    }
+    return std::move(kernels_);
+  }
+
+ private:
+  struct Frame {
+    const Function* fn = nullptr;
+    std::vector<Num> hypers;
+    std::unordered_map<uint32_t, Num> values;
+    /// Per instance index: its constructor arguments by parameter index.
+    std::unordered_map<uint32_t, std::vector<Num>> instanceArgs;
+  };
+
+  Num value(const Frame& f, ValueId v) const {
+    auto it = f.values.find(v.index);
+    return it == f.values.end() ? Num{} : it->second;
+  }
+
+  Num hyperByName(const Frame& f, IdentifierId name) const {
+    for (size_t i = 0; i < f.fn->hypers.size(); ++i) {
+      if (f.fn->hypers[i].name == name) return f.hypers[i];
+    }
+    return {};
+  }
+
+  std::optional<int64_t> dim(const Frame& f, DimId d) const {
+    const DimStore::Node& n = m_.dims.node(d);
+    switch (n.kind) {
+      case DimKind::Const: return n.value;
+      case DimKind::Var: {
+        Num v = hyperByName(f, n.var);
+        if (v.isInt()) return v.i;
+        return std::nullopt;
+      }
+      case DimKind::Unknown: return std::nullopt;
+      default: break;
+    }
+    std::optional<int64_t> a = dim(f, n.lhs);
+    std::optional<int64_t> b = dim(f, n.rhs);
+    if (!a || !b) return std::nullopt;
+    switch (n.kind) {
+      case DimKind::Add: return *a + *b;
+      case DimKind::Sub: return *a - *b;
+      case DimKind::Mul: return *a * *b;
+      case DimKind::Div: return *b == 0 ? std::nullopt : std::optional<int64_t>(floorDiv(*a, *b));
+      default: return std::nullopt;
+    }
+  }
+
+  /// The sizes of a tensor type, when all are known.
+  std::optional<std::vector<int64_t>> shape(const Frame& f, TypeId type) const {
+    if (!m_.types.isTensor(type) || !m_.types.node(type).rankKnown) return std::nullopt;
+    std::vector<int64_t> out;
+    for (DimId d : m_.types.shape(type)) {
+      std::optional<int64_t> v = dim(f, d);
+      if (!v) return std::nullopt;
+      out.push_back(*v);
+    }
+    return out;
+  }
+
+  /// The value a region yields (a default or a global's initializer).
+  Num regionValue(Frame& f, BlockId region) {
+    const Block& b = m_.blocks[region.index];
+    for (OpId id : b.ops) {
+      const Op& o = m_.op(id);
+      if (o.kind == OpKind::Yield) {
+        std::span<const ValueId> ops = m_.operands(id);
+        return ops.empty() ? Num{} : value(f, ops[0]);
+      }
+      evalScalar(f, id);
+    }
+    return {};
+  }
+
+  void visitLayer(uint32_t index, std::vector<Num> given, int depth) {
+    if (depth > kMaxDepth) return;
+    Frame f;
+    f.fn = &m_.functions[index];
+    f.hypers.resize(f.fn->hypers.size());
+    for (size_t i = 0; i < f.hypers.size(); ++i) {
+      if (i < given.size() && given[i].known()) {
+        f.hypers[i] = given[i];
+      } else if (f.fn->hypers[i].defaultValue.isValid()) {
+        f.hypers[i] = regionValue(f, f.fn->hypers[i].defaultValue);
+      }
+    }
+    walk(f, f.fn->body, depth);
+  }
+
+  /// Binds the implicit size variables of an applied layer from the shapes of
+  /// the caller's arguments, then walks it.
+  void visitApply(Frame& caller, OpId id, int depth) {
+    if (depth > kMaxDepth) return;
+    const Op& o = m_.op(id);
+    const Function& g = m_.functions[static_cast<size_t>(o.intAttr)];
+    if (g.kind != Function::Kind::Layer) return;
+    Frame f;
+    f.fn = &g;
+    f.hypers.resize(g.hypers.size());
+    std::span<const ValueId> operands = m_.operands(id);
+    std::span<const int64_t> params = m_.ints(id);
+    for (size_t i = 0; i < operands.size() && i < params.size(); ++i) {
+      const ParamRef& p = g.params[static_cast<size_t>(params[i])];
+      if (p.kind == ParamRef::Kind::Hyper) {
+        f.hypers[p.index] = value(caller, operands[i]);
+        continue;
+      }
+      TypeId declared = p.kind == ParamRef::Kind::Weight ? g.weights[p.index].type : g.inputs[p.index].type;
+      std::optional<std::vector<int64_t>> actual = shape(caller, m_.typeOf(operands[i]));
+      if (!actual || !m_.types.isTensor(declared) || !m_.types.node(declared).rankKnown) continue;
+      std::span<const DimId> dims = m_.types.shape(declared);
+      for (size_t d = 0; d < dims.size() && d < actual->size(); ++d) {
+        const DimStore::Node& n = m_.dims.node(dims[d]);
+        if (n.kind != DimKind::Var) continue;
+        for (size_t h = 0; h < g.hypers.size(); ++h) {
+          if (g.hypers[h].name == n.var && !f.hypers[h].known()) f.hypers[h] = Num::integer((*actual)[d]);
+        }
+      }
+    }
+    for (size_t i = 0; i < f.hypers.size(); ++i) {
+      if (!f.hypers[i].known() && g.hypers[i].defaultValue.isValid()) {
+        f.hypers[i] = regionValue(f, g.hypers[i].defaultValue);
+      }
+    }
+    walk(f, g.body, depth + 1);
+  }
+
+  void walk(Frame& f, BlockId block, int depth) {
+    const Block& b = m_.blocks[block.index];
+    for (OpId id : b.ops) {
+      const Op& o = m_.op(id);
+      switch (o.kind) {
+        case OpKind::If: {
+          Num c = value(f, m_.operands(id)[0]);
+          std::array<BlockId, 2> regions = m_.regionsOf(id);
+          if (c.known()) {
+            walk(f, regions[c.i != 0 ? 0 : 1], depth);
+          } else {
+            walk(f, regions[0], depth);
+            walk(f, regions[1], depth);
+          }
+          break;
+        }
+        case OpKind::For:
+        case OpKind::While:
+          for (BlockId r : m_.regionsOf(id)) {
+            if (r.isValid()) walk(f, r, depth);
+          }
+          break;
+        case OpKind::Instantiate: {
+          std::vector<Num> args;
+          std::span<const ValueId> operands = m_.operands(id);
+          std::span<const int64_t> params = m_.ints(id);
+          for (size_t i = 0; i < operands.size() && i < params.size(); ++i) {
+            auto p = static_cast<size_t>(params[i]);
+            if (args.size() <= p) args.resize(p + 1);
+            args[p] = value(f, operands[i]);
+          }
+          const InstanceDecl& inst = f.fn->instances[static_cast<size_t>(o.intAttr)];
+          if (!inst.builtin) {
+            visitLayer(inst.decl, args, depth + 1);
+          }
+          f.instanceArgs[static_cast<uint32_t>(o.intAttr)] = std::move(args);
+          break;
+        }
+        case OpKind::Forward: instanceKernel(f, static_cast<uint32_t>(o.intAttr), 0); break;
+        case OpKind::FusedConv:
+          instanceKernel(f, static_cast<uint32_t>(m_.ints(id)[0]), o.intAttr);
+          break;
+        case OpKind::FusedMatMul: {
+          std::span<const ValueId> operands = m_.operands(id);
+          matmulKernel(f, operands[1], m_.ints(id)[0] == 0, o.intAttr);
+          break;
+        }
+        case OpKind::MatMul: matmulKernel(f, m_.operands(id)[1], /*kn=*/true, 0); break;
+        case OpKind::Apply: visitApply(f, id, depth); break;
+        default: evalScalar(f, id); break;
+      }
+    }
+  }
+
+  void add(TernaryKernel k) {
+    std::string key = k.symbol("f32", 0);
+    if (seen_.insert(key).second) kernels_.push_back(std::move(k));
+  }
+
+  static std::string actName(int64_t act) {
+    return act >= 0 && act < static_cast<int64_t>(std::size(kActNames)) ? kActNames[act] : "none";
+  }
+
+  /// A ternary weight read directly (tutorial style): x @ W or F.linear(x, W).
+  void matmulKernel(const Frame& f, ValueId w, bool kn, int64_t act) {
+    OpId def = m_.values[w.index].def;
+    if (!def.isValid() || m_.op(def).kind != OpKind::Weight || !m_.types.isTernary(m_.typeOf(w))) return;
+    std::optional<std::vector<int64_t>> s = shape(f, m_.typeOf(w));
+    if (!s || s->size() != 2) return;
+    TernaryKernel k;
+    k.kind = TernaryKernel::Kind::Linear;
+    k.kn = kn;
+    k.k = kn ? (*s)[0] : (*s)[1];
+    k.n = kn ? (*s)[1] : (*s)[0];
+    k.act = actName(act);
+    if (k.n > 0 && k.k > 0) add(std::move(k));
+  }
+
+  /// TernaryLinear / TernaryConv2d instances, from their constructor arguments.
+  void instanceKernel(const Frame& f, uint32_t index, int64_t act) {
+    const InstanceDecl& inst = f.fn->instances[index];
+    if (!inst.builtin) return;
+    auto layer = static_cast<BuiltinLayer>(inst.decl);
+    if (layer != BuiltinLayer::TernaryLinear && layer != BuiltinLayer::TernaryConv2d) return;
+    auto it = f.instanceArgs.find(index);
+    if (it == f.instanceArgs.end()) return;
+    std::vector<std::string_view> names = builtinLayerParamNames(layer);
+    // The stdlib layers' defaults (Builtins.def): stride=1, padding=0, groups=1.
+    auto arg = [&](std::string_view name, int64_t fallback) -> std::optional<int64_t> {
+      for (size_t i = 0; i < names.size(); ++i) {
+        if (names[i] != name) continue;
+        if (i >= it->second.size() || !it->second[i].known()) return fallback < 0 ? std::nullopt : std::optional(fallback);
+        if (!it->second[i].isInt()) return std::nullopt;
+        return it->second[i].i;
+      }
+      return std::nullopt;
+    };
+    TernaryKernel k;
+    k.act = actName(act);
+    if (layer == BuiltinLayer::TernaryLinear) {
+      std::optional<int64_t> in = arg("in_features", -1), out = arg("out_features", -1);
+      if (!in || !out || *in <= 0 || *out <= 0) return;
+      k.kind = TernaryKernel::Kind::Linear;
+      k.k = *in;
+      k.n = *out;
+      add(std::move(k));
+      return;
+    }
+    std::optional<int64_t> in = arg("in_ch", -1), out = arg("out_ch", -1), size = arg("k", -1);
+    std::optional<int64_t> stride = arg("stride", 1), padding = arg("padding", 0), groups = arg("groups", 1);
+    if (!in || !out || !size || !stride || !padding || !groups) return;
+    if (*in <= 0 || *out <= 0 || *size <= 0 || *stride <= 0 || *padding < 0 || *groups <= 0 ||
+        *in % *groups != 0 || *out % *groups != 0) {
+      return;
+    }
+    k.kind = TernaryKernel::Kind::Conv2d;
+    k.cin = *in;
+    k.cout = *out;
+    k.kh = k.kw = *size;
+    k.sh = k.sw = *stride;
+    k.ph = k.pw = *padding;
+    k.groups = *groups;
+    add(std::move(k));
+  }
+
+  /// Constant arithmetic of hyperparameters, as the constructor computes it.
+  void evalScalar(Frame& f, OpId id) {
+    const Op& o = m_.op(id);
+    if (o.resultsCount != 1) return;
+    ValueId r = m_.result(id);
+    if (!m_.types.isScalar(m_.typeOf(r))) return;
+    std::span<const ValueId> ops = m_.operands(id);
+    auto in = [&](size_t i) { return i < ops.size() ? value(f, ops[i]) : Num{}; };
+    DType dtype = m_.types.node(m_.typeOf(r)).dtype;
+    Num out;
+    switch (o.kind) {
+      case OpKind::Constant:
+        if (o.constKind == ConstKind::Int) out = Num::integer(o.intAttr);
+        if (o.constKind == ConstKind::Bool) out = Num::boolean(o.intAttr != 0);
+        if (o.constKind == ConstKind::Float) out = Num::real(o.floatAttr);
+        break;
+      case OpKind::Hyper:
+        if (o.intAttr >= 0 && static_cast<size_t>(o.intAttr) < f.hypers.size()) out = f.hypers[o.intAttr];
+        break;
+      case OpKind::Global: {
+        auto g = static_cast<size_t>(o.intAttr);
+        if (g < m_.globals.size()) {
+          Frame gf;
+          gf.fn = f.fn;
+          out = regionValue(gf, m_.globals[g].init);
+        }
+        break;
+      }
+      case OpKind::Cast: {
+        Num a = in(0);
+        if (!a.known()) break;
+        if (isIntegral(dtype)) {
+          out = Num::integer(a.kind == Num::Kind::Float ? static_cast<int64_t>(a.f) : a.i);
+        } else if (isFloating(dtype)) {
+          out = Num::real(a.f);
+        }
+        break;
+      }
+      case OpKind::Neg: {
+        Num a = in(0);
+        if (a.kind == Num::Kind::Int) out = Num::integer(-a.i);
+        if (a.kind == Num::Kind::Float) out = Num::real(-a.f);
+        break;
+      }
+      case OpKind::Not:
+        if (in(0).known()) out = Num::boolean(in(0).i == 0);
+        break;
+      case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Mod:
+      case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le: case OpKind::Gt:
+      case OpKind::Ge: case OpKind::And: case OpKind::Or:
+        out = binary(o.kind, in(0), in(1));
+        break;
+      case OpKind::Builtin: {
+        auto fn = static_cast<BuiltinFn>(o.intAttr);
+        Num a = in(0), b = in(1);
+        if (!a.known() || ((fn == BuiltinFn::Max || fn == BuiltinFn::Min) && !b.known())) break;
+        bool ints = a.kind != Num::Kind::Float && b.kind != Num::Kind::Float;
+        if (fn == BuiltinFn::Max) out = ints ? Num::integer(std::max(a.i, b.i)) : Num::real(std::max(a.f, b.f));
+        if (fn == BuiltinFn::Min) out = ints ? Num::integer(std::min(a.i, b.i)) : Num::real(std::min(a.f, b.f));
+        if (fn == BuiltinFn::Abs) out = a.kind == Num::Kind::Float ? Num::real(std::abs(a.f)) : Num::integer(std::abs(a.i));
+        break;
+      }
+      default: break;
+    }
+    if (out.known()) f.values[r.index] = out;
+  }
+
+  static Num binary(OpKind kind, Num a, Num b) {
+    if (!a.known() || !b.known()) return {};
+    bool real = a.kind == Num::Kind::Float || b.kind == Num::Kind::Float;
+    switch (kind) {
+      case OpKind::And: return Num::boolean(a.i != 0 && b.i != 0);
+      case OpKind::Or: return Num::boolean(a.i != 0 || b.i != 0);
+      case OpKind::Eq: return Num::boolean(real ? a.f == b.f : a.i == b.i);
+      case OpKind::Ne: return Num::boolean(real ? a.f != b.f : a.i != b.i);
+      case OpKind::Lt: return Num::boolean(real ? a.f < b.f : a.i < b.i);
+      case OpKind::Le: return Num::boolean(real ? a.f <= b.f : a.i <= b.i);
+      case OpKind::Gt: return Num::boolean(real ? a.f > b.f : a.i > b.i);
+      case OpKind::Ge: return Num::boolean(real ? a.f >= b.f : a.i >= b.i);
+      default: break;
+    }
+    if (real) {
+      switch (kind) {
+        case OpKind::Add: return Num::real(a.f + b.f);
+        case OpKind::Sub: return Num::real(a.f - b.f);
+        case OpKind::Mul: return Num::real(a.f * b.f);
+        case OpKind::Div: return b.f == 0.0 ? Num{} : Num::real(a.f / b.f);
+        default: return {};
+      }
+    }
+    switch (kind) {
+      case OpKind::Add: return Num::integer(a.i + b.i);
+      case OpKind::Sub: return Num::integer(a.i - b.i);
+      case OpKind::Mul: return Num::integer(a.i * b.i);
+      case OpKind::Div: return b.i == 0 ? Num{} : Num::integer(floorDiv(a.i, b.i));
+      case OpKind::Mod: return b.i == 0 ? Num{} : Num::integer(a.i - floorDiv(a.i, b.i) * b.i);
+      default: return {};
+    }
+  }
+
+  const Module& m_;
+  std::vector<TernaryKernel> kernels_;
+  std::set<std::string> seen_;
+};
+
+}  // namespace
+
+std::string TernaryKernel::symbol(std::string_view dtype, int variant) const {
+  if (kind == Kind::Linear) {
+    return fmt::format("tck_linear_{}_n{}_k{}_{}_{}_v{}", dtype, n, k, kn ? "kn" : "nk", act, variant);
+  }
+  return fmt::format("tck_conv2d_{}_c{}_o{}_k{}x{}_s{}x{}_p{}x{}_d{}x{}_g{}_{}_v{}", dtype, cin, cout, kh,
+                     kw, sh, sw, ph, pw, dh, dw, groups, act, variant);
+}
+
+std::vector<TernaryKernel> planTernaryKernels(const ir::Module& module) {
+  return Planner(module).run();
+}
+
+}  // namespace tritonc

@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""The CUDA target (`tritonc compile --target cuda`), checked without a GPU.
+
+    PYTHONPATH=runtime /usr/bin/python3 tests/e2e/test_cuda_target.py \
+        --tritonc build/tools/tritonc/tritonc [-k FILTER] [--nvcc-models mnist_mlp,resnet18]
+
+- every example gets a `<stem>_kernels.cu` whose launchers cover every ternary layer of
+  the model as the runtime names them (tritonrt.cuda.linear_symbol / conv2d_symbol), with
+  C parameter types that match the runtime's ctypes argtypes;
+- the module compiled for CUDA runs on the CPU (reference path) with the outputs of the
+  module compiled for PyTorch;
+- with nvcc: the .cu of some models compiles, exports exactly the planned launchers plus
+  tck_abi_version, and the runtime loads the library and finds them (no GPU needed).
+GPU execution is tested by tests/cuda/test_kernels_gpu.py (skipped where there is no GPU).
+Ends with "N passed, N failed".
+"""
+import argparse
+import ctypes
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+
+import torch
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "runtime"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import tritonrt  # noqa: E402
+from tritonrt import cuda  # noqa: E402
+
+import test_generated as gen  # noqa: E402  (examples, inputs, loading helpers)
+
+LAUNCHER = re.compile(r"TCK_EXPORT int (tck_(?:linear|conv2d)_\w+)\(([^)]*)\)", re.S)
+C_TYPES = {"const void*": ctypes.c_void_p, "void*": ctypes.c_void_p, "float": ctypes.c_float,
+           "const float*": ctypes.c_void_p, "long long": ctypes.c_longlong}
+SKIP = "skip"
+
+
+def launchers(cu_text):
+    """{symbol: [ctypes type of each parameter]} of the .cu's extern "C" launchers."""
+    out = {}
+    for name, params in LAUNCHER.findall(cu_text):
+        types = []
+        for param in params.split(","):
+            param = " ".join(param.split())
+            if not param:
+                continue
+            ctype = param.rsplit(" ", 1)[0]
+            if ctype not in C_TYPES:
+                raise AssertionError("%s: parameter '%s' has no ctypes mapping" % (name, param))
+            types.append(C_TYPES[ctype])
+        out[name] = types
+    return out
+
+
+def compile_cuda(ctx, name, *flags):
+    path = os.path.join(REPO, "examples", name + ".tri")
+    ctx.count += 1
+    outdir = os.path.join(ctx.workdir, "cuda%d" % ctx.count)
+    os.makedirs(outdir)
+    py = os.path.join(outdir, name + ".py")
+    proc = subprocess.run([ctx.tritonc, "compile", path, "-o", py, "--target", "cuda"] + list(flags),
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise AssertionError("tritonc failed (%d): %s" % (proc.returncode, proc.stderr))
+    return py, os.path.join(outdir, name + "_kernels.cu"), proc.stderr
+
+
+def expected_bases(model):
+    """The launcher names (without dtype, act and variant) the runtime asks for."""
+    bases = set()
+    for _, m in model.named_modules():
+        if isinstance(m, tritonrt.TernaryLinear):
+            bases.add("linear_n%d_k%d_nk" % (m.out_features, m.in_features))
+        elif isinstance(m, tritonrt.TernaryConv2d):
+            s = cuda.conv2d_symbol(torch.float32, m.in_channels, m.out_channels, m.kernel_size,
+                                   m.stride, m.padding, m.dilation, m.groups, "none")
+            bases.add(re.sub(r"^tck_(conv2d)_f32_(.*)_none_v0$", r"\1_\2", s))
+        for w in getattr(type(m), "_ternary_weights", ()):
+            if isinstance(m, (tritonrt.TernaryLinear, tritonrt.TernaryConv2d)):
+                continue
+            p = getattr(m, w)
+            if p.dim() == 2:  # tutorial style: x @ w, w is [k, n]
+                bases.add("linear_n%d_k%d_kn" % (p.shape[1], p.shape[0]))
+    return bases
+
+
+def strip(symbol):
+    """tck_linear_f16_n10_k20_kn_relu_v0 -> linear_n10_k20_kn."""
+    s = re.sub(r"^tck_", "", symbol)
+    s = re.sub(r"_(f32|f16|bf16)_", "_", s, count=1)
+    return re.sub(r"_(none|relu|gelu|silu|relu6)_v\d+$", "", s)
+
+
+def make_coverage_test(name):
+    def test(ctx):
+        py, cu, _ = compile_cuda(ctx, name, "-O2", "--nvcc", "/nonexistent/nvcc")
+        text = open(cu).read()
+        found = launchers(text)
+        if "int tck_abi_version()" not in text:
+            raise AssertionError("%s: no tck_abi_version()" % name)
+        for symbol, types in found.items():
+            want = cuda._CONV_ARGS if symbol.startswith("tck_conv2d_") else cuda._LINEAR_ARGS
+            if types != want:
+                raise AssertionError("%s: %s takes %s, the runtime passes %s"
+                                     % (name, symbol, types, want))
+            for dt in ("f32", "f16", "bf16"):
+                if re.sub(r"_(f32|f16|bf16)_", "_%s_" % dt, symbol, count=1) not in found:
+                    raise AssertionError("%s: %s has no %s twin" % (name, symbol, dt))
+        if gen.example_kwargs(name):
+            return  # the plan is for the default sizes; the test instantiates smaller ones
+        model = gen.entry(gen.load(py))()
+        expected = expected_bases(model)
+        if expected and not found:
+            raise AssertionError("%s: the .cu has no launchers" % name)
+        missing = expected - {strip(s) for s in found}
+        if missing:
+            raise AssertionError("%s: no launcher for %s" % (name, sorted(missing)))
+    test.__name__ = "test_cuda_launchers_cover_" + name
+    return test
+
+
+def test_cuda_module_runs_reference_path_on_cpu(ctx):
+    for name in ("mnist_mlp", "resnet_block"):
+        py, _, _ = compile_cuda(ctx, name, "-O2", "--nvcc", "/nonexistent/nvcc")
+        text = open(py).read()
+        if 'tritonrt.use_kernels(__file__, "%s_kernels.so")' % name not in text:
+            raise AssertionError("%s: the module does not register its kernels" % name)
+        torch.manual_seed(0)
+        plain = gen.entry(gen.load(ctx.compile(os.path.join(REPO, "examples", name + ".tri"),
+                                               "-O2")))()
+        with_cuda = gen.entry(gen.load(py))()
+        with_cuda.load_state_dict(plain.state_dict())
+        for m in (plain, with_cuda):
+            tritonrt.pack(m)
+        x = gen.example_input(name)
+        with torch.no_grad():
+            gen.check_close(with_cuda(*x), plain(*x), name + " --target cuda vs pytorch")
+
+
+def test_no_nvcc_says_so_and_writes_the_source(ctx):
+    py, cu, stderr = compile_cuda(ctx, "mnist_mlp", "--nvcc", "/nonexistent/nvcc")
+    if "did not compile it" not in stderr or "[CudaNotCompiled]" not in stderr:
+        raise AssertionError("no note about the missing nvcc: %r" % stderr)
+    if not os.path.exists(cu) or os.path.exists(cu[:-3] + ".so"):
+        raise AssertionError("expected the .cu and no .so")
+
+
+def test_failed_nvcc_writes_nothing(ctx):
+    outdir = tempfile.mkdtemp(dir=ctx.workdir)
+    py = os.path.join(outdir, "m.py")
+    proc = subprocess.run([ctx.tritonc, "compile", os.path.join(REPO, "examples", "mnist_mlp.tri"),
+                           "-o", py, "--target", "cuda", "--nvcc", "/bin/false"],
+                          capture_output=True, text=True)
+    if proc.returncode != 3 or "[NvccFailed]" not in proc.stderr:
+        raise AssertionError("expected exit 3 and NvccFailed, got %d: %s"
+                             % (proc.returncode, proc.stderr))
+    if os.listdir(outdir):
+        raise AssertionError("a failed nvcc left files: %s" % os.listdir(outdir))
+
+
+def find_nvcc():
+    return shutil.which("nvcc") or (
+        "/usr/local/cuda/bin/nvcc" if os.access("/usr/local/cuda/bin/nvcc", os.X_OK) else None)
+
+
+def make_nvcc_test(name):
+    def test(ctx):
+        nvcc = find_nvcc()
+        if nvcc is None:
+            raise gen.Skip("nvcc is not installed")
+        py, cu, _ = compile_cuda(ctx, name, "-O2", "--nvcc", nvcc, "--cuda-arch=80",
+                                 "--cuda-dtypes=f16")
+        so = cu[:-3] + ".so"
+        if not os.path.exists(so):
+            raise AssertionError("%s: no %s" % (name, so))
+        planned = set(launchers(open(cu).read())) | {"tck_abi_version"}
+        nm = subprocess.run(["nm", "-D", "--defined-only", so], capture_output=True, text=True,
+                            check=True).stdout
+        exported = {line.split()[-1] for line in nm.splitlines() if " T " in line}
+        exported = {s for s in exported if s.startswith("tck_")}
+        if exported != planned:
+            raise AssertionError("%s: exported %s, planned %s"
+                                 % (name, sorted(exported ^ planned)[:5], len(planned)))
+        lib = cuda._load(so)  # loads without a GPU; checks the ABI version
+        if lib is None:
+            raise AssertionError("%s: the runtime refused %s" % (name, so))
+        cuda.use_kernels(py, os.path.basename(so))
+        for symbol in sorted(planned - {"tck_abi_version"})[:20]:
+            if cuda.find(symbol) is None:
+                raise AssertionError("%s: the runtime cannot find %s" % (name, symbol))
+    test.__name__ = "test_nvcc_builds_" + name
+    return test
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tritonc", required=True)
+    parser.add_argument("-k", default="")
+    parser.add_argument("--nvcc-models", default="mnist_mlp,resnet18",
+                        help="examples whose .cu is compiled with nvcc (slow: ~1 min each)")
+    args = parser.parse_args()
+    tests = [make_coverage_test(n) for n in gen.EXAMPLES]
+    tests += [test_cuda_module_runs_reference_path_on_cpu, test_no_nvcc_says_so_and_writes_the_source,
+              test_failed_nvcc_writes_nothing]
+    tests += [make_nvcc_test(n) for n in args.nvcc_models.split(",") if n]
+    workdir = tempfile.mkdtemp(prefix="tritonc-cuda-")
+    ctx = gen.Context(os.path.abspath(args.tritonc), workdir)
+    passed = failed = 0
+    for test in tests:
+        if args.k and args.k not in test.__name__:
+            continue
+        try:
+            test(ctx)
+            print("PASS", test.__name__)
+            passed += 1
+        except gen.Skip as e:
+            print("SKIP", test.__name__, "-", e)
+        except Exception:  # noqa: BLE001  (report every failure, keep going)
+            print("FAIL", test.__name__)
+            traceback.print_exc()
+            failed += 1
+        sys.stdout.flush()
+    shutil.rmtree(workdir, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
