@@ -66,10 +66,10 @@ TCK_HD constexpr bool is_pow2(long long v) { return v > 0 && (v & (v - 1)) == 0;
 
 /// Codes: value + 1. 0b00 = -1, 0b01 = 0, 0b10 = +1, 0b11 invalid (decodes as +2, like
 /// tritonrt.unpack_ternary without check=True).
-constexpr unsigned kCodeZero = 1u;
+inline constexpr unsigned kCodeZero = 1u;
 /// A byte / word of four / sixteen zero trits (the row padding code 01 repeated).
-constexpr uint8_t kZeroByte = 0x55u;
-constexpr uint32_t kZeroWord = 0x55555555u;
+inline constexpr uint8_t kZeroByte = 0x55u;
+inline constexpr uint32_t kZeroWord = 0x55555555u;
 
 /// Bytes per packed row of `len` elements: ceil(len / 4).
 TCK_HD constexpr long long packed_row_bytes(long long len) { return (len + 3) / 4; }
@@ -210,7 +210,7 @@ TCK_HD inline int weight_trit(Layout l, const uint8_t* w, long long N, long long
 /// M bucket of the GEMV path: 1, 2, 4 or 8 rows of x per launch (M <= 8).
 TCK_HD constexpr int gemv_bucket(long long M) { return M <= 1 ? 1 : M <= 2 ? 2 : M <= 4 ? 4 : 8; }
 /// Largest M that takes the GEMV path.
-constexpr int kGemvMaxM = 8;
+inline constexpr int kGemvMaxM = 8;
 
 /// NK GEMV: a row is processed in units of 16 elements (one 32-bit word, 4 bytes); the last
 /// unit of a row may be partial (bytes past the row end read as zero trits).
@@ -647,8 +647,8 @@ TCK_HD constexpr int gemv_kn_cwb(long long NU) {
   while (c > 1 && ceil_div(NU, c) < target) c >>= 1;
   return c;
 }
-constexpr int kGemvKnThreads = 256;
-constexpr int kGemvKnUnroll = 4;
+inline constexpr int kGemvKnThreads = 256;
+inline constexpr int kGemvKnUnroll = 4;
 /// Unit gu (CB bytes, 4*CB columns) of K row k of a KN GEMV (CB divides the row bytes).
 template <int N, int CB>
 TCK_HD TCK_INLINE uint32_t gemv_kn_unit(const uint8_t* w, int k, long long gu) {

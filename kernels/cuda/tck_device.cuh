@@ -1,7 +1,7 @@
 //===- tck_device.cuh - device-side utilities (nvcc only) -------*- C++ -*-===//
 //
 // Element-type conversions (float / __half / __nv_bfloat16, accumulation in float), warp
-// reductions, the argument block every kernel takes and the epilogue store.
+// reductions and the epilogue store (the argument block Args is in tck_common.cuh).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCK_DEVICE_CUH

@@ -1,11 +1,12 @@
 //===- tck_gemm.cuh - tiled GEMM path (M > 8) and implicit-GEMM conv -*- C++ -*-===//
 //
-// One kernel template per arithmetic, parameterized by a problem policy:
+// One kernel template per arithmetic, parameterized by a problem policy (tck_common.cuh):
 //   LinearProblem<N, K, L>  A[m][k] = x[m * K + k],               out(m, n) = y[m * N + n]
 //   ConvProblem<Geom>       A[p][kk] = x gathered (implicit GEMM), out(p, n) = NCHW y; one
 //                           GEMM per group (blockIdx.z).
 // B[k][n] is the packed weight, decoded tile by tile into shared memory (the decode is
-// amortized over BM rows of A).
+// amortized over BM rows of A). Every index comes from the tile maps of tck_common.cuh
+// (MmaMap, SimtMap), which tests/cuda/host_check.cpp replays on the host.
 //
 // gemm_mma_kernel (__half, __nv_bfloat16): tensor cores through WMMA 16x16x16 fragments
 //   with float accumulators. Shared tiles are double buffered with register staging (the
@@ -310,14 +311,13 @@ __global__ void __launch_bounds__(Cfg::NT) gemm_simt_kernel(const Args<T> args) 
       int r, kl;
       float v = 0.f;
       if (Map::a_elem(tid, i, r, kl)) {
+        long long off;
         if constexpr (P::CONV) {
-          const long long off = P::template a_off<T>(args, crow, g, k0 + kl);
-          if (off >= 0) v = ldg_f<T>(x + off);
+          off = P::template a_off<T>(args, crow, g, k0 + kl);
         } else {
-          const long long m = m0 + r;
-          const int k = k0 + kl;
-          if (m < args.M && k < P::KDIM) v = ldg_f<T>(x + m * P::KDIM + k);
+          off = P::template a_off<T>(args, P::template row<T>(args, m0 + r, g), g, k0 + kl);
         }
+        if (off >= 0) v = ldg_f<T>(x + off);
       }
       areg[i] = v;
     }
