@@ -91,31 +91,16 @@ def _conv_weight(conv):
     return conv.weight
 
 
-def _folded(conv, bn):
-    """(weight, bias) of the convolution with ``bn``'s eval-mode affine map folded in."""
+def _bn_stamp(conv, bn):
+    """Changes whenever a parameter or statistic of ``conv`` or ``bn`` does."""
     tensors = [t for t in list(conv.parameters()) + list(conv.buffers())
                + list(bn.parameters()) + list(bn.buffers())]
-    stamp = _stamp(*tensors) + (id(bn), bn.eps)
-
-    def compute():
-        w = _conv_weight(conv)
-        inv_std = torch.rsqrt(bn.running_var + bn.eps)
-        scale = inv_std * bn.weight if bn.weight is not None else inv_std
-        bias = conv.bias if getattr(conv, "bias", None) is not None else torch.zeros_like(scale)
-        folded_b = (bias - bn.running_mean) * scale
-        if bn.bias is not None:
-            folded_b = folded_b + bn.bias
-        folded_w = w * scale.reshape(-1, 1, 1, 1).to(w.dtype)
-        return folded_w, folded_b.to(w.dtype)
-
-    return _cached(conv, "_tritonrt_folded_bn", stamp, compute)
+    return _stamp(*tensors) + (id(bn), bn.eps)
 
 
 def _bn_affine(conv, bn):
     """(per-channel scale, bias) of ``bn(conv(x)) = conv_nobias(x) * scale + bias`` in eval."""
-    tensors = [t for t in list(conv.parameters()) + list(conv.buffers())
-               + list(bn.parameters()) + list(bn.buffers())]
-    stamp = _stamp(*tensors) + (id(bn), bn.eps)
+    stamp = _bn_stamp(conv, bn)
 
     def compute():
         inv_std = torch.rsqrt(bn.running_var.float() + bn.eps)
@@ -128,6 +113,18 @@ def _bn_affine(conv, bn):
         return scale.contiguous(), folded.contiguous()
 
     return _cached(conv, "_tritonrt_bn_affine", stamp, compute)
+
+
+def _folded(conv, bn):
+    """(weight, bias) of the convolution with ``bn``'s eval-mode affine map folded in."""
+    stamp = _bn_stamp(conv, bn)
+
+    def compute():
+        w = _conv_weight(conv)
+        scale, bias = _bn_affine(conv, bn)
+        return w * scale.reshape(-1, 1, 1, 1).to(w.dtype), bias.to(w.dtype)
+
+    return _cached(conv, "_tritonrt_folded_bn", stamp, compute)
 
 
 def conv_bn_act(conv, bn, x, act="none"):
