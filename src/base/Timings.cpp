@@ -79,6 +79,9 @@ std::string Timings::formatTable() const {
   out += fmt::format("{:<28} {:>5} {:>11.3f} {:>6.1f}% {:>11.1f}\n", "total", "",
                      static_cast<double>(total) / 1e6, 100.0,
                      static_cast<double>(peakRssKb()) / 1024.0);
+  for (const std::string& note : notes_) {
+    out += note + "\n";
+  }
   return out;
 }
 

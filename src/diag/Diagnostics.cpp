@@ -178,6 +178,9 @@ DiagnosticBuilder::~DiagnosticBuilder() {
 }
 
 void DiagnosticEngine::emit(Diagnostic diagnostic) {
+  if (recorder_ != nullptr) {
+    recorder_->push_back(diagnostic);
+  }
   if (diagnostic.severity == Severity::Warning) {
     if (options_.warningsAsErrors) {
       diagnostic.severity = Severity::Error;

@@ -2,17 +2,21 @@
 #include "tritonc/driver/Driver.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 
 #include "Log.h"
+#include "tritonc/base/FileSystem.h"
 #include "tritonc/base/Interner.h"
 #include "tritonc/base/Timings.h"
+#include "tritonc/cache/Cache.h"
 #include "tritonc/diag/Diagnostics.h"
 #include "tritonc/emit/Emit.h"
 #include "tritonc/lex/Lex.h"
@@ -95,40 +99,6 @@ void writeStdout(std::string_view text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
 
-// Writes `contents` to `path` through a temporary file and a rename, so that
-// readers never see a partial file.
-bool writeFileAtomically(const std::string& path, std::string_view contents, std::string* error) {
-  std::string temp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    *error = std::strerror(errno);
-    return false;
-  }
-  const char* data = contents.data();
-  size_t left = contents.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, data, left);
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      *error = std::strerror(errno);
-      ::close(fd);
-      ::unlink(temp.c_str());
-      return false;
-    }
-    data += n;
-    left -= static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0 || ::rename(temp.c_str(), path.c_str()) != 0) {
-    *error = std::strerror(errno);
-    ::unlink(temp.c_str());
-    return false;
-  }
-  return true;
-}
-
-
 // --entry NAME picks the entry layer instead of the file's last one.
 void selectEntry(CheckedModule& checked, const std::string& entry, const SourceBuffer& source,
                  DiagnosticEngine& diags) {
@@ -151,15 +121,6 @@ void selectEntry(CheckedModule& checked, const std::string& entry, const SourceB
     builder.note(Note::DidYouMean, match);
   }
 }
-
-// A generated file waiting for every input to compile cleanly.
-struct PendingOutput {
-  std::string path;
-  std::string contents;
-  /// A `<stem>_kernels.cu`: nvcc builds `<stem>_kernels.so` from it before
-  /// anything is written.
-  bool cudaSource = false;
-};
 
 std::string fileStem(const std::string& path) {
   std::string stem = path;
@@ -208,20 +169,45 @@ std::string codeFlags(const CompileOptions& options) {
   return flags;
 }
 
-// IR generation, the optimizer and the emitter for one checked file.
-int runMiddleEnd(const CompileOptions& options, Stage lastStage, const CheckedModule& checked,
+// What one input produced: its generated files (with name placeholders, as
+// the cache stores them) and what the L3 cache needs to store them.
+struct FileResult {
+  const SourceBuffer* source = nullptr;
+  bool compiled = false;        ///< the pipeline ran to the end without errors
+  std::string py;
+  std::string cu;
+  bool hasCu = false;
+  std::optional<std::string> cachedSo;  ///< the library, from an L3 hit
+  std::string soTemp;                   ///< the library nvcc built, before its rename
+  std::vector<Diagnostic> diagnostics;  ///< as reported, for the L3 entry
+  std::optional<cache::Key> l3Key;      ///< set when the entry should be stored
+  uint64_t computeNs = 0;               ///< pipeline (+ nvcc) time, for "time saved"
+};
+
+int64_t monotonicNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string baseName(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
+// IR generation for one checked file.
+std::optional<ir::Module> generateModule(const CompileOptions& options,
+                                         const CheckedModule& checked, Timings* timings) {
+  ScopedTimer timer(timings, "IR generation");
+  IRGenOptions irgen;
+  irgen.runtimeShapeChecks = options.optLevel == '0';  // -O0 checks undecidable shapes
+  return generateIR(checked, irgen);
+}
+
+// The optimizer and the emitters for one file's IR.
+int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& module,
                  Timings* timings, const std::string& header, const std::string& sourceName,
-                 DiagnosticEngine& diags, std::vector<PendingOutput>& outputs) {
-  std::optional<ir::Module> module;
-  {
-    ScopedTimer timer(timings, "IR generation");
-    IRGenOptions irgen;
-    irgen.runtimeShapeChecks = options.optLevel == '0';  // -O0 checks undecidable shapes
-    module.emplace(generateIR(checked, irgen));
-  }
+                 DiagnosticEngine& diags, FileResult& result) {
   bool verifyEach = options.verifyEach || kDebugBuild;
   if (verifyEach) {
-    std::vector<std::string> problems = ir::verify(*module);
+    std::vector<std::string> problems = ir::verify(module);
     if (!problems.empty()) {
       problems.insert(problems.begin(), "after IR generation:");
       return reportInvalidIR(problems);
@@ -234,7 +220,7 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, const CheckedMo
     if (!title.empty()) {
       writeStdout("// ----- IR after " + title + " ----- //\n");
     }
-    writeStdout(module->print());
+    writeStdout(module.print());
   };
   if (lastStage == Stage::Ir) {
     if (options.dumpIr) {
@@ -259,7 +245,7 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, const CheckedMo
                                               options.optLevel,
                                               pipeline.empty() ? "(none)" : pipeline));
   }
-  std::vector<std::string> problems = optimize(*module, opt);
+  std::vector<std::string> problems = optimize(module, opt);
   if (!problems.empty()) {
     return reportInvalidIR(problems);
   }
@@ -269,51 +255,47 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, const CheckedMo
   if (lastStage < Stage::Emit) {
     return kExitSuccess;
   }
-  std::string code;
+  std::string library = options.target != "pytorch" ? fileStem(sourceName) + "_kernels.so" : "";
   {
     ScopedTimer timer(timings, "PyTorch emitter");
-    EmitOptions emit{sourceName.substr(sourceName.find_last_of('/') + 1), codeFlags(options), ""};
+    // The names are stamped in when the files are written (see Emit.h).
+    EmitOptions emit{std::string(kSourceNamePlaceholder), codeFlags(options), ""};
     if (options.target != "pytorch") {
-      emit.cudaLibrary = fileStem(sourceName) + "_kernels.so";
+      emit.cudaLibrary = std::string(kCudaLibraryPlaceholder);
     }
-    Expected<std::string> emitted = emitPyTorch(*module, emit);
+    Expected<std::string> emitted = emitPyTorch(module, emit);
     if (!emitted) {
       diags.reportForPath(Diag::TooDeepForPython, "", sourceName, emitted.error().message);
       return kExitSourceError;
     }
-    code = std::move(*emitted);
+    result.py = std::move(*emitted);
   }
   if (options.dumpCode) {
     if (!header.empty()) {
       writeStdout("# file: " + header + "\n");
     }
-    writeStdout(code);
-  }
-  if (!options.stopAfter) {
-    outputs.push_back(PendingOutput{outputPathFor(options, sourceName), std::move(code)});
+    writeStdout(stampPyTorch(result.py, baseName(sourceName), library));
   }
   if (options.target != "pytorch") {
-    std::string cu;
     {
       ScopedTimer timer(timings, "CUDA emitter");
       CudaEmitOptions cuda;
-      cuda.sourceName = sourceName.substr(sourceName.find_last_of('/') + 1);
+      cuda.sourceName = std::string(kSourceNamePlaceholder);
       cuda.flags = codeFlags(options) + " --target " + options.target;
       cuda.dtypes = options.cudaDTypes;
       cuda.variants = options.optLevel == '3' ? 3 : 1;  // -O3: variants for the auto-tuner
-      std::vector<TernaryKernel> kernels = planTernaryKernels(*module);
+      std::vector<TernaryKernel> kernels = planTernaryKernels(module);
       logMessage(LogLevel::Verbose, fmt::format("{}: {} ternary kernel(s) for the CUDA target",
                                                 sourceName, kernels.size()));
-      cu = emitCuda(kernels, cuda);
+      result.cu = emitCuda(kernels, cuda);
+      result.hasCu = true;
     }
     if (options.dumpCode) {
       writeStdout("// file: " + fileStem(sourceName) + "_kernels.cu\n");
-      writeStdout(cu);
-    }
-    if (!options.stopAfter) {
-      outputs.push_back(PendingOutput{cudaPathFor(options, sourceName, ".cu"), std::move(cu), true});
+      writeStdout(stampCuda(result.cu, baseName(sourceName)));
     }
   }
+  result.compiled = !options.stopAfter.has_value();
   return kExitSuccess;
 }
 
@@ -367,33 +349,46 @@ std::string runNvcc(const CompileOptions& options, const std::string& nvcc, cons
   return reason + (output.empty() ? "" : ":\n" + output.substr(keep));
 }
 
-// Compiles every pending `.cu` (when nvcc exists) into a temporary `.so` next
-// to its destination. Returns false (after reporting) when nvcc fails; the
-// built libraries are added to `built` as (temporary, final) path pairs.
-bool buildCudaLibraries(const CompileOptions& options, const std::vector<PendingOutput>& outputs,
-                        Timings* timings, DiagnosticEngine& diags,
-                        std::vector<std::pair<std::string, std::string>>& built) {
+// nvcc's identity for the L3 key: its path, size and modification time.
+std::string nvccIdentity(const CompileOptions& options) {
+  std::string searched;
+  std::string nvcc = findNvcc(options, &searched);
+  struct stat st {};
+  if (nvcc.empty() || ::stat(nvcc.c_str(), &st) != 0) {
+    return "none";
+  }
+  return fmt::format("{} {} {}.{}", nvcc, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+}
+
+// Builds every `<stem>_kernels.so` (when nvcc exists) from the stamped `.cu`
+// into a temporary file next to its destination; a library that came from
+// the cache is not rebuilt. Returns false (after reporting) when nvcc fails.
+bool buildCudaLibraries(const CompileOptions& options, std::vector<FileResult>& results,
+                        Timings* timings, DiagnosticEngine& diags) {
   std::string searched;
   std::string nvcc;
   bool looked = false;
-  for (const PendingOutput& out : outputs) {
-    if (!out.cudaSource) continue;
+  for (FileResult& result : results) {
+    if (!result.hasCu || result.cachedSo) continue;
+    const std::string& name = result.source->name();
+    std::string cuPath = cudaPathFor(options, name, ".cu");
+    std::string so = cudaPathFor(options, name, ".so");
     if (!looked) {
       nvcc = findNvcc(options, &searched);
       looked = true;
     }
-    std::string so = out.path.substr(0, out.path.size() - 3) + ".so";
     if (nvcc.empty()) {
-      diags.reportForPath(Diag::CudaNotCompiled, "", searched, out.path, so);
+      diags.reportForPath(Diag::CudaNotCompiled, "", searched, cuPath, so);
       continue;
     }
-    ScopedTimer timer(timings, "nvcc", out.path);
+    int64_t start = monotonicNs();
+    ScopedTimer timer(timings, "nvcc", cuPath);
     std::string tag = ".tmp." + std::to_string(::getpid());
-    std::string cuTemp = out.path + tag + ".cu";
+    std::string cuTemp = cuPath + tag + ".cu";
     std::string soTemp = so + tag;
     std::string error;
     std::string failure;
-    if (!writeFileAtomically(cuTemp, out.contents, &error)) {
+    if (!writeFileAtomically(cuTemp, stampCuda(result.cu, baseName(name)), &error)) {
       failure = "cannot write " + cuTemp + ": " + error;
     } else {
       failure = runNvcc(options, nvcc, cuTemp, soTemp);
@@ -401,17 +396,138 @@ bool buildCudaLibraries(const CompileOptions& options, const std::vector<Pending
     }
     if (!failure.empty()) {
       ::unlink(soTemp.c_str());
-      diags.reportForPath(Diag::NvccFailed, "", out.path, nvcc, ": " + failure);
-      for (const auto& [temp, final] : built) ::unlink(temp.c_str());
-      built.clear();
+      diags.reportForPath(Diag::NvccFailed, "", cuPath, nvcc, ": " + failure);
+      for (FileResult& other : results) {
+        if (!other.soTemp.empty()) ::unlink(other.soTemp.c_str());
+        other.soTemp.clear();
+      }
       return false;
     }
-    built.emplace_back(soTemp, so);
+    result.soTemp = soTemp;
+    result.computeNs += static_cast<uint64_t>(monotonicNs() - start);
   }
   return true;
 }
 
-// Runs lex and parse on every input up to `lastStage`; returns the exit code.
+// Whether this run may use the cache: it must produce the outputs, and the
+// user must not have asked to watch the pipeline itself (dumps, verification).
+bool cacheable(const CompileOptions& o, Stage lastStage) {
+  return lastStage == Stage::Emit && !o.stopAfter && !o.noCache && !o.dumpTokens && !o.dumpAst &&
+         !o.dumpTypes && !o.dumpIr && !o.dumpCode && !o.printAfterAll && !o.verifyEach;
+}
+
+// Replays recorded diagnostics of one file; false when they do not decode.
+bool replayDiagnostics(std::string_view bytes, const SourceBuffer& source,
+                       DiagnosticEngine& diags, std::vector<Diagnostic>* keep) {
+  Expected<std::vector<Diagnostic>> decoded = decodeDiagnostics(bytes, source);
+  if (!decoded) {
+    return false;
+  }
+  for (Diagnostic& d : *decoded) {
+    if (keep != nullptr) keep->push_back(d);
+    diags.replay(std::move(d));
+  }
+  return true;
+}
+
+// An L3 hit: the generated files (and library) of a previous compile. Fills
+// `result` and replays the file's diagnostics; false on a miss.
+bool loadGeneratedCode(cache::Cache& cache, const cache::Key& key, const SourceBuffer& source,
+                       DiagnosticEngine& diags, FileResult& result, Timings* timings) {
+  int64_t start = monotonicNs();
+  std::optional<cache::Entry> entry;
+  {
+    ScopedTimer timer(timings, "cache lookup (L3)", source.name());
+    entry = cache.load(cache::Level::L3, key);
+  }
+  if (!entry) {
+    logMessage(LogLevel::Verbose, "cache: L3 miss for " + source.name() + " (" + key.hex() + ")");
+    return false;
+  }
+  Expected<cache::Blobs> blobs = cache::unpackBlobs(entry->payload);
+  if (!blobs) {
+    return false;
+  }
+  std::optional<std::string_view> diagnostics;
+  for (const auto& [name, data] : *blobs) {
+    if (name == "diagnostics") diagnostics = data;
+    else if (name == "py") result.py = data;
+    else if (name == "cu") result.cu = data, result.hasCu = true;
+    else if (name == "so") result.cachedSo = data;
+  }
+  if (!diagnostics || !replayDiagnostics(*diagnostics, source, diags, nullptr)) {
+    return false;
+  }
+  result.compiled = true;
+  int64_t spent = monotonicNs() - start;
+  cache.addSaved(cache::Level::L3,
+                 entry->computeNs > static_cast<uint64_t>(spent) ? entry->computeNs - spent : 0);
+  logMessage(LogLevel::Verbose, "cache: L3 hit for " + source.name() + " (" + key.hex() + ")");
+  return true;
+}
+
+// An L2 hit: the checked IR of a previous compile (with its own interner).
+std::optional<ir::Module> loadCheckedIR(cache::Cache& cache, const cache::Key& key,
+                                        const SourceBuffer& source, DiagnosticEngine& diags,
+                                        std::unique_ptr<Interner>& interner,
+                                        std::vector<Diagnostic>& recorded, Timings* timings) {
+  int64_t start = monotonicNs();
+  std::optional<cache::Entry> entry;
+  {
+    ScopedTimer timer(timings, "cache lookup (L2)", source.name());
+    entry = cache.load(cache::Level::L2, key);
+  }
+  if (!entry) {
+    logMessage(LogLevel::Verbose, "cache: L2 miss for " + source.name() + " (" + key.hex() + ")");
+    return std::nullopt;
+  }
+  ScopedTimer timer(timings, "IR deserialization", source.name());
+  Expected<cache::Blobs> blobs = cache::unpackBlobs(entry->payload);
+  if (!blobs || blobs->size() != 2 || (*blobs)[0].first != "diagnostics" ||
+      (*blobs)[1].first != "ir") {
+    return std::nullopt;
+  }
+  auto fresh = std::make_unique<Interner>();
+  Expected<ir::Module> module = ir::deserialize((*blobs)[1].second, *fresh);
+  if (!module) {
+    return std::nullopt;
+  }
+  std::vector<Diagnostic> replayed;
+  if (!replayDiagnostics((*blobs)[0].second, source, diags, &replayed)) {
+    return std::nullopt;
+  }
+  recorded = std::move(replayed);
+  interner = std::move(fresh);
+  int64_t spent = monotonicNs() - start;
+  cache.addSaved(cache::Level::L2,
+                 entry->computeNs > static_cast<uint64_t>(spent) ? entry->computeNs - spent : 0);
+  logMessage(LogLevel::Verbose, "cache: L2 hit for " + source.name() + " (" + key.hex() + ")");
+  return std::move(*module);
+}
+
+// "L3 1 hit, 0 misses" ... for --timing.
+std::string cacheSummary(const cache::Cache& cache) {
+  if (!cache.enabled()) {
+    return "cache: not used";
+  }
+  std::string out = "cache:";
+  uint64_t hits = 0, lookups = 0;
+  for (cache::Level level : cache::kLevels) {
+    const cache::LevelCounters& c = cache.sessionCounters().levels[static_cast<int>(level)];
+    if (c.hits + c.misses == 0) continue;
+    out += fmt::format(" {} {} hit(s), {} miss(es){};", levelName(level), c.hits, c.misses,
+                       c.corrupt ? fmt::format(", {} corrupt", c.corrupt) : "");
+    hits += c.hits;
+    lookups += c.hits + c.misses;
+  }
+  if (lookups == 0) {
+    return "cache: no lookups";
+  }
+  out += fmt::format(" hit rate {:.1f}%", 100.0 * static_cast<double>(hits) / static_cast<double>(lookups));
+  return out;
+}
+
+// Runs the pipeline on every input up to `lastStage`; returns the exit code.
 int runFrontEnd(const CompileOptions& options, Stage lastStage) {
   setLogLevel(options.debug ? LogLevel::Debug : options.verbose ? LogLevel::Verbose : LogLevel::Off);
   std::unique_ptr<DiagnosticConsumer> printer = makeConsumer(options);
@@ -457,107 +573,219 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage) {
     }
   }
 
+  // The cache: an unusable one is a warning (never promoted by -Werror) and
+  // the compile goes on without it.
+  cache::Cache cache;
+  if (cacheable(options, lastStage)) {
+    ScopedTimer timer(timings.get(), "cache open");
+    cache::Settings settings = cache::resolveSettings(options.cacheDir, options.noCache);
+    DiagnosticEngine environment(*printer, DiagnosticOptions{false, options.quiet, 0});
+    if (!settings.configWarning.empty()) {
+      environment.reportForPath(Diag::ConfigIgnored, "", settings.configWarning);
+    }
+    cache = cache::Cache::open(settings);
+    if (!cache.warning().empty()) {
+      environment.reportForPath(Diag::CacheUnavailable, "", cache.warning());
+    }
+    if (sources.size() > 1) {
+      cache.enableMemoryLevel();
+    }
+    logMessage(LogLevel::Verbose, cache.enabled() ? "cache: " + cache.dir()
+                                  : settings.disabledBy.empty()
+                                      ? std::string("cache: off")
+                                      : "cache: off (" + settings.disabledBy + ")");
+  }
+  std::string nvcc;  // identity, for the L3 keys of the CUDA target
+  if (cache.enabled() && options.target != "pytorch") {
+    nvcc = nvccIdentity(options);
+  }
+
   Interner interner;
-  std::vector<PendingOutput> outputs;
+  std::vector<FileResult> results;
+  results.reserve(sources.size());
   bool multipleFiles = sources.size() > 1;
   for (const SourceBuffer& source : sources) {
     logMessage(LogLevel::Verbose, "processing " + source.name());
+    FileResult& result = results.emplace_back();
+    result.source = &source;
+    int64_t fileStart = monotonicNs();
     size_t fileErrorsStart = diags.errorCount();
-    std::optional<TokenizedBuffer> tokens;
-    {
-      ScopedTimer timer(timings.get(), "lexer", source.name());
-      tokens.emplace(lex(source, interner, diags));
-    }
-    if (options.dumpTokens) {
-      if (multipleFiles) {
-        writeStdout("# file: " + source.name() + "\n");
+    std::vector<Diagnostic> recorded;
+    std::optional<cache::Key> l2Key;
+    if (cache.enabled()) {
+      cache::Key l3 = generatedCodeKey(options, source.text(), compilerIdentity(), nvcc);
+      if (loadGeneratedCode(cache, l3, source, diags, result, timings.get())) {
+        sorter.flush();
+        continue;
       }
-      writeStdout(tokens->dump());
+      result = FileResult{};
+      result.source = &source;
+      result.l3Key = l3;
+      l2Key = checkedIRKey(options, source.text(), compilerIdentity());
+      diags.setRecorder(&recorded);
     }
-    if (lastStage == Stage::Lex) {
-      sorter.flush();
-      continue;
+    std::unique_ptr<Interner> cachedInterner;
+    std::optional<ir::Module> module;
+    if (l2Key) {
+      module = loadCheckedIR(cache, *l2Key, source, diags, cachedInterner, recorded,
+                             timings.get());
     }
-    std::optional<Tree> tree;
-    {
-      ScopedTimer timer(timings.get(), "parser", source.name());
-      tree.emplace(parse(*tokens, diags));
-    }
-    if (options.dumpAst) {
-      if (multipleFiles) {
-        writeStdout("# file: " + source.name() + "\n");
-      }
-      writeStdout(tree->dump());
-    }
-    logMessage(LogLevel::Debug, fmt::format("{}: {} tokens, {} nodes", source.name(),
-                                            tokens->size(), tree->size()));
-    // A file with syntax errors is not type-checked: its tree has holes that
-    // would only produce follow-on errors.
-    size_t errorsBefore = fileErrorsStart;
-    if (lastStage >= Stage::Check && diags.errorCount() == errorsBefore) {
-      std::optional<CheckedModule> checked;
+    if (!module) {
+      std::optional<TokenizedBuffer> tokens;
       {
-        ScopedTimer timer(timings.get(), "type checker", source.name());
-        checked.emplace(check(*tree, interner, diags));
+        ScopedTimer timer(timings.get(), "lexer", source.name());
+        tokens.emplace(lex(source, interner, diags));
       }
-      if (!options.entry.empty()) {
-        selectEntry(*checked, options.entry, source, diags);
-      }
-      if (options.dumpTypes) {
+      if (options.dumpTokens) {
         if (multipleFiles) {
           writeStdout("# file: " + source.name() + "\n");
         }
-        writeStdout(checked->dump());
+        writeStdout(tokens->dump());
       }
-      if (lastStage >= Stage::Ir && diags.errorCount() == errorsBefore) {
+      if (lastStage == Stage::Lex) {
         sorter.flush();
-        if (checked->hasImports) {
-          return reportNotImplemented(options, "compiling a file with 'import' past 'check'",
-                                      "issue #8");
+        continue;
+      }
+      std::optional<Tree> tree;
+      {
+        ScopedTimer timer(timings.get(), "parser", source.name());
+        tree.emplace(parse(*tokens, diags));
+      }
+      if (options.dumpAst) {
+        if (multipleFiles) {
+          writeStdout("# file: " + source.name() + "\n");
         }
-        int status = runMiddleEnd(options, lastStage, *checked, timings.get(),
-                                  multipleFiles ? source.name() : std::string(), source.name(),
-                                  diags, outputs);
-        if (status != kExitSuccess) {
+        writeStdout(tree->dump());
+      }
+      logMessage(LogLevel::Debug, fmt::format("{}: {} tokens, {} nodes", source.name(),
+                                              tokens->size(), tree->size()));
+      // A file with syntax errors is not type-checked: its tree has holes that
+      // would only produce follow-on errors.
+      if (lastStage >= Stage::Check && diags.errorCount() == fileErrorsStart) {
+        std::optional<CheckedModule> checked;
+        {
+          ScopedTimer timer(timings.get(), "type checker", source.name());
+          checked.emplace(check(*tree, interner, diags));
+        }
+        if (!options.entry.empty()) {
+          selectEntry(*checked, options.entry, source, diags);
+        }
+        if (options.dumpTypes) {
+          if (multipleFiles) {
+            writeStdout("# file: " + source.name() + "\n");
+          }
+          writeStdout(checked->dump());
+        }
+        if (lastStage >= Stage::Ir && diags.errorCount() == fileErrorsStart) {
           sorter.flush();
-          return status;
+          if (checked->hasImports) {
+            return reportNotImplemented(options, "compiling a file with 'import' past 'check'",
+                                        "issue #9");
+          }
+          module = generateModule(options, *checked, timings.get());
+          if (l2Key) {
+            ScopedTimer timer(timings.get(), "cache store (L2)", source.name());
+            cache.store(cache::Level::L2, *l2Key,
+                        cache::packBlobs({{"diagnostics", encodeDiagnostics(recorded)},
+                                          {"ir", ir::serialize(*module)}}),
+                        static_cast<uint64_t>(monotonicNs() - fileStart));
+          }
         }
       }
     }
+    if (module) {
+      int status = runMiddleEnd(options, lastStage, *module, timings.get(),
+                                multipleFiles ? source.name() : std::string(), source.name(),
+                                diags, result);
+      if (status != kExitSuccess) {
+        sorter.flush();
+        return status;
+      }
+    }
+    diags.setRecorder(nullptr);
+    result.compiled = result.compiled && diags.errorCount() == fileErrorsStart;
+    result.diagnostics = std::move(recorded);
+    result.computeNs = static_cast<uint64_t>(monotonicNs() - fileStart);
     sorter.flush();  // one file's diagnostics, in source order
   }
   std::fflush(stdout);
 
   int exitCode = diags.hasErrors() ? kExitSourceError : kExitSuccess;
-  // Outputs are written only when every input compiled cleanly.
-  std::vector<std::pair<std::string, std::string>> libraries;  // (temporary, final)
-  if (exitCode == kExitSuccess) {
-    bool built = buildCudaLibraries(options, outputs, timings.get(), diags, libraries);
+  bool writeOutputs = exitCode == kExitSuccess && !options.stopAfter;
+  if (writeOutputs) {
+    bool built = buildCudaLibraries(options, results, timings.get(), diags);
     sorter.flush();
     if (!built) {
       return kExitInternalError;
     }
   }
-  if (exitCode == kExitSuccess) {
+  // Generated code goes into the cache before the outputs are written (a
+  // later failure to write an output does not make the code wrong).
+  if (writeOutputs && cache.enabled()) {
+    for (FileResult& result : results) {
+      if (!result.compiled || !result.l3Key) continue;
+      ScopedTimer timer(timings.get(), "cache store (L3)", result.source->name());
+      cache::Blobs blobs = {{"diagnostics", encodeDiagnostics(result.diagnostics)},
+                            {"py", result.py}};
+      if (result.hasCu) {
+        blobs.emplace_back("cu", result.cu);
+        if (!result.soTemp.empty()) {
+          std::optional<std::string> so = readWholeFile(result.soTemp);
+          if (!so) continue;  // the library could not be read back: not cached
+          blobs.emplace_back("so", std::move(*so));
+        }
+      }
+      cache.store(cache::Level::L3, *result.l3Key, cache::packBlobs(blobs), result.computeNs);
+    }
+    if (!cache.warning().empty()) {
+      DiagnosticEngine environment(*printer, DiagnosticOptions{false, options.quiet, 0});
+      environment.reportForPath(Diag::CacheUnavailable, "", cache.warning());
+    }
+  }
+  if (writeOutputs) {
     ScopedTimer timer(timings.get(), "write outputs");
-    for (const auto& [temp, final] : libraries) {
-      if (::rename(temp.c_str(), final.c_str()) != 0) {
-        diags.reportForPath(Diag::CannotWriteFile, "", final, std::strerror(errno));
-        sorter.flush();
-        return kExitInternalError;
+    auto fail = [&](const std::string& path, const std::string& error) {
+      diags.reportForPath(Diag::CannotWriteFile, "", path, error);
+      sorter.flush();
+      for (FileResult& result : results) {
+        if (!result.soTemp.empty()) ::unlink(result.soTemp.c_str());
+      }
+      return kExitInternalError;
+    };
+    // Libraries first: a module never finds a stale library next to it.
+    for (FileResult& result : results) {
+      std::string so = cudaPathFor(options, result.source->name(), ".so");
+      std::string error;
+      if (!result.soTemp.empty()) {
+        if (::rename(result.soTemp.c_str(), so.c_str()) != 0) {
+          return fail(so, std::strerror(errno));
+        }
+        result.soTemp.clear();
+      } else if (result.cachedSo && !updateFileAtomically(so, *result.cachedSo, &error)) {
+        return fail(so, error);
       }
     }
-    for (const PendingOutput& out : outputs) {
+    for (const FileResult& result : results) {
+      const std::string& name = result.source->name();
+      std::string library = result.hasCu ? fileStem(name) + "_kernels.so" : "";
       std::string error;
-      if (!writeFileAtomically(out.path, out.contents, &error)) {
-        diags.reportForPath(Diag::CannotWriteFile, "", out.path, error);
-        sorter.flush();
-        return kExitInternalError;
+      std::string py = outputPathFor(options, name);
+      if (!updateFileAtomically(py, stampPyTorch(result.py, baseName(name), library), &error)) {
+        return fail(py, error);
+      }
+      if (result.hasCu) {
+        std::string cu = cudaPathFor(options, name, ".cu");
+        if (!updateFileAtomically(cu, stampCuda(result.cu, baseName(name)), &error)) {
+          return fail(cu, error);
+        }
       }
     }
   }
 
   if (timings) {
+    if (cache.enabled()) {
+      timings->addNote(cacheSummary(cache));
+    }
     if (options.timing) {
       std::string table = timings->formatTable();
       std::fwrite(table.data(), 1, table.size(), stderr);

@@ -1269,4 +1269,37 @@ Expected<std::string> emitPyTorch(const ir::Module& module, const EmitOptions& o
   return code;
 }
 
+namespace {
+
+// A file name in a one-line comment: control characters (a newline would end
+// the comment and start code) become '?'.
+std::string commentSafe(std::string_view name) {
+  std::string out(name);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return out;
+}
+
+void replaceFirst(std::string& code, std::string_view placeholder, std::string_view value) {
+  size_t at = code.find(placeholder);
+  if (at != std::string::npos) code.replace(at, placeholder.size(), value);
+}
+
+}  // namespace
+
+std::string stampPyTorch(std::string code, std::string_view sourceName,
+                         std::string_view cudaLibrary) {
+  replaceFirst(code, kSourceNamePlaceholder, commentSafe(sourceName));
+  if (!cudaLibrary.empty()) {
+    replaceFirst(code, pyString(kCudaLibraryPlaceholder), pyString(cudaLibrary));
+  }
+  return code;
+}
+
+std::string stampCuda(std::string code, std::string_view sourceName) {
+  replaceFirst(code, kSourceNamePlaceholder, commentSafe(sourceName));
+  return code;
+}
+
 }  // namespace tritonc

@@ -212,29 +212,32 @@ int run(int argc, char** argv) {
 
   CLI::App* cache = app.add_subcommand("cache", "Inspect and maintain the compile cache");
   cache->require_subcommand(1);
-  bool statsJson = false;
-  std::string clearLevel;
-  unsigned pruneDays = 0;
-  std::string pruneMaxSize;
+  CacheCommand cacheCommand;
+  uint64_t pruneDays = 0;
   CLI::App* cacheStats = cache->add_subcommand("stats", "Entries, sizes and hit rates per level");
-  cacheStats->add_flag("--json", statsJson, "Print JSON");
+  cacheStats->add_flag("--json", cacheCommand.json, "Print JSON");
   CLI::App* cacheClear = cache->add_subcommand("clear", "Remove cache entries");
-  cacheClear->add_option("--level", clearLevel, "Only this level")
-      ->check(CLI::IsMember({"l1", "l2", "l3"}));
+  cacheClear->add_option("--level", cacheCommand.level, "Only this level")
+      ->check(CLI::IsMember({"l1", "l2", "l3"}))
+      ->option_text("l1|l2|l3");
   CLI::App* cachePrune = cache->add_subcommand("prune", "Evict old or excess entries (LRU)");
-  cachePrune->add_option("--days", pruneDays, "Remove entries unused for N days");
-  cachePrune->add_option("--max-size", pruneMaxSize, "Shrink the cache to SIZE (e.g. 500M)");
-  cache->add_subcommand("validate", "Check every entry; remove and report corrupt ones");
+  CLI::Option* daysOption =
+      cachePrune->add_option("--days", pruneDays, "Remove entries unused for N days");
+  cachePrune->add_option("--max-size", cacheCommand.maxSize,
+                         "Shrink the cache to SIZE (e.g. 500M, 2G), least recently used first");
+  CLI::App* cacheValidate =
+      cache->add_subcommand("validate", "Check every entry; remove and report corrupt ones");
+  for (CLI::App* sub : {cacheStats, cacheClear, cachePrune, cacheValidate}) {
+    sub->add_option("--cache-dir", cacheCommand.cacheDir, "Cache directory");
+  }
 
   CLI::App* config = app.add_subcommand("config", "Read or change configuration");
   config->require_subcommand(1);
-  std::string configKey;
-  std::string configValue;
   CLI::App* configGet = config->add_subcommand("get", "Print the value of KEY");
-  configGet->add_option("key", configKey, "e.g. cache.enabled")->required();
+  configGet->add_option("key", cacheCommand.key, "e.g. cache.enabled")->required();
   CLI::App* configSet = config->add_subcommand("set", "Set KEY to VALUE");
-  configSet->add_option("key", configKey, "e.g. cache.l3_code.max_size_mb")->required();
-  configSet->add_option("value", configValue, "New value")->required();
+  configSet->add_option("key", cacheCommand.key, "e.g. cache.l3_code.max_size_mb")->required();
+  configSet->add_option("value", cacheCommand.value, "New value")->required();
 
   try {
     std::vector<std::string> args = normalizeArgs(argc, argv);
@@ -264,9 +267,14 @@ int run(int argc, char** argv) {
   if (*watch) {
     return reportNotImplemented(watchOptions, "'tritonc watch'", "issue #8");
   }
-  if (*cache || *config) {
-    return reportNotImplemented(options, *cache ? "'tritonc cache'" : "'tritonc config'",
-                                "issue #7");
+  if (*cache) {
+    for (CLI::App* sub : cache->get_subcommands()) cacheCommand.action = sub->get_name();
+    if (daysOption->count() > 0) cacheCommand.days = pruneDays;
+    return runCacheCommand(cacheCommand);
+  }
+  if (*config) {
+    for (CLI::App* sub : config->get_subcommands()) cacheCommand.action = sub->get_name();
+    return runConfigCommand(cacheCommand);
   }
   return kExitUsageError;
 }

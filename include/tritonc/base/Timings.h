@@ -32,6 +32,8 @@ class Timings {
   size_t begin(std::string label, std::string detail);
   void end(size_t index);
   const std::vector<Event>& events() const { return events_; }
+  /// A line printed under the table (e.g. the cache's hits and misses).
+  void addNote(std::string note) { notes_.push_back(std::move(note)); }
 
   /// A table of phases: time, share of the total, peak memory.
   std::string formatTable() const;
@@ -42,6 +44,7 @@ class Timings {
   int64_t nowNs() const;
   std::chrono::steady_clock::time_point origin_;
   std::vector<Event> events_;
+  std::vector<std::string> notes_;
   int depth_ = 0;
 };
 

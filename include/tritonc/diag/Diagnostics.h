@@ -216,11 +216,19 @@ class DiagnosticEngine {
   size_t warningCount() const { return warningCount_; }
   bool hasErrors() const { return errorCount_ > 0; }
 
+  /// Keeps a copy of every diagnostic as reported, before -Werror and -q
+  /// apply (the compile cache stores them with the outputs). Null: none.
+  void setRecorder(std::vector<Diagnostic>* recorder) { recorder_ = recorder; }
+  /// Reports a diagnostic recorded earlier (a cache hit) as if it had just
+  /// been reported: -Werror, -q and the error limit apply again.
+  void replay(Diagnostic diagnostic) { emit(std::move(diagnostic)); }
+
  private:
   friend class DiagnosticBuilder;
   void emit(Diagnostic diagnostic);
 
   DiagnosticConsumer* consumer_;
+  std::vector<Diagnostic>* recorder_ = nullptr;
   DiagnosticOptions options_;
   size_t errorCount_ = 0;
   size_t warningCount_ = 0;

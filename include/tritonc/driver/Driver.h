@@ -7,6 +7,14 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tritonc/cache/Cache.h"
+#include "tritonc/diag/Diagnostics.h"
 #include "tritonc/driver/Options.h"
 
 namespace tritonc {
@@ -15,6 +23,39 @@ namespace tritonc {
 int runCompile(const CompileOptions& options);
 /// `tritonc check`: the front end only, no output files.
 int runCheck(const CompileOptions& options);
+/// `tritonc cache stats|clear|prune|validate` and `tritonc config get|set`.
+struct CacheCommand {
+  std::string action;          ///< stats, clear, prune, validate, get, set
+  bool json = false;           ///< stats --json
+  std::string level;           ///< clear --level
+  std::optional<uint64_t> days;
+  std::string maxSize;         ///< prune --max-size
+  std::string key, value;      ///< config get|set
+  std::string cacheDir;        ///< --cache-dir
+};
+int runCacheCommand(const CacheCommand& command);
+int runConfigCommand(const CacheCommand& command);
+
+// ---- the compile cache's keys (CacheKeys.cpp) -------------------------------------
+
+/// Identifies this build of the compiler in every key: version, build id, and
+/// the executable's size and modification time (a rebuilt compiler misses).
+const std::string& compilerIdentity();
+/// The key of a file's checked IR (L2): its source and what changes the IR.
+cache::Key checkedIRKey(const CompileOptions& options, std::string_view source,
+                        std::string_view identity);
+/// The key of a file's generated code (L3): its source, every flag that
+/// changes an output, and for the CUDA target the nvcc that builds the
+/// library (`nvcc` names it: path, size and mtime, or "none"). The file's
+/// name and directory are not part of it (names are stamped in afterwards).
+cache::Key generatedCodeKey(const CompileOptions& options, std::string_view source,
+                            std::string_view identity, std::string_view nvcc);
+/// Diagnostics of one file as bytes (stored with its cache entries) and back;
+/// `source` is the buffer located diagnostics point into.
+std::string encodeDiagnostics(const std::vector<Diagnostic>& diagnostics);
+Expected<std::vector<Diagnostic>> decodeDiagnostics(std::string_view bytes,
+                                                    const SourceBuffer& source);
+
 /// A command or flag whose stage is not built yet: one diagnostic, exit 2.
 int reportNotImplemented(const CompileOptions& options, const std::string& what,
                          const std::string& issue);

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tritonc/base/Expected.h"
@@ -26,6 +27,24 @@ struct EmitOptions {
 /// Python (control flow nested deeper than Python's indentation limit; the
 /// error message is the nesting depth).
 Expected<std::string> emitPyTorch(const ir::Module& module, const EmitOptions& options);
+
+// ---- names stamped after emission --------------------------------------------------
+//
+// The generated files name their input only in a header comment and (for the
+// CUDA target) the library the module loads. The driver emits them with these
+// placeholders and stamps the real names in afterwards, so that the cache can
+// serve one entry to identical sources at any path and under any name.
+
+inline constexpr std::string_view kSourceNamePlaceholder = "@TRITONC_SOURCE@";
+inline constexpr std::string_view kCudaLibraryPlaceholder = "@TRITONC_KERNELS_SO@";
+
+/// Replaces the placeholders of a PyTorch module (their first occurrence: the
+/// header comes before any user text) by the input's file name and the CUDA
+/// library's file name, each escaped for where it appears.
+std::string stampPyTorch(std::string code, std::string_view sourceName,
+                         std::string_view cudaLibrary);
+/// The same for a `<stem>_kernels.cu`.
+std::string stampCuda(std::string code, std::string_view sourceName);
 
 /// The deepest indentation the emitter writes (Python's parser stops at 100).
 inline constexpr int kMaxPythonIndent = 99;

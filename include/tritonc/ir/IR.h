@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "tritonc/base/Expected.h"
 #include "tritonc/base/Interner.h"
 #include "tritonc/sema/CheckedModule.h"
 #include "tritonc/sema/Types.h"
@@ -195,5 +196,13 @@ class Module {
   /// The deterministic textual form of --dump-ir.
   std::string print() const;
 };
+
+/// A compact binary form of a module (the L2 cache stores it): everything a
+/// module holds, with the identifiers of its interner.
+std::string serialize(const Module& module);
+/// Reads a module written by `serialize`. Its identifiers are interned into
+/// `interner`, which must be empty (ids are kept as they were). Fails on
+/// malformed input; ids are range-checked, so the result is safe to verify.
+Expected<Module> deserialize(std::string_view bytes, Interner& interner);
 
 }  // namespace tritonc::ir

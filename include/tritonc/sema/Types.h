@@ -76,6 +76,11 @@ class DimStore {
   void collectVars(DimId id, std::vector<IdentifierId>& out) const;
   std::string format(DimId id, const Interner& interner) const;
 
+  /// Serialization (the L2 cache): the number of nodes, and re-adding a node
+  /// read back (nodes are re-added in id order, so ids are preserved).
+  size_t size() const { return nodes_.size(); }
+  DimId restore(const Node& node) { return intern(node); }
+
  private:
   DimId intern(const Node& node);
   std::vector<Node> nodes_;
@@ -149,6 +154,10 @@ class TypeStore {
   /// `Tensor<float32, [?, 128]>`, `TernaryTensor<trit, [4, 4]>`, `int32`, ...
   std::string format(TypeId id, const DimStore& dims, const Interner& interner,
                      const DeclNamer& namer) const;
+
+  /// Serialization (the L2 cache), as for DimStore.
+  size_t size() const { return nodes_.size(); }
+  TypeId restore(const Node& node, std::span<const DimId> shape) { return intern(node, shape); }
 
  private:
   TypeId intern(const Node& node, std::span<const DimId> shape);

@@ -1,0 +1,35 @@
+//===- FileSystem.h - reading and atomically writing files ------*- C++ -*-===//
+//
+// The few file operations the driver and the cache share. Writes go to a
+// unique temporary file in the destination's directory and are renamed into
+// place, so a reader sees the old contents or the new ones, never a part.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tritonc {
+
+/// The whole file, or nullopt (errno says why).
+std::optional<std::string> readWholeFile(const std::string& path);
+
+/// A temporary name next to `path`, unique across processes and threads:
+/// `<path>.tmp.<pid>.<n>`.
+std::string temporaryPathFor(const std::string& path);
+
+/// Writes `contents` to a temporary file and renames it over `path`. On
+/// failure, sets `error` (strerror) and leaves no temporary file behind.
+bool writeFileAtomically(const std::string& path, std::string_view contents, std::string* error);
+
+/// Like writeFileAtomically, but when `path` already holds exactly
+/// `contents` only its modification time is refreshed. (Replacing a file by
+/// rename makes ext4 flush the new data at once, which costs milliseconds.)
+bool updateFileAtomically(const std::string& path, std::string_view contents, std::string* error);
+
+/// `mkdir -p`; true when the directory exists afterwards.
+bool makeDirectories(const std::string& path, std::string* error);
+
+}  // namespace tritonc

@@ -1,0 +1,107 @@
+//===- FileSystem.cpp - reading and atomically writing files --------------===//
+#include "tritonc/base/FileSystem.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+namespace tritonc {
+
+std::optional<std::string> readWholeFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return std::nullopt;
+  }
+  std::string contents;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+    contents.reserve(static_cast<size_t>(st.st_size));
+  }
+  char buffer[65536];
+  while (true) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int saved = errno;
+      ::close(fd);
+      errno = saved;
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    contents.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return contents;
+}
+
+std::string temporaryPathFor(const std::string& path) {
+  static std::atomic<unsigned> counter{0};
+  return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+}
+
+bool writeFileAtomically(const std::string& path, std::string_view contents, std::string* error) {
+  std::string temp = temporaryPathFor(path);
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *error = std::strerror(errno);
+    return false;
+  }
+  const char* data = contents.data();
+  size_t left = contents.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, data, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      *error = std::strerror(errno);
+      ::close(fd);
+      ::unlink(temp.c_str());
+      return false;
+    }
+    data += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0 || ::rename(temp.c_str(), path.c_str()) != 0) {
+    *error = std::strerror(errno);
+    ::unlink(temp.c_str());
+    return false;
+  }
+  return true;
+}
+
+bool updateFileAtomically(const std::string& path, std::string_view contents, std::string* error) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<size_t>(st.st_size) == contents.size()) {
+    std::optional<std::string> old = readWholeFile(path);
+    if (old && *old == contents && ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0) == 0) {
+      return true;
+    }
+  }
+  return writeFileAtomically(path, contents, error);
+}
+
+bool makeDirectories(const std::string& path, std::string* error) {
+  if (path.empty()) return true;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return true;
+    *error = std::strerror(ENOTDIR);
+    return false;
+  }
+  size_t slash = path.find_last_of('/');
+  if (slash != std::string::npos && slash > 0 &&
+      !makeDirectories(path.substr(0, slash), error)) {
+    return false;
+  }
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+    *error = std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace tritonc

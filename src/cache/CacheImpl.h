@@ -1,0 +1,47 @@
+//===- CacheImpl.h - helpers shared by the cache's files ---------*- C++ -*-===//
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tritonc/cache/Cache.h"
+
+namespace tritonc::cache::detail {
+
+/// One entry file on disk.
+struct EntryFile {
+  std::string path;
+  uint64_t bytes = 0;
+  int64_t lastUseNs = 0;  ///< mtime
+};
+
+/// Every entry file of a level (temporary files excluded).
+std::vector<EntryFile> listEntries(const std::string& dir, Level level);
+/// Temporary files older than an hour, left by killed processes.
+std::vector<std::string> listStaleTemporaries(const std::string& dir);
+
+/// Removes the least recently used entries of `files` until the rest fit in
+/// `maxBytes`; and, when `maxAgeDays` > 0, every entry unused for that long.
+/// Updates `report` and returns what is left.
+std::vector<EntryFile> evict(std::vector<EntryFile> files, std::optional<uint64_t> maxBytes,
+                             uint64_t maxAgeDays, MaintenanceReport& report);
+
+/// `<dir>/stats`, locked with flock(2) while it is read and rewritten.
+class StatsFile {
+ public:
+  explicit StatsFile(const std::string& dir);
+  ~StatsFile();
+  bool locked() const { return fd_ >= 0; }
+  Counters read() const;
+  void write(const Counters& counters);
+
+ private:
+  int fd_ = -1;
+};
+
+std::string formatCounters(const Counters& counters);
+Counters parseCounters(std::string_view text);
+
+}  // namespace tritonc::cache::detail

@@ -1,0 +1,348 @@
+//===- Config.cpp - config.yaml and where the cache lives -------------------===//
+//
+// yaml-cpp reports problems with exceptions; they are caught here, at the
+// edge of the library, and become Errors.
+//
+//===----------------------------------------------------------------------===//
+#include <pwd.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "tritonc/base/FileSystem.h"
+#include "tritonc/cache/Cache.h"
+
+namespace tritonc::cache {
+
+const std::vector<ConfigKey>& configKeys() {
+  static const std::vector<ConfigKey> keys = {
+      {"cache.enabled", "bool", "use the compile cache (default true)"},
+      {"cache.dir", "path", "cache directory (default $XDG_CACHE_HOME/tritonc or ~/.cache/tritonc)"},
+      {"cache.l2_ir.max_size_mb", "size", "size limit of the checked-IR level, MiB (default 1024)"},
+      {"cache.l3_code.max_size_mb", "size",
+       "size limit of the generated-code level, MiB (default 4096)"},
+      {"cache.l3_code.ttl_days", "size",
+       "evict generated code unused for this many days (default 30; 0: never)"},
+  };
+  return keys;
+}
+
+namespace {
+
+std::string homeDirectory() {
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return home;
+  }
+  struct passwd pw {};
+  struct passwd* result = nullptr;
+  char buffer[4096];
+  if (getpwuid_r(::getuid(), &pw, buffer, sizeof buffer, &result) == 0 && result != nullptr &&
+      result->pw_dir != nullptr) {
+    return result->pw_dir;
+  }
+  return {};
+}
+
+const ConfigKey* findKey(std::string_view name) {
+  for (const ConfigKey& key : configKeys()) {
+    if (name == key.name) return &key;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> splitDots(std::string_view key) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t dot = key.find('.', start);
+    parts.emplace_back(key.substr(start, dot == std::string_view::npos ? dot : dot - start));
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return parts;
+}
+
+// The child of a map named `name`, found by iterating (yaml-cpp's operator[]
+// inserts on non-const nodes and returns throwing "zombies" on const ones).
+// Nodes are handles: `reset` rebinds one, while `=` would copy a value into
+// the tree.
+bool child(const YAML::Node& map, std::string_view name, YAML::Node* out) {
+  if (!map.IsMap()) return false;
+  for (const auto& item : map) {
+    if (item.first.IsScalar() && item.first.Scalar() == name) {
+      out->reset(item.second);
+      return true;
+    }
+  }
+  return false;
+}
+
+// The value at a dotted key, nested (`cache: {enabled: true}`) or written
+// flat (`cache.enabled: true`).
+bool lookup(const YAML::Node& root, std::string_view key, YAML::Node* out) {
+  if (child(root, key, out)) return true;
+  YAML::Node node(root);
+  for (const std::string& part : splitDots(key)) {
+    YAML::Node next;
+    if (!child(node, part, &next)) return false;
+    node.reset(next);
+  }
+  out->reset(node);
+  return true;
+}
+
+// Every leaf of the file as a dotted key, to find misspelled ones.
+void collectLeaves(const YAML::Node& node, const std::string& prefix,
+                   std::vector<std::string>& out) {
+  if (!node.IsMap()) {
+    out.push_back(prefix);
+    return;
+  }
+  for (const auto& item : node) {
+    std::string name = item.first.as<std::string>();
+    collectLeaves(item.second, prefix.empty() ? name : prefix + "." + name, out);
+  }
+}
+
+std::optional<bool> parseBool(std::string_view text) {
+  for (const char* yes : {"true", "yes", "on", "1"}) {
+    if (text == yes) return true;
+  }
+  for (const char* no : {"false", "no", "off", "0"}) {
+    if (text == no) return false;
+  }
+  return std::nullopt;
+}
+
+std::optional<uint64_t> parseCount(std::string_view text) {
+  if (text.empty() || text.size() > 15 || text.find_first_not_of("0123456789") != text.npos) {
+    return std::nullopt;
+  }
+  return std::strtoull(std::string(text).c_str(), nullptr, 10);
+}
+
+// Checks a value against its key's kind; returns the normalized spelling.
+Expected<std::string> normalizeValue(const ConfigKey& key, std::string_view value) {
+  std::string kind = key.kind;
+  if (kind == "bool") {
+    std::optional<bool> b = parseBool(value);
+    if (!b) return Error{std::string(key.name) + " takes true or false, not '" + std::string(value) + "'"};
+    return std::string(*b ? "true" : "false");
+  }
+  if (kind == "size") {
+    if (!parseCount(value)) {
+      return Error{std::string(key.name) + " takes a non-negative integer, not '" +
+                   std::string(value) + "'"};
+    }
+    return std::to_string(*parseCount(value));
+  }
+  if (value.empty()) return Error{std::string(key.name) + " takes a non-empty path"};
+  return std::string(value);
+}
+
+Expected<YAML::Node> loadYaml(const std::string& path, bool* exists) {
+  std::ifstream in(path);
+  *exists = static_cast<bool>(in);
+  if (!in) {
+    return YAML::Node(YAML::NodeType::Map);
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    YAML::Node root = YAML::Load(text.str());
+    if (root.IsNull()) return YAML::Node(YAML::NodeType::Map);
+    if (!root.IsMap()) return Error{path + ": the configuration must be a YAML mapping"};
+    return root;
+  } catch (const YAML::Exception& e) {
+    return Error{path + ": " + e.what()};
+  }
+}
+
+}  // namespace
+
+Expected<std::string> checkConfigValue(std::string_view key, std::string_view value) {
+  const ConfigKey* known = findKey(key);
+  if (known == nullptr) {
+    return Error{"unknown configuration key '" + std::string(key) + "'"};
+  }
+  return normalizeValue(*known, value);
+}
+
+std::string closestConfigKey(std::string_view key) {
+  // Shares a last component, or differs by a few characters.
+  std::string best;
+  size_t bestScore = 4;
+  for (const ConfigKey& known : configKeys()) {
+    std::string_view name = known.name;
+    size_t a = key.size(), b = name.size();
+    std::vector<size_t> row(b + 1);
+    for (size_t j = 0; j <= b; ++j) row[j] = j;
+    for (size_t i = 1; i <= a; ++i) {
+      size_t prev = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b; ++j) {
+        size_t cur = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, prev + (key[i - 1] == name[j - 1] ? 0 : 1)});
+        prev = cur;
+      }
+    }
+    if (row[b] < bestScore) {
+      bestScore = row[b];
+      best = known.name;
+    }
+  }
+  return best;
+}
+
+std::string configPath() {
+  if (const char* env = std::getenv("TRITONC_CONFIG"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  std::string home = homeDirectory();
+  return home.empty() ? std::string() : home + "/.config/tritonc/config.yaml";
+}
+
+Expected<Config> loadConfig(const std::string& path) {
+  Config config;
+  if (path.empty() || ::access(path.c_str(), F_OK) != 0) {
+    return config;  // the common case: no file, no parsing
+  }
+  bool exists = false;
+  TRITONC_TRY(root, loadYaml(path, &exists));
+  try {
+    std::vector<std::string> leaves;
+    collectLeaves(root, "", leaves);
+    for (const std::string& leaf : leaves) {
+      if (findKey(leaf) == nullptr) {
+        std::string hint = closestConfigKey(leaf);
+        return Error{path + ": unknown key '" + leaf + "'" +
+                     (hint.empty() ? "" : " (did you mean '" + hint + "'?)")};
+      }
+    }
+    for (const ConfigKey& key : configKeys()) {
+      YAML::Node node;
+      if (!lookup(root, key.name, &node)) continue;
+      if (!node.IsScalar()) return Error{path + ": " + key.name + " must be a single value"};
+      TRITONC_TRY(value, normalizeValue(key, node.Scalar()));
+      std::string name = key.name;
+      if (name == "cache.enabled") config.enabled = value == "true";
+      else if (name == "cache.dir") config.dir = value;
+      else if (name == "cache.l2_ir.max_size_mb") config.l2MaxSizeMb = std::stoull(value);
+      else if (name == "cache.l3_code.max_size_mb") config.l3MaxSizeMb = std::stoull(value);
+      else if (name == "cache.l3_code.ttl_days") config.l3TtlDays = std::stoull(value);
+    }
+  } catch (const YAML::Exception& e) {
+    return Error{path + ": " + e.what()};
+  }
+  return config;
+}
+
+Expected<std::string> configGet(const std::string& path, std::string_view key) {
+  const ConfigKey* known = findKey(key);
+  if (known == nullptr) {
+    return Error{"unknown configuration key '" + std::string(key) + "'"};
+  }
+  TRITONC_TRY(config, loadConfig(path));
+  std::string name = known->name;
+  if (name == "cache.enabled") return std::string(config.enabled ? "true" : "false");
+  if (name == "cache.dir") return config.dir;
+  if (name == "cache.l2_ir.max_size_mb") return std::to_string(config.l2MaxSizeMb);
+  if (name == "cache.l3_code.max_size_mb") return std::to_string(config.l3MaxSizeMb);
+  return std::to_string(config.l3TtlDays);
+}
+
+Expected<bool> configSet(const std::string& path, std::string_view key, std::string_view value) {
+  const ConfigKey* known = findKey(key);
+  if (known == nullptr) {
+    return Error{"unknown configuration key '" + std::string(key) + "'"};
+  }
+  if (path.empty()) {
+    return Error{"no configuration file: set $TRITONC_CONFIG or $HOME"};
+  }
+  TRITONC_TRY(normalized, normalizeValue(*known, value));
+  bool exists = false;
+  TRITONC_TRY(root, loadYaml(path, &exists));
+  std::string text;
+  try {
+    // A flat spelling of the key is replaced by the nested one.
+    root.remove(std::string(key));
+    std::vector<std::string> parts = splitDots(key);
+    YAML::Node node = root;
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      YAML::Node child = node[parts[i]];
+      if (!child.IsMap()) {
+        node[parts[i]] = YAML::Node(YAML::NodeType::Map);
+        child = node[parts[i]];
+      }
+      node.reset(child);
+    }
+    std::string kind = known->kind;
+    if (kind == "bool") node[parts.back()] = normalized == "true";
+    else if (kind == "size") node[parts.back()] = std::stoull(normalized);
+    else node[parts.back()] = normalized;
+    YAML::Emitter out;
+    out << root;
+    text = std::string(out.c_str()) + "\n";
+  } catch (const YAML::Exception& e) {
+    return Error{path + ": " + e.what()};
+  }
+  size_t slash = path.find_last_of('/');
+  if (slash != std::string::npos && slash > 0) {
+    if (std::string error; !makeDirectories(path.substr(0, slash), &error)) {
+      return Error{"cannot create " + path.substr(0, slash) + ": " + error};
+    }
+  }
+  if (std::string error; !writeFileAtomically(path, text, &error)) {
+    return Error{"cannot write " + path + ": " + error};
+  }
+  return true;
+}
+
+Settings resolveSettings(const std::string& flagDir, bool flagNoCache) {
+  Settings settings;
+  Config config;
+  std::string path = configPath();
+  if (Expected<Config> loaded = loadConfig(path)) {
+    config = *loaded;
+  } else {
+    settings.configWarning = loaded.error().message;
+  }
+  const char* noCache = std::getenv("TRITONC_NO_CACHE");
+  bool envNoCache = noCache != nullptr && *noCache != '\0' &&
+                    parseBool(noCache).value_or(true);  // any other value turns it off too
+  if (flagNoCache) {
+    settings.enabled = false;
+    settings.disabledBy = "--no-cache";
+  } else if (envNoCache) {
+    settings.enabled = false;
+    settings.disabledBy = "TRITONC_NO_CACHE";
+  } else if (!config.enabled) {
+    settings.enabled = false;
+    settings.disabledBy = "cache.enabled in " + path;
+  }
+  const char* envDir = std::getenv("TRITONC_CACHE_DIR");
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (!flagDir.empty()) {
+    settings.dir = flagDir;
+  } else if (envDir != nullptr && *envDir != '\0') {
+    settings.dir = envDir;
+  } else if (!config.dir.empty()) {
+    settings.dir = config.dir;
+  } else if (xdg != nullptr && *xdg == '/') {
+    settings.dir = std::string(xdg) + "/tritonc";
+  } else if (std::string home = homeDirectory(); !home.empty()) {
+    settings.dir = home + "/.cache/tritonc";
+  }
+  constexpr uint64_t kMiB = 1024 * 1024;
+  settings.maxBytes[static_cast<int>(Level::L2)] = config.l2MaxSizeMb * kMiB;
+  settings.maxBytes[static_cast<int>(Level::L3)] = config.l3MaxSizeMb * kMiB;
+  settings.ttlDays[static_cast<int>(Level::L3)] = config.l3TtlDays;
+  return settings;
+}
+
+}  // namespace tritonc::cache

@@ -1,0 +1,404 @@
+//===- Maintenance.cpp - stats, clear, prune, validate ----------------------===//
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "CacheImpl.h"
+#include "tritonc/base/FileSystem.h"
+
+namespace tritonc::cache {
+namespace detail {
+
+namespace {
+
+int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool isTemporary(const char* name) { return std::strstr(name, ".tmp.") != nullptr; }
+
+// Calls `visit(path, stat)` for every regular file in the two-level folders
+// of a level.
+template <typename Visit>
+void walkLevel(const std::string& dir, Level level, Visit&& visit) {
+  std::string root = dir + "/" + std::string(levelName(level));
+  DIR* top = ::opendir(root.c_str());
+  if (top == nullptr) return;
+  while (dirent* sub = ::readdir(top)) {
+    if (sub->d_name[0] == '.') continue;
+    std::string folder = root + "/" + sub->d_name;
+    DIR* inner = ::opendir(folder.c_str());
+    if (inner == nullptr) continue;
+    while (dirent* file = ::readdir(inner)) {
+      if (file->d_name[0] == '.') continue;
+      std::string path = folder + "/" + file->d_name;
+      struct stat st {};
+      if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+        visit(path, file->d_name, st);
+      }
+    }
+    ::closedir(inner);
+  }
+  ::closedir(top);
+}
+
+}  // namespace
+
+std::vector<EntryFile> listEntries(const std::string& dir, Level level) {
+  std::vector<EntryFile> files;
+  walkLevel(dir, level, [&](const std::string& path, const char* name, const struct stat& st) {
+    if (isTemporary(name)) return;
+    files.push_back(EntryFile{path, static_cast<uint64_t>(st.st_size),
+                              static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 +
+                                  st.st_mtim.tv_nsec});
+  });
+  return files;
+}
+
+std::vector<std::string> listStaleTemporaries(const std::string& dir) {
+  std::vector<std::string> stale;
+  int64_t hourAgo = nowNs() / 1000000000 - 3600;
+  for (Level level : {Level::L2, Level::L3}) {
+    walkLevel(dir, level, [&](const std::string& path, const char* name, const struct stat& st) {
+      if (isTemporary(name) && st.st_mtim.tv_sec < hourAgo) stale.push_back(path);
+    });
+  }
+  return stale;
+}
+
+std::vector<EntryFile> evict(std::vector<EntryFile> files, std::optional<uint64_t> maxBytes,
+                             uint64_t maxAgeDays, MaintenanceReport& report) {
+  // Most recently used first; ties by path, so eviction is deterministic.
+  std::sort(files.begin(), files.end(), [](const EntryFile& a, const EntryFile& b) {
+    return a.lastUseNs != b.lastUseNs ? a.lastUseNs > b.lastUseNs : a.path < b.path;
+  });
+  int64_t cutoff = maxAgeDays == 0 ? INT64_MIN
+                                   : nowNs() - static_cast<int64_t>(maxAgeDays) * 86400 * 1000000000;
+  std::vector<EntryFile> kept;
+  uint64_t total = 0;
+  for (EntryFile& file : files) {
+    bool tooOld = file.lastUseNs < cutoff;
+    bool tooBig = maxBytes && total + file.bytes > *maxBytes;
+    if ((tooOld || tooBig) && ::unlink(file.path.c_str()) == 0) {
+      ++report.removed;
+      report.removedBytes += file.bytes;
+      continue;
+    }
+    total += file.bytes;
+    kept.push_back(std::move(file));
+  }
+  return kept;
+}
+
+// ---- stats ---------------------------------------------------------------------------
+
+namespace {
+constexpr const char* kStatsMagic = "tritonc-cache-stats 1";
+
+template <typename Field>
+void forEachField(Counters& c, Field&& field) {
+  for (Level level : kLevels) {
+    LevelCounters& l = c.levels[static_cast<int>(level)];
+    std::string p = std::string(levelName(level)) + ".";
+    field(p + "hits", reinterpret_cast<int64_t*>(&l.hits));
+    field(p + "misses", reinterpret_cast<int64_t*>(&l.misses));
+    field(p + "stores", reinterpret_cast<int64_t*>(&l.stores));
+    field(p + "corrupt", reinterpret_cast<int64_t*>(&l.corrupt));
+    field(p + "evicted", reinterpret_cast<int64_t*>(&l.evicted));
+    field(p + "saved_ns", reinterpret_cast<int64_t*>(&l.savedNs));
+    field(p + "bytes", &l.bytes);
+    field(p + "entries", &l.entries);
+  }
+  field("last_ttl_sweep", reinterpret_cast<int64_t*>(&c.lastTtlSweep));
+}
+}  // namespace
+
+std::string formatCounters(const Counters& counters) {
+  Counters c = counters;
+  std::string out = std::string(kStatsMagic) + "\n";
+  forEachField(c, [&](const std::string& name, int64_t* value) {
+    out += fmt::format("{} {}\n", name, *value);
+  });
+  return out;
+}
+
+Counters parseCounters(std::string_view text) {
+  // Lenient: an unknown or damaged line is skipped (counters are advisory).
+  Counters c;
+  if (text.substr(0, std::strlen(kStatsMagic)) != kStatsMagic) return c;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) break;  // a torn last line is ignored
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    size_t space = line.find(' ');
+    if (space == std::string_view::npos) continue;
+    std::string name(line.substr(0, space));
+    std::string number(line.substr(space + 1));
+    char* stop = nullptr;
+    errno = 0;
+    long long value = std::strtoll(number.c_str(), &stop, 10);
+    if (errno != 0 || stop == number.c_str() || *stop != '\0') continue;
+    forEachField(c, [&](const std::string& field, int64_t* slot) {
+      if (field == name) *slot = value;
+    });
+  }
+  return c;
+}
+
+StatsFile::StatsFile(const std::string& dir) {
+  std::string path = dir + "/stats";
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+StatsFile::~StatsFile() {
+  if (fd_ >= 0) ::close(fd_);  // releases the lock
+}
+
+Counters StatsFile::read() const {
+  std::string text;
+  char buffer[4096];
+  off_t offset = 0;
+  while (true) {
+    ssize_t n = ::pread(fd_, buffer, sizeof buffer, offset);
+    if (n <= 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+    offset += n;
+  }
+  return parseCounters(text);
+}
+
+void StatsFile::write(const Counters& counters) {
+  // In place (under the lock): a rename would make ext4 flush at once.
+  std::string text = formatCounters(counters);
+  if (::pwrite(fd_, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size())) {
+    (void)::ftruncate(fd_, static_cast<off_t>(text.size()));
+  }
+}
+
+}  // namespace detail
+
+// ---- commands -----------------------------------------------------------------------
+
+LevelUsage scanLevel(const std::string& dir, Level level) {
+  LevelUsage usage;
+  for (const detail::EntryFile& f : detail::listEntries(dir, level)) {
+    ++usage.entries;
+    usage.bytes += f.bytes;
+  }
+  return usage;
+}
+
+Counters readCounters(const std::string& dir) {
+  std::optional<std::string> text = readWholeFile(dir + "/stats");
+  return text ? detail::parseCounters(*text) : Counters{};
+}
+
+namespace {
+
+Expected<bool> requireDirectory(const std::string& dir) {
+  if (dir.empty()) return Error{"no cache directory is known (set TRITONC_CACHE_DIR or HOME)"};
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    if (errno == ENOENT) return false;  // nothing cached yet
+    return Error{"cannot access " + dir + ": " + std::strerror(errno)};
+  }
+  if (!S_ISDIR(st.st_mode)) return Error{dir + " is not a directory"};
+  return true;
+}
+
+// Rewrites the counters of `levels` from what is on disk after `report`.
+void recount(const std::string& dir, const std::vector<Level>& levels, bool reset,
+             const std::array<uint64_t, kLevelCount>& evicted) {
+  detail::StatsFile file(dir);
+  if (!file.locked()) return;
+  Counters c = file.read();
+  for (Level level : levels) {
+    LevelCounters& l = c.levels[static_cast<int>(level)];
+    if (reset) l = LevelCounters{};
+    LevelUsage usage = scanLevel(dir, level);
+    l.entries = static_cast<int64_t>(usage.entries);
+    l.bytes = static_cast<int64_t>(usage.bytes);
+    l.evicted += evicted[static_cast<int>(level)];
+  }
+  file.write(c);
+}
+
+}  // namespace
+
+Expected<MaintenanceReport> clear(const std::string& dir, const std::vector<Level>& levels) {
+  std::vector<Level> chosen = levels.empty() ? std::vector<Level>(kLevels.begin(), kLevels.end())
+                                             : levels;
+  MaintenanceReport report;
+  TRITONC_TRY(exists, requireDirectory(dir));
+  if (!exists) return report;
+  for (Level level : chosen) {
+    if (level == Level::L1) continue;  // lives in each process's memory
+    for (const detail::EntryFile& f : detail::listEntries(dir, level)) {
+      if (::unlink(f.path.c_str()) == 0) {
+        ++report.removed;
+        report.removedBytes += f.bytes;
+      }
+    }
+  }
+  recount(dir, chosen, /*reset=*/true, {});
+  return report;
+}
+
+Expected<MaintenanceReport> prune(const Settings& settings, std::optional<uint64_t> maxAgeDays,
+                                  std::optional<uint64_t> maxBytes) {
+  MaintenanceReport report;
+  TRITONC_TRY(exists, requireDirectory(settings.dir));
+  if (!exists) return report;
+  std::array<uint64_t, kLevelCount> evicted{};
+  auto evictLevel = [&](Level level, std::optional<uint64_t> bytes, uint64_t days) {
+    uint64_t before = report.removed;
+    std::vector<detail::EntryFile> left =
+        detail::evict(detail::listEntries(settings.dir, level), bytes, days, report);
+    evicted[static_cast<int>(level)] += report.removed - before;
+    return left;
+  };
+  if (!maxAgeDays && !maxBytes) {
+    // The configured limits.
+    for (Level level : {Level::L2, Level::L3}) {
+      uint64_t limit = settings.maxBytes[static_cast<int>(level)];
+      evictLevel(level, limit ? std::optional<uint64_t>(limit) : std::nullopt,
+                 settings.ttlDays[static_cast<int>(level)]);
+    }
+  } else {
+    if (maxAgeDays) {
+      for (Level level : {Level::L2, Level::L3}) evictLevel(level, std::nullopt, *maxAgeDays);
+    }
+    if (maxBytes) {
+      // One budget over both levels, least recently used first, whatever the level.
+      std::vector<detail::EntryFile> all = detail::listEntries(settings.dir, Level::L2);
+      size_t l2Count = all.size();
+      std::vector<detail::EntryFile> l3 = detail::listEntries(settings.dir, Level::L3);
+      all.insert(all.end(), l3.begin(), l3.end());
+      std::vector<std::string> l2Paths;
+      for (size_t i = 0; i < l2Count; ++i) l2Paths.push_back(all[i].path);
+      uint64_t before = report.removed;
+      std::vector<detail::EntryFile> left = detail::evict(all, *maxBytes, 0, report);
+      uint64_t l2Left = 0;
+      for (const detail::EntryFile& f : left) {
+        l2Left += std::find(l2Paths.begin(), l2Paths.end(), f.path) != l2Paths.end();
+      }
+      uint64_t removed = report.removed - before;
+      evicted[static_cast<int>(Level::L2)] += l2Count - l2Left;
+      evicted[static_cast<int>(Level::L3)] += removed - (l2Count - l2Left);
+    }
+  }
+  for (const std::string& temp : detail::listStaleTemporaries(settings.dir)) {
+    ::unlink(temp.c_str());
+  }
+  recount(settings.dir, {Level::L2, Level::L3}, /*reset=*/false, evicted);
+  return report;
+}
+
+Expected<MaintenanceReport> validate(const std::string& dir) {
+  MaintenanceReport report;
+  TRITONC_TRY(exists, requireDirectory(dir));
+  if (!exists) return report;
+  std::array<uint64_t, kLevelCount> corrupt{};
+  for (Level level : {Level::L2, Level::L3}) {
+    for (const detail::EntryFile& f : detail::listEntries(dir, level)) {
+      ++report.checked;
+      std::optional<std::string> bytes = readWholeFile(f.path);
+      std::string problem;
+      if (!bytes) {
+        problem = std::string("cannot read: ") + std::strerror(errno);
+      } else if (Expected<Entry> entry = decodeEntry(*bytes); !entry) {
+        problem = entry.error().message;
+      } else {
+        // The file name must be the key, and the folder the level.
+        std::string hex = entry->key.hex();
+        std::string expected = dir + "/" + std::string(levelName(level)) + "/" + hex.substr(0, 2) +
+                               "/" + hex.substr(2);
+        if (entry->level != level) problem = "entry of another level";
+        else if (f.path != expected) problem = "entry stored under another key";
+      }
+      if (problem.empty()) continue;
+      ++report.corrupt;
+      ++corrupt[static_cast<int>(level)];
+      report.corruptEntries.push_back(f.path.substr(dir.size() + 1) + ": " + problem);
+      if (::unlink(f.path.c_str()) == 0) {
+        ++report.removed;
+        report.removedBytes += f.bytes;
+      }
+    }
+  }
+  for (const std::string& temp : detail::listStaleTemporaries(dir)) {
+    ::unlink(temp.c_str());
+  }
+  {
+    detail::StatsFile file(dir);
+    if (file.locked()) {
+      Counters c = file.read();
+      for (Level level : {Level::L2, Level::L3}) {
+        LevelCounters& l = c.levels[static_cast<int>(level)];
+        l.corrupt += corrupt[static_cast<int>(level)];
+        LevelUsage usage = scanLevel(dir, level);
+        l.entries = static_cast<int64_t>(usage.entries);
+        l.bytes = static_cast<int64_t>(usage.bytes);
+      }
+      file.write(c);
+    }
+  }
+  return report;
+}
+
+std::optional<uint64_t> parseSize(std::string_view text) {
+  // <number>[.<digits>][K|M|G|T][i][B], case-insensitive; a bare number is bytes.
+  size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
+    ++i;
+  }
+  std::string number(text.substr(0, i));
+  if (number.empty() || number.front() == '.' || std::count(number.begin(), number.end(), '.') > 1) {
+    return std::nullopt;
+  }
+  std::string unit;
+  for (char c : text.substr(i)) unit += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (!unit.empty() && unit.back() == 'B') unit.pop_back();
+  if (!unit.empty() && unit.back() == 'I') unit.pop_back();
+  double scale;
+  if (unit.empty()) scale = 1;
+  else if (unit == "K") scale = 1024.0;
+  else if (unit == "M") scale = 1024.0 * 1024;
+  else if (unit == "G") scale = 1024.0 * 1024 * 1024;
+  else if (unit == "T") scale = 1024.0 * 1024 * 1024 * 1024;
+  else return std::nullopt;
+  double value = std::strtod(number.c_str(), nullptr) * scale;
+  if (!std::isfinite(value) || value > 1.8e19) return std::nullopt;
+  return static_cast<uint64_t>(value);
+}
+
+std::string formatSize(uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
+}
+
+}  // namespace tritonc::cache

@@ -1,0 +1,191 @@
+//===- Store.cpp - looking entries up and storing them ----------------------===//
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "CacheImpl.h"
+#include "tritonc/base/FileSystem.h"
+
+namespace tritonc::cache {
+
+using detail::EntryFile;
+using detail::StatsFile;
+
+namespace {
+
+int index(Level level) { return static_cast<int>(level); }
+
+uint64_t unixSeconds() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+std::string memoryKey(Level level, const Key& key) {
+  return std::string(levelName(level)) + key.hex();
+}
+
+}  // namespace
+
+Cache Cache::open(const Settings& settings) {
+  Cache cache;
+  cache.settings_ = settings;
+  if (!settings.enabled) {
+    return cache;
+  }
+  if (settings.dir.empty()) {
+    cache.warning_ = "no cache directory is known (set TRITONC_CACHE_DIR or HOME)";
+    return cache;
+  }
+  std::string error;
+  if (!makeDirectories(settings.dir, &error)) {
+    cache.warning_ = "cannot create the cache directory " + settings.dir + ": " + error;
+    return cache;
+  }
+  if (::access(settings.dir.c_str(), R_OK | W_OK | X_OK) != 0) {
+    cache.warning_ = "the cache directory " + settings.dir + " is not writable: " +
+                     std::strerror(errno);
+    return cache;
+  }
+  cache.enabled_ = true;
+  cache.dir_ = settings.dir;
+  return cache;
+}
+
+Cache::Cache(Cache&&) noexcept = default;
+Cache& Cache::operator=(Cache&&) noexcept = default;
+
+Cache::~Cache() { flush(); }
+
+void Cache::disable(std::string why) {
+  enabled_ = false;
+  warning_ = std::move(why);
+}
+
+std::string Cache::entryPath(Level level, const Key& key) const {
+  std::string hex = key.hex();
+  return dir_ + "/" + std::string(levelName(level)) + "/" + hex.substr(0, 2) + "/" + hex.substr(2);
+}
+
+std::optional<Entry> Cache::load(Level level, const Key& key) {
+  if (!enabled_) {
+    return std::nullopt;
+  }
+  if (memory_) {
+    auto it = l1_.find(memoryKey(level, key));
+    LevelCounters& l1 = session_.levels[index(Level::L1)];
+    if (it != l1_.end()) {
+      ++l1.hits;
+      return it->second;
+    }
+    ++l1.misses;
+  }
+  LevelCounters& counters = session_.levels[index(level)];
+  std::string path = entryPath(level, key);
+  std::optional<std::string> bytes = readWholeFile(path);
+  if (!bytes) {
+    ++counters.misses;
+    return std::nullopt;
+  }
+  Expected<Entry> entry = decodeEntry(*bytes, &key);
+  if (!entry || entry->level != level) {
+    // Never trusted, never fatal: dropped, counted, recompiled.
+    ++counters.corrupt;
+    ++counters.misses;
+    counters.bytes -= static_cast<int64_t>(bytes->size());
+    --counters.entries;
+    ::unlink(path.c_str());
+    return std::nullopt;
+  }
+  ++counters.hits;
+  ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // last use, for LRU eviction
+  if (memory_) {
+    l1_.emplace(memoryKey(level, key), *entry);
+  }
+  return std::move(*entry);
+}
+
+void Cache::store(Level level, const Key& key, std::string_view payload, uint64_t computeNs) {
+  if (!enabled_) {
+    return;
+  }
+  std::string bytes = encodeEntry(level, key, payload, computeNs);
+  std::string path = entryPath(level, key);
+  std::string error;
+  if (!writeFileAtomically(path, bytes, &error)) {
+    // The first store into a folder creates it.
+    std::string folder = path.substr(0, path.find_last_of('/'));
+    if (!makeDirectories(folder, &error) || !writeFileAtomically(path, bytes, &error)) {
+      disable("cannot write to the cache directory " + dir_ + ": " + error);
+      return;
+    }
+  }
+  LevelCounters& counters = session_.levels[index(level)];
+  ++counters.stores;
+  counters.bytes += static_cast<int64_t>(bytes.size());
+  ++counters.entries;
+  if (memory_) {
+    Entry entry{level, key, computeNs, std::string(payload)};
+    l1_.insert_or_assign(memoryKey(level, key), std::move(entry));
+  }
+}
+
+void Cache::addSaved(Level level, uint64_t ns) { session_.levels[index(level)].savedNs += ns; }
+
+void Cache::flush() {
+  if (dir_.empty()) {
+    return;
+  }
+  bool changed = false;
+  for (const LevelCounters& c : session_.levels) {
+    changed |= c.hits || c.misses || c.stores || c.corrupt || c.savedNs;
+  }
+  if (!changed) {
+    return;
+  }
+  StatsFile file(dir_);
+  if (!file.locked()) {
+    return;  // counters are best effort; entries never depend on them
+  }
+  Counters total = file.read();
+  for (int i = 0; i < kLevelCount; ++i) {
+    LevelCounters& t = total.levels[i];
+    const LevelCounters& s = session_.levels[i];
+    t.hits += s.hits;
+    t.misses += s.misses;
+    t.stores += s.stores;
+    t.corrupt += s.corrupt;
+    t.savedNs += s.savedNs;
+    t.bytes = std::max<int64_t>(0, t.bytes + s.bytes);
+    t.entries = std::max<int64_t>(0, t.entries + s.entries);
+  }
+  // Over a limit: evict the least recently used down to 90% of it. Entries
+  // unused for the configured number of days go once a day.
+  uint64_t now = unixSeconds();
+  bool sweep = now - total.lastTtlSweep > 24 * 3600;
+  for (Level level : {Level::L2, Level::L3}) {
+    LevelCounters& t = total.levels[index(level)];
+    uint64_t limit = settings_.maxBytes[index(level)];
+    uint64_t ttl = settings_.ttlDays[index(level)];
+    bool over = limit != 0 && static_cast<uint64_t>(t.bytes) > limit;
+    if (!over && !(sweep && ttl != 0)) continue;
+    MaintenanceReport report;
+    std::vector<EntryFile> left =
+        detail::evict(detail::listEntries(dir_, level), over ? std::optional<uint64_t>(limit / 10 * 9) : std::nullopt,
+                      sweep ? ttl : 0, report);
+    t.evicted += report.removed;
+    t.entries = static_cast<int64_t>(left.size());
+    t.bytes = 0;
+    for (const EntryFile& f : left) t.bytes += static_cast<int64_t>(f.bytes);
+  }
+  if (sweep) total.lastTtlSweep = now;
+  file.write(total);
+  session_ = Counters{};
+}
+
+}  // namespace tritonc::cache

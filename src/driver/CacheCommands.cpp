@@ -1,0 +1,228 @@
+//===- CacheCommands.cpp - `tritonc cache ...` and `tritonc config ...` ------===//
+#include <sys/stat.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "tritonc/driver/Driver.h"
+
+namespace tritonc {
+namespace {
+
+void writeStdout(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+// Environment failures of these commands: one diagnostic, exit 3.
+int fail(const std::string& message) {
+  TextDiagnosticConsumer printer(stderr, false);
+  DiagnosticEngine diags(printer);
+  diags.reportForPath(Diag::CacheCommandFailed, "", message);
+  return kExitInternalError;
+}
+
+std::string jsonString(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", c);
+        else out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string percent(uint64_t hits, uint64_t lookups) {
+  return lookups == 0 ? "-" : fmt::format("{:.1f}%", 100.0 * static_cast<double>(hits) /
+                                                         static_cast<double>(lookups));
+}
+
+std::string seconds(uint64_t ns) { return fmt::format("{:.3f} s", static_cast<double>(ns) / 1e9); }
+
+int stats(const cache::Settings& settings, bool json) {
+  cache::Counters counters = cache::readCounters(settings.dir);
+  struct Row {
+    std::string name, description;
+    bool onDisk;
+    cache::LevelUsage usage;
+    uint64_t limit;
+    cache::LevelCounters c;
+  };
+  std::vector<Row> rows;
+  for (cache::Level level : cache::kLevels) {
+    int i = static_cast<int>(level);
+    bool onDisk = level != cache::Level::L1;
+    rows.push_back(Row{std::string(levelName(level)), std::string(levelDescription(level)), onDisk,
+                       onDisk ? cache::scanLevel(settings.dir, level) : cache::LevelUsage{},
+                       settings.maxBytes[i], counters.levels[i]});
+  }
+  Row total{"total", "", true, {}, 0, {}};
+  for (const Row& r : rows) {
+    total.usage.entries += r.usage.entries;
+    total.usage.bytes += r.usage.bytes;
+    total.c.hits += r.c.hits;
+    total.c.misses += r.c.misses;
+    total.c.stores += r.c.stores;
+    total.c.corrupt += r.c.corrupt;
+    total.c.evicted += r.c.evicted;
+    total.c.savedNs += r.c.savedNs;
+  }
+  std::string config = cache::configPath();
+  struct stat st {};
+  bool configExists = !config.empty() && ::stat(config.c_str(), &st) == 0;
+  if (json) {
+    auto level = [&](const Row& r) {
+      uint64_t lookups = r.c.hits + r.c.misses;
+      return fmt::format(
+          "{{\"description\":{},\"entries\":{},\"size_bytes\":{},\"limit_bytes\":{},"
+          "\"hits\":{},\"misses\":{},\"hit_rate\":{},\"stores\":{},\"corrupt\":{},"
+          "\"evicted\":{},\"time_saved_s\":{:.6f}}}",
+          jsonString(r.description), r.usage.entries, r.usage.bytes,
+          r.limit ? std::to_string(r.limit) : "null", r.c.hits, r.c.misses,
+          lookups ? fmt::format("{:.4f}", static_cast<double>(r.c.hits) / static_cast<double>(lookups))
+                  : "null",
+          r.c.stores, r.c.corrupt, r.c.evicted, static_cast<double>(r.c.savedNs) / 1e9);
+    };
+    std::string out = fmt::format(
+        "{{\"cache_dir\":{},\"enabled\":{},\"disabled_by\":{},\"config_file\":{},"
+        "\"config_file_exists\":{},\"levels\":{{",
+        jsonString(settings.dir), settings.enabled ? "true" : "false",
+        settings.disabledBy.empty() ? "null" : jsonString(settings.disabledBy), jsonString(config),
+        configExists ? "true" : "false");
+    for (size_t i = 0; i < rows.size(); ++i) {
+      out += fmt::format("{}{}:{}", i ? "," : "", jsonString(rows[i].name), level(rows[i]));
+    }
+    out += "},\"total\":" + level(total) + "}\n";
+    writeStdout(out);
+    return kExitSuccess;
+  }
+  std::string out;
+  out += fmt::format("cache directory   {}\n", settings.dir);
+  out += fmt::format("config file       {}{}\n", config.empty() ? "(none)" : config,
+                     configExists ? "" : " (absent: defaults)");
+  out += fmt::format("enabled           {}\n\n",
+                     settings.enabled ? "yes" : "no (" + settings.disabledBy + ")");
+  out += fmt::format("{:<6} {:<15} {:>8} {:>22} {:>8} {:>8} {:>9} {:>8} {:>11}\n", "level",
+                     "holds", "entries", "size / limit", "hits", "misses", "hit rate", "corrupt",
+                     "time saved");
+  for (const Row& r : rows) {
+    std::string size = !r.onDisk ? "-"
+                       : r.limit ? cache::formatSize(r.usage.bytes) + " / " + cache::formatSize(r.limit)
+                                 : cache::formatSize(r.usage.bytes);
+    out += fmt::format("{:<6} {:<15} {:>8} {:>22} {:>8} {:>8} {:>9} {:>8} {:>11}\n", r.name,
+                       r.description, r.onDisk ? std::to_string(r.usage.entries) : "-", size,
+                       r.c.hits, r.c.misses, percent(r.c.hits, r.c.hits + r.c.misses),
+                       r.c.corrupt, seconds(r.c.savedNs));
+  }
+  out += fmt::format("{:<6} {:<15} {:>8} {:>22} {:>8} {:>8} {:>9} {:>8} {:>11}\n", "total", "",
+                     total.usage.entries, cache::formatSize(total.usage.bytes), total.c.hits,
+                     total.c.misses, percent(total.c.hits, total.c.hits + total.c.misses),
+                     total.c.corrupt, seconds(total.c.savedNs));
+  out += fmt::format("\n{} entries evicted so far; L1 lives in each process's memory (shared by "
+                     "the files of one compile).\n",
+                     total.c.evicted);
+  writeStdout(out);
+  return kExitSuccess;
+}
+
+}  // namespace
+
+int runCacheCommand(const CacheCommand& command) {
+  cache::Settings settings = cache::resolveSettings(command.cacheDir, false);
+  if (settings.dir.empty()) {
+    return fail("no cache directory is known (set TRITONC_CACHE_DIR or HOME)");
+  }
+  if (command.action == "stats") {
+    return stats(settings, command.json);
+  }
+  if (command.action == "clear") {
+    std::vector<cache::Level> levels;
+    if (!command.level.empty()) levels.push_back(*cache::parseLevel(command.level));
+    Expected<cache::MaintenanceReport> report = cache::clear(settings.dir, levels);
+    if (!report) return fail(report.error().message);
+    writeStdout(fmt::format("cleared {}: removed {} entries ({})\n",
+                            command.level.empty() ? "the cache" : command.level, report->removed,
+                            cache::formatSize(report->removedBytes)));
+    return kExitSuccess;
+  }
+  if (command.action == "prune") {
+    std::optional<uint64_t> maxBytes;
+    if (!command.maxSize.empty()) {
+      maxBytes = cache::parseSize(command.maxSize);
+      if (!maxBytes) {
+        std::fprintf(stderr,
+                     "tritonc: error: --max-size: '%s' is not a size such as 500M, 2G or 4096\n",
+                     command.maxSize.c_str());
+        return kExitUsageError;
+      }
+    }
+    Expected<cache::MaintenanceReport> report = cache::prune(settings, command.days, maxBytes);
+    if (!report) return fail(report.error().message);
+    uint64_t entries = 0, bytes = 0;
+    for (cache::Level level : {cache::Level::L2, cache::Level::L3}) {
+      cache::LevelUsage usage = cache::scanLevel(settings.dir, level);
+      entries += usage.entries;
+      bytes += usage.bytes;
+    }
+    writeStdout(fmt::format("pruned {} entries ({}); {} entries ({}) left\n", report->removed,
+                            cache::formatSize(report->removedBytes), entries,
+                            cache::formatSize(bytes)));
+    return kExitSuccess;
+  }
+  if (command.action == "validate") {
+    Expected<cache::MaintenanceReport> report = cache::validate(settings.dir);
+    if (!report) return fail(report.error().message);
+    std::string out;
+    for (const std::string& entry : report->corruptEntries) {
+      out += "corrupt: " + entry + " (removed)\n";
+    }
+    out += fmt::format("checked {} entries: {} valid, {} corrupt (removed)\n", report->checked,
+                       report->checked - report->corrupt, report->corrupt);
+    writeStdout(out);
+    return kExitSuccess;
+  }
+  return kExitUsageError;
+}
+
+int runConfigCommand(const CacheCommand& command) {
+  std::string path = cache::configPath();
+  bool known = false;
+  for (const cache::ConfigKey& key : cache::configKeys()) known |= command.key == key.name;
+  if (!known) {
+    TextDiagnosticConsumer printer(stderr, false);
+    DiagnosticEngine diags(printer);
+    auto report = diags.reportForPath(Diag::ConfigKeyUnknown, "", command.key);
+    std::string hint = cache::closestConfigKey(command.key);
+    if (!hint.empty()) report.note(Note::DidYouMean, hint);
+    std::string keys;
+    for (const cache::ConfigKey& key : cache::configKeys()) keys += keys.empty() ? key.name : std::string(", ") + key.name;
+    report.note(Note::ConfigKeys, keys);
+    return kExitUsageError;
+  }
+  if (command.action == "get") {
+    Expected<std::string> value = cache::configGet(path, command.key);
+    if (!value) return fail(value.error().message);
+    writeStdout(*value + "\n");
+    return kExitSuccess;
+  }
+  // A value of the wrong type is the user's mistake (exit 2); a file that
+  // cannot be read or written is the environment's (exit 3).
+  if (Expected<std::string> value = cache::checkConfigValue(command.key, command.value); !value) {
+    TextDiagnosticConsumer printer(stderr, false);
+    DiagnosticEngine diags(printer);
+    diags.reportForPath(Diag::ConfigValueInvalid, "", value.error().message);
+    return kExitUsageError;
+  }
+  Expected<bool> set = cache::configSet(path, command.key, command.value);
+  if (!set) {
+    return fail(set.error().message);
+  }
+  return kExitSuccess;
+}
+
+}  // namespace tritonc
