@@ -5,7 +5,7 @@
 # diagnostics, IR and passes, with the diagnostic coverage check), robustness
 # (150 mutants and 100,000-deep nesting through `check`, 300 mutants through
 # the -O2 pipeline with IR verification), the fuzzer's regression corpus, the
-# tritonrt runtime, the generated PyTorch modules (run with /usr/bin/python3), the
+# compile cache (tests/cache), the tritonrt runtime, the generated PyTorch modules (run with /usr/bin/python3), the
 # CUDA target and the CUDA kernels (on the host and with nvcc; on a GPU where present).
 #   TRITONC_FUZZ_SECONDS  also run libFuzzer for this long (CI sets it)
 set -uo pipefail
@@ -15,6 +15,11 @@ build_dir="${TRITONC_BUILD_DIR:-build}"
 bash scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
 tritonc="$build_dir/tools/tritonc/tritonc"
 log_dir="$(mktemp -d)"
+# One fresh compile cache for the whole run (suites that test the cache itself
+# use their own directories): hermetic, and later suites hit what earlier
+# ones stored, as a user's repeated compiles would.
+export TRITONC_CACHE_DIR="$log_dir/cache"
+unset TRITONC_NO_CACHE TRITONC_CONFIG
 total_pass=0
 total_fail=0
 
@@ -83,6 +88,12 @@ python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --replay tests/f
 status=$?
 grep -E 'FAIL|reproduce' "$log_dir/replay-opt.log" | head -n 40
 count "fuzzer regressions through the optimizer" "$log_dir/replay-opt.log" $status
+
+echo "== compile cache"
+/usr/bin/python3 tests/cache/test_cache.py --tritonc "$tritonc" >"$log_dir/cache.log" 2>&1
+status=$?
+grep -E '^FAIL' -A25 "$log_dir/cache.log" | head -n 80
+count "compile cache" "$log_dir/cache.log" $status
 
 echo "== runtime (tritonrt)"
 PYTHONPATH=runtime /usr/bin/python3 tests/runtime/test_tritonrt.py >"$log_dir/runtime.log" 2>&1

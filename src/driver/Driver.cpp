@@ -821,7 +821,7 @@ int runCompile(const CompileOptions& options) {
     const char* issue;
   };
   const Pending pending[] = {
-      {options.incremental, "'--incremental'", "issue #8"},
+      {options.incremental, "'--incremental'", "issue #9"},
   };
   for (const Pending& p : pending) {
     if (p.requested) {

@@ -265,7 +265,7 @@ int run(int argc, char** argv) {
     return runCheck(options);
   }
   if (*watch) {
-    return reportNotImplemented(watchOptions, "'tritonc watch'", "issue #8");
+    return reportNotImplemented(watchOptions, "'tritonc watch'", "issue #9");
   }
   if (*cache) {
     for (CLI::App* sub : cache->get_subcommands()) cacheCommand.action = sub->get_name();
