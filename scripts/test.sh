@@ -5,8 +5,9 @@
 # diagnostics, IR and passes, with the diagnostic coverage check), robustness
 # (150 mutants and 100,000-deep nesting through `check`, 300 mutants through
 # the -O2 pipeline with IR verification), the fuzzer's regression corpus, the
-# compile cache (tests/cache), the tritonrt runtime, the generated PyTorch modules (run with /usr/bin/python3), the
-# CUDA target and the CUDA kernels (on the host and with nvcc; on a GPU where present).
+# compile cache (tests/cache), the tritonrt runtime, the generated PyTorch modules
+# (run with /usr/bin/python3), the CUDA target and the CUDA kernels (on the host and
+# with nvcc; on a GPU where present).
 #   TRITONC_FUZZ_SECONDS  also run libFuzzer for this long (CI sets it)
 set -uo pipefail
 cd "$(dirname "$0")/.."

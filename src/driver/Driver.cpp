@@ -711,7 +711,9 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage) {
   std::fflush(stdout);
 
   int exitCode = diags.hasErrors() ? kExitSourceError : kExitSuccess;
-  bool writeOutputs = exitCode == kExitSuccess && !options.stopAfter;
+  // `check` and --stop-after write nothing; a compile writes only when every
+  // input compiled cleanly.
+  bool writeOutputs = exitCode == kExitSuccess && lastStage == Stage::Emit && !options.stopAfter;
   if (writeOutputs) {
     bool built = buildCudaLibraries(options, results, timings.get(), diags);
     sorter.flush();
@@ -766,6 +768,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage) {
       }
     }
     for (const FileResult& result : results) {
+      TRITONC_CHECK(result.compiled, "writing the outputs of a file that did not compile");
       const std::string& name = result.source->name();
       std::string library = result.hasCu ? fileStem(name) + "_kernels.so" : "";
       std::string error;
