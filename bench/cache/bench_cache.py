@@ -2,7 +2,7 @@
 """Whole-process compile times with and without the compile cache (issue #7's targets).
 
     python3 bench/cache/bench_cache.py [--tritonc build-release/tools/tritonc/tritonc]
-        [--models resnet50,resnet18,mnist_mlp] [--runs 200] [--level 2]
+        [--models resnet50,resnet18,mnist_mlp|PATH.tri,...] [--runs 200] [--level 2]
 
 For each model, one run of this script measures, interleaved round by round so that load on
 the shared machine hits every mode alike:
@@ -60,7 +60,9 @@ def main():
     try:
         print(f"tritonc: {tritonc}; {args.runs} runs per mode, interleaved; -O{args.level}")
         for model in args.models.split(","):
-            src = os.path.join(REPO, "examples", model + ".tri")
+            # A name is an example; a path (e.g. from `tritonc_bench_gen LINES`) is used as is.
+            src = model if os.sep in model else os.path.join(REPO, "examples", model + ".tri")
+            model = os.path.splitext(os.path.basename(model))[0]
             out = os.path.join(work, model + ".py")
             warm = os.path.join(work, "warm-" + model)
             l2only = os.path.join(work, "l2-" + model)

@@ -111,23 +111,28 @@ uint64_t entryChecksum(const char* header, std::string_view stored) {
 
 std::string encodeEntry(Level level, const Key& key, std::string_view payload,
                         uint64_t computeNs) {
-  std::string stored;
+  // One buffer: the header, then the payload compressed straight into it.
+  std::string out;
   uint8_t compression = kCompressionNone;
+  size_t storedSize = payload.size();
   if (payload.size() >= 256) {
-    stored.resize(ZSTD_compressBound(payload.size()));
-    size_t n = ZSTD_compress(stored.data(), stored.size(), payload.data(), payload.size(),
-                             kZstdLevel);
+    out.resize(kEntryHeaderSize + ZSTD_compressBound(payload.size()));
+    size_t n = ZSTD_compress(out.data() + kEntryHeaderSize, out.size() - kEntryHeaderSize,
+                             payload.data(), payload.size(), kZstdLevel);
     if (!ZSTD_isError(n) && n < payload.size()) {
-      stored.resize(n);
       compression = kCompressionZstd;
+      storedSize = n;
     }
   }
   if (compression == kCompressionNone) {
-    stored.assign(payload);
+    out.resize(kEntryHeaderSize);
+    out.append(payload);
+  } else {
+    out.resize(kEntryHeaderSize + storedSize);
   }
-  std::string out;
-  out.reserve(kEntryHeaderSize + stored.size());
-  out.append(kMagic, 8);
+  std::string header;
+  header.reserve(kEntryHeaderSize);
+  header.append(kMagic, 8);
   uint16_t version = kEntryFormatVersion;
   uint32_t headerSize = kEntryHeaderSize;
   char fields[8];
@@ -135,14 +140,14 @@ std::string encodeEntry(Level level, const Key& key, std::string_view payload,
   fields[2] = static_cast<char>(level);
   fields[3] = static_cast<char>(compression);
   std::memcpy(fields + 4, &headerSize, 4);
-  out.append(fields, 8);
-  appendU64(out, key.high);
-  appendU64(out, key.low);
-  appendU64(out, payload.size());
-  appendU64(out, stored.size());
-  appendU64(out, computeNs);
-  appendU64(out, entryChecksum(out.data(), stored));
-  out.append(stored);
+  header.append(fields, 8);
+  appendU64(header, key.high);
+  appendU64(header, key.low);
+  appendU64(header, payload.size());
+  appendU64(header, storedSize);
+  appendU64(header, computeNs);
+  appendU64(header, entryChecksum(header.data(), std::string_view(out).substr(kEntryHeaderSize)));
+  std::memcpy(out.data(), header.data(), kEntryHeaderSize);
   return out;
 }
 
@@ -205,18 +210,37 @@ Expected<Entry> decodeEntry(std::string_view bytes, const Key* expected) {
 // ---- blobs ---------------------------------------------------------------------------
 // u64 count, then per blob: u64 name size, name, u64 data size, data.
 
+BlobWriter::BlobWriter(std::string& out) : out_(out), start_(out.size()) { appendU64(out_, 0); }
+
+void BlobWriter::add(std::string_view name, std::string_view data) {
+  begin(name).append(data);
+  end();
+}
+
+std::string& BlobWriter::begin(std::string_view name) {
+  appendU64(out_, name.size());
+  out_.append(name);
+  sizeAt_ = out_.size();
+  appendU64(out_, 0);
+  return out_;
+}
+
+void BlobWriter::end() {
+  uint64_t size = out_.size() - sizeAt_ - 8;
+  std::memcpy(out_.data() + sizeAt_, &size, 8);
+  ++count_;
+}
+
+void BlobWriter::finish() { std::memcpy(out_.data() + start_, &count_, 8); }
+
 std::string packBlobs(const Blobs& blobs) {
   size_t total = 8;
   for (const auto& [name, data] : blobs) total += 16 + name.size() + data.size();
   std::string out;
   out.reserve(total);
-  appendU64(out, blobs.size());
-  for (const auto& [name, data] : blobs) {
-    appendU64(out, name.size());
-    out.append(name);
-    appendU64(out, data.size());
-    out.append(data);
-  }
+  BlobWriter writer(out);
+  for (const auto& [name, data] : blobs) writer.add(name, data);
+  writer.finish();
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "CacheImpl.h"
 #include "tritonc/base/FileSystem.h"
@@ -57,6 +58,7 @@ Cache Cache::open(const Settings& settings) {
   return cache;
 }
 
+Cache::Cache() = default;
 Cache::Cache(Cache&&) noexcept = default;
 Cache& Cache::operator=(Cache&&) noexcept = default;
 
@@ -110,24 +112,36 @@ std::optional<Entry> Cache::load(Level level, const Key& key) {
   return std::move(*entry);
 }
 
-void Cache::store(Level level, const Key& key, std::string_view payload, uint64_t computeNs) {
-  if (!enabled_) {
-    return;
-  }
-  std::string bytes = encodeEntry(level, key, payload, computeNs);
-  std::string path = entryPath(level, key);
+// A store running on its own thread: compression and the write of a large
+// entry overlap with the rest of the pipeline.
+struct Cache::Background {
+  Level level;
+  Key key;
+  uint64_t computeNs;
+  std::string payload;
+  size_t bytes = 0;
   std::string error;
-  if (!writeFileAtomically(path, bytes, &error)) {
-    // The first store into a folder creates it.
-    std::string folder = path.substr(0, path.find_last_of('/'));
-    if (!makeDirectories(folder, &error) || !writeFileAtomically(path, bytes, &error)) {
-      disable("cannot write to the cache directory " + dir_ + ": " + error);
-      return;
-    }
+  std::thread thread;
+};
+
+std::string Cache::writeEntry(const std::string& path, std::string_view bytes) const {
+  std::string error;
+  if (writeFileAtomically(path, bytes, &error)) {
+    return {};
   }
+  // The first store into a folder creates it.
+  std::string folder = path.substr(0, path.find_last_of('/'));
+  if (makeDirectories(folder, &error) && writeFileAtomically(path, bytes, &error)) {
+    return {};
+  }
+  return "cannot write to the cache directory " + dir_ + ": " + error;
+}
+
+void Cache::countStore(Level level, const Key& key, size_t bytes, std::string_view payload,
+                       uint64_t computeNs) {
   LevelCounters& counters = session_.levels[index(level)];
   ++counters.stores;
-  counters.bytes += static_cast<int64_t>(bytes.size());
+  counters.bytes += static_cast<int64_t>(bytes);
   ++counters.entries;
   if (memory_) {
     Entry entry{level, key, computeNs, std::string(payload)};
@@ -135,9 +149,58 @@ void Cache::store(Level level, const Key& key, std::string_view payload, uint64_
   }
 }
 
+void Cache::store(Level level, const Key& key, std::string_view payload, uint64_t computeNs) {
+  if (!enabled_) {
+    return;
+  }
+  std::string bytes = encodeEntry(level, key, payload, computeNs);
+  if (std::string error = writeEntry(entryPath(level, key), bytes); !error.empty()) {
+    disable(std::move(error));
+    return;
+  }
+  countStore(level, key, bytes.size(), payload, computeNs);
+}
+
+void Cache::storeInBackground(Level level, const Key& key, std::string payload,
+                              uint64_t computeNs) {
+  // Starting a thread costs tens of microseconds: only worth it for entries
+  // that take milliseconds to compress.
+  constexpr size_t kBackgroundThreshold = 256 * 1024;
+  if (!enabled_ || payload.size() < kBackgroundThreshold) {
+    store(level, key, payload, computeNs);
+    return;
+  }
+  auto job = std::make_unique<Background>();
+  job->level = level;
+  job->key = key;
+  job->computeNs = computeNs;
+  job->payload = std::move(payload);
+  Background* raw = job.get();
+  std::string path = entryPath(level, key);
+  raw->thread = std::thread([this, raw, path] {
+    std::string bytes = encodeEntry(raw->level, raw->key, raw->payload, raw->computeNs);
+    raw->bytes = bytes.size();
+    raw->error = writeEntry(path, bytes);
+  });
+  background_.push_back(std::move(job));
+}
+
+void Cache::wait() {
+  for (std::unique_ptr<Background>& job : background_) {
+    job->thread.join();
+    if (!job->error.empty()) {
+      disable(std::move(job->error));
+    } else if (enabled_) {
+      countStore(job->level, job->key, job->bytes, job->payload, job->computeNs);
+    }
+  }
+  background_.clear();
+}
+
 void Cache::addSaved(Level level, uint64_t ns) { session_.levels[index(level)].savedNs += ns; }
 
 void Cache::flush() {
+  wait();
   if (dir_.empty()) {
     return;
   }

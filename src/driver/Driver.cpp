@@ -685,10 +685,16 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage) {
           module = generateModule(options, *checked, timings.get());
           if (l2Key) {
             ScopedTimer timer(timings.get(), "cache store (L2)", source.name());
-            cache.store(cache::Level::L2, *l2Key,
-                        cache::packBlobs({{"diagnostics", encodeDiagnostics(recorded)},
-                                          {"ir", ir::serialize(*module)}}),
-                        static_cast<uint64_t>(monotonicNs() - fileStart));
+            // Serialized straight into the payload; a large one is compressed
+            // and written while the optimizer runs.
+            std::string payload;
+            cache::BlobWriter blobs(payload);
+            blobs.add("diagnostics", encodeDiagnostics(recorded));
+            ir::serializeTo(*module, blobs.begin("ir"));
+            blobs.end();
+            blobs.finish();
+            cache.storeInBackground(cache::Level::L2, *l2Key, std::move(payload),
+                                    static_cast<uint64_t>(monotonicNs() - fileStart));
           }
         }
       }
@@ -721,6 +727,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage) {
       return kExitInternalError;
     }
   }
+  cache.wait();  // the L2 stores still running
   // Generated code goes into the cache before the outputs are written (a
   // later failure to write an output does not make the code wrong).
   if (writeOutputs && cache.enabled()) {

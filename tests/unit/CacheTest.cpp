@@ -203,6 +203,16 @@ TEST(CacheEntry, TruncationsForeignVersionsAndOtherKeysAreRejected) {
 TEST(CacheEntry, BlobsRoundTripAndRejectMalformedPayloads) {
   cache::Blobs blobs = {{"py", "print(1)\n"}, {"empty", ""}, {"so", std::string("\0\1\2", 3)}};
   std::string packed = cache::packBlobs(blobs);
+  // Written in place by a producer, the bytes are the same.
+  std::string inPlace;
+  cache::BlobWriter writer(inPlace);
+  writer.add("py", "print(1)\n");
+  writer.begin("empty");
+  writer.end();
+  writer.begin("so").append(std::string("\0\1\2", 3));
+  writer.end();
+  writer.finish();
+  EXPECT_EQ(inPlace, packed);
   Expected<cache::Blobs> back = cache::unpackBlobs(packed);
   ASSERT_TRUE(back);
   EXPECT_EQ(*back, blobs);
@@ -282,6 +292,27 @@ TEST(CacheStore, CorruptEntriesAreDiscardedAndCounted) {
   fs::copy_file(c.entryPath(Level::L3, key), path);
   EXPECT_FALSE(c.load(Level::L2, key));
   EXPECT_EQ(c.sessionCounters().levels[1].corrupt, 2u);
+}
+
+TEST(CacheStore, LargeEntriesAreStoredInTheBackground) {
+  TempDir tmp;
+  std::string large = somePayload(600 * 1024);
+  Key big = KeyBuilder("l2").add("x", "big").finish();
+  Key small = KeyBuilder("l2").add("x", "small").finish();
+  {
+    cache::Cache c = cache::Cache::open(settingsFor(tmp.path));
+    c.storeInBackground(Level::L2, big, large, 5);
+    c.storeInBackground(Level::L2, small, "tiny", 5);  // stored at once
+    EXPECT_TRUE(fs::exists(c.entryPath(Level::L2, small)));
+    c.wait();
+    EXPECT_EQ(c.sessionCounters().levels[1].stores, 2u);
+    std::optional<cache::Entry> hit = c.load(Level::L2, big);
+    ASSERT_TRUE(hit);
+    EXPECT_EQ(hit->payload, large);
+    c.storeInBackground(Level::L2, KeyBuilder("l2").add("x", "late").finish(), large, 5);
+  }  // the destructor joins and counts the last one
+  EXPECT_EQ(cache::readCounters(tmp.path).levels[1].stores, 3u);
+  EXPECT_EQ(cache::scanLevel(tmp.path, Level::L2).entries, 3u);
 }
 
 TEST(CacheStore, MemoryLevelServesRepeatedLookups) {

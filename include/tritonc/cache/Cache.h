@@ -99,6 +99,26 @@ Expected<Entry> decodeEntry(std::string_view bytes, const Key* expected = nullpt
 /// Several named blobs in one payload (a generated .py, .cu, .so, ...).
 using Blobs = std::vector<std::pair<std::string, std::string>>;
 std::string packBlobs(const Blobs& blobs);
+/// Builds the packed form in place, for blobs written by their producer
+/// directly into the payload (a large serialized module is not copied):
+///   BlobWriter w(payload); w.add("diagnostics", d);
+///   ir::serializeTo(module, w.begin("ir")); w.end();  w.finish();
+class BlobWriter {
+ public:
+  explicit BlobWriter(std::string& out);
+  void add(std::string_view name, std::string_view data);
+  /// Starts a blob; append its bytes to the returned string, then call end().
+  std::string& begin(std::string_view name);
+  void end();
+  /// Writes the blob count; the payload is complete.
+  void finish();
+
+ private:
+  std::string& out_;
+  size_t start_;
+  size_t sizeAt_ = 0;
+  uint64_t count_ = 0;
+};
 Expected<Blobs> unpackBlobs(std::string_view payload);
 
 // ---- configuration -----------------------------------------------------------------
@@ -175,7 +195,7 @@ class Cache {
  public:
   static Cache open(const Settings& settings);
   /// A disabled cache (for --no-cache).
-  Cache() = default;
+  Cache();
   Cache(Cache&&) noexcept;
   Cache& operator=(Cache&&) noexcept;
   ~Cache();
@@ -194,6 +214,12 @@ class Cache {
   /// Stores an entry (L1 as well when enabled). Failure to write disables the
   /// cache for the rest of the process and sets `warning()`.
   void store(Level level, const Key& key, std::string_view payload, uint64_t computeNs);
+  /// The same, for a payload it may take: a large one is compressed and
+  /// written by a background thread while the caller goes on (`wait()` or
+  /// `flush()` joins it).
+  void storeInBackground(Level level, const Key& key, std::string payload, uint64_t computeNs);
+  /// Joins background stores (their failures disable the cache, as store's do).
+  void wait();
   /// Adds to the time-saved estimate of a level.
   void addSaved(Level level, uint64_t ns);
 
@@ -214,7 +240,13 @@ class Cache {
   Settings settings_;
   Counters session_;
   std::unordered_map<std::string, Entry> l1_;
+  struct Background;
+  std::vector<std::unique_ptr<Background>> background_;
   void disable(std::string why);
+  /// Writes an encoded entry; returns the error (empty on success).
+  std::string writeEntry(const std::string& path, std::string_view bytes) const;
+  void countStore(Level level, const Key& key, size_t bytes, std::string_view payload,
+                  uint64_t computeNs);
 };
 
 // ---- maintenance (`tritonc cache ...`) -------------------------------------------

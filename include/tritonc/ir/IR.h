@@ -200,6 +200,8 @@ class Module {
 /// A compact binary form of a module (the L2 cache stores it): everything a
 /// module holds, with the identifiers of its interner.
 std::string serialize(const Module& module);
+/// The same, appended to `out`.
+void serializeTo(const Module& module, std::string& out);
 /// Reads a module written by `serialize`. Its identifiers are interned into
 /// `interner`, which must be empty (ids are kept as they were). Fails on
 /// malformed input; ids are range-checked, so the result is safe to verify.
