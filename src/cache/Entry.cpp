@@ -244,7 +244,7 @@ std::string packBlobs(const Blobs& blobs) {
   return out;
 }
 
-Expected<Blobs> unpackBlobs(std::string_view payload) {
+Expected<BlobViews> unpackBlobs(std::string_view payload) {
   size_t pos = 0;
   auto take = [&](uint64_t* value) {
     if (payload.size() - pos < 8) return false;
@@ -252,10 +252,10 @@ Expected<Blobs> unpackBlobs(std::string_view payload) {
     pos += 8;
     return true;
   };
-  auto takeString = [&](std::string* out) {
+  auto takeString = [&](std::string_view* out) {
     uint64_t n;
     if (!take(&n) || payload.size() - pos < n) return false;
-    out->assign(payload.substr(pos, n));
+    *out = payload.substr(pos, n);
     pos += n;
     return true;
   };
@@ -263,7 +263,7 @@ Expected<Blobs> unpackBlobs(std::string_view payload) {
   if (!take(&count) || count > payload.size()) {
     return Error{"malformed payload"};
   }
-  Blobs blobs(count);
+  BlobViews blobs(count);
   for (auto& [name, data] : blobs) {
     if (!takeString(&name) || !takeString(&data)) {
       return Error{"malformed payload"};

@@ -444,7 +444,7 @@ bool loadGeneratedCode(cache::Cache& cache, const cache::Key& key, const SourceB
     logMessage(LogLevel::Verbose, "cache: L3 miss for " + source.name() + " (" + key.hex() + ")");
     return false;
   }
-  Expected<cache::Blobs> blobs = cache::unpackBlobs(entry->payload);
+  Expected<cache::BlobViews> blobs = cache::unpackBlobs(entry->payload);
   if (!blobs) {
     return false;
   }
@@ -482,7 +482,7 @@ std::optional<ir::Module> loadCheckedIR(cache::Cache& cache, const cache::Key& k
     return std::nullopt;
   }
   ScopedTimer timer(timings, "IR deserialization", source.name());
-  Expected<cache::Blobs> blobs = cache::unpackBlobs(entry->payload);
+  Expected<cache::BlobViews> blobs = cache::unpackBlobs(entry->payload);
   if (!blobs || blobs->size() != 2 || (*blobs)[0].first != "diagnostics" ||
       (*blobs)[1].first != "ir") {
     return std::nullopt;

@@ -119,7 +119,9 @@ class BlobWriter {
   size_t sizeAt_ = 0;
   uint64_t count_ = 0;
 };
-Expected<Blobs> unpackBlobs(std::string_view payload);
+/// The blobs of a payload, as views into it (nothing is copied).
+using BlobViews = std::vector<std::pair<std::string_view, std::string_view>>;
+Expected<BlobViews> unpackBlobs(std::string_view payload);
 
 // ---- configuration -----------------------------------------------------------------
 
