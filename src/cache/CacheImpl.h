@@ -23,10 +23,11 @@ std::vector<EntryFile> listEntries(const std::string& dir, Level level);
 std::vector<std::string> listStaleTemporaries(const std::string& dir);
 
 /// Removes the least recently used entries of `files` until the rest fit in
-/// `maxBytes`; and, when `maxAgeDays` > 0, every entry unused for that long.
+/// `maxBytes` (strict LRU: once one does not fit, every older one goes too);
+/// and, when `maxAgeDays` is set, every entry unused for that many days (0: all).
 /// Updates `report` and returns what is left.
 std::vector<EntryFile> evict(std::vector<EntryFile> files, std::optional<uint64_t> maxBytes,
-                             uint64_t maxAgeDays, MaintenanceReport& report);
+                             std::optional<uint64_t> maxAgeDays, MaintenanceReport& report);
 
 /// `<dir>/stats`, locked with flock(2) while it is read and rewritten.
 class StatsFile {

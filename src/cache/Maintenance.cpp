@@ -79,19 +79,20 @@ std::vector<std::string> listStaleTemporaries(const std::string& dir) {
 }
 
 std::vector<EntryFile> evict(std::vector<EntryFile> files, std::optional<uint64_t> maxBytes,
-                             uint64_t maxAgeDays, MaintenanceReport& report) {
+                             std::optional<uint64_t> maxAgeDays, MaintenanceReport& report) {
   // Most recently used first; ties by path, so eviction is deterministic.
   std::sort(files.begin(), files.end(), [](const EntryFile& a, const EntryFile& b) {
     return a.lastUseNs != b.lastUseNs ? a.lastUseNs > b.lastUseNs : a.path < b.path;
   });
-  int64_t cutoff = maxAgeDays == 0 ? INT64_MIN
-                                   : nowNs() - static_cast<int64_t>(maxAgeDays) * 86400 * 1000000000;
+  int64_t cutoff = !maxAgeDays ? INT64_MIN
+                               : nowNs() - static_cast<int64_t>(*maxAgeDays) * 86400 * 1000000000;
   std::vector<EntryFile> kept;
   uint64_t total = 0;
+  bool full = false;  // strict LRU: once one entry does not fit, every older one goes
   for (EntryFile& file : files) {
-    bool tooOld = file.lastUseNs < cutoff;
-    bool tooBig = maxBytes && total + file.bytes > *maxBytes;
-    if ((tooOld || tooBig) && ::unlink(file.path.c_str()) == 0) {
+    bool tooOld = maxAgeDays && file.lastUseNs <= cutoff;
+    full = full || (maxBytes && total + file.bytes > *maxBytes);
+    if ((tooOld || full) && ::unlink(file.path.c_str()) == 0) {
       ++report.removed;
       report.removedBytes += file.bytes;
       continue;
@@ -268,7 +269,8 @@ Expected<MaintenanceReport> prune(const Settings& settings, std::optional<uint64
   TRITONC_TRY(exists, requireDirectory(settings.dir));
   if (!exists) return report;
   std::array<uint64_t, kLevelCount> evicted{};
-  auto evictLevel = [&](Level level, std::optional<uint64_t> bytes, uint64_t days) {
+  auto evictLevel = [&](Level level, std::optional<uint64_t> bytes,
+                        std::optional<uint64_t> days) {
     uint64_t before = report.removed;
     std::vector<detail::EntryFile> left =
         detail::evict(detail::listEntries(settings.dir, level), bytes, days, report);
@@ -279,8 +281,9 @@ Expected<MaintenanceReport> prune(const Settings& settings, std::optional<uint64
     // The configured limits.
     for (Level level : {Level::L2, Level::L3}) {
       uint64_t limit = settings.maxBytes[static_cast<int>(level)];
+      uint64_t ttl = settings.ttlDays[static_cast<int>(level)];
       evictLevel(level, limit ? std::optional<uint64_t>(limit) : std::nullopt,
-                 settings.ttlDays[static_cast<int>(level)]);
+                 ttl ? std::optional<uint64_t>(ttl) : std::nullopt);
     }
   } else {
     if (maxAgeDays) {
@@ -295,7 +298,7 @@ Expected<MaintenanceReport> prune(const Settings& settings, std::optional<uint64
       std::vector<std::string> l2Paths;
       for (size_t i = 0; i < l2Count; ++i) l2Paths.push_back(all[i].path);
       uint64_t before = report.removed;
-      std::vector<detail::EntryFile> left = detail::evict(all, *maxBytes, 0, report);
+      std::vector<detail::EntryFile> left = detail::evict(all, *maxBytes, std::nullopt, report);
       uint64_t l2Left = 0;
       for (const detail::EntryFile& f : left) {
         l2Left += std::find(l2Paths.begin(), l2Paths.end(), f.path) != l2Paths.end();

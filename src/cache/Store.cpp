@@ -240,7 +240,7 @@ void Cache::flush() {
     MaintenanceReport report;
     std::vector<EntryFile> left =
         detail::evict(detail::listEntries(dir_, level), over ? std::optional<uint64_t>(limit / 10 * 9) : std::nullopt,
-                      sweep ? ttl : 0, report);
+                      sweep && ttl != 0 ? std::optional<uint64_t>(ttl) : std::nullopt, report);
     t.evicted += report.removed;
     t.entries = static_cast<int64_t>(left.size());
     t.bytes = 0;

@@ -152,7 +152,7 @@ int runCacheCommand(const CacheCommand& command) {
   }
   if (command.action == "prune") {
     std::optional<uint64_t> maxBytes;
-    if (!command.maxSize.empty()) {
+    if (command.maxSizeGiven) {
       maxBytes = cache::parseSize(command.maxSize);
       if (!maxBytes) {
         std::fprintf(stderr,

@@ -595,6 +595,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage) {
                                       ? std::string("cache: off")
                                       : "cache: off (" + settings.disabledBy + ")");
   }
+  bool cacheWorked = cache.enabled();
   std::string nvcc;  // identity, for the L3 keys of the CUDA target
   if (cache.enabled() && options.target != "pytorch") {
     nvcc = nvccIdentity(options);
@@ -746,10 +747,12 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage) {
       }
       cache.store(cache::Level::L3, *result.l3Key, cache::packBlobs(blobs), result.computeNs);
     }
-    if (!cache.warning().empty()) {
-      DiagnosticEngine environment(*printer, DiagnosticOptions{false, options.quiet, 0});
-      environment.reportForPath(Diag::CacheUnavailable, "", cache.warning());
-    }
+  }
+  // A store that failed (unwritable folder, disk full) turned the cache off:
+  // said once, whenever it happened; the compile itself goes on.
+  if (cacheWorked && !cache.warning().empty()) {
+    DiagnosticEngine environment(*printer, DiagnosticOptions{false, options.quiet, 0});
+    environment.reportForPath(Diag::CacheUnavailable, "", cache.warning());
   }
   if (writeOutputs) {
     ScopedTimer timer(timings.get(), "write outputs");

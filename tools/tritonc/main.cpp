@@ -223,8 +223,9 @@ int run(int argc, char** argv) {
   CLI::App* cachePrune = cache->add_subcommand("prune", "Evict old or excess entries (LRU)");
   CLI::Option* daysOption =
       cachePrune->add_option("--days", pruneDays, "Remove entries unused for N days");
-  cachePrune->add_option("--max-size", cacheCommand.maxSize,
-                         "Shrink the cache to SIZE (e.g. 500M, 2G), least recently used first");
+  CLI::Option* maxSizeOption =
+      cachePrune->add_option("--max-size", cacheCommand.maxSize,
+                             "Shrink the cache to SIZE (e.g. 500M, 2G), least recently used first");
   CLI::App* cacheValidate =
       cache->add_subcommand("validate", "Check every entry; remove and report corrupt ones");
   for (CLI::App* sub : {cacheStats, cacheClear, cachePrune, cacheValidate}) {
@@ -270,6 +271,7 @@ int run(int argc, char** argv) {
   if (*cache) {
     for (CLI::App* sub : cache->get_subcommands()) cacheCommand.action = sub->get_name();
     if (daysOption->count() > 0) cacheCommand.days = pruneDays;
+    cacheCommand.maxSizeGiven = maxSizeOption->count() > 0;
     return runCacheCommand(cacheCommand);
   }
   if (*config) {

@@ -30,6 +30,7 @@ struct CacheCommand {
   std::string level;           ///< clear --level
   std::optional<uint64_t> days;
   std::string maxSize;         ///< prune --max-size
+  bool maxSizeGiven = false;
   std::string key, value;      ///< config get|set
   std::string cacheDir;        ///< --cache-dir
 };
