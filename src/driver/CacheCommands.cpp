@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "tritonc/base/Text.h"
 #include "tritonc/driver/Driver.h"
 
 namespace tritonc {
@@ -23,18 +24,9 @@ int fail(const std::string& message) {
 }
 
 std::string jsonString(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", c);
-        else out += c;
-    }
-  }
-  return out + "\"";
+  std::string out;
+  appendJsonString(out, text);
+  return out;
 }
 
 std::string percent(uint64_t hits, uint64_t lookups) {

@@ -430,18 +430,34 @@ bool replayDiagnostics(std::string_view bytes, const SourceBuffer& source,
   return true;
 }
 
+// Looks a file's entry up at one level, timed and logged for --verbose.
+std::optional<cache::Entry> lookupEntry(cache::Cache& cache, cache::Level level,
+                                        const cache::Key& key, const SourceBuffer& source,
+                                        Timings* timings) {
+  bool l3 = level == cache::Level::L3;
+  std::optional<cache::Entry> entry;
+  {
+    ScopedTimer timer(timings, l3 ? "cache lookup (L3)" : "cache lookup (L2)", source.name());
+    entry = cache.load(level, key);
+  }
+  logMessage(LogLevel::Verbose, fmt::format("cache: {} {} for {} ({})", l3 ? "L3" : "L2",
+                                            entry ? "hit" : "miss", source.name(), key.hex()));
+  return entry;
+}
+
+// Counts what a hit saved: the entry's compute time less the time the hit took.
+void addSaved(cache::Cache& cache, cache::Level level, const cache::Entry& entry, int64_t start) {
+  auto spent = static_cast<uint64_t>(monotonicNs() - start);
+  cache.addSaved(level, entry.computeNs > spent ? entry.computeNs - spent : 0);
+}
+
 // An L3 hit: the generated files (and library) of a previous compile. Fills
 // `result` and replays the file's diagnostics; false on a miss.
 bool loadGeneratedCode(cache::Cache& cache, const cache::Key& key, const SourceBuffer& source,
                        DiagnosticEngine& diags, FileResult& result, Timings* timings) {
   int64_t start = monotonicNs();
-  std::optional<cache::Entry> entry;
-  {
-    ScopedTimer timer(timings, "cache lookup (L3)", source.name());
-    entry = cache.load(cache::Level::L3, key);
-  }
+  std::optional<cache::Entry> entry = lookupEntry(cache, cache::Level::L3, key, source, timings);
   if (!entry) {
-    logMessage(LogLevel::Verbose, "cache: L3 miss for " + source.name() + " (" + key.hex() + ")");
     return false;
   }
   Expected<cache::BlobViews> blobs = cache::unpackBlobs(entry->payload);
@@ -459,10 +475,7 @@ bool loadGeneratedCode(cache::Cache& cache, const cache::Key& key, const SourceB
     return false;
   }
   result.compiled = true;
-  int64_t spent = monotonicNs() - start;
-  cache.addSaved(cache::Level::L3,
-                 entry->computeNs > static_cast<uint64_t>(spent) ? entry->computeNs - spent : 0);
-  logMessage(LogLevel::Verbose, "cache: L3 hit for " + source.name() + " (" + key.hex() + ")");
+  addSaved(cache, cache::Level::L3, *entry, start);
   return true;
 }
 
@@ -472,13 +485,8 @@ std::optional<ir::Module> loadCheckedIR(cache::Cache& cache, const cache::Key& k
                                         std::unique_ptr<Interner>& interner,
                                         std::vector<Diagnostic>& recorded, Timings* timings) {
   int64_t start = monotonicNs();
-  std::optional<cache::Entry> entry;
-  {
-    ScopedTimer timer(timings, "cache lookup (L2)", source.name());
-    entry = cache.load(cache::Level::L2, key);
-  }
+  std::optional<cache::Entry> entry = lookupEntry(cache, cache::Level::L2, key, source, timings);
   if (!entry) {
-    logMessage(LogLevel::Verbose, "cache: L2 miss for " + source.name() + " (" + key.hex() + ")");
     return std::nullopt;
   }
   ScopedTimer timer(timings, "IR deserialization", source.name());
@@ -498,10 +506,7 @@ std::optional<ir::Module> loadCheckedIR(cache::Cache& cache, const cache::Key& k
   }
   recorded = std::move(replayed);
   interner = std::move(fresh);
-  int64_t spent = monotonicNs() - start;
-  cache.addSaved(cache::Level::L2,
-                 entry->computeNs > static_cast<uint64_t>(spent) ? entry->computeNs - spent : 0);
-  logMessage(LogLevel::Verbose, "cache: L2 hit for " + source.name() + " (" + key.hex() + ")");
+  addSaved(cache, cache::Level::L2, *entry, start);
   return std::move(*module);
 }
 
