@@ -12,6 +12,7 @@
 #include <climits>
 #include <cstring>
 
+#include "tritonc/base/Bytes.h"
 #include "tritonc/base/Version.h"
 #include "tritonc/driver/Driver.h"
 
@@ -61,110 +62,72 @@ cache::Key generatedCodeKey(const CompileOptions& options, std::string_view sour
 // ---- diagnostics ------------------------------------------------------------------------
 // u32 count; per diagnostic: u16 kind, u8 severity, u8 located, u32 begin,
 // u32 end, path, message, u32 notes; per note: u8 located, u32 begin, u32 end,
-// message. Strings are u32 length + bytes.
+// message. Strings are u32 length + bytes (base/Bytes.h).
 
-namespace {
-
-template <typename T>
-void put(std::string& out, T value) {
-  char bytes[sizeof(T)];
-  std::memcpy(bytes, &value, sizeof(T));
-  out.append(bytes, sizeof(T));
-}
-
-void putString(std::string& out, std::string_view text) {
-  put<uint32_t>(out, static_cast<uint32_t>(text.size()));
-  out.append(text);
-}
-
-struct Cursor {
-  std::string_view bytes;
-  size_t pos = 0;
-  bool failed = false;
-  template <typename T>
-  T get() {
-    T value{};
-    if (bytes.size() - pos < sizeof(T)) {
-      failed = true;
-      return value;
-    }
-    std::memcpy(&value, bytes.data() + pos, sizeof(T));
-    pos += sizeof(T);
-    return value;
-  }
-  std::string getString() {
-    uint32_t n = get<uint32_t>();
-    if (failed || bytes.size() - pos < n) {
-      failed = true;
-      return {};
-    }
-    std::string text(bytes.substr(pos, n));
-    pos += n;
-    return text;
-  }
-};
-
-}  // namespace
 
 std::string encodeDiagnostics(const std::vector<Diagnostic>& diagnostics) {
   std::string out;
-  put<uint32_t>(out, static_cast<uint32_t>(diagnostics.size()));
+  ByteWriter w(out);
+  w.put(static_cast<uint32_t>(diagnostics.size()));
   for (const Diagnostic& d : diagnostics) {
-    put<uint16_t>(out, static_cast<uint16_t>(d.kind));
-    put<uint8_t>(out, static_cast<uint8_t>(d.severity));
-    put<uint8_t>(out, d.source != nullptr ? 1 : 0);
-    put<uint32_t>(out, d.range.begin);
-    put<uint32_t>(out, d.range.end);
-    putString(out, d.path);
-    putString(out, d.message);
-    put<uint32_t>(out, static_cast<uint32_t>(d.notes.size()));
+    w.put(static_cast<uint16_t>(d.kind));
+    w.put(static_cast<uint8_t>(d.severity));
+    w.put(static_cast<uint8_t>(d.source != nullptr ? 1 : 0));
+    w.put(d.range.begin);
+    w.put(d.range.end);
+    w.putString(d.path);
+    w.putString(d.message);
+    w.put(static_cast<uint32_t>(d.notes.size()));
     for (const DiagnosticNote& n : d.notes) {
-      put<uint8_t>(out, n.source != nullptr ? 1 : 0);
-      put<uint32_t>(out, n.range.begin);
-      put<uint32_t>(out, n.range.end);
-      putString(out, n.message);
+      w.put(static_cast<uint8_t>(n.source != nullptr ? 1 : 0));
+      w.put(n.range.begin);
+      w.put(n.range.end);
+      w.putString(n.message);
     }
   }
+  w.finish();
   return out;
 }
 
 Expected<std::vector<Diagnostic>> decodeDiagnostics(std::string_view bytes,
                                                     const SourceBuffer& source) {
-  Cursor c{bytes};
+  ByteReader r(bytes);
   std::vector<Diagnostic> diagnostics;
-  uint32_t count = c.get<uint32_t>();
-  auto rangeOk = [&](SourceRange r) { return r.begin <= r.end && r.end <= source.text().size(); };
-  for (uint32_t i = 0; i < count && !c.failed; ++i) {
+  uint32_t count = r.getCount(22);
+  auto rangeOk = [&](SourceRange range) {
+    return range.begin <= range.end && range.end <= source.text().size();
+  };
+  for (uint32_t i = 0; i < count && !r.failed(); ++i) {
     Diagnostic d;
-    auto kind = c.get<uint16_t>();
-    auto severity = c.get<uint8_t>();
-    bool located = c.get<uint8_t>() != 0;
-    d.range.begin = c.get<uint32_t>();
-    d.range.end = c.get<uint32_t>();
-    d.path = c.getString();
-    d.message = c.getString();
+    auto kind = r.get<uint16_t>();
+    auto severity = r.get<uint8_t>();
+    bool located = r.getBool();
+    d.range.begin = r.get<uint32_t>();
+    d.range.end = r.get<uint32_t>();
+    d.path = r.getString();
+    d.message = r.getString();
     if (kind >= diagKindCount() || severity > static_cast<uint8_t>(Severity::Error) ||
         (located && !rangeOk(d.range))) {
-      c.failed = true;
+      r.fail();
       break;
     }
     d.kind = static_cast<Diag>(kind);
     d.severity = static_cast<Severity>(severity);
     d.source = located ? &source : nullptr;
-    uint32_t notes = c.get<uint32_t>();
-    for (uint32_t j = 0; j < notes && !c.failed; ++j) {
+    uint32_t notes = r.getCount(13);
+    for (uint32_t j = 0; j < notes && !r.failed(); ++j) {
       DiagnosticNote n;
-      bool noteLocated = c.get<uint8_t>() != 0;
-      n.range.begin = c.get<uint32_t>();
-      n.range.end = c.get<uint32_t>();
-      n.message = c.getString();
-      if (noteLocated && !rangeOk(n.range)) c.failed = true;
+      bool noteLocated = r.getBool();
+      n.range.begin = r.get<uint32_t>();
+      n.range.end = r.get<uint32_t>();
+      n.message = r.getString();
+      if (noteLocated && !rangeOk(n.range)) r.fail();
       n.source = noteLocated ? &source : nullptr;
       d.notes.push_back(std::move(n));
     }
     diagnostics.push_back(std::move(d));
   }
-  if (c.failed || c.pos != bytes.size()) {
+  if (r.failed() || !r.atEnd()) {
     return Error{"malformed diagnostics"};
   }
   return diagnostics;

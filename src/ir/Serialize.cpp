@@ -10,6 +10,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "tritonc/base/Bytes.h"
 #include "tritonc/ir/IR.h"
 
 namespace tritonc::ir {
@@ -22,97 +23,30 @@ constexpr uint32_t kOpKindCount = 0
 #include "tritonc/ir/Ops.def"
     ;
 
-class Writer {
+// The IR's ids are written as their index.
+class Writer : public ByteWriter {
  public:
-  // Writes at a cursor into `out`, grown geometrically; finish() trims it.
-  // (Growing the string by a few bytes per field was most of the cost.)
-  explicit Writer(std::string& out, size_t estimate) : out_(out), pos_(out.size()) {
-    out_.resize(pos_ + estimate);
-  }
-  template <typename T>
-    requires std::is_arithmetic_v<T> || std::is_enum_v<T>
-  void put(T value) {
-    reserve(sizeof(T));
-    std::memcpy(out_.data() + pos_, &value, sizeof(T));
-    pos_ += sizeof(T);
-  }
+  using ByteWriter::ByteWriter;
+  using ByteWriter::put;
   void put(ValueId id) { put(id.index); }
   void put(OpId id) { put(id.index); }
   void put(BlockId id) { put(id.index); }
   void put(TypeId id) { put(id.index); }
   void put(DimId id) { put(id.index); }
   void put(IdentifierId id) { put(id.index); }
-  void put(std::string_view text) {
-    put(static_cast<uint32_t>(text.size()));
-    reserve(text.size());
-    std::memcpy(out_.data() + pos_, text.data(), text.size());
-    pos_ += text.size();
-  }
+  void put(std::string_view text) { putString(text); }
   template <typename T>
   void putVector(const std::vector<T>& items) {
     put(static_cast<uint32_t>(items.size()));
     for (const T& item : items) put(item);
   }
-  void finish() { out_.resize(pos_); }
-
- private:
-  void reserve(size_t n) {
-    if (out_.size() - pos_ < n) out_.resize(std::max(out_.size() * 2, pos_ + n + 4096));
-  }
-  std::string& out_;
-  size_t pos_;
 };
 
-class Reader {
+class Reader : public ByteReader {
  public:
-  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
-  bool failed() const { return failed_; }
-  bool atEnd() const { return pos_ == bytes_.size(); }
-
-  template <typename T>
-    requires std::is_arithmetic_v<T> || std::is_enum_v<T>
-  T get() {
-    T value{};
-    if (bytes_.size() - pos_ < sizeof(T)) {
-      failed_ = true;
-      return value;
-    }
-    std::memcpy(&value, bytes_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return value;
-  }
-  bool getBool() { return get<uint8_t>() != 0; }
-  std::string_view getString() {
-    uint32_t size = get<uint32_t>();
-    if (failed_ || bytes_.size() - pos_ < size) {
-      failed_ = true;
-      return {};
-    }
-    std::string_view text = bytes_.substr(pos_, size);
-    pos_ += size;
-    return text;
-  }
-  /// A count of items that each take at least `minBytes`: bounded by what is left.
-  uint32_t getCount(size_t minBytes = 1) {
-    uint32_t count = get<uint32_t>();
-    if (!failed_ && static_cast<uint64_t>(count) * minBytes > bytes_.size() - pos_) {
-      failed_ = true;
-      return 0;
-    }
-    return failed_ ? 0 : count;
-  }
+  using ByteReader::ByteReader;
   /// An id below `limit`, or invalid when `allowInvalid`.
-  uint32_t getId(size_t limit, bool allowInvalid = true) {
-    uint32_t index = get<uint32_t>();
-    if (index == UINT32_MAX ? !allowInvalid : index >= limit) failed_ = true;
-    return index;
-  }
-  void fail() { failed_ = true; }
-
- private:
-  std::string_view bytes_;
-  size_t pos_ = 0;
-  bool failed_ = false;
+  uint32_t getId(size_t limit, bool allowInvalid = true) { return getIndex(limit, allowInvalid); }
 };
 
 }  // namespace
