@@ -7,7 +7,7 @@ loading / compiling Triton DSL files. Standard library + torch only (torch 1.13 
 
 from . import cuda
 from .cuda import use_kernels
-from .fused import ACTIVATIONS, activation, conv_bn_act, fused_matmul
+from .fused import ACTIVATIONS, activation, conv_bn_act, fused_conv2d, fused_matmul
 from .layers import TernaryConv2d, TernaryLinear
 from .loader import CompileError, compile_model, find_tritonc, load, output_dir
 from .packing import is_packed, pack, pack_ternary, packed_shape, unpack_ternary, weight
@@ -38,6 +38,7 @@ __all__ = [
     "conv_bn_act",
     "cuda",
     "find_tritonc",
+    "fused_conv2d",
     "fused_matmul",
     "is_packed",
     "load",

@@ -18,6 +18,7 @@ row count times them and remembers the fastest.
 import ctypes
 import os
 import threading
+import types
 import warnings
 
 import torch
@@ -279,6 +280,30 @@ def packed_linear(module, name, x, kn, act="none", chscale=None, bias=None):
     if rows is not None and kn:
         return None  # a per-row scale of a [k, n] weight scales the reduction: not an epilogue
     return linear(x, codes, scale, n, k, kn, act, _times(rows, chscale), bias)
+
+
+def _pair(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (int(v), int(v))
+
+
+def packed_conv2d_fn(module, name, x, stride, padding, dilation, groups, act="none",
+                     chscale=None, bias=None):
+    """The packed weight ``name`` of ``module`` as a functional convolution (``conv2d(x, W,
+    ...)`` in the source) on CUDA with the epilogue, or ``None``."""
+    if not _usable(x) or not getattr(module, "_tritonrt_packed", False):
+        return None
+    shape = module._tritonrt_shapes.get(name)
+    if shape is None or len(shape) != 4 or isinstance(padding, str):
+        return None
+    cout = shape[0]
+    if not (_per_feature(chscale, cout) and _per_feature(bias, cout)):
+        return None
+    conv = types.SimpleNamespace(
+        in_channels=shape[1] * int(groups), out_channels=cout, kernel_size=(shape[2], shape[3]),
+        stride=_pair(stride), padding=_pair(padding), dilation=_pair(dilation),
+        groups=int(groups))
+    codes, scale, rows = _packed_parts(module, name)
+    return conv2d(x, codes, scale, conv, act, _times(rows, chscale), bias)
 
 
 def packed_conv2d(conv, x, act="none", chscale=None, bias=None):

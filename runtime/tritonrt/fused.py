@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from . import cuda
 from .packing import _cached, _compiling, _stamp, weight
 
-__all__ = ["ACTIVATIONS", "activation", "fused_matmul", "conv_bn_act"]
+__all__ = ["ACTIVATIONS", "activation", "fused_matmul", "fused_conv2d", "conv_bn_act"]
 
 
 def _identity(y):
@@ -70,6 +70,28 @@ def fused_matmul(x, w, bias=None, scale=None, act="none", layout="matmul"):
         y = y * scale
     if bias is not None:
         y = y + bias
+    return activation(y, act)
+
+
+def fused_conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, scale=None,
+                 act="none"):
+    """``act(conv2d(x, w, stride, padding, dilation, groups) * scale + bias)``: the functional
+    convolution of a ternary weight with its epilogue (``bias`` per output channel, added after
+    the scale; ``scale`` a number or None). On CUDA, a packed weight runs the CUDA target's
+    kernel when the model was compiled with it; everywhere else ``F.conv2d``."""
+    source = getattr(w, "_tritonrt_source", None)  # a packed weight (tritonrt.weight)
+    if source is not None and x.is_cuda and cuda.enabled() and w.dim() == 4:
+        module = source[0]()
+        y = None if module is None else cuda.packed_conv2d_fn(
+            module, source[1], x, stride, padding, dilation, groups, act=act, chscale=scale,
+            bias=bias)
+        if y is not None:
+            return y
+    if scale is None:
+        return activation(F.conv2d(x, w, bias, stride, padding, dilation, groups), act)
+    y = F.conv2d(x, w, None, stride, padding, dilation, groups) * scale
+    if bias is not None:
+        y = y + bias.reshape(-1, 1, 1)
     return activation(y, act)
 
 

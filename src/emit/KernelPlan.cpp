@@ -228,6 +228,7 @@ class Planner {
           break;
         }
         case OpKind::MatMul: matmulKernel(f, m_.operands(id)[1], /*kn=*/true, 0); break;
+        case OpKind::FusedConv2d: convFnKernel(f, id); break;
         case OpKind::Apply: visitApply(f, id, depth); break;
         default: evalScalar(f, id); break;
       }
@@ -259,6 +260,45 @@ class Planner {
   }
 
   /// TernaryLinear / TernaryConv2d instances, from their constructor arguments.
+  /// A functional convolution with a ternary weight (fused_conv2d): sizes from
+  /// the weight's type, stride/padding/dilation/groups from constant operands.
+  void convFnKernel(const Frame& f, OpId id) {
+    std::span<const ValueId> operands = m_.operands(id);
+    std::span<const int64_t> given = m_.ints(id);
+    ValueId w = operands[1];
+    OpId def = m_.values[w.index].def;
+    if (!def.isValid() || m_.op(def).kind != OpKind::Weight || !m_.types.isTernary(m_.typeOf(w))) return;
+    std::optional<std::vector<int64_t>> s = shape(f, m_.typeOf(w));
+    if (!s || s->size() != 4) return;
+    // conv2d's parameters: x, w, bias, stride, padding, dilation, groups.
+    int64_t settings[7] = {0, 0, 0, 1, 0, 1, 1};
+    for (size_t i = 2; i < given.size(); ++i) {
+      auto param = static_cast<size_t>(given[i]);
+      if (param == 2 || param >= 7) continue;  // the bias is an operand of the launcher
+      Num v = value(f, operands[i]);
+      if (!v.isInt()) return;  // a list (per-dimension) or unknown: no specialized kernel
+      settings[param] = v.i;
+    }
+    int64_t stride = settings[3], padding = settings[4], dilation = settings[5], groups = settings[6];
+    int64_t cout = (*s)[0], cinPerGroup = (*s)[1];
+    if (stride <= 0 || padding < 0 || dilation <= 0 || groups <= 0 || cout <= 0 ||
+        cinPerGroup <= 0 || cout % groups != 0 || (*s)[2] <= 0 || (*s)[3] <= 0) {
+      return;
+    }
+    TernaryKernel k;
+    k.kind = TernaryKernel::Kind::Conv2d;
+    k.cin = cinPerGroup * groups;
+    k.cout = cout;
+    k.kh = (*s)[2];
+    k.kw = (*s)[3];
+    k.sh = k.sw = stride;
+    k.ph = k.pw = padding;
+    k.dh = k.dw = dilation;
+    k.groups = groups;
+    k.act = actName(m_.op(id).intAttr);
+    add(std::move(k));
+  }
+
   void instanceKernel(const Frame& f, uint32_t index, int64_t act) {
     const InstanceDecl& inst = f.fn->instances[index];
     if (!inst.builtin) return;

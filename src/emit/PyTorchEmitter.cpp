@@ -1055,6 +1055,17 @@ std::string Emitter::opExpr(OpId id) {
       if (ints[0] == 1) out += ", layout=\"linear\"";
       return out + ")";
     }
+    case OpKind::FusedConv2d: {
+      std::span<const int64_t> given = m_.ints(id);
+      std::vector<std::string_view> names = builtinFnParamNames(BuiltinFn::Conv2dFn);
+      std::string out = fmt::format("tritonrt.fused_conv2d({}, {}", a(0), a(1));
+      for (size_t i = 2; i < given.size(); ++i) {
+        out += fmt::format(", {}={}", names[static_cast<size_t>(given[i])], a(i));
+      }
+      if (m_.operands(id).size() > given.size()) out += ", scale=" + a(given.size());
+      if (o.intAttr != 0) out += fmt::format(", act=\"{}\"", kActivations[o.intAttr]);
+      return out + ")";
+    }
     case OpKind::FusedConv: {
       std::span<const int64_t> ints = m_.ints(id);
       std::string bn = ints[1] < 0 ? "None" : instanceExpr(static_cast<uint32_t>(ints[1]));

@@ -303,6 +303,21 @@ class Printer {
         out_ += fmt::format("({}) {{act={}}}", value(operands[0]), kActivations[o.intAttr]);
         break;
       }
+      case OpKind::FusedConv2d: {
+        std::span<const int64_t> given = m_.ints(id);
+        std::vector<std::string_view> names = builtinFnParamNames(BuiltinFn::Conv2dFn);
+        out_ += " @conv2d(";
+        for (size_t i = 0; i < given.size(); ++i) {
+          auto param = static_cast<size_t>(given[i]);
+          out_ += i ? ", " : "";
+          if (param != 0 && param < names.size()) out_ += fmt::format("{}=", names[param]);
+          out_ += value(operands[i]);
+        }
+        out_ += ")";
+        if (operands.size() > given.size()) out_ += ", scale=" + value(operands.back());
+        out_ += fmt::format(" {{act={}}}", kActivations[o.intAttr]);
+        break;
+      }
       case OpKind::FusedMatMul: {
         std::span<const int64_t> flags = m_.ints(id);
         out_ += fmt::format(" {}, {}", value(operands[0]), value(operands[1]));

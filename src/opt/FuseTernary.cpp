@@ -9,7 +9,9 @@
 //   full  (-O2):  also a scalar scale (x @ W * s + b) and an activation
 //                 (relu, gelu, silu, relu6) of the result; and a convolution
 //                 sub-module with the BatchNorm2d and activation after it
-//                 (fused_conv: batch-norm folding for inference)
+//                 (fused_conv: batch-norm folding for inference); and the
+//                 functional conv2d(x, W) with a ternary W, its scale and
+//                 activation (fused_conv2d)
 //
 // Each absorbed op must be the only use of the value it consumes, so no
 // intermediate result that something else reads disappears. The fused op
@@ -170,10 +172,61 @@ class Fuser {
     changed_ = true;
   }
 
+  // conv2d(x, W, ...) [* s] [-> act] with W ternary: one fused_conv2d (full
+  // fusion). A scale is absorbed only without a bias (act(s * conv + b) is
+  // what the kernels compute; (conv + b) * s is not that).
+  void tryFuseConvFn(OpId id) {
+    std::span<const ValueId> in = m_.operands(id);
+    std::span<const int64_t> params = m_.ints(id);
+    if (in.size() < 2 || params[0] != 0 || params[1] != 1 || !ternary(in[1]) ||
+        !floatTensor(in[0])) {
+      return;
+    }
+    bool hasBias = std::find(params.begin(), params.end(), 2) != params.end();
+    BlockId block = m_.op(id).parent;
+    std::vector<OpId> chain{id};
+    ValueId current = m_.result(id);
+    ValueId scale;
+    int64_t act = kNone;
+    if (!hasBias) {
+      OpId user = soleUser(current, block);
+      if (user.isValid() && m_.op(user).kind == OpKind::Mul) {
+        std::span<const ValueId> mul = m_.operands(user);
+        ValueId other = mul[0] == current ? mul[1] : mul[0];
+        if (floatScalar(other) && m_.typeOf(m_.result(user)) == m_.typeOf(current)) {
+          scale = other;
+          chain.push_back(user);
+          current = m_.result(user);
+        }
+      }
+    }
+    OpId user = soleUser(current, block);
+    if (user.isValid() && (act = activationOf(m_.op(user))) != kNone) {
+      chain.push_back(user);
+      current = m_.result(user);
+    }
+    if (chain.size() == 1) return;  // a bare convolution stays the builtin
+    std::vector<ValueId> operands(in.begin(), in.end());
+    std::vector<int64_t> given(params.begin(), params.end());
+    if (scale.isValid()) operands.push_back(scale);
+    TypeId type = m_.typeOf(current);
+    OpId fused = m_.createOp(BlockId{}, OpKind::FusedConv2d, operands,
+                             std::span<const TypeId>(&type, 1));
+    m_.op(fused).intAttr = act;
+    m_.op(fused).loc = m_.op(id).loc;
+    m_.setInts(fused, given);
+    replaceChain(chain, fused, current, block);
+  }
+
   void tryFuse(OpId id) {
     const Op& o = m_.op(id);
     if (o.kind == OpKind::Forward) {
       tryFuseConv(id);
+      return;
+    }
+    if (full_ && o.kind == OpKind::Builtin &&
+        static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::Conv2dFn) {
+      tryFuseConvFn(id);
       return;
     }
     Fused f;

@@ -36,7 +36,8 @@ bool freshAndUnsaved(const Module& m, ValueId v) {
     case OpKind::Add:
     case OpKind::Sub:
     case OpKind::Mul: return true;
-    case OpKind::FusedMatMul: return o.intAttr == 0;  // no activation
+    case OpKind::FusedMatMul:
+    case OpKind::FusedConv2d: return o.intAttr == 0;  // no activation
     case OpKind::Builtin:
       switch (static_cast<BuiltinFn>(o.intAttr)) {
         case BuiltinFn::LinearFn:

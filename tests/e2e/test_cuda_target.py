@@ -125,8 +125,28 @@ def make_coverage_test(name):
     return test
 
 
+def test_functional_convolutions_get_launchers(ctx):
+    """Tutorial-style convolutions (conv2d(x, W) with W a ternary layer parameter) fused at
+    -O2 get one launcher each, named as tritonrt.cuda.packed_conv2d_fn asks for them:
+    sizes from the filter, stride/padding/groups from the call, the fused activation."""
+    _, cu, _ = compile_cuda(ctx, "tutorial_cnn", "-O2", "--nvcc", "/nonexistent/nvcc")
+    found = set(launchers(open(cu).read()))
+    want = [cuda.conv2d_symbol(torch.float32, 3, 32, (3, 3), (1, 1), (1, 1), (1, 1), 1, "relu"),
+            cuda.conv2d_symbol(torch.float32, 32, 64, (3, 3), (2, 2), (1, 1), (1, 1), 1, "relu"),
+            cuda.conv2d_symbol(torch.float32, 64, 64, (3, 3), (1, 1), (1, 1), (1, 1), 4, "silu"),
+            cuda.conv2d_symbol(torch.float32, 64, 128, (1, 1), (1, 1), (0, 0), (1, 1), 1, "gelu"),
+            cuda.linear_symbol(torch.float32, 10, 128, True, "none")]
+    missing = [w for w in want if w not in found]
+    if missing:
+        raise AssertionError("no launcher for %s (found %s)" % (missing, sorted(found)))
+    # At -O1 nothing is fused: no convolution launchers.
+    _, cu1, _ = compile_cuda(ctx, "tutorial_cnn", "-O1", "--nvcc", "/nonexistent/nvcc")
+    if any(s.startswith("tck_conv2d_") for s in launchers(open(cu1).read())):
+        raise AssertionError("-O1 planned convolution kernels without fused_conv2d")
+
+
 def test_cuda_module_runs_reference_path_on_cpu(ctx):
-    for name in ("mnist_mlp", "resnet_block"):
+    for name in ("mnist_mlp", "resnet_block", "tutorial_cnn"):
         py, _, _ = compile_cuda(ctx, name, "-O2", "--nvcc", "/nonexistent/nvcc")
         text = open(py).read()
         if 'tritonrt.use_kernels(__file__, "%s_kernels.so")' % name not in text:
@@ -206,8 +226,9 @@ def main():
                         help="examples whose .cu is compiled with nvcc (slow: ~1 min each)")
     args = parser.parse_args()
     tests = [make_coverage_test(n) for n in gen.EXAMPLES]
-    tests += [test_cuda_module_runs_reference_path_on_cpu, test_no_nvcc_says_so_and_writes_the_source,
-              test_failed_nvcc_writes_nothing]
+    tests += [test_functional_convolutions_get_launchers,
+              test_cuda_module_runs_reference_path_on_cpu,
+              test_no_nvcc_says_so_and_writes_the_source, test_failed_nvcc_writes_nothing]
     tests += [make_nvcc_test(n) for n in args.nvcc_models.split(",") if n]
     workdir = tempfile.mkdtemp(prefix="tritonc-cuda-")
     ctx = gen.Context(os.path.abspath(args.tritonc), workdir)

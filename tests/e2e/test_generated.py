@@ -45,7 +45,7 @@ def example_input(name):
     g = torch.Generator().manual_seed(7)
     if name == "mnist_mlp":
         return (torch.randn(4, 1, 28, 28, generator=g),)
-    if name == "cnn_cifar":
+    if name in ("cnn_cifar", "tutorial_cnn"):
         return (torch.rand(2, 3, 32, 32, generator=g),)
     if name == "resnet_block":
         return (torch.rand(2, 3, 32, 32, generator=g),)
@@ -73,7 +73,7 @@ def example_kwargs(name):
     return {}
 
 
-EXAMPLES = ["mnist_mlp", "cnn_cifar", "resnet_block", "resnet18", "resnet34", "resnet50",
+EXAMPLES = ["mnist_mlp", "tutorial_cnn", "cnn_cifar", "resnet_block", "resnet18", "resnet34", "resnet50",
             "resnet101", "resnet152", "mobilenet_v2", "efficientnet_b0", "densenet121", "vgg16",
             "vit_base", "bitnet_mlp", "transformer_block"]
 
@@ -243,6 +243,30 @@ def test_mnist_matches_handwritten(ctx):
     with torch.no_grad():
         got = model(x)
     check_close(got, expected, "mnist -O2 vs hand-written")
+
+
+def test_tutorial_cnn_matches_handwritten(ctx):
+    """The tutorial-style CNN (functional ternary convolutions, fused at -O2 into
+    fused_conv2d) equals hand-written PyTorch with the same weights, at every level."""
+    path = os.path.join(REPO, "examples", "tutorial_cnn.tri")
+    x = example_input("tutorial_cnn")[0]
+    for level in LEVELS:
+        torch.manual_seed(5)
+        model = entry(load(ctx.compile(path, level)))()
+        model.eval()
+        sd = {k: v.detach() for k, v in model.state_dict().items()}
+        if sorted(sd) != ["b2", "c1", "c2", "c3", "c4", "fc", "fc_b"]:
+            raise AssertionError("unexpected state_dict keys %s" % sorted(sd))
+        with torch.no_grad():
+            sd["b2"].uniform_(-0.5, 0.5)  # non-zero biases, in the model too
+            sd["fc_b"].uniform_(-0.5, 0.5)
+            h1 = F.relu(F.conv2d(x, absmean(sd["c1"]), padding=1))
+            h2 = F.relu(F.conv2d(h1, absmean(sd["c2"]), sd["b2"], stride=2, padding=1))
+            h3 = F.silu(F.conv2d(h2, absmean(sd["c3"]), padding=1, groups=4) * 0.5)
+            h4 = F.gelu(F.conv2d(F.max_pool2d(h3 + h2, 2), absmean(sd["c4"])))
+            expected = F.adaptive_avg_pool2d(h4, 1).flatten(1) @ absmean(sd["fc"]) + sd["fc_b"]
+            got = model(x)
+        check_close(got, expected, "tutorial_cnn %s vs hand-written" % level)
 
 
 # ---- hand-written references ---------------------------------------------------------
@@ -928,7 +952,7 @@ def all_tests():
     for name in EXAMPLES:
         tests += [make_level_test(name), make_train_test(name), make_pack_test(name),
                   make_format_test(name), make_compile_test(name)]
-    tests += [test_mnist_matches_handwritten,
+    tests += [test_mnist_matches_handwritten, test_tutorial_cnn_matches_handwritten,
               make_reference_test("resnet18", RefResNet18),
               make_reference_test("resnet34", RefResNet34),
               make_reference_test("resnet50", RefResNet50),

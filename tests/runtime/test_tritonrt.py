@@ -30,6 +30,7 @@ from tritonrt import (  # noqa: E402
     TernaryLinear,
     act_quant_int8,
     conv_bn_act,
+    fused_conv2d,
     fused_matmul,
     pack,
     pack_ternary,
@@ -507,6 +508,25 @@ class FusedTests(unittest.TestCase):
             fused_matmul(x, w, act="swish")
         with self.assertRaises(ValueError):
             fused_matmul(x, w, layout="nt")
+
+    def test_fused_conv2d_equals_unfused(self):
+        torch.manual_seed(11)
+        x = torch.randn(2, 8, 9, 9)
+        w = torch.randn(12, 4, 3, 3)
+        b = torch.randn(12)
+        for act, fn in self.ACTS.items():
+            plain = F.conv2d(x, w, None, 2, 1, 1, 2)
+            self.assertTrue(torch.equal(
+                fused_conv2d(x, w, stride=2, padding=1, groups=2, act=act), fn(plain)), act)
+            self.assertTrue(torch.allclose(
+                fused_conv2d(x, w, bias=b, stride=2, padding=1, groups=2, act=act),
+                fn(F.conv2d(x, w, b, 2, 1, 1, 2)), atol=1e-5), act)
+            # The scale comes before the bias: act(conv * s + b).
+            self.assertTrue(torch.allclose(
+                fused_conv2d(x, w, bias=b, stride=2, padding=1, groups=2, scale=0.5, act=act),
+                fn(plain * 0.5 + b.reshape(-1, 1, 1)), atol=1e-5), act)
+        with self.assertRaises(ValueError):
+            fused_conv2d(x, w, groups=2, act="swish")
 
     def test_conv_bn_act(self):
         torch.manual_seed(11)
