@@ -96,6 +96,12 @@ status=$?
 grep -E '^FAIL' -A25 "$log_dir/cache.log" | head -n 80
 count "compile cache" "$log_dir/cache.log" $status
 
+echo "== timing reports"
+/usr/bin/python3 tests/e2e/test_reports.py --tritonc "$tritonc" >"$log_dir/reports.log" 2>&1
+status=$?
+grep -E '^FAIL' -A25 "$log_dir/reports.log" | head -n 60
+count "timing reports" "$log_dir/reports.log" $status
+
 echo "== runtime (tritonrt)"
 PYTHONPATH=runtime /usr/bin/python3 tests/runtime/test_tritonrt.py >"$log_dir/runtime.log" 2>&1
 status=$?

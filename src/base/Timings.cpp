@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <ctime>
 
 namespace tritonc {
 
@@ -24,8 +25,26 @@ int64_t Timings::nowNs() const {
       .count();
 }
 
+namespace {
+
+int64_t threadCpuNs() {
+  struct timespec ts {};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
+double mib(int64_t kb) { return static_cast<double>(kb) / 1024.0; }
+
+// Phases over this share of the total are reported as bottlenecks.
+constexpr double kBottleneckPercent = 10.0;
+
+}  // namespace
+
 size_t Timings::begin(std::string label, std::string detail) {
-  events_.push_back(Event{std::move(label), std::move(detail), nowNs(), 0, depth_, 0});
+  Event event{std::move(label), std::move(detail), nowNs(), 0, 0, depth_, 0};
+  event.cpuNs = threadCpuNs();  // the start, until end() makes it a duration
+  events_.push_back(std::move(event));
   ++depth_;
   return events_.size() - 1;
 }
@@ -33,60 +52,139 @@ size_t Timings::begin(std::string label, std::string detail) {
 void Timings::end(size_t index) {
   Event& event = events_[index];
   event.durationNs = nowNs() - event.startNs;
+  event.cpuNs = threadCpuNs() - event.cpuNs;
   event.peakRssKb = peakRssKb();
   --depth_;
 }
 
-std::string Timings::formatTable() const {
-  // One row per phase label, summed over its runs (e.g. the lexer over every
-  // input file), in the order phases first ran; the trace keeps each run.
-  struct Row {
-    std::string label;
-    int depth = 0;
-    int64_t durationNs = 0;
-    int64_t peakRssKb = 0;
-    int runs = 0;
-  };
+// One row per phase label at its depth, summed over its runs (e.g. the lexer
+// over every input file), in the order phases first ran; the trace keeps each
+// run.
+struct Timings::Row {
+  std::string label;
+  int depth = 0;
+  int64_t durationNs = 0;
+  int64_t cpuNs = 0;
+  int64_t peakRssKb = 0;
+  int runs = 0;
+  bool leaf = true;
+};
+
+std::vector<Timings::Row> Timings::rows(int64_t* total, int64_t* cpuTotal) const {
   std::vector<Row> rows;
-  int64_t total = 0;
+  *total = 0;
+  *cpuTotal = 0;
+  std::vector<size_t> open;  // the row of the enclosing event at each depth
   for (const Event& event : events_) {
     if (event.depth == 0) {
-      total += event.durationNs;
+      *total += event.durationNs;
+      *cpuTotal += event.cpuNs;
     }
+    open.resize(static_cast<size_t>(event.depth));
     auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& row) {
       return row.label == event.label && row.depth == event.depth;
     });
     if (it == rows.end()) {
-      rows.push_back(Row{event.label, event.depth, 0, 0, 0});
+      rows.push_back(Row{event.label, event.depth, 0, 0, 0, 0, true});
       it = rows.end() - 1;
     }
     it->durationNs += event.durationNs;
+    it->cpuNs += event.cpuNs;
     it->peakRssKb = std::max(it->peakRssKb, event.peakRssKb);
     ++it->runs;
+    if (!open.empty()) rows[open.back()].leaf = false;
+    open.push_back(static_cast<size_t>(it - rows.begin()));
   }
-  std::string out = fmt::format("{:<28} {:>5} {:>11} {:>7} {:>11}\n", "phase", "runs",
-                                "time (ms)", "%", "peak (MiB)");
-  for (const Row& row : rows) {
+  return rows;
+}
+
+std::string Timings::formatTable() const {
+  int64_t total = 0, cpuTotal = 0;
+  std::vector<Row> table = rows(&total, &cpuTotal);
+  auto percent = [&](int64_t ns) {
+    return total > 0 ? 100.0 * static_cast<double>(ns) / static_cast<double>(total) : 0.0;
+  };
+  std::string rule(78, '=');
+  std::string out = rule + "\n" + "tritonc profiling report\n" + rule + "\n";
+  out += fmt::format("total {:.3f} ms wall, {:.3f} ms CPU; peak memory {:.1f} MiB\n\n", ms(total),
+                     ms(cpuTotal), mib(peakRssKb()));
+  out += fmt::format("{:<32} {:>5} {:>10} {:>10} {:>7} {:>11}\n", "phase", "runs", "wall (ms)",
+                     "cpu (ms)", "%", "peak (MiB)");
+  for (const Row& row : table) {
     std::string label(static_cast<size_t>(row.depth) * 2, ' ');
     label += row.label;
-    double pct = total > 0 ? 100.0 * static_cast<double>(row.durationNs) /
-                                 static_cast<double>(total)
-                           : 0.0;
-    out += fmt::format("{:<28} {:>5} {:>11.3f} {:>6.1f}% {:>11.1f}\n", label, row.runs,
-                       static_cast<double>(row.durationNs) / 1e6, pct,
-                       static_cast<double>(row.peakRssKb) / 1024.0);
+    out += fmt::format("{:<32} {:>5} {:>10.3f} {:>10.3f} {:>6.1f}% {:>11.1f}\n", label, row.runs,
+                       ms(row.durationNs), ms(row.cpuNs), percent(row.durationNs),
+                       mib(row.peakRssKb));
   }
-  out += fmt::format("{:<28} {:>5} {:>11.3f} {:>6.1f}% {:>11.1f}\n", "total", "",
-                     static_cast<double>(total) / 1e6, 100.0,
-                     static_cast<double>(peakRssKb()) / 1024.0);
-  for (const std::string& note : notes_) {
-    out += note + "\n";
+  out += fmt::format("{:<32} {:>5} {:>10.3f} {:>10.3f} {:>6.1f}% {:>11.1f}\n", "total", "",
+                     ms(total), ms(cpuTotal), 100.0, mib(peakRssKb()));
+  for (const Section& section : sections_) {
+    out += section.text + "\n";
+  }
+  std::vector<const Row*> slow;
+  for (const Row& row : table) {
+    if (row.leaf && percent(row.durationNs) >= kBottleneckPercent) slow.push_back(&row);
+  }
+  std::stable_sort(slow.begin(), slow.end(),
+                   [](const Row* a, const Row* b) { return a->durationNs > b->durationNs; });
+  if (slow.empty()) {
+    out += fmt::format("bottlenecks: no phase takes {:.0f}% of the total\n", kBottleneckPercent);
+  } else {
+    out += fmt::format("bottlenecks (phases over {:.0f}% of the total):\n", kBottleneckPercent);
+    for (size_t i = 0; i < slow.size() && i < 5; ++i) {
+      out += fmt::format("  {}. {} {:.3f} ms ({:.1f}%)\n", i + 1, slow[i]->label,
+                         ms(slow[i]->durationNs), percent(slow[i]->durationNs));
+    }
   }
   return out;
 }
 
+std::string Timings::formatJson() const {
+  int64_t total = 0, cpuTotal = 0;
+  std::vector<Row> table = rows(&total, &cpuTotal);
+  auto percent = [&](int64_t ns) {
+    return total > 0 ? 100.0 * static_cast<double>(ns) / static_cast<double>(total) : 0.0;
+  };
+  std::string out = fmt::format("{{\"total_ms\":{:.6f},\"cpu_ms\":{:.6f},\"peak_rss_mib\":{:.3f},"
+                                "\"phases\":[",
+                                ms(total), ms(cpuTotal), mib(peakRssKb()));
+  std::vector<const Row*> slow;
+  for (size_t i = 0; i < table.size(); ++i) {
+    const Row& row = table[i];
+    out += i ? "," : "";
+    out += "{\"name\":";
+    appendJsonString(out, row.label);
+    out += fmt::format(",\"depth\":{},\"runs\":{},\"wall_ms\":{:.6f},\"cpu_ms\":{:.6f},"
+                       "\"percent\":{:.3f},\"peak_rss_mib\":{:.3f}}}",
+                       row.depth, row.runs, ms(row.durationNs), ms(row.cpuNs),
+                       percent(row.durationNs), mib(row.peakRssKb));
+    if (row.leaf && percent(row.durationNs) >= kBottleneckPercent) slow.push_back(&row);
+  }
+  std::stable_sort(slow.begin(), slow.end(),
+                   [](const Row* a, const Row* b) { return a->durationNs > b->durationNs; });
+  out += "],\"bottlenecks\":[";
+  for (size_t i = 0; i < slow.size() && i < 5; ++i) {
+    out += i ? "," : "";
+    appendJsonString(out, slow[i]->label);
+  }
+  out += "]";
+  for (const Section& section : sections_) {
+    out += ",";
+    appendJsonString(out, section.name);
+    out += ":" + section.json;
+  }
+  return out + "}\n";
+}
+
 std::string Timings::formatChromeTrace() const {
   std::string out = "{\"traceEvents\":[\n";
+  // Names for the track: Perfetto and chrome://tracing show them.
+  out += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,"
+         "\"args\":{\"name\":\"tritonc\"}},\n";
+  out += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,"
+         "\"args\":{\"name\":\"main\"}}";
+  out += events_.empty() ? "\n" : ",\n";
   for (size_t i = 0; i < events_.size(); ++i) {
     const Event& event = events_[i];
     out += "{\"name\":";
@@ -96,7 +194,8 @@ std::string Timings::formatChromeTrace() const {
                        static_cast<double>(event.startNs) / 1e3,
                        static_cast<double>(event.durationNs) / 1e3);
     appendJsonString(out, event.detail);
-    out += fmt::format(",\"peak_rss_kb\":{}}}}}{}\n", event.peakRssKb,
+    out += fmt::format(",\"cpu_us\":{:.3f},\"peak_rss_kb\":{}}}}}{}\n",
+                       static_cast<double>(event.cpuNs) / 1e3, event.peakRssKb,
                        i + 1 < events_.size() ? "," : "");
   }
   out += "],\"displayTimeUnit\":\"ms\"}\n";

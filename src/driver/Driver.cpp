@@ -245,7 +245,11 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& mod
                                               options.optLevel,
                                               pipeline.empty() ? "(none)" : pipeline));
   }
-  std::vector<std::string> problems = optimize(module, opt);
+  std::vector<std::string> problems;
+  {
+    ScopedTimer timer(timings, "optimizer");
+    problems = optimize(module, opt);
+  }
   if (!problems.empty()) {
     return reportInvalidIR(problems);
   }
@@ -510,26 +514,27 @@ std::optional<ir::Module> loadCheckedIR(cache::Cache& cache, const cache::Key& k
   return std::move(*module);
 }
 
-// "L3 1 hit, 0 misses" ... for --timing.
-std::string cacheSummary(const cache::Cache& cache) {
-  if (!cache.enabled()) {
-    return "cache: not used";
-  }
-  std::string out = "cache:";
+// The cache's lookups of this run for --timing: "cache: l3 1 hit(s), 0
+// miss(es); hit rate 100.0%", and the same as JSON.
+Timings::Section cacheSection(const cache::Cache& cache) {
+  std::string text = "cache:";
+  std::string json = "{";
   uint64_t hits = 0, lookups = 0;
   for (cache::Level level : cache::kLevels) {
     const cache::LevelCounters& c = cache.sessionCounters().levels[static_cast<int>(level)];
+    json += fmt::format("{}\"{}\":{{\"hits\":{},\"misses\":{},\"corrupt\":{},\"stores\":{}}}",
+                        json.size() > 1 ? "," : "", levelName(level), c.hits, c.misses,
+                        c.corrupt, c.stores);
     if (c.hits + c.misses == 0) continue;
-    out += fmt::format(" {} {} hit(s), {} miss(es){};", levelName(level), c.hits, c.misses,
-                       c.corrupt ? fmt::format(", {} corrupt", c.corrupt) : "");
+    text += fmt::format(" {} {} hit(s), {} miss(es){};", levelName(level), c.hits, c.misses,
+                        c.corrupt ? fmt::format(", {} corrupt", c.corrupt) : "");
     hits += c.hits;
     lookups += c.hits + c.misses;
   }
-  if (lookups == 0) {
-    return "cache: no lookups";
-  }
-  out += fmt::format(" hit rate {:.1f}%", 100.0 * static_cast<double>(hits) / static_cast<double>(lookups));
-  return out;
+  double rate = lookups ? static_cast<double>(hits) / static_cast<double>(lookups) : 0.0;
+  text = lookups == 0 ? "cache: no lookups" : text + fmt::format(" hit rate {:.1f}%", 100.0 * rate);
+  json += lookups == 0 ? ",\"hit_rate\":null}" : fmt::format(",\"hit_rate\":{:.4f}}}", rate);
+  return {"cache", text, json};
 }
 
 // Runs the pipeline on every input up to `lastStage`; returns the exit code.
@@ -801,12 +806,14 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage) {
   }
 
   if (timings) {
-    if (cache.enabled()) {
-      timings->addNote(cacheSummary(cache));
+    if (cacheWorked) {
+      timings->addSection(cacheSection(cache));
+    } else {
+      timings->addSection({"cache", "cache: not used", "null"});
     }
     if (options.timing) {
-      std::string table = timings->formatTable();
-      std::fwrite(table.data(), 1, table.size(), stderr);
+      std::string report = options.timingJson ? timings->formatJson() : timings->formatTable();
+      std::fwrite(report.data(), 1, report.size(), stderr);
     }
     if (options.timeTrace) {
       std::string path = options.timeTrace->empty() ? defaultTraceName(options) : *options.timeTrace;

@@ -31,6 +31,7 @@ struct ReportingChoices {
   std::string color = "auto";
   std::string cudaArchs;   ///< --cuda-arch, comma-separated; empty = the default
   std::string cudaDTypes;  ///< --cuda-dtypes
+  std::string timing;      ///< --timing[=text|json]; empty when not given
 };
 
 std::vector<std::string> splitList(const std::string& list) {
@@ -45,6 +46,21 @@ std::vector<std::string> splitList(const std::string& list) {
   }
   return items;
 }
+
+// CLI11 names a flag that takes an optional `=VALUE` "--timing{text}" in the
+// help; users type "--timing" or "--timing=json", which the option text shows.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_name(const CLI::Option* opt, bool positional) const override {
+    std::string name = CLI::Formatter::make_option_name(opt, positional);
+    for (size_t open = name.find('{'); open != std::string::npos; open = name.find('{')) {
+      size_t close = name.find('}', open);
+      if (close == std::string::npos) break;
+      name.erase(open, close - open + 1);
+    }
+    return name;
+  }
+};
 
 // Flags shared by compile, check and watch: how diagnostics and reports look.
 void addReportingFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choices) {
@@ -61,12 +77,19 @@ void addReportingFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choic
                 "Print the checked program (classified layer parameters, typed syntax tree)");
   cmd->add_option("--error-limit", o.errorLimit, "Stop reporting after N errors (0: no limit)")
       ->capture_default_str();
-  cmd->add_flag("--timing", o.timing, "Print a per-phase time and memory report to stderr");
+  cmd->add_flag("--timing{text}", choices.timing,
+                "Print a per-phase time and memory report to stderr (json: one JSON object)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->option_text("[=text|json]");
   cmd->add_flag("--verbose", o.verbose, "Describe what the compiler does");
   cmd->add_flag("--debug", o.debug, "Print debugging information about the compiler itself");
 }
 
 void applyReportingChoices(const ReportingChoices& choices, CompileOptions& o) {
+  if (!choices.timing.empty()) {
+    o.timing = true;
+    o.timingJson = choices.timing == "json";
+  }
   if (!choices.cudaArchs.empty()) {
     o.cudaArchs.clear();
     for (const std::string& arch : splitList(choices.cudaArchs)) {
@@ -171,6 +194,7 @@ int run(int argc, char** argv) {
   CLI::App app{"tritonc: ahead-of-time compiler for Triton DSL, ternary neural networks",
                "tritonc"};
   app.set_version_flag("--version", versionText());
+  app.formatter(std::make_shared<HelpFormatter>());
   app.require_subcommand(1);
   app.fallthrough(false);
   // As with gcc and clang, a repeated option takes its last value (-O2 ... -O3).

@@ -1,8 +1,11 @@
 //===- Timings.h - phase timer for --timing and --time-trace ----*- C++ -*-===//
 //
-// `ScopedTimer t(timings, "parse")` records how long a phase took and the
-// process's peak memory when it ended. A null `Timings*` makes the timer free,
-// so phases are always wrapped and only pay when the user asked for timing.
+// `ScopedTimer t(timings, "parse")` records how long a phase took (wall and
+// CPU time) and the process's peak memory when it ended; timers nest (each
+// pass inside "optimizer"). A null `Timings*` makes the timer free (no clock
+// is read), so phases are always wrapped and only pay when the user asked
+// for timing. Three renderings: the --timing report, its JSON form
+// (--timing=json) and a Chrome trace (--time-trace).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -23,8 +26,16 @@ class Timings {
     std::string detail;   ///< e.g. the file the phase worked on
     int64_t startNs = 0;  ///< relative to construction of the Timings
     int64_t durationNs = 0;
+    int64_t cpuNs = 0;    ///< CPU time of the calling thread during the phase
     int depth = 0;
     int64_t peakRssKb = 0;
+  };
+  /// A section under the table, given in both renderings (e.g. the cache's
+  /// hits and misses): `text` for the report, `json` a JSON value.
+  struct Section {
+    std::string name;
+    std::string text;
+    std::string json;
   };
 
   Timings();
@@ -32,19 +43,24 @@ class Timings {
   size_t begin(std::string label, std::string detail);
   void end(size_t index);
   const std::vector<Event>& events() const { return events_; }
-  /// A line printed under the table (e.g. the cache's hits and misses).
-  void addNote(std::string note) { notes_.push_back(std::move(note)); }
+  void addSection(Section section) { sections_.push_back(std::move(section)); }
 
-  /// A table of phases: time, share of the total, peak memory.
+  /// The --timing report: totals, a table of phases (runs, wall and CPU
+  /// time, share of the total, peak memory), the sections, and the
+  /// bottlenecks (leaf phases over 10% of the total, largest first).
   std::string formatTable() const;
+  /// The same as one JSON object (--timing=json).
+  std::string formatJson() const;
   /// A Chrome trace (chrome://tracing, Perfetto): {"traceEvents":[{ph:"X",...}]}.
   std::string formatChromeTrace() const;
 
  private:
+  struct Row;
+  std::vector<Row> rows(int64_t* total, int64_t* cpuTotal) const;
   int64_t nowNs() const;
   std::chrono::steady_clock::time_point origin_;
   std::vector<Event> events_;
-  std::vector<std::string> notes_;
+  std::vector<Section> sections_;
   int depth_ = 0;
 };
 

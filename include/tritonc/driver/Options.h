@@ -50,6 +50,7 @@ struct CompileOptions {
   bool printAfterAll = false;
   bool verifyEach = false;  ///< run the IR verifier after IR generation and every pass
   bool timing = false;
+  bool timingJson = false;  ///< --timing=json
   std::optional<std::string> timeTrace;  ///< --time-trace[=FILE]; "" = default name
   bool verbose = false;
   bool debug = false;

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""The phase timer's reports, through the binary: `--timing`, `--timing=json`, `--time-trace`.
+
+    python3 tests/e2e/test_reports.py --tritonc build/tools/tritonc/tritonc
+
+Times differ run to run, so these tests check structure and consistency: every stage
+reports, passes nest inside the optimizer, shares add up, the cache line and the JSON cache
+counters match what happened, and the trace is valid Chrome trace JSON whose nested events
+lie inside their parents. Ends with "N passed, N failed".
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLE = os.path.join(REPO, "examples", "resnet18.tri")
+STAGES = ["read inputs", "lexer", "parser", "type checker", "IR generation", "optimizer",
+          "PyTorch emitter", "write outputs"]
+
+
+class Ctx:
+    def __init__(self, tritonc, work):
+        self.tritonc, self.work = tritonc, work
+        self.env = {k: v for k, v in os.environ.items()
+                    if k not in ("TRITONC_NO_CACHE", "TRITONC_CONFIG", "TRITONC_CACHE_DIR")}
+        self.env["TRITONC_CACHE_DIR"] = os.path.join(work, "cache")
+        self.env["TRITONC_CONFIG"] = os.path.join(work, "absent.yaml")
+
+    def run(self, *args, expect=0):
+        proc = subprocess.run([self.tritonc] + list(args), capture_output=True, text=True,
+                              env=self.env, cwd=self.work)
+        if proc.returncode != expect:
+            raise AssertionError("tritonc %s: exit %d (expected %d)\n%s"
+                                 % (" ".join(args), proc.returncode, expect, proc.stderr))
+        return proc
+
+
+def check(cond, message):
+    if not cond:
+        raise AssertionError(message)
+
+
+def test_text_report(ctx):
+    err = ctx.run("compile", EXAMPLE, "-O2", "-o", "a.py", "--no-cache", "--timing").stderr
+    check("tritonc profiling report" in err, "no report header:\n" + err)
+    lines = err.splitlines()
+    names = [line[:32].rstrip() for line in lines]
+    for stage in STAGES:
+        check(stage in names, "no row for %r:\n%s" % (stage, err))
+    check("  pass inline" in names and "  pass fuse-ternary" in names,
+          "passes are not nested under the optimizer:\n" + err)
+    check(any(line.startswith("total ") and "ms wall" in line for line in lines),
+          "no totals line:\n" + err)
+    check("cache: not used" in err, "--no-cache: the cache line should say so:\n" + err)
+    check("bottlenecks" in err, "no bottleneck section:\n" + err)
+
+
+def test_json_report_and_cache_counters(ctx):
+    first = json.loads(ctx.run("compile", EXAMPLE, "-O2", "-o", "b.py", "--timing=json").stderr)
+    for key in ("total_ms", "cpu_ms", "peak_rss_mib", "phases", "bottlenecks", "cache"):
+        check(key in first, "no %r in %s" % (key, sorted(first)))
+    phases = {p["name"]: p for p in first["phases"]}
+    for stage in STAGES:
+        check(stage in phases, "no phase %r" % stage)
+    check(phases["pass cse"]["depth"] == 1 and phases["optimizer"]["depth"] == 0,
+          "pass depth: %s" % phases["pass cse"])
+    nested = sum(p["wall_ms"] for p in first["phases"] if p["depth"] == 1)
+    check(nested <= phases["optimizer"]["wall_ms"] + 1e-6, "passes outlast the optimizer")
+    top = sum(p["percent"] for p in first["phases"] if p["depth"] == 0)
+    check(abs(top - 100.0) < 0.5, "top-level shares add up to %.2f%%" % top)
+    check(abs(sum(p["wall_ms"] for p in first["phases"] if p["depth"] == 0) - first["total_ms"])
+          < 1e-3, "total is not the sum of the top-level phases")
+    check(first["peak_rss_mib"] > 1, "peak memory %s" % first["peak_rss_mib"])
+    for b in first["bottlenecks"]:
+        check(phases[b]["percent"] >= 10.0, "bottleneck %r under 10%%" % b)
+    check(first["cache"]["l3"]["misses"] == 1 and first["cache"]["l3"]["hits"] == 0,
+          "first compile: %s" % first["cache"])
+    second = json.loads(ctx.run("compile", EXAMPLE, "-O2", "-o", "b.py", "--timing=json").stderr)
+    check(second["cache"]["l3"]["hits"] == 1 and second["cache"]["hit_rate"] == 1.0,
+          "second compile: %s" % second["cache"])
+    names = [p["name"] for p in second["phases"]]
+    check("lexer" not in names and "cache lookup (L3)" in names,
+          "an L3 hit should not run the pipeline: %s" % names)
+
+
+def test_check_and_bad_format(ctx):
+    report = json.loads(ctx.run("check", EXAMPLE, "--timing=json").stderr)
+    check([p["name"] for p in report["phases"]] == ["read inputs", "lexer", "parser",
+                                                     "type checker"],
+          "check phases: %s" % [p["name"] for p in report["phases"]])
+    err = ctx.run("compile", EXAMPLE, "--timing=xml", expect=2).stderr
+    check("--timing" in err, "usage error does not name the flag: " + err)
+
+
+def test_time_trace(ctx):
+    trace_path = os.path.join(ctx.work, "t.json")
+    ctx.run("compile", EXAMPLE, "-O2", "-o", "c.py", "--no-cache", "--time-trace=" + trace_path)
+    with open(trace_path) as f:
+        trace = json.load(f)
+    events = trace["traceEvents"]
+    meta = [e for e in events if e["ph"] == "M"]
+    check({e["name"] for e in meta} >= {"process_name", "thread_name"},
+          "no process/thread names: %s" % meta)
+    spans = [e for e in events if e["ph"] == "X"]
+    for e in spans:
+        for key in ("name", "ts", "dur", "pid", "tid"):
+            check(key in e, "event without %r: %s" % (key, e))
+        check(e["dur"] >= 0 and e["ts"] >= 0, "negative time: %s" % e)
+    by_name = {e["name"]: e for e in spans}
+    for stage in STAGES:
+        check(stage in by_name, "no trace event %r" % stage)
+    opt = by_name["optimizer"]
+    for e in spans:
+        if e["name"].startswith("pass "):
+            inside = (opt["ts"] <= e["ts"] + 1e-3
+                      and e["ts"] + e["dur"] <= opt["ts"] + opt["dur"] + 1e-3)
+            check(inside, "%s lies outside the optimizer's span" % e["name"])
+    # The default file name is <stem>.trace.json in the current directory.
+    ctx.run("compile", EXAMPLE, "-O1", "-o", "d.py", "--time-trace")
+    with open(os.path.join(ctx.work, "resnet18.trace.json")) as f:
+        json.load(f)
+
+
+TESTS = [test_text_report, test_json_report_and_cache_counters, test_check_and_bad_format,
+         test_time_trace]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tritonc", default=os.path.join(REPO, "build/tools/tritonc/tritonc"))
+    parser.add_argument("-k", default="")
+    args = parser.parse_args()
+    passed = failed = 0
+    for test in TESTS:
+        if args.k and args.k not in test.__name__:
+            continue
+        with tempfile.TemporaryDirectory() as work:
+            try:
+                test(Ctx(os.path.abspath(args.tritonc), work))
+                passed += 1
+                print("PASS", test.__name__)
+            except Exception:  # noqa: BLE001 - report and go on
+                failed += 1
+                print("FAIL", test.__name__)
+                traceback.print_exc()
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
