@@ -112,6 +112,14 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
       candidates.push_back(interner_.spelling(IdentifierId{i}));
     }
   }
+  // Builtins are bound only when the file mentions them, so the ones it
+  // misspells come from the table.
+  static constexpr std::string_view kBuiltinNames[] = {
+#define BUILTIN_FN(Id, Name, Rule, Params) Name,
+#define BUILTIN_LAYER(Id, Name, Rule, Params) Name,
+#include "tritonc/sema/Builtins.def"
+  };
+  candidates.insert(candidates.end(), std::begin(kBuiltinNames), std::end(kBuiltinNames));
   std::string_view match = closestMatch(text, candidates);
   auto builder = diags_->report(Diag::UndefinedName, source(), rangeOf(node), text);
   if (!match.empty()) {
