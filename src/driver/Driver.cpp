@@ -267,6 +267,9 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& mod
     if (options.target != "pytorch") {
       emit.cudaLibrary = std::string(kCudaLibraryPlaceholder);
     }
+    // The memory-layout level: tensors released after their last use.
+    emit.releaseDeadTensors = options.optLevel == '2' || options.optLevel == '3' ||
+                              options.optLevel == 's';
     Expected<std::string> emitted = emitPyTorch(module, emit);
     if (!emitted) {
       diags.reportForPath(Diag::TooDeepForPython, "", sourceName, emitted.error().message);

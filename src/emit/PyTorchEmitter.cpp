@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <cctype>
 #include <unordered_map>
 #include <unordered_set>
@@ -117,6 +118,7 @@ class Emitter {
     std::string base = value.name.isValid() ? name(value.name) : "t";
     std::string n = fresh(base);
     expr_[v.index] = n;
+    bound_.insert(v.index);
     return n;
   }
   std::string e(ValueId v) const {
@@ -138,6 +140,7 @@ class Emitter {
     }
   }
   void line(int depth, const std::string& text);
+  void releaseDeadTensors(BlockId block, int depth, const std::vector<size_t>& ends);
 
   // ---- program structure -----------------------------------------------------------
   void emitGlobals();
@@ -171,6 +174,7 @@ class Emitter {
   const Function* fn_ = nullptr;
   Context ctx_ = Context::Global;
   std::unordered_map<uint32_t, std::string> expr_;
+  std::unordered_set<uint32_t> bound_;  ///< values held by a Python local of their own
   std::unordered_set<std::string> used_;
   std::vector<std::vector<std::string>> yieldTargets_;  ///< what a yield assigns
   std::vector<Loop> loops_;
@@ -721,12 +725,91 @@ void Emitter::findDeadOps(BlockId body, bool instancesHoisted) {
 
 void Emitter::emitBlock(BlockId block, int depth) {
   size_t before = out_.size();
-  for (OpId id : m_.blocks[block.index].ops) {
+  const Block& b = m_.blocks[block.index];
+  // A function body (no parent op) may release its dead tensors: remember
+  // where each op's code ends.
+  bool release = options_.releaseDeadTensors && !b.parent.isValid() &&
+                 (ctx_ == Context::Forward || ctx_ == Context::Apply || ctx_ == Context::Fn);
+  std::vector<size_t> ends(b.ops.size(), std::string::npos);
+  for (size_t i = 0; i < b.ops.size(); ++i) {
+    OpId id = b.ops[i];
     if (dead_.count(id.index) != 0) continue;
     emitOp(id, depth);
+    ends[i] = out_.size();
   }
   if (out_.size() == before) {
     line(depth, "pass");
+  } else if (release) {
+    releaseDeadTensors(block, depth, ends);
+  }
+}
+
+// After the statement of its last use, `del` each tensor the body holds in a
+// local of its own. A use inside an op's regions counts at that op; a value
+// whose expression is inlined where it is used (not a local) extends the uses
+// of its operands to its own last use. Nothing is released by the statement
+// that returns.
+void Emitter::releaseDeadTensors(BlockId block, int depth, const std::vector<size_t>& ends) {
+  const Block& b = m_.blocks[block.index];
+  std::unordered_map<uint32_t, size_t> last;  // value -> position of its last use
+  std::function<void(BlockId, size_t)> usesIn = [&](BlockId region, size_t at) {
+    for (OpId inner : m_.blocks[region.index].ops) {
+      for (ValueId v : m_.operands(inner)) {
+        size_t& slot = last[v.index];
+        slot = std::max(slot, at);
+      }
+      for (BlockId r : m_.regionsOf(inner)) {
+        if (r.isValid()) usesIn(r, at);
+      }
+    }
+  };
+  for (size_t i = 0; i < b.ops.size(); ++i) {
+    if (ends[i] == std::string::npos) continue;
+    OpId id = b.ops[i];
+    for (ValueId v : m_.operands(id)) {
+      size_t& slot = last[v.index];
+      slot = std::max(slot, i);
+    }
+    for (BlockId r : m_.regionsOf(id)) {
+      if (r.isValid()) usesIn(r, i);
+    }
+  }
+  for (size_t i = b.ops.size(); i-- > 0;) {
+    if (ends[i] == std::string::npos) continue;
+    OpId id = b.ops[i];
+    size_t extend = 0;
+    for (ValueId r : m_.results(id)) {
+      auto it = last.find(r.index);
+      if (it != last.end() && bound_.count(r.index) == 0) extend = std::max(extend, it->second);
+    }
+    if (extend == 0) continue;
+    for (ValueId v : m_.operands(id)) {
+      size_t& slot = last[v.index];
+      slot = std::max(slot, extend);
+    }
+  }
+  // Candidates: the body's arguments and the results of its ops, tensors in a local.
+  std::vector<std::vector<std::string>> dels(b.ops.size());
+  auto consider = [&](ValueId v) {
+    auto it = last.find(v.index);
+    if (it == last.end() || bound_.count(v.index) == 0 || !isTensor(v)) return;
+    size_t at = it->second;
+    if (at >= b.ops.size() || ends[at] == std::string::npos || isTerminator(m_.op(b.ops[at]).kind)) {
+      return;
+    }
+    dels[at].push_back(e(v));
+  };
+  for (ValueId arg : b.args) consider(arg);
+  for (OpId id : b.ops) {
+    if (dead_.count(id.index) != 0) continue;
+    for (ValueId r : m_.results(id)) consider(r);
+  }
+  // Insert from the end so that earlier offsets stay valid.
+  for (size_t i = b.ops.size(); i-- > 0;) {
+    if (dels[i].empty()) continue;
+    std::string text = std::string(static_cast<size_t>(depth) * 4, ' ') + "del ";
+    for (size_t j = 0; j < dels[i].size(); ++j) text += (j ? ", " : "") + dels[i][j];
+    out_.insert(ends[i], text + "\n");
   }
 }
 

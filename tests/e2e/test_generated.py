@@ -269,6 +269,27 @@ def test_tutorial_cnn_matches_handwritten(ctx):
         check_close(got, expected, "tutorial_cnn %s vs hand-written" % level)
 
 
+def test_dead_tensors_are_released(ctx):
+    """From -O2 on, forward releases each intermediate tensor after its last use: in ResNet-18
+    the stem's output is gone by the time layer1_1 runs (at -O1 it lives until return)."""
+    import weakref
+    path = os.path.join(REPO, "examples", "resnet18.tri")
+    x = example_input("resnet18")[0]
+    for level, expect_alive in (("-O1", True), ("-O2", False), ("-O3", False), ("-Os", False)):
+        model = entry(load(ctx.compile(path, level)))()
+        model.eval()
+        refs, alive = {}, []
+        model.maxpool.register_forward_hook(
+            lambda m, i, o: refs.__setitem__("stem", weakref.ref(o)))
+        model.layer1_1.register_forward_pre_hook(
+            lambda m, i: alive.append(refs["stem"]() is not None))
+        with torch.no_grad():
+            model(x)
+        if alive != [expect_alive]:
+            raise AssertionError("%s: stem output alive when layer1_1 runs: %s (expected %s)"
+                                 % (level, alive, [expect_alive]))
+
+
 # ---- hand-written references ---------------------------------------------------------
 
 def absmean(w):
@@ -964,7 +985,7 @@ def all_tests():
               make_reference_test("vgg16", RefVGG16),
               make_reference_test("vit_base", RefViTBase),
               make_reference_test("transformer_block", RefTinyTransformerLM),
-              test_cnn_state_dict_keys,
+              test_cnn_state_dict_keys, test_dead_tensors_are_released,
               test_nested_instances_each_run, test_control_flow_and_builtins,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
               test_every_accepted_golden_imports, test_members_and_main,

@@ -17,6 +17,10 @@ struct EmitOptions {
   /// The CUDA target's library next to the module (`<stem>_kernels.so`), which
   /// the module registers with tritonrt; empty for `--target pytorch`.
   std::string cudaLibrary;
+  /// Release each tensor of a function's straight-line body after its last
+  /// use (`del t, h1`), as hand-written `x = f(x)` code does, instead of
+  /// keeping every intermediate alive until `return` (-O2, -O3, -Os).
+  bool releaseDeadTensors = false;
 };
 
 /// The PyTorch module for an optimized IR module (TOOLCHAIN.md "Generated
