@@ -133,12 +133,31 @@ std::vector<Timings::Row> Timings::rows(int64_t* total, int64_t* cpuTotal) const
   return rows;
 }
 
+namespace {
+
+double share(int64_t ns, int64_t total) {
+  return total > 0 ? 100.0 * static_cast<double>(ns) / static_cast<double>(total) : 0.0;
+}
+
+}  // namespace
+
+// Leaf phases over the threshold, largest first, at most five.
+std::vector<const Timings::Row*> Timings::bottlenecks(const std::vector<Row>& table,
+                                                      int64_t total) {
+  std::vector<const Row*> slow;
+  for (const Row& row : table) {
+    if (row.leaf && share(row.durationNs, total) >= kBottleneckPercent) slow.push_back(&row);
+  }
+  std::stable_sort(slow.begin(), slow.end(),
+                   [](const Row* a, const Row* b) { return a->durationNs > b->durationNs; });
+  if (slow.size() > 5) slow.resize(5);
+  return slow;
+}
+
 std::string Timings::formatTable() const {
   int64_t total = 0, cpuTotal = 0;
   std::vector<Row> table = rows(&total, &cpuTotal);
-  auto percent = [&](int64_t ns) {
-    return total > 0 ? 100.0 * static_cast<double>(ns) / static_cast<double>(total) : 0.0;
-  };
+  auto percent = [&](int64_t ns) { return share(ns, total); };
   std::string rule(78, '=');
   std::string out = rule + "\n" + "tritonc profiling report\n" + rule + "\n";
   out += fmt::format("total {:.3f} ms wall, {:.3f} ms CPU; peak memory {:.1f} MiB\n\n", ms(total),
@@ -157,17 +176,12 @@ std::string Timings::formatTable() const {
   for (const Section& section : sections_) {
     out += section.text + "\n";
   }
-  std::vector<const Row*> slow;
-  for (const Row& row : table) {
-    if (row.leaf && percent(row.durationNs) >= kBottleneckPercent) slow.push_back(&row);
-  }
-  std::stable_sort(slow.begin(), slow.end(),
-                   [](const Row* a, const Row* b) { return a->durationNs > b->durationNs; });
+  std::vector<const Row*> slow = bottlenecks(table, total);
   if (slow.empty()) {
     out += fmt::format("bottlenecks: no phase takes {:.0f}% of the total\n", kBottleneckPercent);
   } else {
     out += fmt::format("bottlenecks (phases over {:.0f}% of the total):\n", kBottleneckPercent);
-    for (size_t i = 0; i < slow.size() && i < 5; ++i) {
+    for (size_t i = 0; i < slow.size(); ++i) {
       out += fmt::format("  {}. {} {:.3f} ms ({:.1f}%)\n", i + 1, slow[i]->label,
                          ms(slow[i]->durationNs), percent(slow[i]->durationNs));
     }
@@ -178,13 +192,10 @@ std::string Timings::formatTable() const {
 std::string Timings::formatJson() const {
   int64_t total = 0, cpuTotal = 0;
   std::vector<Row> table = rows(&total, &cpuTotal);
-  auto percent = [&](int64_t ns) {
-    return total > 0 ? 100.0 * static_cast<double>(ns) / static_cast<double>(total) : 0.0;
-  };
+  auto percent = [&](int64_t ns) { return share(ns, total); };
   std::string out = fmt::format("{{\"total_ms\":{:.6f},\"cpu_ms\":{:.6f},\"peak_rss_mib\":{:.3f},"
                                 "\"phases\":[",
                                 ms(total), ms(cpuTotal), mib(peakRssKb()));
-  std::vector<const Row*> slow;
   for (size_t i = 0; i < table.size(); ++i) {
     const Row& row = table[i];
     out += i ? "," : "";
@@ -194,12 +205,10 @@ std::string Timings::formatJson() const {
                        "\"percent\":{:.3f},\"peak_rss_mib\":{:.3f}}}",
                        row.depth, row.runs, ms(row.durationNs), ms(row.cpuNs),
                        percent(row.durationNs), mib(row.peakRssKb));
-    if (row.leaf && percent(row.durationNs) >= kBottleneckPercent) slow.push_back(&row);
   }
-  std::stable_sort(slow.begin(), slow.end(),
-                   [](const Row* a, const Row* b) { return a->durationNs > b->durationNs; });
+  std::vector<const Row*> slow = bottlenecks(table, total);
   out += "],\"bottlenecks\":[";
-  for (size_t i = 0; i < slow.size() && i < 5; ++i) {
+  for (size_t i = 0; i < slow.size(); ++i) {
     out += i ? "," : "";
     appendJsonString(out, slow[i]->label);
   }

@@ -57,6 +57,7 @@ class Timings {
  private:
   struct Row;
   std::vector<Row> rows(int64_t* total, int64_t* cpuTotal) const;
+  static std::vector<const Row*> bottlenecks(const std::vector<Row>& table, int64_t total);
   int64_t nowNs() const;
   std::chrono::steady_clock::time_point origin_;
   std::vector<Event> events_;
