@@ -102,6 +102,12 @@ status=$?
 grep -E '^FAIL' -A25 "$log_dir/reports.log" | head -n 60
 count "timing reports" "$log_dir/reports.log" $status
 
+echo "== watch"
+/usr/bin/python3 tests/e2e/test_watch.py --tritonc "$tritonc" >"$log_dir/watch.log" 2>&1
+status=$?
+grep -E '^FAIL' -A25 "$log_dir/watch.log" | head -n 60
+count "watch" "$log_dir/watch.log" $status
+
 echo "== runtime (tritonrt)"
 PYTHONPATH=runtime /usr/bin/python3 tests/runtime/test_tritonrt.py >"$log_dir/runtime.log" 2>&1
 status=$?

@@ -541,7 +541,8 @@ Timings::Section cacheSection(const cache::Cache& cache) {
 }
 
 // Runs the pipeline on every input up to `lastStage`; returns the exit code.
-int runFrontEnd(const CompileOptions& options, Stage lastStage) {
+// `shared` is a cache kept open across runs (`watch`), else one is opened.
+int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* shared) {
   setLogLevel(options.debug ? LogLevel::Debug : options.verbose ? LogLevel::Verbose : LogLevel::Off);
   std::unique_ptr<DiagnosticConsumer> printer = makeConsumer(options);
   SortingDiagnosticConsumer sorter(*printer);
@@ -588,15 +589,17 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage) {
 
   // The cache: an unusable one is a warning (never promoted by -Werror) and
   // the compile goes on without it.
-  cache::Cache cache;
-  if (cacheable(options, lastStage)) {
+  cache::Cache own;
+  bool useShared = shared != nullptr && cacheable(options, lastStage);
+  cache::Cache& cache = useShared ? *shared : own;
+  if (!useShared && cacheable(options, lastStage)) {
     ScopedTimer timer(timings.get(), "cache open");
     cache::Settings settings = cache::resolveSettings(options.cacheDir, options.noCache);
     DiagnosticEngine environment(*printer, DiagnosticOptions{false, options.quiet, 0});
     if (!settings.configWarning.empty()) {
       environment.reportForPath(Diag::ConfigIgnored, "", settings.configWarning);
     }
-    cache = cache::Cache::open(settings);
+    own = cache::Cache::open(settings);
     if (!cache.warning().empty()) {
       environment.reportForPath(Diag::CacheUnavailable, "", cache.warning());
     }
@@ -861,11 +864,15 @@ int runCompile(const CompileOptions& options) {
     return reportNotImplemented(options, std::string("'--stop-after=") + stageName(last) + "'",
                                 "issue #5");
   }
-  return runFrontEnd(options, last);
+  return runFrontEnd(options, last, nullptr);
+}
+
+int runCompileWith(const CompileOptions& options, cache::Cache& cache) {
+  return runFrontEnd(options, options.stopAfter.value_or(Stage::Emit), &cache);
 }
 
 int runCheck(const CompileOptions& options) {
-  return runFrontEnd(options, Stage::Check);
+  return runFrontEnd(options, Stage::Check, nullptr);
 }
 
 }  // namespace tritonc

@@ -290,7 +290,19 @@ int run(int argc, char** argv) {
     return runCheck(options);
   }
   if (*watch) {
-    return reportNotImplemented(watchOptions, "'tritonc watch'", "issue #9");
+    if (!watchOpt.empty()) {
+      watchOptions.optLevel = watchOpt[0];
+    }
+    if (!watchStop.empty()) {
+      watchOptions.stopAfter = parseStageName(watchStop);
+    }
+    if (watchTraceOpt->count() > 0) {
+      watchOptions.timeTrace = watchTrace;
+    }
+    if (watchOptions.incremental) {
+      return reportNotImplemented(watchOptions, "'--incremental'", "issue #9");
+    }
+    return runWatch(watchOptions);
   }
   if (*cache) {
     for (CLI::App* sub : cache->get_subcommands()) cacheCommand.action = sub->get_name();

@@ -23,6 +23,12 @@ namespace tritonc {
 int runCompile(const CompileOptions& options);
 /// `tritonc check`: the front end only, no output files.
 int runCheck(const CompileOptions& options);
+/// One compile with a cache kept open by the caller (its in-memory level
+/// survives between compiles: `watch`).
+int runCompileWith(const CompileOptions& options, cache::Cache& cache);
+/// `tritonc watch FILE.tri [compile flags]`: compiles, then recompiles on every
+/// save (inotify) until interrupted; exit 0 on Ctrl-C.
+int runWatch(const CompileOptions& options);
 /// `tritonc cache stats|clear|prune|validate` and `tritonc config get|set`.
 struct CacheCommand {
   std::string action;          ///< stats, clear, prune, validate, get, set

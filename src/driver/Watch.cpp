@@ -1,0 +1,132 @@
+//===- Watch.cpp - `tritonc watch`: recompile on every save -----------------===//
+//
+// Watches the file's directory with inotify (editors often save by writing a
+// temporary file and renaming it over the original, which a watch on the file
+// itself would lose), coalesces the events of one save, and recompiles with
+// one cache kept open, so its in-memory level survives between compiles. A
+// file saved with errors prints its diagnostics and is watched on; a deleted
+// file is waited for. SIGINT/SIGTERM (read through a signalfd) end it with
+// exit status 0.
+//
+//===----------------------------------------------------------------------===//
+#include <poll.h>
+#include <signal.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "tritonc/driver/Driver.h"
+
+namespace tritonc {
+namespace {
+
+// A status line on stderr, prefixed so that it stands out from diagnostics.
+void status(const std::string& text) {
+  std::string line = "tritonc watch: " + text + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+}  // namespace
+
+int runWatch(const CompileOptions& options) {
+  const std::string& path = options.inputs.front();
+  if (!exists(path)) {
+    std::fprintf(stderr, "tritonc: error: cannot read input file: %s: %s [CannotReadFile]\n",
+                 path.c_str(), std::strerror(errno == 0 ? ENOENT : errno));
+    return kExitUsageError;
+  }
+  size_t slash = path.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+
+  int inotify = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (inotify < 0 || ::inotify_add_watch(inotify, dir.c_str(),
+                                         IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE |
+                                             IN_MOVED_FROM) < 0) {
+    std::fprintf(stderr, "tritonc: error: cannot watch %s: %s\n", dir.c_str(), std::strerror(errno));
+    return kExitInternalError;
+  }
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  ::sigprocmask(SIG_BLOCK, &signals, nullptr);
+  int signal = ::signalfd(-1, &signals, SFD_CLOEXEC);
+
+  // One cache for every compile; the settings' warnings are printed by the
+  // first compile that finds the cache unusable.
+  cache::Settings settings = cache::resolveSettings(options.cacheDir, options.noCache);
+  cache::Cache cache = cache::Cache::open(settings);
+  cache.enableMemoryLevel();
+
+  auto build = [&] {
+    if (!exists(path)) {
+      status(fmt::format("{} is gone; waiting for it to come back", path));
+      return;
+    }
+    auto start = std::chrono::steady_clock::now();
+    int rc = runCompileWith(options, cache);
+    cache.flush();
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count();
+    if (rc == kExitSuccess) {
+      status(fmt::format("compiled {} in {:.1f} ms", path, ms));
+    } else {
+      status(fmt::format("{} did not compile (exit {}); watching for the next save", path, rc));
+    }
+  };
+
+  build();
+  status(fmt::format("watching {} (Ctrl-C to stop)", path));
+  alignas(struct inotify_event) char buffer[16384];
+  while (true) {
+    struct pollfd fds[2] = {{inotify, POLLIN, 0}, {signal, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if ((fds[1].revents & POLLIN) != 0) {
+      status("stopped");
+      break;
+    }
+    // Read every pending event; a save is relevant when it names the file.
+    bool relevant = false;
+    auto drain = [&] {
+      ssize_t n;
+      while ((n = ::read(inotify, buffer, sizeof buffer)) > 0) {
+        for (char* p = buffer; p < buffer + n;) {
+          auto* event = reinterpret_cast<struct inotify_event*>(p);
+          if (event->len > 0 && base == event->name) relevant = true;
+          p += sizeof(struct inotify_event) + event->len;
+        }
+      }
+    };
+    drain();
+    // An editor's save is several events (write, rename, attributes): wait
+    // until 30 ms pass without one, then compile once.
+    while (relevant) {
+      struct pollfd more = {inotify, POLLIN, 0};
+      if (::poll(&more, 1, 30) <= 0) break;
+      drain();
+    }
+    if (relevant) build();
+  }
+  ::close(inotify);
+  if (signal >= 0) ::close(signal);
+  return kExitSuccess;
+}
+
+}  // namespace tritonc

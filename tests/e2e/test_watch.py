@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""`tritonc watch`, driven by a script that edits the file as a user's editor would.
+
+    python3 tests/e2e/test_watch.py --tritonc build/tools/tritonc/tritonc
+
+One watch process follows a model through: the first compile; a save in place; a save
+with an error (diagnostics, the output left as it was); the fix; a delete and re-creation;
+an editor-style save (write a temporary file, rename it over the original); Ctrl-C (exit 0).
+Each step waits for the status line it causes and checks the output file. Ends with
+"N passed, N failed".
+"""
+import argparse
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODEL = """layer Net(w: TernaryTensor<trit, [8, 4]>, x: Tensor<float32, [?, 8]>)
+    -> Tensor<float32, [?, 4]> {
+    return relu(x @ w)
+}
+"""
+
+
+class Watch:
+    def __init__(self, tritonc, work, *flags):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TRITONC_")}
+        env["TRITONC_CACHE_DIR"] = os.path.join(work, "cache")
+        self.proc = subprocess.Popen([tritonc, "watch", "model.tri", "-o", "out.py"] + list(flags),
+                                     cwd=work, env=env, stderr=subprocess.PIPE, text=True)
+        self.lines = queue.Queue()
+        self.seen = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stderr:
+            self.lines.put(line.rstrip("\n"))
+
+    def wait_for(self, text, timeout=10.0):
+        """The stderr lines up to and including the first that contains `text`."""
+        got = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            got.append(line)
+            self.seen.append(line)
+            if text in line:
+                return got
+        raise AssertionError("no %r within %.0f s; stderr so far:\n%s"
+                             % (text, timeout, "\n".join(self.seen)))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        return self.proc.wait(timeout=10)
+
+
+def check(cond, message):
+    if not cond:
+        raise AssertionError(message)
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def test_watch_follows_edits(tritonc, work):
+    src = os.path.join(work, "model.tri")
+    out = os.path.join(work, "out.py")
+    write(src, MODEL)
+    w = Watch(tritonc, work, "-O2")
+    try:
+        w.wait_for("compiled model.tri")
+        w.wait_for("watching model.tri")
+        check("class Net(" in read(out), "first compile: no class Net")
+
+        write(src, MODEL.replace("Net", "Net2"))  # save in place
+        w.wait_for("compiled model.tri")
+        check("class Net2(" in read(out), "in-place save not compiled")
+
+        write(src, MODEL.replace("relu(x @ w)", "relu(x @ w) + undefined_name"))
+        lines = w.wait_for("did not compile")
+        check(any("[UndefinedName]" in line for line in lines),
+              "no diagnostic for the error:\n%s" % "\n".join(lines))
+        check("class Net2(" in read(out), "a failed compile touched the output")
+
+        write(src, MODEL.replace("Net", "Net3"))
+        w.wait_for("compiled model.tri")
+        check("class Net3(" in read(out), "the fix was not compiled")
+
+        os.remove(src)
+        w.wait_for("waiting for it to come back")
+        write(src, MODEL.replace("Net", "Net4"))
+        w.wait_for("compiled model.tri")
+        check("class Net4(" in read(out), "the re-created file was not compiled")
+
+        tmp = os.path.join(work, ".model.tri.swp")  # an editor's save: write, then rename
+        write(tmp, MODEL.replace("Net", "Net5"))
+        os.rename(tmp, src)
+        w.wait_for("compiled model.tri")
+        check("class Net5(" in read(out), "the renamed-over file was not compiled")
+
+        write(os.path.join(work, "other.tri"), MODEL)  # another file: ignored
+        time.sleep(0.3)
+        check(w.lines.empty(), "a change to another file triggered a compile")
+    finally:
+        rc = w.stop()
+    check(rc == 0, "Ctrl-C: exit %s" % rc)
+    check(any("stopped" in line for line in w.seen + list(w.lines.queue)), "no 'stopped' line")
+
+
+def test_watch_missing_file_is_a_usage_error(tritonc, work):
+    proc = subprocess.run([tritonc, "watch", "absent.tri"], cwd=work, capture_output=True,
+                          text=True, timeout=10)
+    check(proc.returncode == 2, "exit %d" % proc.returncode)
+    check("[CannotReadFile]" in proc.stderr, proc.stderr)
+
+
+TESTS = [test_watch_follows_edits, test_watch_missing_file_is_a_usage_error]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tritonc", default=os.path.join(REPO, "build/tools/tritonc/tritonc"))
+    args = parser.parse_args()
+    passed = failed = 0
+    for test in TESTS:
+        with tempfile.TemporaryDirectory() as work:
+            try:
+                test(os.path.abspath(args.tritonc), work)
+                passed += 1
+                print("PASS", test.__name__)
+            except Exception:  # noqa: BLE001 - report and go on
+                failed += 1
+                print("FAIL", test.__name__)
+                traceback.print_exc()
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
