@@ -1,6 +1,7 @@
 //===- CacheCommands.cpp - `tritonc cache ...` and `tritonc config ...` ------===//
 #include <sys/stat.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -106,7 +107,10 @@ int stats(const cache::Settings& settings, bool json) {
     std::string size = !r.onDisk ? "-"
                        : r.limit ? cache::formatSize(r.usage.bytes) + " / " + cache::formatSize(r.limit)
                                  : cache::formatSize(r.usage.bytes);
-    out += fmt::format("{:<6} {:<15} {:>8} {:>22} {:>8} {:>8} {:>9} {:>8} {:>11}\n", r.name,
+    // "L1", "L2", "L3" as TOOLCHAIN.md names the levels (JSON keys and --level: l1, l2, l3).
+    std::string label = r.name;
+    for (char& c : label) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    out += fmt::format("{:<6} {:<15} {:>8} {:>22} {:>8} {:>8} {:>9} {:>8} {:>11}\n", label,
                        r.description, r.onDisk ? std::to_string(r.usage.entries) : "-", size,
                        r.c.hits, r.c.misses, percent(r.c.hits, r.c.hits + r.c.misses),
                        r.c.corrupt, seconds(r.c.savedNs));

@@ -395,8 +395,8 @@ def test_second_compile_is_l3_hit(ctx):
 
     # the text report
     text = ctx.run("cache", "stats").stdout
-    rows = {line.split()[0]: line for line in text.splitlines() if line.split()
-            and line.split()[0] in ("l1", "l2", "l3", "total")}
+    rows = {line.split()[0].lower(): line for line in text.splitlines() if line.split()
+            and line.split()[0].lower() in ("l1", "l2", "l3", "total")}
     check_eq(sorted(rows), ["l1", "l2", "l3", "total"], "rows of cache stats")
     check("50.0%" in rows["l3"], "cache stats: L3 row has no 50.0%% hit rate: %r" % rows["l3"])
     check(ctx.cache in text, "cache stats does not name the cache directory")
