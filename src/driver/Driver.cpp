@@ -628,6 +628,11 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     int64_t fileStart = monotonicNs();
     size_t fileErrorsStart = diags.errorCount();
     std::vector<Diagnostic> recorded;
+    // The recorder points into this iteration's `recorded`: never past it.
+    struct RecorderReset {
+      DiagnosticEngine& engine;
+      ~RecorderReset() { engine.setRecorder(nullptr); }
+    } recorderReset{diags};
     std::optional<cache::Key> l2Key;
     if (cache.enabled()) {
       cache::Key l3 = generatedCodeKey(options, source.text(), compilerIdentity(), nvcc);
