@@ -56,93 +56,55 @@ else
 fi
 count "unit tests" "$log_dir/unit.log" $status
 
-echo "== golden tests"
-python3 tests/golden/run_golden.py --tritonc "$tritonc" \
-  --diag-def include/tritonc/diag/Diagnostics.def >"$log_dir/golden.log" 2>&1
-status=$?
-grep -E '^(FAIL|TIMEOUT|CRASH)' -A25 "$log_dir/golden.log" | head -n 120
-count "golden tests" "$log_dir/golden.log" $status
+# Runs one suite: NAME, LOG (a file name in $log_dir), PATTERN (the lines worth
+# showing when it fails), then the command. Adds its counts to the totals.
+suite() {
+  local name=$1 log="$log_dir/$2" pattern=$3 status
+  shift 3
+  echo "== $name"
+  "$@" >"$log" 2>&1
+  status=$?
+  grep -E "$pattern" -A25 "$log" | head -n 80
+  count "$name" "$log" $status
+}
 
-echo "== robustness"
-python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --corpus tests/golden \
-  --corpus examples --count 150 --nested 100000 >"$log_dir/robust.log" 2>&1
-status=$?
-grep -E 'FAIL|reproduce' "$log_dir/robust.log" | head -n 40
-count "robustness" "$log_dir/robust.log" $status
-
-echo "== robustness through the optimizer"
-python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --corpus tests/golden \
+suite "golden tests" golden.log '^(FAIL|TIMEOUT|CRASH)' \
+  python3 tests/golden/run_golden.py --tritonc "$tritonc" \
+  --diag-def include/tritonc/diag/Diagnostics.def
+suite "robustness" robust.log 'FAIL|reproduce' \
+  python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --corpus tests/golden \
+  --corpus examples --count 150 --nested 100000
+suite "robustness through the optimizer" robust-opt.log 'FAIL|reproduce' \
+  python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --corpus tests/golden \
   --corpus examples --count 300 --seed 2 --nested 0 \
-  --command "compile --stop-after=emit -O2 --verify-each" >"$log_dir/robust-opt.log" 2>&1
-status=$?
-grep -E 'FAIL|reproduce' "$log_dir/robust-opt.log" | head -n 40
-count "robustness through the optimizer" "$log_dir/robust-opt.log" $status
-
-echo "== fuzzer regressions"
-python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --replay tests/fuzz/regressions \
-  >"$log_dir/replay.log" 2>&1
-status=$?
-grep -E 'FAIL|reproduce' "$log_dir/replay.log" | head -n 40
-count "fuzzer regressions" "$log_dir/replay.log" $status
-python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --replay tests/fuzz/regressions \
-  --command "compile --stop-after=emit -O3 --verify-each" >"$log_dir/replay-opt.log" 2>&1
-status=$?
-grep -E 'FAIL|reproduce' "$log_dir/replay-opt.log" | head -n 40
-count "fuzzer regressions through the optimizer" "$log_dir/replay-opt.log" $status
-
-echo "== compile cache"
-/usr/bin/python3 tests/cache/test_cache.py --tritonc "$tritonc" >"$log_dir/cache.log" 2>&1
-status=$?
-grep -E '^FAIL' -A25 "$log_dir/cache.log" | head -n 80
-count "compile cache" "$log_dir/cache.log" $status
-
-echo "== timing reports"
-/usr/bin/python3 tests/e2e/test_reports.py --tritonc "$tritonc" >"$log_dir/reports.log" 2>&1
-status=$?
-grep -E '^FAIL' -A25 "$log_dir/reports.log" | head -n 60
-count "timing reports" "$log_dir/reports.log" $status
-
-echo "== watch"
-/usr/bin/python3 tests/e2e/test_watch.py --tritonc "$tritonc" >"$log_dir/watch.log" 2>&1
-status=$?
-grep -E '^FAIL' -A25 "$log_dir/watch.log" | head -n 60
-count "watch" "$log_dir/watch.log" $status
-
-echo "== runtime (tritonrt)"
-PYTHONPATH=runtime /usr/bin/python3 tests/runtime/test_tritonrt.py >"$log_dir/runtime.log" 2>&1
-status=$?
-grep -E '^(FAIL|ERROR)' -A20 "$log_dir/runtime.log" | head -n 60
-count "runtime" "$log_dir/runtime.log" $status
-
-echo "== generated PyTorch modules (torch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>/dev/null))"
-/usr/bin/python3 tests/e2e/test_generated.py --tritonc "$tritonc" >"$log_dir/e2e.log" 2>&1
-status=$?
-grep -E '^FAIL' -A25 "$log_dir/e2e.log" | head -n 80
-count "generated modules" "$log_dir/e2e.log" $status
-
-echo "== CUDA target (launchers, nvcc builds; no GPU needed)"
-PYTHONPATH=runtime /usr/bin/python3 tests/e2e/test_cuda_target.py --tritonc "$tritonc" \
-  >"$log_dir/cuda-target.log" 2>&1
-status=$?
-grep -E '^(FAIL|SKIP)' -A25 "$log_dir/cuda-target.log" | head -n 80
-count "CUDA target" "$log_dir/cuda-target.log" $status
+  --command "compile --stop-after=emit -O2 --verify-each"
+suite "fuzzer regressions" replay.log 'FAIL|reproduce' \
+  python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --replay tests/fuzz/regressions
+suite "fuzzer regressions through the optimizer" replay-opt.log 'FAIL|reproduce' \
+  python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --replay tests/fuzz/regressions \
+  --command "compile --stop-after=emit -O3 --verify-each"
+suite "compile cache" cache.log '^FAIL' \
+  /usr/bin/python3 tests/cache/test_cache.py --tritonc "$tritonc"
+suite "timing reports" reports.log '^FAIL' \
+  /usr/bin/python3 tests/e2e/test_reports.py --tritonc "$tritonc"
+suite "watch" watch.log '^FAIL' /usr/bin/python3 tests/e2e/test_watch.py --tritonc "$tritonc"
+suite "runtime (tritonrt)" runtime.log '^(FAIL|ERROR)' \
+  env PYTHONPATH=runtime /usr/bin/python3 tests/runtime/test_tritonrt.py
+torch_version=$(/usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)
+suite "generated modules (torch $torch_version)" e2e.log '^FAIL' \
+  /usr/bin/python3 tests/e2e/test_generated.py --tritonc "$tritonc"
+suite "CUDA target (launchers, nvcc builds; no GPU needed)" cuda-target.log '^(FAIL|SKIP)' \
+  env PYTHONPATH=runtime /usr/bin/python3 tests/e2e/test_cuda_target.py --tritonc "$tritonc"
 
 # The kernels themselves: index arithmetic on the host, nvcc instantiations, and (only
 # where a GPU is present) results against the reference path.
-for suite in tests/cuda/*.sh; do
-  [ -e "$suite" ] || continue
-  echo "== kernels: $(basename "$suite")"
-  bash "$suite" >"$log_dir/kernels.log" 2>&1
-  status=$?
-  grep -E '^(FAIL|SKIP)' -A10 "$log_dir/kernels.log" | head -n 40
-  count "kernels: $(basename "$suite")" "$log_dir/kernels.log" $status
+for script in tests/cuda/*.sh; do
+  [ -e "$script" ] || continue
+  suite "kernels: $(basename "$script")" kernels.log '^(FAIL|SKIP)' bash "$script"
 done
 if [ -e tests/cuda/test_kernels_gpu.py ]; then
-  echo "== kernels on a GPU"
-  PYTHONPATH=runtime /usr/bin/python3 tests/cuda/test_kernels_gpu.py >"$log_dir/gpu.log" 2>&1
-  status=$?
-  grep -E '^(FAIL|SKIP)' -A10 "$log_dir/gpu.log" | head -n 40
-  count "kernels on a GPU" "$log_dir/gpu.log" $status
+  suite "kernels on a GPU" gpu.log '^(FAIL|SKIP)' \
+    env PYTHONPATH=runtime /usr/bin/python3 tests/cuda/test_kernels_gpu.py
 fi
 
 if [ -n "${TRITONC_FUZZ_SECONDS:-}" ]; then

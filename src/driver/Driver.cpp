@@ -357,35 +357,40 @@ std::string runNvcc(const CompileOptions& options, const std::string& nvcc, cons
 }
 
 // nvcc's identity for the L3 key: its path, size and modification time.
-std::string nvccIdentity(const CompileOptions& options) {
-  std::string searched;
-  std::string nvcc = findNvcc(options, &searched);
+// nvcc as one run found it (looked up once: for the cache key and the build).
+struct NvccLookup {
+  std::string path;      ///< empty when there is none
+  std::string searched;  ///< where it was looked for, for the diagnostic
+};
+
+NvccLookup lookUpNvcc(const CompileOptions& options) {
+  NvccLookup nvcc;
+  nvcc.path = findNvcc(options, &nvcc.searched);
+  return nvcc;
+}
+
+std::string nvccIdentity(const NvccLookup& nvcc) {
   struct stat st {};
-  if (nvcc.empty() || ::stat(nvcc.c_str(), &st) != 0) {
+  if (nvcc.path.empty() || ::stat(nvcc.path.c_str(), &st) != 0) {
     return "none";
   }
-  return fmt::format("{} {} {}.{}", nvcc, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+  return fmt::format("{} {} {}.{}", nvcc.path, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
 }
 
 // Builds every `<stem>_kernels.so` (when nvcc exists) from the stamped `.cu`
 // into a temporary file next to its destination; a library that came from
 // the cache is not rebuilt. Returns false (after reporting) when nvcc fails.
-bool buildCudaLibraries(const CompileOptions& options, std::vector<FileResult>& results,
-                        Timings* timings, DiagnosticEngine& diags) {
-  std::string searched;
-  std::string nvcc;
-  bool looked = false;
+bool buildCudaLibraries(const CompileOptions& options, const NvccLookup& lookup,
+                        std::vector<FileResult>& results, Timings* timings,
+                        DiagnosticEngine& diags) {
+  const std::string& nvcc = lookup.path;
   for (FileResult& result : results) {
     if (!result.hasCu || result.cachedSo) continue;
     const std::string& name = result.source->name();
     std::string cuPath = cudaPathFor(options, name, ".cu");
     std::string so = cudaPathFor(options, name, ".so");
-    if (!looked) {
-      nvcc = findNvcc(options, &searched);
-      looked = true;
-    }
     if (nvcc.empty()) {
-      diags.reportForPath(Diag::CudaNotCompiled, "", searched, cuPath, so);
+      diags.reportForPath(Diag::CudaNotCompiled, "", lookup.searched, cuPath, so);
       continue;
     }
     int64_t start = monotonicNs();
@@ -612,9 +617,11 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
                                       : "cache: off (" + settings.disabledBy + ")");
   }
   bool cacheWorked = cache.enabled();
+  NvccLookup nvccFound;
   std::string nvcc;  // identity, for the L3 keys of the CUDA target
-  if (cache.enabled() && options.target != "pytorch") {
-    nvcc = nvccIdentity(options);
+  if (options.target != "pytorch") {
+    nvccFound = lookUpNvcc(options);
+    nvcc = nvccIdentity(nvccFound);
   }
 
   Interner interner;
@@ -743,7 +750,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   // input compiled cleanly.
   bool writeOutputs = exitCode == kExitSuccess && lastStage == Stage::Emit && !options.stopAfter;
   if (writeOutputs) {
-    bool built = buildCudaLibraries(options, results, timings.get(), diags);
+    bool built = buildCudaLibraries(options, nvccFound, results, timings.get(), diags);
     sorter.flush();
     if (!built) {
       return kExitInternalError;

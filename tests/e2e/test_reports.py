@@ -8,15 +8,16 @@ reports, passes nest inside the optimizer, shares add up, the cache line and the
 counters match what happened, and the trace is valid Chrome trace JSON whose nested events
 lie inside their parents. Ends with "N passed, N failed".
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
-import tempfile
-import traceback
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import runner  # noqa: E402
+
+REPO = runner.REPO
 EXAMPLE = os.path.join(REPO, "examples", "resnet18.tri")
 STAGES = ["read inputs", "lexer", "parser", "type checker", "IR generation", "optimizer",
           "PyTorch emitter", "write outputs"]
@@ -129,27 +130,5 @@ TESTS = [test_text_report, test_json_report_and_cache_counters, test_check_and_b
          test_time_trace]
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--tritonc", default=os.path.join(REPO, "build/tools/tritonc/tritonc"))
-    parser.add_argument("-k", default="")
-    args = parser.parse_args()
-    passed = failed = 0
-    for test in TESTS:
-        if args.k and args.k not in test.__name__:
-            continue
-        with tempfile.TemporaryDirectory() as work:
-            try:
-                test(Ctx(os.path.abspath(args.tritonc), work))
-                passed += 1
-                print("PASS", test.__name__)
-            except Exception:  # noqa: BLE001 - report and go on
-                failed += 1
-                print("FAIL", test.__name__)
-                traceback.print_exc()
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(runner.main(TESTS, lambda tritonc, work: (Ctx(tritonc, work),)))

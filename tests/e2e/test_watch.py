@@ -9,18 +9,18 @@ an editor-style save (write a temporary file, rename it over the original); Ctrl
 Each step waits for the status line it causes and checks the output file. Ends with
 "N passed, N failed".
 """
-import argparse
 import os
 import queue
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import traceback
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import runner  # noqa: E402
+
 MODEL = """layer Net(w: TernaryTensor<trit, [8, 4]>, x: Tensor<float32, [?, 8]>)
     -> Tensor<float32, [?, 4]> {
     return relu(x @ w)
@@ -134,24 +134,5 @@ def test_watch_missing_file_is_a_usage_error(tritonc, work):
 TESTS = [test_watch_follows_edits, test_watch_missing_file_is_a_usage_error]
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--tritonc", default=os.path.join(REPO, "build/tools/tritonc/tritonc"))
-    args = parser.parse_args()
-    passed = failed = 0
-    for test in TESTS:
-        with tempfile.TemporaryDirectory() as work:
-            try:
-                test(os.path.abspath(args.tritonc), work)
-                passed += 1
-                print("PASS", test.__name__)
-            except Exception:  # noqa: BLE001 - report and go on
-                failed += 1
-                print("FAIL", test.__name__)
-                traceback.print_exc()
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(runner.main(TESTS, lambda tritonc, work: (tritonc, work)))

@@ -171,6 +171,21 @@ void addCompileFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choices
   addReportingFlags(cmd, o, choices);
 }
 
+// The compile flags kept as text until CLI11 has validated them (compile, watch).
+void applyCompileChoices(const std::string& optLevel, const std::string& stopAfter,
+                         const CLI::Option* timeTraceOpt, const std::string& timeTrace,
+                         CompileOptions& o) {
+  if (!optLevel.empty()) {
+    o.optLevel = optLevel[0];
+  }
+  if (!stopAfter.empty()) {
+    o.stopAfter = parseStageName(stopAfter);
+  }
+  if (timeTraceOpt->count() > 0) {
+    o.timeTrace = timeTrace;
+  }
+}
+
 // CLI11 only knows single-letter short options; the gcc-style `-Werror` is
 // rewritten to its long spelling before parsing.
 std::vector<std::string> normalizeArgs(int argc, char** argv) {
@@ -275,30 +290,14 @@ int run(int argc, char** argv) {
   applyReportingChoices(choices, watchOptions);
 
   if (*compile) {
-    if (!optLevel.empty()) {
-      options.optLevel = optLevel[0];
-    }
-    if (!stopAfter.empty()) {
-      options.stopAfter = parseStageName(stopAfter);
-    }
-    if (timeTraceOpt->count() > 0) {
-      options.timeTrace = timeTrace;
-    }
+    applyCompileChoices(optLevel, stopAfter, timeTraceOpt, timeTrace, options);
     return runCompile(options);
   }
   if (*check) {
     return runCheck(options);
   }
   if (*watch) {
-    if (!watchOpt.empty()) {
-      watchOptions.optLevel = watchOpt[0];
-    }
-    if (!watchStop.empty()) {
-      watchOptions.stopAfter = parseStageName(watchStop);
-    }
-    if (watchTraceOpt->count() > 0) {
-      watchOptions.timeTrace = watchTrace;
-    }
+    applyCompileChoices(watchOpt, watchStop, watchTraceOpt, watchTrace, watchOptions);
     if (watchOptions.incremental) {
       return reportNotImplemented(watchOptions, "'--incremental'", "issue #9");
     }
