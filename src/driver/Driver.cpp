@@ -5,14 +5,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 
+#include "Imports.h"
 #include "Log.h"
+#include "tritonc/base/Check.h"
 #include "tritonc/base/FileSystem.h"
 #include "tritonc/base/Interner.h"
 #include "tritonc/base/Timings.h"
@@ -103,7 +107,10 @@ void writeStdout(std::string_view text) {
 void selectEntry(CheckedModule& checked, const std::string& entry, const SourceBuffer& source,
                  DiagnosticEngine& diags) {
   std::vector<std::string_view> layers;
-  for (size_t i = 0; i < checked.callables.size(); ++i) {
+  // The file's own layers first, then the ones it imports.
+  for (size_t k = 0; k < checked.callables.size(); ++k) {
+    size_t local = checked.callables.size() - checked.firstLocal;
+    size_t i = k < local ? checked.firstLocal + k : k - local;
     const CallableInfo& c = checked.callables[i];
     if (c.isFn) {
       continue;
@@ -545,6 +552,107 @@ Timings::Section cacheSection(const cache::Cache& cache) {
   return {"cache", text, json};
 }
 
+// The files of a program with imports, checked (and lowered) one after the
+// other: what each file sees of the ones before it.
+class ProgramBuilder {
+ public:
+  explicit ProgramBuilder(bool lower) : lower_(lower) { ir_.origins.emplace_back(); }
+
+  /// What `tree` (whose imports resolved to `edges`) sees.
+  ImportContext contextFor(const Tree& tree, const std::vector<ImportEdge>& edges,
+                           const ImportLoader& loader) const {
+    ImportContext context;
+    context.types = lower_ ? ir_.types : types_;
+    context.dims = lower_ ? ir_.dims : dims_;
+    context.callables = callables_;
+    for (NodeId item : tree.list(tree.listA(tree.root()))) {
+      if (tree.kind(item) != NodeKind::Import) continue;
+      for (const ImportEdge& edge : edges) {
+        if (edge.path == tree.token(item) && edge.target >= 0) {
+          ImportContext::Import import;
+          import.item = item;
+          import.path = loader.file(edge.target).source->name();
+          auto [begin, end] = ranges_.at(edge.target);
+          for (uint32_t i = begin; i < end; ++i) import.exports.push_back(i);
+          import.constants = constants_.at(edge.target);
+          context.imports.push_back(std::move(import));
+        }
+      }
+    }
+    return context;
+  }
+
+  /// Adds an imported file, checked without errors.
+  void add(int file, const ImportedFile& imported, const CheckedModule& checked,
+           const IRGenOptions& options, Timings* timings) {
+    ranges_[file] = {checked.firstLocal, static_cast<uint32_t>(checked.callables.size())};
+    for (size_t i = checked.firstLocal; i < checked.callables.size(); ++i) {
+      CallableInfo c = checked.callables[i];
+      c.external = true;
+      c.origin = imported.source.get();
+      c.originRange = imported.tokens->range(imported.tree->token(c.node));
+      c.node = NodeId{};
+      for (ParamInfo& p : c.params) p.node = NodeId{};
+      c.paramSymbols.clear();
+      c.shapeVarSymbols.clear();
+      callables_.push_back(std::move(c));
+    }
+    // Its constants become the program's next globals, in order.
+    std::vector<ImportContext::Import::Constant>& constants = constants_[file];
+    auto firstGlobal = static_cast<uint32_t>(ir_.globals.size());
+    for (const ConstantInfo& k : checked.constants) {
+      const Symbol& symbol = checked.symbols[k.symbol];
+      constants.push_back({symbol.name, symbol.type, k.intValue, k.floatValue,
+                           firstGlobal + static_cast<uint32_t>(constants.size())});
+    }
+    if (lower_) {
+      ScopedTimer timer(timings, "IR generation", imported.source->name());
+      IRGenOptions forFile = options;
+      forFile.origin = static_cast<uint32_t>(ir_.origins.size());
+      ir_.origins.push_back(imported.stem);
+      generateIRInto(checked, ir_, forFile);
+      TRITONC_CHECK(ir_.globals.size() == firstGlobal + constants.size(),
+                    "one global per constant of an imported file");
+    } else {
+      types_ = checked.types;
+      dims_ = checked.dims;
+    }
+  }
+
+  ir::Module& program() { return ir_; }
+
+ private:
+  bool lower_;
+  ir::Module ir_;
+  TypeStore types_;
+  DimStore dims_;
+  std::vector<CallableInfo> callables_;
+  std::map<int, std::pair<uint32_t, uint32_t>> ranges_;  ///< file -> its callables
+  std::map<int, std::vector<ImportContext::Import::Constant>> constants_;
+};
+
+// The text a program's cache keys hash: the file's own source, then each file
+// it imports (transitively, in dependency order) with the imports it resolved.
+std::string programKeyText(const SourceBuffer& source, const std::vector<ImportEdge>& edges,
+                           const std::vector<int>& order, const ImportLoader& loader) {
+  // Files are numbered by their place in `order`, which depends only on the
+  // sources (not on what else this process loaded).
+  std::map<int, size_t> position;
+  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+  std::string text(source.text());
+  auto addEdges = [&](const std::vector<ImportEdge>& list) {
+    for (const ImportEdge& e : list) text += fmt::format("\n\x01" "edge {}", position.at(e.target));
+  };
+  addEdges(edges);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const ImportedFile& file = loader.file(order[i]);
+    text += fmt::format("\n\x01" "file {} {} {}\n", i, file.stem, file.source->text().size());
+    text += file.source->text();
+    addEdges(file.imports);
+  }
+  return text;
+}
+
 // Runs the pipeline on every input up to `lastStage`; returns the exit code.
 // `shared` is a cache kept open across runs (`watch`), else one is opened.
 int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* shared) {
@@ -625,6 +733,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   }
 
   Interner interner;
+  ImportLoader loader(interner, options.includeDirs);
   std::vector<FileResult> results;
   results.reserve(sources.size());
   bool multipleFiles = sources.size() > 1;
@@ -640,9 +749,26 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       DiagnosticEngine& engine;
       ~RecorderReset() { engine.setRecorder(nullptr); }
     } recorderReset{diags};
+    // Imports are found first: every imported file is part of the keys.
+    std::optional<std::vector<ImportEdge>> imports;
+    std::vector<int> importOrder;
+    bool importsFailed = false;
+    if (lastStage >= Stage::Check && mayImport(source)) {
+      CollectingDiagnosticConsumer ignored;
+      DiagnosticEngine scratch(ignored);
+      TokenizedBuffer scan = lex(source, interner, scratch);
+      if (!importPaths(scan).empty()) {
+        ScopedTimer timer(timings.get(), "imports", source.name());
+        imports = loader.load(source, scan, diags, importOrder, timings.get());
+        importsFailed = !imports;
+      }
+    }
+    std::string keyText = imports ? programKeyText(source, *imports, importOrder, loader)
+                                  : std::string();
+    std::string_view keySource = imports ? std::string_view(keyText) : source.text();
     std::optional<cache::Key> l2Key;
-    if (cache.enabled()) {
-      cache::Key l3 = generatedCodeKey(options, source.text(), compilerIdentity(), nvcc);
+    if (cache.enabled() && !importsFailed) {
+      cache::Key l3 = generatedCodeKey(options, keySource, compilerIdentity(), nvcc);
       if (loadGeneratedCode(cache, l3, source, diags, result, timings.get())) {
         sorter.flush();
         continue;
@@ -650,7 +776,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       result = FileResult{};
       result.source = &source;
       result.l3Key = l3;
-      l2Key = checkedIRKey(options, source.text(), compilerIdentity());
+      l2Key = checkedIRKey(options, keySource, compilerIdentity());
       diags.setRecorder(&recorded);
     }
     std::unique_ptr<Interner> cachedInterner;
@@ -690,11 +816,40 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
                                               tokens->size(), tree->size()));
       // A file with syntax errors is not type-checked: its tree has holes that
       // would only produce follow-on errors.
-      if (lastStage >= Stage::Check && diags.errorCount() == fileErrorsStart) {
+      if (lastStage >= Stage::Check && diags.errorCount() == fileErrorsStart &&
+          !importsFailed) {
+        // The imported files first, each after the ones it imports; the
+        // first one with errors stops the program there.
+        IRGenOptions irgenOptions;
+        irgenOptions.runtimeShapeChecks = options.optLevel == '0';
+        std::optional<ProgramBuilder> program;
+        std::optional<ImportContext> context;
+        if (imports) {
+          program.emplace(lastStage >= Stage::Ir);
+          for (int index : importOrder) {
+            const ImportedFile& file = loader.file(index);
+            ImportContext forFile = program->contextFor(*file.tree, file.imports, loader);
+            size_t before = diags.errorCount();
+            std::optional<CheckedModule> imported;
+            {
+              ScopedTimer timer(timings.get(), "type checker", file.source->name());
+              imported.emplace(check(*file.tree, interner, diags, &forFile));
+            }
+            if (diags.errorCount() != before) break;
+            program->add(index, file, *imported, irgenOptions, timings.get());
+          }
+          if (diags.errorCount() == fileErrorsStart) {
+            context = program->contextFor(*tree, *imports, loader);
+          }
+        }
+        if (diags.errorCount() != fileErrorsStart) {
+          sorter.flush();
+          continue;
+        }
         std::optional<CheckedModule> checked;
         {
           ScopedTimer timer(timings.get(), "type checker", source.name());
-          checked.emplace(check(*tree, interner, diags));
+          checked.emplace(check(*tree, interner, diags, context ? &*context : nullptr));
         }
         if (!options.entry.empty()) {
           selectEntry(*checked, options.entry, source, diags);
@@ -707,11 +862,23 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         }
         if (lastStage >= Stage::Ir && diags.errorCount() == fileErrorsStart) {
           sorter.flush();
-          if (checked->hasImports) {
-            return reportNotImplemented(options, "compiling a file with 'import' past 'check'",
-                                        "issue #9");
+          if (program) {
+            ScopedTimer timer(timings.get(), "IR generation", source.name());
+            generateIRInto(*checked, program->program(), irgenOptions);
+            module = std::move(program->program());
+          } else {
+            module = generateModule(options, *checked, timings.get());
           }
-          module = generateModule(options, *checked, timings.get());
+          // Recorded diagnostics are replayed against this file: one about an
+          // imported file (a warning there) keeps the program out of the cache.
+          bool replayable = std::all_of(recorded.begin(), recorded.end(),
+                                        [&](const Diagnostic& d) {
+                                          return d.source == nullptr || d.source == &source;
+                                        });
+          if (!replayable) {
+            l2Key.reset();
+            result.l3Key.reset();
+          }
           if (l2Key) {
             ScopedTimer timer(timings.get(), "cache store (L2)", source.name());
             // Serialized straight into the payload; a large one is compressed

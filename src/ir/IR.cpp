@@ -129,7 +129,8 @@ class Printer {
     for (const Global& g : m_.globals) {
       numbers_.clear();
       next_ = 0;
-      out_ += fmt::format("global @{} : {}", name(g.name), m_.formatType(g.type));
+      out_ += fmt::format("global @{}{} : {}", name(g.name), from(g.origin),
+                          m_.formatType(g.type));
       printRegion(g.init, 0, " = ");
       out_ += "\n";
     }
@@ -141,6 +142,11 @@ class Printer {
 
  private:
   std::string name(IdentifierId id) const { return std::string(m_.interner->spelling(id)); }
+  /// ` from blocks` for what an imported file defines.
+  std::string from(uint32_t origin) const {
+    return origin == 0 || origin >= m_.origins.size() ? std::string()
+                                                      : " from " + m_.origins[origin];
+  }
   std::string value(ValueId v) {
     auto it = numbers_.find(v.index);
     if (it == numbers_.end()) {
@@ -168,7 +174,8 @@ class Printer {
     if (f.kind == Function::Kind::Main) {
       out_ += "main {\n";
     } else {
-      out_ += fmt::format("{} @{}{} {{\n", kind, name(f.name), entry ? " (entry)" : "");
+      out_ += fmt::format("{} @{}{}{} {{\n", kind, name(f.name), from(f.origin),
+                          entry ? " (entry)" : "");
     }
     for (const HyperDecl& h : f.hypers) {
       out_ += fmt::format("  hyper @{} : {}{}", name(h.name), m_.formatType(h.type),

@@ -16,7 +16,7 @@
 namespace tritonc::ir {
 namespace {
 
-constexpr char kMagic[8] = {'T', 'R', 'I', 'I', 'R', 0, 0, 1};
+constexpr char kMagic[8] = {'T', 'R', 'I', 'I', 'R', 0, 0, 2};
 
 constexpr uint32_t kOpKindCount = 0
 #define OP(Name, Spelling, Flags) +1
@@ -169,13 +169,17 @@ void serializeTo(const Module& m, std::string& out) {
     }
     w.put(f.returnType);
     w.put(f.body);
+    w.put(f.origin);
   }
   w.put(static_cast<uint32_t>(m.globals.size()));
   for (const Global& g : m.globals) {
     w.put(g.name);
     w.put(g.type);
     w.put(g.init);
+    w.put(g.origin);
   }
+  w.put(static_cast<uint32_t>(m.origins.size()));
+  for (const std::string& o : m.origins) w.put(std::string_view(o));
   w.put(static_cast<int32_t>(m.entry));
   w.finish();
 }
@@ -366,6 +370,7 @@ Expected<Module> deserialize(std::string_view bytes, Interner& interner) {
     }
     f.returnType = TypeId{r.getId(types)};
     f.body = BlockId{r.getId(blockCount)};
+    f.origin = r.get<uint32_t>();
     if (r.failed()) break;
   }
   for (const Function& f : m.functions) {
@@ -379,7 +384,18 @@ Expected<Module> deserialize(std::string_view bytes, Interner& interner) {
     g.name = IdentifierId{r.getId(identifiers)};
     g.type = TypeId{r.getId(types, false)};
     g.init = BlockId{r.getId(blockCount)};
+    g.origin = r.get<uint32_t>();
     m.globals.push_back(g);
+  }
+  uint32_t origins = r.getCount(4);
+  for (uint32_t i = 0; i < origins && !r.failed(); ++i) {
+    m.origins.emplace_back(r.getString());
+  }
+  for (const Function& f : m.functions) {
+    if (f.origin != 0 && f.origin >= m.origins.size()) r.fail();
+  }
+  for (const Global& g : m.globals) {
+    if (g.origin != 0 && g.origin >= m.origins.size()) r.fail();
   }
   m.entry = r.get<int32_t>();
   if (m.entry < -1 || m.entry >= static_cast<int32_t>(functionCount)) r.fail();

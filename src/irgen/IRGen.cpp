@@ -25,8 +25,12 @@ using namespace ir;
 
 class IRGen {
  public:
-  IRGen(const CheckedModule& checked, const IRGenOptions& options)
-      : cm_(checked), tree_(*checked.tree), tokens_(checked.tree->tokens()), options_(options) {
+  IRGen(const CheckedModule& checked, Module& program, const IRGenOptions& options)
+      : cm_(checked), tree_(*checked.tree), tokens_(checked.tree->tokens()), options_(options),
+        m_(program) {
+    TRITONC_CHECK(program.functions.size() == checked.firstLocal,
+                  "the program holds exactly the imported files' functions");
+    // The checked module's stores extend the program's (ImportContext).
     m_.types = checked.types;
     m_.dims = checked.dims;
     m_.interner = checked.interner;
@@ -40,7 +44,7 @@ class IRGen {
     }
   }
 
-  Module run();
+  void run();
 
  private:
   // ---- variables -------------------------------------------------------------
@@ -140,7 +144,7 @@ class IRGen {
   const TokenizedBuffer& tokens_;
   IRGenOptions options_;
   std::vector<std::vector<uint32_t>> checksOf_;  ///< per node: runtimeChecks indices
-  Module m_;
+  Module& m_;
   std::vector<ValueId> env_;           ///< per symbol: its current value
   std::vector<uint32_t> globalOf_;     ///< per Constant symbol: its global
   std::vector<LogEntry> log_;
@@ -156,17 +160,25 @@ class IRGen {
   bool inBody_ = false;  ///< generating a forward body (else a default/init region)
 };
 
-Module IRGen::run() {
+void IRGen::run() {
   instanceLocal_.assign(cm_.instances.size(), UINT32_MAX);
   m_.functions.resize(cm_.callables.size());
+  size_t firstGlobal = m_.globals.size();
   // Globals first: bodies refer to them.
   for (NodeId item : tree_.list(tree_.listA(tree_.root()))) {
     if (tree_.kind(item) == NodeKind::Let) {
       genGlobal(item);
     }
   }
-  for (size_t i = 0; i < cm_.callables.size(); ++i) {
+  for (size_t i = cm_.firstLocal; i < cm_.callables.size(); ++i) {
     genFunction(static_cast<int>(i));
+    m_.functions[i].origin = options_.origin;
+  }
+  for (size_t i = firstGlobal; i < m_.globals.size(); ++i) {
+    m_.globals[i].origin = options_.origin;
+  }
+  if (options_.origin != 0) {
+    return;  // an imported file's `main` is not part of the program
   }
   for (NodeId item : tree_.list(tree_.listA(tree_.root()))) {
     if (tree_.kind(item) == NodeKind::Main) {
@@ -175,7 +187,6 @@ Module IRGen::run() {
     }
   }
   m_.entry = cm_.entryLayer;
-  return std::move(m_);
 }
 
 void IRGen::genGlobal(NodeId let) {
@@ -789,6 +800,9 @@ ValueId IRGen::genValue(NodeId node) {
       return m_.result(op);
     }
     case NodeKind::Member: {
+      if (cm_.nodeSymbol[node.index] != UINT32_MAX) {
+        return genName(node);  // `alias.CONSTANT`
+      }
       ValueId base = gen(tree_.childA(node));
       std::string_view member = tokens_.spelling(tree_.token(node));
       TypeKind baseKind = m_.types.kind(m_.typeOf(base));
@@ -827,7 +841,9 @@ ValueId IRGen::genName(NodeId node) {
       break;
     case SymbolKind::Constant: {
       OpId op = emit(OpKind::Global, {}, std::span<const TypeId>(&s.type, 1), node);
-      m_.op(op).intAttr = globalOf_[symbol];
+      // An imported constant names the program's global itself.
+      bool imported = s.decl.isValid() && tree_.kind(s.decl) == NodeKind::Import;
+      m_.op(op).intAttr = imported ? s.ref : globalOf_[symbol];
       return m_.result(op);
     }
     case SymbolKind::TypeName: {
@@ -974,7 +990,14 @@ ValueId IRGen::genCall(NodeId node) {
 }  // namespace
 
 ir::Module generateIR(const CheckedModule& checked, const IRGenOptions& options) {
-  return IRGen(checked, options).run();
+  ir::Module module;
+  IRGen(checked, module, options).run();
+  return module;
+}
+
+void generateIRInto(const CheckedModule& checked, ir::Module& program,
+                    const IRGenOptions& options) {
+  IRGen(checked, program, options).run();
 }
 
 }  // namespace tritonc

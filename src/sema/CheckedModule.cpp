@@ -54,7 +54,7 @@ std::string CheckedModule::formatType(TypeId type) const {
 
 std::string CheckedModule::dump() const {
   std::string out;
-  for (size_t i = 0; i < callables.size(); ++i) {
+  for (size_t i = firstLocal; i < callables.size(); ++i) {
     const CallableInfo& c = callables[i];
     out += fmt::format("{} {} -> {}{}\n", c.isFn ? "fn" : "layer", interner->spelling(c.name),
                        formatType(c.returnType),

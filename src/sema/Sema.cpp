@@ -54,8 +54,16 @@ bool isComparison(TokenKind kind) {
 }
 }  // namespace
 
-Checker::Checker(const Tree& tree, const Interner& interner, DiagnosticEngine& diags)
-    : tree_(tree), interner_(interner), diags_(&diags) {
+Checker::Checker(const Tree& tree, const Interner& interner, DiagnosticEngine& diags,
+                 const ImportContext* imports)
+    : tree_(tree), interner_(interner), diags_(&diags), imports_(imports) {
+  if (imports != nullptr) {
+    // The imported files' types keep their ids: their IR is already built.
+    module_.types = imports->types;
+    module_.dims = imports->dims;
+    module_.callables = imports->callables;
+    module_.firstLocal = static_cast<uint32_t>(module_.callables.size());
+  }
   module_.tree = &tree;
   module_.interner = &interner;
   module_.nodeType.assign(tree.size(), TypeId{});
@@ -155,7 +163,64 @@ void Checker::declareBuiltins() {
   }
 }
 
+void Checker::declareImports() {
+  pushScope();  // what unnamed imports bring in, below the file's own names
+  if (imports_ == nullptr) {
+    return;
+  }
+  // Which import brought each name in, to report a name two files define.
+  std::unordered_map<uint32_t, size_t> broughtBy;
+  for (size_t i = 0; i < imports_->imports.size(); ++i) {
+    const ImportContext::Import& import = imports_->imports[i];
+    importOfItem_[import.item.index] = static_cast<uint32_t>(i);
+    if (tree_.childB(import.item).isValid()) {
+      continue;  // `import "f.tri" as f`: its names are reached as f.NAME
+    }
+    for (uint32_t index : import.exports) {
+      const CallableInfo& callable = module_.callables[index];
+      auto [it, inserted] = broughtBy.emplace(callable.name.index, i);
+      if (!inserted) {
+        const ImportContext::Import& first = imports_->imports[it->second];
+        if (first.path != import.path) {
+          std::string_view spellingText = tokens().stringValue(tree_.token(import.item));
+          std::string stem(spellingText.substr(spellingText.find_last_of('/') + 1));
+          stem = stem.substr(0, stem.find('.'));
+          if (stem.empty() || !(std::isalpha(static_cast<unsigned char>(stem[0])) || stem[0] == '_')) {
+            stem = "lib";
+          }
+          for (char& ch : stem) {
+            if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+          }
+          diags_->report(Diag::ImportConflict, source(), rangeOf(import.item),
+                         spelling(callable.name), first.path, import.path)
+              .note(Note::ImportedHere, source(), rangeOf(first.item), spelling(callable.name))
+              .note(Note::ImportAliasHint, spellingText, stem);
+        }
+        continue;
+      }
+      TypeId type = module_.types.make(callable.isFn ? TypeKind::Function : TypeKind::Layer, index);
+      declare(Symbol{callable.isFn ? SymbolKind::Fn : SymbolKind::Layer, callable.name,
+                     import.item, type, index},
+              NodeId{});
+    }
+    for (const ImportContext::Import::Constant& constant : import.constants) {
+      auto [it, inserted] = broughtBy.emplace(constant.name.index, i);
+      if (!inserted) {
+        if (imports_->imports[it->second].path != import.path) {
+          diags_->report(Diag::ImportConflict, source(), rangeOf(import.item),
+                         spelling(constant.name), imports_->imports[it->second].path, import.path)
+              .note(Note::ImportedHere, source(), rangeOf(imports_->imports[it->second].item),
+                    spelling(constant.name));
+        }
+        continue;
+      }
+      declareImportedConstant(constant, import.item, /*inScope=*/true);
+    }
+  }
+}
+
 void Checker::declareItems() {
+  declareImports();
   pushScope();  // the file scope
   std::unordered_map<uint32_t, NodeId> defined;
   auto checkUnique = [&](IdentifierId name, NodeId node) {
@@ -195,16 +260,24 @@ void Checker::declareItems() {
         }
         break;
       }
-      case NodeKind::Import:
-        hasImports_ = true;
-        if (tree_.childB(item).isValid()) {
+      case NodeKind::Import: {
+        auto it = importOfItem_.find(item.index);
+        if (tree_.childB(item).isValid() && it != importOfItem_.end()) {
           TokenId alias{tree_.childB(item).index};
           IdentifierId name = tokens().identifier(alias);
+          auto [seen, inserted] = defined.emplace(name.index, item);
+          if (!inserted) {
+            diags_->report(Diag::Redefinition, source(), tokens().range(alias), spelling(name))
+                .note(Note::PreviousDefinition, source(),
+                      tokens().range(tree_.token(seen->second)));
+            break;
+          }
           declare(Symbol{SymbolKind::ImportAlias, name, item,
-                         module_.types.make(TypeKind::Module), 0},
-                  item);
+                         module_.types.make(TypeKind::Module, it->second), it->second},
+                  NodeId{});
         }
         break;
+      }
       default: break;
     }
   }
@@ -406,6 +479,16 @@ void Checker::checkSignature(int index) {
   }
   if (tree_.childB(node).isValid()) {
     info.returnType = resolveType(tree_.childB(node), index);
+    info.declaredReturn = true;
+  }
+  // What callers need to know of the defaults (callers in importing files
+  // never see this file's tree).
+  for (ParamInfo& p : info.params) {
+    NodeId init = p.node.isValid() ? tree_.childB(p.node) : NodeId{};
+    p.hasDefault = init.isValid();
+    if (init.isValid() && p.cls == ParamClass::Hyper) {
+      p.defaultValue = constantValue(init);
+    }
   }
 }
 
@@ -510,7 +593,25 @@ void Checker::checkTopLevelLet(NodeId let) {
     value.hyperConst = value.hyperConst || value.intValue.has_value() ||
                        value.floatValue.has_value();
     symbolValue_[symbol] = value;
+    if (tree_.childB(let).isValid()) {
+      module_.constants.push_back(ConstantInfo{symbol, let, value.intValue, value.floatValue});
+    }
   }
+}
+
+uint32_t Checker::declareImportedConstant(const ImportContext::Import::Constant& constant,
+                                          NodeId item, bool inScope) {
+  Symbol symbol{SymbolKind::Constant, inScope ? constant.name : IdentifierId{}, item,
+                constant.type, constant.global};
+  uint32_t id = declare(symbol, NodeId{});
+  module_.symbols[id].name = constant.name;
+  ExprInfo& value = symbolValue_[id];
+  value.intValue = constant.intValue;
+  value.floatValue = constant.floatValue;
+  if (constant.intValue) value.dim = dims().constant(*constant.intValue);
+  value.hyperConst = constant.intValue.has_value() || constant.floatValue.has_value();
+  constantDefined_.insert(id);
+  return id;
 }
 
 bool Checker::checkBlock(NodeId block) {
@@ -779,9 +880,6 @@ ExprInfo Checker::checkName(NodeId node) {
   IdentifierId name = tokens().identifier(tree_.token(node));
   std::optional<uint32_t> symbol = lookup(name);
   if (!symbol) {
-    if (hasImports_) {
-      return make(module_.types.unknown(), node);  // may come from an import (issue #8)
-    }
     reportUndefined(node, name);
     return make(module_.types.error(), node);
   }
@@ -800,6 +898,10 @@ ExprInfo Checker::checkName(NodeId node) {
     return make(module_.types.error(), node);
   }
   const Symbol& s = module_.symbols[*symbol];
+  if (s.kind == SymbolKind::ImportAlias) {
+    report(Diag::ImportNotAValue, node, spelling(name));
+    return make(module_.types.error(), node);
+  }
   if (s.kind == SymbolKind::Constant && ctx_.callable < 0 && !ctx_.isMain &&
       !constantDefined_.count(*symbol)) {
     // A top-level initializer runs in order: a later constant has no value yet.
@@ -1407,11 +1509,66 @@ std::optional<TypeId> Checker::builtinMemberType(const InstanceInfo& instance,
   return std::nullopt;
 }
 
+std::optional<uint32_t> Checker::importedCallable(NodeId callee, uint32_t aliasSymbol) {
+  const Symbol& alias = module_.symbols[aliasSymbol];
+  const ImportContext::Import& import = imports_->imports[alias.ref];
+  std::string member(tokens().spelling(tree_.token(callee)));
+  std::vector<std::string_view> names;
+  for (uint32_t index : import.exports) {
+    std::string_view name = interner_.spelling(module_.callables[index].name);
+    if (name == member) {
+      return index;
+    }
+    names.push_back(name);
+  }
+  for (const ImportContext::Import::Constant& constant : import.constants) {
+    names.push_back(interner_.spelling(constant.name));
+  }
+  SourceRange at = tokens().range(tree_.token(callee));
+  auto builder = diags_->report(Diag::NoImportedMember, source(), at, spelling(alias.name),
+                                import.path, member);
+  if (std::string_view match = closestMatch(member, names); !match.empty()) {
+    builder.note(Note::DidYouMean, source(), at, match);
+  }
+  return std::nullopt;
+}
+
 ExprInfo Checker::checkMember(NodeId node) {
-  ExprInfo base = checkExpr(tree_.childA(node));
+  NodeId baseNode = tree_.childA(node);
+  if (tree_.kind(baseNode) == NodeKind::Name) {
+    std::optional<uint32_t> symbol = lookup(tokens().identifier(tree_.token(baseNode)));
+    if (symbol && module_.symbols[*symbol].kind == SymbolKind::ImportAlias) {
+      module_.nodeSymbol[baseNode.index] = *symbol;
+      // `alias.CONSTANT`: a value.
+      const ImportContext::Import& import = imports_->imports[module_.symbols[*symbol].ref];
+      std::string_view member = tokens().spelling(tree_.token(node));
+      for (const ImportContext::Import::Constant& constant : import.constants) {
+        if (interner_.spelling(constant.name) == member) {
+          uint64_t key = (uint64_t{module_.symbols[*symbol].ref} << 32) | constant.global;
+          auto [it, inserted] = qualifiedConstants_.emplace(key, 0);
+          if (inserted) {
+            it->second = declareImportedConstant(constant, import.item, /*inScope=*/false);
+          }
+          module_.nodeSymbol[node.index] = it->second;
+          ExprInfo info = symbolValue_[it->second];
+          info.type = constant.type;
+          info.node = node;
+          return info;
+        }
+      }
+      if (std::optional<uint32_t> callable = importedCallable(node, *symbol)) {
+        std::string text(tokens().source().text().substr(
+            rangeOf(node).begin, rangeOf(node).end - rangeOf(node).begin));
+        report(Diag::NotAValue, node, text,
+               module_.callables[*callable].isFn ? "a function" : "a layer");
+      }
+      return make(module_.types.error(), node);
+    }
+  }
+  ExprInfo base = checkExpr(baseNode);
   std::string member(tokens().spelling(tree_.token(node)));
   TypeStore& ts = module_.types;
-  if (ts.isLenient(base.type) || ts.kind(base.type) == TypeKind::Module) {
+  if (ts.isLenient(base.type)) {
     return make(ts.kind(base.type) == TypeKind::Error ? ts.error() : ts.unknown(), node);
   }
   const TypeStore::Node& t = ts.node(base.type);
@@ -1706,11 +1863,11 @@ CheckedModule Checker::run() {
       }
     }
   }
-  for (size_t i = 0; i < module_.callables.size(); ++i) {
+  for (size_t i = module_.firstLocal; i < module_.callables.size(); ++i) {
     checkSignature(static_cast<int>(i));
   }
   // Bodies and top-level statements in source order.
-  int callableIndex = 0;
+  int callableIndex = static_cast<int>(module_.firstLocal);
   for (NodeId item : tree_.list(tree_.listA(tree_.root()))) {
     switch (tree_.kind(item)) {
       case NodeKind::Layer:
@@ -1725,31 +1882,31 @@ CheckedModule Checker::run() {
   // A layer that creates sub-modules has state: applying it as a pure
   // function would leave its sub-modules' weights nowhere. Known only once
   // every body is checked, so application sites are validated last.
-  std::vector<bool> stateful(module_.callables.size(), false);
   for (const InstanceInfo& instance : module_.instances) {
     if (instance.owner >= 0) {
-      stateful[instance.owner] = true;
+      module_.callables[instance.owner].stateful = true;
     }
   }
   for (const auto& [call, callee] : applications_) {
-    if (stateful[callee]) {
+    if (module_.callables[callee].stateful) {
       report(Diag::ApplyStatefulLayer, call, callableName(callee));
     }
   }
-  for (int i = static_cast<int>(module_.callables.size()) - 1; i >= 0; --i) {
+  for (int i = static_cast<int>(module_.callables.size()) - 1;
+       i >= static_cast<int>(module_.firstLocal); --i) {
     if (!module_.callables[i].isFn) {
       module_.entryLayer = i;
       break;
     }
   }
-  module_.hasImports = hasImports_;
   return std::move(module_);
 }
 
 }  // namespace sema
 
-CheckedModule check(const Tree& tree, const Interner& interner, DiagnosticEngine& diags) {
-  return sema::Checker(tree, interner, diags).run();
+CheckedModule check(const Tree& tree, const Interner& interner, DiagnosticEngine& diags,
+                    const ImportContext* imports) {
+  return sema::Checker(tree, interner, diags, imports).run();
 }
 
 }  // namespace tritonc

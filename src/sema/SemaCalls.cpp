@@ -96,6 +96,28 @@ void Checker::recordCall(NodeId call, CallKind kind, uint32_t callee,
 ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
   NodeId callee = tree_.childA(call);
   ExprInfo result;
+  // `alias.NAME(...)`: a layer or fn of an imported file.
+  if (tree_.kind(callee) == NodeKind::Member &&
+      tree_.kind(tree_.childA(callee)) == NodeKind::Name) {
+    NodeId base = tree_.childA(callee);
+    std::optional<uint32_t> symbol = lookup(tokens().identifier(tree_.token(base)));
+    if (symbol && module_.symbols[*symbol].kind == SymbolKind::ImportAlias) {
+      module_.nodeSymbol[base.index] = *symbol;
+      std::optional<uint32_t> callable = importedCallable(callee, *symbol);
+      if (!callable) {
+        gatherArgs(call);
+        result = make(module_.types.error(), call);
+      } else if (module_.callables[*callable].isFn) {
+        result = checkFnCall(static_cast<int>(*callable), call);
+        module_.callKind[call.index] = CallKind::FnCall;
+      } else {
+        result = checkLayerCall(static_cast<int>(*callable), call, letName);
+      }
+      result.node = call;
+      setType(call, result.type);
+      return result;
+    }
+  }
   if (tree_.kind(callee) == NodeKind::Name) {
     IdentifierId name = tokens().identifier(tree_.token(callee));
     std::optional<uint32_t> symbol = lookup(name);
@@ -449,7 +471,7 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
       }
       continue;
     }
-    bool hasDefault = p.node.isValid() && tree_.childB(p.node).isValid();
+    bool hasDefault = p.hasDefault;
     bool inferred = p.cls == ParamClass::Hyper && bindings.count(p.name.index) != 0;
     bool fromInstance = hyperBindings != nullptr && p.cls != ParamClass::Input;
     if (!hasDefault && !inferred && !fromInstance) {
@@ -458,8 +480,7 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
     }
   }
   TypeId result = info.returnType;
-  if (module_.types.kind(result) == TypeKind::Void && !info.isFn &&
-      !tree_.childB(info.node).isValid()) {
+  if (module_.types.kind(result) == TypeKind::Void && !info.isFn && !info.declaredReturn) {
     result = module_.types.unknown();  // inferred from a body not checked yet
   }
   bindRemainingToUnknown(result, bindings);
@@ -544,12 +565,11 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
     for (const ParamInfo& p : info.params) {
       if (p.cls == ParamClass::Hyper) {
         names.push_back(spelling(p.name));
-        NodeId init = p.node.isValid() ? tree_.childB(p.node) : NodeId{};
-        optional.push_back(init.isValid());
+        optional.push_back(p.hasDefault);
         floating.push_back(false);
         paramTypes.push_back(p.type);
-        std::optional<int64_t> value = init.isValid() ? constantValue(init) : std::nullopt;
-        defaultDims.push_back(value ? dims().constant(*value) : dims().unknown());
+        defaultDims.push_back(p.defaultValue ? dims().constant(*p.defaultValue)
+                                             : dims().unknown());
       }
     }
   }

@@ -55,7 +55,8 @@ std::optional<BuiltinLayer> findBuiltinLayer(std::string_view name);
 /// The type checker. One instance checks one file.
 class Checker {
  public:
-  Checker(const Tree& tree, const Interner& interner, DiagnosticEngine& diags);
+  Checker(const Tree& tree, const Interner& interner, DiagnosticEngine& diags,
+          const ImportContext* imports);
   CheckedModule run();
 
   // ---- services for the builtin rules ----------------------------------------
@@ -125,7 +126,14 @@ class Checker {
 
   // Declarations.
   void declareBuiltins();
+  void declareImports();
+  /// A symbol for an imported constant, bound to its name when `inScope`.
+  uint32_t declareImportedConstant(const ImportContext::Import::Constant& constant, NodeId item,
+                                   bool inScope);
   void declareItems();
+  /// The callable `alias.NAME` names (`callee` a Member node whose base is an
+  /// import's alias); reports and returns nullopt when there is none.
+  std::optional<uint32_t> importedCallable(NodeId callee, uint32_t aliasSymbol);
   void checkSignature(int index);
   TypeId resolveType(NodeId typeNode, int callable);
   DimId resolveDim(NodeId dimNode, int callable);
@@ -210,7 +218,11 @@ class Checker {
   std::vector<ExprInfo> symbolValue_;  ///< what is known of a symbol's value
   Context ctx_;
   TypeId int32_, float32_, bool_, str_;
-  bool hasImports_ = false;
+  const ImportContext* imports_ = nullptr;
+  /// Per ImportContext::imports entry: the symbol of its alias, if it has one.
+  std::unordered_map<uint32_t, uint32_t> importOfItem_;  ///< Import node -> imports index
+  /// `alias.CONSTANT`: (import, global) -> the symbol standing for it.
+  std::unordered_map<uint64_t, uint32_t> qualifiedConstants_;
   /// Arguments checked early (to tell application from instantiation), so
   /// that gatherArgs does not check them, and report their errors, twice.
   std::unordered_map<uint32_t, ExprInfo> preChecked_;

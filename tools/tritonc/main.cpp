@@ -149,6 +149,10 @@ void addCompileFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choices
   cmd->add_option("--nvcc", o.nvcc, "The nvcc to use (default: $TRITONC_NVCC, PATH, /usr/local/cuda/bin)")
       ->option_text("PATH");
   cmd->add_option("--entry", o.entry, "The layer that is the model's entry point");
+  cmd->add_option("-I", o.includeDirs, "Also look for imported files in DIR (repeatable)")
+      ->option_text("DIR")
+      ->take_all()
+      ->allow_extra_args(false);
   cmd->add_option("--stop-after", stopAfter, "Run the pipeline up to this stage; write no files")
       ->check(CLI::IsMember({"lex", "parse", "check", "ir", "opt", "emit"}))
       ->option_text("lex|parse|check|ir|opt|emit");
@@ -239,6 +243,10 @@ int run(int argc, char** argv) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   addReportingFlags(check, options, choices);
   check->add_option("--entry", options.entry, "The layer that is the model's entry point");
+  check->add_option("-I", options.includeDirs, "Also look for imported files in DIR (repeatable)")
+      ->option_text("DIR")
+      ->take_all()
+      ->allow_extra_args(false);
 
   CompileOptions watchOptions;
   std::string watchStop;

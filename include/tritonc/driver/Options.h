@@ -41,6 +41,7 @@ struct CompileOptions {
   std::vector<std::string> cudaDTypes = {"f32", "f16", "bf16"};
   std::string nvcc;                   ///< --nvcc; empty = $TRITONC_NVCC, PATH, /usr/local/cuda/bin
   std::string entry;                  ///< --entry
+  std::vector<std::string> includeDirs;  ///< -I DIR: where imports are looked for
   std::optional<Stage> stopAfter;     ///< --stop-after
   bool dumpTokens = false;
   bool dumpAst = false;

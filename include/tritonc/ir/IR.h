@@ -125,6 +125,7 @@ struct Function {
   std::vector<InstanceDecl> instances;
   TypeId returnType;
   BlockId body;            ///< args: the inputs, in order
+  uint32_t origin = 0;     ///< the file that defines it (Module::origins)
 };
 
 /// A top-level constant: `let NAME = <constant>`.
@@ -132,6 +133,7 @@ struct Global {
   IdentifierId name;
   TypeId type;
   BlockId init;            ///< yields the value
+  uint32_t origin = 0;     ///< the file that defines it (Module::origins)
 };
 
 class Module {
@@ -142,6 +144,10 @@ class Module {
   std::vector<Function> functions;
   std::vector<Global> globals;
   int entry = -1;          ///< functions index of the entry layer
+  /// The files a program is made of, for names: [0] is the compiled file
+  /// (empty), the others are imported files, named by the stem of their
+  /// import (a Python identifier). Empty when nothing is imported.
+  std::vector<std::string> origins;
 
   std::vector<Op> ops;
   std::vector<Value> values;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ struct ParamInfo {
   ParamClass cls = ParamClass::Input;
   TypeId type;
   bool implicit = false;  ///< a size variable promoted to a keyword-only int
+  bool hasDefault = false;
+  /// The default's value when it is a known integer (sub-module shapes).
+  std::optional<int64_t> defaultValue;
 };
 
 /// A size variable of an input's shape (`n` in `x: Tensor<float32, [?, n]>`)
@@ -61,6 +65,13 @@ struct CallableInfo {
   std::vector<uint32_t> paramSymbols;     ///< the symbol of each parameter, in order
   std::vector<uint32_t> shapeVarSymbols;  ///< the symbol of each shape variable
   TypeId returnType;  ///< declared, or Void when there is none
+  bool declaredReturn = false;  ///< the header has `-> type`
+  bool stateful = false;        ///< creates sub-modules (known once its body is checked)
+  /// Defined in an imported file (checked before this one): only its
+  /// signature is here; `node` is invalid and `origin` says where it is.
+  bool external = false;
+  const SourceBuffer* origin = nullptr;  ///< the file that defines it
+  SourceRange originRange;               ///< its name there
 };
 
 enum class SymbolKind : uint8_t {
@@ -136,6 +147,14 @@ struct RuntimeShapeCheck {
   DimId actual;
 };
 
+/// A top-level `let` with a value: a constant of the file.
+struct ConstantInfo {
+  uint32_t symbol = 0;
+  NodeId node;
+  std::optional<int64_t> intValue;   ///< a known integer (or bool)
+  std::optional<double> floatValue;
+};
+
 struct CheckedModule {
   const Tree* tree = nullptr;
   const Interner* interner = nullptr;
@@ -145,19 +164,46 @@ struct CheckedModule {
   std::vector<CallableInfo> callables;
   std::vector<InstanceInfo> instances;
   std::vector<RuntimeShapeCheck> runtimeChecks;
+  std::vector<ConstantInfo> constants;  ///< in source order (= the IR's globals)
   std::vector<TypeId> nodeType;      ///< per node; invalid for non-expressions
   std::vector<uint32_t> nodeSymbol;  ///< per Name/Let/Param/For node; UINT32_MAX if none
   std::vector<CallKind> callKind;    ///< per Call node
   std::vector<CallInfo> calls;
   std::vector<uint32_t> callOf;      ///< per Call node: index in calls, or UINT32_MAX
   int entryLayer = -1;               ///< callables index of the entry layer
-  /// The file imports others; names it could not resolve were accepted as
-  /// unknown (imports arrive with issue #8), so it cannot be lowered yet.
-  bool hasImports = false;
+  /// callables[0, firstLocal) come from imported files (ImportContext).
+  uint32_t firstLocal = 0;
 
   std::string formatType(TypeId type) const;
   /// --dump-types: each layer's classified signature, then the AST with types.
   std::string dump() const;
+};
+
+/// What a file sees of the files it imports, which were checked (and lowered)
+/// before it, in import order: the callables of all of them, numbered as in
+/// the program being built, and the type and dimension stores their types
+/// live in. The checked module starts from copies of these, so every id
+/// stays valid across the files of one program.
+struct ImportContext {
+  TypeStore types;
+  DimStore dims;
+  std::vector<CallableInfo> callables;  ///< all marked external
+  /// One per `import` item of the file, in source order.
+  struct Import {
+    NodeId item;                    ///< the Import node
+    std::string path;               ///< the file it resolved to, for messages
+    std::vector<uint32_t> exports;  ///< indices in callables of what that file defines
+    /// Its top-level constants; `global` is the program's global holding one.
+    struct Constant {
+      IdentifierId name;
+      TypeId type;
+      std::optional<int64_t> intValue;
+      std::optional<double> floatValue;
+      uint32_t global = 0;
+    };
+    std::vector<Constant> constants;
+  };
+  std::vector<Import> imports;
 };
 
 }  // namespace tritonc

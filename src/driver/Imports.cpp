@@ -1,0 +1,205 @@
+//===- Imports.cpp - finding, reading and ordering imported files --------===//
+#include "Imports.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <climits>
+#include <cstdlib>
+
+namespace tritonc {
+
+namespace {
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// Why an existing path cannot be imported, or "" when it can (a regular file;
+// reading anything else could block or mislead).
+std::string notImportable(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::strerror(errno);
+  if (S_ISDIR(st.st_mode)) return "it is a directory";
+  if (!S_ISREG(st.st_mode)) return "it is not a regular file";
+  return "";
+}
+
+std::string canonicalPath(const std::string& path) {
+  char buffer[PATH_MAX];
+  return ::realpath(path.c_str(), buffer) != nullptr ? std::string(buffer) : path;
+}
+
+std::string directoryOf(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+std::string baseName(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
+// `models/res-blocks.tri` -> `res_blocks`: a prefix for the Python names of
+// what the file defines when they clash with the importer's.
+std::string pythonStem(const std::string& path) {
+  std::string name = baseName(path);
+  if (size_t dot = name.find('.'); dot != std::string::npos && dot > 0) name.resize(dot);
+  for (char& ch : name) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "m_" + name;
+  return name;
+}
+
+}  // namespace
+
+bool mayImport(const SourceBuffer& source) {
+  return source.text().find("import") != std::string_view::npos;
+}
+
+std::vector<TokenId> importPaths(const TokenizedBuffer& tokens) {
+  std::vector<TokenId> paths;
+  for (uint32_t i = 0; i + 1 < tokens.size(); ++i) {
+    if (tokens.kind(TokenId{i}) == TokenKind::KwImport &&
+        tokens.kind(TokenId{i + 1}) == TokenKind::StringLiteral) {
+      paths.push_back(TokenId{i + 1});
+    }
+  }
+  return paths;
+}
+
+int ImportLoader::loadFile(const std::string& path, const std::string& canonical,
+                           DiagnosticEngine& diags, Timings* timings) {
+  Expected<SourceBuffer> read = SourceBuffer::readFile(path);
+  if (!read) {
+    return -1;
+  }
+  auto file = std::make_unique<ImportedFile>();
+  file->canonical = canonical;
+  file->stem = pythonStem(path);
+  file->source = std::make_unique<SourceBuffer>(std::move(*read));
+  size_t errors = diags.errorCount();
+  {
+    ScopedTimer timer(timings, "lexer", file->source->name());
+    file->tokens = std::make_unique<TokenizedBuffer>(lex(*file->source, interner_, diags));
+  }
+  {
+    ScopedTimer timer(timings, "parser", file->source->name());
+    file->tree = std::make_unique<Tree>(parse(*file->tokens, diags));
+  }
+  file->syntaxOk = diags.errorCount() == errors;
+  auto index = static_cast<int>(files_.size());
+  files_.push_back(std::move(file));
+  byCanonical_.emplace(canonical, index);
+  return index;
+}
+
+bool ImportLoader::visit(const SourceBuffer& from, const TokenizedBuffer& fromTokens,
+                         TokenId pathToken, std::vector<Frame>& stack, std::vector<int>& order,
+                         std::vector<char>& done, DiagnosticEngine& diags, Timings* timings,
+                         int& target) {
+  const std::string& spelling = fromTokens.stringValue(pathToken);
+  SourceRange at = fromTokens.range(pathToken);
+  // Relative to the importing file, then each -I directory.
+  std::vector<std::string> candidates;
+  if (!spelling.empty() && spelling[0] == '/') {
+    candidates.push_back(spelling);
+  } else if (!spelling.empty()) {
+    candidates.push_back(directoryOf(from.name()) + spelling);
+    for (const std::string& dir : includeDirs_) {
+      candidates.push_back(dir.empty() || dir.back() == '/' ? dir + spelling : dir + "/" + spelling);
+    }
+  }
+  std::string found;
+  for (const std::string& candidate : candidates) {
+    if (exists(candidate)) {
+      found = candidate;
+      break;
+    }
+  }
+  if (found.empty()) {
+    std::vector<std::string> searched;
+    searched.push_back(directoryOf(from.name()).empty() ? "." : directoryOf(from.name()));
+    for (const std::string& dir : includeDirs_) searched.push_back(dir);
+    diags.report(Diag::ImportNotFound, from, at, spelling)
+        .note(Note::ImportSearched,
+              fmt::format("{}{}", fmt::join(searched, ", "),
+                          includeDirs_.empty() ? " (add directories with -I DIR)" : ""));
+    return false;
+  }
+  if (std::string why = notImportable(found); !why.empty()) {
+    diags.report(Diag::ImportNotReadable, from, at, spelling, why);
+    return false;
+  }
+  std::string canonical = canonicalPath(found);
+  for (size_t i = 0; i < stack.size(); ++i) {
+    if (stack[i].canonical != canonical) continue;
+    // The chain from the file imported again back to it.
+    std::string chain = "'" + stack[i].source->name() + "'";
+    for (size_t j = i + 1; j < stack.size(); ++j) {
+      chain += (j == i + 1 ? " imports '" : ", which imports '") + stack[j].source->name() + "'";
+    }
+    chain += stack.size() == i + 1 ? std::string(" imports itself")
+                                   : ", which imports '" + stack[i].source->name() + "'";
+    diags.report(Diag::ImportCycle, from, at, chain);
+    return false;
+  }
+  auto known = byCanonical_.find(canonical);
+  int index = known != byCanonical_.end() ? known->second : loadFile(found, canonical, diags, timings);
+  if (index < 0) {
+    Expected<SourceBuffer> again = SourceBuffer::readFile(found);
+    diags.report(Diag::ImportNotReadable, from, at, spelling,
+                 again ? std::string("unknown error") : again.error().message);
+    return false;
+  }
+  target = index;
+  if (done.size() <= static_cast<size_t>(index)) done.resize(files_.size(), 0);
+  if (done[static_cast<size_t>(index)]) {
+    return true;
+  }
+  ImportedFile& file = *files_[static_cast<size_t>(index)];
+  if (!file.syntaxOk) {
+    done[static_cast<size_t>(index)] = 1;
+    return false;  // its errors are reported; its imports are not followed
+  }
+  stack.push_back(Frame{file.source.get(), canonical});
+  bool ok = true;
+  if (file.imports.empty()) {
+    for (TokenId path : importPaths(*file.tokens)) file.imports.push_back(ImportEdge{path, -1});
+  }
+  for (ImportEdge& edge : file.imports) {
+    ok = visit(*file.source, *file.tokens, edge.path, stack, order, done, diags, timings,
+               edge.target) && ok;
+  }
+  stack.pop_back();
+  if (done.size() < files_.size()) done.resize(files_.size(), 0);
+  done[static_cast<size_t>(index)] = 1;
+  if (ok) {
+    order.push_back(index);
+  }
+  return ok;
+}
+
+std::optional<std::vector<ImportEdge>> ImportLoader::load(const SourceBuffer& root,
+                                                          const TokenizedBuffer& rootTokens,
+                                                          DiagnosticEngine& diags,
+                                                          std::vector<int>& order,
+                                                          Timings* timings) {
+  std::vector<ImportEdge> edges;
+  for (TokenId path : importPaths(rootTokens)) edges.push_back(ImportEdge{path, -1});
+  std::vector<Frame> stack{Frame{&root, canonicalPath(root.name())}};
+  std::vector<char> done(files_.size(), 0);
+  order.clear();
+  bool ok = true;
+  for (ImportEdge& edge : edges) {
+    ok = visit(root, rootTokens, edge.path, stack, order, done, diags, timings, edge.target) && ok;
+  }
+  if (!ok) {
+    return std::nullopt;
+  }
+  return edges;
+}
+
+}  // namespace tritonc

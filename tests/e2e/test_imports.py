@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Programs made of several files (`import`), through the binary and torch.
+
+    python3 tests/e2e/test_imports.py --tritonc build/tools/tritonc/tritonc
+
+- Every multi-layer example split in two (its last layer in one file importing the rest)
+  compiles, at every -O level, to exactly the code of the single file (the generated module
+  inlines what it imports; only the header line names another file).
+- A program with a diamond, an alias, an imported constant and a clashing name runs in torch
+  and computes what its pieces compute by hand.
+- Cache keys cover imported files: editing one recompiles, restoring it hits again.
+- A multi-file compile where one input imports another writes both modules.
+Ends with "N passed, N failed".
+"""
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import runner  # noqa: E402
+
+REPO = runner.REPO
+LEVELS = ["-O0", "-O1", "-O2", "-O3", "-Os"]
+SPLIT = ["resnet18", "resnet50", "mobilenet_v2", "transformer_block", "vit_base",
+         "efficientnet_b0", "densenet121", "bitnet_mlp"]
+
+
+def run(tritonc, work, *args, check=True):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITONC_")}
+    env["TRITONC_CACHE_DIR"] = os.path.join(work, "cache")
+    proc = subprocess.run([tritonc] + list(args), cwd=work, env=env, capture_output=True,
+                          text=True, timeout=120)
+    if check and proc.returncode != 0:
+        raise AssertionError("tritonc %s: exit %d\n%s" % (" ".join(args), proc.returncode,
+                                                          proc.stderr))
+    return proc
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def body(code):
+    """The generated module without its header line (which names the source file)."""
+    return code.split("\n", 1)[1]
+
+
+def test_split_examples_compile_to_the_same_code(tritonc, work):
+    for name in SPLIT:
+        source = read(os.path.join(REPO, "examples", name + ".tri"))
+        layers = [m.start() for m in re.finditer(r"^layer ", source, re.M)]
+        assert len(layers) >= 2, name
+        write(os.path.join(work, "lib", name + "_parts.tri"), source[:layers[-1]])
+        write(os.path.join(work, name + ".tri"),
+              'import "lib/%s_parts.tri"\n%s' % (name, source[layers[-1]:]))
+        write(os.path.join(work, "whole", name + ".tri"), source)
+        for level in LEVELS:
+            run(tritonc, work, "compile", name + ".tri", level, "-o", "split.py", "--no-cache")
+            run(tritonc, work, "compile", "whole/%s.tri" % name, level, "-o", "whole.py",
+                "--no-cache")
+            split, whole = read(os.path.join(work, "split.py")), read(os.path.join(work, "whole.py"))
+            # -O0's run-time checks name the file the checked code is in.
+            split = split.replace('"lib/%s_parts.tri:' % name, '"FILE:')
+            whole = whole.replace('"whole/%s.tri:' % name, '"FILE:')
+            assert body(split) == body(whole), "%s %s: the split program compiles differently" % (
+                name, level)
+            assert "from %s.tri" % name in split.split("\n", 1)[0]
+
+
+PROGRAM = {
+    "lib/shapes.tri": """let WIDTH = 8
+let GAIN = 0.5
+
+fn double(x: Tensor<float32, [?, WIDTH]>) -> Tensor<float32, [?, WIDTH]> {
+    return x * 2.0
+}
+
+layer Proj(n: int, x: Tensor<float32, [?, n]>) -> Tensor<float32, [?, n]> {
+    let fc = TernaryLinear(n, n)
+    return fc(x)
+}
+""",
+    "lib/left.tri": """import "shapes.tri"
+
+layer Left(x: Tensor<float32, [?, WIDTH]>) -> Tensor<float32, [?, WIDTH]> {
+    let p = Proj(WIDTH)
+    return double(p(x))
+}
+""",
+    "lib/right.tri": """import "shapes.tri" as s
+
+let WIDTH = 3
+
+layer Right(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
+    return relu(s.double(x)) * WIDTH * s.GAIN
+}
+""",
+    "model.tri": """import "lib/left.tri"
+import "lib/right.tri" as r
+import "lib/shapes.tri" as shapes
+
+layer Proj(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
+    return x - 1.0
+}
+
+layer Model(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
+    let left = Left()
+    let right = r.Right()
+    let p = shapes.Proj(shapes.WIDTH)
+    return Proj(p(left(x)) + right(x))
+}
+""",
+}
+
+CHECK = r"""
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+import model
+torch.manual_seed(0)
+m = model.Model().eval()
+keys = sorted(m.state_dict().keys())
+assert keys == ["left.p.fc.bias", "left.p.fc.weight", "p.fc.bias", "p.fc.weight"], keys
+x = torch.randn(5, 8)
+with torch.no_grad():
+    got = m(x)
+    left = 2.0 * m.left.p(x)           # Left: double(Proj(WIDTH)(x))
+    right = torch.relu(2.0 * x) * 3 * 0.5   # Right: its own WIDTH (3), shapes' GAIN
+    want = m.p(left) + right - 1.0     # the local Proj subtracts 1
+assert torch.allclose(got, want, atol=1e-5), (got - want).abs().max()
+assert model.ENTRY == "Model"
+assert hasattr(model, "shapes_Proj") and hasattr(model, "Proj")
+print("ok")
+"""
+
+
+def test_program_with_imports_runs(tritonc, work):
+    for path, text in PROGRAM.items():
+        write(os.path.join(work, path), text)
+    for level in LEVELS:
+        run(tritonc, work, "compile", "model.tri", level, "-o", "model.py")
+        proc = subprocess.run(["/usr/bin/python3", "-c", CHECK, work], capture_output=True,
+                              text=True, timeout=300,
+                              env=dict(os.environ, PYTHONPATH=os.path.join(REPO, "runtime")))
+        assert proc.returncode == 0 and "ok" in proc.stdout, "%s:\n%s" % (level, proc.stderr)
+
+
+def test_cache_keys_cover_imported_files(tritonc, work):
+    for path, text in PROGRAM.items():
+        write(os.path.join(work, path), text)
+    first = run(tritonc, work, "compile", "model.tri", "-o", "a.py", "--verbose").stderr
+    assert "L3 miss" in first, first
+    again = run(tritonc, work, "compile", "model.tri", "-o", "b.py", "--verbose").stderr
+    assert "L3 hit" in again, again
+    assert read(os.path.join(work, "a.py")) == read(os.path.join(work, "b.py"))
+    # An edit two imports away changes the program: a miss, and new code.
+    shapes = os.path.join(work, "lib/shapes.tri")
+    write(shapes, PROGRAM["lib/shapes.tri"].replace("x * 2.0", "x * 3.0"))
+    edited = run(tritonc, work, "compile", "model.tri", "-o", "c.py", "--verbose").stderr
+    assert "L3 miss" in edited, edited
+    assert "3.0" in read(os.path.join(work, "c.py"))
+    write(shapes, PROGRAM["lib/shapes.tri"])
+    restored = run(tritonc, work, "compile", "model.tri", "-o", "d.py", "--verbose").stderr
+    assert "L3 hit" in restored, restored
+    assert read(os.path.join(work, "d.py")) == read(os.path.join(work, "a.py"))
+    # Another -O level reuses the checked program (L2), imported files included.
+    o2 = run(tritonc, work, "compile", "model.tri", "-O2", "-o", "e.py", "--verbose").stderr
+    assert "L2 hit" in o2, o2
+    run(tritonc, work, "compile", "model.tri", "-O2", "-o", "f.py", "--no-cache")
+    assert read(os.path.join(work, "e.py")) == read(os.path.join(work, "f.py"))
+
+
+def test_several_inputs_importing_each_other(tritonc, work):
+    for path, text in PROGRAM.items():
+        write(os.path.join(work, path), text)
+    os.makedirs(os.path.join(work, "out"))
+    run(tritonc, work, "compile", "model.tri", "lib/left.tri", "lib/shapes.tri", "-o", "out")
+    for stem in ["model", "left", "shapes"]:
+        assert os.path.getsize(os.path.join(work, "out", stem + ".py")) > 0, stem
+    left = read(os.path.join(work, "out", "left.py"))
+    assert "class Left" in left and "class Proj" in left and "class Model" not in left
+
+
+def test_broken_import_writes_nothing(tritonc, work):
+    write(os.path.join(work, "model.tri"), 'import "gone.tri"\n' + PROGRAM["lib/shapes.tri"])
+    proc = run(tritonc, work, "compile", "model.tri", "-o", "model.py", check=False)
+    assert proc.returncode == 1, proc.returncode
+    assert "model.tri:1:8: error: cannot find the imported file 'gone.tri'" in proc.stderr
+    assert not os.path.exists(os.path.join(work, "model.py"))
+
+
+if __name__ == "__main__":
+    sys.exit(runner.main([test_split_examples_compile_to_the_same_code,
+                          test_program_with_imports_runs,
+                          test_cache_keys_cover_imported_files,
+                          test_several_inputs_importing_each_other,
+                          test_broken_import_writes_nothing],
+                         lambda tritonc, work: (tritonc, work)))
