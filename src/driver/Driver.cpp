@@ -655,7 +655,8 @@ std::string programKeyText(const SourceBuffer& source, const std::vector<ImportE
 
 // Runs the pipeline on every input up to `lastStage`; returns the exit code.
 // `shared` is a cache kept open across runs (`watch`), else one is opened.
-int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* shared) {
+int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* shared,
+                std::vector<std::string>* dependencies = nullptr) {
   setLogLevel(options.debug ? LogLevel::Debug : options.verbose ? LogLevel::Verbose : LogLevel::Off);
   std::unique_ptr<DiagnosticConsumer> printer = makeConsumer(options);
   SortingDiagnosticConsumer sorter(*printer);
@@ -761,6 +762,11 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         ScopedTimer timer(timings.get(), "imports", source.name());
         imports = loader.load(source, scan, diags, importOrder, timings.get());
         importsFailed = !imports;
+        if (dependencies != nullptr) {
+          for (int i = 0; i < loader.fileCount(); ++i) {
+            dependencies->push_back(loader.file(i).source->name());
+          }
+        }
       }
     }
     std::string keyText = imports ? programKeyText(source, *imports, importOrder, loader)
@@ -1046,8 +1052,9 @@ int runCompile(const CompileOptions& options) {
   return runFrontEnd(options, last, nullptr);
 }
 
-int runCompileWith(const CompileOptions& options, cache::Cache& cache) {
-  return runFrontEnd(options, options.stopAfter.value_or(Stage::Emit), &cache);
+int runCompileWith(const CompileOptions& options, cache::Cache& cache,
+                   std::vector<std::string>* dependencies) {
+  return runFrontEnd(options, options.stopAfter.value_or(Stage::Emit), &cache, dependencies);
 }
 
 int runCheck(const CompileOptions& options) {

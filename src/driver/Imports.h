@@ -63,6 +63,8 @@ class ImportLoader {
                                               Timings* timings);
 
   const ImportedFile& file(int index) const { return *files_[static_cast<size_t>(index)]; }
+  /// How many files were loaded so far (including ones a failed load reached).
+  int fileCount() const { return static_cast<int>(files_.size()); }
 
  private:
   struct Frame {

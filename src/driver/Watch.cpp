@@ -1,6 +1,6 @@
 //===- Watch.cpp - `tritonc watch`: recompile on every save -----------------===//
 //
-// Watches the file's directory with inotify (editors often save by writing a
+// Watches the file's directory, and those of the files it imports, with inotify (editors often save by writing a
 // temporary file and renaming it over the original, which a watch on the file
 // itself would lose), coalesces the events of one save, and recompiles with
 // one cache kept open, so its in-memory level survives between compiles. A
@@ -19,6 +19,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -48,15 +52,29 @@ int runWatch(const CompileOptions& options) {
                  path.c_str(), std::strerror(errno == 0 ? ENOENT : errno));
     return kExitUsageError;
   }
-  size_t slash = path.find_last_of('/');
-  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-
+  // Directories watched (by watch descriptor) and the files of interest in
+  // each: the input, then every file it imports (learned from each compile).
   int inotify = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-  if (inotify < 0 || ::inotify_add_watch(inotify, dir.c_str(),
-                                         IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE |
-                                             IN_MOVED_FROM) < 0) {
-    std::fprintf(stderr, "tritonc: error: cannot watch %s: %s\n", dir.c_str(), std::strerror(errno));
+  if (inotify < 0) {
+    std::fprintf(stderr, "tritonc: error: cannot watch %s: %s\n", path.c_str(), std::strerror(errno));
+    return kExitInternalError;
+  }
+  std::map<int, std::string> dirOf;
+  std::set<std::pair<std::string, std::string>> followed;  // (directory, file name)
+  auto follow = [&](const std::string& file) {
+    size_t slash = file.find_last_of('/');
+    std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : file.substr(0, slash));
+    std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
+    if (!followed.emplace(dir, base).second) return true;
+    int wd = ::inotify_add_watch(inotify, dir.c_str(),
+                                 IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE |
+                                     IN_MOVED_FROM);
+    if (wd < 0) return false;
+    dirOf[wd] = dir;
+    return true;
+  };
+  if (!follow(path)) {
+    std::fprintf(stderr, "tritonc: error: cannot watch %s: %s\n", path.c_str(), std::strerror(errno));
     return kExitInternalError;
   }
   sigset_t signals;
@@ -78,8 +96,12 @@ int runWatch(const CompileOptions& options) {
       return;
     }
     auto start = std::chrono::steady_clock::now();
-    int rc = runCompileWith(options, cache);
+    std::vector<std::string> imported;
+    int rc = runCompileWith(options, cache, &imported);
     cache.flush();
+    for (const std::string& file : imported) {
+      follow(file);  // a directory that cannot be watched just is not followed
+    }
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                     .count();
     if (rc == kExitSuccess) {
@@ -109,7 +131,11 @@ int runWatch(const CompileOptions& options) {
       while ((n = ::read(inotify, buffer, sizeof buffer)) > 0) {
         for (char* p = buffer; p < buffer + n;) {
           auto* event = reinterpret_cast<struct inotify_event*>(p);
-          if (event->len > 0 && base == event->name) relevant = true;
+          auto dir = dirOf.find(event->wd);
+          if (event->len > 0 && dir != dirOf.end() &&
+              followed.count({dir->second, std::string(event->name)}) != 0) {
+            relevant = true;
+          }
           p += sizeof(struct inotify_event) + event->len;
         }
       }

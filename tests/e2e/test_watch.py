@@ -124,6 +124,30 @@ def test_watch_follows_edits(tritonc, work):
     check(any("stopped" in line for line in w.seen + list(w.lines.queue)), "no 'stopped' line")
 
 
+def test_watch_follows_imported_files(tritonc, work):
+    os.makedirs(os.path.join(work, "lib"))
+    lib = os.path.join(work, "lib", "blocks.tri")
+    out = os.path.join(work, "out.py")
+    write(lib, "fn act(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {\n"
+               "    return relu(x)\n}\n")
+    write(os.path.join(work, "model.tri"), 'import "lib/blocks.tri"\n' + MODEL.replace(
+        "relu(x @ w)", "act(x @ w)"))
+    w = Watch(tritonc, work)
+    try:
+        w.wait_for("watching model.tri")
+        check("F.relu(" in read(out), "first compile: no relu")
+        write(lib, read(lib).replace("relu(x)", "sigmoid(x)"))  # an edit in the imported file
+        w.wait_for("compiled model.tri")
+        check("torch.sigmoid(" in read(out), "the imported file's edit was not compiled:\n"
+              + read(out))
+        write(os.path.join(work, "lib", "unrelated.tri"), MODEL)  # not imported: ignored
+        time.sleep(0.3)
+        check(w.lines.empty(), "a change to a file that is not imported triggered a compile")
+    finally:
+        rc = w.stop()
+    check(rc == 0, "Ctrl-C: exit %s" % rc)
+
+
 def test_watch_missing_file_is_a_usage_error(tritonc, work):
     proc = subprocess.run([tritonc, "watch", "absent.tri"], cwd=work, capture_output=True,
                           text=True, timeout=10)
@@ -131,7 +155,8 @@ def test_watch_missing_file_is_a_usage_error(tritonc, work):
     check("[CannotReadFile]" in proc.stderr, proc.stderr)
 
 
-TESTS = [test_watch_follows_edits, test_watch_missing_file_is_a_usage_error]
+TESTS = [test_watch_follows_edits, test_watch_follows_imported_files,
+         test_watch_missing_file_is_a_usage_error]
 
 
 if __name__ == "__main__":

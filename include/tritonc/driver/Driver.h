@@ -24,8 +24,10 @@ int runCompile(const CompileOptions& options);
 /// `tritonc check`: the front end only, no output files.
 int runCheck(const CompileOptions& options);
 /// One compile with a cache kept open by the caller (its in-memory level
-/// survives between compiles: `watch`).
-int runCompileWith(const CompileOptions& options, cache::Cache& cache);
+/// survives between compiles: `watch`). `dependencies`, when given, receives
+/// the files the inputs import (as opened), so that a watcher can follow them.
+int runCompileWith(const CompileOptions& options, cache::Cache& cache,
+                   std::vector<std::string>* dependencies = nullptr);
 /// `tritonc watch FILE.tri [compile flags]`: compiles, then recompiles on every
 /// save (inotify) until interrupted; exit 0 on Ctrl-C.
 int runWatch(const CompileOptions& options);
