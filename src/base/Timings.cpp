@@ -76,6 +76,17 @@ constexpr double kBottleneckPercent = 10.0;
 
 }  // namespace
 
+void Timings::absorb(const Timings& other, int depthOffset, int track) {
+  int64_t shift =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(other.origin_ - origin_).count();
+  for (Event event : other.events_) {
+    event.startNs += shift;
+    event.depth += depthOffset;
+    event.track = track;
+    events_.push_back(std::move(event));
+  }
+}
+
 size_t Timings::begin(std::string label, std::string detail) {
   Event event{std::move(label), std::move(detail), nowNs(), 0, 0, depth_, 0};
   event.cpuNs = threadCpuNs();  // the start, until end() makes it a duration
@@ -228,15 +239,22 @@ std::string Timings::formatChromeTrace() const {
          "\"args\":{\"name\":\"tritonc\"}},\n";
   out += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,"
          "\"args\":{\"name\":\"main\"}}";
+  int tracks = 1;
+  for (const Event& event : events_) tracks = std::max(tracks, event.track);
+  for (int track = 2; track <= tracks; ++track) {
+    out += fmt::format(",\n{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":{},"
+                       "\"args\":{{\"name\":\"worker {}\"}}}}",
+                       track, track - 1);
+  }
   out += events_.empty() ? "\n" : ",\n";
   for (size_t i = 0; i < events_.size(); ++i) {
     const Event& event = events_[i];
     out += "{\"name\":";
     appendJsonString(out, event.label);
     out += fmt::format(",\"cat\":\"tritonc\",\"ph\":\"X\",\"ts\":{:.3f},\"dur\":{:.3f},"
-                       "\"pid\":1,\"tid\":1,\"args\":{{\"detail\":",
+                       "\"pid\":1,\"tid\":{},\"args\":{{\"detail\":",
                        static_cast<double>(event.startNs) / 1e3,
-                       static_cast<double>(event.durationNs) / 1e3);
+                       static_cast<double>(event.durationNs) / 1e3, event.track);
     appendJsonString(out, event.detail);
     out += fmt::format(",\"cpu_us\":{:.3f},\"peak_rss_kb\":{}}}}}{}\n",
                        static_cast<double>(event.cpuNs) / 1e3, event.peakRssKb,

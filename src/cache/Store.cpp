@@ -75,6 +75,7 @@ std::string Cache::entryPath(Level level, const Key& key) const {
 }
 
 std::optional<Entry> Cache::load(Level level, const Key& key) {
+  auto guard = lock();
   if (!enabled_) {
     return std::nullopt;
   }
@@ -150,6 +151,7 @@ void Cache::countStore(Level level, const Key& key, size_t bytes, std::string_vi
 }
 
 void Cache::store(Level level, const Key& key, std::string_view payload, uint64_t computeNs) {
+  auto guard = lock();
   if (!enabled_) {
     return;
   }
@@ -163,6 +165,7 @@ void Cache::store(Level level, const Key& key, std::string_view payload, uint64_
 
 void Cache::storeInBackground(Level level, const Key& key, std::string payload,
                               uint64_t computeNs) {
+  auto guard = lock();
   // Starting a thread costs tens of microseconds: only worth it for entries
   // that take milliseconds to compress.
   constexpr size_t kBackgroundThreshold = 256 * 1024;
@@ -186,6 +189,7 @@ void Cache::storeInBackground(Level level, const Key& key, std::string payload,
 }
 
 void Cache::wait() {
+  auto guard = lock();
   for (std::unique_ptr<Background>& job : background_) {
     job->thread.join();
     if (!job->error.empty()) {
@@ -197,9 +201,13 @@ void Cache::wait() {
   background_.clear();
 }
 
-void Cache::addSaved(Level level, uint64_t ns) { session_.levels[index(level)].savedNs += ns; }
+void Cache::addSaved(Level level, uint64_t ns) {
+  auto guard = lock();
+  session_.levels[index(level)].savedNs += ns;
+}
 
 void Cache::flush() {
+  auto guard = lock();
   wait();
   if (dir_.empty()) {
     return;

@@ -13,6 +13,10 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <thread>
+#include <mutex>
+#include <functional>
+#include <atomic>
 
 #include "Imports.h"
 #include "Log.h"
@@ -738,18 +742,32 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   std::vector<FileResult> results;
   results.reserve(sources.size());
   bool multipleFiles = sources.size() > 1;
-  for (const SourceBuffer& source : sources) {
+  results.resize(sources.size());
+  // One file's compile: everything it touches comes in `file` (a worker of -j
+  // has its own diagnostics, identifiers, imports and timings).
+  struct FileContext {
+    DiagnosticEngine& diags;
+    Interner& interner;
+    ImportLoader& loader;
+    Timings* timings;
+    std::function<void()> flush;  ///< prints what was reported so far
+  };
+  auto compileFile = [&](const SourceBuffer& source, FileResult& result, FileContext& job) -> int {
+    DiagnosticEngine& fdiags = job.diags;
+    Interner& finterner = job.interner;
+    ImportLoader& floader = job.loader;
+    Timings* ftimings = job.timings;
+    auto flushDiagnostics = [&] { job.flush(); };
     logMessage(LogLevel::Verbose, "processing " + source.name());
-    FileResult& result = results.emplace_back();
     result.source = &source;
     int64_t fileStart = monotonicNs();
-    size_t fileErrorsStart = diags.errorCount();
+    size_t fileErrorsStart = fdiags.errorCount();
     std::vector<Diagnostic> recorded;
     // The recorder points into this iteration's `recorded`: never past it.
     struct RecorderReset {
       DiagnosticEngine& engine;
       ~RecorderReset() { engine.setRecorder(nullptr); }
-    } recorderReset{diags};
+    } recorderReset{fdiags};
     // Imports are found first: every imported file is part of the keys.
     std::optional<std::vector<ImportEdge>> imports;
     std::vector<int> importOrder;
@@ -757,45 +775,45 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     if (lastStage >= Stage::Check && mayImport(source)) {
       CollectingDiagnosticConsumer ignored;
       DiagnosticEngine scratch(ignored);
-      TokenizedBuffer scan = lex(source, interner, scratch);
+      TokenizedBuffer scan = lex(source, finterner, scratch);
       if (!importPaths(scan).empty()) {
-        ScopedTimer timer(timings.get(), "imports", source.name());
-        imports = loader.load(source, scan, diags, importOrder, timings.get());
+        ScopedTimer timer(ftimings, "imports", source.name());
+        imports = floader.load(source, scan, fdiags, importOrder, ftimings);
         importsFailed = !imports;
         if (dependencies != nullptr) {
-          for (int i = 0; i < loader.fileCount(); ++i) {
-            dependencies->push_back(loader.file(i).source->name());
+          for (int i = 0; i < floader.fileCount(); ++i) {
+            dependencies->push_back(floader.file(i).source->name());
           }
         }
       }
     }
-    std::string keyText = imports ? programKeyText(source, *imports, importOrder, loader)
+    std::string keyText = imports ? programKeyText(source, *imports, importOrder, floader)
                                   : std::string();
     std::string_view keySource = imports ? std::string_view(keyText) : source.text();
     std::optional<cache::Key> l2Key;
     if (cache.enabled() && !importsFailed) {
       cache::Key l3 = generatedCodeKey(options, keySource, compilerIdentity(), nvcc);
-      if (loadGeneratedCode(cache, l3, source, diags, result, timings.get())) {
-        sorter.flush();
-        continue;
+      if (loadGeneratedCode(cache, l3, source, fdiags, result, ftimings)) {
+        flushDiagnostics();
+        return kExitSuccess;
       }
       result = FileResult{};
       result.source = &source;
       result.l3Key = l3;
       l2Key = checkedIRKey(options, keySource, compilerIdentity());
-      diags.setRecorder(&recorded);
+      fdiags.setRecorder(&recorded);
     }
     std::unique_ptr<Interner> cachedInterner;
     std::optional<ir::Module> module;
     if (l2Key) {
-      module = loadCheckedIR(cache, *l2Key, source, diags, cachedInterner, recorded,
-                             timings.get());
+      module = loadCheckedIR(cache, *l2Key, source, fdiags, cachedInterner, recorded,
+                             ftimings);
     }
     if (!module) {
       std::optional<TokenizedBuffer> tokens;
       {
-        ScopedTimer timer(timings.get(), "lexer", source.name());
-        tokens.emplace(lex(source, interner, diags));
+        ScopedTimer timer(ftimings, "lexer", source.name());
+        tokens.emplace(lex(source, finterner, fdiags));
       }
       if (options.dumpTokens) {
         if (multipleFiles) {
@@ -804,13 +822,13 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         writeStdout(tokens->dump());
       }
       if (lastStage == Stage::Lex) {
-        sorter.flush();
-        continue;
+        flushDiagnostics();
+        return kExitSuccess;
       }
       std::optional<Tree> tree;
       {
-        ScopedTimer timer(timings.get(), "parser", source.name());
-        tree.emplace(parse(*tokens, diags));
+        ScopedTimer timer(ftimings, "parser", source.name());
+        tree.emplace(parse(*tokens, fdiags));
       }
       if (options.dumpAst) {
         if (multipleFiles) {
@@ -822,7 +840,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
                                               tokens->size(), tree->size()));
       // A file with syntax errors is not type-checked: its tree has holes that
       // would only produce follow-on errors.
-      if (lastStage >= Stage::Check && diags.errorCount() == fileErrorsStart &&
+      if (lastStage >= Stage::Check && fdiags.errorCount() == fileErrorsStart &&
           !importsFailed) {
         // The imported files first, each after the ones it imports; the
         // first one with errors stops the program there.
@@ -833,32 +851,32 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         if (imports) {
           program.emplace(lastStage >= Stage::Ir);
           for (int index : importOrder) {
-            const ImportedFile& file = loader.file(index);
-            ImportContext forFile = program->contextFor(*file.tree, file.imports, loader);
-            size_t before = diags.errorCount();
+            const ImportedFile& file = floader.file(index);
+            ImportContext forFile = program->contextFor(*file.tree, file.imports, floader);
+            size_t before = fdiags.errorCount();
             std::optional<CheckedModule> imported;
             {
-              ScopedTimer timer(timings.get(), "type checker", file.source->name());
-              imported.emplace(check(*file.tree, interner, diags, &forFile));
+              ScopedTimer timer(ftimings, "type checker", file.source->name());
+              imported.emplace(check(*file.tree, finterner, fdiags, &forFile));
             }
-            if (diags.errorCount() != before) break;
-            program->add(index, file, *imported, irgenOptions, timings.get());
+            if (fdiags.errorCount() != before) break;
+            program->add(index, file, *imported, irgenOptions, ftimings);
           }
-          if (diags.errorCount() == fileErrorsStart) {
-            context = program->contextFor(*tree, *imports, loader);
+          if (fdiags.errorCount() == fileErrorsStart) {
+            context = program->contextFor(*tree, *imports, floader);
           }
         }
-        if (diags.errorCount() != fileErrorsStart) {
-          sorter.flush();
-          continue;
+        if (fdiags.errorCount() != fileErrorsStart) {
+          flushDiagnostics();
+          return kExitSuccess;
         }
         std::optional<CheckedModule> checked;
         {
-          ScopedTimer timer(timings.get(), "type checker", source.name());
-          checked.emplace(check(*tree, interner, diags, context ? &*context : nullptr));
+          ScopedTimer timer(ftimings, "type checker", source.name());
+          checked.emplace(check(*tree, finterner, fdiags, context ? &*context : nullptr));
         }
         if (!options.entry.empty()) {
-          selectEntry(*checked, options.entry, source, diags);
+          selectEntry(*checked, options.entry, source, fdiags);
         }
         if (options.dumpTypes) {
           if (multipleFiles) {
@@ -866,14 +884,14 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
           }
           writeStdout(checked->dump());
         }
-        if (lastStage >= Stage::Ir && diags.errorCount() == fileErrorsStart) {
-          sorter.flush();
+        if (lastStage >= Stage::Ir && fdiags.errorCount() == fileErrorsStart) {
+          flushDiagnostics();
           if (program) {
-            ScopedTimer timer(timings.get(), "IR generation", source.name());
+            ScopedTimer timer(ftimings, "IR generation", source.name());
             generateIRInto(*checked, program->program(), irgenOptions);
             module = std::move(program->program());
           } else {
-            module = generateModule(options, *checked, timings.get());
+            module = generateModule(options, *checked, ftimings);
           }
           // Recorded diagnostics are replayed against this file: one about an
           // imported file (a warning there) keeps the program out of the cache.
@@ -886,7 +904,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
             result.l3Key.reset();
           }
           if (l2Key) {
-            ScopedTimer timer(timings.get(), "cache store (L2)", source.name());
+            ScopedTimer timer(ftimings, "cache store (L2)", source.name());
             // Serialized straight into the payload; a large one is compressed
             // and written while the optimizer runs.
             std::string payload;
@@ -902,19 +920,99 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       }
     }
     if (module) {
-      int status = runMiddleEnd(options, lastStage, *module, timings.get(),
+      int status = runMiddleEnd(options, lastStage, *module, ftimings,
                                 multipleFiles ? source.name() : std::string(), source.name(),
-                                diags, result);
+                                fdiags, result);
       if (status != kExitSuccess) {
+        flushDiagnostics();
+        return status;
+      }
+    }
+    fdiags.setRecorder(nullptr);
+    result.compiled = result.compiled && fdiags.errorCount() == fileErrorsStart;
+    result.diagnostics = std::move(recorded);
+    result.computeNs = static_cast<uint64_t>(monotonicNs() - fileStart);
+    flushDiagnostics();  // one file's diagnostics, in source order
+    return kExitSuccess;
+  };
+
+  // Several files in parallel (-j), unless dumps ask for one stream of output.
+  unsigned jobs = options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  bool dumps = options.dumpTokens || options.dumpAst || options.dumpTypes || options.dumpIr ||
+               options.dumpCode || options.printAfterAll;
+  jobs = std::min<unsigned>(jobs, static_cast<unsigned>(sources.size()));
+  if (jobs <= 1 || dumps) {
+    for (size_t i = 0; i < sources.size(); ++i) {
+      FileContext file{diags, interner, loader, timings.get(), [&] { sorter.flush(); }};
+      logMessage(LogLevel::Verbose, "processing " + sources[i].name());
+      results[i].source = &sources[i];
+      if (int status = compileFile(sources[i], results[i], file); status != kExitSuccess) {
         sorter.flush();
         return status;
       }
     }
-    diags.setRecorder(nullptr);
-    result.compiled = result.compiled && diags.errorCount() == fileErrorsStart;
-    result.diagnostics = std::move(recorded);
-    result.computeNs = static_cast<uint64_t>(monotonicNs() - fileStart);
-    sorter.flush();  // one file's diagnostics, in source order
+  } else {
+    ScopedTimer parallelTimer(timings.get(), "compile files", fmt::format("-j {}", jobs));
+    // Each file's diagnostics are collected as reported (before -Werror and
+    // -q, which the replay applies) and printed per file in input order.
+    struct Worker {
+      CollectingDiagnosticConsumer collected;
+      std::unique_ptr<DiagnosticEngine> diags;
+      Interner interner;
+      std::unique_ptr<ImportLoader> loader;
+      std::unique_ptr<Timings> timings;
+      int status = kExitSuccess;
+      int track = 0;
+    };
+    std::vector<std::unique_ptr<Worker>> perFile(sources.size());
+    std::atomic<size_t> next{0};
+    std::atomic<size_t> done{0};
+    bool progress = ::isatty(STDERR_FILENO) != 0 && !options.quiet;
+    std::mutex progressMutex;
+    auto work = [&](int track) {
+      for (size_t i; (i = next.fetch_add(1)) < sources.size();) {
+        auto w = std::make_unique<Worker>();
+        w->diags = std::make_unique<DiagnosticEngine>(w->collected);
+        w->loader = std::make_unique<ImportLoader>(w->interner, options.includeDirs);
+        if (timings) w->timings = std::make_unique<Timings>();
+        w->track = track;
+        FileContext file{*w->diags, w->interner, *w->loader, w->timings.get(), [] {}};
+        logMessage(LogLevel::Verbose, "processing " + sources[i].name());
+        results[i].source = &sources[i];
+        w->status = compileFile(sources[i], results[i], file);
+        perFile[i] = std::move(w);
+        size_t finished = done.fetch_add(1) + 1;
+        if (progress) {
+          std::lock_guard<std::mutex> guard(progressMutex);
+          std::string line = fmt::format("\r[{}/{}] {}", finished, sources.size(),
+                                         sources[i].name());
+          line.resize(std::max<size_t>(line.size(), 79), ' ');
+          std::fwrite(line.data(), 1, line.size(), stderr);
+          std::fflush(stderr);
+        }
+      }
+    };
+    std::vector<std::thread> threads;
+    for (unsigned t = 1; t < jobs; ++t) threads.emplace_back(work, static_cast<int>(t) + 1);
+    work(1);
+    for (std::thread& thread : threads) thread.join();
+    if (progress) {
+      std::fwrite("\r\033[K", 1, 4, stderr);  // the progress line is erased when done
+    }
+    int status = kExitSuccess;
+    for (size_t i = 0; i < sources.size(); ++i) {
+      for (Diagnostic& d : perFile[i]->collected.diagnostics) diags.replay(std::move(d));
+      sorter.flush();
+      if (status == kExitSuccess) status = perFile[i]->status;
+      if (timings && perFile[i]->timings) {
+        timings->absorb(*perFile[i]->timings, 1, perFile[i]->track);
+      }
+    }
+    if (status != kExitSuccess) {
+      return status;
+    }
+    // The workers' sources (imported files) must outlive their diagnostics,
+    // which are printed by now.
   }
   std::fflush(stdout);
 

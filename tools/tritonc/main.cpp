@@ -247,6 +247,8 @@ int run(int argc, char** argv) {
       ->option_text("DIR")
       ->take_all()
       ->allow_extra_args(false);
+  check->add_option("-j,--jobs", options.jobs, "Parallel jobs (default: number of cores)")
+      ->check(CLI::Range(1u, 1024u));
 
   CompileOptions watchOptions;
   std::string watchStop;

@@ -29,6 +29,7 @@ class Timings {
     int64_t cpuNs = 0;    ///< CPU time of the calling thread during the phase
     int depth = 0;
     int64_t peakRssKb = 0;
+    int track = 1;        ///< the trace's thread: 1 main, 2.. the workers of -j
   };
   /// A section under the table, given in both renderings (e.g. the cache's
   /// hits and misses): `text` for the report, `json` a JSON value.
@@ -44,6 +45,9 @@ class Timings {
   void end(size_t index);
   const std::vector<Event>& events() const { return events_; }
   void addSection(Section section) { sections_.push_back(std::move(section)); }
+  /// Adds the finished phases of `other` (a worker's), nested `depthOffset`
+  /// levels deeper, on trace track `track`, on this object's clock.
+  void absorb(const Timings& other, int depthOffset, int track);
 
   /// The --timing report: totals, a table of phases (runs, wall and CPU
   /// time, share of the total, peak memory), the sections, and the

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -192,7 +193,8 @@ struct Counters {
 };
 
 /// A cache directory opened by one process. Never fails: an unusable
-/// directory leaves the cache disabled with `warning()` saying why.
+/// directory leaves the cache disabled with `warning()` saying why. Its
+/// lookups and stores may be called from several threads (`-j`).
 class Cache {
  public:
   static Cache open(const Settings& settings);
@@ -202,7 +204,10 @@ class Cache {
   Cache& operator=(Cache&&) noexcept;
   ~Cache();
 
-  bool enabled() const { return enabled_; }
+  bool enabled() const {
+    auto guard = lock();
+    return enabled_;
+  }
   const std::string& dir() const { return dir_; }
   /// Why the cache could not be used (empty when it works or was turned off).
   const std::string& warning() const { return warning_; }
@@ -242,6 +247,12 @@ class Cache {
   Settings settings_;
   Counters session_;
   std::unordered_map<std::string, Entry> l1_;
+  /// Serializes every public operation (a moved-from cache has none).
+  std::unique_ptr<std::recursive_mutex> mutex_ = std::make_unique<std::recursive_mutex>();
+  std::unique_lock<std::recursive_mutex> lock() const {
+    return mutex_ ? std::unique_lock<std::recursive_mutex>(*mutex_)
+                  : std::unique_lock<std::recursive_mutex>();
+  }
   struct Background;
   std::vector<std::unique_ptr<Background>> background_;
   void disable(std::string why);

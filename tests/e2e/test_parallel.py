@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Parallel compiles (`-j N`) through the binary.
+
+    python3 tests/e2e/test_parallel.py --tritonc build/tools/tritonc/tritonc
+
+- Every example (and a program with imports) compiled with -j 1, 2 and 4 gives byte-identical
+  outputs.
+- Diagnostics of several failing files come grouped per file, in input order, identically
+  for every -j and every run; the exit status is the same.
+- A progress line ([done/total] file) is drawn on a terminal and erased; never when stderr is
+  not a terminal.
+- --time-trace with -j puts each worker's phases on a track of its own.
+Ends with "N passed, N failed".
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import runner  # noqa: E402
+
+REPO = runner.REPO
+EXAMPLES = sorted(os.path.join(REPO, "examples", f)
+                  for f in os.listdir(os.path.join(REPO, "examples")) if f.endswith(".tri"))
+
+
+def run(tritonc, work, *args):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITONC_")}
+    env["TRITONC_CACHE_DIR"] = os.path.join(work, "cache")
+    return subprocess.run([tritonc] + list(args), cwd=work, env=env, capture_output=True,
+                          timeout=300)
+
+
+def tree(path):
+    out = {}
+    for name in sorted(os.listdir(path)):
+        with open(os.path.join(path, name), "rb") as f:
+            out[name] = f.read()
+    return out
+
+
+def test_outputs_do_not_depend_on_jobs(tritonc, work):
+    with open(os.path.join(work, "lib.tri"), "w") as f:
+        f.write("fn act(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {\n"
+                "    return relu(x)\n}\n")
+    with open(os.path.join(work, "net.tri"), "w") as f:
+        f.write('import "lib.tri"\nlayer Net(w: TernaryTensor<trit, [8, 4]>, '
+                "x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 4]> {\n"
+                "    return act(x @ w)\n}\n")
+    inputs = EXAMPLES + ["net.tri", "lib.tri"]
+    outputs = {}
+    for jobs in ["1", "2", "4"]:
+        out = os.path.join(work, "out" + jobs)
+        os.makedirs(out)
+        proc = run(tritonc, work, "compile", *inputs, "-O2", "-o", out, "--no-cache", "-j", jobs)
+        assert proc.returncode == 0, proc.stderr.decode()
+        outputs[jobs] = tree(out)
+    assert len(outputs["1"]) == len(inputs), sorted(outputs["1"])
+    assert outputs["1"] == outputs["2"] == outputs["4"]
+
+
+BROKEN = ["layer L{i}(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {{\n"
+          "    return x + missing{i}\n}}\n",
+          "layer M{i}(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {{\n"
+          "    return x @ x @ undefined{i}\n}}\nfn f{i}( -> int {{ return 1 }}\n"]
+
+
+def test_diagnostics_grouped_per_file_in_input_order(tritonc, work):
+    names = []
+    for i in range(6):
+        name = "f%d.tri" % i
+        with open(os.path.join(work, name), "w") as f:
+            f.write(BROKEN[i % 2].format(i=i))
+        names.append(name)
+    names.append(os.path.relpath(EXAMPLES[0], work))  # one good file among them
+    seen = set()
+    for jobs in ["1", "2", "4", "1", "2", "4"]:
+        proc = run(tritonc, work, "check", *names, "-j", jobs)
+        assert proc.returncode == 1, proc.returncode
+        seen.add(proc.stderr)
+    assert len(seen) == 1, "diagnostics differ between runs"
+    text = seen.pop().decode()
+    order = [line.split(":")[0] for line in text.splitlines() if ": error:" in line]
+    assert order == sorted(order, key=lambda n: names.index(n)), order
+    assert set(order) == set(names[:-1]), order
+
+
+def test_progress_line_only_on_a_terminal(tritonc, work):
+    out = os.path.join(work, "out")
+    os.makedirs(out)
+    args = ["compile"] + EXAMPLES[:6] + ["-o", out, "--no-cache", "-j", "2"]
+    proc = run(tritonc, work, *args)
+    assert proc.returncode == 0 and b"[6/6]" not in proc.stderr, proc.stderr
+    script = shutil.which("script")
+    assert script, "util-linux `script` is needed to give tritonc a terminal"
+    command = " ".join("'%s'" % a for a in [tritonc] + args)
+    tty = subprocess.run([script, "-qec", command, "/dev/null"], cwd=work, capture_output=True,
+                         timeout=120, env=dict(os.environ, TRITONC_CACHE_DIR=work + "/cache"))
+    assert tty.returncode == 0, tty.stdout
+    assert b"[6/6]" in tty.stdout and b"\r\x1b[K" in tty.stdout, tty.stdout
+
+
+def test_time_trace_has_a_track_per_worker(tritonc, work):
+    out = os.path.join(work, "out")
+    os.makedirs(out)
+    trace = os.path.join(work, "t.json")
+    proc = run(tritonc, work, "compile", *EXAMPLES[:8], "-o", out, "--no-cache", "-j", "2",
+               "--time-trace=" + trace, "--timing")
+    assert proc.returncode == 0, proc.stderr.decode()
+    with open(trace) as f:
+        events = json.load(f)["traceEvents"]
+    tracks = {e["tid"] for e in events if e["ph"] == "X" and e["name"] == "parser"}
+    assert tracks and tracks <= {1, 2}, tracks  # the main thread works too (track 1)
+    names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert "worker 1" in names, names
+    assert any(e["name"] == "compile files" for e in events if e["ph"] == "X")
+    assert b"compile files" in proc.stderr  # the --timing table
+
+
+if __name__ == "__main__":
+    sys.exit(runner.main([test_outputs_do_not_depend_on_jobs,
+                          test_diagnostics_grouped_per_file_in_input_order,
+                          test_progress_line_only_on_a_terminal,
+                          test_time_trace_has_a_track_per_worker],
+                         lambda tritonc, work: (tritonc, work)))
