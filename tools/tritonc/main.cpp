@@ -167,8 +167,9 @@ void addCompileFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choices
                                 "Write a Chrome trace JSON (default <stem>.trace.json)");
   (*timeTraceOpt)->option_text("[=FILE.json]");
   cmd->add_flag("--incremental", o.incremental, "Recompile only the layers that changed");
-  cmd->add_option("-j,--jobs", o.jobs, "Parallel jobs (default: number of cores)")
-      ->check(CLI::Range(1u, 1024u));
+  cmd->add_option("-j,--jobs", o.jobs, "Files compiled in parallel, 1 to 1024 (default: cores)")
+      ->check(CLI::Range(1u, 1024u))
+      ->option_text("N");
   cmd->add_flag("--no-cache", o.noCache, "Do not use the compile cache");
   cmd->add_option("--cache-dir", o.cacheDir, "Cache directory");
   cmd->add_flag("--low-memory", o.lowMemory, "Trade speed for a smaller memory footprint");
@@ -247,8 +248,9 @@ int run(int argc, char** argv) {
       ->option_text("DIR")
       ->take_all()
       ->allow_extra_args(false);
-  check->add_option("-j,--jobs", options.jobs, "Parallel jobs (default: number of cores)")
-      ->check(CLI::Range(1u, 1024u));
+  check->add_option("-j,--jobs", options.jobs, "Files checked in parallel, 1 to 1024 (default: cores)")
+      ->check(CLI::Range(1u, 1024u))
+      ->option_text("N");
 
   CompileOptions watchOptions;
   std::string watchStop;
