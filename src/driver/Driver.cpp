@@ -944,8 +944,6 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   if (jobs <= 1 || dumps) {
     for (size_t i = 0; i < sources.size(); ++i) {
       FileContext file{diags, interner, loader, timings.get(), [&] { sorter.flush(); }};
-      logMessage(LogLevel::Verbose, "processing " + sources[i].name());
-      results[i].source = &sources[i];
       if (int status = compileFile(sources[i], results[i], file); status != kExitSuccess) {
         sorter.flush();
         return status;
@@ -977,8 +975,6 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         if (timings) w->timings = std::make_unique<Timings>();
         w->track = track;
         FileContext file{*w->diags, w->interner, *w->loader, w->timings.get(), [] {}};
-        logMessage(LogLevel::Verbose, "processing " + sources[i].name());
-        results[i].source = &sources[i];
         w->status = compileFile(sources[i], results[i], file);
         perFile[i] = std::move(w);
         size_t finished = done.fetch_add(1) + 1;

@@ -10,8 +10,9 @@ namespace {
 LogLevel gLevel = LogLevel::Off;
 
 spdlog::logger& logger() {
+  // Thread-safe sink: the workers of -j log too.
   static std::shared_ptr<spdlog::logger> instance = [] {
-    auto sink = std::make_shared<spdlog::sinks::stderr_sink_st>();
+    auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
     auto created = std::make_shared<spdlog::logger>("tritonc", sink);
     created->set_pattern("tritonc: %v");
     created->set_level(spdlog::level::trace);
