@@ -11,12 +11,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
-#include <thread>
 #include <mutex>
-#include <functional>
-#include <atomic>
+#include <thread>
 
 #include "Imports.h"
 #include "Log.h"
@@ -576,6 +576,7 @@ class ProgramBuilder {
           ImportContext::Import import;
           import.item = item;
           import.path = loader.file(edge.target).source->name();
+          import.stem = loader.file(edge.target).stem;
           auto [begin, end] = ranges_.at(edge.target);
           for (uint32_t i = begin; i < end; ++i) import.exports.push_back(i);
           import.constants = constants_.at(edge.target);
@@ -592,9 +593,6 @@ class ProgramBuilder {
     ranges_[file] = {checked.firstLocal, static_cast<uint32_t>(checked.callables.size())};
     for (size_t i = checked.firstLocal; i < checked.callables.size(); ++i) {
       CallableInfo c = checked.callables[i];
-      c.external = true;
-      c.origin = imported.source.get();
-      c.originRange = imported.tokens->range(imported.tree->token(c.node));
       c.node = NodeId{};
       for (ParamInfo& p : c.params) p.node = NodeId{};
       c.paramSymbols.clear();
@@ -772,13 +770,19 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     std::optional<std::vector<ImportEdge>> imports;
     std::vector<int> importOrder;
     bool importsFailed = false;
+    std::optional<TokenizedBuffer> earlyTokens;
+    CollectingDiagnosticConsumer heldLexerDiagnostics;
     if (lastStage >= Stage::Check && mayImport(source)) {
-      CollectingDiagnosticConsumer ignored;
-      DiagnosticEngine scratch(ignored);
-      TokenizedBuffer scan = lex(source, finterner, scratch);
-      if (!importPaths(scan).empty()) {
+      // Lexed once: its diagnostics are held back until the pipeline would
+      // have reported them (an L3 hit replays its own).
+      {
+        ScopedTimer timer(ftimings, "lexer", source.name());
+        DiagnosticEngine held(heldLexerDiagnostics);
+        earlyTokens.emplace(lex(source, finterner, held));
+      }
+      if (!importPaths(*earlyTokens).empty()) {
         ScopedTimer timer(ftimings, "imports", source.name());
-        imports = floader.load(source, scan, fdiags, importOrder, ftimings);
+        imports = floader.load(source, *earlyTokens, fdiags, importOrder, ftimings);
         importsFailed = !imports;
         if (dependencies != nullptr) {
           for (int i = 0; i < floader.fileCount(); ++i) {
@@ -811,7 +815,10 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     }
     if (!module) {
       std::optional<TokenizedBuffer> tokens;
-      {
+      if (earlyTokens) {
+        for (Diagnostic& d : heldLexerDiagnostics.diagnostics) fdiags.replay(std::move(d));
+        tokens = std::move(earlyTokens);
+      } else {
         ScopedTimer timer(ftimings, "lexer", source.name());
         tokens.emplace(lex(source, finterner, fdiags));
       }

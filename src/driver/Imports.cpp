@@ -71,9 +71,10 @@ std::vector<TokenId> importPaths(const TokenizedBuffer& tokens) {
 }
 
 int ImportLoader::loadFile(const std::string& path, const std::string& canonical,
-                           DiagnosticEngine& diags, Timings* timings) {
+                           DiagnosticEngine& diags, Timings* timings, std::string* error) {
   Expected<SourceBuffer> read = SourceBuffer::readFile(path);
   if (!read) {
+    *error = read.error().message;
     return -1;
   }
   auto file = std::make_unique<ImportedFile>();
@@ -147,11 +148,11 @@ bool ImportLoader::visit(const SourceBuffer& from, const TokenizedBuffer& fromTo
     return false;
   }
   auto known = byCanonical_.find(canonical);
-  int index = known != byCanonical_.end() ? known->second : loadFile(found, canonical, diags, timings);
+  std::string error;
+  int index = known != byCanonical_.end() ? known->second
+                                          : loadFile(found, canonical, diags, timings, &error);
   if (index < 0) {
-    Expected<SourceBuffer> again = SourceBuffer::readFile(found);
-    diags.report(Diag::ImportNotReadable, from, at, spelling,
-                 again ? std::string("unknown error") : again.error().message);
+    diags.report(Diag::ImportNotReadable, from, at, spelling, error);
     return false;
   }
   target = index;

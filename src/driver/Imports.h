@@ -75,8 +75,9 @@ class ImportLoader {
   bool visit(const SourceBuffer& from, const TokenizedBuffer& fromTokens, TokenId path,
              std::vector<Frame>& stack, std::vector<int>& order, std::vector<char>& done,
              DiagnosticEngine& diags, Timings* timings, int& target);
+  /// Reads and parses a file; -1 with `error` set when it cannot be read.
   int loadFile(const std::string& path, const std::string& canonical, DiagnosticEngine& diags,
-               Timings* timings);
+               Timings* timings, std::string* error);
 
   Interner& interner_;
   std::vector<std::string> includeDirs_;

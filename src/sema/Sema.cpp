@@ -170,6 +170,22 @@ void Checker::declareImports() {
   }
   // Which import brought each name in, to report a name two files define.
   std::unordered_map<uint32_t, size_t> broughtBy;
+  // True when `name` may be declared for import `i`; reports a clash with an
+  // earlier import of another file (the same file imported twice is fine).
+  auto claim = [&](IdentifierId name, size_t i) {
+    auto [it, inserted] = broughtBy.emplace(name.index, i);
+    if (inserted) return true;
+    const ImportContext::Import& first = imports_->imports[it->second];
+    const ImportContext::Import& second = imports_->imports[i];
+    if (first.path != second.path) {
+      diags_->report(Diag::ImportConflict, source(), rangeOf(second.item), spelling(name),
+                     first.path, second.path)
+          .note(Note::ImportedHere, source(), rangeOf(first.item), spelling(name))
+          .note(Note::ImportAliasHint, tokens().stringValue(tree_.token(second.item)),
+                second.stem);
+    }
+    return false;
+  };
   for (size_t i = 0; i < imports_->imports.size(); ++i) {
     const ImportContext::Import& import = imports_->imports[i];
     importOfItem_[import.item.index] = static_cast<uint32_t>(i);
@@ -178,43 +194,16 @@ void Checker::declareImports() {
     }
     for (uint32_t index : import.exports) {
       const CallableInfo& callable = module_.callables[index];
-      auto [it, inserted] = broughtBy.emplace(callable.name.index, i);
-      if (!inserted) {
-        const ImportContext::Import& first = imports_->imports[it->second];
-        if (first.path != import.path) {
-          std::string_view spellingText = tokens().stringValue(tree_.token(import.item));
-          std::string stem(spellingText.substr(spellingText.find_last_of('/') + 1));
-          stem = stem.substr(0, stem.find('.'));
-          if (stem.empty() || !(std::isalpha(static_cast<unsigned char>(stem[0])) || stem[0] == '_')) {
-            stem = "lib";
-          }
-          for (char& ch : stem) {
-            if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-          }
-          diags_->report(Diag::ImportConflict, source(), rangeOf(import.item),
-                         spelling(callable.name), first.path, import.path)
-              .note(Note::ImportedHere, source(), rangeOf(first.item), spelling(callable.name))
-              .note(Note::ImportAliasHint, spellingText, stem);
-        }
-        continue;
-      }
+      if (!claim(callable.name, i)) continue;
       TypeId type = module_.types.make(callable.isFn ? TypeKind::Function : TypeKind::Layer, index);
       declare(Symbol{callable.isFn ? SymbolKind::Fn : SymbolKind::Layer, callable.name,
                      import.item, type, index},
               NodeId{});
     }
     for (const ImportContext::Import::Constant& constant : import.constants) {
-      auto [it, inserted] = broughtBy.emplace(constant.name.index, i);
-      if (!inserted) {
-        if (imports_->imports[it->second].path != import.path) {
-          diags_->report(Diag::ImportConflict, source(), rangeOf(import.item),
-                         spelling(constant.name), imports_->imports[it->second].path, import.path)
-              .note(Note::ImportedHere, source(), rangeOf(imports_->imports[it->second].item),
-                    spelling(constant.name));
-        }
-        continue;
+      if (claim(constant.name, i)) {
+        declareImportedConstant(constant, import.item, /*inScope=*/true);
       }
-      declareImportedConstant(constant, import.item, /*inScope=*/true);
     }
   }
 }

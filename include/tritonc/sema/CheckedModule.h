@@ -67,11 +67,6 @@ struct CallableInfo {
   TypeId returnType;  ///< declared, or Void when there is none
   bool declaredReturn = false;  ///< the header has `-> type`
   bool stateful = false;        ///< creates sub-modules (known once its body is checked)
-  /// Defined in an imported file (checked before this one): only its
-  /// signature is here; `node` is invalid and `origin` says where it is.
-  bool external = false;
-  const SourceBuffer* origin = nullptr;  ///< the file that defines it
-  SourceRange originRange;               ///< its name there
 };
 
 enum class SymbolKind : uint8_t {
@@ -187,11 +182,13 @@ struct CheckedModule {
 struct ImportContext {
   TypeStore types;
   DimStore dims;
-  std::vector<CallableInfo> callables;  ///< all marked external
+  /// Signatures only: their `node`s are invalid (they are in other trees).
+  std::vector<CallableInfo> callables;
   /// One per `import` item of the file, in source order.
   struct Import {
     NodeId item;                    ///< the Import node
     std::string path;               ///< the file it resolved to, for messages
+    std::string stem;               ///< a Python identifier from its name, for hints
     std::vector<uint32_t> exports;  ///< indices in callables of what that file defines
     /// Its top-level constants; `global` is the program's global holding one.
     struct Constant {
