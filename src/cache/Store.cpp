@@ -74,6 +74,37 @@ std::string Cache::entryPath(Level level, const Key& key) const {
   return dir_ + "/" + std::string(levelName(level)) + "/" + hex.substr(0, 2) + "/" + hex.substr(2);
 }
 
+Cache::Claim Cache::claim(Level level, const Key& key) {
+  auto guard = lock();
+  if (!memory_ || !enabled_ || !released_) {
+    return {};
+  }
+  std::string name = memoryKey(level, key);
+  std::thread::id self = std::this_thread::get_id();
+  for (;;) {
+    auto it = claimed_.find(name);
+    if (it == claimed_.end()) break;
+    if (it->second == self) return {};  // already this thread's: nothing more to release
+    released_->wait(guard);
+  }
+  claimed_.emplace(name, self);
+  return Claim(this, std::move(name));
+}
+
+void Cache::releaseClaim(const std::string& key) {
+  auto guard = lock();
+  if (claimed_.erase(key) != 0) {
+    released_->notify_all();
+  }
+}
+
+void Cache::Claim::release() {
+  if (cache_ != nullptr) {
+    cache_->releaseClaim(key_);
+    cache_ = nullptr;
+  }
+}
+
 std::optional<Entry> Cache::load(Level level, const Key& key) {
   auto guard = lock();
   if (!enabled_) {
@@ -139,12 +170,12 @@ std::string Cache::writeEntry(const std::string& path, std::string_view bytes) c
 }
 
 void Cache::countStore(Level level, const Key& key, size_t bytes, std::string_view payload,
-                       uint64_t computeNs) {
+                       uint64_t computeNs, bool remember) {
   LevelCounters& counters = session_.levels[index(level)];
   ++counters.stores;
   counters.bytes += static_cast<int64_t>(bytes);
   ++counters.entries;
-  if (memory_) {
+  if (memory_ && remember) {
     Entry entry{level, key, computeNs, std::string(payload)};
     l1_.insert_or_assign(memoryKey(level, key), std::move(entry));
   }
@@ -178,6 +209,10 @@ void Cache::storeInBackground(Level level, const Key& key, std::string payload,
   job->key = key;
   job->computeNs = computeNs;
   job->payload = std::move(payload);
+  if (memory_) {
+    // In L1 at once: a thread waiting on this key's claim finds it there.
+    l1_.insert_or_assign(memoryKey(level, key), Entry{level, key, computeNs, job->payload});
+  }
   Background* raw = job.get();
   std::string path = entryPath(level, key);
   raw->thread = std::thread([this, raw, path] {
@@ -195,7 +230,8 @@ void Cache::wait() {
     if (!job->error.empty()) {
       disable(std::move(job->error));
     } else if (enabled_) {
-      countStore(job->level, job->key, job->bytes, job->payload, job->computeNs);
+      countStore(job->level, job->key, job->bytes, job->payload, job->computeNs,
+                 /*remember=*/false);
     }
   }
   background_.clear();

@@ -809,9 +809,14 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     }
     std::unique_ptr<Interner> cachedInterner;
     std::optional<ir::Module> module;
+    // Another worker checking the same program is waited for: its IR is
+    // then an L1 hit instead of a second compile.
+    std::optional<cache::Cache::Claim> l2Claim;
     if (l2Key) {
+      l2Claim.emplace(cache.claim(cache::Level::L2, *l2Key));
       module = loadCheckedIR(cache, *l2Key, source, fdiags, cachedInterner, recorded,
                              ftimings);
+      if (module) l2Claim.reset();
     }
     if (!module) {
       std::optional<TokenizedBuffer> tokens;
@@ -923,6 +928,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
             cache.storeInBackground(cache::Level::L2, *l2Key, std::move(payload),
                                     static_cast<uint64_t>(monotonicNs() - fileStart));
           }
+          l2Claim.reset();  // stored, or never will be
         }
       }
     }

@@ -4,10 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <thread>
 
 #include "TestUtil.h"
 #include "tritonc/base/FileSystem.h"
@@ -330,6 +333,43 @@ TEST(CacheStore, MemoryLevelServesRepeatedLookups) {
   ASSERT_TRUE(hit);
   EXPECT_EQ(hit->payload, "abc");
   EXPECT_EQ(c.sessionCounters().levels[0].hits, 1u);
+}
+
+// Two threads after one key: the second waits for the first's store and
+// finds the entry in L1, even one the first writes in the background.
+TEST(CacheStore, ClaimsMakeConcurrentComputationsOfOneKeyWait) {
+  TempDir tmp;
+  Key key = KeyBuilder("l2").add("x", "shared").finish();
+  std::string large = somePayload(600 * 1024);
+  cache::Cache c = cache::Cache::open(settingsFor(tmp.path));
+  c.enableMemoryLevel();
+  std::optional<cache::Cache::Claim> first(c.claim(Level::L2, key));
+  ASSERT_FALSE(c.load(Level::L2, key));
+  std::atomic<bool> waited{false};
+  std::optional<cache::Entry> seen;
+  std::thread second([&] {
+    cache::Cache::Claim claim = c.claim(Level::L2, key);
+    waited = true;
+    seen = c.load(Level::L2, key);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(waited.load()) << "the second claim did not wait for the first";
+  c.storeInBackground(Level::L2, key, large, 5);
+  first.reset();
+  second.join();
+  EXPECT_TRUE(waited.load());
+  ASSERT_TRUE(seen);
+  EXPECT_EQ(seen->payload, large);
+  EXPECT_EQ(c.sessionCounters().levels[0].hits, 1u);
+  // A thread's second claim of a key it holds does not wait for itself.
+  cache::Cache::Claim again = c.claim(Level::L2, key);
+  cache::Cache::Claim nested = c.claim(Level::L2, key);
+  nested.release();
+  // Without L1 nothing is shared and claims never wait.
+  cache::Cache plain = cache::Cache::open(settingsFor(tmp.path));
+  cache::Cache::Claim a = plain.claim(Level::L2, key);
+  std::thread other([&] { cache::Cache::Claim b = plain.claim(Level::L2, key); });
+  other.join();
 }
 
 TEST(CacheStore, UnusableDirectoryDisablesWithAWarning) {

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <array>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -33,6 +34,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -215,6 +217,33 @@ class Cache {
   /// Keeps entries in memory too (L1), for processes that compile several units.
   void enableMemoryLevel() { memory_ = true; }
 
+  /// A key one thread is computing: while it is held, another thread's
+  /// `claim` of the same key waits, so -j workers compiling identical inputs
+  /// compute it once and the others find it in L1 (a store puts the entry
+  /// there at once, even one written in the background). Released by
+  /// `release()` or the destructor.
+  class Claim {
+   public:
+    Claim() = default;
+    Claim(Claim&& other) noexcept : cache_(other.cache_), key_(std::move(other.key_)) {
+      other.cache_ = nullptr;
+    }
+    Claim& operator=(Claim&&) = delete;
+    ~Claim() { release(); }
+    void release();
+
+   private:
+    friend class Cache;
+    Claim(Cache* cache, std::string key) : cache_(cache), key_(std::move(key)) {}
+    Cache* cache_ = nullptr;
+    std::string key_;
+  };
+  /// Waits while another thread holds `key` at `level`, then holds it. Only
+  /// with L1 on (otherwise nothing is shared and the claim is empty). A thread
+  /// must not wait on one level while holding a claim another thread could
+  /// want first: the driver claims only L2 keys, one per file.
+  [[nodiscard]] Claim claim(Level level, const Key& key);
+
   /// Looks `key` up in L1 (when enabled), then on disk at `level` (L2 or L3).
   /// Counts a hit or a miss; a corrupt entry is removed, counted and missed.
   std::optional<Entry> load(Level level, const Key& key);
@@ -247,6 +276,11 @@ class Cache {
   Settings settings_;
   Counters session_;
   std::unordered_map<std::string, Entry> l1_;
+  /// Keys being computed (see Claim), and the signal that one was released.
+  std::unordered_map<std::string, std::thread::id> claimed_;
+  std::unique_ptr<std::condition_variable_any> released_ =
+      std::make_unique<std::condition_variable_any>();
+  void releaseClaim(const std::string& key);
   /// Serializes every public operation (a moved-from cache has none).
   std::unique_ptr<std::recursive_mutex> mutex_ = std::make_unique<std::recursive_mutex>();
   std::unique_lock<std::recursive_mutex> lock() const {
@@ -258,8 +292,9 @@ class Cache {
   void disable(std::string why);
   /// Writes an encoded entry; returns the error (empty on success).
   std::string writeEntry(const std::string& path, std::string_view bytes) const;
+  /// Counts a store; `remember` also puts the entry in L1 (when on).
   void countStore(Level level, const Key& key, size_t bytes, std::string_view payload,
-                  uint64_t computeNs);
+                  uint64_t computeNs, bool remember = true);
 };
 
 // ---- maintenance (`tritonc cache ...`) -------------------------------------------
