@@ -32,6 +32,28 @@ struct EmitOptions {
 /// error message is the nesting depth).
 Expected<std::string> emitPyTorch(const ir::Module& module, const EmitOptions& options);
 
+/// A PyTorch module in pieces, one per top-level declaration, for the
+/// incremental compile: each piece depends only on its declaration's
+/// optimized IR and on what that references, so the piece of an unchanged
+/// declaration can be reused; `assemblePyTorch` puts them together exactly as
+/// `emitPyTorch` does.
+struct PyTorchPieces {
+  struct Piece {
+    std::string sourceName;  ///< the declaration's name in the source ("main" for main)
+    std::string name;        ///< its Python name
+    std::string code;        ///< its definition, ending in a newline
+    bool usesMath = false;   ///< the code calls `math.`
+    bool isMain = false;
+  };
+  std::vector<Piece> globals;    ///< constants, in module order
+  std::vector<Piece> functions;  ///< layers and fns in module order, then main
+  std::string entry;             ///< ENTRY's class name (empty: none)
+};
+Expected<PyTorchPieces> emitPyTorchPieces(const ir::Module& module, const EmitOptions& options);
+/// The module of `pieces`: header, the imports the code uses, constants,
+/// functions, ENTRY and the `__main__` guard.
+std::string assemblePyTorch(const PyTorchPieces& pieces, const EmitOptions& options);
+
 // ---- names stamped after emission --------------------------------------------------
 //
 // The generated files name their input only in a header comment and (for the
