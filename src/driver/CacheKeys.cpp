@@ -31,24 +31,32 @@ const std::string& compilerIdentity() {
   return identity;
 }
 
+// The name an -O0 compile quotes in its run-time check messages.
+std::string_view quotedName(const CompileOptions& options, std::string_view sourceName) {
+  return options.optLevel == '0' ? sourceName : std::string_view();
+}
+
 cache::Key checkedIRKey(const CompileOptions& options, std::string_view source,
-                        std::string_view identity) {
+                        std::string_view identity, std::string_view sourceName) {
   cache::KeyBuilder key("l2");
   key.add("compiler", identity)
       .add("source", source)
       // -O0 generates run-time shape checks; the other levels share their IR.
       .add("shape-checks", options.optLevel == '0' ? "1" : "0")
+      .add("source-name", quotedName(options, sourceName))
       .add("entry", options.entry);
   return key.finish();
 }
 
 cache::Key generatedCodeKey(const CompileOptions& options, std::string_view source,
-                            std::string_view identity, std::string_view nvcc) {
+                            std::string_view identity, std::string_view nvcc,
+                            std::string_view sourceName) {
   cache::KeyBuilder key("l3");
   key.add("compiler", identity)
       .add("source", source)
       .add("opt", std::string(1, options.optLevel))
       .add("target", options.target)
+      .add("source-name", quotedName(options, sourceName))
       .add("entry", options.entry);
   if (options.target != "pytorch") {
     std::string dtypes, archs;

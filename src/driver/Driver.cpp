@@ -796,7 +796,8 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     std::string_view keySource = imports ? std::string_view(keyText) : source.text();
     std::optional<cache::Key> l2Key;
     if (cache.enabled() && !importsFailed) {
-      cache::Key l3 = generatedCodeKey(options, keySource, compilerIdentity(), nvcc);
+      cache::Key l3 = generatedCodeKey(options, keySource, compilerIdentity(), nvcc,
+                                       source.name());
       if (loadGeneratedCode(cache, l3, source, fdiags, result, ftimings)) {
         flushDiagnostics();
         return kExitSuccess;
@@ -804,7 +805,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       result = FileResult{};
       result.source = &source;
       result.l3Key = l3;
-      l2Key = checkedIRKey(options, keySource, compilerIdentity());
+      l2Key = checkedIRKey(options, keySource, compilerIdentity(), source.name());
       fdiags.setRecorder(&recorded);
     }
     std::unique_ptr<Interner> cachedInterner;

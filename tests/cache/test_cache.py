@@ -527,6 +527,27 @@ def test_identical_source_elsewhere_hits(ctx):
     check(b"other_name.tri" in got["cu"] and b"mnist_mlp.tri" not in got["cu"],
           "the .cu does not name other_name.tri")
 
+    # -O0's run-time shape checks quote the input's name: a copy elsewhere is
+    # its own entry, whose messages name the copy (never the original)
+    checks = ("layer Head(n: int, w: Tensor<float32, [n, 10]>, x: Tensor<float32, [?, ?]>)\n"
+              "    -> Tensor<float32, [?, 10]> {\n"
+              "    let y: Tensor<float32, [?, n]> = x\n"
+              "    return y @ w\n"
+              "}\n")
+    first, second = ctx.path("a", "checks.tri"), ctx.path("b", "renamed.tri")
+    write(first, checks)
+    write(second, checks)
+    _, out6, d = compile_counted(ctx, first, "-O0")
+    expect_l3(d, False, "-O0 original")
+    _, out7, d = compile_counted(ctx, second, "-O0")
+    expect_l3(d, False, "-O0 copy at another path")
+    check_eq((d.of("l2", "hits"), d.of("l2", "misses")), (0, 1), "-O0 copy: L2 (hits, misses)")
+    check(first.encode() not in read(out7) and second.encode() in read(out7),
+          "the -O0 module of the copy does not quote its own name in its checks")
+    same_bytes(read(out7), ctx.reference(second, "-O0")["py"], "-O0 copy")
+    _, out8, d = compile_counted(ctx, second, "-O0")
+    expect_l3(d, True, "-O0 copy compiled again")
+
 
 # ---- 4. keys -------------------------------------------------------------------------------------
 

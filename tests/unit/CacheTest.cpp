@@ -70,10 +70,10 @@ constexpr std::string_view kSource = "layer L(x: Tensor<float32, [4]>) -> Tensor
 TEST(CacheKey, EveryOutputFlagChangesTheGeneratedCodeKey) {
   std::string id = "tritonc 0.1.0 test";
   CompileOptions base = baseOptions();
-  Key k0 = generatedCodeKey(base, kSource, id, "none");
+  Key k0 = generatedCodeKey(base, kSource, id, "none", "a.tri");
   auto differs = [&](const CompileOptions& o, std::string_view source, std::string_view ident,
                      std::string_view nvcc) {
-    return !(generatedCodeKey(o, source, ident, nvcc) == k0);
+    return !(generatedCodeKey(o, source, ident, nvcc, "a.tri") == k0);
   };
   for (char level : {'0', '1', '3', 's'}) {
     CompileOptions o = base;
@@ -88,17 +88,17 @@ TEST(CacheKey, EveryOutputFlagChangesTheGeneratedCodeKey) {
   EXPECT_TRUE(differs(target, kSource, id, "none"));
   CompileOptions all = base;
   all.target = "all";
-  EXPECT_FALSE(generatedCodeKey(all, kSource, id, "none") ==
-               generatedCodeKey(target, kSource, id, "none"));
+  EXPECT_FALSE(generatedCodeKey(all, kSource, id, "none", "a.tri") ==
+               generatedCodeKey(target, kSource, id, "none", "a.tri"));
   // The CUDA target's own flags, and the nvcc that builds the library.
-  Key cuda = generatedCodeKey(target, kSource, id, "none");
+  Key cuda = generatedCodeKey(target, kSource, id, "none", "a.tri");
   CompileOptions dtypes = target;
   dtypes.cudaDTypes = {"f16"};
-  EXPECT_FALSE(generatedCodeKey(dtypes, kSource, id, "none") == cuda);
+  EXPECT_FALSE(generatedCodeKey(dtypes, kSource, id, "none", "a.tri") == cuda);
   CompileOptions archs = target;
   archs.cudaArchs = {"90"};
-  EXPECT_FALSE(generatedCodeKey(archs, kSource, id, "none") == cuda);
-  EXPECT_FALSE(generatedCodeKey(target, kSource, id, "/usr/bin/nvcc 10 1.2") == cuda);
+  EXPECT_FALSE(generatedCodeKey(archs, kSource, id, "none", "a.tri") == cuda);
+  EXPECT_FALSE(generatedCodeKey(target, kSource, id, "/usr/bin/nvcc 10 1.2", "a.tri") == cuda);
   // The source and the compiler.
   EXPECT_TRUE(differs(base, std::string(kSource) + " ", id, "none"));
   EXPECT_TRUE(differs(base, kSource, "tritonc 0.1.1 test", "none"));
@@ -107,8 +107,8 @@ TEST(CacheKey, EveryOutputFlagChangesTheGeneratedCodeKey) {
 TEST(CacheKey, PathsAndReportingFlagsDoNotChangeTheKey) {
   std::string id = "tritonc test";
   CompileOptions base = baseOptions();
-  Key k0 = generatedCodeKey(base, kSource, id, "none");
-  Key l2 = checkedIRKey(base, kSource, id);
+  Key k0 = generatedCodeKey(base, kSource, id, "none", "a.tri");
+  Key l2 = checkedIRKey(base, kSource, id, "a.tri");
   CompileOptions o = base;
   o.inputs = {"/some/other/dir/renamed.tri"};
   o.output = "/elsewhere/out.py";
@@ -120,12 +120,12 @@ TEST(CacheKey, PathsAndReportingFlagsDoNotChangeTheKey) {
   o.diagnosticsFormat = DiagnosticsFormat::Json;
   o.cacheDir = "/tmp/x";
   o.jobs = 7;
-  EXPECT_TRUE(generatedCodeKey(o, kSource, id, "none") == k0);
-  EXPECT_TRUE(checkedIRKey(o, kSource, id) == l2);
+  EXPECT_TRUE(generatedCodeKey(o, kSource, id, "none", "b/renamed.tri") == k0);
+  EXPECT_TRUE(checkedIRKey(o, kSource, id, "b/renamed.tri") == l2);
   // The CUDA flags do not matter for --target pytorch.
   o.cudaDTypes = {"f16"};
   o.cudaArchs = {"70"};
-  EXPECT_TRUE(generatedCodeKey(o, kSource, id, "none") == k0);
+  EXPECT_TRUE(generatedCodeKey(o, kSource, id, "none", "a.tri") == k0);
 }
 
 TEST(CacheKey, CheckedIRIsSharedAcrossLevelsButNotWithO0) {
@@ -134,15 +134,30 @@ TEST(CacheKey, CheckedIRIsSharedAcrossLevelsButNotWithO0) {
   o1.optLevel = '1';
   o3.optLevel = 's';
   o0.optLevel = '0';
-  EXPECT_TRUE(checkedIRKey(o1, kSource, id) == checkedIRKey(o2, kSource, id));
-  EXPECT_TRUE(checkedIRKey(o3, kSource, id) == checkedIRKey(o2, kSource, id));
-  EXPECT_FALSE(checkedIRKey(o0, kSource, id) == checkedIRKey(o2, kSource, id));
+  EXPECT_TRUE(checkedIRKey(o1, kSource, id, "a.tri") == checkedIRKey(o2, kSource, id, "a.tri"));
+  EXPECT_TRUE(checkedIRKey(o3, kSource, id, "a.tri") == checkedIRKey(o2, kSource, id, "a.tri"));
+  EXPECT_FALSE(checkedIRKey(o0, kSource, id, "a.tri") == checkedIRKey(o2, kSource, id, "a.tri"));
   CompileOptions target = baseOptions();
   target.target = "cuda";
-  EXPECT_TRUE(checkedIRKey(target, kSource, id) == checkedIRKey(o2, kSource, id));
+  EXPECT_TRUE(checkedIRKey(target, kSource, id, "a.tri") == checkedIRKey(o2, kSource, id, "a.tri"));
   CompileOptions entry = baseOptions();
   entry.entry = "L";
-  EXPECT_FALSE(checkedIRKey(entry, kSource, id) == checkedIRKey(o2, kSource, id));
+  EXPECT_FALSE(checkedIRKey(entry, kSource, id, "a.tri") == checkedIRKey(o2, kSource, id, "a.tri"));
+}
+
+// -O0's run-time shape checks quote the input's name: there (only) it is part
+// of both keys.
+TEST(CacheKey, TheNameMattersOnlyAtO0) {
+  std::string id = "tritonc test";
+  CompileOptions o0 = baseOptions();
+  o0.optLevel = '0';
+  EXPECT_FALSE(checkedIRKey(o0, kSource, id, "a.tri") == checkedIRKey(o0, kSource, id, "b.tri"));
+  EXPECT_FALSE(generatedCodeKey(o0, kSource, id, "none", "a.tri") ==
+               generatedCodeKey(o0, kSource, id, "none", "b.tri"));
+  CompileOptions o2 = baseOptions();
+  EXPECT_TRUE(checkedIRKey(o2, kSource, id, "a.tri") == checkedIRKey(o2, kSource, id, "b.tri"));
+  EXPECT_TRUE(generatedCodeKey(o2, kSource, id, "none", "a.tri") ==
+              generatedCodeKey(o2, kSource, id, "none", "b.tri"));
 }
 
 // ---- entries ---------------------------------------------------------------------------

@@ -51,14 +51,18 @@ int runConfigCommand(const CacheCommand& command);
 /// the executable's size and modification time (a rebuilt compiler misses).
 const std::string& compilerIdentity();
 /// The key of a file's checked IR (L2): its source and what changes the IR.
+/// `sourceName` is the input's name as given: part of the key only at -O0,
+/// whose run-time shape checks quote it in their messages.
 cache::Key checkedIRKey(const CompileOptions& options, std::string_view source,
-                        std::string_view identity);
+                        std::string_view identity, std::string_view sourceName);
 /// The key of a file's generated code (L3): its source, every flag that
 /// changes an output, and for the CUDA target the nvcc that builds the
 /// library (`nvcc` names it: path, size and mtime, or "none"). The file's
-/// name and directory are not part of it (names are stamped in afterwards).
+/// name and directory are not part of it (names are stamped in afterwards),
+/// except at -O0 (as for checkedIRKey).
 cache::Key generatedCodeKey(const CompileOptions& options, std::string_view source,
-                            std::string_view identity, std::string_view nvcc);
+                            std::string_view identity, std::string_view nvcc,
+                            std::string_view sourceName);
 /// Diagnostics of one file as bytes (stored with its cache entries) and back;
 /// `source` is the buffer located diagnostics point into.
 std::string encodeDiagnostics(const std::vector<Diagnostic>& diagnostics);
