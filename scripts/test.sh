@@ -91,6 +91,8 @@ suite "watch" watch.log '^FAIL' /usr/bin/python3 tests/e2e/test_watch.py --trito
 suite "imports" imports.log '^FAIL' /usr/bin/python3 tests/e2e/test_imports.py --tritonc "$tritonc"
 suite "parallel compiles (-j)" parallel.log '^FAIL' \
   /usr/bin/python3 tests/e2e/test_parallel.py --tritonc "$tritonc"
+suite "incremental compiles" incremental.log '^FAIL' \
+  /usr/bin/python3 tests/e2e/test_incremental.py --tritonc "$tritonc"
 suite "runtime (tritonrt)" runtime.log '^(FAIL|ERROR)' \
   env PYTHONPATH=runtime /usr/bin/python3 tests/runtime/test_tritonrt.py
 torch_version=$(/usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)

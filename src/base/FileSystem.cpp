@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>  // renameat2, RENAME_EXCHANGE
 #include <cstring>
 
 namespace tritonc {
@@ -64,7 +65,21 @@ bool writeFileAtomically(const std::string& path, std::string_view contents, std
     data += n;
     left -= static_cast<size_t>(n);
   }
-  if (::close(fd) != 0 || ::rename(temp.c_str(), path.c_str()) != 0) {
+  if (::close(fd) != 0) {
+    *error = std::strerror(errno);
+    ::unlink(temp.c_str());
+    return false;
+  }
+  // Swapped with a regular file already there (whose old data then goes with
+  // the temporary name); a plain rename when there is none, or when the file
+  // system cannot exchange.
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      ::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) == 0) {
+    ::unlink(temp.c_str());
+    return true;
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
     *error = std::strerror(errno);
     ::unlink(temp.c_str());
     return false;

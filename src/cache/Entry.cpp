@@ -110,12 +110,12 @@ uint64_t entryChecksum(const char* header, std::string_view stored) {
 }  // namespace
 
 std::string encodeEntry(Level level, const Key& key, std::string_view payload,
-                        uint64_t computeNs) {
+                        uint64_t computeNs, bool compress) {
   // One buffer: the header, then the payload compressed straight into it.
   std::string out;
   uint8_t compression = kCompressionNone;
   size_t storedSize = payload.size();
-  if (payload.size() >= 256) {
+  if (compress && payload.size() >= 256) {
     out.resize(kEntryHeaderSize + ZSTD_compressBound(payload.size()));
     size_t n = ZSTD_compress(out.data() + kEntryHeaderSize, out.size() - kEntryHeaderSize,
                              payload.data(), payload.size(), kZstdLevel);

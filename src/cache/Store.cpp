@@ -181,12 +181,13 @@ void Cache::countStore(Level level, const Key& key, size_t bytes, std::string_vi
   }
 }
 
-void Cache::store(Level level, const Key& key, std::string_view payload, uint64_t computeNs) {
+void Cache::store(Level level, const Key& key, std::string_view payload, uint64_t computeNs,
+                  bool compress) {
   auto guard = lock();
   if (!enabled_) {
     return;
   }
-  std::string bytes = encodeEntry(level, key, payload, computeNs);
+  std::string bytes = encodeEntry(level, key, payload, computeNs, compress);
   if (std::string error = writeEntry(entryPath(level, key), bytes); !error.empty()) {
     disable(std::move(error));
     return;

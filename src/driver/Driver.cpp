@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "Imports.h"
+#include "Incremental.h"
 #include "Log.h"
 #include "tritonc/base/Check.h"
 #include "tritonc/base/FileSystem.h"
@@ -62,9 +63,6 @@ std::optional<Stage> parseStageName(const std::string& name) {
 }
 
 namespace {
-
-// The last stage this build of tritonc implements.
-constexpr Stage kLastImplementedStage = Stage::Emit;
 
 #ifdef NDEBUG
 constexpr bool kDebugBuild = false;
@@ -805,6 +803,31 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       result = FileResult{};
       result.source = &source;
       result.l3Key = l3;
+      // --incremental: only the declarations that changed since the file's
+      // last compile go through the pipeline.
+      if (options.incremental && options.target == "pytorch" && !imports &&
+          lastStage == Stage::Emit) {
+        IncrementalResult incremental = compileIncrementally(
+            options, source, cache, finterner, codeFlags(options), ftimings);
+        if (incremental.compiled) {
+          logMessage(LogLevel::Verbose,
+                     fmt::format("incremental: {}: {} of {} declaration(s) changed, {} "
+                                 "recompiled, {} reused",
+                                 source.name(), incremental.changed, incremental.units,
+                                 incremental.recompiled,
+                                 incremental.units - incremental.recompiled));
+          result.py = std::move(incremental.py);
+          result.compiled = true;
+          // The pieces serve the next compile: an L3 entry of the whole
+          // module as well would only cost its compression.
+          result.l3Key.reset();
+          result.computeNs = static_cast<uint64_t>(monotonicNs() - fileStart);
+          flushDiagnostics();
+          return kExitSuccess;
+        }
+        logMessage(LogLevel::Verbose, fmt::format("incremental: {}: compiled in full ({})",
+                                                  source.name(), incremental.why));
+      }
       l2Key = checkedIRKey(options, keySource, compilerIdentity(), source.name());
       fdiags.setRecorder(&recorded);
     }
@@ -1129,35 +1152,8 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
 
 }  // namespace
 
-int reportNotImplemented(const CompileOptions& options, const std::string& what,
-                         const std::string& issue) {
-  std::unique_ptr<DiagnosticConsumer> consumer = makeConsumer(options);
-  DiagnosticEngine diags(*consumer);
-  diags.reportForPath(Diag::NotImplemented, "", what, issue);
-  return kExitUsageError;
-}
-
 int runCompile(const CompileOptions& options) {
-  // Flags whose stage does not exist yet are refused, never ignored.
-  struct Pending {
-    bool requested;
-    const char* flag;
-    const char* issue;
-  };
-  const Pending pending[] = {
-      {options.incremental, "'--incremental'", "issue #9"},
-  };
-  for (const Pending& p : pending) {
-    if (p.requested) {
-      return reportNotImplemented(options, p.flag, p.issue);
-    }
-  }
-  Stage last = options.stopAfter.value_or(Stage::Emit);
-  if (last > kLastImplementedStage && options.stopAfter) {
-    return reportNotImplemented(options, std::string("'--stop-after=") + stageName(last) + "'",
-                                "issue #5");
-  }
-  return runFrontEnd(options, last, nullptr);
+  return runFrontEnd(options, options.stopAfter.value_or(Stage::Emit), nullptr);
 }
 
 int runCompileWith(const CompileOptions& options, cache::Cache& cache,

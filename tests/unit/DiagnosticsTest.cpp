@@ -221,11 +221,11 @@ TEST(DiagnosticsTest, TextForAPathWithoutSource) {
 
 TEST(DiagnosticsTest, TextWithoutSourceOrPathNamesTheTool) {
   Diagnostic d;
-  d.kind = Diag::NotImplemented;
+  d.kind = Diag::CacheCommandFailed;
   d.severity = Severity::Error;
-  d.message = "code generation is not implemented yet";
+  d.message = "cannot clear the cache";
   EXPECT_EQ(TextDiagnosticConsumer::render(d, false),
-            "tritonc: error: code generation is not implemented yet [NotImplemented]\n");
+            "tritonc: error: cannot clear the cache [CacheCommandFailed]\n");
 }
 
 TEST(DiagnosticsTest, TextWarningHeader) {

@@ -310,9 +310,6 @@ int run(int argc, char** argv) {
   }
   if (*watch) {
     applyCompileChoices(watchOpt, watchStop, watchTraceOpt, watchTrace, watchOptions);
-    if (watchOptions.incremental) {
-      return reportNotImplemented(watchOptions, "'--incremental'", "issue #9");
-    }
     return runWatch(watchOptions);
   }
   if (*cache) {

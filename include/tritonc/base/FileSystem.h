@@ -22,11 +22,14 @@ std::string temporaryPathFor(const std::string& path);
 
 /// Writes `contents` to a temporary file and renames it over `path`. On
 /// failure, sets `error` (strerror) and leaves no temporary file behind.
+/// A regular file already at `path` is swapped out (renameat2
+/// RENAME_EXCHANGE) and then removed: as atomic as a rename, but ext4 does
+/// not flush the new data at once, which it does when a rename replaces a
+/// file (auto_da_alloc; 1.4-3 ms on this machine's disk).
 bool writeFileAtomically(const std::string& path, std::string_view contents, std::string* error);
 
 /// Like writeFileAtomically, but when `path` already holds exactly
-/// `contents` only its modification time is refreshed. (Replacing a file by
-/// rename makes ext4 flush the new data at once, which costs milliseconds.)
+/// `contents` only its modification time is refreshed.
 bool updateFileAtomically(const std::string& path, std::string_view contents, std::string* error);
 
 /// `mkdir -p`; true when the directory exists afterwards.

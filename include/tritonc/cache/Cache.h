@@ -91,9 +91,9 @@ struct Entry {
 };
 
 /// The bytes of an entry file: header + payload (zstd-compressed when that is
-/// smaller).
+/// smaller and `compress` is set).
 std::string encodeEntry(Level level, const Key& key, std::string_view payload,
-                        uint64_t computeNs);
+                        uint64_t computeNs, bool compress = true);
 /// Checks and decodes an entry file. `expected` (when given) must be its key.
 /// Fails with a message saying what is wrong (truncated, bad magic, foreign
 /// version, checksum mismatch, ...).
@@ -248,8 +248,11 @@ class Cache {
   /// Counts a hit or a miss; a corrupt entry is removed, counted and missed.
   std::optional<Entry> load(Level level, const Key& key);
   /// Stores an entry (L1 as well when enabled). Failure to write disables the
-  /// cache for the rest of the process and sets `warning()`.
-  void store(Level level, const Key& key, std::string_view payload, uint64_t computeNs);
+  /// cache for the rest of the process and sets `warning()`. An entry
+  /// rewritten by every compile (the incremental pieces) is best stored
+  /// uncompressed: a copy instead of zstd's ~2.5 ms per MB.
+  void store(Level level, const Key& key, std::string_view payload, uint64_t computeNs,
+             bool compress = true);
   /// The same, for a payload it may take: a large one is compressed and
   /// written by a background thread while the caller goes on (`wait()` or
   /// `flush()` joins it).

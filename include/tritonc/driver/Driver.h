@@ -69,8 +69,4 @@ std::string encodeDiagnostics(const std::vector<Diagnostic>& diagnostics);
 Expected<std::vector<Diagnostic>> decodeDiagnostics(std::string_view bytes,
                                                     const SourceBuffer& source);
 
-/// A command or flag whose stage is not built yet: one diagnostic, exit 2.
-int reportNotImplemented(const CompileOptions& options, const std::string& what,
-                         const std::string& issue);
-
 }  // namespace tritonc

@@ -1,0 +1,70 @@
+//===- Incremental.h - recompiling only the declarations that changed -*- C++ -*-===//
+//
+// `--incremental` (TOOLCHAIN.md): a file's generated module is made of one
+// piece per top-level declaration (emit/Emit.h, PyTorchPieces). Each piece
+// depends only on its declaration's text, on the declarations it uses
+// (transitively: a layer's code inlines the layers it applies) and on the
+// flags. A declaration's *unit key* hashes exactly that, so after an edit
+// only the units whose key changed are checked, lowered, optimized and
+// emitted again, together with what they use (the checker needs their
+// signatures, the inliner their bodies); every other piece comes from the
+// file's previous compile, kept in the cache. The pieces are assembled as a
+// full compile assembles them, so the module is byte-identical.
+//
+// Anything unusual falls back to the full pipeline, which then reports what
+// it finds: lexical or syntax diagnostics, a declaration checked with
+// diagnostics, imports, two declarations with one name.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tritonc/base/Timings.h"
+#include "tritonc/cache/Cache.h"
+#include "tritonc/driver/Driver.h"
+#include "tritonc/parse/Tree.h"
+
+namespace tritonc {
+
+/// One top-level declaration (layer, fn, constant or main) of a file.
+struct Unit {
+  NodeId item;
+  NodeKind kind = NodeKind::Layer;
+  std::string name;             ///< its name in the source ("main" for main)
+  std::vector<uint32_t> uses;   ///< the units its text names, directly
+  cache::Key key;               ///< what its piece of generated code depends on
+};
+
+/// The units of a parsed file, in source order, or why it has none.
+struct UnitPlan {
+  std::vector<Unit> units;
+  std::string unsupported;  ///< non-empty: compile the file in full (and why)
+};
+
+/// Splits `tree` into units and computes their keys. `flags` stands for every
+/// output-affecting flag; `positions` adds each unit's line and column (the
+/// -O0 run-time checks quote them).
+UnitPlan planUnits(const Tree& tree, std::string_view flags, bool positions);
+
+/// What an incremental compile did.
+struct IncrementalResult {
+  bool compiled = false;  ///< false: compile the file in full (nothing was reported)
+  std::string py;         ///< the module, with the emitter's name placeholders
+  std::string why;        ///< why it fell back, for --verbose
+  size_t units = 0;       ///< declarations in the file
+  size_t changed = 0;     ///< ... whose piece was not in the cache
+  size_t recompiled = 0;  ///< ... checked and emitted again (changed + what they use)
+};
+
+/// Compiles `source` reusing the pieces of its previous compile (stored in
+/// `cache` under the file's path and flags), and stores the new pieces.
+/// Only for the PyTorch target; the caller has looked the whole file up in L3
+/// first. Reports nothing: a file it cannot compile cleanly is left to the
+/// full pipeline.
+IncrementalResult compileIncrementally(const CompileOptions& options, const SourceBuffer& source,
+                                       cache::Cache& cache, Interner& interner,
+                                       const std::string& emitFlags, Timings* timings);
+
+}  // namespace tritonc

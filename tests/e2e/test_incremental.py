@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""Incremental compiles (`--incremental`) through the binary.
+
+    python3 tests/e2e/test_incremental.py --tritonc build/tools/tritonc/tritonc
+
+After every edit of a script of edits (a body, a constant used as a dimension, a new layer
+that becomes the entry, a deletion, a rename, a reordering, comments, lines inserted above
+everything, a type error and a syntax error and their fixes, two layers with one name),
+`compile --incremental` writes exactly what a full `--no-cache` compile writes, byte for
+byte, with the same exit status and diagnostics, at -O0, -O2 and -O3. The --verbose line
+says how many declarations were recompiled, and the test checks the counts an edit implies
+(only the edited declaration and those that use it), so a compile that silently did
+everything again fails. Every example compiled with --incremental equals its full compile
+and a second compile reuses every declaration. Files that import others compile in full.
+Ends with "N passed, N failed".
+"""
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import runner  # noqa: E402
+
+REPO = runner.REPO
+EXAMPLES = sorted(os.path.join(REPO, "examples", f)
+                  for f in os.listdir(os.path.join(REPO, "examples")) if f.endswith(".tri"))
+
+# Eight declarations: constants (one used as a dimension), fns, a tutorial-style layer, a
+# module-style block, a head, an unused layer, the entry model and main.
+SOURCE = """\
+# a model file edited by the test
+let HIDDEN = 64
+let SCALE = 0.5
+
+fn act(x: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, ?]> {
+    return relu(x) * SCALE
+}
+
+layer TernaryFC(w: TernaryTensor<trit, [n_in, n_out]>, b: Tensor<float32, [n_out]>,
+                x: Tensor<float32, [?, n_in]>) -> Tensor<float32, [?, n_out]> {
+    return act(x @ w + b)
+}
+
+layer Block(d: int, x: Tensor<float32, [?, d]>) -> Tensor<float32, [?, d]> {
+    let fc = TernaryLinear(d, d)
+    let norm = LayerNorm(d)
+    return x + fc(norm(x))
+}
+
+layer Spare(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
+    return sigmoid(x)
+}
+
+layer Model(w1: TernaryTensor<trit, [784, HIDDEN]>, b1: Tensor<float32, [HIDDEN]>,
+            x: Tensor<float32, [?, 784]>) -> Tensor<float32, [?, 10]> {
+    let block = Block(HIDDEN)
+    let head = Linear(HIDDEN, 10)
+    let h = TernaryFC(w1, b1, x)
+    return head(block(h))
+}
+
+main {
+    let model = Model()
+    print(model(randn([2, 784])).shape)
+}
+"""
+
+
+def run(tritonc, work, *args):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITONC_")}
+    env["TRITONC_CACHE_DIR"] = os.path.join(work, "cache")
+    return subprocess.run([tritonc] + list(args), cwd=work, env=env, capture_output=True,
+                          timeout=300)
+
+
+def read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def counts(stderr):
+    """(changed, units, recompiled) from the --verbose line, or the reason it fell back."""
+    text = stderr.decode()
+    m = re.search(r"incremental: \S+: (\d+) of (\d+) declaration\(s\) changed, (\d+) recompiled",
+                  text)
+    if m:
+        return tuple(int(g) for g in m.groups())
+    m = re.search(r"incremental: \S+: compiled in full \((.*)\)", text)
+    return m.group(1) if m else None
+
+
+def compare(tritonc, work, name, level, extra=()):
+    """Compiles `name` incrementally and in full; asserts identical results; returns the
+    incremental compile's counts."""
+    inc_out, full_out = os.path.join(work, "inc.py"), os.path.join(work, "full.py")
+    for path in (inc_out, full_out):
+        if os.path.exists(path):
+            os.unlink(path)
+    inc = run(tritonc, work, "compile", name, "-O" + level, "--incremental", "--verbose",
+              "-o", inc_out, *extra)
+    full = run(tritonc, work, "compile", name, "-O" + level, "--no-cache", "-o", full_out,
+               *extra)
+    assert inc.returncode == full.returncode, (inc.returncode, full.returncode, inc.stderr)
+    diagnostics = [line for line in inc.stderr.decode().splitlines()
+                   if not line.startswith("tritonc: ")]  # the --verbose log lines
+    assert diagnostics == full.stderr.decode().splitlines(), (diagnostics, full.stderr)
+    assert read(inc_out) == read(full_out), "the incremental module differs from a full compile"
+    return counts(inc.stderr)
+
+
+def edit(path, old, new, count=1):
+    with open(path) as f:
+        text = f.read()
+    assert old in text, old
+    with open(path, "w") as f:
+        f.write(text.replace(old, new, count))
+
+
+def check_edits(tritonc, work, level):
+    path = os.path.join(work, "model.tri")
+    with open(path, "w") as f:
+        f.write(SOURCE)
+    c = compare(tritonc, work, "model.tri", level)
+    assert c == (8, 8, 8), c  # nothing stored yet: everything compiled, and stored
+    assert compare(tritonc, work, "model.tri", level, ["--entry", "Block"])[1] == 8
+    # An unchanged file is an L3 hit (no incremental line); after an edit of one leaf
+    # declaration nobody uses, only it is recompiled.
+    edit(path, "return sigmoid(x)", "return sigmoid(x) * 2.0")
+    assert compare(tritonc, work, "model.tri", level) == (1, 8, 1)
+    # A fn used by TernaryFC, which Model uses: the three of them change; main uses
+    # Model, so it changes too; what they use (SCALE, HIDDEN, Block) is checked again
+    # with them; Spare is not.
+    edit(path, "return relu(x) * SCALE", "return gelu(x) * SCALE")
+    assert compare(tritonc, work, "model.tri", level) == (4, 8, 7)
+    # A constant used as a dimension.
+    edit(path, "let HIDDEN = 64", "let HIDDEN = 32")
+    c = compare(tritonc, work, "model.tri", level)
+    assert c[0] == 3 and c[2] < 8, c  # HIDDEN, Model, main
+    # Comments and blank lines between declarations change nothing at -O1 and up.
+    edit(path, "# a model file edited by the test\n", "# a model file\n# edited\n\n")
+    c = compare(tritonc, work, "model.tri", level)
+    if level == "0":
+        assert c[0] >= 1, c  # -O0 quotes lines in its run-time checks
+    else:
+        assert c == (0, 8, 0), c
+    # A new layer at the end becomes the entry.
+    with open(path, "a") as f:
+        f.write("\nlayer Wrapper(x: Tensor<float32, [?, 784]>) -> Tensor<float32, [?, 10]> {\n"
+                "    let inner = Model()\n    return softmax(inner(x), dim=-1)\n}\n")
+    c = compare(tritonc, work, "model.tri", level)
+    assert c[:2] == (1, 9), c
+    # A type error in one layer, then its fix.
+    edit(path, "return x + fc(norm(x))", "return x + fc(norm(x)) + missing_name")
+    assert compare(tritonc, work, "model.tri", level) == "a changed declaration has diagnostics"
+    edit(path, "return x + fc(norm(x)) + missing_name", "return x + fc(norm(x))")
+    c = compare(tritonc, work, "model.tri", level)
+    assert isinstance(c, tuple), c
+    # A syntax error, then its fix.
+    edit(path, "return sigmoid(x) * 2.0", "return sigmoid(x * 2.0")
+    assert compare(tritonc, work, "model.tri", level) == "the file has diagnostics"
+    edit(path, "return sigmoid(x * 2.0", "return sigmoid(x) * 2.0")
+    assert isinstance(compare(tritonc, work, "model.tri", level), tuple)
+    # A rename of a layer and of its use; a deletion; two layers swapped.
+    edit(path, "Block", "Residual", count=10)
+    c = compare(tritonc, work, "model.tri", level)
+    assert isinstance(c, tuple) and c[0] >= 2, c
+    with open(path) as f:
+        text = f.read()
+    start = text.index("layer Spare(")
+    end = text.index("}\n", start) + 2
+    with open(path, "w") as f:
+        f.write(text[:start] + text[end:])
+    c = compare(tritonc, work, "model.tri", level)
+    assert c[1] == 8, c
+    with open(path) as f:
+        text = f.read()
+    fc = text[text.index("layer TernaryFC("):text.index("layer Residual(")]
+    text = text.replace(fc, "")
+    text = text.replace("layer Model(", fc + "layer Model(")
+    with open(path, "w") as f:
+        f.write(text)
+    assert isinstance(compare(tritonc, work, "model.tri", level), tuple)
+    # Two layers with one name: the full compile reports it.
+    with open(path, "a") as f:
+        f.write("\nlayer Wrapper(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {\n"
+                "    return x\n}\n")
+    assert compare(tritonc, work, "model.tri", level) == "two declarations are named 'Wrapper'"
+
+
+def test_edits_at_O2(tritonc, work):
+    check_edits(tritonc, work, "2")
+
+
+def test_edits_at_O0(tritonc, work):
+    check_edits(tritonc, work, "0")
+
+
+def test_edits_at_O3(tritonc, work):
+    check_edits(tritonc, work, "3")
+
+
+def test_examples(tritonc, work):
+    for example in EXAMPLES:
+        name = os.path.basename(example)
+        with open(example) as f:
+            text = f.read()
+        with open(os.path.join(work, name), "w") as f:
+            f.write(text)
+        for level in ["1", "2"]:
+            c = compare(tritonc, work, name, level)
+            assert isinstance(c, tuple) and c[0] == c[1] == c[2], (name, c)
+        # An edit at the end of the file (a new layer nobody uses) recompiles one unit.
+        with open(os.path.join(work, name), "a") as f:
+            f.write("\nlayer ZZExtra(x: Tensor<float32, [?, 3]>) -> Tensor<float32, [?, 3]> {\n"
+                    "    return tanh(x)\n}\n")
+        c = compare(tritonc, work, name, "2")
+        assert c[0] == 1 and c[2] == 1, (name, c)
+
+
+def test_imports_compile_in_full(tritonc, work):
+    with open(os.path.join(work, "lib.tri"), "w") as f:
+        f.write("fn act(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {\n"
+                "    return relu(x)\n}\n")
+    with open(os.path.join(work, "net.tri"), "w") as f:
+        f.write('import "lib.tri"\nlayer Net(w: TernaryTensor<trit, [8, 4]>, '
+                "x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 4]> {\n"
+                "    return act(x @ w)\n}\n")
+    out = os.path.join(work, "net.py")
+    proc = run(tritonc, work, "compile", "net.tri", "--incremental", "--verbose", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    full = run(tritonc, work, "compile", "net.tri", "--no-cache", "-o", "full.py")
+    assert full.returncode == 0 and read(out) == read(os.path.join(work, "full.py"))
+    assert b"L2 miss" in proc.stderr and b"incremental:" not in proc.stderr, proc.stderr
+
+
+def test_damaged_pieces_entry_is_recompiled(tritonc, work):
+    path = os.path.join(work, "model.tri")
+    with open(path, "w") as f:
+        f.write(SOURCE)
+    assert compare(tritonc, work, "model.tri", "2") == (8, 8, 8)
+    # Every cache entry damaged (the pieces entry among them): all is compiled again,
+    # the output is still right, and validate finds nothing left to remove.
+    for root, _, files in os.walk(os.path.join(work, "cache")):
+        for name in files:
+            if name == "stats":
+                continue
+            with open(os.path.join(root, name), "r+b") as f:
+                f.seek(80)
+                byte = f.read(1)
+                f.seek(80)
+                f.write(bytes([(byte[0] ^ 0xFF) if byte else 0]))
+    edit(path, "return sigmoid(x)", "return sigmoid(x) + 1.0")
+    assert compare(tritonc, work, "model.tri", "2") == (8, 8, 8)
+    proc = run(tritonc, work, "cache", "validate")
+    assert proc.returncode == 0 and b"0 corrupt" in proc.stdout, proc.stdout
+
+
+if __name__ == "__main__":
+    sys.exit(runner.main([test_edits_at_O2, test_edits_at_O0, test_edits_at_O3, test_examples,
+                          test_imports_compile_in_full, test_damaged_pieces_entry_is_recompiled],
+                         lambda tritonc, work: (tritonc, work)))
