@@ -56,6 +56,11 @@ Key KeyBuilder::finish() const {
   return Key{h.high64, h.low64};
 }
 
+Key hashOf(std::string_view bytes) {
+  XXH128_hash_t h = XXH3_128bits(bytes.data(), bytes.size());
+  return Key{h.high64, h.low64};
+}
+
 // ---- levels -----------------------------------------------------------------------
 
 std::string_view levelName(Level level) {

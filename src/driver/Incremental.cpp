@@ -14,6 +14,7 @@
 #include <climits>
 #include <cstdlib>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "Log.h"
 #include "tritonc/base/Bytes.h"
@@ -35,14 +36,23 @@ constexpr bool kDebugBuild = true;
 #endif
 
 // ---- the stored pieces ------------------------------------------------------------------
+//
+// Two entries per file and flags: the *base* (every unit's piece as of some
+// compile) and the *delta* (the pieces of the units since added or changed).
+// An edit rewrites only the small delta; the base is rewritten when the delta
+// has grown to a quarter of it. Stored uncompressed: rewritten by every
+// compile, they would cost more to compress than to read.
 
 enum class PieceKind : uint8_t { None = 0, Global = 1, Function = 2, Main = 3 };
 
-/// The generated code of one unit; `None` for a declaration without any
-/// (a constant whose value is missing).
+/// The generated code of one unit (`None`: a declaration without any), in
+/// a cache entry's payload or a fresh PyTorchPieces, both kept alive for the
+/// compile.
 struct StoredPiece {
   PieceKind kind = PieceKind::None;
-  PyTorchPieces::Piece piece;
+  uint8_t imports = 0;
+  std::string_view name;  ///< Python name
+  std::string_view code;
 };
 
 struct KeyHash {
@@ -50,14 +60,14 @@ struct KeyHash {
 };
 using PieceMap = std::unordered_map<cache::Key, StoredPiece, KeyHash>;
 
-constexpr uint32_t kPiecesFormat = 1;
+constexpr uint32_t kPiecesFormat = 3;
 
 // u32 format, u32 count; per piece: u64 key high, u64 key low, u8 kind,
-// u8 usesMath, source name, Python name, code (u32 length + bytes each).
+// u8 imports, Python name, code (u32 length + bytes each).
 std::string encodePieces(const std::vector<std::pair<cache::Key, const StoredPiece*>>& pieces) {
   std::string out;
   size_t estimate = 16;
-  for (const auto& [key, stored] : pieces) estimate += 40 + stored->piece.code.size();
+  for (const auto& [key, stored] : pieces) estimate += 40 + stored->name.size() + stored->code.size();
   ByteWriter w(out, estimate);
   w.put(kPiecesFormat);
   w.put(static_cast<uint32_t>(pieces.size()));
@@ -65,139 +75,166 @@ std::string encodePieces(const std::vector<std::pair<cache::Key, const StoredPie
     w.put(key.high);
     w.put(key.low);
     w.put(static_cast<uint8_t>(stored->kind));
-    w.put(static_cast<uint8_t>(stored->piece.usesMath ? 1 : 0));
-    w.putString(stored->piece.sourceName);
-    w.putString(stored->piece.name);
-    w.putString(stored->piece.code);
+    w.put(stored->imports);
+    w.putString(stored->name);
+    w.putString(stored->code);
   }
   w.finish();
   return out;
 }
 
-// A damaged or foreign payload decodes to nothing (every unit recompiles).
-PieceMap decodePieces(std::string_view bytes) {
-  PieceMap pieces;
+// Adds the pieces of a payload (which must outlive them) to `pieces`; a
+// damaged or foreign payload adds nothing (its units are compiled again).
+void decodePieces(std::string_view bytes, PieceMap& pieces) {
   ByteReader r(bytes);
-  if (r.get<uint32_t>() != kPiecesFormat) return {};
-  uint32_t count = r.getCount(30);
-  pieces.reserve(count);
+  if (r.get<uint32_t>() != kPiecesFormat) return;
+  uint32_t count = r.getCount(26);
+  std::vector<std::pair<cache::Key, StoredPiece>> decoded;
+  decoded.reserve(count);
   for (uint32_t i = 0; i < count && !r.failed(); ++i) {
     cache::Key key;
     key.high = r.get<uint64_t>();
     key.low = r.get<uint64_t>();
     auto kind = r.get<uint8_t>();
-    bool usesMath = r.getBool();
     StoredPiece stored;
     stored.kind = static_cast<PieceKind>(kind);
-    stored.piece.sourceName = std::string(r.getString());
-    stored.piece.name = std::string(r.getString());
-    stored.piece.code = std::string(r.getString());
-    stored.piece.usesMath = usesMath;
-    stored.piece.isMain = stored.kind == PieceKind::Main;
+    stored.imports = r.get<uint8_t>();
+    stored.name = r.getString();
+    stored.code = r.getString();
     if (kind > static_cast<uint8_t>(PieceKind::Main)) r.fail();
-    pieces.insert_or_assign(key, std::move(stored));
+    decoded.emplace_back(key, stored);
   }
-  if (r.failed() || !r.atEnd()) return {};
-  return pieces;
+  if (r.failed() || !r.atEnd()) return;
+  pieces.reserve(pieces.size() + decoded.size());
+  for (const auto& [key, stored] : decoded) pieces.insert_or_assign(key, stored);
 }
 
-// The entry that holds a file's pieces: its path (absolute, so a compile
-// from another directory finds it) and the flags.
-cache::Key piecesKey(const SourceBuffer& source, std::string_view flags) {
+// The entries that hold a file's pieces: its path (absolute, so a compile
+// from another directory finds them) and the flags.
+cache::Key piecesKey(const SourceBuffer& source, std::string_view flags, std::string_view part) {
   std::string path = source.name();
   if (char* real = ::realpath(source.name().c_str(), nullptr)) {
     path = real;
     std::free(real);
   }
-  return cache::KeyBuilder("incremental").add("file", path).add("flags", flags).finish();
+  return cache::KeyBuilder("incremental")
+      .add("file", path)
+      .add("flags", flags)
+      .add("part", part)
+      .finish();
+}
+
+bool startsItem(TokenKind kind) {
+  return kind == TokenKind::KwLayer || kind == TokenKind::KwFn || kind == TokenKind::KwLet ||
+         kind == TokenKind::KwMain || kind == TokenKind::KwImport;
 }
 
 }  // namespace
 
 // ---- units --------------------------------------------------------------------------
 
-UnitPlan planUnits(const Tree& tree, std::string_view flags, bool positions) {
+UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool positions) {
   UnitPlan plan;
-  const TokenizedBuffer& tokens = tree.tokens();
   const SourceBuffer& source = tokens.source();
-  std::span<const NodeId> items = tree.list(tree.listA(tree.root()));
-  std::vector<SourceRange> ranges;
-  ranges.reserve(items.size());
+  auto count = static_cast<uint32_t>(tokens.size());
+  // Split at the item keywords outside brackets; every identifier on the way
+  // is noted for the references below.
   std::unordered_map<uint32_t, uint32_t> byName;  // identifier -> unit
-  for (NodeId item : items) {
-    Unit unit;
-    unit.item = item;
-    unit.kind = tree.kind(item);
-    switch (unit.kind) {
-      case NodeKind::Layer:
-      case NodeKind::Fn:
-      case NodeKind::Let: {
-        IdentifierId name = tokens.identifier(tree.token(item));
-        unit.name = std::string(tokens.spelling(tree.token(item)));
-        if (!byName.emplace(name.index, static_cast<uint32_t>(plan.units.size())).second) {
-          plan.unsupported = fmt::format("two declarations are named '{}'", unit.name);
-          return plan;
-        }
-        break;
-      }
-      case NodeKind::Main:
-        if (std::any_of(plan.units.begin(), plan.units.end(),
-                        [](const Unit& u) { return u.kind == NodeKind::Main; })) {
-          plan.unsupported = "two 'main' blocks";
-          return plan;
-        }
-        unit.name = "main";
-        break;
-      case NodeKind::Import:
-        plan.unsupported = "it imports other files";
-        return plan;
-      default:
-        plan.unsupported = fmt::format("a top-level {}", nodeKindName(unit.kind));
-        return plan;
+  std::vector<std::pair<uint32_t, uint32_t>> identifiers;  // (unit, identifier)
+  int depth = 0;
+  for (uint32_t t = 0; t < count; ++t) {
+    TokenId token{t};
+    TokenKind kind = tokens.kind(token);
+    if (plan.units.empty() && kind != TokenKind::EndOfFile && kind != TokenKind::Semicolon &&
+        !startsItem(kind)) {
+      plan.unsupported = "text before the first declaration";  // the parser reports it
+      return plan;
     }
-    ranges.push_back(tree.range(item));
+    switch (kind) {
+      case TokenKind::LParen:
+      case TokenKind::LBracket:
+      case TokenKind::LBrace: ++depth; continue;
+      case TokenKind::RParen:
+      case TokenKind::RBracket:
+      case TokenKind::RBrace: --depth; continue;
+      case TokenKind::EndOfFile: continue;
+      case TokenKind::Identifier:
+        identifiers.emplace_back(static_cast<uint32_t>(plan.units.size() - 1),
+                                 tokens.identifier(token).index);
+        continue;
+      default: break;
+    }
+    if (depth != 0 || !startsItem(kind)) {
+      continue;
+    }
+    if (kind == TokenKind::KwImport) {
+      plan.unsupported = "it imports other files";
+      return plan;
+    }
+    if (!plan.units.empty()) plan.units.back().tokens.end = token;
+    Unit unit;
+    unit.tokens.begin = token;
+    unit.keyword = kind;
+    if (kind == TokenKind::KwMain) {
+      unit.name = "main";
+      if (!byName.emplace(UINT32_MAX, static_cast<uint32_t>(plan.units.size())).second) {
+        plan.unsupported = "two 'main' blocks";
+        return plan;
+      }
+    } else {
+      TokenId name{t + 1};
+      if (t + 1 >= count || tokens.kind(name) != TokenKind::Identifier) {
+        plan.unsupported = "a declaration without a name";
+        return plan;
+      }
+      unit.name = tokens.spelling(name);
+      if (!byName.emplace(tokens.identifier(name).index, static_cast<uint32_t>(plan.units.size()))
+               .second) {
+        plan.unsupported = fmt::format("two declarations are named '{}'", unit.name);
+        return plan;
+      }
+    }
     plan.units.push_back(std::move(unit));
   }
-  // What each unit names: every identifier token in its text that is a
-  // top-level name (a local that shadows one only adds a dependency).
-  size_t next = 0;
-  for (size_t u = 0; u < plan.units.size(); ++u) {
-    while (next < tokens.size() && tokens.range(TokenId{static_cast<uint32_t>(next)}).begin <
-                                       ranges[u].begin) {
-      ++next;
-    }
-    std::vector<uint32_t>& uses = plan.units[u].uses;
-    for (; next < tokens.size(); ++next) {
-      TokenId token{static_cast<uint32_t>(next)};
-      if (tokens.range(token).begin >= ranges[u].end) break;
-      if (tokens.kind(token) != TokenKind::Identifier) continue;
-      auto it = byName.find(tokens.identifier(token).index);
-      if (it != byName.end() && it->second != u &&
-          std::find(uses.begin(), uses.end(), it->second) == uses.end()) {
-        uses.push_back(it->second);
-      }
+  if (depth != 0) {
+    plan.unsupported = "unbalanced brackets";
+    return plan;
+  }
+  if (!plan.units.empty()) plan.units.back().tokens.end = TokenId{count - 1};  // end of file
+  // What each unit names: every identifier in its text that is a top-level
+  // name (a local that shadows one only adds a dependency).
+  for (const auto& [unit, identifier] : identifiers) {
+    auto it = byName.find(identifier);
+    if (it == byName.end() || it->second == unit) continue;
+    std::vector<uint32_t>& uses = plan.units[unit].uses;
+    if (std::find(uses.begin(), uses.end(), it->second) == uses.end()) {
+      uses.push_back(it->second);
     }
   }
-  // Each unit's own text, then its key over everything it reaches, in source
-  // order (the inliner's results depend on the order of what it inlines).
+  // Each unit's own text (first to last token), then its key over everything
+  // it reaches, in source order (the inliner's results depend on the order
+  // of what it inlines).
   std::vector<cache::Key> own(plan.units.size());
   for (size_t u = 0; u < plan.units.size(); ++u) {
+    const Unit& unit = plan.units[u];
+    uint32_t begin = tokens.range(unit.tokens.begin).begin;
+    uint32_t end = tokens.range(TokenId{unit.tokens.end.index - 1}).end;
     cache::KeyBuilder key("unit-text");
-    key.addInt("kind", static_cast<int64_t>(plan.units[u].kind))
-        .add("text", source.text().substr(ranges[u].begin, ranges[u].end - ranges[u].begin));
+    key.add("text", cache::hashOf(source.text().substr(begin, end - begin)).hex());
     if (positions) {
-      LineCol at = source.lineCol(ranges[u].begin);
+      LineCol at = source.lineCol(begin);
       key.addInt("line", at.line).addInt("column", at.column);
     }
     own[u] = key.finish();
   }
-  std::vector<uint32_t> reached(plan.units.size(), UINT32_MAX);  // last unit that reached it
+  std::vector<uint32_t> reached(plan.units.size(), UINT32_MAX);  // the unit that reached it last
   std::vector<uint32_t> stack;
+  std::vector<uint32_t> closure;
   for (size_t u = 0; u < plan.units.size(); ++u) {
     auto self = static_cast<uint32_t>(u);
     reached[u] = self;
     stack.assign(1, self);
-    std::vector<uint32_t> closure{self};
+    closure.assign(1, self);
     while (!stack.empty()) {
       uint32_t at = stack.back();
       stack.pop_back();
@@ -231,20 +268,15 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
     result.why = std::move(why);
     return result;
   };
-  // The front end of the whole file: cheap next to the rest, and it finds
-  // the declarations. A diagnostic sends the file to the full pipeline,
-  // which reports it in its place.
+  // The whole file is lexed (cheap, and it finds the declarations); only
+  // what changed is parsed. A diagnostic sends the file to the full
+  // pipeline, which reports it in its place.
   CollectingDiagnosticConsumer collected;
   DiagnosticEngine diags(collected);
   std::optional<TokenizedBuffer> tokens;
   {
     ScopedTimer timer(timings, "lexer", source.name());
     tokens.emplace(lex(source, interner, diags));
-  }
-  std::optional<Tree> tree;
-  {
-    ScopedTimer timer(timings, "parser", source.name());
-    tree.emplace(parse(*tokens, diags));
   }
   if (!collected.diagnostics.empty()) {
     return fallBack("the file has diagnostics");
@@ -253,7 +285,7 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
   UnitPlan plan;
   {
     ScopedTimer timer(timings, "incremental: units", source.name());
-    plan = planUnits(*tree, flagsKey.hex(), options.optLevel == '0');
+    plan = planUnits(*tokens, flagsKey.hex(), options.optLevel == '0');
   }
   if (!plan.unsupported.empty()) {
     return fallBack(plan.unsupported);
@@ -262,7 +294,8 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
   // The entry layer: --entry's, else the last layer.
   int entry = -1;
   for (size_t u = 0; u < units.size(); ++u) {
-    if (units[u].kind == NodeKind::Layer && (options.entry.empty() || units[u].name == options.entry)) {
+    if (units[u].keyword == TokenKind::KwLayer &&
+        (options.entry.empty() || units[u].name == options.entry)) {
       entry = static_cast<int>(u);
     }
   }
@@ -270,12 +303,22 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
     return fallBack("--entry names no layer of the file");
   }
 
-  cache::Key storeKey = piecesKey(source, flagsKey.hex());
-  PieceMap previous;
+  cache::Key baseKey = piecesKey(source, flagsKey.hex(), "base");
+  cache::Key deltaKey = piecesKey(source, flagsKey.hex(), "delta");
+  PieceMap previous;  // views into the entries
+  std::unordered_set<cache::Key, KeyHash> inBase;
+  std::optional<cache::Entry> baseEntry, deltaEntry;
   {
     ScopedTimer timer(timings, "incremental: load", source.name());
-    if (std::optional<cache::Entry> stored = cache.load(cache::Level::L3, storeKey)) {
-      previous = decodePieces(stored->payload);
+    baseEntry = cache.load(cache::Level::L3, baseKey);
+    if (baseEntry) {
+      decodePieces(baseEntry->payload, previous);
+      inBase.reserve(previous.size());
+      for (const auto& [key, stored] : previous) inBase.insert(key);
+    }
+    if (!inBase.empty()) {
+      deltaEntry = cache.load(cache::Level::L3, deltaKey);
+      if (deltaEntry) decodePieces(deltaEntry->payload, previous);
     }
   }
   // Changed units, and everything they use: the checker needs the used
@@ -285,10 +328,8 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
   for (size_t u = 0; u < units.size(); ++u) {
     if (previous.count(units[u].key) == 0) {
       ++result.changed;
-      if (!inSlice[u]) {
-        inSlice[u] = true;
-        stack.push_back(static_cast<uint32_t>(u));
-      }
+      inSlice[u] = true;
+      stack.push_back(static_cast<uint32_t>(u));
     }
   }
   while (!stack.empty()) {
@@ -301,24 +342,31 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
       }
     }
   }
-  std::vector<NodeId> slice;
+  std::vector<ItemTokens> slice;
   for (size_t u = 0; u < units.size(); ++u) {
-    if (inSlice[u]) slice.push_back(units[u].item);
+    if (inSlice[u]) slice.push_back(units[u].tokens);
   }
   result.units = units.size();
   result.recompiled = slice.size();
 
-  PieceMap fresh;
+  PieceMap fresh;  // views into `emitted`
+  std::optional<PyTorchPieces> emitted;
   if (!slice.empty()) {
-    // A restricted copy keeps every node's id and location: diagnostics,
-    // run-time check messages and emitted code are those of the whole file.
-    std::optional<Tree> restricted;
-    if (slice.size() != units.size()) restricted.emplace(tree->restrictedTo(slice));
-    const Tree& checkedTree = restricted ? *restricted : *tree;
+    // The parsed items keep every token and location of the whole file:
+    // diagnostics, run-time check messages and code are the full compile's.
+    bool complete = false;
+    std::optional<Tree> tree;
+    {
+      ScopedTimer timer(timings, "parser", source.name());
+      tree.emplace(parseItems(*tokens, slice, diags, complete));
+    }
+    if (!complete || !collected.diagnostics.empty()) {
+      return fallBack("a changed declaration does not parse cleanly");
+    }
     std::optional<CheckedModule> checked;
     {
       ScopedTimer timer(timings, "type checker", source.name());
-      checked.emplace(check(checkedTree, interner, diags));
+      checked.emplace(check(*tree, interner, diags));
     }
     if (!collected.diagnostics.empty()) {
       return fallBack("a changed declaration has diagnostics");
@@ -352,50 +400,71 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
     if (!pieces) {
       return fallBack("the emitter failed");  // the full pipeline reports it
     }
+    emitted = std::move(*pieces);
     // Pieces by name (names are unique: planUnits checked).
-    std::unordered_map<std::string_view, std::pair<PieceKind, PyTorchPieces::Piece*>> byName;
-    for (auto& p : pieces->globals) byName.emplace(p.sourceName, std::pair{PieceKind::Global, &p});
-    for (auto& p : pieces->functions) {
-      byName.emplace(p.sourceName,
-                     std::pair{p.isMain ? PieceKind::Main : PieceKind::Function, &p});
+    std::unordered_map<std::string_view, StoredPiece> byName;
+    for (const auto& p : emitted->globals) {
+      byName.emplace(p.sourceName, StoredPiece{PieceKind::Global, p.imports, p.name, p.code});
+    }
+    for (const auto& p : emitted->functions) {
+      byName.emplace(p.sourceName, StoredPiece{p.isMain ? PieceKind::Main : PieceKind::Function,
+                                               p.imports, p.name, p.code});
     }
     for (size_t u = 0; u < units.size(); ++u) {
       if (!inSlice[u]) continue;
       StoredPiece stored;
       auto it = byName.find(units[u].name);
-      if (it != byName.end() && (it->second.first == PieceKind::Main) ==
-                                    (units[u].kind == NodeKind::Main)) {
-        stored.kind = it->second.first;
-        stored.piece = std::move(*it->second.second);
+      if (it != byName.end() &&
+          (it->second.kind == PieceKind::Main) == (units[u].keyword == TokenKind::KwMain)) {
+        stored = it->second;
       }
-      fresh.insert_or_assign(units[u].key, std::move(stored));
+      fresh.insert_or_assign(units[u].key, stored);
     }
   }
 
   // The module, in the order a full compile emits it: constants, then
   // layers and fns, then main.
-  PyTorchPieces all;
-  std::vector<std::pair<cache::Key, const StoredPiece*>> keep;
-  keep.reserve(units.size());
-  for (int pass = 0; pass < 3; ++pass) {
-    for (size_t u = 0; u < units.size(); ++u) {
-      auto it = fresh.find(units[u].key);
-      const StoredPiece* stored = it != fresh.end() ? &it->second : &previous.at(units[u].key);
-      if (pass == 0) keep.emplace_back(units[u].key, stored);
-      PieceKind wanted = pass == 0 ? PieceKind::Global : pass == 1 ? PieceKind::Function
-                                                                   : PieceKind::Main;
-      if (stored->kind != wanted) continue;
-      (pass == 0 ? all.globals : all.functions).push_back(stored->piece);
-      if (static_cast<int>(u) == entry) all.entry = stored->piece.name;
-    }
+  std::vector<const StoredPiece*> current(units.size());
+  for (size_t u = 0; u < units.size(); ++u) {
+    auto it = fresh.find(units[u].key);
+    current[u] = it != fresh.end() ? &it->second : &previous.at(units[u].key);
   }
   {
     ScopedTimer timer(timings, "incremental: assemble", source.name());
-    result.py = assemblePyTorch(all, EmitOptions{std::string(kSourceNamePlaceholder), emitFlags, ""});
+    std::vector<PieceRef> globals, functions, mains;
+    for (const StoredPiece* stored : current) {
+      PieceRef ref{stored->code, stored->imports, stored->kind == PieceKind::Main};
+      if (stored->kind == PieceKind::Global) globals.push_back(ref);
+      if (stored->kind == PieceKind::Function) functions.push_back(ref);
+      if (stored->kind == PieceKind::Main) mains.push_back(ref);
+    }
+    functions.insert(functions.end(), mains.begin(), mains.end());
+    std::string_view entryName = entry >= 0 ? current[entry]->name : std::string_view();
+    result.py = assemblePyTorch(globals, functions, entryName,
+                                EmitOptions{std::string(kSourceNamePlaceholder), emitFlags, ""});
   }
   if (result.changed != 0) {
+    // The delta: the pieces of every unit the base lacks. Once it has grown
+    // to a quarter of the base, a new base with every piece instead.
     ScopedTimer timer(timings, "incremental: store", source.name());
-    cache.store(cache::Level::L3, storeKey, encodePieces(keep), 0, /*compress=*/false);
+    std::vector<std::pair<cache::Key, const StoredPiece*>> all, delta;
+    size_t code = 0, deltaBytes = 0;
+    for (size_t u = 0; u < units.size(); ++u) {
+      all.emplace_back(units[u].key, current[u]);
+      code += current[u]->code.size();
+      if (inBase.count(units[u].key) == 0) {
+        delta.emplace_back(units[u].key, current[u]);
+        deltaBytes += current[u]->code.size();
+      }
+    }
+    if (inBase.empty() || deltaBytes * 4 > code) {
+      cache.store(cache::Level::L3, baseKey, encodePieces(all), 0, /*compress=*/false);
+      if (deltaEntry) {
+        cache.store(cache::Level::L3, deltaKey, encodePieces({}), 0, /*compress=*/false);
+      }
+    } else {
+      cache.store(cache::Level::L3, deltaKey, encodePieces(delta), 0, /*compress=*/false);
+    }
   }
   result.compiled = true;
   return result;

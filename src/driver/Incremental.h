@@ -11,9 +11,12 @@
 // file's previous compile, kept in the cache. The pieces are assembled as a
 // full compile assembles them, so the module is byte-identical.
 //
-// Anything unusual falls back to the full pipeline, which then reports what
-// it finds: lexical or syntax diagnostics, a declaration checked with
-// diagnostics, imports, two declarations with one name.
+// Only the changed units and what they use are even parsed: the file is
+// lexed, split into units at its item keywords, and each unit's key computed
+// from its tokens' text. Anything unusual falls back to the full pipeline,
+// which then reports what it finds: lexical diagnostics, a unit that does
+// not parse cleanly or does not end where the split said, a declaration
+// checked with diagnostics, imports, two declarations with one name.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -24,29 +27,31 @@
 #include "tritonc/base/Timings.h"
 #include "tritonc/cache/Cache.h"
 #include "tritonc/driver/Driver.h"
-#include "tritonc/parse/Tree.h"
+#include "tritonc/lex/TokenizedBuffer.h"
+#include "tritonc/parse/Parse.h"
 
 namespace tritonc {
 
 /// One top-level declaration (layer, fn, constant or main) of a file.
 struct Unit {
-  NodeId item;
-  NodeKind kind = NodeKind::Layer;
-  std::string name;             ///< its name in the source ("main" for main)
+  ItemTokens tokens;            ///< from its keyword to where the next one starts
+  TokenKind keyword = TokenKind::KwLayer;
+  std::string_view name;        ///< its name in the source ("main" for main)
   std::vector<uint32_t> uses;   ///< the units its text names, directly
   cache::Key key;               ///< what its piece of generated code depends on
 };
 
-/// The units of a parsed file, in source order, or why it has none.
+/// The units of a lexed file, in source order, or why it has none.
 struct UnitPlan {
   std::vector<Unit> units;
   std::string unsupported;  ///< non-empty: compile the file in full (and why)
 };
 
-/// Splits `tree` into units and computes their keys. `flags` stands for every
-/// output-affecting flag; `positions` adds each unit's line and column (the
-/// -O0 run-time checks quote them).
-UnitPlan planUnits(const Tree& tree, std::string_view flags, bool positions);
+/// Splits a file into units at the item keywords outside brackets (the
+/// parser checks each split when it parses the unit) and computes their
+/// keys. `flags` stands for every output-affecting flag; `positions` adds
+/// each unit's line and column (the -O0 run-time checks quote them).
+UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool positions);
 
 /// What an incremental compile did.
 struct IncrementalResult {

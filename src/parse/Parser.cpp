@@ -107,6 +107,7 @@ class Parser {
   }
 
   Tree run();
+  Tree runItems(std::span<const ItemTokens> items, bool& complete);
 
  private:
   // ---- token access -------------------------------------------------------
@@ -485,6 +486,28 @@ Tree Parser::run() {
 }
 
 // item = import | layer | fn | main | let_stmt ;
+Tree Parser::runItems(std::span<const ItemTokens> items, bool& complete) {
+  complete = true;
+  size_t list = listMark();
+  for (const ItemTokens& range : items) {
+    pos_ = range.begin;
+    syncStart_ = pos_;
+    NodeId item = parseItem();
+    if (item.isValid()) {
+      listPush(item);
+    }
+    while (pos_.index < range.end.index && at(TokenKind::Semicolon)) {
+      ++pos_.index;
+    }
+    if (panic_ || pos_.index != range.end.index) {
+      complete = false;
+      break;
+    }
+  }
+  tree_.root_ = add(NodeKind::Program, TokenId{0}, addList(list), kNone, kNone, 0);
+  return std::move(tree_);
+}
+
 NodeId Parser::parseItem() {
   switch (peekKind()) {
     case TokenKind::KwImport: return parseImport();
@@ -1261,6 +1284,14 @@ NodeId Parser::parsePrimary() {
 
 Tree parse(const TokenizedBuffer& tokens, DiagnosticEngine& diags) {
   return Parser(tokens, diags).run();
+}
+
+Tree parseItems(const TokenizedBuffer& tokens, std::span<const ItemTokens> items,
+                DiagnosticEngine& diags, bool& complete) {
+  size_t errors = diags.errorCount();
+  Tree tree = Parser(tokens, diags).runItems(items, complete);
+  complete = complete && diags.errorCount() == errors;
+  return tree;
 }
 
 }  // namespace tritonc

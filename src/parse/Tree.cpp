@@ -48,22 +48,6 @@ Layout layoutOf(NodeKind kind) {
 
 std::string_view nodeKindName(NodeKind kind) { return kNodeNames[static_cast<size_t>(kind)]; }
 
-Tree Tree::restrictedTo(std::span<const NodeId> items) const {
-  Tree copy(*tokens_);
-  copy.nodes_.reserve(nodes_.size() + 1);
-  copy.nodes_ = nodes_;
-  copy.lists_.reserve(lists_.size() + items.size() + 1);
-  copy.lists_ = lists_;
-  auto list = static_cast<uint32_t>(copy.lists_.size());
-  copy.lists_.push_back(static_cast<uint32_t>(items.size()));
-  for (NodeId item : items) copy.lists_.push_back(item.index);
-  Node root = nodes_[root_.index];
-  root.a = list;
-  copy.root_ = NodeId{static_cast<uint32_t>(copy.nodes_.size())};
-  copy.nodes_.push_back(root);
-  return copy;
-}
-
 SourceRange Tree::range(NodeId id) const {
   SourceRange result = tokens_->range(token(id));
   std::vector<NodeId> stack{id};

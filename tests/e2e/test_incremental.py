@@ -162,7 +162,18 @@ def check_edits(tritonc, work, level):
     assert isinstance(c, tuple), c
     # A syntax error, then its fix.
     edit(path, "return sigmoid(x) * 2.0", "return sigmoid(x * 2.0")
+    c = compare(tritonc, work, "model.tri", level)
+    assert c in ("unbalanced brackets", "a changed declaration does not parse cleanly"), c
+    edit(path, "return sigmoid(x * 2.0", "return sigmoid(x) * 2.0")
+    assert isinstance(compare(tritonc, work, "model.tri", level), tuple)
+    edit(path, "return sigmoid(x) * 2.0", "return sigmoid(x) * * 2.0")
+    c = compare(tritonc, work, "model.tri", level)
+    assert c == "a changed declaration does not parse cleanly", c
+    edit(path, "return sigmoid(x) * * 2.0", "return sigmoid(x * 2.0")
+    # A lexical error anywhere.
+    edit(path, "let SCALE = 0.5", "let SCALE = 0.5 $")
     assert compare(tritonc, work, "model.tri", level) == "the file has diagnostics"
+    edit(path, "let SCALE = 0.5 $", "let SCALE = 0.5")
     edit(path, "return sigmoid(x * 2.0", "return sigmoid(x) * 2.0")
     assert isinstance(compare(tritonc, work, "model.tri", level), tuple)
     # A rename of a layer and of its use; a deletion; two layers swapped.
@@ -222,6 +233,23 @@ def test_examples(tritonc, work):
         assert c[0] == 1 and c[2] == 1, (name, c)
 
 
+def test_many_edits_roll_the_delta_into_the_base(tritonc, work):
+    # Twelve independent layers edited one after the other: each edit recompiles one
+    # unit; the stored delta grows until it is folded into a new base.
+    layers = ["layer L%d(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {\n"
+              "    return relu(x) * %d.0\n}\n" % (i, i) for i in range(12)]
+    path = os.path.join(work, "many.tri")
+    with open(path, "w") as f:
+        f.write("\n".join(layers))
+    assert compare(tritonc, work, "many.tri", "2") == (12, 12, 12)
+    for round_ in range(2):
+        for i in range(12):
+            edit(path, "relu(x) * %d.%d" % (i, round_), "relu(x) * %d.%d" % (i, round_ + 1))
+            assert compare(tritonc, work, "many.tri", "2") == (1, 12, 1), (round_, i)
+    entries = sum(len(files) for _, _, files in os.walk(os.path.join(work, "cache", "l3")))
+    assert entries <= 2, entries  # one base and one delta: nothing piles up
+
+
 def test_imports_compile_in_full(tritonc, work):
     with open(os.path.join(work, "lib.tri"), "w") as f:
         f.write("fn act(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {\n"
@@ -262,5 +290,6 @@ def test_damaged_pieces_entry_is_recompiled(tritonc, work):
 
 if __name__ == "__main__":
     sys.exit(runner.main([test_edits_at_O2, test_edits_at_O0, test_edits_at_O3, test_examples,
+                          test_many_edits_roll_the_delta_into_the_base,
                           test_imports_compile_in_full, test_damaged_pieces_entry_is_recompiled],
                          lambda tritonc, work: (tritonc, work)))

@@ -53,6 +53,9 @@ struct Key {
   friend bool operator==(const Key&, const Key&) = default;
 };
 
+/// XXH3-128 of some bytes, as a key (for hashes combined into other keys).
+Key hashOf(std::string_view bytes);
+
 /// Hashes named fields. Each field is written as its name, its length and its
 /// bytes, so no two different field lists produce the same byte stream.
 class KeyBuilder {

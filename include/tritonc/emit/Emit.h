@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,11 +39,13 @@ Expected<std::string> emitPyTorch(const ir::Module& module, const EmitOptions& o
 /// declaration can be reused; `assemblePyTorch` puts them together exactly as
 /// `emitPyTorch` does.
 struct PyTorchPieces {
+  /// The modules a piece's code uses (bits), for the module's imports.
+  enum Import : uint8_t { kMath = 1, kTorch = 2, kNN = 4, kF = 8, kTritonrt = 16 };
   struct Piece {
     std::string sourceName;  ///< the declaration's name in the source ("main" for main)
     std::string name;        ///< its Python name
     std::string code;        ///< its definition, ending in a newline
-    bool usesMath = false;   ///< the code calls `math.`
+    uint8_t imports = 0;     ///< Import bits
     bool isMain = false;
   };
   std::vector<Piece> globals;    ///< constants, in module order
@@ -50,9 +53,19 @@ struct PyTorchPieces {
   std::string entry;             ///< ENTRY's class name (empty: none)
 };
 Expected<PyTorchPieces> emitPyTorchPieces(const ir::Module& module, const EmitOptions& options);
-/// The module of `pieces`: header, the imports the code uses, constants,
-/// functions, ENTRY and the `__main__` guard.
-std::string assemblePyTorch(const PyTorchPieces& pieces, const EmitOptions& options);
+/// A piece's code as assembled (owned elsewhere: by PyTorchPieces, or by the
+/// cache entry the incremental compile read it from).
+struct PieceRef {
+  std::string_view code;
+  uint8_t imports = 0;
+  bool isMain = false;
+};
+/// The module of some pieces: header, the imports the code uses, constants,
+/// functions, ENTRY and the `__main__` guard. `globals` and `functions` are
+/// the pieces in order (the incremental compile gathers them from several
+/// compiles); `entry` is ENTRY's class name, empty for none.
+std::string assemblePyTorch(std::span<const PieceRef> globals, std::span<const PieceRef> functions,
+                            std::string_view entry, const EmitOptions& options);
 
 // ---- names stamped after emission --------------------------------------------------
 //

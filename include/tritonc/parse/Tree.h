@@ -82,12 +82,6 @@ class Tree {
   /// `x[i] = v` and `x.m = v` assign x).
   void forEachAssignedName(NodeId body, const std::function<void(NodeId)>& visit) const;
 
-  /// A copy whose program holds only `items` (top-level items of this tree,
-  /// in the order given). Every other node keeps its id, token and range, so
-  /// later stages report and locate exactly as in the whole file; used by the
-  /// incremental compile to check and lower the declarations that changed.
-  Tree restrictedTo(std::span<const NodeId> items) const;
-
   /// An indented, deterministic rendering for --dump-ast. `annotate`, when
   /// given, returns text appended to a node's line (later stages use it to
   /// show types).
