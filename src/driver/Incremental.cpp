@@ -124,6 +124,11 @@ cache::Key piecesKey(const SourceBuffer& source, std::string_view flags, std::st
       .finish();
 }
 
+// A key's 16 bytes, to hash into another key.
+std::string_view asBytes(const cache::Key& key) {
+  return std::string_view(reinterpret_cast<const char*>(&key), sizeof key);
+}
+
 bool startsItem(TokenKind kind) {
   return kind == TokenKind::KwLayer || kind == TokenKind::KwFn || kind == TokenKind::KwLet ||
          kind == TokenKind::KwMain || kind == TokenKind::KwImport;
@@ -139,7 +144,9 @@ UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool p
   auto count = static_cast<uint32_t>(tokens.size());
   // Split at the item keywords outside brackets; every identifier on the way
   // is noted for the references below.
-  std::unordered_map<uint32_t, uint32_t> byName;  // identifier -> unit
+  constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<uint32_t> byName(tokens.interner().size(), kNone);  // identifier -> unit
+  bool hasMain = false;
   std::vector<std::pair<uint32_t, uint32_t>> identifiers;  // (unit, identifier)
   int depth = 0;
   for (uint32_t t = 0; t < count; ++t) {
@@ -177,10 +184,11 @@ UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool p
     unit.keyword = kind;
     if (kind == TokenKind::KwMain) {
       unit.name = "main";
-      if (!byName.emplace(UINT32_MAX, static_cast<uint32_t>(plan.units.size())).second) {
+      if (hasMain) {
         plan.unsupported = "two 'main' blocks";
         return plan;
       }
+      hasMain = true;
     } else {
       TokenId name{t + 1};
       if (t + 1 >= count || tokens.kind(name) != TokenKind::Identifier) {
@@ -188,11 +196,12 @@ UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool p
         return plan;
       }
       unit.name = tokens.spelling(name);
-      if (!byName.emplace(tokens.identifier(name).index, static_cast<uint32_t>(plan.units.size()))
-               .second) {
+      uint32_t& slot = byName[tokens.identifier(name).index];
+      if (slot != kNone) {
         plan.unsupported = fmt::format("two declarations are named '{}'", unit.name);
         return plan;
       }
+      slot = static_cast<uint32_t>(plan.units.size());
     }
     plan.units.push_back(std::move(unit));
   }
@@ -204,11 +213,11 @@ UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool p
   // What each unit names: every identifier in its text that is a top-level
   // name (a local that shadows one only adds a dependency).
   for (const auto& [unit, identifier] : identifiers) {
-    auto it = byName.find(identifier);
-    if (it == byName.end() || it->second == unit) continue;
+    uint32_t used = byName[identifier];
+    if (used == kNone || used == unit) continue;
     std::vector<uint32_t>& uses = plan.units[unit].uses;
-    if (std::find(uses.begin(), uses.end(), it->second) == uses.end()) {
-      uses.push_back(it->second);
+    if (std::find(uses.begin(), uses.end(), used) == uses.end()) {
+      uses.push_back(used);
     }
   }
   // Each unit's own text (first to last token), then its key over everything
@@ -219,13 +228,15 @@ UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool p
     const Unit& unit = plan.units[u];
     uint32_t begin = tokens.range(unit.tokens.begin).begin;
     uint32_t end = tokens.range(TokenId{unit.tokens.end.index - 1}).end;
-    cache::KeyBuilder key("unit-text");
-    key.add("text", cache::hashOf(source.text().substr(begin, end - begin)).hex());
+    own[u] = cache::hashOf(source.text().substr(begin, end - begin));
     if (positions) {
       LineCol at = source.lineCol(begin);
-      key.addInt("line", at.line).addInt("column", at.column);
+      own[u] = cache::KeyBuilder("unit-text")
+                   .add("text", asBytes(own[u]))
+                   .addInt("line", at.line)
+                   .addInt("column", at.column)
+                   .finish();
     }
-    own[u] = key.finish();
   }
   std::vector<uint32_t> reached(plan.units.size(), UINT32_MAX);  // the unit that reached it last
   std::vector<uint32_t> stack;
@@ -250,7 +261,7 @@ UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool p
     cache::KeyBuilder key("unit");
     key.add("flags", flags);
     for (uint32_t member : closure) {
-      key.add(member == self ? "self" : "uses", own[member].hex());
+      key.add(member == self ? "self" : "uses", asBytes(own[member]));
     }
     plan.units[u].key = key.finish();
   }
