@@ -1006,5 +1006,67 @@ TEST(ParserTest, Dump) {
             "            Name \"b\" @2:23\n");
 }
 
+// ---- parsing some items (the incremental compile) ------------------------------
+
+// The token that starts each item: its keyword.
+std::vector<TokenId> itemStarts(const Parsed& p) {
+  std::vector<TokenId> starts;
+  for (uint32_t t = 0; t < p.tokens.size(); ++t) {
+    TokenKind kind = p.tokens.kind(TokenId{t});
+    if (kind == TokenKind::KwLayer || kind == TokenKind::KwFn || kind == TokenKind::KwLet) {
+      starts.push_back(TokenId{t});
+    }
+  }
+  return starts;
+}
+
+TEST(ParserTest, ParseItemsGivesTheSameSubtreesAsTheWholeFile) {
+  Parsed p("let A = 1;\nfn f(x: int) -> int { return x + A }\nlet B = f(2)\n");
+  ASSERT_TRUE(p.diagnostics().empty());
+  std::vector<TokenId> starts = itemStarts(p);
+  ASSERT_EQ(starts.size(), 3u);
+  TokenId end{static_cast<uint32_t>(p.tokens.size() - 1)};
+  std::vector<ItemTokens> some = {{starts[1], starts[2]}, {starts[2], end}};
+  bool complete = false;
+  Tree tree = parseItems(p.tokens, some, p.diags, complete);
+  EXPECT_TRUE(complete);
+  std::span<const NodeId> items = tree.list(tree.listA(tree.root()));
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(sexpr(tree, items[0]), sexpr(p.tree, p.items()[1]));
+  EXPECT_EQ(sexpr(tree, items[1]), sexpr(p.tree, p.items()[2]));
+  EXPECT_EQ(tree.range(items[0]).begin, p.tree.range(p.items()[1]).begin);
+  // The first item ends at its ';' (skipped), and may start the list too.
+  std::vector<ItemTokens> first = {{starts[0], starts[1]}};
+  parseItems(p.tokens, first, p.diags, complete);
+  EXPECT_TRUE(complete);
+}
+
+TEST(ParserTest, ParseItemsRejectsASplitThatIsNotAnItemBoundary) {
+  Parsed p("fn f(x: int) -> int { return x }\nfn g(x: int) -> int { return x }\n");
+  std::vector<TokenId> starts = itemStarts(p);
+  ASSERT_EQ(starts.size(), 2u);
+  bool complete = true;
+  // An end before the item's last token, and one past the next item's start.
+  std::vector<ItemTokens> shortItem = {{starts[0], TokenId{starts[1].index - 1}}};
+  parseItems(p.tokens, shortItem, p.diags, complete);
+  EXPECT_FALSE(complete);
+  std::vector<ItemTokens> longItem = {{starts[0], TokenId{starts[1].index + 1}}};
+  parseItems(p.tokens, longItem, p.diags, complete);
+  EXPECT_FALSE(complete);
+}
+
+TEST(ParserTest, ParseItemsReportsASyntaxErrorAsIncomplete) {
+  Parsed p("fn f(x: int) -> int { return x + }\n");
+  std::vector<TokenId> starts = itemStarts(p);
+  ASSERT_EQ(starts.size(), 1u);
+  bool complete = true;
+  std::vector<ItemTokens> all = {{starts[0], TokenId{static_cast<uint32_t>(p.tokens.size() - 1)}}};
+  CollectingDiagnosticConsumer collected;
+  DiagnosticEngine diags(collected);
+  parseItems(p.tokens, all, diags, complete);
+  EXPECT_FALSE(complete);
+  EXPECT_FALSE(collected.diagnostics.empty());
+}
+
 }  // namespace
 }  // namespace tritonc
