@@ -6,8 +6,9 @@
 One watch process follows a model through: the first compile; a save in place; a save
 with an error (diagnostics, the output left as it was); the fix; a delete and re-creation;
 an editor-style save (write a temporary file, rename it over the original); Ctrl-C (exit 0).
-Each step waits for the status line it causes and checks the output file. Ends with
-"N passed, N failed".
+Each step waits for the status line it causes and checks the output file. With
+--incremental, an edit to one of two layers recompiles only it and writes what a full compile
+writes. Ends with "N passed, N failed".
 """
 import os
 import queue
@@ -148,6 +149,37 @@ def test_watch_follows_imported_files(tritonc, work):
     check(rc == 0, "Ctrl-C: exit %s" % rc)
 
 
+def test_watch_incremental(tritonc, work):
+    # Two layers: an edit to one recompiles only it (--verbose says so), and the output is
+    # what a full compile writes; an error and its fix go through as without the flag.
+    src = os.path.join(work, "model.tri")
+    out = os.path.join(work, "out.py")
+    other = "\nlayer Other(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {\n" \
+            "    return tanh(x)\n}\n"
+    write(src, other + MODEL)
+    w = Watch(tritonc, work, "-O2", "--incremental", "--verbose")
+    try:
+        lines = w.wait_for("watching model.tri")
+        check(any("2 of 2 declaration(s) changed" in line for line in lines), "\n".join(lines))
+        write(src, other.replace("tanh", "sigmoid") + MODEL)
+        lines = w.wait_for("compiled model.tri")
+        check(any("1 of 2 declaration(s) changed, 1 recompiled" in line for line in lines),
+              "\n".join(lines))
+        full = subprocess.run([tritonc, "compile", "model.tri", "-O2", "--no-cache", "-o",
+                               "full.py"], cwd=work, capture_output=True, timeout=30)
+        check(full.returncode == 0 and read(out) == read(os.path.join(work, "full.py")),
+              "the incremental output differs from a full compile")
+        write(src, other + MODEL.replace("relu(x @ w)", "relu(x @ w) + undefined_name"))
+        lines = w.wait_for("did not compile")
+        check(any("[UndefinedName]" in line for line in lines), "\n".join(lines))
+        write(src, other + MODEL.replace("Net", "Net2"))
+        w.wait_for("compiled model.tri")
+        check("class Net2(" in read(out), "the fix was not compiled")
+    finally:
+        rc = w.stop()
+    check(rc == 0, "Ctrl-C: exit %s" % rc)
+
+
 def test_watch_missing_file_is_a_usage_error(tritonc, work):
     proc = subprocess.run([tritonc, "watch", "absent.tri"], cwd=work, capture_output=True,
                           text=True, timeout=10)
@@ -155,7 +187,7 @@ def test_watch_missing_file_is_a_usage_error(tritonc, work):
     check("[CannotReadFile]" in proc.stderr, proc.stderr)
 
 
-TESTS = [test_watch_follows_edits, test_watch_follows_imported_files,
+TESTS = [test_watch_follows_edits, test_watch_follows_imported_files, test_watch_incremental,
          test_watch_missing_file_is_a_usage_error]
 
 
