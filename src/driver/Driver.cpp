@@ -805,10 +805,16 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       result.l3Key = l3;
       // --incremental: only the declarations that changed since the file's
       // last compile go through the pipeline.
-      if (options.incremental && options.target == "pytorch" && !imports &&
-          lastStage == Stage::Emit) {
-        IncrementalResult incremental = compileIncrementally(
-            options, source, cache, finterner, codeFlags(options), ftimings);
+      if (options.incremental && lastStage == Stage::Emit) {
+        IncrementalResult incremental;
+        if (options.target != "pytorch") {
+          incremental.why = "the CUDA target is compiled in full";
+        } else if (imports) {
+          incremental.why = "it imports other files";
+        } else {
+          incremental = compileIncrementally(options, source, cache, finterner,
+                                             codeFlags(options), ftimings);
+        }
         if (incremental.compiled) {
           logMessage(LogLevel::Verbose,
                      fmt::format("incremental: {}: {} of {} declaration(s) changed, {} "

@@ -250,6 +250,14 @@ def test_many_edits_roll_the_delta_into_the_base(tritonc, work):
     assert entries <= 2, entries  # one base and one delta: nothing piles up
 
 
+def test_cuda_target_compiles_in_full(tritonc, work):
+    with open(os.path.join(work, "model.tri"), "w") as f:
+        f.write(SOURCE)
+    flags = ["--target", "cuda", "--nvcc", os.path.join(work, "no-nvcc")]
+    c = compare(tritonc, work, "model.tri", "2", flags)
+    assert c == "the CUDA target is compiled in full", c
+
+
 def test_imports_compile_in_full(tritonc, work):
     with open(os.path.join(work, "lib.tri"), "w") as f:
         f.write("fn act(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {\n"
@@ -263,7 +271,8 @@ def test_imports_compile_in_full(tritonc, work):
     assert proc.returncode == 0, proc.stderr
     full = run(tritonc, work, "compile", "net.tri", "--no-cache", "-o", "full.py")
     assert full.returncode == 0 and read(out) == read(os.path.join(work, "full.py"))
-    assert b"L2 miss" in proc.stderr and b"incremental:" not in proc.stderr, proc.stderr
+    assert b"compiled in full (it imports other files)" in proc.stderr, proc.stderr
+    assert b"L2 miss" in proc.stderr, proc.stderr
 
 
 def test_damaged_pieces_entry_is_recompiled(tritonc, work):
@@ -291,5 +300,5 @@ def test_damaged_pieces_entry_is_recompiled(tritonc, work):
 if __name__ == "__main__":
     sys.exit(runner.main([test_edits_at_O2, test_edits_at_O0, test_edits_at_O3, test_examples,
                           test_many_edits_roll_the_delta_into_the_base,
-                          test_imports_compile_in_full, test_damaged_pieces_entry_is_recompiled],
+                          test_cuda_target_compiles_in_full, test_imports_compile_in_full, test_damaged_pieces_entry_is_recompiled],
                          lambda tritonc, work: (tritonc, work)))
