@@ -213,7 +213,7 @@ std::optional<ir::Module> generateModule(const CompileOptions& options,
 // The optimizer and the emitters for one file's IR.
 int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& module,
                  Timings* timings, const std::string& header, const std::string& sourceName,
-                 DiagnosticEngine& diags, FileResult& result) {
+                 DiagnosticEngine& diags, FileResult& result, unsigned emitJobs) {
   bool verifyEach = options.verifyEach || kDebugBuild;
   if (verifyEach) {
     std::vector<std::string> problems = ir::verify(module);
@@ -279,7 +279,7 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& mod
     // The memory-layout level: tensors released after their last use.
     emit.releaseDeadTensors = options.optLevel == '2' || options.optLevel == '3' ||
                               options.optLevel == 's';
-    Expected<std::string> emitted = emitPyTorch(module, emit);
+    Expected<std::string> emitted = emitPyTorch(module, emit, emitJobs);
     if (!emitted) {
       diags.reportForPath(Diag::TooDeepForPython, "", sourceName, emitted.error().message);
       return kExitSourceError;
@@ -748,6 +748,11 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     Timings* timings;
     std::function<void()> flush;  ///< prints what was reported so far
   };
+  // -j's threads: one file per job; the jobs left over when there are fewer
+  // files than that help emit each file's layers.
+  unsigned requestedJobs = options.jobs != 0 ? options.jobs
+                                             : std::max(1u, std::thread::hardware_concurrency());
+  unsigned emitJobs = std::max(1u, requestedJobs / static_cast<unsigned>(sources.size()));
   auto compileFile = [&](const SourceBuffer& source, FileResult& result, FileContext& job) -> int {
     DiagnosticEngine& fdiags = job.diags;
     Interner& finterner = job.interner;
@@ -965,7 +970,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     if (module) {
       int status = runMiddleEnd(options, lastStage, *module, ftimings,
                                 multipleFiles ? source.name() : std::string(), source.name(),
-                                fdiags, result);
+                                fdiags, result, emitJobs);
       if (status != kExitSuccess) {
         flushDiagnostics();
         return status;
@@ -980,7 +985,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   };
 
   // Several files in parallel (-j), unless dumps ask for one stream of output.
-  unsigned jobs = options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  unsigned jobs = requestedJobs;
   bool dumps = options.dumpTokens || options.dumpAst || options.dumpTypes || options.dumpIr ||
                options.dumpCode || options.printAfterAll;
   jobs = std::min<unsigned>(jobs, static_cast<unsigned>(sources.size()));

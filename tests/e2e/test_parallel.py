@@ -4,7 +4,7 @@
     python3 tests/e2e/test_parallel.py --tritonc build/tools/tritonc/tritonc
 
 - Every example (and a program with imports) compiled with -j 1, 2 and 4 gives byte-identical
-  outputs.
+  outputs; so does one big file, whose layers the jobs emit in parallel.
 - Diagnostics of several failing files come grouped per file, in input order, identically
   for every -j and every run; the exit status is the same.
 - A progress line ([done/total] file) is drawn on a terminal and erased; never when stderr is
@@ -14,6 +14,7 @@ Ends with "N passed, N failed".
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -60,6 +61,39 @@ def test_outputs_do_not_depend_on_jobs(tritonc, work):
         outputs[jobs] = tree(out)
     assert len(outputs["1"]) == len(inputs), sorted(outputs["1"])
     assert outputs["1"] == outputs["2"] == outputs["4"]
+
+
+def zoo_file(models):
+    """The examples copied round-robin into one file of `models` models (names suffixed per
+    copy, `main` dropped): big enough for -j to split the emission of its layers."""
+    parts = []
+    for copy in range(models):
+        with open(EXAMPLES[copy % len(EXAMPLES)]) as f:
+            text = f.read()
+        m = re.search(r"^main \{.*?^\}\n", text, flags=re.S | re.M)
+        if m:
+            text = text[:m.start()] + text[m.end():]
+        for n in sorted(set(re.findall(r"^(?:layer|fn|let)\s+(\w+)", text, flags=re.M)),
+                        key=len, reverse=True):
+            text = re.sub(r"\b%s\b" % re.escape(n), "%s_c%d" % (n, copy), text)
+        parts.append(text)
+    return "\n".join(parts)
+
+
+def test_one_big_file_does_not_depend_on_jobs(tritonc, work):
+    # One input: the jobs emit its layers; the module is the same for every -j.
+    with open(os.path.join(work, "zoo.tri"), "w") as f:
+        f.write(zoo_file(48))
+    outputs = {}
+    for level in ["0", "2"]:
+        for jobs in ["1", "2", "4"]:
+            out = os.path.join(work, "zoo-%s-%s.py" % (level, jobs))
+            proc = run(tritonc, work, "compile", "zoo.tri", "-O" + level, "-o", out, "--no-cache",
+                       "-j", jobs)
+            assert proc.returncode == 0, proc.stderr.decode()
+            with open(out, "rb") as f:
+                outputs[level, jobs] = f.read()
+        assert outputs[level, "1"] == outputs[level, "2"] == outputs[level, "4"], level
 
 
 BROKEN = ["layer L{i}(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {{\n"
@@ -122,6 +156,7 @@ def test_time_trace_has_a_track_per_worker(tritonc, work):
 
 if __name__ == "__main__":
     sys.exit(runner.main([test_outputs_do_not_depend_on_jobs,
+                          test_one_big_file_does_not_depend_on_jobs,
                           test_diagnostics_grouped_per_file_in_input_order,
                           test_progress_line_only_on_a_terminal,
                           test_time_trace_has_a_track_per_worker],

@@ -31,7 +31,10 @@ struct EmitOptions {
 /// The Python module of `module`, or an error when it cannot be expressed in
 /// Python (control flow nested deeper than Python's indentation limit; the
 /// error message is the nesting depth).
-Expected<std::string> emitPyTorch(const ir::Module& module, const EmitOptions& options);
+/// `jobs` threads may emit the layers of a big module in parallel (the code
+/// does not depend on it).
+Expected<std::string> emitPyTorch(const ir::Module& module, const EmitOptions& options,
+                                  unsigned jobs = 1);
 
 /// A PyTorch module in pieces, one per top-level declaration, for the
 /// incremental compile: each piece depends only on its declaration's
@@ -52,7 +55,8 @@ struct PyTorchPieces {
   std::vector<Piece> functions;  ///< layers and fns in module order, then main
   std::string entry;             ///< ENTRY's class name (empty: none)
 };
-Expected<PyTorchPieces> emitPyTorchPieces(const ir::Module& module, const EmitOptions& options);
+Expected<PyTorchPieces> emitPyTorchPieces(const ir::Module& module, const EmitOptions& options,
+                                          unsigned jobs = 1);
 /// A piece's code as assembled (owned elsewhere: by PyTorchPieces, or by the
 /// cache entry the incremental compile read it from).
 struct PieceRef {
