@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tritonc/base/Interner.h"
 #include "tritonc/diag/Diagnostics.h"
@@ -78,6 +79,40 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       // deep for Python is a diagnostic, not a bug).
       Expected<std::string> code = emitPyTorch(module, EmitOptions{"fuzz.tri", "-O2"});
       typedDump += code ? code->size() : code.error().message.size();
+    }
+  }
+
+  // The incremental compile's partial parse: every item split at the item
+  // keywords outside brackets. On a file that parses cleanly it must accept
+  // the split and give the same tree; on any file it must not crash.
+  {
+    std::vector<ItemTokens> items;
+    int depth = 0;
+    for (uint32_t t = 0; t + 1 < tokens.size(); ++t) {
+      TokenKind kind = tokens.kind(TokenId{t});
+      if (kind == TokenKind::LParen || kind == TokenKind::LBracket || kind == TokenKind::LBrace) {
+        ++depth;
+      } else if (kind == TokenKind::RParen || kind == TokenKind::RBracket ||
+                 kind == TokenKind::RBrace) {
+        --depth;
+      } else if (depth == 0 && (kind == TokenKind::KwLayer || kind == TokenKind::KwFn ||
+                                kind == TokenKind::KwLet || kind == TokenKind::KwMain ||
+                                kind == TokenKind::KwImport)) {
+        if (!items.empty()) items.back().end = TokenId{t};
+        items.push_back(ItemTokens{TokenId{t}, TokenId{}});
+      }
+    }
+    if (!items.empty()) items.back().end = TokenId{static_cast<uint32_t>(tokens.size() - 1)};
+    CollectingDiagnosticConsumer partialConsumer;
+    DiagnosticEngine partialDiags(partialConsumer);
+    bool complete = false;
+    Tree partial = parseItems(tokens, items, partialDiags, complete);
+    bool startsWithItem = tokens.size() <= 1 || (!items.empty() && items[0].begin.index == 0);
+    if (consumer.diagnostics.empty() && startsWithItem && depth == 0) {
+      if (!complete || partial.dump() != tree.dump()) {
+        std::fprintf(stderr, "parseItems disagrees with parse on a clean file\n");
+        std::abort();
+      }
     }
   }
 
