@@ -777,9 +777,9 @@ void Emitter::findDeadOps(BlockId body, bool instancesHoisted) {
 void Emitter::emitBlock(BlockId block, int depth) {
   size_t before = out_.size();
   const Block& b = m_.blocks[block.index];
-  // A function body (no parent op) may release its dead tensors: remember
-  // where each op's code ends.
-  bool release = options_.releaseDeadTensors && !b.parent.isValid() &&
+  // A body may release its dead tensors (a function's, and the bodies of its
+  // `if`s and loops): remember where each op's code ends.
+  bool release = options_.releaseDeadTensors &&
                  (ctx_ == Context::Forward || ctx_ == Context::Apply || ctx_ == Context::Fn);
   std::vector<size_t> ends(b.ops.size(), std::string::npos);
   for (size_t i = 0; i < b.ops.size(); ++i) {
@@ -799,7 +799,9 @@ void Emitter::emitBlock(BlockId block, int depth) {
 // local of its own. A use inside an op's regions counts at that op; a value
 // whose expression is inlined where it is used (not a local) extends the uses
 // of its operands to its own last use. Nothing is released by the statement
-// that returns.
+// that returns or yields. In the body of an `if` or a loop only the tensors
+// computed there are released (what comes from outside is still needed after
+// it, or by the next iteration).
 void Emitter::releaseDeadTensors(BlockId block, int depth, const std::vector<size_t>& ends) {
   const Block& b = m_.blocks[block.index];
   std::unordered_map<uint32_t, size_t> last;  // value -> position of its last use
@@ -850,7 +852,9 @@ void Emitter::releaseDeadTensors(BlockId block, int depth, const std::vector<siz
     }
     dels[at].push_back(e(v));
   };
-  for (ValueId arg : b.args) consider(arg);
+  if (!b.parent.isValid()) {
+    for (ValueId arg : b.args) consider(arg);
+  }
   for (OpId id : b.ops) {
     if (dead_.count(id.index) != 0) continue;
     for (ValueId r : m_.results(id)) consider(r);

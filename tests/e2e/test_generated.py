@@ -290,6 +290,49 @@ def test_dead_tensors_are_released(ctx):
                                  % (level, alive, [expect_alive]))
 
 
+LOOPS = """
+layer Net(w: TernaryTensor<trit, [16, 16]>, x: Tensor<float32, [?, 16]>, deep: bool = true)
+    -> Tensor<float32, [?, 16]> {
+    let h = x
+    for i in range(3) {
+        let a = relu(h @ w)
+        let b = a * 2.0
+        let c = sigmoid(b) + a
+        h = c * h
+    }
+    if deep {
+        let d = tanh(h @ w)
+        let e = d * d
+        h = e + h
+    }
+    return h
+}
+"""
+
+
+def test_dead_tensors_are_released_in_loops_and_branches(ctx):
+    """-O2 also releases the tensors computed inside a loop or an `if` body after their last
+    use there (never what comes from outside); outputs and gradients equal -O1's."""
+    results = []
+    for level in ("-O1", "-O2"):
+        path = ctx.compile_text(LOOPS, level)
+        with open(path) as f:
+            code = f.read()
+        body_dels = [line for line in code.splitlines() if line.startswith(" " * 8 + "del ")]
+        if (level == "-O2") != bool(body_dels):
+            raise AssertionError("%s: del statements inside loop/if bodies: %s\n%s"
+                                 % (level, body_dels, code))
+        torch.manual_seed(0)
+        model = entry(load(path))()
+        x = torch.randn(4, 16, requires_grad=True)
+        y = model(x)
+        y.sum().backward()
+        results.append((y.detach(), x.grad.clone(), model.w.grad.clone()))
+    for a, b in zip(results[0], results[1]):
+        if not torch.allclose(a, b, rtol=1e-5, atol=1e-6):
+            raise AssertionError("-O1 and -O2 differ: %s vs %s" % (a, b))
+
+
 # ---- hand-written references ---------------------------------------------------------
 
 def absmean(w):
@@ -986,6 +1029,7 @@ def all_tests():
               make_reference_test("vit_base", RefViTBase),
               make_reference_test("transformer_block", RefTinyTransformerLM),
               test_cnn_state_dict_keys, test_dead_tensors_are_released,
+              test_dead_tensors_are_released_in_loops_and_branches,
               test_nested_instances_each_run, test_control_flow_and_builtins,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
               test_every_accepted_golden_imports, test_members_and_main,
