@@ -123,6 +123,26 @@ uint8_t importsOf(std::string_view code, bool usesMath) {
   return imports;
 }
 
+// `text` in parentheses, unless it is a name or one pair already encloses all
+// of it.
+std::string parenthesized(const std::string& text) {
+  if (!text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+      })) {
+    return text;
+  }
+  if (!text.empty() && text.front() == '(' && text.back() == ')') {
+    int depth = 0;
+    size_t i = 0;
+    for (; i < text.size(); ++i) {
+      if (text[i] == '(') ++depth;
+      if (text[i] == ')' && --depth == 0) break;
+    }
+    if (i + 1 == text.size()) return text;
+  }
+  return "(" + text + ")";
+}
+
 class Emitter {
  public:
   Emitter(const Module& m, const EmitOptions& options) : m_(m), options_(options) {}
@@ -187,6 +207,8 @@ class Emitter {
   void resolveHyperDefaults(const Function& f, int depth, bool applyStyle);
   std::string regionExpr(BlockId region, int depth);
   void emitInstances(BlockId block, int depth, std::vector<std::string>& conditions);
+  /// Writes the sub-modules held back under one condition (emitInstances).
+  void flushInstances(int depth);
   void emitInputDefaults(const Function& f, int depth);
   bool isScalarBuiltin(OpId id) const;
 
@@ -221,6 +243,8 @@ class Emitter {
   int maxDepth_ = 0;
   std::unordered_set<uint32_t> dead_;  ///< pure ops whose results nothing emitted reads
   std::string shapeHint_;  ///< a weight's declared shape, for creation calls without one
+  std::string pendingCondition_;  ///< of pendingInstances_
+  std::vector<std::pair<std::string, std::string>> pendingInstances_;  ///< (member, constructor)
 };
 
 // Writes one statement, wrapping a call (or signature) longer than 100
@@ -553,15 +577,19 @@ void Emitter::emitInstances(BlockId block, int depth, std::vector<std::string>& 
     if (o.kind == OpKind::Instantiate) {
       const InstanceDecl& inst = fn_->instances[static_cast<size_t>(o.intAttr)];
       std::string cond;
-      for (const std::string& c : conditions) cond += (cond.empty() ? "" : " and ") + c;
+      for (const std::string& c : conditions) {
+        if (conditions.size() == 1) cond = c;
+        else cond += (cond.empty() ? "" : " and ") + parenthesized(c);
+      }
       std::string ctor = opExpr(id);
       if (cond.empty()) {
+        flushInstances(depth);
         line(depth, fmt::format("self.{} = {}", name(inst.name), ctor));
       } else {
-        line(depth, fmt::format("if {}:", cond));
-        line(depth + 1, fmt::format("self.{} = {}", name(inst.name), ctor));
-        line(depth, "else:");
-        line(depth + 1, fmt::format("self.{} = None", name(inst.name)));
+        // Consecutive sub-modules under one condition share its if/else.
+        if (cond != pendingCondition_) flushInstances(depth);
+        pendingCondition_ = cond;
+        pendingInstances_.emplace_back(name(inst.name), std::move(ctor));
       }
     } else if (o.kind == OpKind::If) {
       std::string c = e(m_.operands(id)[0]);
@@ -570,9 +598,9 @@ void Emitter::emitInstances(BlockId block, int depth, std::vector<std::string>& 
         // unconditionally (the forward body decides whether to use it).
         c = "True";
       }
-      conditions.push_back("(" + c + ")");
+      conditions.push_back(c);
       emitInstances(o.regions[0], depth, conditions);
-      conditions.back() = "not (" + c + ")";
+      conditions.back() = "not " + parenthesized(c);
       emitInstances(o.regions[1], depth, conditions);
       conditions.pop_back();
     } else if (o.kind == OpKind::For || o.kind == OpKind::While) {
@@ -584,6 +612,20 @@ void Emitter::emitInstances(BlockId block, int depth, std::vector<std::string>& 
       expr_[m_.result(id).index] = opExpr(id);
     }
   }
+}
+
+void Emitter::flushInstances(int depth) {
+  if (pendingInstances_.empty()) return;
+  line(depth, fmt::format("if {}:", pendingCondition_));
+  for (const auto& [member, ctor] : pendingInstances_) {
+    line(depth + 1, fmt::format("self.{} = {}", member, ctor));
+  }
+  line(depth, "else:");
+  for (const auto& [member, ctor] : pendingInstances_) {
+    line(depth + 1, fmt::format("self.{} = None", member));
+  }
+  pendingInstances_.clear();
+  pendingCondition_.clear();
 }
 
 void Emitter::emitLayer(size_t index) {
@@ -688,6 +730,7 @@ void Emitter::emitLayer(size_t index) {
   }
   std::vector<std::string> conditions;
   emitInstances(f.body, 2, conditions);
+  flushInstances(2);
   out_ += "\n";
   // forward
   ctx_ = Context::Forward;
