@@ -209,6 +209,10 @@ class Emitter {
   void emitInstances(BlockId block, int depth, std::vector<std::string>& conditions);
   /// Writes the sub-modules held back under one condition (emitInstances).
   void flushInstances(int depth);
+  /// Whether a tensor is held as integers at run time (a trit or int tensor
+  /// from a literal or a cast; not a ternary weight or quantizer output,
+  /// which hold floats).
+  bool heldAsIntegers(ValueId v) const;
   void emitInputDefaults(const Function& f, int depth);
   bool isScalarBuiltin(OpId id) const;
 
@@ -612,6 +616,23 @@ void Emitter::emitInstances(BlockId block, int depth, std::vector<std::string>& 
       expr_[m_.result(id).index] = opExpr(id);
     }
   }
+}
+
+bool Emitter::heldAsIntegers(ValueId v) const {
+  if (!isTensor(v) || !isIntegral(m_.types.node(m_.typeOf(v)).dtype)) return false;
+  OpId def = m_.values[v.index].def;
+  if (!def.isValid()) return true;  // an input: whatever the caller passed
+  const Op& o = m_.op(def);
+  if (o.kind == OpKind::Weight) return false;  // latent float parameters
+  if (o.kind == OpKind::Builtin || o.kind == OpKind::BuiltinStateful) {
+    switch (static_cast<BuiltinFn>(o.intAttr)) {
+      case BuiltinFn::TernaryQuantize:
+      case BuiltinFn::SteQuantize:
+      case BuiltinFn::TernaryWeights: return false;  // float values in {-s, 0, s}
+      default: break;
+    }
+  }
+  return true;
 }
 
 void Emitter::flushInstances(int depth) {
@@ -1147,7 +1168,22 @@ std::string Emitter::opExpr(OpId id) {
       return binary("/");
     case OpKind::Mod: return binary("%");
     case OpKind::Pow: return binary("**");
-    case OpKind::MatMul: return binary("@");
+    case OpKind::MatMul: {
+      // torch does not promote in matmul: a trit or integer tensor held as
+      // integers (a tensor literal, a cast) meets a float one in its dtype.
+      DType dt = m_.types.isTensor(resultType) ? m_.types.node(resultType).dtype : DType::Float32;
+      if (isFloating(dt)) {
+        for (size_t side = 0; side < 2; ++side) {
+          if (heldAsIntegers(operands[side]) && isTensor(operands[1 - side]) &&
+              isFloating(m_.types.node(m_.typeOf(operands[1 - side])).dtype)) {
+            std::string lhs = side == 0 ? fmt::format("{}.to({}.dtype)", a(0), a(1)) : a(0);
+            std::string rhs = side == 1 ? fmt::format("{}.to({}.dtype)", a(1), a(0)) : a(1);
+            return fmt::format("({} @ {})", lhs, rhs);
+          }
+        }
+      }
+      return binary("@");
+    }
     case OpKind::Neg: return fmt::format("(-{})", a(0));
     case OpKind::Not: return isScalar(operands[0]) ? fmt::format("(not {})", a(0))
                                                    : fmt::format("(~{})", a(0));

@@ -3,7 +3,9 @@
 // zero-skip: a ternary weight initialized by ternary_weights(sparsity=s)
 // starts with a fraction s of zero trits; the declaration records it so the
 // CUDA kernels can choose a zero-skipping variant (TOOLCHAIN.md: the kernels
-// skip zero trits) and the PyTorch runtime a sparse layout.
+// skip zero trits) and the PyTorch runtime a sparse layout. And a product
+// with a small constant ternary matrix (a tensor literal) loses its zero
+// terms: each output column becomes a sum and difference of input columns.
 //
 // inplace: an activation (relu, relu6, silu, hardswish) may overwrite its
 // input when nothing else reads that input, the input was made in the same
@@ -79,10 +81,155 @@ void markInplace(Module& m, BlockId block, const std::vector<uint32_t>& uses, bo
   }
 }
 
+// ---- zero terms of constant ternary matrices -------------------------------------
+//
+// x @ C with C a small constant ternary matrix (a tensor literal of -1/0/1,
+// K x N): each output column is a sum and difference of x's columns, the
+// zero trits dropped: stack([x[..., 0] - x[..., 2], x[..., 1], ...], dim=-1).
+
+constexpr size_t kMaxConstantTrits = 256;
+
+// The K x N trits of a tensor(...) literal, or nothing.
+std::optional<std::vector<std::vector<int>>> constantTrits(const Module& m, ValueId v) {
+  OpId def = m.values[v.index].def;
+  if (!def.isValid()) return std::nullopt;
+  const Op& t = m.op(def);
+  TypeId type = m.typeOf(v);
+  if (t.kind != OpKind::Builtin || static_cast<BuiltinFn>(t.intAttr) != BuiltinFn::TensorFn ||
+      t.operandsCount != 1 || !m.types.isTernary(type) || !m.types.node(type).rankKnown ||
+      m.types.shape(type).size() != 2) {
+    return std::nullopt;
+  }
+  auto listOf = [&](ValueId list) -> std::optional<std::span<const ValueId>> {
+    OpId d = m.values[list.index].def;
+    if (!d.isValid() || m.op(d).kind != OpKind::List) return std::nullopt;
+    return m.operands(d);
+  };
+  std::optional<std::span<const ValueId>> rows = listOf(m.operands(def)[0]);
+  if (!rows || rows->empty()) return std::nullopt;
+  std::vector<std::vector<int>> trits;
+  for (ValueId row : *rows) {
+    std::optional<std::span<const ValueId>> cells = listOf(row);
+    if (!cells || cells->empty() || (!trits.empty() && cells->size() != trits[0].size())) {
+      return std::nullopt;
+    }
+    std::vector<int>& out = trits.emplace_back();
+    for (ValueId cell : *cells) {
+      std::optional<ConstantValue> c = constantOf(m, cell);
+      if (!c || c->kind != ConstKind::Int || c->i < -1 || c->i > 1) return std::nullopt;
+      out.push_back(static_cast<int>(c->i));
+    }
+  }
+  if (trits.size() * trits[0].size() > kMaxConstantTrits) return std::nullopt;
+  return trits;
+}
+
+void collectMatMuls(const Module& m, BlockId block, std::vector<OpId>& out) {
+  for (OpId id : m.blocks[block.index].ops) {
+    if (m.op(id).kind == OpKind::MatMul) out.push_back(id);
+    for (BlockId region : m.regionsOf(id)) {
+      if (region.isValid()) collectMatMuls(m, region, out);
+    }
+  }
+}
+
+bool dropZeroTerms(Module& m, OpId matmul) {
+  std::span<const ValueId> operands = m.operands(matmul);
+  ValueId x = operands[0];
+  ValueId c = operands[1];
+  std::optional<std::vector<std::vector<int>>> trits = constantTrits(m, c);
+  TypeId xType = m.typeOf(x);
+  TypeId resultType = m.typeOf(m.result(matmul));
+  if (!trits || !m.types.isTensor(xType) || !m.types.node(xType).rankKnown ||
+      m.types.isTernary(xType) || !isFloating(m.types.node(xType).dtype) ||
+      !m.types.isTensor(resultType) || m.types.shape(xType).empty()) {
+    return false;
+  }
+  std::vector<DimId> xShape(m.types.shape(xType).begin(), m.types.shape(xType).end());
+  std::optional<int64_t> k = m.dims.constValue(xShape.back());
+  if (!k || static_cast<size_t>(*k) != trits->size()) return false;
+  size_t rows = trits->size();
+  size_t cols = (*trits)[0].size();
+  BlockId block = m.op(matmul).parent;
+  uint32_t loc = m.op(matmul).loc;
+  std::vector<OpId> created;
+  auto make = [&](OpKind kind, std::vector<ValueId> in, TypeId type) {
+    OpId op = m.createOp(BlockId{}, kind, in, std::span<const TypeId>(&type, 1));
+    m.op(op).parent = block;
+    m.op(op).loc = loc;
+    created.push_back(op);
+    return op;
+  };
+  TypeId int32 = m.types.scalar(DType::Int32);
+  auto constant = [&](int64_t value) {
+    OpId op = make(OpKind::Constant, {}, int32);
+    m.op(op).constKind = ConstKind::Int;
+    m.op(op).intAttr = value;
+    return m.result(op);
+  };
+  // x[..., i], made once per row that a column uses.
+  DType dtype = m.types.node(xType).dtype;
+  std::vector<DimId> sliceShape(xShape.begin(), xShape.end() - 1);
+  TypeId sliceType = m.types.tensor(dtype, sliceShape);
+  std::vector<int64_t> codes(xShape.size() - 1, -2);
+  codes.push_back(-1);
+  std::vector<ValueId> slices(rows);
+  auto slice = [&](size_t i) {
+    if (!slices[i].isValid()) {
+      OpId op = make(OpKind::Index, {x, constant(static_cast<int64_t>(i))}, sliceType);
+      m.setInts(op, codes);
+      slices[i] = m.result(op);
+    }
+    return slices[i];
+  };
+  std::vector<ValueId> columns;
+  for (size_t j = 0; j < cols; ++j) {
+    ValueId sum;
+    // The +1 terms first: a column negates only when it has none.
+    for (size_t n = 0; n < 2 * rows; ++n) {
+      size_t i = n % rows;
+      int t = (*trits)[i][j];
+      if (t == 0 || (n < rows) != (t > 0)) continue;
+      ValueId term = slice(i);
+      if (!sum.isValid()) {
+        sum = t > 0 ? term : m.result(make(OpKind::Neg, {term}, sliceType));
+      } else {
+        sum = m.result(make(t > 0 ? OpKind::Add : OpKind::Sub, {sum, term}, sliceType));
+      }
+    }
+    if (!sum.isValid()) {  // an all-zero column
+      ValueId any = slice(0);
+      sum = m.result(make(OpKind::Sub, {any, any}, sliceType));
+    }
+    columns.push_back(sum);
+  }
+  ValueId list = m.result(make(OpKind::List, columns,
+                               m.types.list(sliceType, static_cast<uint32_t>(cols))));
+  OpId stack = make(OpKind::Builtin, {list, constant(-1)}, resultType);
+  m.op(stack).intAttr = static_cast<int64_t>(BuiltinFn::Stack);
+  int64_t params[] = {0, 1};
+  m.setInts(stack, params);
+  std::vector<OpId>& ops = m.blocks[block.index].ops;
+  ops.insert(std::find(ops.begin(), ops.end(), matmul), created.begin(), created.end());
+  m.replaceAllUses(m.result(matmul), m.result(stack));
+  m.erase(matmul);
+  return true;
+}
+
 }  // namespace
 
 bool runZeroSkip(Module& m) {
   bool changed = false;
+  std::vector<OpId> matmuls;
+  for (const Function& f : m.functions) {
+    if (f.body.isValid()) collectMatMuls(m, f.body, matmuls);
+  }
+  bool rewritten = false;
+  for (OpId id : matmuls) rewritten |= dropZeroTerms(m, id);
+  if (rewritten) {
+    runDCE(m);  // the literals the rewritten products no longer read
+    changed = true;
+  }
   for (Function& f : m.functions) {
     for (WeightDecl& w : f.weights) {
       if (!w.init.isValid() || !m.types.isTernary(w.type)) continue;

@@ -333,6 +333,35 @@ def test_dead_tensors_are_released_in_loops_and_branches(ctx):
             raise AssertionError("-O1 and -O2 differ: %s vs %s" % (a, b))
 
 
+CONSTANT_TRITS = [[1, 0, -1], [0, 0, 0], [-1, 1, 0], [0, 1, -1]]
+
+
+def test_constant_ternary_products(ctx):
+    """x @ C with C a ternary tensor literal: at -O2 and up its zero terms are dropped (sums
+    and differences of x's columns); at every level the output and the gradient equal
+    x @ C in float."""
+    src = ("layer Net(x: Tensor<float32, [?, ?, 4]>) -> Tensor<float32, [?, ?, 3]> {\n"
+           "    let k: TernaryTensor<trit, [4, 3]> = tensor(%s)\n"
+           "    return x @ k\n}\n" % CONSTANT_TRITS)
+    c = torch.tensor(CONSTANT_TRITS, dtype=torch.float32)
+    for level in ("-O0", "-O1", "-O2", "-O3", "-Os"):
+        path = ctx.compile_text(src, level)
+        with open(path) as f:
+            code = f.read()
+        if (level in ("-O2", "-O3", "-Os")) != ("torch.stack(" in code):
+            raise AssertionError("%s: zero terms dropped: %s\n%s"
+                                 % (level, "torch.stack(" in code, code))
+        torch.manual_seed(1)
+        x = torch.randn(2, 5, 4, requires_grad=True)
+        y = entry(load(path))()(x)
+        y.sum().backward()
+        x_ref = x.detach().clone().requires_grad_(True)
+        (x_ref @ c).sum().backward()
+        if not torch.allclose(y, x_ref @ c, rtol=1e-5, atol=1e-6) or \
+                not torch.allclose(x.grad, x_ref.grad):
+            raise AssertionError("%s: x @ C differs from float" % level)
+
+
 # ---- hand-written references ---------------------------------------------------------
 
 def absmean(w):
@@ -1030,6 +1059,7 @@ def all_tests():
               make_reference_test("transformer_block", RefTinyTransformerLM),
               test_cnn_state_dict_keys, test_dead_tensors_are_released,
               test_dead_tensors_are_released_in_loops_and_branches,
+              test_constant_ternary_products,
               test_nested_instances_each_run, test_control_flow_and_builtins,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
               test_every_accepted_golden_imports, test_members_and_main,
