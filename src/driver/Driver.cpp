@@ -279,6 +279,7 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& mod
     // The memory-layout level: tensors released after their last use.
     emit.releaseDeadTensors = options.optLevel == '2' || options.optLevel == '3' ||
                               options.optLevel == 's';
+    emit.inlineSingleUse = options.optLevel == 's';
     Expected<std::string> emitted = emitPyTorch(module, emit, emitJobs);
     if (!emitted) {
       diags.reportForPath(Diag::TooDeepForPython, "", sourceName, emitted.error().message);

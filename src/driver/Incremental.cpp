@@ -406,6 +406,7 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
       EmitOptions emit{std::string(kSourceNamePlaceholder), emitFlags, ""};
       emit.releaseDeadTensors = options.optLevel == '2' || options.optLevel == '3' ||
                                 options.optLevel == 's';
+      emit.inlineSingleUse = options.optLevel == 's';  // as runMiddleEnd
       return emitPyTorchPieces(*module, emit);
     }();
     if (!pieces) {

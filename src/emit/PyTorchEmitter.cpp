@@ -213,6 +213,11 @@ class Emitter {
   /// from a literal or a cast; not a ternary weight or quantizer output,
   /// which hold floats).
   bool heldAsIntegers(ValueId v) const;
+  /// Whether an op's value (expression `value`) goes into the next statement
+  /// instead of a local (EmitOptions::inlineSingleUse).
+  bool inlineIntoNext(OpId id, const std::string& value) const;
+  /// Counts the uses of every value under `block` into useCounts_.
+  void countUses(BlockId block);
   void emitInputDefaults(const Function& f, int depth);
   bool isScalarBuiltin(OpId id) const;
 
@@ -247,6 +252,8 @@ class Emitter {
   int maxDepth_ = 0;
   std::unordered_set<uint32_t> dead_;  ///< pure ops whose results nothing emitted reads
   std::string shapeHint_;  ///< a weight's declared shape, for creation calls without one
+  std::unordered_map<uint32_t, uint32_t> useCounts_;  ///< per value, in the function emitted
+  OpId nextOp_;  ///< the op emitted after the current one in its block (invalid: none)
   std::string pendingCondition_;  ///< of pendingInstances_
   std::vector<std::pair<std::string, std::string>> pendingInstances_;  ///< (member, constructor)
 };
@@ -845,10 +852,21 @@ void Emitter::emitBlock(BlockId block, int depth) {
   // `if`s and loops): remember where each op's code ends.
   bool release = options_.releaseDeadTensors &&
                  (ctx_ == Context::Forward || ctx_ == Context::Apply || ctx_ == Context::Fn);
+  if (options_.inlineSingleUse && !b.parent.isValid()) {
+    useCounts_.clear();
+    countUses(block);
+  }
   std::vector<size_t> ends(b.ops.size(), std::string::npos);
   for (size_t i = 0; i < b.ops.size(); ++i) {
     OpId id = b.ops[i];
     if (dead_.count(id.index) != 0) continue;
+    nextOp_ = OpId{};
+    for (size_t j = i + 1; j < b.ops.size(); ++j) {
+      if (dead_.count(b.ops[j].index) == 0) {
+        nextOp_ = b.ops[j];
+        break;
+      }
+    }
     emitOp(id, depth);
     ends[i] = out_.size();
   }
@@ -1079,7 +1097,38 @@ void Emitter::emitOp(OpId id, int depth) {
     line(depth, value);
     return;
   }
+  if (inlineIntoNext(id, value)) {
+    expr_[results[0].index] = value;
+    return;
+  }
   line(depth, fmt::format("{} = {}", local(results[0]), value));
+}
+
+bool Emitter::inlineIntoNext(OpId id, const std::string& value) const {
+  constexpr size_t kMaxInlined = 60;  // keeps the statement that uses it readable
+  const Op& o = m_.op(id);
+  if (!options_.inlineSingleUse || value.size() > kMaxInlined || o.resultsCount != 1 ||
+      !isPure(o.kind) || !nextOp_.isValid() ||
+      (ctx_ != Context::Forward && ctx_ != Context::Apply && ctx_ != Context::Fn)) {
+    return false;
+  }
+  auto it = useCounts_.find(m_.result(id).index);
+  if (it == useCounts_.end() || it->second != 1) return false;
+  const Op& user = m_.op(nextOp_);
+  if (user.kind == OpKind::If || user.kind == OpKind::For || user.kind == OpKind::While) {
+    return false;  // its regions may run the value's uses more than once, or not at all
+  }
+  std::span<const ValueId> operands = m_.operands(nextOp_);
+  return std::find(operands.begin(), operands.end(), m_.result(id)) != operands.end();
+}
+
+void Emitter::countUses(BlockId block) {
+  for (OpId id : m_.blocks[block.index].ops) {
+    for (ValueId v : m_.operands(id)) ++useCounts_[v.index];
+    for (BlockId region : m_.regionsOf(id)) {
+      if (region.isValid()) countUses(region);
+    }
+  }
 }
 
 

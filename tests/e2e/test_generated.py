@@ -20,6 +20,7 @@ import argparse
 import copy
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -331,6 +332,22 @@ def test_dead_tensors_are_released_in_loops_and_branches(ctx):
     for a, b in zip(results[0], results[1]):
         if not torch.allclose(a, b, rtol=1e-5, atol=1e-6):
             raise AssertionError("-O1 and -O2 differ: %s vs %s" % (a, b))
+
+
+def test_os_writes_single_use_values_into_their_statement(ctx):
+    """-Os: a short value used once, by the next statement, is written into it (no local of
+    its own); -O2 keeps one statement per op. Outputs agree (test_levels_agree_*)."""
+    path = os.path.join(REPO, "examples", "resnet18.tri")
+    with open(ctx.compile(path, "-Os")) as f:
+        small = f.read()
+    with open(ctx.compile(path, "-O2")) as f:
+        full = f.read()
+    pattern = r"return F\.relu\(\(\w+ \+ shortcut\)\)"
+    if not re.search(pattern, small) or re.search(pattern, full):
+        raise AssertionError("-Os did not inline the residual sum (or -O2 did)")
+    if len(small.splitlines()) >= len(full.splitlines()):
+        raise AssertionError("-Os is not shorter than -O2: %d >= %d lines"
+                             % (len(small.splitlines()), len(full.splitlines())))
 
 
 CONSTANT_TRITS = [[1, 0, -1], [0, 0, 0], [-1, 1, 0], [0, 1, -1]]
@@ -1059,7 +1076,7 @@ def all_tests():
               make_reference_test("transformer_block", RefTinyTransformerLM),
               test_cnn_state_dict_keys, test_dead_tensors_are_released,
               test_dead_tensors_are_released_in_loops_and_branches,
-              test_constant_ternary_products,
+              test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
               test_nested_instances_each_run, test_control_flow_and_builtins,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
               test_every_accepted_golden_imports, test_members_and_main,

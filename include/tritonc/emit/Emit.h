@@ -22,6 +22,10 @@ struct EmitOptions {
   /// use (`del t, h1`), as hand-written `x = f(x)` code does, instead of
   /// keeping every intermediate alive until `return` (-O2, -O3, -Os).
   bool releaseDeadTensors = false;
+  /// Write a short expression used once, by the next statement, into that
+  /// statement instead of a local of its own (-Os: fewer lines, and the
+  /// temporary dies with the statement).
+  bool inlineSingleUse = false;
 };
 
 /// The PyTorch module for an optimized IR module (TOOLCHAIN.md "Generated
