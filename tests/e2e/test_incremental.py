@@ -223,7 +223,7 @@ def test_examples(tritonc, work):
             text = f.read()
         with open(os.path.join(work, name), "w") as f:
             f.write(text)
-        for level in ["1", "2"]:
+        for level in ["1", "2", "s"]:
             c = compare(tritonc, work, name, level)
             assert isinstance(c, tuple) and c[0] == c[1] == c[2], (name, c)
         # An edit at the end of the file (a new layer nobody uses) recompiles one unit.
