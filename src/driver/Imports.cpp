@@ -203,4 +203,83 @@ std::optional<std::vector<ImportEdge>> ImportLoader::load(const SourceBuffer& ro
   return edges;
 }
 
+// ---- the program ---------------------------------------------------------------------
+
+ImportContext ProgramBuilder::contextFor(const Tree& tree, const std::vector<ImportEdge>& edges,
+                                          const ImportLoader& loader) const {
+  ImportContext context;
+  context.types = lower_ ? ir_.types : types_;
+  context.dims = lower_ ? ir_.dims : dims_;
+  context.callables = callables_;
+  for (NodeId item : tree.list(tree.listA(tree.root()))) {
+    if (tree.kind(item) != NodeKind::Import) continue;
+    for (const ImportEdge& edge : edges) {
+      if (edge.path == tree.token(item) && edge.target >= 0) {
+        ImportContext::Import import;
+        import.item = item;
+        import.path = loader.file(edge.target).source->name();
+        import.stem = loader.file(edge.target).stem;
+        auto [begin, end] = ranges_.at(edge.target);
+        for (uint32_t i = begin; i < end; ++i) import.exports.push_back(i);
+        import.constants = constants_.at(edge.target);
+        context.imports.push_back(std::move(import));
+      }
+    }
+  }
+  return context;
+}
+
+void ProgramBuilder::add(int file, const ImportedFile& imported, const CheckedModule& checked,
+                         const IRGenOptions& options, Timings* timings) {
+  ranges_[file] = {checked.firstLocal, static_cast<uint32_t>(checked.callables.size())};
+  for (size_t i = checked.firstLocal; i < checked.callables.size(); ++i) {
+    CallableInfo c = checked.callables[i];
+    c.node = NodeId{};
+    for (ParamInfo& p : c.params) p.node = NodeId{};
+    c.paramSymbols.clear();
+    c.shapeVarSymbols.clear();
+    callables_.push_back(std::move(c));
+  }
+  // Its constants become the program's next globals, in order.
+  std::vector<ImportContext::Import::Constant>& constants = constants_[file];
+  auto firstGlobal = static_cast<uint32_t>(ir_.globals.size());
+  for (const ConstantInfo& k : checked.constants) {
+    const Symbol& symbol = checked.symbols[k.symbol];
+    constants.push_back({symbol.name, symbol.type, k.intValue, k.floatValue,
+                         firstGlobal + static_cast<uint32_t>(constants.size())});
+  }
+  if (lower_) {
+    ScopedTimer timer(timings, "IR generation", imported.source->name());
+    IRGenOptions forFile = options;
+    forFile.origin = static_cast<uint32_t>(ir_.origins.size());
+    ir_.origins.push_back(imported.stem);
+    generateIRInto(checked, ir_, forFile);
+    TRITONC_CHECK(ir_.globals.size() == firstGlobal + constants.size(),
+                  "one global per constant of an imported file");
+  } else {
+    types_ = checked.types;
+    dims_ = checked.dims;
+  }
+}
+
+std::string importsKeyText(const std::vector<ImportEdge>& edges, const std::vector<int>& order,
+                           const ImportLoader& loader) {
+  // Files are numbered by their place in `order`, which depends only on the
+  // sources (not on what else this process loaded).
+  std::map<int, size_t> position;
+  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+  std::string text;
+  auto addEdges = [&](const std::vector<ImportEdge>& list) {
+    for (const ImportEdge& e : list) text += fmt::format("\n\x01" "edge {}", position.at(e.target));
+  };
+  addEdges(edges);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const ImportedFile& file = loader.file(order[i]);
+    text += fmt::format("\n\x01" "file {} {} {}\n", i, file.stem, file.source->text().size());
+    text += file.source->text();
+    addEdges(file.imports);
+  }
+  return text;
+}
+
 }  // namespace tritonc

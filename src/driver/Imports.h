@@ -18,8 +18,11 @@
 
 #include "tritonc/base/Timings.h"
 #include "tritonc/diag/Diagnostics.h"
+#include "tritonc/ir/IR.h"
+#include "tritonc/irgen/IRGen.h"
 #include "tritonc/lex/Lex.h"
 #include "tritonc/parse/Parse.h"
+#include "tritonc/sema/CheckedModule.h"
 
 namespace tritonc {
 
@@ -84,5 +87,40 @@ class ImportLoader {
   std::vector<std::unique_ptr<ImportedFile>> files_;
   std::map<std::string, int> byCanonical_;
 };
+
+/// The files of a program with imports, checked (and lowered) one after the
+/// other, each after the files it imports: what each file sees of the ones
+/// before it, and the program IR they are lowered into.
+class ProgramBuilder {
+ public:
+  explicit ProgramBuilder(bool lower) : lower_(lower) { ir_.origins.emplace_back(); }
+
+  /// What `tree` (whose imports resolved to `edges`) sees.
+  ImportContext contextFor(const Tree& tree, const std::vector<ImportEdge>& edges,
+                           const ImportLoader& loader) const;
+
+
+  /// Adds an imported file, checked without errors.
+  void add(int file, const ImportedFile& imported, const CheckedModule& checked,
+           const IRGenOptions& options, Timings* timings);
+
+
+  ir::Module& program() { return ir_; }
+
+ private:
+  bool lower_;
+  ir::Module ir_;
+  TypeStore types_;
+  DimStore dims_;
+  std::vector<CallableInfo> callables_;
+  std::map<int, std::pair<uint32_t, uint32_t>> ranges_;  ///< file -> its callables
+  std::map<int, std::vector<ImportContext::Import::Constant>> constants_;
+};
+
+/// The text a program's cache keys hash besides the file's own source: each
+/// file it imports (transitively, in dependency order) with the imports each
+/// resolved, and the root's own imports (`edges`).
+std::string importsKeyText(const std::vector<ImportEdge>& edges, const std::vector<int>& order,
+                           const ImportLoader& loader);
 
 }  // namespace tritonc
