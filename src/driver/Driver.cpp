@@ -675,6 +675,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     std::optional<std::vector<ImportEdge>> imports;
     std::vector<int> importOrder;
     bool importsFailed = false;
+    bool importsClean = true;  // loading them reported nothing
     std::optional<TokenizedBuffer> earlyTokens;
     CollectingDiagnosticConsumer heldLexerDiagnostics;
     if (lastStage >= Stage::Check && mayImport(source)) {
@@ -687,8 +688,10 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       }
       if (!importPaths(*earlyTokens).empty()) {
         ScopedTimer timer(ftimings, "imports", source.name());
+        size_t reported = fdiags.errorCount() + fdiags.warningCount();
         imports = floader.load(source, *earlyTokens, fdiags, importOrder, ftimings);
         importsFailed = !imports;
+        importsClean = fdiags.errorCount() + fdiags.warningCount() == reported;
         if (dependencies != nullptr) {
           for (int i = 0; i < floader.fileCount(); ++i) {
             dependencies->push_back(floader.file(i).source->name());
@@ -717,11 +720,14 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         IncrementalResult incremental;
         if (options.target != "pytorch") {
           incremental.why = "the CUDA target is compiled in full";
-        } else if (imports) {
-          incremental.why = "it imports other files";
+        } else if (imports && !importsClean) {
+          incremental.why = "an imported file has diagnostics";
         } else {
+          std::optional<IncrementalImports> imported;
+          if (imports) imported.emplace(IncrementalImports{*imports, importOrder, floader});
           incremental = compileIncrementally(options, source, cache, finterner,
-                                             codeFlags(options), ftimings);
+                                             codeFlags(options), ftimings,
+                                             imported ? &*imported : nullptr);
         }
         if (incremental.compiled) {
           logMessage(LogLevel::Verbose,

@@ -138,7 +138,8 @@ bool startsItem(TokenKind kind) {
 
 // ---- units --------------------------------------------------------------------------
 
-UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool positions) {
+UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool positions,
+                   bool allowImports) {
   UnitPlan plan;
   const SourceBuffer& source = tokens.source();
   auto count = static_cast<uint32_t>(tokens.size());
@@ -174,7 +175,7 @@ UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool p
     if (depth != 0 || !startsItem(kind)) {
       continue;
     }
-    if (kind == TokenKind::KwImport) {
+    if (kind == TokenKind::KwImport && !allowImports) {
       plan.unsupported = "it imports other files";
       return plan;
     }
@@ -182,7 +183,9 @@ UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool p
     Unit unit;
     unit.tokens.begin = token;
     unit.keyword = kind;
-    if (kind == TokenKind::KwMain) {
+    if (kind == TokenKind::KwImport) {
+      // Names nothing: what it imports is in every unit's key.
+    } else if (kind == TokenKind::KwMain) {
       unit.name = "main";
       if (hasMain) {
         plan.unsupported = "two 'main' blocks";
@@ -238,6 +241,12 @@ UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool p
                    .finish();
     }
   }
+  // An import item changes what every unit's names mean (`as` aliases,
+  // what an unnamed import brings into scope): every key covers them all.
+  std::string importItems;
+  for (size_t u = 0; u < plan.units.size(); ++u) {
+    if (plan.units[u].keyword == TokenKind::KwImport) importItems += asBytes(own[u]);
+  }
   std::vector<uint32_t> reached(plan.units.size(), UINT32_MAX);  // the unit that reached it last
   std::vector<uint32_t> stack;
   std::vector<uint32_t> closure;
@@ -259,7 +268,7 @@ UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool p
     }
     std::sort(closure.begin(), closure.end());
     cache::KeyBuilder key("unit");
-    key.add("flags", flags);
+    key.add("flags", flags).add("imports", importItems);
     for (uint32_t member : closure) {
       key.add(member == self ? "self" : "uses", asBytes(own[member]));
     }
@@ -272,7 +281,8 @@ UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool p
 
 IncrementalResult compileIncrementally(const CompileOptions& options, const SourceBuffer& source,
                                        cache::Cache& cache, Interner& interner,
-                                       const std::string& emitFlags, Timings* timings) {
+                                       const std::string& emitFlags, Timings* timings,
+                                       const IncrementalImports* imports) {
   IncrementalResult result;
   auto fallBack = [&](std::string why) {
     result = IncrementalResult{};
@@ -292,11 +302,17 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
   if (!collected.diagnostics.empty()) {
     return fallBack("the file has diagnostics");
   }
-  cache::Key flagsKey = generatedCodeKey(options, "", compilerIdentity(), "none", source.name());
+  // The flags, and what the file imports: an edit to an imported file
+  // changes every unit's key.
+  std::string flags =
+      generatedCodeKey(options, "", compilerIdentity(), "none", source.name()).hex();
+  if (imports) {
+    flags += cache::hashOf(importsKeyText(imports->edges, imports->order, imports->loader)).hex();
+  }
   UnitPlan plan;
   {
     ScopedTimer timer(timings, "incremental: units", source.name());
-    plan = planUnits(*tokens, flagsKey.hex(), options.optLevel == '0');
+    plan = planUnits(*tokens, flags, options.optLevel == '0', imports != nullptr);
   }
   if (!plan.unsupported.empty()) {
     return fallBack(plan.unsupported);
@@ -314,8 +330,14 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
     return fallBack("--entry names no layer of the file");
   }
 
-  cache::Key baseKey = piecesKey(source, flagsKey.hex(), "base");
-  cache::Key deltaKey = piecesKey(source, flagsKey.hex(), "delta");
+  cache::Key baseKey = piecesKey(source, flags, "base");
+  cache::Key deltaKey = piecesKey(source, flags, "delta");
+  // The imported files' pieces, as one group: a count, then each piece.
+  cache::Key groupKey = cache::KeyBuilder("imported").add("flags", flags).finish();
+  auto groupPieceKey = [&](size_t i) {
+    return cache::KeyBuilder("imported-piece").add("group", asBytes(groupKey)).addInt("i",
+        static_cast<int64_t>(i)).finish();
+  };
   PieceMap previous;  // views into the entries
   std::unordered_set<cache::Key, KeyHash> inBase;
   std::optional<cache::Entry> baseEntry, deltaEntry;
@@ -332,12 +354,29 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
       if (deltaEntry) decodePieces(deltaEntry->payload, previous);
     }
   }
+  // The stored group of imported pieces, when complete.
+  std::vector<const StoredPiece*> importedGroup;
+  bool groupStored = false;
+  if (imports) {
+    auto header = previous.find(groupKey);
+    if (header != previous.end()) {
+      size_t count = header->second.code.size();  // one byte per piece
+      groupStored = true;
+      for (size_t i = 0; i < count && groupStored; ++i) {
+        auto it = previous.find(groupPieceKey(i));
+        if (it == previous.end()) groupStored = false;
+        else importedGroup.push_back(&it->second);
+      }
+      if (!groupStored) importedGroup.clear();
+    }
+  }
   // Changed units, and everything they use: the checker needs the used
-  // declarations' signatures and the inliner their bodies.
+  // declarations' signatures and the inliner their bodies. Without the
+  // imported group, everything is compiled again.
   std::vector<bool> inSlice(units.size(), false);
   std::vector<uint32_t> stack;
   for (size_t u = 0; u < units.size(); ++u) {
-    if (previous.count(units[u].key) == 0) {
+    if (previous.count(units[u].key) == 0 || (imports && !groupStored)) {
       ++result.changed;
       inSlice[u] = true;
       stack.push_back(static_cast<uint32_t>(u));
@@ -353,8 +392,11 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
       }
     }
   }
+  bool anyInSlice = std::find(inSlice.begin(), inSlice.end(), true) != inSlice.end();
   std::vector<ItemTokens> slice;
   for (size_t u = 0; u < units.size(); ++u) {
+    // The import items go with any compile: they declare the imported names.
+    if (anyInSlice && units[u].keyword == TokenKind::KwImport) inSlice[u] = true;
     if (inSlice[u]) slice.push_back(units[u].tokens);
   }
   result.units = units.size();
@@ -362,6 +404,7 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
 
   PieceMap fresh;  // views into `emitted`
   std::optional<PyTorchPieces> emitted;
+  std::string groupCount;  // the group header's "code": one byte per imported piece
   if (!slice.empty()) {
     // The parsed items keep every token and location of the whole file:
     // diagnostics, run-time check messages and code are the full compile's.
@@ -374,10 +417,33 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
     if (!complete || !collected.diagnostics.empty()) {
       return fallBack("a changed declaration does not parse cleanly");
     }
+    IRGenOptions irgen;
+    irgen.runtimeShapeChecks = options.optLevel == '0';
+    // The imported files first (as the full pipeline does), each after the
+    // files it imports.
+    std::optional<ProgramBuilder> program;
+    std::optional<ImportContext> context;
+    if (imports) {
+      program.emplace(/*lower=*/true);
+      for (int index : imports->order) {
+        const ImportedFile& file = imports->loader.file(index);
+        ImportContext forFile = program->contextFor(*file.tree, file.imports, imports->loader);
+        std::optional<CheckedModule> imported;
+        {
+          ScopedTimer timer(timings, "type checker", file.source->name());
+          imported.emplace(check(*file.tree, interner, diags, &forFile));
+        }
+        if (!collected.diagnostics.empty()) {
+          return fallBack("an imported file has diagnostics");
+        }
+        program->add(index, file, *imported, irgen, timings);
+      }
+      context = program->contextFor(*tree, imports->edges, imports->loader);
+    }
     std::optional<CheckedModule> checked;
     {
       ScopedTimer timer(timings, "type checker", source.name());
-      checked.emplace(check(*tree, interner, diags));
+      checked.emplace(check(*tree, interner, diags, context ? &*context : nullptr));
     }
     if (!collected.diagnostics.empty()) {
       return fallBack("a changed declaration has diagnostics");
@@ -385,9 +451,12 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
     std::optional<ir::Module> module;
     {
       ScopedTimer timer(timings, "IR generation", source.name());
-      IRGenOptions irgen;
-      irgen.runtimeShapeChecks = options.optLevel == '0';
-      module.emplace(generateIR(*checked, irgen));
+      if (program) {
+        generateIRInto(*checked, program->program(), irgen);
+        module.emplace(std::move(program->program()));
+      } else {
+        module.emplace(generateIR(*checked, irgen));
+      }
     }
     OptimizerOptions opt;
     opt.level = options.optLevel;
@@ -413,14 +482,40 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
       return fallBack("the emitter failed");  // the full pipeline reports it
     }
     emitted = std::move(*pieces);
-    // Pieces by name (names are unique: planUnits checked).
+    // The file's own pieces by name (names are unique: planUnits checked);
+    // the imported files' pieces, in order, as the group.
     std::unordered_map<std::string_view, StoredPiece> byName;
+    std::vector<StoredPiece> group;
     for (const auto& p : emitted->globals) {
-      byName.emplace(p.sourceName, StoredPiece{PieceKind::Global, p.imports, p.name, p.code});
+      StoredPiece stored{PieceKind::Global, p.imports, p.name, p.code};
+      if (p.origin != 0) group.push_back(stored);
+      else byName.emplace(p.sourceName, stored);
     }
     for (const auto& p : emitted->functions) {
-      byName.emplace(p.sourceName, StoredPiece{p.isMain ? PieceKind::Main : PieceKind::Function,
-                                               p.imports, p.name, p.code});
+      StoredPiece stored{p.isMain ? PieceKind::Main : PieceKind::Function, p.imports, p.name,
+                         p.code};
+      if (p.origin != 0) group.push_back(stored);
+      else byName.emplace(p.sourceName, stored);
+    }
+    if (imports) {
+      // A declaration named like an imported one renames the imported one
+      // (`<stem>_<name>`) in pieces that are not recompiled with it.
+      std::unordered_set<std::string_view> importedNames;
+      for (const auto& p : emitted->globals) if (p.origin != 0) importedNames.insert(p.sourceName);
+      for (const auto& p : emitted->functions) if (p.origin != 0) importedNames.insert(p.sourceName);
+      for (const Unit& unit : units) {
+        if (importedNames.count(unit.name) != 0) {
+          return fallBack("a declaration has the name of an imported one");
+        }
+      }
+      fresh.insert_or_assign(groupKey, StoredPiece{PieceKind::None, 0, "",
+                                                   std::string_view(groupCount.assign(
+                                                       group.size(), 'p'))});
+      importedGroup.clear();
+      for (size_t i = 0; i < group.size(); ++i) {
+        auto [it, inserted] = fresh.insert_or_assign(groupPieceKey(i), group[i]);
+        importedGroup.push_back(&it->second);
+      }
     }
     for (size_t u = 0; u < units.size(); ++u) {
       if (!inSlice[u]) continue;
@@ -444,6 +539,11 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
   {
     ScopedTimer timer(timings, "incremental: assemble", source.name());
     std::vector<PieceRef> globals, functions, mains;
+    for (const StoredPiece* stored : importedGroup) {
+      PieceRef ref{stored->code, stored->imports, false};
+      if (stored->kind == PieceKind::Global) globals.push_back(ref);
+      if (stored->kind == PieceKind::Function) functions.push_back(ref);
+    }
     for (const StoredPiece* stored : current) {
       PieceRef ref{stored->code, stored->imports, stored->kind == PieceKind::Main};
       if (stored->kind == PieceKind::Global) globals.push_back(ref);
@@ -461,12 +561,21 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
     ScopedTimer timer(timings, "incremental: store", source.name());
     std::vector<std::pair<cache::Key, const StoredPiece*>> all, delta;
     size_t code = 0, deltaBytes = 0;
-    for (size_t u = 0; u < units.size(); ++u) {
-      all.emplace_back(units[u].key, current[u]);
-      code += current[u]->code.size();
-      if (inBase.count(units[u].key) == 0) {
-        delta.emplace_back(units[u].key, current[u]);
-        deltaBytes += current[u]->code.size();
+    std::vector<std::pair<cache::Key, const StoredPiece*>> pieces;
+    for (size_t u = 0; u < units.size(); ++u) pieces.emplace_back(units[u].key, current[u]);
+    if (imports) {
+      auto header = fresh.count(groupKey) != 0 ? fresh.find(groupKey) : previous.find(groupKey);
+      pieces.emplace_back(groupKey, &header->second);
+      for (size_t i = 0; i < importedGroup.size(); ++i) {
+        pieces.emplace_back(groupPieceKey(i), importedGroup[i]);
+      }
+    }
+    for (const auto& [key, stored] : pieces) {
+      all.emplace_back(key, stored);
+      code += stored->code.size();
+      if (inBase.count(key) == 0) {
+        delta.emplace_back(key, stored);
+        deltaBytes += stored->code.size();
       }
     }
     if (inBase.empty() || deltaBytes * 4 > code) {

@@ -13,10 +13,14 @@
 //
 // Only the changed units and what they use are even parsed: the file is
 // lexed, split into units at its item keywords, and each unit's key computed
-// from its tokens' text. Anything unusual falls back to the full pipeline,
-// which then reports what it finds: lexical diagnostics, a unit that does
-// not parse cleanly or does not end where the split said, a declaration
-// checked with diagnostics, imports, two declarations with one name.
+// from its tokens' text. With imports, every key also covers the imported
+// files (an edit there recompiles every unit), the imported files are
+// checked and lowered again for a compile, and their pieces are kept as one
+// group. Anything unusual falls back to the full pipeline, which then
+// reports what it finds: lexical diagnostics, a unit that does not parse
+// cleanly or does not end where the split said, a declaration checked with
+// diagnostics, two declarations with one name, a declaration named like an
+// imported one.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -24,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "Imports.h"
 #include "tritonc/base/Timings.h"
 #include "tritonc/cache/Cache.h"
 #include "tritonc/driver/Driver.h"
@@ -51,7 +56,16 @@ struct UnitPlan {
 /// parser checks each split when it parses the unit) and computes their
 /// keys. `flags` stands for every output-affecting flag; `positions` adds
 /// each unit's line and column (the -O0 run-time checks quote them).
-UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool positions);
+UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool positions,
+                   bool allowImports = false);
+
+/// The files a compiled file imports, as the driver loaded them (without
+/// diagnostics).
+struct IncrementalImports {
+  const std::vector<ImportEdge>& edges;
+  const std::vector<int>& order;
+  const ImportLoader& loader;
+};
 
 /// What an incremental compile did.
 struct IncrementalResult {
@@ -70,6 +84,7 @@ struct IncrementalResult {
 /// full pipeline.
 IncrementalResult compileIncrementally(const CompileOptions& options, const SourceBuffer& source,
                                        cache::Cache& cache, Interner& interner,
-                                       const std::string& emitFlags, Timings* timings);
+                                       const std::string& emitFlags, Timings* timings,
+                                       const IncrementalImports* imports = nullptr);
 
 }  // namespace tritonc

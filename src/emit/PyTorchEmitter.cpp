@@ -426,6 +426,7 @@ void Emitter::run(PyTorchPieces& pieces, size_t job, std::atomic<size_t>& next) 
   if (job == 0) {
     for (size_t i = 0; i < m_.globals.size(); ++i) {
       pieces.globals[i] = piece(m_.globals[i].name, globalName(i), [&] { emitGlobal(i); });
+      pieces.globals[i].origin = m_.globals[i].origin;
     }
   }
   for (size_t i = next.fetch_add(1); i < m_.functions.size(); i = next.fetch_add(1)) {
@@ -442,6 +443,7 @@ void Emitter::run(PyTorchPieces& pieces, size_t job, std::atomic<size_t>& next) 
         pieces.functions[i].isMain = true;
         break;
     }
+    pieces.functions[i].origin = f.origin;
   }
   if (job == 0 && m_.entry >= 0) {
     pieces.entry = fnName(static_cast<size_t>(m_.entry));

@@ -54,6 +54,7 @@ struct PyTorchPieces {
     std::string code;        ///< its definition, ending in a newline
     uint8_t imports = 0;     ///< Import bits
     bool isMain = false;
+    uint32_t origin = 0;     ///< the file it comes from (ir::Module::origins; 0: the compiled one)
   };
   std::vector<Piece> globals;    ///< constants, in module order
   std::vector<Piece> functions;  ///< layers and fns in module order, then main
