@@ -306,6 +306,10 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
   // changes every unit's key.
   std::string flags =
       generatedCodeKey(options, "", compilerIdentity(), "none", source.name()).hex();
+  // The stored pieces stay under one key while imported files are edited
+  // (their units' keys change, not the entries').
+  cache::Key baseKey = piecesKey(source, flags, "base");
+  cache::Key deltaKey = piecesKey(source, flags, "delta");
   if (imports) {
     flags += cache::hashOf(importsKeyText(imports->edges, imports->order, imports->loader)).hex();
   }
@@ -330,8 +334,6 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
     return fallBack("--entry names no layer of the file");
   }
 
-  cache::Key baseKey = piecesKey(source, flags, "base");
-  cache::Key deltaKey = piecesKey(source, flags, "delta");
   // The imported files' pieces, as one group: a count, then each piece.
   cache::Key groupKey = cache::KeyBuilder("imported").add("flags", flags).finish();
   auto groupPieceKey = [&](size_t i) {
