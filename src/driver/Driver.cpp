@@ -178,6 +178,28 @@ std::string codeFlags(const CompileOptions& options) {
   return flags;
 }
 
+}  // namespace
+
+OptimizerOptions optimizerOptions(const CompileOptions& options, Timings* timings) {
+  OptimizerOptions opt;
+  opt.level = options.optLevel;
+  opt.verifyEach = options.verifyEach || kDebugBuild;
+  opt.timings = timings;
+  return opt;
+}
+
+EmitOptions pyTorchEmitOptions(const CompileOptions& options) {
+  // The names are stamped in when the files are written (see Emit.h).
+  EmitOptions emit{std::string(kSourceNamePlaceholder), codeFlags(options), ""};
+  // The memory-layout level: tensors released after their last use.
+  emit.releaseDeadTensors = options.optLevel == '2' || options.optLevel == '3' ||
+                            options.optLevel == 's';
+  emit.inlineSingleUse = options.optLevel == 's';
+  return emit;
+}
+
+namespace {
+
 // What one input produced: its generated files (with name placeholders, as
 // the cache stores them) and what the L3 cache needs to store them.
 struct FileResult {
@@ -214,8 +236,8 @@ std::optional<ir::Module> generateModule(const CompileOptions& options,
 int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& module,
                  Timings* timings, const std::string& header, const std::string& sourceName,
                  DiagnosticEngine& diags, FileResult& result, unsigned emitJobs) {
-  bool verifyEach = options.verifyEach || kDebugBuild;
-  if (verifyEach) {
+  OptimizerOptions opt = optimizerOptions(options, timings);
+  if (opt.verifyEach) {
     std::vector<std::string> problems = ir::verify(module);
     if (!problems.empty()) {
       problems.insert(problems.begin(), "after IR generation:");
@@ -237,10 +259,6 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& mod
     }
     return kExitSuccess;
   }
-  OptimizerOptions opt;
-  opt.level = options.optLevel;
-  opt.verifyEach = verifyEach;
-  opt.timings = timings;
   if (options.printAfterAll) {
     opt.afterPass = [&](std::string_view pass, const ir::Module&) { dump(std::string(pass)); };
   }
@@ -271,15 +289,10 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& mod
   std::string library = options.target != "pytorch" ? fileStem(sourceName) + "_kernels.so" : "";
   {
     ScopedTimer timer(timings, "PyTorch emitter");
-    // The names are stamped in when the files are written (see Emit.h).
-    EmitOptions emit{std::string(kSourceNamePlaceholder), codeFlags(options), ""};
+    EmitOptions emit = pyTorchEmitOptions(options);
     if (options.target != "pytorch") {
       emit.cudaLibrary = std::string(kCudaLibraryPlaceholder);
     }
-    // The memory-layout level: tensors released after their last use.
-    emit.releaseDeadTensors = options.optLevel == '2' || options.optLevel == '3' ||
-                              options.optLevel == 's';
-    emit.inlineSingleUse = options.optLevel == 's';
     Expected<std::string> emitted = emitPyTorch(module, emit, emitJobs);
     if (!emitted) {
       diags.reportForPath(Diag::TooDeepForPython, "", sourceName, emitted.error().message);
@@ -725,8 +738,11 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         } else {
           std::optional<IncrementalImports> imported;
           if (imports) imported.emplace(IncrementalImports{*imports, importOrder, floader});
+          // Tokens the import scan already made are reused (clean ones only:
+          // lexical diagnostics send the file to the full pipeline anyway).
+          bool lexedClean = earlyTokens && heldLexerDiagnostics.diagnostics.empty();
           incremental = compileIncrementally(options, source, cache, finterner,
-                                             codeFlags(options), ftimings,
+                                             lexedClean ? &*earlyTokens : nullptr, ftimings,
                                              imported ? &*imported : nullptr);
         }
         if (incremental.compiled) {

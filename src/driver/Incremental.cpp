@@ -29,12 +29,6 @@ namespace tritonc {
 
 namespace {
 
-#ifdef NDEBUG
-constexpr bool kDebugBuild = false;
-#else
-constexpr bool kDebugBuild = true;
-#endif
-
 // ---- the stored pieces ------------------------------------------------------------------
 //
 // Two entries per file and flags: the *base* (every unit's piece as of some
@@ -281,7 +275,7 @@ UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool p
 
 IncrementalResult compileIncrementally(const CompileOptions& options, const SourceBuffer& source,
                                        cache::Cache& cache, Interner& interner,
-                                       const std::string& emitFlags, Timings* timings,
+                                       const TokenizedBuffer* lexed, Timings* timings,
                                        const IncrementalImports* imports) {
   IncrementalResult result;
   auto fallBack = [&](std::string why) {
@@ -294,10 +288,11 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
   // pipeline, which reports it in its place.
   CollectingDiagnosticConsumer collected;
   DiagnosticEngine diags(collected);
-  std::optional<TokenizedBuffer> tokens;
-  {
+  std::optional<TokenizedBuffer> ownTokens;
+  const TokenizedBuffer* tokens = lexed;
+  if (tokens == nullptr) {
     ScopedTimer timer(timings, "lexer", source.name());
-    tokens.emplace(lex(source, interner, diags));
+    tokens = &ownTokens.emplace(lex(source, interner, diags));
   }
   if (!collected.diagnostics.empty()) {
     return fallBack("the file has diagnostics");
@@ -460,25 +455,17 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
         module.emplace(generateIR(*checked, irgen));
       }
     }
-    OptimizerOptions opt;
-    opt.level = options.optLevel;
-    opt.verifyEach = kDebugBuild;
-    opt.timings = timings;
     std::vector<std::string> problems;
     {
       ScopedTimer timer(timings, "optimizer", source.name());
-      problems = optimize(*module, opt);
+      problems = optimize(*module, optimizerOptions(options, timings));
     }
     if (!problems.empty()) {
       return fallBack("the optimizer's verifier objected");  // the full pipeline reports it
     }
     Expected<PyTorchPieces> pieces = [&] {
       ScopedTimer timer(timings, "PyTorch emitter", source.name());
-      EmitOptions emit{std::string(kSourceNamePlaceholder), emitFlags, ""};
-      emit.releaseDeadTensors = options.optLevel == '2' || options.optLevel == '3' ||
-                                options.optLevel == 's';
-      emit.inlineSingleUse = options.optLevel == 's';  // as runMiddleEnd
-      return emitPyTorchPieces(*module, emit);
+      return emitPyTorchPieces(*module, pyTorchEmitOptions(options));
     }();
     if (!pieces) {
       return fallBack("the emitter failed");  // the full pipeline reports it
@@ -555,7 +542,7 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
     functions.insert(functions.end(), mains.begin(), mains.end());
     std::string_view entryName = entry >= 0 ? current[entry]->name : std::string_view();
     result.py = assemblePyTorch(globals, functions, entryName,
-                                EmitOptions{std::string(kSourceNamePlaceholder), emitFlags, ""});
+                                pyTorchEmitOptions(options));
   }
   if (result.changed != 0) {
     // The delta: the pieces of every unit the base lacks. Once it has grown

@@ -79,12 +79,14 @@ struct IncrementalResult {
 
 /// Compiles `source` reusing the pieces of its previous compile (stored in
 /// `cache` under the file's path and flags), and stores the new pieces.
+/// `lexed` is the file's tokens when the driver already lexed it without a
+/// diagnostic (else it is lexed here).
 /// Only for the PyTorch target; the caller has looked the whole file up in L3
 /// first. Reports nothing: a file it cannot compile cleanly is left to the
 /// full pipeline.
 IncrementalResult compileIncrementally(const CompileOptions& options, const SourceBuffer& source,
                                        cache::Cache& cache, Interner& interner,
-                                       const std::string& emitFlags, Timings* timings,
+                                       const TokenizedBuffer* lexed, Timings* timings,
                                        const IncrementalImports* imports = nullptr);
 
 }  // namespace tritonc

@@ -9,6 +9,14 @@ import traceback
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def tritonc_env(work):
+    """The environment a suite runs tritonc in: no TRITONC_* setting of the caller's, and a
+    cache directory of the test's own under `work`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITONC_")}
+    env["TRITONC_CACHE_DIR"] = os.path.join(work, "cache")
+    return env
+
+
 def main(tests, setup):
     """Runs `tests`, each as test(*setup(tritonc, workdir)); returns the exit status."""
     parser = argparse.ArgumentParser()

@@ -28,8 +28,7 @@ SPLIT = ["resnet18", "resnet50", "mobilenet_v2", "transformer_block", "vit_base"
 
 
 def run(tritonc, work, *args, check=True):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITONC_")}
-    env["TRITONC_CACHE_DIR"] = os.path.join(work, "cache")
+    env = runner.tritonc_env(work)
     proc = subprocess.run([tritonc] + list(args), cwd=work, env=env, capture_output=True,
                           text=True, timeout=120)
     if check and proc.returncode != 0:

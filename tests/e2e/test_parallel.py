@@ -29,8 +29,7 @@ EXAMPLES = sorted(os.path.join(REPO, "examples", f)
 
 
 def run(tritonc, work, *args):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITONC_")}
-    env["TRITONC_CACHE_DIR"] = os.path.join(work, "cache")
+    env = runner.tritonc_env(work)
     return subprocess.run([tritonc] + list(args), cwd=work, env=env, capture_output=True,
                           timeout=300)
 

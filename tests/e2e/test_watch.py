@@ -31,8 +31,7 @@ MODEL = """layer Net(w: TernaryTensor<trit, [8, 4]>, x: Tensor<float32, [?, 8]>)
 
 class Watch:
     def __init__(self, tritonc, work, *flags):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TRITONC_")}
-        env["TRITONC_CACHE_DIR"] = os.path.join(work, "cache")
+        env = runner.tritonc_env(work)
         self.proc = subprocess.Popen([tritonc, "watch", "model.tri", "-o", "out.py"] + list(flags),
                                      cwd=work, env=env, stderr=subprocess.PIPE, text=True)
         self.lines = queue.Queue()

@@ -16,6 +16,8 @@
 #include "tritonc/cache/Cache.h"
 #include "tritonc/diag/Diagnostics.h"
 #include "tritonc/driver/Options.h"
+#include "tritonc/emit/Emit.h"
+#include "tritonc/opt/Optimizer.h"
 
 namespace tritonc {
 
@@ -44,6 +46,16 @@ struct CacheCommand {
 };
 int runCacheCommand(const CacheCommand& command);
 int runConfigCommand(const CacheCommand& command);
+
+// ---- how the back end runs for a compile (Driver.cpp) ------------------------------
+
+/// The optimizer's options for a compile: its -O level, and the verifier after
+/// every pass under --verify-each and in debug builds.
+OptimizerOptions optimizerOptions(const CompileOptions& options, Timings* timings);
+/// The PyTorch emitter's options for a compile (--target pytorch): name
+/// placeholders, the flags of the header comment, and what the -O level asks
+/// of the code (dead tensors released from -O2, single-use values inlined at -Os).
+EmitOptions pyTorchEmitOptions(const CompileOptions& options);
 
 // ---- the compile cache's keys (CacheKeys.cpp) -------------------------------------
 
