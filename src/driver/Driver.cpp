@@ -195,6 +195,7 @@ EmitOptions pyTorchEmitOptions(const CompileOptions& options) {
   emit.releaseDeadTensors = options.optLevel == '2' || options.optLevel == '3' ||
                             options.optLevel == 's';
   emit.inlineSingleUse = options.optLevel == 's';
+  emit.returnDirectly = options.optLevel != '0';
   return emit;
 }
 

@@ -143,6 +143,38 @@ std::string parenthesized(const std::string& text) {
   return "(" + text + ")";
 }
 
+// `text` without parentheses around the whole of it, where they are
+// redundant: as a statement's whole right-hand side, an `if` condition or a
+// returned value (`(a + b)` -> `a + b`; `(a, b)` keeps them). Kept when the
+// line (`room` columns for the text) would be too long without them: a long
+// line is wrapped inside its last parentheses.
+std::string unparenthesized(const std::string& text, size_t room) {
+  if (text.size() < 2 || text.size() - 2 > room || text.front() != '(' || text.back() != ')') return text;
+  int depth = 0;
+  char quote = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quote != 0) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == quote) {
+        quote = 0;
+      }
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ')' || c == ']' || c == '}') {
+      if (--depth == 0 && i + 1 != text.size()) return text;  // `(a) + (b)`
+    } else if (c == ',' && depth == 1) {
+      return text;  // a tuple
+    }
+  }
+  return text.substr(1, text.size() - 2);
+}
+
 class Emitter {
  public:
   Emitter(const Module& m, const EmitOptions& options) : m_(m), options_(options) {}
@@ -195,6 +227,15 @@ class Emitter {
     }
   }
   void line(int depth, const std::string& text);
+  /// The columns left on a line at `depth` after `used` characters.
+  static size_t room(int depth, size_t used) {
+    size_t taken = static_cast<size_t>(depth) * 4 + used;
+    return taken >= 100 ? 0 : 100 - taken;
+  }
+  /// `targets[i] = values[i]` for every i, with Python's parallel semantics:
+  /// one tuple assignment when a value reads a target assigned before it.
+  void assignAll(int depth, const std::vector<std::string>& targets,
+                 const std::vector<std::string>& values);
   void releaseDeadTensors(BlockId block, int depth, const std::vector<size_t>& ends);
 
   // ---- program structure -----------------------------------------------------------
@@ -204,6 +245,7 @@ class Emitter {
   void emitMain(size_t index);
   bool stateful(const Function& f) const;
   std::string hyperSignature(const Function& f, bool applyStyle);
+  std::string literalDefault(const HyperDecl& h);
   void resolveHyperDefaults(const Function& f, int depth, bool applyStyle);
   std::string regionExpr(BlockId region, int depth);
   void emitInstances(BlockId block, int depth, std::vector<std::string>& conditions);
@@ -216,8 +258,9 @@ class Emitter {
   /// Whether an op's value (expression `value`) goes into the next statement
   /// instead of a local (EmitOptions::inlineSingleUse).
   bool inlineIntoNext(OpId id, const std::string& value) const;
-  /// Counts the uses of every value under `block` into useCounts_.
-  void countUses(BlockId block);
+  /// Counts the uses of every value under `block` into useCounts_ and
+  /// records where they end in lastUse_; `used` gets the values used.
+  void countUses(BlockId block, std::vector<uint32_t>& used);
   void emitInputDefaults(const Function& f, int depth);
   bool isScalarBuiltin(OpId id) const;
 
@@ -253,13 +296,76 @@ class Emitter {
   std::unordered_set<uint32_t> dead_;  ///< pure ops whose results nothing emitted reads
   std::string shapeHint_;  ///< a weight's declared shape, for creation calls without one
   std::unordered_map<uint32_t, uint32_t> useCounts_;  ///< per value, in the function emitted
+  /// (block << 32 | value) -> position in the block of the last op using the
+  /// value there (a use inside an op's regions counts at that op).
+  std::unordered_map<uint64_t, uint32_t> lastUse_;
+  static uint64_t useKey(BlockId block, ValueId v) {
+    return (static_cast<uint64_t>(block.index) << 32) | v.index;
+  }
   OpId nextOp_;  ///< the op emitted after the current one in its block (invalid: none)
+  size_t opPosition_ = 0;  ///< the current op's position in its block
   std::string pendingCondition_;  ///< of pendingInstances_
   std::vector<std::pair<std::string, std::string>> pendingInstances_;  ///< (member, constructor)
 };
 
 // Writes one statement, wrapping a call (or signature) longer than 100
 // columns the way black does: one argument per line, trailing comma.
+// Whether `name` occurs as an identifier in the Python expression `expr`
+// (not as an attribute after '.', not inside a string literal).
+bool mentionsName(std::string_view expr, std::string_view name) {
+  char quote = 0;
+  for (size_t i = 0; i < expr.size(); ++i) {
+    char c = expr[i];
+    if (quote != 0) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == quote) {
+        quote = 0;
+      }
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      quote = c;
+      continue;
+    }
+    auto identChar = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+    if (!identChar(c) || (i > 0 && (identChar(expr[i - 1]) || expr[i - 1] == '.'))) continue;
+    size_t end = i;
+    while (end < expr.size() && identChar(expr[end])) ++end;
+    if (expr.substr(i, end - i) == name) return true;
+    i = end - 1;
+  }
+  return false;
+}
+
+void Emitter::assignAll(int depth, const std::vector<std::string>& targets,
+                        const std::vector<std::string>& values) {
+  std::vector<size_t> needed;
+  for (size_t i = 0; i < targets.size() && i < values.size(); ++i) {
+    if (targets[i] != values[i]) needed.push_back(i);
+  }
+  bool conflict = false;
+  for (size_t a = 0; a < needed.size() && !conflict; ++a) {
+    for (size_t b = a + 1; b < needed.size() && !conflict; ++b) {
+      conflict = mentionsName(values[needed[b]], targets[needed[a]]);
+    }
+  }
+  if (!conflict) {
+    for (size_t i : needed) {
+      std::string value = unparenthesized(values[i], room(depth, targets[i].size() + 3));
+      line(depth, fmt::format("{} = {}", targets[i], value));
+    }
+    return;
+  }
+  std::string lhs;
+  std::string rhs;
+  for (size_t i : needed) {
+    lhs += (lhs.empty() ? "" : ", ") + targets[i];
+    rhs += (rhs.empty() ? "" : ", ") + values[i];
+  }
+  line(depth, fmt::format("{} = ({})", lhs, rhs));
+}
+
 void Emitter::line(int depth, const std::string& text) {
   constexpr size_t kMaxColumns = 100;
   maxDepth_ = std::max(maxDepth_, depth);
@@ -475,7 +581,12 @@ std::string Emitter::hyperSignature(const Function& f, bool applyStyle) {
       keywordOnly = true;
     }
     sawDefault = sawDefault || hasDefault;
-    add(applyStyle || hasDefault ? name(h.name) + "=None" : name(h.name));
+    std::string literal = applyStyle ? std::string() : literalDefault(h);
+    if (!literal.empty()) {
+      add(name(h.name) + "=" + literal);
+    } else {
+      add(applyStyle || hasDefault ? name(h.name) + "=None" : name(h.name));
+    }
   }
   bool implicit = std::any_of(f.hypers.begin(), f.hypers.end(), [](const HyperDecl& h) { return h.implicit; });
   if (implicit && !keywordOnly) {
@@ -488,8 +599,25 @@ std::string Emitter::hyperSignature(const Function& f, bool applyStyle) {
   return sig;
 }
 
+// The default of a hyperparameter as a Python literal when it is a constant
+// (`stride=1` in a constructor's signature, as in torch.nn), else "".
+std::string Emitter::literalDefault(const HyperDecl& h) {
+  if (!h.defaultValue.isValid()) return {};
+  const Block& region = m_.blocks[h.defaultValue.index];
+  if (region.ops.size() != 2) return {};
+  OpId constant = region.ops[0];
+  const Op& c = m_.op(constant);
+  const Op& y = m_.op(region.ops[1]);
+  if (c.kind != OpKind::Constant || c.constKind == ConstKind::None || y.kind != OpKind::Yield ||
+      m_.operands(region.ops[1]).size() != 1 || m_.operands(region.ops[1])[0] != m_.result(constant)) {
+    return {};
+  }
+  return opExpr(constant);
+}
+
 // `if h is None: h = <default>` for hyperparameters whose default needs
-// computing, in an order where each default's inputs come first.
+// computing, in an order where each default's inputs come first (a
+// constructor has the literal ones in its signature).
 void Emitter::resolveHyperDefaults(const Function& f, int depth, bool applyStyle) {
   std::vector<bool> done(f.hypers.size(), false);
   auto ready = [&](BlockId region) {
@@ -508,7 +636,8 @@ void Emitter::resolveHyperDefaults(const Function& f, int depth, bool applyStyle
     return true;
   };
   for (size_t h = 0; h < f.hypers.size(); ++h) {
-    done[h] = !f.hypers[h].defaultValue.isValid();
+    done[h] = !f.hypers[h].defaultValue.isValid() ||
+              (!applyStyle && !literalDefault(f.hypers[h]).empty());
   }
   for (bool progress = true; progress;) {
     progress = false;
@@ -521,7 +650,6 @@ void Emitter::resolveHyperDefaults(const Function& f, int depth, bool applyStyle
       progress = true;
     }
   }
-  (void)applyStyle;
 }
 
 void Emitter::emitFn(size_t index) {
@@ -646,7 +774,7 @@ bool Emitter::heldAsIntegers(ValueId v) const {
 
 void Emitter::flushInstances(int depth) {
   if (pendingInstances_.empty()) return;
-  line(depth, fmt::format("if {}:", pendingCondition_));
+  line(depth, fmt::format("if {}:", unparenthesized(pendingCondition_, room(depth, 4))));
   for (const auto& [member, ctor] : pendingInstances_) {
     line(depth + 1, fmt::format("self.{} = {}", member, ctor));
   }
@@ -854,15 +982,18 @@ void Emitter::emitBlock(BlockId block, int depth) {
   // `if`s and loops): remember where each op's code ends.
   bool release = options_.releaseDeadTensors &&
                  (ctx_ == Context::Forward || ctx_ == Context::Apply || ctx_ == Context::Fn);
-  if (options_.inlineSingleUse && !b.parent.isValid()) {
+  if ((options_.inlineSingleUse || options_.returnDirectly) && !b.parent.isValid()) {
     useCounts_.clear();
-    countUses(block);
+    lastUse_.clear();
+    std::vector<uint32_t> used;
+    countUses(block, used);
   }
   std::vector<size_t> ends(b.ops.size(), std::string::npos);
   for (size_t i = 0; i < b.ops.size(); ++i) {
     OpId id = b.ops[i];
     if (dead_.count(id.index) != 0) continue;
     nextOp_ = OpId{};
+    opPosition_ = i;
     for (size_t j = i + 1; j < b.ops.size(); ++j) {
       if (dead_.count(b.ops[j].index) == 0) {
         nextOp_ = b.ops[j];
@@ -982,23 +1113,30 @@ void Emitter::emitOp(OpId id, int depth) {
     case OpKind::If: {
       std::vector<std::string> targets;
       for (ValueId r : results) targets.push_back(local(r));
-      line(depth, fmt::format("if {}:", e(operands[0])));
+      line(depth, fmt::format("if {}:", unparenthesized(e(operands[0]), room(depth, 4))));
       yieldTargets_.push_back(targets);
       emitBlock(o.regions[0], depth + 1);
+      size_t elseAt = out_.size();
       line(depth, "else:");
       emitBlock(o.regions[1], depth + 1);
+      std::string indent(static_cast<size_t>(depth) * 4, ' ');
+      if (std::string_view(out_).substr(elseAt) == indent + "else:\n" + indent + "    pass\n") {
+        out_.resize(elseAt);  // an empty else branch
+      }
       yieldTargets_.pop_back();
       return;
     }
     case OpKind::For: {
       const Block& body = m_.blocks[o.regions[0].index];
       std::vector<std::string> targets;
+      std::vector<std::string> inits;
+      for (size_t i = 0; i < results.size(); ++i) inits.push_back(e(operands[3 + i]));
       for (size_t i = 0; i < results.size(); ++i) {
         std::string t = local(results[i]);
-        line(depth, fmt::format("{} = {}", t, e(operands[3 + i])));
         expr_[body.args[1 + i].index] = t;
         targets.push_back(t);
       }
+      assignAll(depth, targets, inits);
       std::string iv = local(body.args[0]);
       line(depth, fmt::format("for {} in range({}, {}, {}):", iv, e(operands[0]), e(operands[1]),
                               e(operands[2])));
@@ -1013,13 +1151,15 @@ void Emitter::emitOp(OpId id, int depth) {
       const Block& cond = m_.blocks[o.regions[0].index];
       const Block& body = m_.blocks[o.regions[1].index];
       std::vector<std::string> targets;
+      std::vector<std::string> inits;
+      for (size_t i = 0; i < results.size(); ++i) inits.push_back(e(operands[i]));
       for (size_t i = 0; i < results.size(); ++i) {
         std::string t = local(results[i]);
-        line(depth, fmt::format("{} = {}", t, e(operands[i])));
         expr_[cond.args[i].index] = t;
         expr_[body.args[i].index] = t;
         targets.push_back(t);
       }
+      assignAll(depth, targets, inits);
       line(depth, "while True:");
       yieldTargets_.push_back({"<while-condition>"});
       emitBlock(o.regions[0], depth + 1);
@@ -1033,28 +1173,27 @@ void Emitter::emitOp(OpId id, int depth) {
     case OpKind::Yield: {
       const std::vector<std::string>& targets = yieldTargets_.back();
       if (!targets.empty() && targets[0] == "<while-condition>") {
-        line(depth, fmt::format("if not ({}):", e(operands[0])));
+        line(depth, fmt::format("if not {}:", parenthesized(e(operands[0]))));
         line(depth + 1, "break");
         return;
       }
-      for (size_t i = 0; i < operands.size() && i < targets.size(); ++i) {
-        if (targets[i] != e(operands[i])) line(depth, fmt::format("{} = {}", targets[i], e(operands[i])));
-      }
+      std::vector<std::string> values;
+      for (ValueId v : operands) values.push_back(e(v));
+      assignAll(depth, targets, values);
       return;
     }
     case OpKind::Break:
     case OpKind::Continue: {
       const Loop& loop = loops_.back();
-      for (size_t i = 0; i < operands.size() && i < loop.results.size(); ++i) {
-        if (loop.results[i] != e(operands[i])) {
-          line(depth, fmt::format("{} = {}", loop.results[i], e(operands[i])));
-        }
-      }
+      std::vector<std::string> values;
+      for (ValueId v : operands) values.push_back(e(v));
+      assignAll(depth, loop.results, values);
       line(depth, o.kind == OpKind::Break ? "break" : "continue");
       return;
     }
     case OpKind::Return:
-      line(depth, operands.empty() ? "return" : "return " + e(operands[0]));
+      line(depth, operands.empty() ? "return"
+                                   : "return " + unparenthesized(e(operands[0]), room(depth, 7)));
       return;
     case OpKind::IndexAssign: {
       // Value semantics: the new value is a copy with the part replaced.
@@ -1103,32 +1242,73 @@ void Emitter::emitOp(OpId id, int depth) {
     expr_[results[0].index] = value;
     return;
   }
-  line(depth, fmt::format("{} = {}", local(results[0]), value));
+  std::string target = local(results[0]);
+  line(depth, fmt::format("{} = {}", target, unparenthesized(value, room(depth, target.size() + 3))));
 }
 
 bool Emitter::inlineIntoNext(OpId id, const std::string& value) const {
   constexpr size_t kMaxInlined = 60;  // keeps the statement that uses it readable
   const Op& o = m_.op(id);
-  if (!options_.inlineSingleUse || value.size() > kMaxInlined || o.resultsCount != 1 ||
-      !isPure(o.kind) || !nextOp_.isValid() ||
+  if (o.resultsCount != 1 || !nextOp_.isValid() ||
       (ctx_ != Context::Forward && ctx_ != Context::Apply && ctx_ != Context::Fn)) {
     return false;
   }
+  const Op& user = m_.op(nextOp_);
+  std::span<const ValueId> operands = m_.operands(nextOp_);
+  // The value is the whole right-hand side of a return or yield, or the whole
+  // condition of an `if`: no line to keep readable.
+  bool condition = user.kind == OpKind::If && operands[0] == m_.result(id);
+  bool whole = options_.returnDirectly &&
+               (user.kind == OpKind::Return || user.kind == OpKind::Yield || condition);
+  if (!whole && (!options_.inlineSingleUse || value.size() > kMaxInlined)) return false;
+  // An op with an effect (a sub-module's call, batch-norm statistics) only
+  // where nothing with an effect of its own moves across it: the statement's
+  // other operands are names or literals (`self.fc(x=self.body(x=h))`).
+  if (!isPure(o.kind) && !(whole && !operands.empty() && operands[0] == m_.result(id))) {
+    for (ValueId v : operands) {
+      if (v == m_.result(id)) continue;
+      std::string other = e(v);
+      bool atom = !other.empty() && std::all_of(other.begin(), other.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+      });
+      if (!atom) return false;
+    }
+    if (user.kind == OpKind::If || user.kind == OpKind::For || user.kind == OpKind::While) {
+      return false;  // conditions and bounds: kept in locals of their own
+    }
+  }
+  // A sub-module's call runs long: written into the next statement, its
+  // inputs would live until that statement ends, where a tensor it used last
+  // was released right after it (-O2 and up). Not for a return or yield.
+  if (!isPure(o.kind) && user.kind != OpKind::Return && user.kind != OpKind::Yield) {
+    BlockId block = o.parent;
+    for (ValueId v : m_.operands(id)) {
+      const Value& def = m_.values[v.index];
+      if (!isTensor(v) || !def.def.isValid() || m_.op(def.def).parent != block) continue;
+      auto last = lastUse_.find(useKey(block, v));
+      if (last != lastUse_.end() && last->second <= opPosition_) return false;
+    }
+  }
+  // Used once in the whole body: an operand of an `if` or a loop itself (not
+  // of its regions) is evaluated once, before them.
   auto it = useCounts_.find(m_.result(id).index);
   if (it == useCounts_.end() || it->second != 1) return false;
-  const Op& user = m_.op(nextOp_);
-  if (user.kind == OpKind::If || user.kind == OpKind::For || user.kind == OpKind::While) {
-    return false;  // its regions may run the value's uses more than once, or not at all
-  }
-  std::span<const ValueId> operands = m_.operands(nextOp_);
   return std::find(operands.begin(), operands.end(), m_.result(id)) != operands.end();
 }
 
-void Emitter::countUses(BlockId block) {
-  for (OpId id : m_.blocks[block.index].ops) {
-    for (ValueId v : m_.operands(id)) ++useCounts_[v.index];
-    for (BlockId region : m_.regionsOf(id)) {
-      if (region.isValid()) countUses(region);
+void Emitter::countUses(BlockId block, std::vector<uint32_t>& used) {
+  const Block& b = m_.blocks[block.index];
+  for (size_t i = 0; i < b.ops.size(); ++i) {
+    size_t from = used.size();
+    for (ValueId v : m_.operands(b.ops[i])) {
+      ++useCounts_[v.index];
+      used.push_back(v.index);
+    }
+    for (BlockId region : m_.regionsOf(b.ops[i])) {
+      if (region.isValid()) countUses(region, used);
+    }
+    for (size_t k = from; k < used.size(); ++k) {
+      lastUse_[useKey(block, ValueId{used[k]})] = static_cast<uint32_t>(i);
     }
   }
 }
@@ -1161,6 +1341,8 @@ std::string Emitter::opExpr(OpId id) {
   const Op& o = m_.op(id);
   std::span<const ValueId> operands = m_.operands(id);
   auto a = [&](size_t i) { return e(operands[i]); };
+  // As an argument of a call: no parentheses around the whole of it.
+  auto arg = [&](size_t i) { return unparenthesized(e(operands[i]), std::string::npos); };
   auto binary = [&](const char* op) { return fmt::format("({} {} {})", a(0), op, a(1)); };
   TypeId resultType = o.resultsCount > 0 ? m_.typeOf(m_.result(id)) : TypeId{};
   switch (o.kind) {
@@ -1269,7 +1451,7 @@ std::string Emitter::opExpr(OpId id) {
         IdentifierId n = p.kind == ParamRef::Kind::Hyper    ? g.hypers[p.index].name
                          : p.kind == ParamRef::Kind::Weight ? g.weights[p.index].name
                                                             : g.inputs[p.index].name;
-        args += fmt::format("{}{}={}", i ? ", " : "", name(n), a(i));
+        args += fmt::format("{}{}={}", i ? ", " : "", name(n), arg(i));
       }
       const std::string& callee = fnName(static_cast<size_t>(o.intAttr));
       if (o.kind == OpKind::CallFn) return fmt::format("{}({})", callee, args);
@@ -1284,7 +1466,7 @@ std::string Emitter::opExpr(OpId id) {
         auto layer = static_cast<BuiltinLayer>(inst.decl);
         std::vector<std::string_view> names = builtinLayerParamNames(layer);
         for (size_t i = 0; i < operands.size(); ++i) {
-          args += fmt::format("{}{}={}", i ? ", " : "", names[static_cast<size_t>(params[i])], a(i));
+          args += fmt::format("{}{}={}", i ? ", " : "", names[static_cast<size_t>(params[i])], arg(i));
         }
         std::string_view cls = builtinLayerName(layer);
         bool ternary = layer == BuiltinLayer::TernaryLinear || layer == BuiltinLayer::TernaryConv2d;
@@ -1295,7 +1477,7 @@ std::string Emitter::opExpr(OpId id) {
       const Function& g = m_.functions[inst.decl];
       for (size_t i = 0; i < operands.size(); ++i) {
         const HyperDecl& h = g.hypers[static_cast<size_t>(params[i])];
-        args += fmt::format("{}{}={}", i ? ", " : "", name(h.name), a(i));
+        args += fmt::format("{}{}={}", i ? ", " : "", name(h.name), arg(i));
       }
       return fmt::format("{}({})", fnName(inst.decl), args);
     }
@@ -1303,23 +1485,23 @@ std::string Emitter::opExpr(OpId id) {
       const InstanceDecl& inst = fn_->instances[static_cast<size_t>(o.intAttr)];
       std::string args;
       if (inst.builtin) {
-        for (size_t i = 0; i < operands.size(); ++i) args += (i ? ", " : "") + a(i);
+        for (size_t i = 0; i < operands.size(); ++i) args += (i ? ", " : "") + arg(i);
       } else {
         const Function& g = m_.functions[inst.decl];
         std::span<const int64_t> params = m_.ints(id);
         for (size_t i = 0; i < operands.size(); ++i) {
           const ParamRef& p = g.params[static_cast<size_t>(params[i])];
-          args += fmt::format("{}{}={}", i ? ", " : "", name(g.inputs[p.index].name), a(i));
+          args += fmt::format("{}{}={}", i ? ", " : "", name(g.inputs[p.index].name), arg(i));
         }
       }
       return fmt::format("{}({})", instanceExpr(static_cast<uint32_t>(o.intAttr)), args);
     }
     case OpKind::FusedMatMul: {
       std::span<const int64_t> ints = m_.ints(id);
-      std::string out = fmt::format("tritonrt.fused_matmul({}, {}", a(0), a(1));
+      std::string out = fmt::format("tritonrt.fused_matmul({}, {}", arg(0), arg(1));
       size_t next = 2;
-      if (ints[1] != 0) out += ", bias=" + a(next++);
-      if (ints[2] != 0) out += ", scale=" + a(next++);
+      if (ints[1] != 0) out += ", bias=" + arg(next++);
+      if (ints[2] != 0) out += ", scale=" + arg(next++);
       if (o.intAttr != 0) out += fmt::format(", act=\"{}\"", kActivations[o.intAttr]);
       if (ints[0] == 1) out += ", layout=\"linear\"";
       return out + ")";
@@ -1327,11 +1509,11 @@ std::string Emitter::opExpr(OpId id) {
     case OpKind::FusedConv2d: {
       std::span<const int64_t> given = m_.ints(id);
       std::vector<std::string_view> names = builtinFnParamNames(BuiltinFn::Conv2dFn);
-      std::string out = fmt::format("tritonrt.fused_conv2d({}, {}", a(0), a(1));
+      std::string out = fmt::format("tritonrt.fused_conv2d({}, {}", arg(0), arg(1));
       for (size_t i = 2; i < given.size(); ++i) {
-        out += fmt::format(", {}={}", names[static_cast<size_t>(given[i])], a(i));
+        out += fmt::format(", {}={}", names[static_cast<size_t>(given[i])], arg(i));
       }
-      if (m_.operands(id).size() > given.size()) out += ", scale=" + a(given.size());
+      if (m_.operands(id).size() > given.size()) out += ", scale=" + arg(given.size());
       if (o.intAttr != 0) out += fmt::format(", act=\"{}\"", kActivations[o.intAttr]);
       return out + ")";
     }
@@ -1339,7 +1521,7 @@ std::string Emitter::opExpr(OpId id) {
       std::span<const int64_t> ints = m_.ints(id);
       std::string bn = ints[1] < 0 ? "None" : instanceExpr(static_cast<uint32_t>(ints[1]));
       return fmt::format("tritonrt.conv_bn_act({}, {}, {}, act=\"{}\")",
-                         instanceExpr(static_cast<uint32_t>(ints[0])), bn, a(0),
+                         instanceExpr(static_cast<uint32_t>(ints[0])), bn, arg(0),
                          kActivations[o.intAttr]);
     }
     default: break;
@@ -1353,11 +1535,15 @@ std::string Emitter::builtinExpr(OpId id) {
   std::span<const ValueId> operands = m_.operands(id);
   std::span<const int64_t> params = m_.ints(id);
   std::vector<std::string_view> names = builtinFnParamNames(fn);
+  // `arg` as call arguments (`F.relu(a + b)`), `raw` where an operator or an
+  // attribute applies to it (`(a + b).reshape(...)`).
   std::vector<std::string> arg(names.size());
+  std::vector<std::string> raw(names.size());
   std::vector<ValueId> val(names.size());
   for (size_t i = 0; i < operands.size(); ++i) {
     auto p = static_cast<size_t>(params[i]);
-    arg[p] = e(operands[i]);
+    raw[p] = e(operands[i]);
+    arg[p] = unparenthesized(raw[p], std::string::npos);
     val[p] = operands[i];
   }
   auto has = [&](size_t i) { return !arg[i].empty(); };
@@ -1399,14 +1585,14 @@ std::string Emitter::builtinExpr(OpId id) {
     case BuiltinFn::Range:
       return fmt::format("list(range({}{}{}))", arg[0], has(1) ? ", " + arg[1] : "",
                          has(2) ? ", " + arg[2] : "");
-    case BuiltinFn::Reshape: return fmt::format("{}.reshape({})", arg[0], arg[1]);
+    case BuiltinFn::Reshape: return fmt::format("{}.reshape({})", raw[0], arg[1]);
     case BuiltinFn::Flatten:
       return fmt::format("torch.flatten({}, {}, {})", arg[0], has(1) ? arg[1] : "1",
                          has(2) ? arg[2] : "-1");
     case BuiltinFn::Transpose:
       return fmt::format("torch.transpose({}, {}, {})", arg[0], has(1) ? arg[1] : "-2",
                          has(2) ? arg[2] : "-1");
-    case BuiltinFn::Permute: return fmt::format("{}.permute({})", arg[0], arg[1]);
+    case BuiltinFn::Permute: return fmt::format("{}.permute({})", raw[0], arg[1]);
     case BuiltinFn::Squeeze:
       return has(1) ? fmt::format("torch.squeeze({}, {})", arg[0], arg[1])
                     : fmt::format("torch.squeeze({})", arg[0]);
@@ -1417,7 +1603,7 @@ std::string Emitter::builtinExpr(OpId id) {
       return fmt::format("list(torch.split({}, {}, dim={}))", arg[0], arg[1], has(2) ? arg[2] : "0");
     case BuiltinFn::Abs: return scalarArg(0) ? fmt::format("abs({})", arg[0]) : "torch.abs(" + arg[0] + ")";
     case BuiltinFn::Sign:
-      return scalarArg(0) ? fmt::format("(({0} > 0) - ({0} < 0))", arg[0]) : "torch.sign(" + arg[0] + ")";
+      return scalarArg(0) ? fmt::format("(({0} > 0) - ({0} < 0))", raw[0]) : "torch.sign(" + arg[0] + ")";
     case BuiltinFn::Floor: return scalarArg(0) ? math("floor") : "torch.floor(" + arg[0] + ")";
     case BuiltinFn::Ceil: return scalarArg(0) ? math("ceil") : "torch.ceil(" + arg[0] + ")";
     case BuiltinFn::Round: return scalarArg(0) ? fmt::format("round({})", arg[0]) : "torch.round(" + arg[0] + ")";
@@ -1430,11 +1616,11 @@ std::string Emitter::builtinExpr(OpId id) {
     case BuiltinFn::Sigmoid:
       if (scalarArg(0)) {
         usesMath_ = true;
-        return fmt::format("(1.0 / (1.0 + math.exp(-{})))", arg[0]);
+        return fmt::format("(1.0 / (1.0 + math.exp(-{})))", raw[0]);
       }
       return "torch.sigmoid(" + arg[0] + ")";
     case BuiltinFn::Pow:
-      return scalarArg(0) ? fmt::format("({} ** {})", arg[0], arg[1])
+      return scalarArg(0) ? fmt::format("({} ** {})", raw[0], raw[1])
                           : fmt::format("torch.pow({}, {})", arg[0], arg[1]);
     case BuiltinFn::Clip:
       return scalarArg(0) ? fmt::format("min(max({}, {}), {})", arg[0], arg[1], arg[2])
@@ -1475,8 +1661,8 @@ std::string Emitter::builtinExpr(OpId id) {
       return fmt::format("F.conv2d({}, {}{}{}{}{}{})", arg[0], arg[1], kw(2, "bias"), kw(3, "stride"),
                          kw(4, "padding"), kw(5, "dilation"), kw(6, "groups"));
     case BuiltinFn::DepthwiseConv2d:
-      return fmt::format("F.conv2d({0}, {1}{2}{3}, groups={0}.shape[1])", arg[0], arg[1],
-                         kw(2, "stride"), kw(3, "padding"));
+      return fmt::format("F.conv2d({0}, {1}{2}{3}, groups={4}.shape[1])", arg[0], arg[1],
+                         kw(2, "stride"), kw(3, "padding"), raw[0]);
     case BuiltinFn::MaxPool2dFn:
     case BuiltinFn::AvgPool2dFn:
       return fmt::format("F.{}({}, {}{}{})", fn == BuiltinFn::MaxPool2dFn ? "max_pool2d" : "avg_pool2d",
@@ -1503,11 +1689,11 @@ std::string Emitter::builtinExpr(OpId id) {
       // Written out (torch 1.13 has no F.scaled_dot_product_attention).
       usesMath_ = true;
       std::string scores = fmt::format("torch.matmul({}, {}.transpose(-2, -1)) / math.sqrt({}.shape[-1])",
-                                       arg[0], arg[1], arg[0]);
+                                       arg[0], raw[1], raw[0]);
       if (has(3)) {
         bool boolMask = m_.types.node(m_.typeOf(val[3])).dtype == DType::Bool;
-        scores = boolMask ? fmt::format("({}).masked_fill(~{}, float(\"-inf\"))", scores, arg[3])
-                          : fmt::format("({} + {})", scores, arg[3]);
+        scores = boolMask ? fmt::format("({}).masked_fill(~{}, float(\"-inf\"))", scores, raw[3])
+                          : fmt::format("({} + {})", scores, raw[3]);
       }
       return fmt::format("torch.matmul(torch.softmax({}, dim=-1), {})", scores, arg[2]);
     }

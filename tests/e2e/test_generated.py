@@ -336,15 +336,25 @@ def test_dead_tensors_are_released_in_loops_and_branches(ctx):
 
 def test_os_writes_single_use_values_into_their_statement(ctx):
     """-Os: a short value used once, by the next statement, is written into it (no local of
-    its own); -O2 keeps one statement per op. Outputs agree (test_levels_agree_*)."""
+    its own), sub-module calls included; -O2 keeps one statement per op (but returns a
+    value directly). Outputs agree (test_levels_agree_*)."""
     path = os.path.join(REPO, "examples", "resnet18.tri")
     with open(ctx.compile(path, "-Os")) as f:
         small = f.read()
     with open(ctx.compile(path, "-O2")) as f:
         full = f.read()
-    pattern = r"return F\.relu\(\(\w+ \+ shortcut\)\)"
+    pattern = r"return F\.relu\(\w+ \+ shortcut\)"
     if not re.search(pattern, small) or re.search(pattern, full):
         raise AssertionError("-Os did not inline the residual sum (or -O2 did)")
+    # A sub-module's call goes into the next statement when no tensor it used last would
+    # then live longer (the stem's input is the caller's); the blocks' calls do not chain,
+    # so that each block's input is released before the next block runs
+    # (test_dead_tensors_are_released).
+    chain = r"stem = self\.maxpool\(tritonrt\.conv_bn_act\(self\.conv1, self\.bn1, x,"
+    if not re.search(chain, small) or re.search(chain, full):
+        raise AssertionError("-Os did not write the stem's call into the pooling (or -O2 did)")
+    if re.search(r"self\.layer1_1\(x=self\.layer1_0\(", small):
+        raise AssertionError("-Os chained the blocks' calls: their inputs live longer")
     if len(small.splitlines()) >= len(full.splitlines()):
         raise AssertionError("-Os is not shorter than -O2: %d >= %d lines"
                              % (len(small.splitlines()), len(full.splitlines())))
@@ -945,6 +955,122 @@ layer Net(n: int = 3, x: Tensor<float32, [?, 6]>) -> Tensor<float32, [?, 3]> {
             check_close(cls(n=n)(x), reference(x, n), "control flow %s n=%d" % (level, n))
 
 
+def test_values_updated_together(ctx):
+    """Variables a loop or a branch updates from each other's old values (`a, b = b, a`):
+    Python must see one parallel assignment, not `a = b` then `b = a`."""
+    src = """
+fn rot3(n: int) -> int {
+    let a = 1
+    let b = 2
+    let c = 3
+    for i in range(n) {
+        let t = a
+        a = b
+        b = c
+        c = t
+    }
+    return a * 100 + b * 10 + c
+}
+fn ifswap(flag: bool) -> int {
+    let a = 1
+    let b = 2
+    if flag {
+        let t = a
+        a = b
+        b = t
+    }
+    return a * 10 + b
+}
+fn whileswap(n: int) -> int {
+    let a = 1
+    let b = 2
+    let i = 0
+    while i < n {
+        let t = a
+        a = b
+        b = t
+        i = i + 1
+    }
+    return a * 10 + b
+}
+fn breakswap(n: int) -> int {
+    let a = 1
+    let b = 2
+    for i in range(10) {
+        if i == n {
+            let t = a
+            a = b
+            b = t
+            break
+        }
+        a = a + b
+    }
+    return a * 100 + b
+}
+fn fib(n: int) -> int {
+    let a = 0
+    let b = 1
+    for i in range(n) {
+        let t = a + b
+        a = b
+        b = t
+    }
+    return a
+}
+fn tswap(x: Tensor<float32, [?, ?]>, y: Tensor<float32, [?, ?]>, n: int) -> Tensor<float32, [?, ?]> {
+    let p = x
+    let q = y
+    for i in range(n) {
+        let t = p
+        p = q * 2.0
+        q = t
+    }
+    return p - q
+}
+"""
+
+    def rot3(n):
+        a, b, c = 1, 2, 3
+        for _ in range(n):
+            a, b, c = b, c, a
+        return a * 100 + b * 10 + c
+
+    def swaps(n):
+        a, b = 1, 2
+        for _ in range(n):
+            a, b = b, a
+        return a * 10 + b
+
+    def breakswap(n):
+        a, b = 1, 2
+        for i in range(10):
+            if i == n:
+                a, b = b, a
+                break
+            a = a + b
+        return a * 100 + b
+
+    def fib(n):
+        a, b = 0, 1
+        for _ in range(n):
+            a, b = b, a + b
+        return a
+
+    x = torch.randn(2, 3, generator=torch.Generator().manual_seed(5))
+    y = torch.randn(2, 3, generator=torch.Generator().manual_seed(6))
+    for level in LEVELS:
+        m = load(ctx.compile_text(src, level))
+        for n in range(5):
+            got = (m.rot3(n), m.whileswap(n), m.breakswap(n), m.fib(n), m.ifswap(n % 2 == 1))
+            want = (rot3(n), swaps(n), breakswap(n), fib(n), swaps(n % 2))
+            if got != want:
+                raise AssertionError("%s n=%d: got %s, expected %s" % (level, n, got, want))
+            p, q = x, y
+            for _ in range(n):
+                p, q = q * 2.0, p
+            check_close(m.tswap(x, y, n), p - q, "tensor swap %s n=%d" % (level, n))
+
+
 def test_runtime_shape_check_at_O0(ctx):
     src = """
 layer L(w: Tensor<float32, [8, 4]>, x: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, 4]> {
@@ -1078,6 +1204,7 @@ def all_tests():
               test_dead_tensors_are_released_in_loops_and_branches,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
               test_nested_instances_each_run, test_control_flow_and_builtins,
+              test_values_updated_together,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
               test_every_accepted_golden_imports, test_members_and_main,
               test_failed_compile_writes_nothing]

@@ -26,6 +26,10 @@ struct EmitOptions {
   /// statement instead of a local of its own (-Os: fewer lines, and the
   /// temporary dies with the statement).
   bool inlineSingleUse = false;
+  /// Write a value used only by the `return` (or branch or loop result) right
+  /// after it into that statement: `return F.relu(h)`, not `t = F.relu(h)`
+  /// and `return t` (-O1 and up; -O0 keeps a local per value).
+  bool returnDirectly = false;
 };
 
 /// The PyTorch module for an optimized IR module (TOOLCHAIN.md "Generated
