@@ -214,6 +214,15 @@ class Emitter {
   }
   bool isScalar(ValueId v) const { return m_.types.isScalar(m_.typeOf(v)); }
   bool isTensor(ValueId v) const { return m_.types.isTensor(m_.typeOf(v)); }
+  /// A tensor, a list of them, or a value whose type is only known at run time.
+  bool holdsTensors(TypeId type) const {
+    switch (m_.types.kind(type)) {
+      case TypeKind::Tensor:
+      case TypeKind::Unknown: return true;
+      case TypeKind::List: return holdsTensors(TypeId{m_.types.node(type).ref});
+      default: return false;
+    }
+  }
   bool intScalar(ValueId v) const {
     return isScalar(v) && isIntegral(m_.types.node(m_.typeOf(v)).dtype);
   }
@@ -303,7 +312,8 @@ class Emitter {
     return (static_cast<uint64_t>(block.index) << 32) | v.index;
   }
   OpId nextOp_;  ///< the op emitted after the current one in its block (invalid: none)
-  size_t opPosition_ = 0;  ///< the current op's position in its block
+  BlockId opBlock_;         ///< the block of the op being emitted
+  size_t opPosition_ = 0;  ///< and its position there
   std::string pendingCondition_;  ///< of pendingInstances_
   std::vector<std::pair<std::string, std::string>> pendingInstances_;  ///< (member, constructor)
 };
@@ -993,6 +1003,7 @@ void Emitter::emitBlock(BlockId block, int depth) {
     OpId id = b.ops[i];
     if (dead_.count(id.index) != 0) continue;
     nextOp_ = OpId{};
+    opBlock_ = block;
     opPosition_ = i;
     for (size_t j = i + 1; j < b.ops.size(); ++j) {
       if (dead_.count(b.ops[j].index) == 0) {
@@ -1060,7 +1071,7 @@ void Emitter::releaseDeadTensors(BlockId block, int depth, const std::vector<siz
   std::vector<std::vector<std::string>> dels(b.ops.size());
   auto consider = [&](ValueId v) {
     auto it = last.find(v.index);
-    if (it == last.end() || bound_.count(v.index) == 0 || !isTensor(v)) return;
+    if (it == last.end() || bound_.count(v.index) == 0 || !holdsTensors(m_.typeOf(v))) return;
     size_t at = it->second;
     if (at >= b.ops.size() || ends[at] == std::string::npos || isTerminator(m_.op(b.ops[at]).kind)) {
       return;
@@ -1281,10 +1292,12 @@ bool Emitter::inlineIntoNext(OpId id, const std::string& value) const {
   // inputs would live until that statement ends, where a tensor it used last
   // was released right after it (-O2 and up). Not for a return or yield.
   if (!isPure(o.kind) && user.kind != OpKind::Return && user.kind != OpKind::Yield) {
-    BlockId block = o.parent;
+    BlockId block = opBlock_;
     for (ValueId v : m_.operands(id)) {
       const Value& def = m_.values[v.index];
-      if (!isTensor(v) || !def.def.isValid() || m_.op(def.def).parent != block) continue;
+      if (!holdsTensors(m_.typeOf(v)) || !def.def.isValid() || m_.op(def.def).parent != block) {
+        continue;
+      }
       auto last = lastUse_.find(useKey(block, v));
       if (last != lastUse_.end() && last->second <= opPosition_) return false;
     }
