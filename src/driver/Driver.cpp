@@ -734,6 +734,9 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         IncrementalResult incremental;
         if (options.target != "pytorch") {
           incremental.why = "the CUDA target is compiled in full";
+        } else if (options.optLevel == 's') {
+          // merge-functions compares every declaration with every other.
+          incremental.why = "-Os defines identical declarations by one another";
         } else if (imports && !importsClean) {
           incremental.why = "an imported file has diagnostics";
         } else {

@@ -130,6 +130,8 @@ class Planner {
   void visitLayer(uint32_t index, std::vector<Num> given, int depth) {
     if (depth > kMaxDepth) return;
     Frame f;
+    // A layer merged with an earlier one (-Os) runs that one's code.
+    if (m_.functions[index].sameAs >= 0) index = static_cast<uint32_t>(m_.functions[index].sameAs);
     f.fn = &m_.functions[index];
     f.hypers.resize(f.fn->hypers.size());
     for (size_t i = 0; i < f.hypers.size(); ++i) {

@@ -664,6 +664,10 @@ void Emitter::resolveHyperDefaults(const Function& f, int depth, bool applyStyle
 
 void Emitter::emitFn(size_t index) {
   const Function& f = m_.functions[index];
+  if (f.sameAs >= 0) {  // -Os: the code of an earlier fn (merge-functions)
+    line(0, fmt::format("{} = {}", fnName(index), fnName(static_cast<size_t>(f.sameAs))));
+    return;
+  }
   fn_ = &f;
   ctx_ = Context::Fn;
   expr_.clear();
@@ -798,6 +802,12 @@ void Emitter::flushInstances(int depth) {
 
 void Emitter::emitLayer(size_t index) {
   const Function& f = m_.functions[index];
+  if (f.sameAs >= 0) {  // -Os: the code of an earlier layer (merge-functions)
+    std::string base = fnName(static_cast<size_t>(f.sameAs));
+    out_ += fmt::format("class {}({}):\n", fnName(index), base);
+    line(1, fmt::format("\"\"\"The code of {}, under a name of its own.\"\"\"", base));
+    return;
+  }
   fn_ = &f;
   bool hasState = stateful(f);
   std::string className = fnName(index);

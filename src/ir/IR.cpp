@@ -174,8 +174,11 @@ class Printer {
     if (f.kind == Function::Kind::Main) {
       out_ += "main {\n";
     } else {
-      out_ += fmt::format("{} @{}{}{} {{\n", kind, name(f.name), from(f.origin),
-                          entry ? " (entry)" : "");
+      std::string same = f.sameAs >= 0 ? fmt::format(" (same as @{})",
+                                                      name(m_.functions[static_cast<size_t>(f.sameAs)].name))
+                                       : std::string();
+      out_ += fmt::format("{} @{}{}{}{} {{\n", kind, name(f.name), from(f.origin),
+                          entry ? " (entry)" : "", same);
     }
     for (const HyperDecl& h : f.hypers) {
       out_ += fmt::format("  hyper @{} : {}{}", name(h.name), m_.formatType(h.type),

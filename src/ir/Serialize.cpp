@@ -170,6 +170,7 @@ void serializeTo(const Module& m, std::string& out) {
     w.put(f.returnType);
     w.put(f.body);
     w.put(f.origin);
+    w.put(f.sameAs);
   }
   w.put(static_cast<uint32_t>(m.globals.size()));
   for (const Global& g : m.globals) {
@@ -371,6 +372,8 @@ Expected<Module> deserialize(std::string_view bytes, Interner& interner) {
     f.returnType = TypeId{r.getId(types)};
     f.body = BlockId{r.getId(blockCount)};
     f.origin = r.get<uint32_t>();
+    f.sameAs = r.get<int32_t>();
+    if (f.sameAs < -1 || f.sameAs >= static_cast<int32_t>(m.functions.size())) r.fail();
     if (r.failed()) break;
   }
   for (const Function& f : m.functions) {

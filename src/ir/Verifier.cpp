@@ -24,6 +24,12 @@ class Verifier {
       for (const HyperDecl& h : f.hypers) checkRegion(h.defaultValue, 1, OpId{});
       for (const WeightDecl& w : f.weights) checkRegion(w.init, 1, OpId{});
       for (const InputDecl& in : f.inputs) checkRegion(in.defaultValue, 1, OpId{});
+      if (f.sameAs >= 0 && (static_cast<size_t>(f.sameAs) >= i ||
+                            m_.functions[static_cast<size_t>(f.sameAs)].kind != f.kind ||
+                            m_.functions[static_cast<size_t>(f.sameAs)].sameAs >= 0 ||
+                            f.kind == Function::Kind::Main)) {
+        problem("'same as' must name an earlier declaration of the same kind, itself not merged");
+      }
       if (!f.body.isValid()) {
         problem("function without a body");
         continue;

@@ -42,11 +42,13 @@ std::vector<std::string_view> pipelineFor(char level) {
     case '3':
       return {"inline-aggressive", "constant-fold", "simplify", "constant-fold", "cse", "licm",
               "dce", "fuse-ternary", "zero-skip", "inplace"};
-    // -Os: no inlining (it copies bodies); everything that only removes code.
+    // -Os: no inlining (it copies bodies); everything that only removes code;
+    // identical declarations defined once, last (after every pass that could
+    // still make two of them differ or equal).
     case 's':
     default:
       return {"constant-fold", "simplify", "constant-fold", "cse", "licm", "dce",
-              "fuse-ternary", "zero-skip", "inplace"};
+              "fuse-ternary", "zero-skip", "inplace", "merge-functions"};
   }
 }
 

@@ -360,6 +360,34 @@ def test_os_writes_single_use_values_into_their_statement(ctx):
                              % (len(small.splitlines()), len(full.splitlines())))
 
 
+def test_os_merges_identical_declarations(ctx):
+    """-Os merge-functions: a layer (fn) with the same code as an earlier one is defined by it
+    (`class BlockCopy(Block)`, `act_copy = act`); names, state_dict keys and outputs are those
+    of -O2, where nothing merges."""
+    path = os.path.join(REPO, "tests", "golden", "opt", "merge_functions.tri")
+    small = load(ctx.compile(path, "-Os"))
+    full = load(ctx.compile(path, "-O2"))
+    if not issubclass(small.BlockCopy, small.Block) or small.act_copy is not small.act:
+        raise AssertionError("-Os did not merge BlockCopy into Block or act_copy into act")
+    if small.ScaledHalf is small.Scaled or issubclass(small.ScaledHalf, small.Scaled) \
+            or issubclass(small.ProjOther, small.Proj) or small.act_named is small.act:
+        raise AssertionError("-Os merged declarations that differ")
+    if issubclass(full.BlockCopy, full.Block) or full.act_copy is full.act:
+        raise AssertionError("-O2 merged declarations")
+    torch.manual_seed(3)
+    a, b = small.Net(), full.Net()
+    if list(a.state_dict()) != list(b.state_dict()):
+        raise AssertionError("state_dict keys differ: %s vs %s"
+                             % (list(a.state_dict()), list(b.state_dict())))
+    b.load_state_dict(a.state_dict())
+    if type(a.b).__name__ != "BlockCopy":
+        raise AssertionError("the merged layer's instances lost their class name")
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(2))
+    check_close(a(x), b(x), "merged -Os against -O2")
+    g = torch.randn(3, 5)
+    check_close(small.act_copy(x=g), torch.relu(g) * 2.0, "merged fn")
+
+
 CONSTANT_TRITS = [[1, 0, -1], [0, 0, 0], [-1, 1, 0], [0, 1, -1]]
 
 
@@ -1204,7 +1232,7 @@ def all_tests():
               test_dead_tensors_are_released_in_loops_and_branches,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
               test_nested_instances_each_run, test_control_flow_and_builtins,
-              test_values_updated_together,
+              test_values_updated_together, test_os_merges_identical_declarations,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
               test_every_accepted_golden_imports, test_members_and_main,
               test_failed_compile_writes_nothing]

@@ -223,7 +223,7 @@ def test_examples(tritonc, work):
             text = f.read()
         with open(os.path.join(work, name), "w") as f:
             f.write(text)
-        for level in ["1", "2", "s"]:
+        for level in ["1", "2", "3"]:
             c = compare(tritonc, work, name, level)
             assert isinstance(c, tuple) and c[0] == c[1] == c[2], (name, c)
         # An edit at the end of the file (a new layer nobody uses) recompiles one unit.
@@ -295,6 +295,14 @@ def test_cuda_target_compiles_in_full(tritonc, work):
     flags = ["--target", "cuda", "--nvcc", os.path.join(work, "no-nvcc")]
     c = compare(tritonc, work, "model.tri", "2", flags)
     assert c == "the CUDA target is compiled in full", c
+
+
+def test_os_compiles_in_full(tritonc, work):
+    """-Os merges identical declarations across the file: a unit's code depends on others."""
+    with open(os.path.join(work, "model.tri"), "w") as f:
+        f.write(SOURCE)
+    c = compare(tritonc, work, "model.tri", "s")
+    assert c == "-Os defines identical declarations by one another", c
 
 
 LIB = """let SCALE = 2.0
@@ -392,5 +400,6 @@ if __name__ == "__main__":
     sys.exit(runner.main([test_edits_at_O2, test_edits_at_O0, test_edits_at_O3, test_examples,
                           test_random_edits_match_full_compiles,
                           test_many_edits_roll_the_delta_into_the_base,
-                          test_cuda_target_compiles_in_full, test_files_with_imports, test_damaged_pieces_entry_is_recompiled],
+                          test_cuda_target_compiles_in_full, test_os_compiles_in_full,
+                          test_files_with_imports, test_damaged_pieces_entry_is_recompiled],
                          lambda tritonc, work: (tritonc, work)))

@@ -126,6 +126,9 @@ struct Function {
   TypeId returnType;
   BlockId body;            ///< args: the inputs, in order
   uint32_t origin = 0;     ///< the file that defines it (Module::origins)
+  /// An earlier function with the same code (-Os, merge-functions): the
+  /// emitters define this one by it. -1: none.
+  int32_t sameAs = -1;
 };
 
 /// A top-level constant: `let NAME = <constant>`.
