@@ -149,10 +149,15 @@ std::string defaultTraceName(const CompileOptions& options) {
 }
 
 // Where the Python module of `input` goes: -o names the file for one input
-// and the directory for several; the default is ./<stem>.py.
+// and the directory for several; the default is ./<stem>.py. For one input,
+// an -o that is a directory (or ends in '/') gets <stem>.py in it, as cp and
+// mv do: a directory cannot be the output file.
 std::string outputPathFor(const CompileOptions& options, const std::string& input) {
   if (options.inputs.size() == 1 && !options.output.empty()) {
-    return options.output;
+    struct stat st {};
+    bool directory = options.output.back() == '/' ||
+                     (::stat(options.output.c_str(), &st) == 0 && S_ISDIR(st.st_mode));
+    if (!directory) return options.output;
   }
   std::string dir = options.output.empty() ? "." : options.output;
   if (dir.back() != '/') {
