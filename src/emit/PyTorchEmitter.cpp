@@ -149,7 +149,9 @@ std::string parenthesized(const std::string& text) {
 // line (`room` columns for the text) would be too long without them: a long
 // line is wrapped inside its last parentheses.
 std::string unparenthesized(const std::string& text, size_t room) {
-  if (text.size() < 2 || text.size() - 2 > room || text.front() != '(' || text.back() != ')') return text;
+  if (text.size() < 2 || text.size() - 2 > room || text.front() != '(' || text.back() != ')') {
+    return text;
+  }
   int depth = 0;
   char quote = 0;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -338,7 +340,9 @@ bool mentionsName(std::string_view expr, std::string_view name) {
       quote = c;
       continue;
     }
-    auto identChar = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+    auto identChar = [](char ch) {
+      return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+    };
     if (!identChar(c) || (i > 0 && (identChar(expr[i - 1]) || expr[i - 1] == '.'))) continue;
     size_t end = i;
     while (end < expr.size() && identChar(expr[end])) ++end;
@@ -618,8 +622,9 @@ std::string Emitter::literalDefault(const HyperDecl& h) {
   OpId constant = region.ops[0];
   const Op& c = m_.op(constant);
   const Op& y = m_.op(region.ops[1]);
+  std::span<const ValueId> yielded = m_.operands(region.ops[1]);
   if (c.kind != OpKind::Constant || c.constKind == ConstKind::None || y.kind != OpKind::Yield ||
-      m_.operands(region.ops[1]).size() != 1 || m_.operands(region.ops[1])[0] != m_.result(constant)) {
+      yielded.size() != 1 || yielded[0] != m_.result(constant)) {
     return {};
   }
   return opExpr(constant);
@@ -1264,7 +1269,8 @@ void Emitter::emitOp(OpId id, int depth) {
     return;
   }
   std::string target = local(results[0]);
-  line(depth, fmt::format("{} = {}", target, unparenthesized(value, room(depth, target.size() + 3))));
+  std::string rhs = unparenthesized(value, room(depth, target.size() + 3));
+  line(depth, fmt::format("{} = {}", target, rhs));
 }
 
 bool Emitter::inlineIntoNext(OpId id, const std::string& value) const {
@@ -1489,7 +1495,8 @@ std::string Emitter::opExpr(OpId id) {
         auto layer = static_cast<BuiltinLayer>(inst.decl);
         std::vector<std::string_view> names = builtinLayerParamNames(layer);
         for (size_t i = 0; i < operands.size(); ++i) {
-          args += fmt::format("{}{}={}", i ? ", " : "", names[static_cast<size_t>(params[i])], arg(i));
+          args += fmt::format("{}{}={}", i ? ", " : "", names[static_cast<size_t>(params[i])],
+                              arg(i));
         }
         std::string_view cls = builtinLayerName(layer);
         bool ternary = layer == BuiltinLayer::TernaryLinear || layer == BuiltinLayer::TernaryConv2d;
@@ -1626,7 +1633,8 @@ std::string Emitter::builtinExpr(OpId id) {
       return fmt::format("list(torch.split({}, {}, dim={}))", arg[0], arg[1], has(2) ? arg[2] : "0");
     case BuiltinFn::Abs: return scalarArg(0) ? fmt::format("abs({})", arg[0]) : "torch.abs(" + arg[0] + ")";
     case BuiltinFn::Sign:
-      return scalarArg(0) ? fmt::format("(({0} > 0) - ({0} < 0))", raw[0]) : "torch.sign(" + arg[0] + ")";
+      return scalarArg(0) ? fmt::format("(({0} > 0) - ({0} < 0))", raw[0])
+                          : "torch.sign(" + arg[0] + ")";
     case BuiltinFn::Floor: return scalarArg(0) ? math("floor") : "torch.floor(" + arg[0] + ")";
     case BuiltinFn::Ceil: return scalarArg(0) ? math("ceil") : "torch.ceil(" + arg[0] + ")";
     case BuiltinFn::Round: return scalarArg(0) ? fmt::format("round({})", arg[0]) : "torch.round(" + arg[0] + ")";

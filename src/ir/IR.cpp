@@ -174,9 +174,11 @@ class Printer {
     if (f.kind == Function::Kind::Main) {
       out_ += "main {\n";
     } else {
-      std::string same = f.sameAs >= 0 ? fmt::format(" (same as @{})",
-                                                      name(m_.functions[static_cast<size_t>(f.sameAs)].name))
-                                       : std::string();
+      std::string same;
+      if (f.sameAs >= 0) {
+        const Function& first = m_.functions[static_cast<size_t>(f.sameAs)];
+        same = fmt::format(" (same as @{})", name(first.name));
+      }
       out_ += fmt::format("{} @{}{}{}{} {{\n", kind, name(f.name), from(f.origin),
                           entry ? " (entry)" : "", same);
     }
