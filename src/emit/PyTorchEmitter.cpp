@@ -195,13 +195,21 @@ class Emitter {
   void nameDeclarations();
   const std::string& fnName(size_t index) const { return functionNames_[index]; }
   const std::string& globalName(size_t index) const { return globalNames_[index]; }
-  std::string fresh(std::string base) {
+  /// A local's name: `base`, else `base_2`, ... A local never takes the name
+  /// of a module-level declaration the function reads (Python would make that
+  /// name local in the whole function); a parameter keeps its name (callers
+  /// pass it by keyword).
+  std::string fresh(std::string base, bool parameter = false) {
     std::string candidate = base;
-    for (int n = 2; !used_.insert(candidate).second; ++n) {
+    for (int n = 2; (!parameter && reserved_.count(candidate) != 0) ||
+                    !used_.insert(candidate).second;
+         ++n) {
       candidate = fmt::format("{}_{}", base, n);
     }
     return candidate;
   }
+  /// Fills reserved_ with the Python names of the declarations `f` refers to.
+  void reserveReferences(const Function& f);
   std::string local(ValueId v) {
     const Value& value = m_.values[v.index];
     std::string base = value.name.isValid() ? name(value.name) : "t";
@@ -297,6 +305,7 @@ class Emitter {
   std::vector<std::string> functionNames_, globalNames_;
   std::unordered_set<uint32_t> bound_;  ///< values held by a Python local of their own
   std::unordered_set<std::string> used_;
+  std::unordered_set<std::string> reserved_;  ///< see fresh()
   std::vector<std::vector<std::string>> yieldTargets_;  ///< what a yield assigns
   std::vector<Loop> loops_;
   bool usesMath_ = false;
@@ -667,6 +676,30 @@ void Emitter::resolveHyperDefaults(const Function& f, int depth, bool applyStyle
   }
 }
 
+void Emitter::reserveReferences(const Function& f) {
+  reserved_.clear();
+  auto walk = [&](auto&& self, BlockId block) -> void {
+    if (!block.isValid()) return;
+    for (OpId id : m_.blocks[block.index].ops) {
+      const Op& o = m_.op(id);
+      auto index = static_cast<size_t>(o.intAttr);
+      if (o.kind == OpKind::Global) {
+        reserved_.insert(globalName(index));
+      } else if (o.kind == OpKind::Apply || o.kind == OpKind::CallFn) {
+        reserved_.insert(fnName(index));
+        reserved_.insert("_" + fnName(index) + "_apply");
+      } else if (o.kind == OpKind::Instantiate && !f.instances[index].builtin) {
+        reserved_.insert(fnName(f.instances[index].decl));
+      }
+      for (BlockId region : m_.regionsOf(id)) self(self, region);
+    }
+  };
+  for (const HyperDecl& h : f.hypers) walk(walk, h.defaultValue);
+  for (const WeightDecl& w : f.weights) walk(walk, w.init);
+  for (const InputDecl& in : f.inputs) walk(walk, in.defaultValue);
+  walk(walk, f.body);
+}
+
 void Emitter::emitFn(size_t index) {
   const Function& f = m_.functions[index];
   if (f.sameAs >= 0) {  // -Os: the code of an earlier fn (merge-functions)
@@ -674,13 +707,14 @@ void Emitter::emitFn(size_t index) {
     return;
   }
   fn_ = &f;
+  reserveReferences(f);
   ctx_ = Context::Fn;
   expr_.clear();
   used_.clear();
   const Block& body = m_.blocks[f.body.index];
   std::string params;
   for (size_t i = 0; i < f.inputs.size(); ++i) {
-    std::string n = fresh(name(f.inputs[i].name));
+    std::string n = fresh(name(f.inputs[i].name), /*parameter=*/true);
     expr_[body.args[i].index] = n;
     params += (i ? ", " : "") + n + (f.inputs[i].defaultValue.isValid() ? "=None" : "");
   }
@@ -814,6 +848,7 @@ void Emitter::emitLayer(size_t index) {
     return;
   }
   fn_ = &f;
+  reserveReferences(f);
   bool hasState = stateful(f);
   std::string className = fnName(index);
   const Block& body = m_.blocks[f.body.index];
@@ -825,9 +860,11 @@ void Emitter::emitLayer(size_t index) {
     expr_.clear();
     used_.clear();
     std::string params;
-    for (const WeightDecl& w : f.weights) params += ", " + fresh(name(w.name)) + "=None";
+    for (const WeightDecl& w : f.weights) {
+      params += ", " + fresh(name(w.name), /*parameter=*/true) + "=None";
+    }
     for (size_t i = 0; i < f.inputs.size(); ++i) {
-      std::string n = fresh(name(f.inputs[i].name));
+      std::string n = fresh(name(f.inputs[i].name), /*parameter=*/true);
       expr_[body.args[i].index] = n;
       params += ", " + n + "=None";
     }
@@ -921,7 +958,7 @@ void Emitter::emitLayer(size_t index) {
   used_.clear();
   std::string params;
   for (size_t i = 0; i < f.inputs.size(); ++i) {
-    std::string n = fresh(name(f.inputs[i].name));
+    std::string n = fresh(name(f.inputs[i].name), /*parameter=*/true);
     expr_[body.args[i].index] = n;
     params += ", " + n + (f.inputs[i].defaultValue.isValid() ? "=None" : "");
   }
@@ -950,6 +987,7 @@ void Emitter::emitLayer(size_t index) {
 void Emitter::emitMain(size_t index) {
   const Function& f = m_.functions[index];
   fn_ = &f;
+  reserveReferences(f);
   ctx_ = Context::Main;
   expr_.clear();
   used_.clear();

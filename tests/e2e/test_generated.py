@@ -1099,6 +1099,45 @@ fn tswap(x: Tensor<float32, [?, ?]>, y: Tensor<float32, [?, ?]>, n: int) -> Tens
             check_close(m.tswap(x, y, n), p - q, "tensor swap %s n=%d" % (level, n))
 
 
+def test_locals_never_shadow_module_names(ctx):
+    """A constant or fn named like a temporary (`t`, `t_2`, `t_3`), and a `let` shadowing a
+    constant after reading it: Python makes every name a function assigns local to the whole
+    function, so a local with a module-level name the function reads would raise
+    UnboundLocalError (or call the wrong thing)."""
+    src = """
+let t = 2.0
+let t_2 = 3
+let h = 0.5
+fn t_3(x: float) -> float {
+    return x + 1.0
+}
+fn f(x: float, n: int) -> float {
+    let a = x * t + float(n)
+    let b = a * a - t_3(a)
+    return b * float(t_2) + t
+}
+fn g(x: float) -> float {
+    let y = x * h
+    let h = y + 1.0
+    return h * 2.0
+}
+layer L(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    let y = relu(x) * t
+    return y * y + float(t_2)
+}
+"""
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(8))
+    a = 1.5 * 2.0 + 2
+    for level in LEVELS:
+        m = load(ctx.compile_text(src, level))
+        got = (m.f(x=1.5, n=2), m.g(x=3.0))
+        want = ((a * a - (a + 1.0)) * 3 + 2.0, (3.0 * 0.5 + 1.0) * 2.0)
+        if got != want:
+            raise AssertionError("%s: got %s, expected %s" % (level, got, want))
+        y = torch.relu(x) * 2.0
+        check_close(m.L()(x), y * y + 3.0, "layer " + level)
+
+
 def test_runtime_shape_check_at_O0(ctx):
     src = """
 layer L(w: Tensor<float32, [8, 4]>, x: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, 4]> {
@@ -1233,6 +1272,7 @@ def all_tests():
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
               test_nested_instances_each_run, test_control_flow_and_builtins,
               test_values_updated_together, test_os_merges_identical_declarations,
+              test_locals_never_shadow_module_names,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
               test_every_accepted_golden_imports, test_members_and_main,
               test_failed_compile_writes_nothing]
