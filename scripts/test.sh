@@ -98,6 +98,9 @@ suite "runtime (tritonrt)" runtime.log '^(FAIL|ERROR)' \
 torch_version=$(/usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)
 suite "generated modules (torch $torch_version)" e2e.log '^FAIL' \
   /usr/bin/python3 tests/e2e/test_generated.py --tritonc "$tritonc"
+suite "differential semantics (random programs against a reference interpreter)" \
+  differential.log '^FAIL' \
+  /usr/bin/python3 tests/e2e/test_differential.py --tritonc "$tritonc" --programs 1000
 suite "CUDA target (launchers, nvcc builds; no GPU needed)" cuda-target.log '^(FAIL|SKIP)' \
   env PYTHONPATH=runtime /usr/bin/python3 tests/e2e/test_cuda_target.py --tritonc "$tritonc"
 

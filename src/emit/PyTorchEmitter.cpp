@@ -213,6 +213,9 @@ class Emitter {
   std::string local(ValueId v) {
     const Value& value = m_.values[v.index];
     std::string base = value.name.isValid() ? name(value.name) : "t";
+    // A constant's initializer runs at module level: its temporaries are
+    // module attributes, private to it (`_G_t`), so they overwrite no constant.
+    if (ctx_ == Context::Global) base = globalTemps_ + base;
     std::string n = fresh(base);
     expr_[v.index] = n;
     bound_.insert(v.index);
@@ -306,6 +309,7 @@ class Emitter {
   std::unordered_set<uint32_t> bound_;  ///< values held by a Python local of their own
   std::unordered_set<std::string> used_;
   std::unordered_set<std::string> reserved_;  ///< see fresh()
+  std::string globalTemps_;  ///< the prefix of a constant's temporaries
   std::vector<std::vector<std::string>> yieldTargets_;  ///< what a yield assigns
   std::vector<Loop> loops_;
   bool usesMath_ = false;
@@ -584,6 +588,7 @@ void Emitter::emitGlobal(size_t index) {
   ctx_ = Context::Global;
   expr_.clear();
   used_.clear();
+  globalTemps_ = "_" + globalName(index) + "_";
   std::string value = regionExpr(m_.globals[index].init, 0);
   line(0, fmt::format("{} = {}", globalName(index), value));
 }
@@ -1500,7 +1505,14 @@ std::string Emitter::opExpr(OpId id) {
       if (m_.types.isScalar(resultType)) {
         if (dt == DType::Bool) return fmt::format("bool({})", a(0));
         if (dt == DType::Str) return fmt::format("str({})", a(0));
+        // trit(x) rounds (half to even, as the constant folder) and clamps.
+        if (dt == DType::Trit) return fmt::format("max(-1, min(1, round({})))", arg(0));
         return fmt::format("{}({})", isIntegral(dt) ? "int" : "float", a(0));
+      }
+      if (dt == DType::Trit) {
+        bool fromFloat = isFloating(m_.types.node(m_.typeOf(operands[0])).dtype);
+        return fmt::format("torch.clamp({}, -1, 1).to({})",
+                           fromFloat ? "torch.round(" + arg(0) + ")" : arg(0), torchDType(dt));
       }
       return fmt::format("{}.to({})", a(0), torchDType(dt));
     }

@@ -1,8 +1,8 @@
 //===- ConstantFold.cpp - constant folding --------------------------------===//
 //
 // Evaluates scalar ops whose operands are all constants (integer arithmetic
-// with the language's floor division and modulo, float arithmetic rounded to
-// float32, comparisons, logic, casts) by turning the op into a constant in
+// with the language's floor division and modulo, float arithmetic in double
+// precision as the generated Python computes it, comparisons, logic, casts) by turning the op into a constant in
 // place, so its result keeps its id and no use needs rewriting. An `if` whose
 // condition is a constant is replaced by the ops of the branch it takes.
 // float16 and bfloat16 results are left alone: their rounding is the
@@ -132,7 +132,8 @@ class Folder {
       if (dtype == DType::Bool) {
         becomeConstant(id, ConstKind::Bool, value != 0.0 ? 1 : 0, 0.0);
       } else if (isFloating(dtype)) {
-        becomeConstant(id, ConstKind::Float, 0, static_cast<double>(static_cast<float>(value)));
+        // As the generated code computes it: Python floats are doubles.
+        becomeConstant(id, ConstKind::Float, 0, value);
       } else {
         becomeConstant(id, ConstKind::Int, static_cast<int64_t>(value), 0.0);
       }

@@ -119,6 +119,12 @@ class LICM {
             return false;
           }
         }
+        if (o.kind == OpKind::Cast) {
+          // int(x) of a float raises on infinity and NaN (trit() too).
+          DType to = m_.types.node(m_.typeOf(m_.result(id))).dtype;
+          DType from = m_.types.node(m_.typeOf(m_.operands(id)[0])).dtype;
+          if (isIntegral(to) && to != DType::Bool && isFloating(from)) return false;
+        }
         return true;
       default: return false;
     }
