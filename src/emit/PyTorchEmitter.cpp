@@ -123,12 +123,17 @@ uint8_t importsOf(std::string_view code, bool usesMath) {
   return imports;
 }
 
+// A name, an attribute (`self.fc`) or a number: nothing to evaluate.
+bool isAtom(const std::string& text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+  });
+}
+
 // `text` in parentheses, unless it is a name or one pair already encloses all
 // of it.
 std::string parenthesized(const std::string& text) {
-  if (!text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
-      })) {
+  if (isAtom(text)) {
     return text;
   }
   if (!text.empty() && text.front() == '(' && text.back() == ')') {
@@ -143,6 +148,18 @@ std::string parenthesized(const std::string& text) {
   return "(" + text + ")";
 }
 
+// The index of the quote closing the Python string literal that opens at
+// `text[at]` (escapes skipped); text.size() when it is not closed.
+size_t stringEnd(std::string_view text, size_t at) {
+  char quote = text[at];
+  size_t i = at + 1;
+  for (; i < text.size() && text[i] != quote; ++i) {
+    if (text[i] == '\\') ++i;
+  }
+  return i;
+}
+bool isQuote(char c) { return c == '"' || c == '\''; }
+
 // `text` without parentheses around the whole of it, where they are
 // redundant: as a statement's whole right-hand side, an `if` condition or a
 // returned value (`(a + b)` -> `a + b`; `(a, b)` keeps them). Kept when the
@@ -153,19 +170,10 @@ std::string unparenthesized(const std::string& text, size_t room) {
     return text;
   }
   int depth = 0;
-  char quote = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
-    if (quote != 0) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == quote) {
-        quote = 0;
-      }
-      continue;
-    }
-    if (c == '"' || c == '\'') {
-      quote = c;
+    if (isQuote(c)) {
+      i = stringEnd(text, i);
     } else if (c == '(' || c == '[' || c == '{') {
       ++depth;
     } else if (c == ')' || c == ']' || c == '}') {
@@ -333,24 +341,13 @@ class Emitter {
   std::vector<std::pair<std::string, std::string>> pendingInstances_;  ///< (member, constructor)
 };
 
-// Writes one statement, wrapping a call (or signature) longer than 100
-// columns the way black does: one argument per line, trailing comma.
 // Whether `name` occurs as an identifier in the Python expression `expr`
 // (not as an attribute after '.', not inside a string literal).
 bool mentionsName(std::string_view expr, std::string_view name) {
-  char quote = 0;
   for (size_t i = 0; i < expr.size(); ++i) {
     char c = expr[i];
-    if (quote != 0) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == quote) {
-        quote = 0;
-      }
-      continue;
-    }
-    if (c == '"' || c == '\'') {
-      quote = c;
+    if (isQuote(c)) {
+      i = stringEnd(expr, i);
       continue;
     }
     auto identChar = [](char ch) {
@@ -393,6 +390,8 @@ void Emitter::assignAll(int depth, const std::vector<std::string>& targets,
   line(depth, fmt::format("{} = ({})", lhs, rhs));
 }
 
+// Writes one statement, wrapping a call (or signature) longer than 100
+// columns the way black does: one argument per line, trailing comma.
 void Emitter::line(int depth, const std::string& text) {
   constexpr size_t kMaxColumns = 100;
   maxDepth_ = std::max(maxDepth_, depth);
@@ -407,19 +406,10 @@ void Emitter::line(int depth, const std::string& text) {
       std::vector<size_t> opens;
       std::vector<size_t> commas;
       size_t open = std::string::npos;
-      char quote = 0;
       for (size_t i = 0; i + 1 < end; ++i) {
         char c = text[i];
-        if (quote != 0) {
-          if (c == '\\') {
-            ++i;
-          } else if (c == quote) {
-            quote = 0;
-          }
-          continue;
-        }
-        if (c == '"' || c == '\'') {
-          quote = c;
+        if (isQuote(c)) {
+          i = stringEnd(text, i);
         } else if (c == '(' || c == '[' || c == '{') {
           opens.push_back(i);
         } else if ((c == ')' || c == ']' || c == '}') && !opens.empty()) {
@@ -1337,11 +1327,7 @@ bool Emitter::inlineIntoNext(OpId id, const std::string& value) const {
   if (!isPure(o.kind) && !(whole && !operands.empty() && operands[0] == m_.result(id))) {
     for (ValueId v : operands) {
       if (v == m_.result(id)) continue;
-      std::string other = e(v);
-      bool atom = !other.empty() && std::all_of(other.begin(), other.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
-      });
-      if (!atom) return false;
+      if (!isAtom(e(v))) return false;
     }
     if (user.kind == OpKind::If || user.kind == OpKind::For || user.kind == OpKind::While) {
       return false;  // conditions and bounds: kept in locals of their own
@@ -1379,7 +1365,8 @@ void Emitter::countUses(BlockId block, std::vector<uint32_t>& used) {
     for (BlockId region : m_.regionsOf(b.ops[i])) {
       if (region.isValid()) countUses(region, used);
     }
-    for (size_t k = from; k < used.size(); ++k) {
+    // Only -Os asks where a use ends (inlineIntoNext, for sub-module calls).
+    for (size_t k = from; options_.inlineSingleUse && k < used.size(); ++k) {
       lastUse_[useKey(block, ValueId{used[k]})] = static_cast<uint32_t>(i);
     }
   }
