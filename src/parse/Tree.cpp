@@ -87,6 +87,37 @@ SourceRange Tree::range(NodeId id) const {
   return result;
 }
 
+void Tree::forEachNode(NodeId root, const std::function<void(NodeId)>& visit) const {
+  std::vector<NodeId> stack{root};
+  while (!stack.empty()) {
+    NodeId node = stack.back();
+    stack.pop_back();
+    if (!node.isValid()) {
+      continue;
+    }
+    visit(node);
+    if (kind(node) == NodeKind::Import) {
+      continue;  // its fields are tokens
+    }
+    Layout layout = layoutOf(kind(node));
+    const Node& n = nodes_[node.index];
+    uint32_t fields[3] = {n.a, n.b, n.c};
+    for (int i = 2; i >= 0; --i) {
+      if (fields[i] == UINT32_MAX || (i == 2 && layout.cIsToken)) {
+        continue;
+      }
+      if ((i == 0 && layout.aIsList) || (i == 1 && layout.bIsList)) {
+        std::span<const NodeId> children = list(ListId{fields[i]});
+        for (size_t j = children.size(); j-- > 0;) {
+          stack.push_back(children[j]);
+        }
+      } else {
+        stack.push_back(NodeId{fields[i]});
+      }
+    }
+  }
+}
+
 void Tree::forEachAssignedName(NodeId body, const std::function<void(NodeId)>& visit) const {
   std::vector<NodeId> stack{body};
   while (!stack.empty()) {

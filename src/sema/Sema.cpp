@@ -491,6 +491,55 @@ void Checker::collectAssigned(NodeId node) {
   });
 }
 
+void Checker::checkInferredCalleesFirst(NodeId item) {
+  // Depth first with an explicit stack (a chain of forward calls may be as
+  // long as the file); called between bodies, so lookup() sees file scope.
+  auto calleesToCheck = [&](NodeId root) {
+    std::vector<int> callees;
+    tree_.forEachNode(root, [&](NodeId node) {
+      if (tree_.kind(node) != NodeKind::Name) {
+        return;
+      }
+      std::optional<uint32_t> symbol = lookup(tokens().identifier(tree_.token(node)));
+      if (!symbol) {
+        return;
+      }
+      const Symbol& s = module_.symbols[*symbol];
+      if ((s.kind != SymbolKind::Layer && s.kind != SymbolKind::Fn) ||
+          s.ref < module_.firstLocal || module_.callables[s.ref].declaredReturn ||
+          bodyState_[s.ref] != BodyState::Unchecked) {
+        return;
+      }
+      callees.push_back(static_cast<int>(s.ref));
+    });
+    return callees;
+  };
+  struct Frame {
+    int callable;  ///< -1 for `item` itself
+    std::vector<int> callees;
+    size_t next = 0;
+  };
+  std::vector<Frame> stack;
+  stack.push_back(Frame{-1, calleesToCheck(item)});
+  while (!stack.empty()) {
+    Frame& frame = stack.back();
+    if (frame.next < frame.callees.size()) {
+      int callee = frame.callees[frame.next++];
+      if (bodyState_[callee] == BodyState::Unchecked) {
+        bodyState_[callee] = BodyState::InProgress;
+        std::vector<int> callees = calleesToCheck(module_.callables[callee].node);
+        stack.push_back(Frame{callee, std::move(callees)});
+      }
+      continue;
+    }
+    if (frame.callable >= 0) {
+      checkCallableBody(frame.callable);
+      bodyState_[frame.callable] = BodyState::Done;
+    }
+    stack.pop_back();
+  }
+}
+
 void Checker::checkCallableBody(int index) {
   CallableInfo& info = module_.callables[index];
   ctx_ = Context{};
@@ -629,7 +678,7 @@ bool Checker::checkStatement(NodeId statement) {
   switch (tree_.kind(statement)) {
     case NodeKind::Let: checkLet(statement); return false;
     case NodeKind::Assign: checkAssign(statement); return false;
-    case NodeKind::ExprStmt: checkExpr(tree_.childA(statement)); return false;
+    case NodeKind::ExprStmt: checkExprAnyResult(tree_.childA(statement)); return false;
     case NodeKind::Return: {
       NodeId value = tree_.childA(statement);
       if (ctx_.callable < 0) {
@@ -718,7 +767,8 @@ void Checker::checkLet(NodeId let) {
   ExprInfo value;
   NodeId init = tree_.childB(let);
   if (init.isValid()) {
-    value = tree_.kind(init) == NodeKind::Call ? checkCall(init, name) : checkExpr(init);
+    value = tree_.kind(init) == NodeKind::Call ? requireValue(checkCall(init, name), init)
+                                               : checkExpr(init);
     if (declared.isValid()) {
       if (checkAssignable(value, declared, init) && value.literal) {
         setType(init, declared);  // the literal takes its context's type
@@ -829,7 +879,25 @@ void Checker::checkAssign(NodeId assign) {
 
 // ---- expressions --------------------------------------------------------------------
 
-ExprInfo Checker::checkExpr(NodeId node) {
+ExprInfo Checker::checkExpr(NodeId node) { return requireValue(checkExprAnyResult(node), node); }
+
+ExprInfo Checker::requireValue(ExprInfo info, NodeId node) {
+  if (module_.types.kind(info.type) != TypeKind::Void) {
+    return info;
+  }
+  // Only calls have no value (a variable never holds one: `let` checks here).
+  NodeId call = node;
+  while (tree_.kind(call) == NodeKind::Paren) {
+    call = tree_.childA(call);
+  }
+  NodeId callee = tree_.kind(call) == NodeKind::Call ? tree_.childA(call) : call;
+  report(Diag::NoValue, node, tokens().spelling(tree_.token(callee)));
+  info.type = module_.types.error();
+  setType(node, info.type);
+  return info;
+}
+
+ExprInfo Checker::checkExprAnyResult(NodeId node) {
   ExprInfo info;
   switch (tree_.kind(node)) {
     case NodeKind::Name: info = checkName(node); break;
@@ -837,7 +905,7 @@ ExprInfo Checker::checkExpr(NodeId node) {
     case NodeKind::FloatLit:
     case NodeKind::StringLit:
     case NodeKind::BoolLit: info = checkLiteral(node); break;
-    case NodeKind::Paren: info = checkExpr(tree_.childA(node)); break;
+    case NodeKind::Paren: info = checkExprAnyResult(tree_.childA(node)); break;
     case NodeKind::Unary: info = checkUnary(node); break;
     case NodeKind::Binary: info = checkBinary(node); break;
     case NodeKind::Call: info = checkCall(node); break;
@@ -1855,16 +1923,31 @@ CheckedModule Checker::run() {
   for (size_t i = module_.firstLocal; i < module_.callables.size(); ++i) {
     checkSignature(static_cast<int>(i));
   }
-  // Bodies and top-level statements in source order.
+  // Bodies and top-level statements in source order, except that the bodies
+  // of inferred-return callees go ahead of their first use.
+  bodyState_.assign(module_.callables.size(), BodyState::Unchecked);
   int callableIndex = static_cast<int>(module_.firstLocal);
   for (NodeId item : tree_.list(tree_.listA(tree_.root()))) {
     switch (tree_.kind(item)) {
       case NodeKind::Layer:
-      case NodeKind::Fn:
-        checkCallableBody(callableIndex++);
+      case NodeKind::Fn: {
+        int index = callableIndex++;
+        if (bodyState_[index] == BodyState::Unchecked) {
+          bodyState_[index] = BodyState::InProgress;
+          checkInferredCalleesFirst(item);
+          checkCallableBody(index);
+          bodyState_[index] = BodyState::Done;
+        }
         break;
-      case NodeKind::Let: checkTopLevelLet(item); break;
-      case NodeKind::Main: checkMain(item); break;
+      }
+      case NodeKind::Let:
+        checkInferredCalleesFirst(item);
+        checkTopLevelLet(item);
+        break;
+      case NodeKind::Main:
+        checkInferredCalleesFirst(item);
+        checkMain(item);
+        break;
       default: break;
     }
   }

@@ -480,8 +480,12 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
     }
   }
   TypeId result = info.returnType;
-  if (module_.types.kind(result) == TypeKind::Void && !info.isFn && !info.declaredReturn) {
-    result = module_.types.unknown();  // inferred from a body not checked yet
+  if (module_.types.kind(result) == TypeKind::Void && !info.declaredReturn &&
+      callable >= static_cast<int>(module_.firstLocal) &&
+      bodyState_[callable] != BodyState::Done) {
+    // Inferred from a body not checked to the end yet: only a recursive call
+    // gets here (checkInferredCalleesFirst checks every other callee first).
+    result = module_.types.unknown();
   }
   bindRemainingToUnknown(result, bindings);
   return make(substituteType(result, bindings), call);

@@ -139,6 +139,11 @@ class Checker {
   DimId resolveDim(NodeId dimNode, int callable);
 
   // Bodies and statements.
+  /// Checks the bodies of the callables `item` names whose return type is
+  /// inferred (no `-> type`) and not checked yet, callees first, so that a
+  /// call to a layer or fn defined further down has its real result type.
+  /// Mutual recursion is broken where it closes (such a call is `unknown`).
+  void checkInferredCalleesFirst(NodeId item);
   void checkCallableBody(int index);
   void checkMain(NodeId mainNode);
   void checkTopLevelLet(NodeId let);
@@ -150,7 +155,13 @@ class Checker {
   void collectAssigned(NodeId node);
 
   // Expressions.
+  /// An expression whose value is used: a call that returns nothing (`print`,
+  /// a fn without `return value`) is NoValue here.
   ExprInfo checkExpr(NodeId node);
+  /// `info` of `node` when it has a value; else NoValue and an error type.
+  ExprInfo requireValue(ExprInfo info, NodeId node);
+  /// An expression statement: its value, if any, is dropped.
+  ExprInfo checkExprAnyResult(NodeId node);
   ExprInfo checkName(NodeId node);
   ExprInfo checkLiteral(NodeId node);
   ExprInfo checkUnary(NodeId node);
@@ -228,6 +239,10 @@ class Checker {
   std::unordered_map<uint32_t, ExprInfo> preChecked_;
   /// Application sites (call, callee) to validate once all bodies are known.
   std::vector<std::pair<NodeId, int>> applications_;
+  /// Per callable: whether its body has been checked (run() goes in source
+  /// order, checkInferredCalleesFirst ahead of it).
+  enum class BodyState : uint8_t { Unchecked, InProgress, Done };
+  std::vector<BodyState> bodyState_;
   uint32_t forwardInstance_ = 0;  ///< the instance applyCallable forwards to
   bool noRuntimeChecks_ = false;  ///< checking a whole-variable reassignment
   std::unordered_set<uint32_t> constantDefined_;  ///< top-level constants checked so far

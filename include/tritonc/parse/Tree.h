@@ -81,6 +81,9 @@ class Tree {
   /// statements under `body` (nested blocks, branches and loops included;
   /// `x[i] = v` and `x.m = v` assign x).
   void forEachAssignedName(NodeId body, const std::function<void(NodeId)>& visit) const;
+  /// Calls `visit` with `root` and every node below it, parents before
+  /// children (iterative: any depth the parser accepts).
+  void forEachNode(NodeId root, const std::function<void(NodeId)>& visit) const;
 
   /// An indented, deterministic rendering for --dump-ast. `annotate`, when
   /// given, returns text appended to a node's line (later stages use it to
