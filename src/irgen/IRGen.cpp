@@ -692,6 +692,9 @@ ValueId IRGen::gen(NodeId node) {
       emitCheck(cm_.runtimeChecks[check], value);
     }
   }
+  if (auto it = cm_.conversions.find(node.index); it != cm_.conversions.end() && value.isValid()) {
+    value = emit1(OpKind::Cast, std::span<const ValueId>(&value, 1), it->second, node);
+  }
   return value;
 }
 

@@ -770,9 +770,7 @@ void Checker::checkLet(NodeId let) {
     value = tree_.kind(init) == NodeKind::Call ? requireValue(checkCall(init, name), init)
                                                : checkExpr(init);
     if (declared.isValid()) {
-      if (checkAssignable(value, declared, init) && value.literal) {
-        setType(init, declared);  // the literal takes its context's type
-      }
+      checkAssignable(value, declared, init);  // a literal takes its context's type
       value = literalToContext(value, declared);
     }
   } else {
@@ -1693,7 +1691,11 @@ ExprInfo Checker::literalToContext(const ExprInfo& value, TypeId target) {
 
 bool Checker::checkAssignable(const ExprInfo& value, TypeId target, NodeId where, bool quiet) {
   if (!quiet) {
-    return checkAssignableImpl(value, target, where);
+    bool ok = checkAssignableImpl(value, target, where);
+    if (ok) {
+      noteConversion(value, target, where);
+    }
+    return ok;
   }
   // The same rules with their reports discarded.
   CollectingDiagnosticConsumer sink;
@@ -1702,7 +1704,51 @@ bool Checker::checkAssignable(const ExprInfo& value, TypeId target, NodeId where
   diags_ = &silent;
   bool ok = checkAssignableImpl(value, target, where);
   diags_ = saved;
+  if (ok) {
+    noteConversion(value, target, where);
+  }
   return ok;
+}
+
+void Checker::noteConversion(const ExprInfo& value, TypeId target, NodeId node) {
+  TypeStore& ts = module_.types;
+  if (ts.isLenient(value.type) || ts.isLenient(target) || value.type == target ||
+      !node.isValid()) {
+    return;
+  }
+  const TypeStore::Node& v = ts.node(value.type);
+  const TypeStore::Node& t = ts.node(target);
+  if (v.kind == TypeKind::Scalar && t.kind == TypeKind::Scalar) {
+    // A literal number, maybe negated, is written in the target type (`7.0`).
+    std::vector<NodeId> chain{node};
+    while (tree_.kind(chain.back()) == NodeKind::Paren ||
+           (tree_.kind(chain.back()) == NodeKind::Unary &&
+            tokens().kind(tree_.token(chain.back())) != TokenKind::Bang)) {
+      chain.push_back(tree_.childA(chain.back()));
+    }
+    NodeKind leaf = tree_.kind(chain.back());
+    if (value.literal && (leaf == NodeKind::IntLit || leaf == NodeKind::FloatLit)) {
+      for (NodeId n : chain) {
+        setType(n, target);
+      }
+      return;
+    }
+    // Other expressions keep their own arithmetic (`7 / 2` is floor division
+    // of integers) and convert their value where that changes it: to a float,
+    // or from or to bool. Integers of any width are one Python int.
+    bool toFloat = isFloating(t.dtype) && !isFloating(v.dtype);
+    bool boolChange = (v.dtype == DType::Bool) != (t.dtype == DType::Bool);
+    if (toFloat || boolChange) {
+      module_.conversions[node.index] = target;
+    }
+    return;
+  }
+  if (v.kind == TypeKind::Tensor && t.kind == TypeKind::Tensor && !t.ternary &&
+      v.dtype != t.dtype) {
+    // An int8 (or ternary) tensor bound to a float32 one is cast to it, as
+    // torch would not: `x @ w` of an int8 x and a float w is an error there.
+    module_.conversions[node.index] = ts.withDType(value.type, t.dtype);
+  }
 }
 
 bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId where) {

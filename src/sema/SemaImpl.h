@@ -190,6 +190,10 @@ class Checker {
   void noteInstantiationRules(NodeId call, std::string_view name, IdentifierId letName,
                               const std::vector<ExprInfo>& args);
   ExprInfo literalToContext(const ExprInfo& value, TypeId target);
+  /// After checkAssignable accepted `value` (at `node`) for `target`: types a
+  /// literal number in the target type, or records the conversion IR
+  /// generation must make (CheckedModule::conversions).
+  void noteConversion(const ExprInfo& value, TypeId target, NodeId node);
   bool checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId where);
   /// The value of an integer constant expression (literals, + - * / %, unary
   /// minus, parentheses, earlier top-level constants), without diagnostics.

@@ -1099,6 +1099,57 @@ fn tswap(x: Tensor<float32, [?, ?]>, y: Tensor<float32, [?, ?]>, n: int) -> Tens
             check_close(m.tswap(x, y, n), p - q, "tensor swap %s n=%d" % (level, n))
 
 
+def test_implicit_widening_converts_values(ctx):
+    """A value bound to a wider declared type is converted, as clang's implicit casts: an
+    int8 tensor passed as a float32 input is a float32 tensor inside (torch's matmul
+    rejects int8 @ float32), an int bound to a float is a float, and an integer literal
+    expression keeps integer arithmetic before it converts (`7 / 2` is 3, then 3.0)."""
+    src = """
+fn project(x: Tensor<float32, [?, 4]>, w: Tensor<float32, [4, 2]>) -> Tensor<float32, [?, 2]> {
+    return x @ w
+}
+fn widened(x: Tensor<int8, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    return x
+}
+fn half(n: int) -> float32 {
+    let y: float = n / 2
+    return y
+}
+fn literal_half() -> float32 {
+    let a: float = 7 / 2
+    let b: float = 0.0
+    b = 7 / 2
+    return a + b + lift(7 / 2)
+}
+fn lift(v: float32) -> float32 {
+    return v
+}
+fn count(flag: bool) -> int32 {
+    return flag
+}
+fn use(x: Tensor<int8, [?, 4]>, w: Tensor<float32, [4, 2]>) -> Tensor<float32, [?, 2]> {
+    return project(x, w)
+}
+"""
+    x = torch.tensor([[1, -2, 3, 0], [0, 1, 1, -1]], dtype=torch.int8)
+    w = torch.randn(4, 2, generator=torch.Generator().manual_seed(7))
+    for level in LEVELS:
+        m = load(ctx.compile_text(src, level))
+        got = m.use(x, w)
+        if got.dtype != torch.float32:
+            raise AssertionError("%s: use() gave %s, expected float32" % (level, got.dtype))
+        check_close(got, x.float() @ w, "int8 input widened %s" % level)
+        if m.widened(x).dtype != torch.float32:
+            raise AssertionError("%s: widened() kept %s" % (level, m.widened(x).dtype))
+        for value, want in ((m.half(7), 3.0), (m.literal_half(), 9.0)):
+            if not isinstance(value, float) or value != want:
+                raise AssertionError("%s: got %r, expected %r" % (level, value, want))
+        for flag, want in ((True, 1), (False, 0)):
+            got = m.count(flag)
+            if isinstance(got, bool) or got != want:
+                raise AssertionError("%s: count(%s) gave %r" % (level, flag, got))
+
+
 def test_locals_never_shadow_module_names(ctx):
     """A constant or fn named like a temporary (`t`, `t_2`, `t_3`), and a `let` shadowing a
     constant after reading it: Python makes every name a function assigns local to the whole
@@ -1272,7 +1323,7 @@ def all_tests():
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
               test_nested_instances_each_run, test_control_flow_and_builtins,
               test_values_updated_together, test_os_merges_identical_declarations,
-              test_locals_never_shadow_module_names,
+              test_locals_never_shadow_module_names, test_implicit_widening_converts_values,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
               test_every_accepted_golden_imports, test_members_and_main,
               test_failed_compile_writes_nothing]

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tritonc/parse/Tree.h"
@@ -165,6 +166,12 @@ struct CheckedModule {
   std::vector<CallKind> callKind;    ///< per Call node
   std::vector<CallInfo> calls;
   std::vector<uint32_t> callOf;      ///< per Call node: index in calls, or UINT32_MAX
+  /// Implicit conversions that change a run-time value, like clang's
+  /// ImplicitCastExpr: value node -> the type it becomes where it is bound to
+  /// a declared type (a `let` or assignment, an argument, a return). Integer
+  /// or bool scalars widened to float (or bool to an integer), and tensors
+  /// whose dtype changes; IR generation makes each one a Cast.
+  std::unordered_map<uint32_t, TypeId> conversions;
   int entryLayer = -1;               ///< callables index of the entry layer
   /// callables[0, firstLocal) come from imported files (ImportContext).
   uint32_t firstLocal = 0;
