@@ -1040,9 +1040,11 @@ ExprInfo Checker::checkUnary(NodeId node) {
   result.literal = operand.literal;
   result.hyperConst = operand.hyperConst;
   if (op == TokenKind::Minus) {
-    if (operand.intValue) {
+    if (operand.intValue && *operand.intValue != INT64_MIN) {
       result.intValue = -*operand.intValue;
       result.dim = dims().constant(-*operand.intValue);
+    } else if (operand.intValue) {
+      result.dim = dims().unknown();  // 2^63: beyond int64
     } else if (operand.dim.isValid()) {
       result.dim = dims().binary(DimKind::Sub, dims().constant(0), operand.dim);
     }
@@ -1152,10 +1154,19 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
     if (a.intValue && b.intValue && isIntegral(dtype)) {
       int64_t x = *a.intValue;
       int64_t y = *b.intValue;
+      int64_t out = 0;
       switch (kind) {
-        case TokenKind::Plus: result.intValue = x + y; break;
-        case TokenKind::Minus: result.intValue = x - y; break;
-        case TokenKind::Star: result.intValue = x * y; break;
+        // Beyond int64 the value is left unknown (computed at run time, unbounded
+        // as Python's int), as the IR's constant folder does.
+        case TokenKind::Plus:
+          if (!__builtin_add_overflow(x, y, &out)) result.intValue = out;
+          break;
+        case TokenKind::Minus:
+          if (!__builtin_sub_overflow(x, y, &out)) result.intValue = out;
+          break;
+        case TokenKind::Star:
+          if (!__builtin_mul_overflow(x, y, &out)) result.intValue = out;
+          break;
         case TokenKind::Slash:
           if (y != 0 && !(x == INT64_MIN && y == -1)) {
             result.intValue = x / y - ((x % y != 0) && ((x < 0) != (y < 0)) ? 1 : 0);

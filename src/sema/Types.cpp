@@ -121,12 +121,14 @@ DimId DimStore::binary(DimKind op, DimId lhs, DimId rhs) {
   std::optional<int64_t> a = constValue(lhs);
   std::optional<int64_t> b = constValue(rhs);
   if (a && b) {
+    int64_t out = 0;
     switch (op) {
-      case DimKind::Add: return constant(*a + *b);
-      case DimKind::Sub: return constant(*a - *b);
-      case DimKind::Mul: return constant(*a * *b);
+      // A size beyond int64 is no size: unknown, as a division by zero.
+      case DimKind::Add: return __builtin_add_overflow(*a, *b, &out) ? unknown_ : constant(out);
+      case DimKind::Sub: return __builtin_sub_overflow(*a, *b, &out) ? unknown_ : constant(out);
+      case DimKind::Mul: return __builtin_mul_overflow(*a, *b, &out) ? unknown_ : constant(out);
       case DimKind::Div:
-        if (*b == 0) {
+        if (*b == 0 || (*a == INT64_MIN && *b == -1)) {
           return unknown_;
         }
         // Floor division, as Python's // (LANGUAGE.md §3: `/` on dims).
