@@ -1918,7 +1918,9 @@ std::optional<int64_t> Checker::constantValue(NodeId expr) const {
       std::optional<int64_t> v = constantValue(tree_.childA(expr));
       if (!v) return std::nullopt;
       switch (tokens().kind(tree_.token(expr))) {
-        case TokenKind::Minus: return -*v;
+        case TokenKind::Minus:
+          if (*v == INT64_MIN) return std::nullopt;
+          return -*v;
         case TokenKind::Plus: return v;
         default: return std::nullopt;
       }
@@ -1939,7 +1941,7 @@ std::optional<int64_t> Checker::constantValue(NodeId expr) const {
           if (__builtin_mul_overflow(*a, *b, &out)) return std::nullopt;
           return out;
         case TokenKind::Slash:
-          if (*b == 0) return std::nullopt;
+          if (*b == 0 || (*a == INT64_MIN && *b == -1)) return std::nullopt;
           return *a / *b - ((*a % *b != 0) && ((*a < 0) != (*b < 0)) ? 1 : 0);
         case TokenKind::Percent: {
           if (*b == 0 || (*a == INT64_MIN && *b == -1)) return std::nullopt;
