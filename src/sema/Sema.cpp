@@ -585,6 +585,7 @@ void Checker::checkCallableBody(int index) {
   NodeId body = tree_.childC(info.node);
   collectAssigned(body);
   bool returns = checkBlock(body);
+  checkDefiniteAssignment(body);
   if (!returns && module_.types.kind(info.returnType) != TypeKind::Void &&
       !module_.types.isLenient(info.returnType)) {
     diags_->report(Diag::MissingReturn, source(), tokens().range(tree_.token(info.node)),
@@ -599,6 +600,7 @@ void Checker::checkMain(NodeId mainNode) {
   pushScope();
   collectAssigned(tree_.childC(mainNode));
   checkBlock(tree_.childC(mainNode));
+  checkDefiniteAssignment(tree_.childC(mainNode));
   popScope();
 }
 

@@ -150,10 +150,12 @@ ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
           if (t.kind == TypeKind::Instance || t.kind == TypeKind::BuiltinInstance) {
             result = checkForward(t.ref, call);
             module_.callKind[call.index] = CallKind::Forward;
-          } else if (module_.types.isLenient(value.type)) {
-            gatherArgs(call);
+          } else if (module_.types.kind(value.type) == TypeKind::Error) {
+            gatherArgs(call);  // reported where the error came from
             result = make(value.type, call);
           } else {
+            // A variable, even one of unknown type (`let f` with no value), is
+            // never callable: only layers, instances, fns and builtins are.
             report(Diag::NotCallable, callee, spelling(name), fmt(value.type));
             gatherArgs(call);
             result = make(module_.types.error(), call);
@@ -172,7 +174,7 @@ ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
   if (t.kind == TypeKind::Instance || t.kind == TypeKind::BuiltinInstance) {
     result = checkForward(t.ref, call);
     module_.callKind[call.index] = CallKind::Forward;
-  } else if (module_.types.isLenient(value.type)) {
+  } else if (module_.types.kind(value.type) == TypeKind::Error) {
     gatherArgs(call);
     result = make(value.type, call);
   } else {

@@ -153,6 +153,10 @@ class Checker {
   void checkAssign(NodeId assign);
   void checkCondition(NodeId cond, const ExprInfo& info);
   void collectAssigned(NodeId node);
+  /// A `let` without a value must be assigned on every path before it is
+  /// read (DefiniteAssignment.cpp).
+  void checkDefiniteAssignment(NodeId body);
+  class DefiniteAssignment;
 
   // Expressions.
   /// An expression whose value is used: a call that returns nothing (`print`,
