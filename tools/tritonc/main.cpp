@@ -274,7 +274,16 @@ int run(int argc, char** argv) {
       ->option_text("l1|l2|l3");
   CLI::App* cachePrune = cache->add_subcommand("prune", "Evict old or excess entries (LRU)");
   CLI::Option* daysOption =
-      cachePrune->add_option("--days", pruneDays, "Remove entries unused for N days");
+      cachePrune->add_option("--days", pruneDays, "Remove entries unused for N days")
+          ->check(CLI::Validator(
+              [](std::string& days) {
+                if (days.empty() || days.size() > 6 ||
+                    days.find_first_not_of("0123456789") != std::string::npos) {
+                  return "'" + days + "' is not a number of days (0 to 999999)";
+                }
+                return std::string();
+              },
+              "N"));
   CLI::Option* maxSizeOption =
       cachePrune->add_option("--max-size", cacheCommand.maxSize,
                              "Shrink the cache to SIZE (e.g. 500M, 2G), least recently used first");
