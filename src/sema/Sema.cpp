@@ -571,15 +571,65 @@ void Checker::checkCallableBody(int index) {
     symbolValue_[symbol].dim = dims().var(info.shapeVars[i].name);
   }
   // Defaults: initializers of weights, values of hyperparameters and inputs.
-  for (const ParamInfo& p : info.params) {
+  struct Edge {
+    size_t from, to;  ///< the default of `from` reads the hyperparameter `to`
+    NodeId at;
+  };
+  std::vector<Edge> hyperDefaultEdges;
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    const ParamInfo& p = info.params[i];
     NodeId init = p.node.isValid() ? tree_.childB(p.node) : NodeId{};
     if (!init.isValid()) {
       continue;
     }
     ExprInfo value = checkExpr(init);
+    // Inputs are bound per call, after the module's hyperparameters and
+    // weights exist: an input's default may read those, not another input (a
+    // fn's scalars are inputs: `fn f(a: int, b: int = a)`), nor may a weight's
+    // initializer. Hyperparameter defaults may read each other in any order,
+    // but not in a cycle (checked below); DefaultNotConstant covers the rest.
+    std::unordered_set<uint32_t> reported;
+    tree_.forEachNode(init, [&](NodeId n) {
+      uint32_t symbol = tree_.kind(n) == NodeKind::Name ? module_.nodeSymbol[n.index] : kNoSymbol;
+      if (symbol == kNoSymbol || module_.symbols[symbol].kind != SymbolKind::Param) {
+        return;
+      }
+      uint32_t used = module_.symbols[symbol].ref;
+      if (p.cls == ParamClass::Hyper) {
+        if (info.params[used].cls == ParamClass::Hyper) {
+          hyperDefaultEdges.push_back({i, used, n});
+        }
+        return;
+      }
+      if (info.params[used].cls == ParamClass::Input && reported.insert(symbol).second) {
+        report(Diag::DefaultUsesParameter, n, spelling(p.name),
+               spelling(module_.symbols[symbol].name), used == i ? "itself" : "an input");
+      }
+    });
     checkAssignable(value, p.type, init);
     if (p.cls == ParamClass::Hyper && !value.hyperConst && !module_.types.isLenient(value.type)) {
       report(Diag::DefaultNotConstant, init, spelling(p.name));
+    }
+  }
+  // A hyperparameter default that reaches itself through others has no value.
+  for (const Edge& edge : hyperDefaultEdges) {
+    std::vector<size_t> stack{edge.to};
+    std::unordered_set<size_t> seen;
+    bool cycle = false;
+    while (!stack.empty() && !cycle) {
+      size_t at = stack.back();
+      stack.pop_back();
+      cycle = at == edge.from;
+      if (!seen.insert(at).second) continue;
+      for (const Edge& next : hyperDefaultEdges) {
+        if (next.from == at) stack.push_back(next.to);
+      }
+    }
+    if (cycle) {
+      report(Diag::DefaultUsesParameter, edge.at, spelling(info.params[edge.from].name),
+             spelling(info.params[edge.to].name),
+             edge.from == edge.to ? "itself" : "whose default uses it in turn");
+      break;  // one report per cycle is enough
     }
   }
   NodeId body = tree_.childC(info.node);
