@@ -37,7 +37,7 @@ namespace {
 // has grown to a quarter of it. Stored uncompressed: rewritten by every
 // compile, they would cost more to compress than to read.
 
-enum class PieceKind : uint8_t { None = 0, Global = 1, Function = 2, Main = 3 };
+enum class PieceKind : uint8_t { None = 0, Global = 1, Function = 2, Main = 3, LateGlobal = 4 };
 
 /// The generated code of one unit (`None`: a declaration without any), in
 /// a cache entry's payload or a fresh PyTorchPieces, both kept alive for the
@@ -95,7 +95,7 @@ void decodePieces(std::string_view bytes, PieceMap& pieces) {
     stored.imports = r.get<uint8_t>();
     stored.name = r.getString();
     stored.code = r.getString();
-    if (kind > static_cast<uint8_t>(PieceKind::Main)) r.fail();
+    if (kind > static_cast<uint8_t>(PieceKind::LateGlobal)) r.fail();
     decoded.emplace_back(key, stored);
   }
   if (r.failed() || !r.atEnd()) return;
@@ -476,7 +476,8 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
     std::unordered_map<std::string_view, StoredPiece> byName;
     std::vector<StoredPiece> group;
     for (const auto& p : emitted->globals) {
-      StoredPiece stored{PieceKind::Global, p.imports, p.name, p.code};
+      StoredPiece stored{p.late ? PieceKind::LateGlobal : PieceKind::Global, p.imports, p.name,
+                         p.code};
       if (p.origin != 0) group.push_back(stored);
       else byName.emplace(p.sourceName, stored);
     }
@@ -528,14 +529,16 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
   {
     ScopedTimer timer(timings, "incremental: assemble", source.name());
     std::vector<PieceRef> globals, functions, mains;
+    auto isGlobal = [](PieceKind k) { return k == PieceKind::Global || k == PieceKind::LateGlobal; };
     for (const StoredPiece* stored : importedGroup) {
-      PieceRef ref{stored->code, stored->imports, false};
-      if (stored->kind == PieceKind::Global) globals.push_back(ref);
+      PieceRef ref{stored->code, stored->imports, false, stored->kind == PieceKind::LateGlobal};
+      if (isGlobal(stored->kind)) globals.push_back(ref);
       if (stored->kind == PieceKind::Function) functions.push_back(ref);
     }
     for (const StoredPiece* stored : current) {
-      PieceRef ref{stored->code, stored->imports, stored->kind == PieceKind::Main};
-      if (stored->kind == PieceKind::Global) globals.push_back(ref);
+      PieceRef ref{stored->code, stored->imports, stored->kind == PieceKind::Main,
+                   stored->kind == PieceKind::LateGlobal};
+      if (isGlobal(stored->kind)) globals.push_back(ref);
       if (stored->kind == PieceKind::Function) functions.push_back(ref);
       if (stored->kind == PieceKind::Main) mains.push_back(ref);
     }

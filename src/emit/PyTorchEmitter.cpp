@@ -547,9 +547,26 @@ void Emitter::run(PyTorchPieces& pieces, size_t job, std::atomic<size_t>& next) 
     return p;
   };
   if (job == 0) {
+    std::vector<bool> late(m_.globals.size(), false);
     for (size_t i = 0; i < m_.globals.size(); ++i) {
       pieces.globals[i] = piece(m_.globals[i].name, globalName(i), [&] { emitGlobal(i); });
       pieces.globals[i].origin = m_.globals[i].origin;
+      // Constants are in dependency order: one that reads a late one is late.
+      std::vector<BlockId> blocks{m_.globals[i].init};
+      while (!blocks.empty() && !late[i]) {
+        BlockId b = blocks.back();
+        blocks.pop_back();
+        if (!b.isValid()) continue;
+        for (OpId id : m_.blocks[b.index].ops) {
+          const Op& o = m_.op(id);
+          late[i] = late[i] || o.kind == OpKind::CallFn || o.kind == OpKind::Apply ||
+                    o.kind == OpKind::Instantiate ||
+                    (o.kind == OpKind::Global && late[static_cast<size_t>(o.intAttr)]);
+          blocks.push_back(o.regions[0]);
+          blocks.push_back(o.regions[1]);
+        }
+      }
+      pieces.globals[i].late = late[i];
     }
   }
   for (size_t i = next.fetch_add(1); i < m_.functions.size(); i = next.fetch_add(1)) {
@@ -1849,13 +1866,30 @@ std::string assemblePyTorch(std::span<const PieceRef> globals, std::span<const P
     // The CUDA target's kernels, used for packed weights on CUDA devices.
     out += fmt::format("\ntritonrt.use_kernels(__file__, {})\n", pyString(options.cudaLibrary));
   }
-  if (!globals.empty()) {
+  bool anyEarly = false, anyLate = false;
+  for (const PieceRef& p : globals) (p.late ? anyLate : anyEarly) = true;
+  if (anyEarly) {
     out += "\n";
-    for (const PieceRef& p : globals) out += p.code;
+    for (const PieceRef& p : globals) {
+      if (!p.late) out += p.code;
+    }
   }
   for (const PieceRef& p : functions) {
+    if (p.isMain && anyLate) continue;
     out += "\n\n";
     out += p.code;
+  }
+  if (anyLate) {
+    // After the defs their initializers call, before main, which reads them.
+    out += "\n\n";
+    for (const PieceRef& p : globals) {
+      if (p.late) out += p.code;
+    }
+    for (const PieceRef& p : functions) {
+      if (!p.isMain) continue;
+      out += "\n\n";
+      out += p.code;
+    }
   }
   if (!entry.empty()) {
     out += fmt::format("\n\nENTRY = {}\n", pyString(entry));
@@ -1873,7 +1907,7 @@ Expected<std::string> emitPyTorch(const ir::Module& module, const EmitOptions& o
     return pieces.error();
   }
   std::vector<PieceRef> globals, functions;
-  for (const auto& p : pieces->globals) globals.push_back({p.code, p.imports, p.isMain});
+  for (const auto& p : pieces->globals) globals.push_back({p.code, p.imports, p.isMain, p.late});
   for (const auto& p : pieces->functions) functions.push_back({p.code, p.imports, p.isMain});
   return assemblePyTorch(globals, functions, pieces->entry, options);
 }

@@ -1150,6 +1150,33 @@ fn use(x: Tensor<int8, [?, 4]>, w: Tensor<float32, [4, 2]>) -> Tensor<float32, [
                 raise AssertionError("%s: count(%s) gave %r" % (level, flag, got))
 
 
+def test_constants_computed_by_fns(ctx):
+    """A top-level constant whose initializer calls a fn (or reads such a constant) is defined
+    after the defs it calls: the module imports without NameError, at every level, and also
+    through --incremental."""
+    src = """
+fn sq(x: int) -> int {
+    return x * x
+}
+let A = sq(3)
+let B = A + 1
+let C = 7
+fn total() -> int {
+    return A + B + C
+}
+layer P(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    return x * float32(B + C)
+}
+"""
+    x = torch.randn(2, 4, generator=torch.Generator().manual_seed(3))
+    for level in LEVELS:
+        for extra in ([], ["--incremental"]):
+            m = load(ctx.compile_text(src, level, *extra))
+            if (m.A, m.B, m.C, m.total()) != (9, 10, 7, 26):
+                raise AssertionError("%s %s: constants %r" % (level, extra, (m.A, m.B, m.C)))
+            check_close(m.P()(x), x * 17.0, "P %s %s" % (level, extra))
+
+
 def test_locals_never_shadow_module_names(ctx):
     """A constant or fn named like a temporary (`t`, `t_2`, `t_3`), and a `let` shadowing a
     constant after reading it: Python makes every name a function assigns local to the whole
@@ -1324,6 +1351,7 @@ def all_tests():
               test_nested_instances_each_run, test_control_flow_and_builtins,
               test_values_updated_together, test_os_merges_identical_declarations,
               test_locals_never_shadow_module_names, test_implicit_widening_converts_values,
+              test_constants_computed_by_fns,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
               test_every_accepted_golden_imports, test_members_and_main,
               test_failed_compile_writes_nothing]

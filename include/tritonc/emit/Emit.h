@@ -58,6 +58,9 @@ struct PyTorchPieces {
     std::string code;        ///< its definition, ending in a newline
     uint8_t imports = 0;     ///< Import bits
     bool isMain = false;
+    /// A constant defined after the layers and fns: its initializer calls
+    /// one (or reads such a constant), which Python needs defined first.
+    bool late = false;
     uint32_t origin = 0;     ///< the file it comes from (ir::Module::origins; 0: the compiled one)
   };
   std::vector<Piece> globals;    ///< constants, in module order
@@ -72,9 +75,10 @@ struct PieceRef {
   std::string_view code;
   uint8_t imports = 0;
   bool isMain = false;
+  bool late = false;  ///< a constant placed after the functions (Piece::late)
 };
 /// The module of some pieces: header, the imports the code uses, constants,
-/// functions, ENTRY and the `__main__` guard. `globals` and `functions` are
+/// functions, the late constants, ENTRY and the `__main__` guard. `globals` and `functions` are
 /// the pieces in order (the incremental compile gathers them from several
 /// compiles); `entry` is ENTRY's class name, empty for none.
 std::string assemblePyTorch(std::span<const PieceRef> globals, std::span<const PieceRef> functions,
