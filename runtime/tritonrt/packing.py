@@ -206,6 +206,19 @@ def _pack_one(m):
         shapes[name] = tuple(latent.shape)
     m._tritonrt_shapes = shapes
     m._tritonrt_packed = True
+    m._register_load_state_dict_pre_hook(_check_packed_state)
+
+
+def _check_packed_state(state_dict, prefix, local_metadata, strict, missing_keys,
+                        unexpected_keys, error_msgs):
+    """Rejects what this format does not hold: a scale that is not one float32 per tensor
+    (torch would silently take a 1-element tensor's first value for a 0-d buffer)."""
+    for key, value in state_dict.items():
+        if key.startswith(prefix) and key.endswith("_scale") and \
+                isinstance(value, torch.Tensor) and value.dim() != 0:
+            error_msgs.append(
+                "tritonrt: %s has shape %s; a packed weight has one float32 scale per "
+                "tensor (0-d); per-channel scales are not supported" % (key, tuple(value.shape)))
 
 
 def pack(module):

@@ -188,6 +188,9 @@ void DiagnosticEngine::emit(Diagnostic diagnostic) {
       return;
     }
   }
+  if (diagnostic.severity == Severity::Note && options_.suppressWarnings) {
+    return;  // -q: errors only (a note attached to an error stays with it)
+  }
   if (errorLimitReached()) {
     if (diagnostic.severity == Severity::Error) {
       ++errorCount_;

@@ -419,7 +419,13 @@ bool buildCudaLibraries(const CompileOptions& options, const NvccLookup& lookup,
     std::string cuPath = cudaPathFor(options, name, ".cu");
     std::string so = cudaPathFor(options, name, ".so");
     if (nvcc.empty()) {
-      diags.reportForPath(Diag::CudaNotCompiled, "", lookup.searched, cuPath, so);
+      // Only when the `.cu` can be written: into a missing directory the
+      // write fails later, and that error is the whole story.
+      std::string folder = cuPath.substr(0, cuPath.find_last_of('/') + 1);
+      struct stat st {};
+      if (folder.empty() || (::stat(folder.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) {
+        diags.reportForPath(Diag::CudaNotCompiled, "", lookup.searched, cuPath, so);
+      }
       continue;
     }
     int64_t start = monotonicNs();

@@ -3,16 +3,17 @@
 // Writes one translation unit that nvcc compiles on its own: the kernel
 // templates of kernels/cuda (embedded into tritonc at build time) followed by
 // one `extern "C"` launcher per planned kernel, element type and tile
-// variant. Launchers take raw device pointers and a cudaStream_t (as void*),
-// so tritonrt calls them through ctypes without PyTorch headers:
+// variant. Launchers take raw device pointers and a cudaStream_t (a pointer,
+// passed as c_void_p), so tritonrt calls them through ctypes without PyTorch
+// headers:
 //
 //   int tck_linear_<dt>_n<N>_k<K>_<nk|kn>_<act>_v<V>(
 //       const void* x, const void* w, float scale, const float* chscale,
-//       const float* bias, void* y, long long m, void* stream);
+//       const float* bias, void* y, long long m, cudaStream_t stream);
 //   int tck_conv2d_<dt>_c<CIN>_o<COUT>_k<KH>x<KW>_s..._p..._d..._g<G>_<act>_v<V>(
 //       const void* x, const void* w, float scale, const float* chscale,
 //       const float* bias, void* y, long long batch, long long h, long long w,
-//       void* stream);
+//       cudaStream_t stream);
 //
 // y = act(scale * (x . W) * chscale + bias), chscale and bias per output
 // feature/channel (either may be null; a folded batch norm is both).
@@ -75,20 +76,21 @@ std::string emitCuda(const std::vector<TernaryKernel>& kernels, const CudaEmitOp
         if (k.kind == TernaryKernel::Kind::Linear) {
           out += fmt::format(
               "TCK_EXPORT int {0}(const void* x, const void* w, float scale, const float* chscale,\n"
-              "    const float* bias, void* y, long long m, void* stream) {{\n"
+              "    const float* bias, void* y, long long m, cudaStream_t stream) {{\n"
               "  return tck::ternary_linear<{1}, {2}, {3}, tck::Layout::{4}, {5}, tck::Residual::None, {6}>(\n"
               "      static_cast<const {1}*>(x), static_cast<const uint8_t*>(w), scale, chscale, bias,\n"
-              "      nullptr, static_cast<{1}*>(y), m, static_cast<cudaStream_t>(stream));\n"
+              "      nullptr, static_cast<{1}*>(y), m, stream);\n"
               "}}\n",
               sym, t, k.n, k.k, k.kn ? "KN" : "NK", actEnum(k.act), v);
         } else {
           out += fmt::format(
               "TCK_EXPORT int {0}(const void* x, const void* w, float scale, const float* chscale,\n"
-              "    const float* bias, void* y, long long batch, long long h, long long w_, void* stream) {{\n"
+              "    const float* bias, void* y, long long batch, long long h, long long w_,\n"
+              "    cudaStream_t stream) {{\n"
               "  return tck::ternary_conv2d<{1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12},\n"
               "      {13}, tck::Residual::None, {14}>(static_cast<const {1}*>(x),\n"
               "      static_cast<const uint8_t*>(w), scale, chscale, bias, nullptr, static_cast<{1}*>(y),\n"
-              "      batch, h, w_, static_cast<cudaStream_t>(stream));\n"
+              "      batch, h, w_, stream);\n"
               "}}\n",
               sym, t, k.cin, k.cout, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, k.dh, k.dw, k.groups,
               actEnum(k.act), v);

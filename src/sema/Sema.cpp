@@ -212,6 +212,7 @@ void Checker::declareItems() {
   declareImports();
   pushScope();  // the file scope
   std::unordered_map<uint32_t, NodeId> defined;
+  NodeId firstMain;
   auto checkUnique = [&](IdentifierId name, NodeId node) {
     auto [it, inserted] = defined.emplace(name.index, node);
     if (!inserted) {
@@ -264,6 +265,16 @@ void Checker::declareItems() {
           declare(Symbol{SymbolKind::ImportAlias, name, item,
                          module_.types.make(TypeKind::Module, it->second), it->second},
                   NodeId{});
+        }
+        break;
+      }
+      case NodeKind::Main: {
+        // One `main` per file: a second would silently replace the first.
+        if (firstMain.isValid()) {
+          diags_->report(Diag::Redefinition, source(), tokens().range(tree_.token(item)), "main")
+              .note(Note::PreviousDefinition, source(), tokens().range(tree_.token(firstMain)));
+        } else {
+          firstMain = item;
         }
         break;
       }

@@ -37,7 +37,8 @@ import test_generated as gen  # noqa: E402  (examples, inputs, loading helpers)
 
 LAUNCHER = re.compile(r"TCK_EXPORT int (tck_(?:linear|conv2d)_\w+)\(([^)]*)\)", re.S)
 C_TYPES = {"const void*": ctypes.c_void_p, "void*": ctypes.c_void_p, "float": ctypes.c_float,
-           "const float*": ctypes.c_void_p, "long long": ctypes.c_longlong}
+           "const float*": ctypes.c_void_p, "long long": ctypes.c_longlong,
+           "cudaStream_t": ctypes.c_void_p}  # a pointer (CUstream_st*), as TOOLCHAIN.md names it
 SKIP = "skip"
 
 

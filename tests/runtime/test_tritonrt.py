@@ -390,6 +390,15 @@ class PackedModuleTests(unittest.TestCase):
             self.assertTrue(torch.equal(a(x), b(x)))
         self.assertEqual(len(buf.getvalue()) > 0, True)
 
+    def test_packed_state_dict_rejects_per_channel_scales(self):
+        # torch would load a 1-D scale into the 0-d buffer by taking its first element.
+        sd = pack(Block()).state_dict()
+        name = next(k for k in sd if k.endswith("_scale"))
+        sd[name] = torch.ones(4)
+        with self.assertRaises(RuntimeError) as ctx:
+            pack(Block()).load_state_dict(sd)
+        self.assertIn("per-channel scales are not supported", str(ctx.exception))
+
     def test_packed_module_rejects_training(self):
         m = pack(TutorialMLP())
         m.train()
