@@ -87,6 +87,29 @@ SourceRange Tree::range(NodeId id) const {
   return result;
 }
 
+void Tree::forEachChildReversed(NodeId id,
+                                const std::function<void(NodeId, const char*)>& visit) const {
+  const Node& n = nodes_[id.index];
+  if (n.kind == NodeKind::Import) {
+    return;  // its fields are tokens
+  }
+  Layout layout = layoutOf(n.kind);
+  uint32_t fields[3] = {n.a, n.b, n.c};
+  for (int i = 2; i >= 0; --i) {
+    if (fields[i] == UINT32_MAX || (i == 2 && layout.cIsToken)) {
+      continue;
+    }
+    if ((i == 0 && layout.aIsList) || (i == 1 && layout.bIsList)) {
+      std::span<const NodeId> children = list(ListId{fields[i]});
+      for (size_t j = children.size(); j-- > 0;) {
+        visit(children[j], nullptr);
+      }
+    } else {
+      visit(NodeId{fields[i]}, layout.labels[i]);
+    }
+  }
+}
+
 void Tree::forEachNode(NodeId root, const std::function<void(NodeId)>& visit) const {
   std::vector<NodeId> stack{root};
   while (!stack.empty()) {
@@ -96,25 +119,7 @@ void Tree::forEachNode(NodeId root, const std::function<void(NodeId)>& visit) co
       continue;
     }
     visit(node);
-    if (kind(node) == NodeKind::Import) {
-      continue;  // its fields are tokens
-    }
-    Layout layout = layoutOf(kind(node));
-    const Node& n = nodes_[node.index];
-    uint32_t fields[3] = {n.a, n.b, n.c};
-    for (int i = 2; i >= 0; --i) {
-      if (fields[i] == UINT32_MAX || (i == 2 && layout.cIsToken)) {
-        continue;
-      }
-      if ((i == 0 && layout.aIsList) || (i == 1 && layout.bIsList)) {
-        std::span<const NodeId> children = list(ListId{fields[i]});
-        for (size_t j = children.size(); j-- > 0;) {
-          stack.push_back(children[j]);
-        }
-      } else {
-        stack.push_back(NodeId{fields[i]});
-      }
-    }
+    forEachChildReversed(node, [&](NodeId child, const char*) { stack.push_back(child); });
   }
 }
 
@@ -211,25 +216,10 @@ std::string Tree::dump(const std::function<std::string(NodeId)>& annotate) const
       out += annotate(id);
     }
     out += '\n';
-    if (n.kind == NodeKind::Import) {
-      continue;
-    }
-    // Push children in reverse so they print in order.
-    Layout layout = layoutOf(n.kind);
-    uint32_t fields[3] = {n.a, n.b, n.c};
-    for (int i = 2; i >= 0; --i) {
-      if (fields[i] == UINT32_MAX || (i == 2 && layout.cIsToken)) {
-        continue;
-      }
-      if ((i == 0 && layout.aIsList) || (i == 1 && layout.bIsList)) {
-        std::span<const NodeId> children = list(ListId{fields[i]});
-        for (size_t j = children.size(); j-- > 0;) {
-          stack.push_back({children[j], item.indent + 1, nullptr});
-        }
-      } else {
-        stack.push_back({NodeId{fields[i]}, item.indent + 1, layout.labels[i]});
-      }
-    }
+    // Pushed in reverse so they print in order.
+    forEachChildReversed(id, [&](NodeId child, const char* label) {
+      stack.push_back({child, item.indent + 1, label});
+    });
   }
   return out;
 }

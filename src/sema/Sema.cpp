@@ -26,6 +26,34 @@ namespace sema {
 namespace {
 constexpr uint32_t kNoSymbol = UINT32_MAX;
 
+/// `x op y` of two integer constants as the generated Python computes it
+/// (`/` floors, `%` takes the divisor's sign); nullopt when it is no int64
+/// (overflow, division by zero) or `op` is not + - * / %: such a value is
+/// left to run time, unbounded as Python's int.
+std::optional<int64_t> foldIntegers(TokenKind op, int64_t x, int64_t y) {
+  int64_t out = 0;
+  switch (op) {
+    case TokenKind::Plus:
+      if (__builtin_add_overflow(x, y, &out)) return std::nullopt;
+      return out;
+    case TokenKind::Minus:
+      if (__builtin_sub_overflow(x, y, &out)) return std::nullopt;
+      return out;
+    case TokenKind::Star:
+      if (__builtin_mul_overflow(x, y, &out)) return std::nullopt;
+      return out;
+    case TokenKind::Slash:
+      if (y == 0 || (x == INT64_MIN && y == -1)) return std::nullopt;
+      return x / y - ((x % y != 0) && ((x < 0) != (y < 0)) ? 1 : 0);
+    case TokenKind::Percent: {
+      if (y == 0 || (x == INT64_MIN && y == -1)) return std::nullopt;
+      int64_t r = x % y;
+      return r != 0 && ((r < 0) != (y < 0)) ? r + y : r;
+    }
+    default: return std::nullopt;
+  }
+}
+
 std::string_view operatorSpelling(const TokenizedBuffer& tokens, TokenId token) {
   return tokens.spelling(token);
 }
@@ -1215,34 +1243,7 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
     result.literal = a.literal && b.literal;
     result.hyperConst = a.hyperConst && b.hyperConst;
     if (a.intValue && b.intValue && isIntegral(dtype)) {
-      int64_t x = *a.intValue;
-      int64_t y = *b.intValue;
-      int64_t out = 0;
-      switch (kind) {
-        // Beyond int64 the value is left unknown (computed at run time, unbounded
-        // as Python's int), as the IR's constant folder does.
-        case TokenKind::Plus:
-          if (!__builtin_add_overflow(x, y, &out)) result.intValue = out;
-          break;
-        case TokenKind::Minus:
-          if (!__builtin_sub_overflow(x, y, &out)) result.intValue = out;
-          break;
-        case TokenKind::Star:
-          if (!__builtin_mul_overflow(x, y, &out)) result.intValue = out;
-          break;
-        case TokenKind::Slash:
-          if (y != 0 && !(x == INT64_MIN && y == -1)) {
-            result.intValue = x / y - ((x % y != 0) && ((x < 0) != (y < 0)) ? 1 : 0);
-          }
-          break;
-        case TokenKind::Percent:
-          if (y != 0 && !(x == INT64_MIN && y == -1)) {
-            int64_t r = x % y;  // the sign of the divisor, without overflow
-            result.intValue = r != 0 && ((r < 0) != (y < 0)) ? r + y : r;
-          }
-          break;
-        default: break;
-      }
+      result.intValue = foldIntegers(kind, *a.intValue, *b.intValue);
     }
     auto asFloat = [](const ExprInfo& e) -> std::optional<double> {
       if (e.floatValue) return e.floatValue;
@@ -1992,27 +1993,7 @@ std::optional<int64_t> Checker::constantValue(NodeId expr) const {
       std::optional<int64_t> a = constantValue(tree_.childA(expr));
       std::optional<int64_t> b = constantValue(tree_.childB(expr));
       if (!a || !b) return std::nullopt;
-      int64_t out = 0;
-      switch (tokens().kind(tree_.token(expr))) {
-        case TokenKind::Plus:
-          if (__builtin_add_overflow(*a, *b, &out)) return std::nullopt;
-          return out;
-        case TokenKind::Minus:
-          if (__builtin_sub_overflow(*a, *b, &out)) return std::nullopt;
-          return out;
-        case TokenKind::Star:
-          if (__builtin_mul_overflow(*a, *b, &out)) return std::nullopt;
-          return out;
-        case TokenKind::Slash:
-          if (*b == 0 || (*a == INT64_MIN && *b == -1)) return std::nullopt;
-          return *a / *b - ((*a % *b != 0) && ((*a < 0) != (*b < 0)) ? 1 : 0);
-        case TokenKind::Percent: {
-          if (*b == 0 || (*a == INT64_MIN && *b == -1)) return std::nullopt;
-          int64_t r = *a % *b;
-          return r != 0 && ((r < 0) != (*b < 0)) ? r + *b : r;
-        }
-        default: return std::nullopt;
-      }
+      return foldIntegers(tokens().kind(tree_.token(expr)), *a, *b);
     }
     case NodeKind::Name: {
       std::optional<uint32_t> symbol = lookup(tokens().identifier(tree_.token(expr)));

@@ -52,6 +52,7 @@ import argparse
 import copy
 import importlib.util
 import math
+import operator
 import os
 import random
 import shutil
@@ -344,6 +345,12 @@ class ReturnSig(Exception):
         self.value = value
 
 
+# `/` of two ints is floor division (docs/language.md); of floats, true division.
+INT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.floordiv,
+           "%": operator.mod, "**": operator.pow}
+FLOAT_OPS = dict(INT_OPS, **{"/": operator.truediv})
+
+
 def check_int(v):
     if not (INT32_MIN <= v <= INT32_MAX):
         raise OutOfContract("int32 overflow: %d" % v)
@@ -475,38 +482,11 @@ class Interp:
     def arith2(self, op, l, r, ty):
         if ty == TENSOR:
             return {"+": lambda: l + r, "-": lambda: l - r, "*": lambda: l * r}[op]()
-        if ty == INT:
-            if op == "+":
-                v = l + r
-            elif op == "-":
-                v = l - r
-            elif op == "*":
-                v = l * r
-            elif op == "/":
-                v = l // r  # floor division of two ints (docs/language.md)
-            elif op == "%":
-                v = l % r
-            elif op == "**":
-                v = l ** r
-            else:
-                raise ValueError(op)
-            return check_int(v)
-        l, r = float(l), float(r)
-        if op == "+":
-            v = l + r
-        elif op == "-":
-            v = l - r
-        elif op == "*":
-            v = l * r
-        elif op == "/":
-            v = l / r
-        elif op == "%":
-            v = l % r
-        elif op == "**":
-            v = l ** r
-        else:
+        if op not in INT_OPS:
             raise ValueError(op)
-        return check_float(v)
+        if ty == INT:
+            return check_int(INT_OPS[op](l, r))
+        return check_float(FLOAT_OPS[op](float(l), float(r)))
 
     def ev(self, e, env):
         if isinstance(e, Lit):

@@ -91,6 +91,11 @@ class Tree {
   std::string dump(const std::function<std::string(NodeId)>& annotate = {}) const;
 
  private:
+  /// Calls `visit` with each child of `id` and its dump label (null for list
+  /// elements and unlabeled fields), last child first, for stack walks.
+  void forEachChildReversed(NodeId id,
+                            const std::function<void(NodeId, const char*)>& visit) const;
+
   friend class Parser;
   const TokenizedBuffer* tokens_;
   std::vector<Node> nodes_;
