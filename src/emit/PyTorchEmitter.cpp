@@ -185,9 +185,71 @@ std::string unparenthesized(const std::string& text, size_t room) {
   return text.substr(1, text.size() - 2);
 }
 
+/// Whether a ternary_quantize op depends on the training flag: only the
+/// stochastic method does, so a method that is not a constant "absmean" or
+/// "threshold" counts.
+bool quantizeUsesTraining(const Module& m, OpId id) {
+  std::span<const ValueId> operands = m.operands(id);
+  std::span<const int64_t> params = m.ints(id);
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (params[i] != 1) continue;  // 1: method
+    OpId def = m.values[operands[i].index].def;
+    if (!def.isValid()) return true;
+    const Op& c = m.op(def);
+    if (c.kind != OpKind::Constant || c.constKind != ConstKind::String) return true;
+    const std::string& method = m.strings[c.strAttr];
+    return method != "absmean" && method != "threshold";
+  }
+  return false;  // absmean
+}
+
+/// Per function, whether it is a fn whose result depends on the module's
+/// training flag: it quantizes stochastically, or calls a fn that does. Such
+/// fns take `_training` from their caller, so a fn computes at -O0 what its
+/// inlined body computes at -O2 (docs/pytorch.md).
+std::vector<bool> fnsUsingTraining(const Module& m) {
+  std::vector<bool> uses(m.functions.size(), false);
+  // callers[f]: the fns that call fn f.
+  std::vector<std::vector<size_t>> callers(m.functions.size());
+  std::vector<size_t> work;
+  for (size_t f = 0; f < m.functions.size(); ++f) {
+    if (m.functions[f].kind != Function::Kind::Fn) continue;
+    auto walk = [&](auto& self, BlockId block) -> void {
+      for (OpId id : m.blocks[block.index].ops) {
+        const Op& o = m.op(id);
+        if (o.erased) continue;
+        if (o.kind == OpKind::CallFn) {
+          callers[static_cast<size_t>(o.intAttr)].push_back(f);
+        } else if ((o.kind == OpKind::Builtin || o.kind == OpKind::BuiltinStateful) &&
+                   static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::TernaryQuantize &&
+                   quantizeUsesTraining(m, id) && !uses[f]) {
+          uses[f] = true;
+          work.push_back(f);
+        }
+        for (BlockId region : m.regionsOf(id)) {
+          if (region.isValid()) self(self, region);
+        }
+      }
+    };
+    walk(walk, m.functions[f].body);
+  }
+  while (!work.empty()) {
+    size_t f = work.back();
+    work.pop_back();
+    for (size_t caller : callers[f]) {
+      if (!uses[caller]) {
+        uses[caller] = true;
+        work.push_back(caller);
+      }
+    }
+  }
+  return uses;
+}
+
 class Emitter {
  public:
-  Emitter(const Module& m, const EmitOptions& options) : m_(m), options_(options) {}
+  Emitter(const Module& m, const EmitOptions& options, const std::vector<bool>& fnsUsingTraining)
+      : m_(m), options_(options), fnsUsingTraining_(fnsUsingTraining) {}
 
   /// Emits into `pieces` (sized to the module) the functions whose index it
   /// takes from `next` until none is left, and for job 0 the constants and
@@ -253,6 +315,9 @@ class Emitter {
     switch (ctx_) {
       case Context::Forward: return "self.training";
       case Context::Apply: return "_training";
+      case Context::Fn:
+        return fnsUsingTraining_[static_cast<size_t>(fn_ - m_.functions.data())] ? "_training"
+                                                                                   : "False";
       default: return "False";
     }
   }
@@ -309,6 +374,7 @@ class Emitter {
 
   const Module& m_;
   EmitOptions options_;
+  const std::vector<bool>& fnsUsingTraining_;  ///< see fnsUsingTraining()
   std::string out_;
   const Function* fn_ = nullptr;
   Context ctx_ = Context::Global;
@@ -730,6 +796,7 @@ void Emitter::emitFn(size_t index) {
     expr_[body.args[i].index] = n;
     params += (i ? ", " : "") + n + (f.inputs[i].defaultValue.isValid() ? "=None" : "");
   }
+  if (fnsUsingTraining_[index]) params += std::string(params.empty() ? "" : ", ") + "*, _training=False";
   line(0, fmt::format("def {}({}):", fnName(index), params));
   emitInputDefaults(f, 1);
   emitBlock(f.body, 1);
@@ -1537,7 +1604,12 @@ std::string Emitter::opExpr(OpId id) {
         args += fmt::format("{}{}={}", i ? ", " : "", name(n), arg(i));
       }
       const std::string& callee = fnName(static_cast<size_t>(o.intAttr));
-      if (o.kind == OpKind::CallFn) return fmt::format("{}({})", callee, args);
+      if (o.kind == OpKind::CallFn) {
+        if (!fnsUsingTraining_[static_cast<size_t>(o.intAttr)] || training() == "False") {
+          return fmt::format("{}({})", callee, args);
+        }
+        return fmt::format("{}({}{}_training={})", callee, args, args.empty() ? "" : ", ", training());
+      }
       return fmt::format("_{}_apply({}{}_training={})", callee, args, args.empty() ? "" : ", ",
                          training());
     }
@@ -1794,6 +1866,10 @@ std::string Emitter::builtinExpr(OpId id) {
     case BuiltinFn::CrossEntropy: return fmt::format("F.cross_entropy({}, {})", arg[0], arg[1]);
     case BuiltinFn::MseLoss: return fmt::format("F.mse_loss({}, {})", arg[0], arg[1]);
     case BuiltinFn::TernaryQuantize:
+      // A value that is already ternary is returned unchanged, scale included
+      // (docs/language.md); -O2's simplifier removes the op, so every level
+      // computes the same value.
+      if (m_.types.isTernary(m_.typeOf(val[0]))) return raw[0];
       return fmt::format("tritonrt.ternary_quantize({}{}{}, training={})", arg[0], kw(1, "method"),
                          kw(2, "threshold"), training());
     case BuiltinFn::TernaryDequantize: return "tritonrt.ternary_dequantize(" + arg[0] + ")";
@@ -1824,8 +1900,9 @@ Expected<PyTorchPieces> emitPyTorchPieces(const ir::Module& module, const EmitOp
                                                  std::max<size_t>(1, module.functions.size())}));
   std::vector<int> depth(jobs, 0);
   std::atomic<size_t> next{0};
+  const std::vector<bool> usingTraining = fnsUsingTraining(module);
   auto work = [&](size_t job) {
-    Emitter emitter(module, options);
+    Emitter emitter(module, options, usingTraining);
     emitter.run(pieces, job, next);
     depth[job] = emitter.maxDepth();
   };

@@ -1177,6 +1177,49 @@ layer P(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
             check_close(m.P()(x), x * 17.0, "P %s %s" % (level, extra))
 
 
+def test_quantize_semantics_agree_across_levels(ctx):
+    """Two rules -O2 applies by rewriting must hold at -O0 at run time too: re-quantizing a value
+    that is already ternary returns it unchanged (scale included), and a fn that quantizes
+    stochastically follows its caller's training mode (the inliner puts its body in the
+    layer, where it sees the module's flag)."""
+    src = """
+fn q(x: Tensor<float32, [?, 8]>) -> TernaryTensor<trit, [?, 8]> {
+    return ternary_quantize(x, method="stochastic")
+}
+fn twice(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
+    return q(x) * 2.0
+}
+layer M(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
+    let t = ternary_quantize(x)
+    let u = ternary_quantize(t)
+    return u + twice(x)
+}
+"""
+    x = torch.randn(64, 8, generator=torch.Generator().manual_seed(11))
+
+    def absmean(v):
+        s = v.abs().mean().clamp(min=1e-5)
+        return s * torch.clamp(torch.round(v / s), -1, 1)
+
+    def expected(training):
+        if not training:
+            return absmean(x) + 2.0 * absmean(x)
+        torch.manual_seed(7)
+        return absmean(x) + 2.0 * tritonrt.ternary_quantize(x, method="stochastic", training=True)
+
+    for level in LEVELS:
+        model = entry(load(ctx.compile_text(src, level)))()
+        for training in (False, True):
+            model.train(training)
+            torch.manual_seed(7)
+            with torch.no_grad():
+                got = model(x)
+            check_close(got, expected(training), "%s training=%s" % (level, training))
+    # The stochastic rounding really is on in training (else the check above proves nothing).
+    if torch.allclose(expected(True), expected(False)):
+        raise AssertionError("stochastic rounding gave the eval result; pick another input")
+
+
 def test_locals_never_shadow_module_names(ctx):
     """A constant or fn named like a temporary (`t`, `t_2`, `t_3`), and a `let` shadowing a
     constant after reading it: Python makes every name a function assigns local to the whole
@@ -1351,7 +1394,7 @@ def all_tests():
               test_nested_instances_each_run, test_control_flow_and_builtins,
               test_values_updated_together, test_os_merges_identical_declarations,
               test_locals_never_shadow_module_names, test_implicit_widening_converts_values,
-              test_constants_computed_by_fns,
+              test_constants_computed_by_fns, test_quantize_semantics_agree_across_levels,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
               test_every_accepted_golden_imports, test_members_and_main,
               test_failed_compile_writes_nothing]
