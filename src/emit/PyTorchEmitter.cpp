@@ -70,10 +70,12 @@ std::string pyFloat(double value) {
   return text;
 }
 
+// A trit tensor is held as floats, its numeric value s * q (as ternary
+// weights and ternary_quantize's results are), so it mixes with float tensors
+// in every torch op (docs/pytorch.md).
 std::string torchDType(DType dtype) {
   switch (dtype) {
     case DType::Bool: return "torch.bool";
-    case DType::Trit:
     case DType::Int8: return "torch.int8";
     case DType::Int16: return "torch.int16";
     case DType::Int32: return "torch.int32";
@@ -349,7 +351,6 @@ class Emitter {
   /// Whether a tensor is held as integers at run time (a trit or int tensor
   /// from a literal or a cast; not a ternary weight or quantizer output,
   /// which hold floats).
-  bool heldAsIntegers(ValueId v) const;
   /// Whether an op's value (expression `value`) goes into the next statement
   /// instead of a local (EmitOptions::inlineSingleUse).
   bool inlineIntoNext(OpId id, const std::string& value) const;
@@ -885,23 +886,6 @@ void Emitter::emitInstances(BlockId block, int depth, std::vector<std::string>& 
       expr_[m_.result(id).index] = opExpr(id);
     }
   }
-}
-
-bool Emitter::heldAsIntegers(ValueId v) const {
-  if (!isTensor(v) || !isIntegral(m_.types.node(m_.typeOf(v)).dtype)) return false;
-  OpId def = m_.values[v.index].def;
-  if (!def.isValid()) return true;  // an input: whatever the caller passed
-  const Op& o = m_.op(def);
-  if (o.kind == OpKind::Weight) return false;  // latent float parameters
-  if (o.kind == OpKind::Builtin || o.kind == OpKind::BuiltinStateful) {
-    switch (static_cast<BuiltinFn>(o.intAttr)) {
-      case BuiltinFn::TernaryQuantize:
-      case BuiltinFn::SteQuantize:
-      case BuiltinFn::TernaryWeights: return false;  // float values in {-s, 0, s}
-      default: break;
-    }
-  }
-  return true;
 }
 
 void Emitter::flushInstances(int depth) {
@@ -1544,22 +1528,9 @@ std::string Emitter::opExpr(OpId id) {
       return binary("/");
     case OpKind::Mod: return binary("%");
     case OpKind::Pow: return binary("**");
-    case OpKind::MatMul: {
-      // torch does not promote in matmul: a trit or integer tensor held as
-      // integers (a tensor literal, a cast) meets a float one in its dtype.
-      DType dt = m_.types.isTensor(resultType) ? m_.types.node(resultType).dtype : DType::Float32;
-      if (isFloating(dt)) {
-        for (size_t side = 0; side < 2; ++side) {
-          if (heldAsIntegers(operands[side]) && isTensor(operands[1 - side]) &&
-              isFloating(m_.types.node(m_.typeOf(operands[1 - side])).dtype)) {
-            std::string lhs = side == 0 ? fmt::format("{}.to({}.dtype)", a(0), a(1)) : a(0);
-            std::string rhs = side == 1 ? fmt::format("{}.to({}.dtype)", a(1), a(0)) : a(1);
-            return fmt::format("({} @ {})", lhs, rhs);
-          }
-        }
-      }
-      return binary("@");
-    }
+    // torch.matmul does not promote; the checker converted an integer side
+    // that meets a float one (Checker::matmul).
+    case OpKind::MatMul: return binary("@");
     case OpKind::Neg: return fmt::format("(-{})", a(0));
     case OpKind::Not: return isScalar(operands[0]) ? fmt::format("(not {})", a(0))
                                                    : fmt::format("(~{})", a(0));
@@ -1580,10 +1551,23 @@ std::string Emitter::opExpr(OpId id) {
         if (dt == DType::Trit) return fmt::format("max(-1, min(1, round({})))", arg(0));
         return fmt::format("{}({})", isIntegral(dt) ? "int" : "float", a(0));
       }
+      if (m_.types.kind(m_.typeOf(operands[0])) == TypeKind::List) {
+        // A list literal bound to a tensor type.
+        std::string device = deviceAnchor_.empty() || ctx_ == Context::Init ||
+                                     ctx_ == Context::Global || ctx_ == Context::Main
+                                 ? std::string()
+                                 : fmt::format(", device={}.device", deviceAnchor_);
+        return fmt::format("torch.tensor({}, dtype={}{})", arg(0), torchDType(dt), device);
+      }
       if (dt == DType::Trit) {
-        bool fromFloat = isFloating(m_.types.node(m_.typeOf(operands[0])).dtype);
-        return fmt::format("torch.clamp({}, -1, 1).to({})",
-                           fromFloat ? "torch.round(" + arg(0) + ")" : arg(0), torchDType(dt));
+        // Rounds (half to even) and clamps to {-1, 0, 1}, held as float32.
+        DType from = m_.types.node(m_.typeOf(operands[0])).dtype;
+        if (from == DType::Bool) return fmt::format("{}.to({})", a(0), torchDType(dt));
+        bool floats = isFloating(from) || from == DType::Trit;
+        std::string clamped = fmt::format("torch.clamp({}, -1, 1)",
+                                          floats ? "torch.round(" + arg(0) + ")" : arg(0));
+        if (from == DType::Float32 || from == DType::Trit) return clamped;
+        return fmt::format("{}.to({})", clamped, torchDType(dt));
       }
       return fmt::format("{}.to({})", a(0), torchDType(dt));
     }

@@ -252,6 +252,10 @@ class Call {
   DType floatOf(const TypeStore::Node& t) const {
     return isFloating(t.dtype) ? t.dtype : DType::Float32;
   }
+  /// Argument i, when an integer tensor, is converted to `dtype` (a float).
+  void toFloat(size_t i, DType dtype) {
+    if (has(i) && !lenient(i)) c_.convertToFloat(arg(i), dtype);
+  }
   bool failed() const { return failed_; }
   Checker& checker() { return c_; }
   NodeId node() const { return call_; }
@@ -346,6 +350,7 @@ ExprInfo reduce(Call& c, R rule, BuiltinFn fn) {
     dtype = t->ternary ? DType::Float32 : isIntegral(dtype) ? DType::Int64 : dtype;
   } else if (fn == BuiltinFn::Mean || fn == BuiltinFn::Std) {
     dtype = c.floatOf(*t);
+    c.toFloat(0, dtype);
   } else if (t->ternary) {
     dtype = DType::Float32;
   }
@@ -667,6 +672,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       c.dimIndex(1, c.shape(0).size(), -1);
       if (c.failed()) return c.error();
     }
+    c.toFloat(0, c.floatOf(*x));
     return c.result(ts.withDType(c.arg(0).type, c.floatOf(*x)));
   }
   if (rule == R::Pow || rule == R::Clip) {
@@ -754,6 +760,9 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                   : x->ternary            ? c.floatOf(*w)
                   : w->ternary            ? c.floatOf(*x)
                                           : promote(x->dtype, w->dtype);
+    c.toFloat(0, dtype);
+    c.toFloat(1, dtype);
+    c.toFloat(2, dtype);
     if (c.has(2) && !c.lenient(2) && ts.isTensor(c.arg(2).type) && ts.node(c.arg(2).type).rankKnown) {
       if (!c.checker().broadcast(xs, ts.shape(c.arg(2).type), call, "linear")) return c.error();
     }
@@ -842,6 +851,10 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     c.tensor(0);
     c.tensor(1);
     if (c.failed()) return c.error();
+    // The logits (and both sides of mse_loss) are floats; cross_entropy's
+    // target keeps its integer class indices.
+    c.toFloat(0, DType::Float32);
+    if (fn == BuiltinFn::MseLoss) c.toFloat(1, DType::Float32);
     return c.result(ts.tensor(DType::Float32, std::vector<DimId>{}));
   }
   if (rule == R::TernaryQuantize) {

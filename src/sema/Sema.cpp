@@ -1385,6 +1385,9 @@ ExprInfo Checker::matmul(const ExprInfo& a, const ExprInfo& b, NodeId node, std:
   } else {
     dtype = promote(ta.dtype, tb.dtype);
   }
+  // torch.matmul does not promote: an integer side meets a float one.
+  convertToFloat(a, dtype);
+  convertToFloat(b, dtype);
   if (!ta.rankKnown || !tb.rankKnown) {
     return make(ts.tensorAnyRank(dtype), node);
   }
@@ -1785,6 +1788,14 @@ bool Checker::checkAssignable(const ExprInfo& value, TypeId target, NodeId where
   return ok;
 }
 
+void Checker::convertToFloat(const ExprInfo& value, DType dtype) {
+  TypeStore& ts = module_.types;
+  if (!value.node.isValid() || !ts.isTensor(value.type)) return;
+  const TypeStore::Node& t = ts.node(value.type);
+  if (t.ternary || isFloating(t.dtype) || !isFloating(dtype)) return;
+  module_.conversions[value.node.index] = ts.withDType(value.type, dtype);
+}
+
 void Checker::noteConversion(const ExprInfo& value, TypeId target, NodeId node) {
   TypeStore& ts = module_.types;
   if (ts.isLenient(value.type) || ts.isLenient(target) || value.type == target ||
@@ -1816,6 +1827,11 @@ void Checker::noteConversion(const ExprInfo& value, TypeId target, NodeId node) 
     if (toFloat || boolChange) {
       module_.conversions[node.index] = target;
     }
+    return;
+  }
+  if (v.kind == TypeKind::List && t.kind == TypeKind::Tensor) {
+    // A list literal bound to a tensor type becomes that tensor (`tensor(...)`).
+    module_.conversions[node.index] = target;
     return;
   }
   if (v.kind == TypeKind::Tensor && t.kind == TypeKind::Tensor && !t.ternary &&

@@ -1220,6 +1220,45 @@ layer M(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
         raise AssertionError("stochastic rounding gave the eval result; pick another input")
 
 
+def test_runtime_dtypes_follow_static_types(ctx):
+    """Values keep the dtypes the checker gives them, so torch accepts every operation: a trit
+    tensor is held as float32 (its value s * q), an integer tensor meeting a float-only
+    operation (mean, softmax, linear, float @ int, ...) is converted to float first, and a list
+    literal bound to a tensor type becomes that tensor."""
+    src = """
+layer M(w: Tensor<float32, [4, 4]>, x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    let t = trit(w)
+    let n = int32(w)
+    let lit: TernaryTensor<trit, [4, 4]> = [[1, 0, -1, 0], [0, 1, 1, -1], [1, 1, 0, 0], [-1, 0, 0, 1]]
+    let bias: Tensor<float32, [4]> = [0.5, -1.5, 2.0, 0.0]
+    let a = linear(x, t) + x @ lit + matmul(x, n) + linear(x, n, bias)
+    let b = softmax(n) + log_softmax(t) + gelu(n) + layer_norm(n, [4]) + relu(n)
+    let c = mean(n) + std(t) + mean(n, dim=1) + mse_loss(n, t)
+    return a + x @ b + c
+}
+"""
+    torch.manual_seed(4)
+    w = torch.randn(4, 4) * 2
+    x = torch.randn(3, 4)
+    t = torch.clamp(torch.round(w), -1, 1)
+    n = w.to(torch.int32).float()
+    lit = torch.tensor([[1, 0, -1, 0], [0, 1, 1, -1], [1, 1, 0, 0], [-1, 0, 0, 1]], dtype=torch.float32)
+    bias = torch.tensor([0.5, -1.5, 2.0, 0.0])
+    a = F.linear(x, t) + x @ lit + x @ n + F.linear(x, n, bias)
+    b = (torch.softmax(n, -1) + torch.log_softmax(t, -1) + F.gelu(n) + F.layer_norm(n, [4])
+         + F.relu(n))
+    c = n.mean() + t.std() + n.mean(dim=1) + F.mse_loss(n, t)
+    expected = a + x @ b + c
+    for level in LEVELS:
+        model = entry(load(ctx.compile_text(src, level)))()
+        with torch.no_grad():
+            model.w.copy_(w)
+            got = model(x)
+        if got.dtype != torch.float32:
+            raise AssertionError("%s: dtype %s" % (level, got.dtype))
+        check_close(got, expected, level)
+
+
 def test_locals_never_shadow_module_names(ctx):
     """A constant or fn named like a temporary (`t`, `t_2`, `t_3`), and a `let` shadowing a
     constant after reading it: Python makes every name a function assigns local to the whole
@@ -1395,6 +1434,7 @@ def all_tests():
               test_values_updated_together, test_os_merges_identical_declarations,
               test_locals_never_shadow_module_names, test_implicit_widening_converts_values,
               test_constants_computed_by_fns, test_quantize_semantics_agree_across_levels,
+              test_runtime_dtypes_follow_static_types,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
               test_every_accepted_golden_imports, test_members_and_main,
               test_failed_compile_writes_nothing]
