@@ -406,6 +406,59 @@ ExprInfo conv(Call& c, const TypeStore::Node* x, size_t xi, DimId outChannels, D
   return c.result(c.ts().tensor(dtype, out));
 }
 
+// concat or stack of a list literal [a, b, ...]: every element is checked
+// against the first, as torch.cat and torch.stack do (same rank; sizes equal
+// except, for concat, along `dim`, where they add up).
+ExprInfo joinTensors(Call& c, bool stack) {
+  TypeStore& ts = c.ts();
+  DimStore& ds = c.ds();
+  const std::vector<TypeId>& elements = c.arg(0).elementTypes;
+  DType dtype = DType::Bool;
+  bool ternary = true;
+  for (TypeId e : elements) {
+    if (ts.isLenient(e)) return c.unknown();
+    if (!ts.isTensor(e)) return c.wrong(0, "a list of tensors");
+    const TypeStore::Node& t = ts.node(e);
+    ternary = ternary && t.ternary;
+    dtype = t.ternary ? promote(dtype, DType::Float32) : promote(dtype, t.dtype);
+  }
+  if (ternary) dtype = DType::Trit;
+  for (TypeId e : elements) {
+    if (!ts.node(e).rankKnown) return c.result(ts.tensorAnyRank(dtype, ternary));
+  }
+  std::vector<DimId> shape(ts.shape(elements[0]).begin(), ts.shape(elements[0]).end());
+  std::optional<size_t> d = c.dimIndex(1, stack ? shape.size() + 1 : shape.size(), 0);
+  if (c.failed()) return c.error();
+  if (!d) return c.result(ts.tensorAnyRank(dtype, ternary));
+  for (size_t k = 1; k < elements.size(); ++k) {
+    std::span<const DimId> other = ts.shape(elements[k]);
+    bool mismatch = other.size() != shape.size();
+    for (size_t i = 0; i < shape.size() && !mismatch; ++i) {
+      if (!stack && i == *d) {
+        shape[i] = ds.binary(DimKind::Add, shape[i], other[i]);
+        continue;
+      }
+      switch (ds.equal(shape[i], other[i])) {
+        case Decision::No: mismatch = true; break;
+        case Decision::Unknown:
+          if (ds.isUnknown(shape[i])) shape[i] = other[i];
+          break;
+        case Decision::Yes: break;
+      }
+    }
+    if (mismatch) {
+      c.checker().report(Diag::ShapeMismatch, c.node(), c.name(),
+                         c.checker().fmtShape(ts.shape(elements[0])), c.checker().fmtShape(other));
+      return c.error();
+    }
+  }
+  if (stack) {
+    shape.insert(shape.begin() + static_cast<long>(*d),
+                 ds.constant(static_cast<int64_t>(elements.size())));
+  }
+  return c.result(ts.tensor(dtype, shape, ternary));
+}
+
 }  // namespace
 
 ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
@@ -645,6 +698,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (c.lenient(0)) return c.unknown();
     const TypeStore::Node& list = ts.node(c.arg(0).type);
     if (list.kind != TypeKind::List) return c.wrong(0, "a list of tensors");
+    if (!c.arg(0).elementTypes.empty()) return joinTensors(c, rule == R::Stack);
     TypeId element{list.ref};
     if (ts.isLenient(element)) return c.unknown();
     if (!ts.isTensor(element)) return c.wrong(0, "a list of tensors");
@@ -671,6 +725,25 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (rule == R::SameShapeFloatDim && x->rankKnown) {
       c.dimIndex(1, c.shape(0).size(), -1);
       if (c.failed()) return c.error();
+    }
+    if (fn == BuiltinFn::LayerNormFn && x->rankKnown) {
+      // `shape` names the trailing dimensions of x, as F.layer_norm's
+      // normalized_shape.
+      std::optional<std::vector<DimId>> normalized = c.shapeArg(1);
+      if (c.failed()) return c.error();
+      std::vector<DimId> xs = c.shape(0);
+      if (normalized) {
+        bool mismatch = normalized->size() > xs.size();
+        for (size_t i = 0; i < normalized->size() && !mismatch; ++i) {
+          DimId trailing = xs[xs.size() - normalized->size() + i];
+          mismatch = ds.equal(trailing, (*normalized)[i]) == Decision::No;
+        }
+        if (mismatch) {
+          c.checker().report(Diag::ShapeMismatch, call, c.name(), c.checker().fmtShape(xs),
+                             c.checker().fmtShape(*normalized));
+          return c.error();
+        }
+      }
     }
     c.toFloat(0, c.floatOf(*x));
     return c.result(ts.withDType(c.arg(0).type, c.floatOf(*x)));

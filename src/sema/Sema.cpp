@@ -1473,6 +1473,7 @@ ExprInfo Checker::checkList(NodeId node) {
     }
     result.listDims.push_back(isInt ? (e.dim.isValid() ? e.dim : dims().unknown())
                                     : dims().unknown());
+    result.elementTypes.push_back(e.type);
   }
   if (!ints) {
     result.listDims.clear();

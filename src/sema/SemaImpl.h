@@ -30,6 +30,7 @@ struct ExprInfo {
   bool allTrits = false;     ///< a (nested) list whose elements are all -1, 0 or 1
   bool ragged = false;       ///< a nested list whose rows differ in length
   std::vector<DimId> listShape; ///< the shape of a nested list literal
+  std::vector<TypeId> elementTypes; ///< a list literal's element types, in order
   NodeId node;               ///< the expression (for diagnostics)
 };
 
