@@ -806,6 +806,7 @@ bool Checker::checkStatement(NodeId statement) {
       checkCondition(cond, c);
       bool dynamic = !c.hyperConst;
       ctx_.dynamicIfDepth += dynamic ? 1 : 0;
+      ++ctx_.ifDepth;
       bool thenReturns = checkBlock(tree_.childB(statement));
       bool elseReturns = false;
       NodeId otherwise = tree_.childC(statement);
@@ -814,6 +815,7 @@ bool Checker::checkStatement(NodeId statement) {
                                                             : checkBlock(otherwise);
       }
       ctx_.dynamicIfDepth -= dynamic ? 1 : 0;
+      --ctx_.ifDepth;
       return thenReturns && elseReturns;
     }
     case NodeKind::For: {
@@ -2084,6 +2086,7 @@ CheckedModule Checker::run() {
       report(Diag::ApplyStatefulLayer, call, callableName(callee));
     }
   }
+  checkRecursiveInstantiation();
   for (int i = static_cast<int>(module_.callables.size()) - 1;
        i >= static_cast<int>(module_.firstLocal); --i) {
     if (!module_.callables[i].isFn) {
@@ -2092,6 +2095,48 @@ CheckedModule Checker::run() {
     }
   }
   return std::move(module_);
+}
+
+void Checker::checkRecursiveInstantiation() {
+  // Edges: owner -> created layer, for unconditional instantiations; a cycle
+  // of them is found by a depth-first search (each reported once, at the
+  // instantiation that closes it).
+  size_t n = module_.callables.size();
+  std::vector<std::vector<const InstanceInfo*>> edges(n);
+  for (const InstanceInfo& instance : module_.instances) {
+    if (!instance.builtin && !instance.conditional && instance.owner >= 0) {
+      edges[static_cast<size_t>(instance.owner)].push_back(&instance);
+    }
+  }
+  enum class Mark : uint8_t { New, Active, Done };
+  std::vector<Mark> mark(n, Mark::New);
+  std::vector<const InstanceInfo*> path;  // the instantiations from the root
+  auto visit = [&](auto& self, size_t layer) -> void {
+    mark[layer] = Mark::Active;
+    for (const InstanceInfo* instance : edges[layer]) {
+      auto next = static_cast<size_t>(instance->decl);
+      path.push_back(instance);
+      if (mark[next] == Mark::Active) {
+        // The cycle: from the instantiation made in `next` to this one.
+        size_t first = path.size() - 1;
+        while (first > 0 && static_cast<size_t>(path[first]->owner) != next) --first;
+        std::string chain = callableName(static_cast<int>(next));
+        for (size_t i = first; i < path.size(); ++i) {
+          chain += " -> " + callableName(static_cast<int>(path[i]->decl));
+        }
+        diags_->report(Diag::RecursiveInstantiation, source(), rangeOf(instance->site),
+                       callableName(static_cast<int>(next)), chain)
+            .note(Note::EndRecursion);
+      } else if (mark[next] == Mark::New) {
+        self(self, next);
+      }
+      path.pop_back();
+    }
+    mark[layer] = Mark::Done;
+  };
+  for (size_t layer = module_.firstLocal; layer < n; ++layer) {
+    if (mark[layer] == Mark::New) visit(visit, layer);
+  }
 }
 
 }  // namespace sema

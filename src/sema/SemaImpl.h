@@ -113,6 +113,7 @@ class Checker {
     bool isMain = false;
     int loopDepth = 0;
     int dynamicIfDepth = 0;  ///< enclosing ifs whose condition is not a hyperparameter test
+    int ifDepth = 0;         ///< enclosing ifs of any kind
     std::unordered_set<uint32_t> assigned;  ///< identifiers assigned anywhere in the body
     /// Attribute names of the layer (weights, instances) and where they are defined.
     std::unordered_map<uint32_t, NodeId> attributes;
@@ -230,6 +231,9 @@ class Checker {
                                                 std::string_view calleeName);
 
   std::string spelling(IdentifierId id) const { return std::string(interner_.spelling(id)); }
+  /// Reports each cycle of layers that create each other as sub-modules
+  /// outside any `if`: their constructors would recurse forever.
+  void checkRecursiveInstantiation();
   std::string callableName(int index) const { return spelling(module_.callables[index].name); }
   void setType(NodeId node, TypeId type) { module_.nodeType[node.index] = type; }
 

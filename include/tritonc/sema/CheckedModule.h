@@ -109,6 +109,7 @@ struct InstanceInfo {
   int owner = -1;             ///< the layer (callables index) that creates it; -1 in main
   uint32_t decl = 0;          ///< callables index, or BuiltinLayer
   NodeId site;                ///< the Call node
+  bool conditional = false;   ///< created under an `if`
   IdentifierId name;          ///< the attribute name (the let's name)
   /// Hyperparameter values as dimensions (for shapes): one per constructor
   /// parameter in declaration order; unknown() when not a known integer.
