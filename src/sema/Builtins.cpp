@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "SemaImpl.h"
+#include "tritonc/base/Text.h"
 
 namespace tritonc {
 
@@ -170,6 +171,11 @@ class Call {
     c_.report(Diag::ArgumentType, arg(i).node, params_[i].name, name_, what, c_.fmt(arg(i).type));
     return error();
   }
+  // Reports that argument i's value, shown as `value`, must be `what`.
+  void wrongValue(size_t i, std::string_view what, std::string_view value) {
+    c_.report(Diag::InvalidArgumentValue, arg(i).node, params_[i].name, name_, what, value);
+    failed_ = true;
+  }
   /// Argument i as a tensor (nullptr after a diagnostic or when lenient).
   const TypeStore::Node* tensor(size_t i) {
     if (!has(i) || lenient(i)) {
@@ -289,7 +295,7 @@ bool nonNegative(Call& c, const std::optional<std::vector<DimId>>& shape, size_t
   for (DimId d : *shape) {
     std::optional<int64_t> v = c.ds().constValue(d);
     if (v && *v < 0) {
-      c.wrong(argIndex, "a shape of non-negative sizes");
+      c.wrongValue(argIndex, "a shape of non-negative sizes", c.checker().fmtShape(*shape));
       return false;
     }
   }
@@ -300,7 +306,30 @@ bool nonNegative(Call& c, const std::optional<std::vector<DimId>>& shape, size_t
 bool positive(Call& c, size_t i, DimId d) {
   std::optional<int64_t> v = c.ds().constValue(d);
   if (c.has(i) && v && *v <= 0) {
-    c.wrong(i, "a positive integer");
+    c.wrongValue(i, "a positive integer", std::to_string(*v));
+    return false;
+  }
+  return true;
+}
+
+// A dropout probability must be in [0, 1], as torch's Dropout checks.
+bool probability(Call& c, size_t i) {
+  if (!c.has(i) || c.lenient(i)) return true;
+  std::optional<double> p = c.arg(i).floatValue;
+  if (!p && c.arg(i).intValue) p = static_cast<double>(*c.arg(i).intValue);
+  if (p && !(*p >= 0.0 && *p <= 1.0)) {
+    c.wrongValue(i, "a probability between 0 and 1", formatFloat(*p));
+    return false;
+  }
+  return true;
+}
+
+// A size must not be negative.
+bool nonNegativeArg(Call& c, size_t i) {
+  if (!c.has(i) || c.lenient(i)) return true;
+  std::optional<int64_t> v = c.arg(i).intValue;
+  if (v && *v < 0) {
+    c.wrongValue(i, "a non-negative integer", std::to_string(*v));
     return false;
   }
   return true;
@@ -461,6 +490,61 @@ ExprInfo joinTensors(Call& c, bool stack) {
 
 }  // namespace
 
+bool checkBuiltinLayerArgs(Checker& checker, BuiltinLayer layer, NodeId call,
+                           std::vector<BoundArg>& args) {
+  Call c(checker, builtinLayerName(layer), call, args, builtinLayerParams(layer));
+  auto intArg = [&](size_t i) -> std::optional<int64_t> {
+    return c.has(i) && !c.lenient(i) ? c.arg(i).intValue : std::nullopt;
+  };
+  auto positiveArg = [&](size_t i) {
+    return !c.has(i) || c.lenient(i) || positive(c, i, c.arg(i).dim.isValid() ? c.arg(i).dim
+                                                                                : c.ds().unknown());
+  };
+  switch (layer) {
+    case BuiltinLayer::Dropout: return probability(c, 0);
+    case BuiltinLayer::BatchNorm1d:
+    case BuiltinLayer::BatchNorm2d:
+    case BuiltinLayer::LayerNorm: return nonNegativeArg(c, 0);
+    case BuiltinLayer::Embedding:
+    case BuiltinLayer::Linear:
+    case BuiltinLayer::TernaryLinear: return nonNegativeArg(c, 0) && nonNegativeArg(c, 1);
+    case BuiltinLayer::Conv2d:
+    case BuiltinLayer::TernaryConv2d: {
+      // in, out, kernel, stride, padding, groups (torch.nn.Conv2d's checks)
+      if (!nonNegativeArg(c, 0) || !nonNegativeArg(c, 1) || !positiveArg(2) ||
+          !positiveArg(3) || !nonNegativeArg(c, 4) || !positiveArg(5)) {
+        return false;
+      }
+      std::optional<int64_t> groups = intArg(5);
+      for (size_t i = 0; i < 2 && groups; ++i) {
+        std::optional<int64_t> channels = intArg(i);
+        if (channels && *channels % *groups != 0) {
+          std::string_view what = i == 0 ? "input" : "output";
+          c.wrongValue(5, fmt::format("a divisor of the {} channels ({})", what, *channels),
+                       std::to_string(*groups));
+          return false;
+        }
+      }
+      return true;
+    }
+    case BuiltinLayer::MaxPool2d:
+    case BuiltinLayer::AvgPool2d: {
+      // kernel, stride, padding: torch wants padding at most half the kernel.
+      if (!positiveArg(0) || !positiveArg(1) || !nonNegativeArg(c, 2)) return false;
+      std::optional<int64_t> kernel = intArg(0);
+      std::optional<int64_t> padding = intArg(2);
+      if (kernel && padding && *padding * 2 > *kernel) {
+        c.wrongValue(2, fmt::format("between 0 and half the kernel size ({})", *kernel),
+                     std::to_string(*padding));
+        return false;
+      }
+      return true;
+    }
+    case BuiltinLayer::AdaptiveAvgPool2d: return positiveArg(0);
+  }
+  return true;
+}
+
 ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                           std::vector<BoundArg>& args) {
   R rule = kFnRules[static_cast<size_t>(fn)];
@@ -479,8 +563,10 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (c.has(1) && !c.lenient(1)) {
       std::optional<double> s = c.arg(1).floatValue;
       if (!s && c.arg(1).intValue) s = static_cast<double>(*c.arg(1).intValue);
-      if (!s || *s < 0.0 || *s >= 1.0) {
-        return c.wrong(1, "a constant in [0, 1)");
+      if (!s) return c.wrong(1, "a constant in [0, 1)");
+      if (*s < 0.0 || *s >= 1.0) {
+        c.wrongValue(1, "in [0, 1)", formatFloat(*s));
+        return c.error();
       }
     }
     return c.result(shape ? ts.tensor(DType::Trit, *shape, true)
@@ -582,11 +668,14 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       std::optional<int64_t> v = ds.constValue((*target)[i]);
       if (v == -1) {
         if (inferred >= 0) {
-          return c.wrong(1, "a shape with at most one -1");
+          c.wrongValue(1, "a shape with at most one -1", c.checker().fmtShape(*target));
+          return c.error();
         }
         inferred = static_cast<int>(i);
       } else if (v && *v < 0) {
-        return c.wrong(1, "a shape of non-negative sizes (and one -1 at most)");
+        c.wrongValue(1, "a shape of non-negative sizes (and one -1 at most)",
+                     c.checker().fmtShape(*target));
+        return c.error();
       } else {
         known = multiply(known, v);
       }
@@ -721,6 +810,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
   if (rule == R::FloatMath) return elementwise(c, true, false);
   if (rule == R::SameShapeFloat || rule == R::SameShapeFloatDim) {
     const TypeStore::Node* x = c.tensor(0);
+    if (fn == BuiltinFn::DropoutFn && !probability(c, 1)) return c.error();
     if (x == nullptr) return c.failed() ? c.error() : c.unknown();
     if (rule == R::SameShapeFloatDim && x->rankKnown) {
       c.dimIndex(1, c.shape(0).size(), -1);
@@ -879,6 +969,15 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       DimId stride = c.has(2) ? c.dimArg(2, 1) : kernel;
       DimId padding = c.dimArg(3, 0);
       if (c.failed() || !positive(c, 1, kernel) || !positive(c, 2, stride)) return c.error();
+      std::optional<int64_t> k = ds.constValue(kernel);
+      std::optional<int64_t> pad = ds.constValue(padding);
+      if (pad && (*pad < 0 || (k && *pad * 2 > *k))) {
+        // torch: "pad should be at most half of effective kernel size"
+        c.wrongValue(3, k ? fmt::format("between 0 and half the kernel size ({})", *k)
+                          : std::string("a non-negative integer"),
+                     std::to_string(*pad));
+        return c.error();
+      }
       DimId one = ds.constant(1);
       std::vector<DimId> input = shape;
       shape[h] = windowOutput(ds, shape[h], kernel, stride, padding, one);

@@ -633,6 +633,10 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
       instance.args.push_back(arg.info.dim.isValid() ? arg.info.dim : dims().unknown());
     }
   }
+  if (bound && builtin &&
+      !checkBuiltinLayerArgs(*this, static_cast<BuiltinLayer>(decl), call, *bound)) {
+    bound.reset();
+  }
   if (letName.isValid() && ctx_.callable >= 0) {
     auto [it, inserted] = ctx_.attributes.emplace(letName.index, call);
     if (!inserted) {

@@ -269,6 +269,11 @@ class Checker {
 /// Types a call of builtin `fn` with arguments bound to its parameters.
 ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                           std::vector<BoundArg>& args);
+/// Checks the constant arguments of an instantiation of builtin `layer` that
+/// its torch.nn constructor would reject (Dropout(2.0), a `groups` that does
+/// not divide the channels, ...). False after a diagnostic.
+bool checkBuiltinLayerArgs(Checker& checker, BuiltinLayer layer, NodeId call,
+                           std::vector<BoundArg>& args);
 /// Types `instance(x)` for an instance of a builtin layer.
 ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, NodeId call,
                              std::vector<ExprInfo>& inputs);
