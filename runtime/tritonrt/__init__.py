@@ -10,7 +10,8 @@ from .cuda import use_kernels
 from .fused import ACTIVATIONS, activation, conv_bn_act, fused_conv2d, fused_matmul
 from .layers import TernaryConv2d, TernaryLinear
 from .loader import CompileError, compile_model, find_tritonc, load, output_dir
-from .packing import is_packed, pack, pack_ternary, packed_shape, unpack_ternary, weight
+from .packing import (is_packed, pack, pack_ternary, packed_by_columns, packed_shape,
+                      unpack_ternary, weight)
 from .quant import (
     EPS,
     METHODS,
@@ -45,6 +46,7 @@ __all__ = [
     "output_dir",
     "pack",
     "pack_ternary",
+    "packed_by_columns",
     "packed_shape",
     "ste_quantize",
     "stop_gradient",

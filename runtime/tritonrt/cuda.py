@@ -274,6 +274,11 @@ def packed_linear(module, name, x, kn, act="none", chscale=None, bias=None):
     if shape is None or len(shape) != 2 or x.dim() < 2:
         return None
     k, n = (shape[0], shape[1]) if kn else (shape[1], shape[0])
+    if name in (getattr(module, "_ternary_packed_by_columns", ()) or ()):
+        # Stored as the rows of W^T, [n, k]: the F.linear layout, whatever the source wrote.
+        if not kn:
+            return None
+        kn = False
     if not (_per_feature(chscale, n) and _per_feature(bias, n)):
         return None
     codes, scale, rows = _packed_parts(module, name)

@@ -15,7 +15,8 @@ import torch
 
 from .quant import _as_shape, _prod, ternary_quantize, ternary_quantize_parts
 
-__all__ = ["pack_ternary", "unpack_ternary", "weight", "pack", "is_packed", "packed_shape"]
+__all__ = ["pack_ternary", "unpack_ternary", "weight", "pack", "is_packed", "packed_shape",
+           "packed_by_columns"]
 
 _SHIFTS = (0, 2, 4, 6)
 
@@ -111,6 +112,20 @@ def _scaled(q, scale, shape):
     return q.to(scale.dtype) * s
 
 
+def packed_by_columns(module, name):
+    """Whether the ternary weight ``name`` of ``module`` is packed by columns: a 2-D weight
+    whose reduction dimension is its first (``x @ w``, ``w`` ``[in, out]``), listed by the
+    compiler in the class attribute ``_ternary_packed_by_columns``. Its packed rows are the
+    rows of ``w.T`` (``[out, ceil(in / 4)]`` bytes), so every packed row runs along the
+    reduction dimension, as TOOLCHAIN.md's format requires."""
+    return name in (getattr(module, "_ternary_packed_by_columns", ()) or ())
+
+
+def packed_rows_shape(module, name, shape):
+    """The shape whose rows are packed: ``shape`` reversed for a weight packed by columns."""
+    return (shape[1], shape[0]) if packed_by_columns(module, name) else tuple(shape)
+
+
 def is_packed(module):
     """Whether ``module`` or one of its sub-modules holds packed ternary weights."""
     return any(getattr(m, "_tritonrt_packed", False) for m in module.modules())
@@ -167,7 +182,10 @@ def weight(module, name):
         scale = getattr(module, name + "_scale")
 
         def unpacked():
-            w = _scaled(unpack_ternary(packed, shape), scale, shape)
+            rows = packed_rows_shape(module, name, shape)
+            w = _scaled(unpack_ternary(packed, rows), scale, rows)
+            if packed_by_columns(module, name):
+                w = w.t()
             # Lets tritonrt.fused_matmul find the packed codes for the CUDA kernels.
             w._tritonrt_source = (weakref.ref(module), name)
             return w
@@ -194,6 +212,8 @@ def _pack_one(m):
             )
         method, threshold = _method_of(m, name)
         q, s = ternary_quantize_parts(latent, method=method, threshold=threshold)
+        if packed_by_columns(m, name):
+            q = q.t().contiguous()  # rows along the reduction dimension
         packed = pack_ternary(q).to(latent.device)
         if name in m._parameters:
             del m._parameters[name]

@@ -254,9 +254,14 @@ class Planner {
     if (!s || s->size() != 2) return;
     TernaryKernel k;
     k.kind = TernaryKernel::Kind::Linear;
-    k.kn = kn;
     k.k = kn ? (*s)[0] : (*s)[1];
     k.n = kn ? (*s)[1] : (*s)[0];
+    // A weight packed by columns (x @ W) is stored as the rows of W^T, [n, k]:
+    // the F.linear layout (tritonrt.cuda.packed_linear asks for that kernel).
+    const auto weight = static_cast<size_t>(m_.op(def).intAttr);
+    bool byColumns = weight < f.fn->weights.size() && f.fn->weights[weight].packByColumns;
+    if (byColumns && !kn) return;  // no launcher reads it as F.linear's weight
+    k.kn = kn && !byColumns;
     k.act = actName(act);
     if (k.n > 0 && k.k > 0) add(std::move(k));
   }

@@ -964,15 +964,23 @@ void Emitter::emitLayer(size_t index) {
 
   // The class.
   out_ += fmt::format("class {}(nn.Module):\n", className);
-  std::vector<std::string> ternary;
+  // The ternary weights, and those packed by columns (the right operand of
+  // `@`: their reduction dimension is the first; irgen/PackLayout.h).
+  std::vector<std::string> ternary, byColumns;
   for (const WeightDecl& w : f.weights) {
     if (m_.types.isTernary(w.type)) ternary.push_back(pyString(name(w.name)));
+    if (w.packByColumns) byColumns.push_back(pyString(name(w.name)));
   }
-  if (!ternary.empty()) {
+  auto tupleOf = [](const std::vector<std::string>& items) {
     std::string tuple;
-    for (const std::string& t : ternary) tuple += (tuple.empty() ? "" : ", ") + t;
-    if (ternary.size() == 1) tuple += ",";
-    line(1, fmt::format("_ternary_weights = ({})", tuple));
+    for (const std::string& t : items) tuple += (tuple.empty() ? "" : ", ") + t;
+    return items.size() == 1 ? tuple + "," : tuple;
+  };
+  if (!ternary.empty()) {
+    line(1, fmt::format("_ternary_weights = ({})", tupleOf(ternary)));
+    if (!byColumns.empty()) {
+      line(1, fmt::format("_ternary_packed_by_columns = ({})", tupleOf(byColumns)));
+    }
     out_ += "\n";
   }
   // __init__

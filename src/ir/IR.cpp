@@ -193,6 +193,9 @@ class Printer {
       if (w.sparsity > 0.0) {
         out_ += fmt::format(" (sparsity {})", formatFloat(w.sparsity));
       }
+      if (w.packByColumns) {
+        out_ += " (packed by columns)";
+      }
       printRegion(w.init, 1, " = ");
       out_ += "\n";
     }

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "PackLayout.h"
 #include "tritonc/base/Check.h"
 
 namespace tritonc {
@@ -177,6 +178,7 @@ void IRGen::run() {
   for (size_t i = firstGlobal; i < m_.globals.size(); ++i) {
     m_.globals[i].origin = options_.origin;
   }
+  annotatePackLayouts(m_);
   if (options_.origin != 0) {
     return;  // an imported file's `main` is not part of the program
   }

@@ -86,8 +86,9 @@ def expected_bases(model):
             if isinstance(m, (tritonrt.TernaryLinear, tritonrt.TernaryConv2d)):
                 continue
             p = getattr(m, w)
-            if p.dim() == 2:  # tutorial style: x @ w, w is [k, n]
-                bases.add("linear_n%d_k%d_kn" % (p.shape[1], p.shape[0]))
+            if p.dim() == 2 and tritonrt.packed_by_columns(m, w):
+                # tutorial style: x @ w, w is [k, n], packed by columns: rows of w^T, [n, k]
+                bases.add("linear_n%d_k%d_nk" % (p.shape[1], p.shape[0]))
     return bases
 
 
@@ -136,7 +137,8 @@ def test_functional_convolutions_get_launchers(ctx):
             cuda.conv2d_symbol(torch.float32, 32, 64, (3, 3), (2, 2), (1, 1), (1, 1), 1, "relu"),
             cuda.conv2d_symbol(torch.float32, 64, 64, (3, 3), (1, 1), (1, 1), (1, 1), 4, "silu"),
             cuda.conv2d_symbol(torch.float32, 64, 128, (1, 1), (1, 1), (0, 0), (1, 1), 1, "gelu"),
-            cuda.linear_symbol(torch.float32, 10, 128, True, "none")]
+            # fc [128, 10] is used as x @ fc: packed by columns, read by the [n, k] kernel
+            cuda.linear_symbol(torch.float32, 10, 128, False, "none")]
     missing = [w for w in want if w not in found]
     if missing:
         raise AssertionError("no launcher for %s (found %s)" % (missing, sorted(found)))

@@ -1259,6 +1259,55 @@ layer M(w: Tensor<float32, [4, 4]>, x: Tensor<float32, [?, 4]>) -> Tensor<float3
         check_close(got, expected, level)
 
 
+def test_packed_rows_run_along_the_reduction_dimension(ctx):
+    """TOOLCHAIN.md packs a ternary weight row by row along its reduction dimension. A weight
+    used as `x @ w` ([in, out]) reduces over its first dimension, so its packed rows are the
+    rows of w^T ([out, ceil(in / 4)] bytes); a linear(x, w) weight ([out, in]) and one used
+    any other way keep its own rows. The choice follows applications (TernaryFC's w) and is
+    the same at every level, so a packed state_dict loads into a model compiled at another."""
+    src = """
+layer FC(w: TernaryTensor<trit, [n_in, n_out]>, x: Tensor<float32, [?, n_in]>) -> Tensor<float32, [?, n_out]> {
+    return x @ w
+}
+layer Net(a: TernaryTensor<trit, [6, 5]>, l: TernaryTensor<trit, [3, 5]>,
+          both: TernaryTensor<trit, [5, 5]>, x: Tensor<float32, [?, 6]>) -> Tensor<float32, [?, 3]> {
+    let h = FC(a, x)
+    let g = h @ both + sum(both, dim=0)
+    return linear(g, l)
+}
+"""
+    x = torch.randn(4, 6, generator=torch.Generator().manual_seed(9))
+    states = {}
+    for level in LEVELS:
+        torch.manual_seed(3)
+        model = entry(load(ctx.compile_text(src, level)))().eval()
+        with torch.no_grad():
+            before = model(x)
+        q = {}
+        for name in ("a", "l", "both"):
+            q[name], _ = tritonrt.quant.ternary_quantize_parts(getattr(model, name))
+        tritonrt.pack(model)
+        sd = model.state_dict()
+        expected = {"a": tritonrt.pack_ternary(q["a"].t().contiguous()),  # [5, 2]: by columns
+                    "l": tritonrt.pack_ternary(q["l"]),  # [3, 2]: linear's [out, in] rows
+                    "both": tritonrt.pack_ternary(q["both"])}  # also summed: its own rows
+        for name, codes in expected.items():
+            if not torch.equal(sd[name], codes):
+                raise AssertionError("%s: %s packed as %s, expected %s"
+                                     % (level, name, tuple(sd[name].shape), tuple(codes.shape)))
+        with torch.no_grad():
+            after = model(x)
+        if not torch.equal(before, after):
+            raise AssertionError("%s: packed outputs differ" % level)
+        states[level] = (sd, before)
+    reference_sd, reference_out = states[LEVELS[0]]
+    for level in LEVELS[1:]:
+        model = tritonrt.pack(entry(load(ctx.compile_text(src, level)))())
+        model.load_state_dict(reference_sd)
+        with torch.no_grad():
+            check_close(model(x), reference_out, "%s loading -O0's packed state" % level)
+
+
 def test_locals_never_shadow_module_names(ctx):
     """A constant or fn named like a temporary (`t`, `t_2`, `t_3`), and a `let` shadowing a
     constant after reading it: Python makes every name a function assigns local to the whole
@@ -1435,6 +1484,7 @@ def all_tests():
               test_locals_never_shadow_module_names, test_implicit_widening_converts_values,
               test_constants_computed_by_fns, test_quantize_semantics_agree_across_levels,
               test_runtime_dtypes_follow_static_types,
+              test_packed_rows_run_along_the_reduction_dimension,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
               test_every_accepted_golden_imports, test_members_and_main,
               test_failed_compile_writes_nothing]

@@ -94,6 +94,9 @@ struct WeightDecl {
   TypeId type;
   BlockId init;            ///< yields the initial value, or invalid for the type's default
   double sparsity = 0.0;   ///< fraction of zero trits at initialization (zero-skip pass)
+  /// A 2-D ternary weight that reduces over its first dimension (the right
+  /// operand of `@`): packed by columns (irgen/PackLayout.h).
+  bool packByColumns = false;
 };
 struct InputDecl {
   IdentifierId name;
