@@ -323,6 +323,14 @@ class Emitter {
       default: return "False";
     }
   }
+  /// `, device=<anchor>.device` for a tensor created in a body, which lives
+  /// where the body's inputs live ("" in the constructor, at module level and
+  /// in main, where the default device is right).
+  std::string deviceArg() const {
+    bool body = !deviceAnchor_.empty() && ctx_ != Context::Init && ctx_ != Context::Global &&
+                ctx_ != Context::Main;
+    return body ? fmt::format(", device={}.device", deviceAnchor_) : std::string();
+  }
   void line(int depth, const std::string& text);
   /// The columns left on a line at `depth` after `used` characters.
   static size_t room(int depth, size_t used) {
@@ -348,9 +356,6 @@ class Emitter {
   void emitInstances(BlockId block, int depth, std::vector<std::string>& conditions);
   /// Writes the sub-modules held back under one condition (emitInstances).
   void flushInstances(int depth);
-  /// Whether a tensor is held as integers at run time (a trit or int tensor
-  /// from a literal or a cast; not a ternary weight or quantizer output,
-  /// which hold floats).
   /// Whether an op's value (expression `value`) goes into the next statement
   /// instead of a local (EmitOptions::inlineSingleUse).
   bool inlineIntoNext(OpId id, const std::string& value) const;
@@ -1561,11 +1566,7 @@ std::string Emitter::opExpr(OpId id) {
       }
       if (m_.types.kind(m_.typeOf(operands[0])) == TypeKind::List) {
         // A list literal bound to a tensor type.
-        std::string device = deviceAnchor_.empty() || ctx_ == Context::Init ||
-                                     ctx_ == Context::Global || ctx_ == Context::Main
-                                 ? std::string()
-                                 : fmt::format(", device={}.device", deviceAnchor_);
-        return fmt::format("torch.tensor({}, dtype={}{})", arg(0), torchDType(dt), device);
+        return fmt::format("torch.tensor({}, dtype={}{})", arg(0), torchDType(dt), deviceArg());
       }
       if (dt == DType::Trit) {
         // Rounds (half to even) and clamps to {-1, 0, 1}, held as float32.
@@ -1709,11 +1710,7 @@ std::string Emitter::builtinExpr(OpId id) {
     usesMath_ = true;
     return fmt::format("math.{}({})", name, arg[0]);
   };
-  // Tensors created in a body live where its inputs live.
-  std::string device = deviceAnchor_.empty() || ctx_ == Context::Init || ctx_ == Context::Global ||
-                               ctx_ == Context::Main
-                           ? std::string()
-                           : fmt::format(", device={}.device", deviceAnchor_);
+  std::string device = deviceArg();
   switch (fn) {
     case BuiltinFn::Zeros: return fmt::format("torch.zeros({}{})", shape, device);
     case BuiltinFn::Ones: return fmt::format("torch.ones({}{})", shape, device);

@@ -516,7 +516,7 @@ bool checkBuiltinLayerArgs(Checker& checker, BuiltinLayer layer, NodeId call,
         return false;
       }
       std::optional<int64_t> groups = intArg(5);
-      for (size_t i = 0; i < 2 && groups; ++i) {
+      for (size_t i = 0; i < 2 && groups && *groups > 0; ++i) {
         std::optional<int64_t> channels = intArg(i);
         if (channels && *channels % *groups != 0) {
           std::string_view what = i == 0 ? "input" : "output";
