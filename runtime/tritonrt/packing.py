@@ -185,7 +185,9 @@ def weight(module, name):
             rows = packed_rows_shape(module, name, shape)
             w = _scaled(unpack_ternary(packed, rows), scale, rows)
             if packed_by_columns(module, name):
-                w = w.t()
+                # Contiguous like the latent weight, so torch takes the same GEMM path and
+                # the packed module's outputs equal the unpacked ones bit for bit.
+                w = w.t().contiguous()
             # Lets tritonrt.fused_matmul find the packed codes for the CUDA kernels.
             w._tritonrt_source = (weakref.ref(module), name)
             return w
