@@ -23,6 +23,8 @@ import warnings
 
 import torch
 
+from . import packing
+
 __all__ = ["ABI_VERSION", "use_kernels", "libraries", "linear_symbol", "conv2d_symbol",
            "find", "linear", "conv2d", "enabled", "packed_linear", "packed_conv2d"]
 
@@ -274,7 +276,7 @@ def packed_linear(module, name, x, kn, act="none", chscale=None, bias=None):
     if shape is None or len(shape) != 2 or x.dim() < 2:
         return None
     k, n = (shape[0], shape[1]) if kn else (shape[1], shape[0])
-    if name in (getattr(module, "_ternary_packed_by_columns", ()) or ()):
+    if packing.packed_by_columns(module, name):
         # Stored as the rows of W^T, [n, k]: the F.linear layout, whatever the source wrote.
         if not kn:
             return None

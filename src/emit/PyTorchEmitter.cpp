@@ -216,24 +216,17 @@ std::vector<bool> fnsUsingTraining(const Module& m) {
   std::vector<size_t> work;
   for (size_t f = 0; f < m.functions.size(); ++f) {
     if (m.functions[f].kind != Function::Kind::Fn) continue;
-    auto walk = [&](auto& self, BlockId block) -> void {
-      for (OpId id : m.blocks[block.index].ops) {
-        const Op& o = m.op(id);
-        if (o.erased) continue;
-        if (o.kind == OpKind::CallFn) {
-          callers[static_cast<size_t>(o.intAttr)].push_back(f);
-        } else if ((o.kind == OpKind::Builtin || o.kind == OpKind::BuiltinStateful) &&
-                   static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::TernaryQuantize &&
-                   quantizeUsesTraining(m, id) && !uses[f]) {
-          uses[f] = true;
-          work.push_back(f);
-        }
-        for (BlockId region : m.regionsOf(id)) {
-          if (region.isValid()) self(self, region);
-        }
+    m.forEachOp(m.functions[f].body, [&](OpId id) {
+      const Op& o = m.op(id);
+      if (o.kind == OpKind::CallFn) {
+        callers[static_cast<size_t>(o.intAttr)].push_back(f);
+      } else if ((o.kind == OpKind::Builtin || o.kind == OpKind::BuiltinStateful) &&
+                 static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::TernaryQuantize &&
+                 quantizeUsesTraining(m, id) && !uses[f]) {
+        uses[f] = true;
+        work.push_back(f);
       }
-    };
-    walk(walk, m.functions[f].body);
+    });
   }
   while (!work.empty()) {
     size_t f = work.back();
@@ -313,6 +306,9 @@ class Emitter {
   }
   std::string dim(DimId d) const;
   std::string shapeOf(TypeId type) const;
+  /// Whether the code being emitted has a training flag in scope (else
+  /// training() is "False").
+  bool hasTrainingFlag() const { return training() != "False"; }
   std::string training() const {
     switch (ctx_) {
       case Context::Forward: return "self.training";
@@ -1598,7 +1594,7 @@ std::string Emitter::opExpr(OpId id) {
       }
       const std::string& callee = fnName(static_cast<size_t>(o.intAttr));
       if (o.kind == OpKind::CallFn) {
-        if (!fnsUsingTraining_[static_cast<size_t>(o.intAttr)] || training() == "False") {
+        if (!fnsUsingTraining_[static_cast<size_t>(o.intAttr)] || !hasTrainingFlag()) {
           return fmt::format("{}({})", callee, args);
         }
         return fmt::format("{}({}{}_training={})", callee, args, args.empty() ? "" : ", ", training());

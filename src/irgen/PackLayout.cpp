@@ -71,40 +71,33 @@ class PackLayouts {
         Use& slot = it->second.first ? weights[it->second.second] : inputs[it->second.second];
         slot = join(slot, use);
       };
-      auto walk = [&](auto& self, BlockId block) -> void {
-        for (OpId id : m_.blocks[block.index].ops) {
-          const Op& o = m_.op(id);
-          if (o.erased) continue;
-          if (o.kind == OpKind::Weight && o.resultsCount > 0) {
-            tracked[m_.result(id).index] = {true, static_cast<uint32_t>(o.intAttr)};
+      m_.forEachOp(fn.body, [&](OpId id) {
+        const Op& o = m_.op(id);
+        if (o.kind == OpKind::Weight && o.resultsCount > 0) {
+          tracked[m_.result(id).index] = {true, static_cast<uint32_t>(o.intAttr)};
+        }
+        std::span<const ValueId> operands = m_.operands(id);
+        if (o.kind == OpKind::Apply || o.kind == OpKind::CallFn) {
+          auto callee = static_cast<size_t>(o.intAttr);
+          std::span<const int64_t> params = m_.ints(id);
+          const Summary& cs = summarize(callee);
+          const Function& g = m_.functions[callee];
+          for (size_t i = 0; i < operands.size(); ++i) {
+            const ParamRef& p = g.params[static_cast<size_t>(params[i])];
+            Use use = p.kind == ParamRef::Kind::Weight && p.index < cs.weights.size()
+                          ? cs.weights[p.index]
+                      : p.kind == ParamRef::Kind::Input && p.index < cs.inputs.size()
+                          ? cs.inputs[p.index]
+                          : Use::Other;
+            note(operands[i], use);
           }
-          std::span<const ValueId> operands = m_.operands(id);
-          if (o.kind == OpKind::Apply || o.kind == OpKind::CallFn) {
-            auto callee = static_cast<size_t>(o.intAttr);
-            std::span<const int64_t> params = m_.ints(id);
-            const Summary& cs = summarize(callee);
-            const Function& g = m_.functions[callee];
-            for (size_t i = 0; i < operands.size(); ++i) {
-              const ParamRef& p = g.params[static_cast<size_t>(params[i])];
-              Use use = p.kind == ParamRef::Kind::Weight && p.index < cs.weights.size()
-                            ? cs.weights[p.index]
-                        : p.kind == ParamRef::Kind::Input && p.index < cs.inputs.size()
-                            ? cs.inputs[p.index]
-                            : Use::Other;
-              note(operands[i], use);
-            }
-          } else {
-            for (size_t i = 0; i < operands.size(); ++i) {
-              bool rhs = o.kind == OpKind::MatMul && i == 1 && operands[0] != operands[1];
-              note(operands[i], rhs ? Use::MatmulRhs : Use::Other);
-            }
-          }
-          for (BlockId region : m_.regionsOf(id)) {
-            if (region.isValid()) self(self, region);
+        } else {
+          for (size_t i = 0; i < operands.size(); ++i) {
+            bool rhs = o.kind == OpKind::MatMul && i == 1 && operands[0] != operands[1];
+            note(operands[i], rhs ? Use::MatmulRhs : Use::Other);
           }
         }
-      };
-      walk(walk, fn.body);
+      });
       s.weights = std::move(weights);
       s.inputs = std::move(inputs);
     }

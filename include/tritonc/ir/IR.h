@@ -180,6 +180,18 @@ class Module {
   std::array<BlockId, 2> regionsOf(OpId id) const {
     return {op(id).regions[0], op(id).regions[1]};
   }
+  /// Calls fn(OpId) for each live op of `block` and of the regions nested in
+  /// it, in program order (an op before the ops of its regions).
+  template <typename Fn>
+  void forEachOp(BlockId block, Fn&& fn) const {
+    for (OpId id : blocks[block.index].ops) {
+      if (op(id).erased) continue;
+      fn(id);
+      for (BlockId region : regionsOf(id)) {
+        if (region.isValid()) forEachOp(region, fn);
+      }
+    }
+  }
   std::span<const ValueId> operands(OpId id) const {
     const Op& o = ops[id.index];
     return {operandPool.data() + o.operandsBegin, o.operandsCount};
