@@ -324,17 +324,6 @@ bool probability(Call& c, size_t i) {
   return true;
 }
 
-// A size must not be negative.
-bool nonNegativeArg(Call& c, size_t i) {
-  if (!c.has(i) || c.lenient(i)) return true;
-  std::optional<int64_t> v = c.arg(i).intValue;
-  if (v && *v < 0) {
-    c.wrongValue(i, "a non-negative integer", std::to_string(*v));
-    return false;
-  }
-  return true;
-}
-
 // Reports an output window size that is provably empty.
 bool nonEmpty(Checker& checker, std::string_view name, NodeId call, std::span<const DimId> input,
               std::span<const DimId> output) {
@@ -490,57 +479,81 @@ ExprInfo joinTensors(Call& c, bool stack) {
 
 }  // namespace
 
-bool checkBuiltinLayerArgs(Checker& checker, BuiltinLayer layer, NodeId call,
-                           std::vector<BoundArg>& args) {
-  Call c(checker, builtinLayerName(layer), call, args, builtinLayerParams(layer));
-  auto intArg = [&](size_t i) -> std::optional<int64_t> {
-    return c.has(i) && !c.lenient(i) ? c.arg(i).intValue : std::nullopt;
+std::optional<LayerArgProblem> builtinLayerArgProblem(
+    BuiltinLayer layer, std::span<const std::optional<int64_t>> values) {
+  auto value = [&](size_t i) { return i < values.size() ? values[i] : std::nullopt; };
+  auto problem = [&](size_t i, std::string expected, std::optional<LayerArgProblem>& out) {
+    out = LayerArgProblem{i, std::move(expected), std::to_string(*value(i))};
   };
-  auto positiveArg = [&](size_t i) {
-    return !c.has(i) || c.lenient(i) || positive(c, i, c.arg(i).dim.isValid() ? c.arg(i).dim
-                                                                                : c.ds().unknown());
+  std::optional<LayerArgProblem> out;
+  // Sizes and padding must not be negative; kernels, strides and groups must
+  // be positive (torch.nn's constructors check the same).
+  auto nonNegative = [&](std::initializer_list<size_t> params) {
+    for (size_t i : params) {
+      if (!out && value(i) && *value(i) < 0) problem(i, "a non-negative integer", out);
+    }
+  };
+  auto positive = [&](std::initializer_list<size_t> params) {
+    for (size_t i : params) {
+      if (!out && value(i) && *value(i) <= 0) problem(i, "a positive integer", out);
+    }
   };
   switch (layer) {
-    case BuiltinLayer::Dropout: return probability(c, 0);
+    case BuiltinLayer::Dropout: break;  // a float: checked where it is written
     case BuiltinLayer::BatchNorm1d:
     case BuiltinLayer::BatchNorm2d:
-    case BuiltinLayer::LayerNorm: return nonNegativeArg(c, 0);
+    case BuiltinLayer::LayerNorm: nonNegative({0}); break;
     case BuiltinLayer::Embedding:
     case BuiltinLayer::Linear:
-    case BuiltinLayer::TernaryLinear: return nonNegativeArg(c, 0) && nonNegativeArg(c, 1);
+    case BuiltinLayer::TernaryLinear: nonNegative({0, 1}); break;
     case BuiltinLayer::Conv2d:
     case BuiltinLayer::TernaryConv2d: {
-      // in, out, kernel, stride, padding, groups (torch.nn.Conv2d's checks)
-      if (!nonNegativeArg(c, 0) || !nonNegativeArg(c, 1) || !positiveArg(2) ||
-          !positiveArg(3) || !nonNegativeArg(c, 4) || !positiveArg(5)) {
-        return false;
-      }
-      std::optional<int64_t> groups = intArg(5);
-      for (size_t i = 0; i < 2 && groups && *groups > 0; ++i) {
-        std::optional<int64_t> channels = intArg(i);
+      // in, out, kernel, stride, padding, groups
+      nonNegative({0, 1});
+      positive({2, 3});
+      nonNegative({4});
+      positive({5});
+      std::optional<int64_t> groups = value(5);
+      for (size_t i = 0; i < 2 && !out && groups && *groups > 0; ++i) {
+        std::optional<int64_t> channels = value(i);
         if (channels && *channels % *groups != 0) {
-          std::string_view what = i == 0 ? "input" : "output";
-          c.wrongValue(5, fmt::format("a divisor of the {} channels ({})", what, *channels),
-                       std::to_string(*groups));
-          return false;
+          problem(5, fmt::format("a divisor of the {} channels ({})", i == 0 ? "input" : "output",
+                                 *channels), out);
         }
       }
-      return true;
+      break;
     }
     case BuiltinLayer::MaxPool2d:
     case BuiltinLayer::AvgPool2d: {
       // kernel, stride, padding: torch wants padding at most half the kernel.
-      if (!positiveArg(0) || !positiveArg(1) || !nonNegativeArg(c, 2)) return false;
-      std::optional<int64_t> kernel = intArg(0);
-      std::optional<int64_t> padding = intArg(2);
-      if (kernel && padding && *padding * 2 > *kernel) {
-        c.wrongValue(2, fmt::format("between 0 and half the kernel size ({})", *kernel),
-                     std::to_string(*padding));
-        return false;
+      positive({0, 1});
+      nonNegative({2});
+      std::optional<int64_t> kernel = value(0);
+      std::optional<int64_t> padding = value(2);
+      if (!out && kernel && padding && *padding * 2 > *kernel) {
+        problem(2, fmt::format("between 0 and half the kernel size ({})", *kernel), out);
       }
-      return true;
+      break;
     }
-    case BuiltinLayer::AdaptiveAvgPool2d: return positiveArg(0);
+    case BuiltinLayer::AdaptiveAvgPool2d: positive({0}); break;
+  }
+  return out;
+}
+
+bool checkBuiltinLayerArgs(Checker& checker, BuiltinLayer layer, NodeId call,
+                           std::vector<BoundArg>& args) {
+  Call c(checker, builtinLayerName(layer), call, args, builtinLayerParams(layer));
+  if (layer == BuiltinLayer::Dropout) return probability(c, 0);
+  std::vector<std::optional<int64_t>> values(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!c.has(i) || c.lenient(i)) continue;
+    values[i] = c.arg(i).intValue;
+    if (!values[i] && c.arg(i).dim.isValid()) values[i] = c.ds().constValue(c.arg(i).dim);
+  }
+  std::optional<LayerArgProblem> problem = builtinLayerArgProblem(layer, values);
+  if (problem) {
+    c.wrongValue(problem->param, problem->expected, problem->value);
+    return false;
   }
   return true;
 }

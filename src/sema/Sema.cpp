@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "SemaImpl.h"
 #include "tritonc/sema/Sema.h"
@@ -2087,6 +2088,7 @@ CheckedModule Checker::run() {
     }
   }
   checkRecursiveInstantiation();
+  checkCreatedArguments();
   for (int i = static_cast<int>(module_.callables.size()) - 1;
        i >= static_cast<int>(module_.firstLocal); --i) {
     if (!module_.callables[i].isFn) {
@@ -2136,6 +2138,100 @@ void Checker::checkRecursiveInstantiation() {
   };
   for (size_t layer = module_.firstLocal; layer < n; ++layer) {
     if (mark[layer] == Mark::New) visit(visit, layer);
+  }
+}
+
+void Checker::checkCreatedArguments() {
+  // A built-in layer created from hyperparameters (`Conv2d(c, c, 3,
+  // groups=g)`) is checked where it is written only as far as its constant
+  // arguments go. Its values are known where its layer is created with
+  // constants (`let b = Block(64, 5)`), maybe several creations up: each
+  // chain of unconditional creations is followed from every layer and from
+  // `main`, binding each created layer's hyperparameters to what its
+  // creation passes, and a built-in layer whose arguments become invalid is
+  // reported at its argument, once per site and value, with a note per
+  // creation on the chain (like clang's "in instantiation of ... requested
+  // here").
+  size_t n = module_.callables.size();
+  std::vector<std::vector<const InstanceInfo*>> created(n + 1);  // [n]: main
+  for (const InstanceInfo& instance : module_.instances) {
+    if (!instance.conditional) {
+      created[instance.owner >= 0 ? static_cast<size_t>(instance.owner) : n].push_back(&instance);
+    }
+  }
+  std::set<std::pair<uint32_t, std::string>> reported;  // built-in creation site, problem
+  std::vector<const InstanceInfo*> chain;       // the user-layer creations, outermost first
+  std::vector<const std::unordered_map<uint32_t, DimId>*> bindingsOf;  // per chain entry
+  size_t budget = 20000;  // creations visited: chains can fan out exponentially
+  auto visit = [&](auto& self, size_t owner,
+                   const std::unordered_map<uint32_t, DimId>& bindings) -> void {
+    for (const InstanceInfo* instance : created[owner]) {
+      if (budget == 0) return;
+      --budget;
+      std::vector<DimId> args;
+      bool anyConstant = false;
+      for (DimId arg : instance->args) {
+        DimId value = bindings.empty() ? arg : dims().substitute(arg, bindings);
+        anyConstant = anyConstant || dims().constValue(value).has_value();
+        args.push_back(value);
+      }
+      if (instance->builtin) {
+        if (chain.empty()) continue;
+        std::vector<std::optional<int64_t>> values;
+        for (DimId arg : args) values.push_back(dims().constValue(arg));
+        auto layer = static_cast<BuiltinLayer>(instance->decl);
+        std::optional<LayerArgProblem> problem = builtinLayerArgProblem(layer, values);
+        if (!problem || !reported.emplace(instance->site.index, problem->expected + problem->value)
+                             .second) {
+          continue;
+        }
+        NodeId at = instance->site;
+        uint32_t call = module_.callOf[instance->site.index];
+        if (call != UINT32_MAX) {
+          for (const auto& [param, node] : module_.calls[call].args) {
+            if (param == problem->param) at = node;
+          }
+        }
+        auto builder = diags_->report(Diag::InvalidArgumentValue, source(), rangeOf(at),
+                                      builtinLayerParams(layer)[problem->param].name,
+                                      builtinLayerName(layer), problem->expected, problem->value);
+        for (size_t i = chain.size(); i-- > 0;) {
+          const InstanceInfo& outer = *chain[i];
+          std::string with;
+          for (const ParamInfo& p : module_.callables[outer.decl].params) {
+            if (p.cls != ParamClass::Hyper) continue;
+            std::optional<int64_t> v = dims().constValue(bindingsOf[i]->at(p.name.index));
+            if (v) with += fmt::format("{}{} = {}", with.empty() ? "" : ", ", spelling(p.name), *v);
+          }
+          builder.note(Note::CreatedWith, source(), rangeOf(outer.site),
+                       callableName(static_cast<int>(outer.decl)), with);
+        }
+        continue;
+      }
+      auto layer = static_cast<size_t>(instance->decl);
+      if (!anyConstant || layer < module_.firstLocal || chain.size() >= 64 ||
+          std::any_of(chain.begin(), chain.end(),
+                      [&](const InstanceInfo* c) { return c->decl == instance->decl; })) {
+        continue;
+      }
+      std::unordered_map<uint32_t, DimId> inner;
+      size_t h = 0;
+      for (const ParamInfo& p : module_.callables[layer].params) {
+        if (p.cls == ParamClass::Hyper) {
+          inner[p.name.index] = h < args.size() ? args[h] : dims().unknown();
+          ++h;
+        }
+      }
+      chain.push_back(instance);
+      bindingsOf.push_back(&inner);
+      self(self, layer, inner);
+      bindingsOf.pop_back();
+      chain.pop_back();
+    }
+  };
+  std::unordered_map<uint32_t, DimId> none;
+  for (size_t owner = module_.firstLocal; owner <= n; ++owner) {
+    visit(visit, owner, none);
   }
 }
 

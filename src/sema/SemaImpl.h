@@ -7,6 +7,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -234,6 +235,7 @@ class Checker {
   /// Reports each cycle of layers that create each other as sub-modules
   /// outside any `if`: their constructors would recurse forever.
   void checkRecursiveInstantiation();
+  void checkCreatedArguments();
   std::string callableName(int index) const { return spelling(module_.callables[index].name); }
   void setType(NodeId node, TypeId type) { module_.nodeType[node.index] = type; }
 
@@ -274,6 +276,17 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
 /// not divide the channels, ...). False after a diagnostic.
 bool checkBuiltinLayerArgs(Checker& checker, BuiltinLayer layer, NodeId call,
                            std::vector<BoundArg>& args);
+/// A constructor argument of builtin `layer` that torch.nn would reject:
+/// the parameter, what it must be, and its value as written.
+struct LayerArgProblem {
+  size_t param;
+  std::string expected;
+  std::string value;
+};
+/// The first problem with the integer arguments `values` (one per
+/// constructor parameter, nullopt when not a known integer), if any.
+std::optional<LayerArgProblem> builtinLayerArgProblem(
+    BuiltinLayer layer, std::span<const std::optional<int64_t>> values);
 /// Types `instance(x)` for an instance of a builtin layer.
 ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, NodeId call,
                              std::vector<ExprInfo>& inputs);
