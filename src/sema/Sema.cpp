@@ -51,6 +51,14 @@ std::optional<int64_t> foldIntegers(TokenKind op, int64_t x, int64_t y) {
       int64_t r = x % y;
       return r != 0 && ((r < 0) != (y < 0)) ? r + y : r;
     }
+    case TokenKind::StarStar: {
+      if (y < 0 || y >= 64) return std::nullopt;  // a float, or too large anyway
+      out = 1;
+      for (int64_t k = 0; k < y; ++k) {
+        if (__builtin_mul_overflow(out, x, &out)) return std::nullopt;
+      }
+      return out;
+    }
     default: return std::nullopt;
   }
 }
@@ -1229,6 +1237,20 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
     return make(ts.error(), node);
   }
   (void)isArithmetic;
+  bool integers = isIntegral(ta.dtype) && isIntegral(tb.dtype);
+  if (integers && (kind == TokenKind::Slash || kind == TokenKind::Percent) &&
+      ta.kind == TypeKind::Scalar && tb.kind == TypeKind::Scalar && b.intValue == 0) {
+    // Python's `//` and `%` raise; a float divisor gives inf or nan.
+    report(Diag::DivisionByZero, node, kind == TokenKind::Slash ? "division" : "modulo");
+    return make(ts.error(), node);
+  }
+  if (integers && kind == TokenKind::StarStar && b.intValue && *b.intValue < 0 &&
+      ta.kind == TypeKind::Tensor) {
+    // torch rejects integer tensors to negative integer powers.
+    diags_->report(Diag::NegativeIntegerPower, source(), rangeOf(node), *b.intValue)
+        .note(Note::FloatPower, source(), rangeOf(tree_.childA(node)), *b.intValue);
+    return make(ts.error(), node);
+  }
   // Scalars with scalars: promotion; constants and dimensions fold.
   if (ta.kind == TypeKind::Scalar && tb.kind == TypeKind::Scalar) {
     DType dtype;
@@ -1241,6 +1263,9 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
     }
     if (dtype == DType::Trit) {
       dtype = DType::Int8;  // arithmetic on trits leaves {-1, 0, 1}
+    }
+    if (kind == TokenKind::StarStar && isIntegral(dtype) && b.intValue && *b.intValue < 0) {
+      dtype = DType::Float32;  // as Python: 2 ** -1 is 0.5
     }
     ExprInfo result = make(ts.scalar(dtype), node);
     result.literal = a.literal && b.literal;
