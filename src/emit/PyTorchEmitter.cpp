@@ -50,9 +50,14 @@ const std::unordered_set<std::string>& reservedNames() {
   return names;
 }
 
+// A source identifier's Python name: itself, with a '_' appended to Python
+// keywords and the names the module uses (`torch`, `self`, ...) and to every
+// name that begins with '_': the generated names all do (`_<G>_t`,
+// `_<L>_apply`, `_training`, `_ternary_weights`), and none of them ends with
+// '_', so a source name can never take one of theirs.
 std::string pyIdent(std::string_view name) {
   std::string out(name);
-  if (reservedNames().count(out) != 0 || (out.size() > 1 && out[0] == '_' && out[1] == '_')) {
+  if (reservedNames().count(out) != 0 || (!out.empty() && out[0] == '_')) {
     out += '_';
   }
   return out;

@@ -1363,6 +1363,37 @@ layer L(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
         check_close(m.L()(x), y * y + 3.0, "layer " + level)
 
 
+def test_source_names_never_take_generated_names(ctx):
+    """Names that begin with '_' are the generated code's (`_<G>_t` temporaries of a constant,
+    `_<L>_apply`, `_training`, `_ternary_weights`): a source name spelled like one of them gets
+    a trailing '_' in Python, so it neither overwrites one nor is overwritten."""
+    src = """
+let _A_t = 100.0
+let A = -_A_t
+fn _D_apply(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    return x * 2.0
+}
+layer D(_training: Tensor<float32, [4, 4]>, x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    let q = ternary_quantize(_training, method="stochastic")
+    return _D_apply(x @ q) + _A_t + A
+}
+"""
+    torch.manual_seed(2)
+    w = torch.randn(4, 4)
+    x = torch.randn(3, 4)
+    want = (x @ absmean(w)) * 2.0 + 100.0 - 100.0
+    for level in LEVELS:
+        m = load(ctx.compile_text(src, level))
+        if (m._A_t_, m.A) != (100.0, -100.0):
+            raise AssertionError("%s: constants %s, %s" % (level, m._A_t_, m.A))
+        model = m.D().eval()
+        with torch.no_grad():
+            model._training_.copy_(w)
+        check_close(model(x), want, level)
+        if list(model.state_dict()) != ["_training_"]:
+            raise AssertionError("%s: keys %s" % (level, list(model.state_dict())))
+
+
 def test_runtime_shape_check_at_O0(ctx):
     src = """
 layer L(w: Tensor<float32, [8, 4]>, x: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, 4]> {
@@ -1498,6 +1529,7 @@ def all_tests():
               test_nested_instances_each_run, test_control_flow_and_builtins,
               test_values_updated_together, test_os_merges_identical_declarations,
               test_locals_never_shadow_module_names, test_implicit_widening_converts_values,
+              test_source_names_never_take_generated_names,
               test_constants_computed_by_fns, test_quantize_semantics_agree_across_levels,
               test_runtime_dtypes_follow_static_types,
               test_packed_rows_run_along_the_reduction_dimension,
