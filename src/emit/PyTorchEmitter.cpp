@@ -1818,11 +1818,15 @@ std::string Emitter::builtinExpr(OpId id) {
       return fmt::format("F.adaptive_avg_pool2d({}, {})", arg[0], arg[1]);
     case BuiltinFn::GlobalAvgPool: return fmt::format("F.adaptive_avg_pool2d({}, 1)", arg[0]);
     case BuiltinFn::BatchNormFn: {
-      // x, weight, bias, running_mean, running_var, training, momentum, eps
+      // x, weight, bias, running_mean, running_var, training, momentum, eps.
+      // Running statistics are updated in place and never differentiated:
+      // a layer's weight passed as one is a Parameter, so it is detached
+      // (the same storage, so the update still lands in it).
       std::string train = has(5) ? arg[5] : has(3) ? training() : "True";
+      auto statistic = [&](size_t i) { return has(i) ? raw[i] + ".detach()" : "None"; };
       return fmt::format("F.batch_norm({}, {}, {}, {}, {}, training={}{}{})", arg[0],
-                         has(3) ? arg[3] : "None", has(4) ? arg[4] : "None", arg[1], arg[2], train,
-                         kw(6, "momentum"), kw(7, "eps"));
+                         statistic(3), statistic(4), arg[1], arg[2], train, kw(6, "momentum"),
+                         kw(7, "eps"));
     }
     case BuiltinFn::LayerNormFn: {
       std::string normalized = scalarArg(1) ? "[" + arg[1] + "]" : arg[1];

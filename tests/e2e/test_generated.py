@@ -1394,6 +1394,35 @@ layer D(_training: Tensor<float32, [4, 4]>, x: Tensor<float32, [?, 4]>) -> Tenso
             raise AssertionError("%s: keys %s" % (level, list(model.state_dict())))
 
 
+def test_functional_batch_norm_with_weight_statistics(ctx):
+    """`batch_norm` given a layer's weights as running statistics: they are Parameters, which
+    torch refuses to differentiate; the module runs in training and eval mode, updates the
+    statistics in place in training (as torch.nn.BatchNorm1d does) and trains g and b."""
+    src = """
+layer L(g: Tensor<float32, [3]> = ones(), b: Tensor<float32, [3]> = zeros(),
+        rm: Tensor<float32, [3]> = zeros(), rv: Tensor<float32, [3]> = ones(),
+        x: Tensor<float32, [?, 3]>) -> Tensor<float32, [?, 3]> {
+    return batch_norm(x, g, b, running_mean=rm, running_var=rv)
+}
+"""
+    torch.manual_seed(3)
+    x = torch.randn(8, 3) * 2 + 1
+    for level in LEVELS:
+        model = entry(load(ctx.compile_text(src, level)))()
+        ref = torch.nn.BatchNorm1d(3)
+        model.train()
+        out = model(x)
+        check_close(out, ref(x), level + " train")
+        check_close(model.rm, ref.running_mean, level + " running_mean")
+        check_close(model.rv, ref.running_var, level + " running_var")
+        out.sum().backward()
+        if model.g.grad is None or model.rm.grad is not None:
+            raise AssertionError("%s: gradients g %s rm %s" % (level, model.g.grad, model.rm.grad))
+        model.eval()
+        ref.eval()
+        check_close(model(x), ref(x), level + " eval")
+
+
 def test_runtime_shape_check_at_O0(ctx):
     src = """
 layer L(w: Tensor<float32, [8, 4]>, x: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, 4]> {
@@ -1530,6 +1559,7 @@ def all_tests():
               test_values_updated_together, test_os_merges_identical_declarations,
               test_locals_never_shadow_module_names, test_implicit_widening_converts_values,
               test_source_names_never_take_generated_names,
+              test_functional_batch_norm_with_weight_statistics,
               test_constants_computed_by_fns, test_quantize_semantics_agree_across_levels,
               test_runtime_dtypes_follow_static_types,
               test_packed_rows_run_along_the_reduction_dimension,
