@@ -1002,27 +1002,40 @@ void Emitter::emitLayer(size_t index) {
   }
   for (const WeightDecl& w : f.weights) {
     std::string n = name(w.name);
+    // A weight has its declared dtype (a ternary one is a latent float32).
+    // Integer and bool weights cannot require gradients: they are
+    // Parameters with requires_grad=False, which optimizers skip.
+    bool ternaryWeight = m_.types.isTernary(w.type);
+    DType dtype = ternaryWeight ? DType::Float32 : m_.types.node(w.type).dtype;
+    bool learned = isFloating(dtype);
+    std::string dt = torchDType(dtype);
+    std::string frozen = learned ? "" : ", requires_grad=False";
     if (w.init.isValid()) {
       shapeHint_ = shapeOf(w.type);
       const Block& region = m_.blocks[w.init.index];
       ValueId yielded = m_.operands(region.ops.back())[0];
       std::string init = regionExpr(w.init, 2);
       shapeHint_.clear();
-      // Latent weights are float32 parameters whatever the initializer gives.
-      // (Ternary values are float32 tensors in the runtime.)
-      bool isFloat32 = m_.types.isTensor(m_.typeOf(yielded)) &&
-                       (m_.types.isTernary(m_.typeOf(yielded)) ||
-                        m_.types.node(m_.typeOf(yielded)).dtype == DType::Float32);
-      line(2, fmt::format("self.{} = nn.Parameter({}{})", n, init, isFloat32 ? "" : ".float()"));
-    } else if (m_.types.isTernary(w.type)) {
+      // The initializer's values in the weight's dtype (ternary values are
+      // float32 tensors in the runtime).
+      TypeId given = m_.typeOf(yielded);
+      bool same = m_.types.isTensor(given) &&
+                  (m_.types.isTernary(given) ? dtype == DType::Float32
+                                             : m_.types.node(given).dtype == dtype);
+      std::string convert = same ? "" : dtype == DType::Float32 ? ".float()" : ".to(" + dt + ")";
+      line(2, fmt::format("self.{} = nn.Parameter({}{}{})", n, init, convert, frozen));
+    } else if (ternaryWeight) {
       line(2, fmt::format("self.{} = nn.Parameter(tritonrt.ternary_weights({}))", n, shapeOf(w.type)));
-    } else if (m_.types.node(w.type).rankKnown && m_.types.shape(w.type).size() >= 2) {
+    } else if (learned && m_.types.node(w.type).rankKnown && m_.types.shape(w.type).size() >= 2) {
       // As nn.Linear and nn.Conv2d initialize their weights.
       usesMath_ = true;
-      line(2, fmt::format("self.{} = nn.Parameter(torch.empty({}))", n, shapeOf(w.type)));
+      std::string of = dtype == DType::Float32 ? "" : ", dtype=" + dt;
+      line(2, fmt::format("self.{} = nn.Parameter(torch.empty({}{}))", n, shapeOf(w.type), of));
       line(2, fmt::format("nn.init.kaiming_uniform_(self.{}, a=math.sqrt(5))", n));
     } else {
-      line(2, fmt::format("self.{} = nn.Parameter(torch.zeros({}))", n, shapeOf(w.type)));
+      std::string of = dtype == DType::Float32 ? "" : ", dtype=" + dt;
+      line(2, fmt::format("self.{} = nn.Parameter(torch.zeros({}{}){})", n, shapeOf(w.type), of,
+                          frozen));
     }
   }
   std::vector<std::string> conditions;

@@ -529,6 +529,25 @@ void Checker::checkSignature(int index) {
   }
 }
 
+// Whether `node` calls a builtin that creates fresh values (`zeros()`,
+// `randn()`, `kaiming_uniform()`, ...): an initializer whose dtype is the
+// weight's to choose.
+bool Checker::createsValues(NodeId node) const {
+  if (tree_.kind(node) != NodeKind::Call || module_.callKind[node.index] != CallKind::Builtin) {
+    return false;
+  }
+  switch (static_cast<BuiltinFn>(module_.calls[module_.callOf[node.index]].callee)) {
+    case BuiltinFn::Zeros:
+    case BuiltinFn::Ones:
+    case BuiltinFn::Randn:
+    case BuiltinFn::Rand:
+    case BuiltinFn::KaimingUniform:
+    case BuiltinFn::Full:
+    case BuiltinFn::Eye: return true;
+    default: return false;
+  }
+}
+
 // ---- bodies ---------------------------------------------------------------------
 
 // Every identifier assigned anywhere in a body: a let that is never assigned
@@ -654,6 +673,12 @@ void Checker::checkCallableBody(int index) {
                spelling(module_.symbols[symbol].name), used == i ? "itself" : "an input");
       }
     });
+    if (p.cls == ParamClass::Weight && createsValues(init) && module_.types.isTensor(value.type) &&
+        module_.types.isTensor(p.type) && !module_.types.isTernary(p.type)) {
+      // `h: Tensor<float16, [3]> = ones()`: a created initializer makes its
+      // values in the weight's dtype (the module converts them).
+      value.type = module_.types.withDType(value.type, module_.types.node(p.type).dtype);
+    }
     checkAssignable(value, p.type, init);
     if (p.cls == ParamClass::Hyper && !value.hyperConst && !module_.types.isLenient(value.type)) {
       report(Diag::DefaultNotConstant, init, spelling(p.name));

@@ -235,6 +235,7 @@ class Checker {
   /// Reports each cycle of layers that create each other as sub-modules
   /// outside any `if`: their constructors would recurse forever.
   void checkRecursiveInstantiation();
+  bool createsValues(NodeId node) const;
   void checkCreatedArguments();
   std::string callableName(int index) const { return spelling(module_.callables[index].name); }
   void setType(NodeId node, TypeId type) { module_.nodeType[node.index] = type; }

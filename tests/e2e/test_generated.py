@@ -1423,6 +1423,47 @@ layer L(g: Tensor<float32, [3]> = ones(), b: Tensor<float32, [3]> = zeros(),
         check_close(model(x), ref(x), level + " eval")
 
 
+def test_weights_keep_their_declared_dtypes(ctx):
+    """A weight is a Parameter of its declared dtype: float16 and bfloat16 ones learn, integer
+    and bool ones (an embedding's indices, a mask) are frozen (requires_grad=False, which
+    optimizers skip); a created initializer (`ones()`, `zeros()`) makes values of that dtype."""
+    src = """
+layer L(table: Tensor<float32, [10, 4]>, ids: Tensor<int64, [3]>,
+        h: Tensor<float16, [4]> = ones(), b: Tensor<bfloat16, [2, 4]>,
+        keep: Tensor<bool, [4]> = ones(), x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    let picked = sum(embedding(ids, table), dim=0)
+    return x + picked * float32(h) * float32(keep) + float32(sum(b, dim=0))
+}
+"""
+    torch.manual_seed(5)
+    table = torch.randn(10, 4)
+    ids = torch.tensor([1, 7, 7])
+    x = torch.randn(2, 4)
+    want_dtypes = {"table": torch.float32, "ids": torch.int64, "h": torch.float16,
+                   "b": torch.bfloat16, "keep": torch.bool}
+    for level in LEVELS:
+        model = entry(load(ctx.compile_text(src, level)))()
+        state = model.state_dict()
+        got = {k: v.dtype for k, v in state.items()}
+        if got != want_dtypes:
+            raise AssertionError("%s: dtypes %s" % (level, got))
+        frozen = sorted(n for n, p in model.named_parameters() if not p.requires_grad)
+        if frozen != ["ids", "keep"]:
+            raise AssertionError("%s: frozen %s" % (level, frozen))
+        if not torch.equal(model.h, torch.ones(4, dtype=torch.float16)) or not model.keep.all():
+            raise AssertionError("%s: initializers %s %s" % (level, model.h, model.keep))
+        with torch.no_grad():
+            model.table.copy_(table)
+            model.ids.copy_(ids)
+            model.b.zero_()
+        check_close(model(x), x + table[ids].sum(0), level)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        model(x).sum().backward()
+        opt.step()
+        if not torch.equal(model.ids, ids):
+            raise AssertionError("%s: a frozen weight changed" % level)
+
+
 def test_runtime_shape_check_at_O0(ctx):
     src = """
 layer L(w: Tensor<float32, [8, 4]>, x: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, 4]> {
@@ -1560,6 +1601,7 @@ def all_tests():
               test_locals_never_shadow_module_names, test_implicit_widening_converts_values,
               test_source_names_never_take_generated_names,
               test_functional_batch_norm_with_weight_statistics,
+              test_weights_keep_their_declared_dtypes,
               test_constants_computed_by_fns, test_quantize_semantics_agree_across_levels,
               test_runtime_dtypes_follow_static_types,
               test_packed_rows_run_along_the_reduction_dimension,
