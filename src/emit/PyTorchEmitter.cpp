@@ -246,10 +246,66 @@ std::vector<bool> fnsUsingTraining(const Module& m) {
   return uses;
 }
 
+/// Whether fn `f` has a tensor input its caller must give: the tensor whose
+/// device the tensors it creates use (Emitter::emitInputDefaults).
+bool hasDeviceAnchor(const Module& m, const Function& f) {
+  return std::any_of(f.inputs.begin(), f.inputs.end(), [&](const auto& input) {
+    return !input.defaultValue.isValid() && m.types.isTensor(input.type);
+  });
+}
+
+/// Per function, whether it is a fn that creates tensors (`ones([n])`, a
+/// tensor constant, a list bound to a tensor type, or a call of such a fn)
+/// with no tensor input to take their device from. Such fns take
+/// `_device` from their caller, so a model on a GPU gets its tensors there.
+std::vector<bool> fnsTakingDevice(const Module& m) {
+  std::vector<bool> takes(m.functions.size(), false);
+  std::vector<std::vector<size_t>> callers(m.functions.size());
+  std::vector<size_t> work;
+  for (size_t f = 0; f < m.functions.size(); ++f) {
+    if (m.functions[f].kind != Function::Kind::Fn || hasDeviceAnchor(m, m.functions[f])) continue;
+    m.forEachOp(m.functions[f].body, [&](OpId id) {
+      const Op& o = m.op(id);
+      bool creates = false;
+      if (o.kind == OpKind::CallFn) {
+        callers[static_cast<size_t>(o.intAttr)].push_back(f);
+      } else if (o.kind == OpKind::Builtin || o.kind == OpKind::BuiltinStateful) {
+        switch (static_cast<BuiltinFn>(o.intAttr)) {
+          case BuiltinFn::Zeros: case BuiltinFn::Ones: case BuiltinFn::Randn:
+          case BuiltinFn::Rand: case BuiltinFn::Full: case BuiltinFn::Arange:
+          case BuiltinFn::Eye: case BuiltinFn::TensorFn: creates = true; break;
+          default: break;
+        }
+      } else if (o.kind == OpKind::Global || o.kind == OpKind::Cast) {
+        creates = o.resultsCount > 0 && m.types.isTensor(m.typeOf(m.result(id))) &&
+                  (o.kind == OpKind::Global ||
+                   m.types.kind(m.typeOf(m.operands(id)[0])) == TypeKind::List);
+      }
+      if (creates && !takes[f]) {
+        takes[f] = true;
+        work.push_back(f);
+      }
+    });
+  }
+  while (!work.empty()) {
+    size_t f = work.back();
+    work.pop_back();
+    for (size_t caller : callers[f]) {
+      if (!takes[caller]) {
+        takes[caller] = true;
+        work.push_back(caller);
+      }
+    }
+  }
+  return takes;
+}
+
 class Emitter {
  public:
-  Emitter(const Module& m, const EmitOptions& options, const std::vector<bool>& fnsUsingTraining)
-      : m_(m), options_(options), fnsUsingTraining_(fnsUsingTraining) {}
+  Emitter(const Module& m, const EmitOptions& options, const std::vector<bool>& fnsUsingTraining,
+          const std::vector<bool>& fnsTakingDevice)
+      : m_(m), options_(options), fnsUsingTraining_(fnsUsingTraining),
+        fnsTakingDevice_(fnsTakingDevice) {}
 
   /// Emits into `pieces` (sized to the module) the functions whose index it
   /// takes from `next` until none is left, and for job 0 the constants and
@@ -328,9 +384,17 @@ class Emitter {
   /// where the body's inputs live ("" in the constructor, at module level and
   /// in main, where the default device is right).
   std::string deviceArg() const {
-    bool body = !deviceAnchor_.empty() && ctx_ != Context::Init && ctx_ != Context::Global &&
-                ctx_ != Context::Main;
-    return body ? fmt::format(", device={}.device", deviceAnchor_) : std::string();
+    std::string device = deviceOf();
+    return device.empty() ? std::string() : ", device=" + device;
+  }
+  /// The device expression deviceArg() uses ("" for the default device): a
+  /// fn without tensor inputs uses the `_device` its caller passes.
+  std::string deviceOf() const {
+    if (ctx_ == Context::Init || ctx_ == Context::Global || ctx_ == Context::Main) return "";
+    if (!deviceAnchor_.empty()) return deviceAnchor_ + ".device";
+    bool takes = ctx_ == Context::Fn &&
+                 fnsTakingDevice_[static_cast<size_t>(fn_ - m_.functions.data())];
+    return takes ? "_device" : "";
   }
   void line(int depth, const std::string& text);
   /// The columns left on a line at `depth` after `used` characters.
@@ -382,6 +446,7 @@ class Emitter {
   const Module& m_;
   EmitOptions options_;
   const std::vector<bool>& fnsUsingTraining_;  ///< see fnsUsingTraining()
+  const std::vector<bool>& fnsTakingDevice_;   ///< see fnsTakingDevice()
   std::string out_;
   const Function* fn_ = nullptr;
   Context ctx_ = Context::Global;
@@ -803,7 +868,10 @@ void Emitter::emitFn(size_t index) {
     expr_[body.args[i].index] = n;
     params += (i ? ", " : "") + n + (f.inputs[i].defaultValue.isValid() ? "=None" : "");
   }
-  if (fnsUsingTraining_[index]) params += std::string(params.empty() ? "" : ", ") + "*, _training=False";
+  std::string keywords;
+  if (fnsUsingTraining_[index]) keywords += ", _training=False";
+  if (fnsTakingDevice_[index]) keywords += ", _device=None";
+  if (!keywords.empty()) params += std::string(params.empty() ? "" : ", ") + "*" + keywords;
   line(0, fmt::format("def {}({}):", fnName(index), params));
   emitInputDefaults(f, 1);
   emitBlock(f.body, 1);
@@ -1519,7 +1587,16 @@ std::string Emitter::opExpr(OpId id) {
       std::string n = name(fn_->hypers[static_cast<size_t>(o.intAttr)].name);
       return ctx_ == Context::Forward ? "self." + n : n;
     }
-    case OpKind::Global: return globalName(static_cast<size_t>(o.intAttr));
+    case OpKind::Global: {
+      // A tensor constant is made on the default device when the module is
+      // imported; a body uses it where its inputs live (`.to` returns the
+      // tensor itself when it is there already).
+      std::string global = globalName(static_cast<size_t>(o.intAttr));
+      std::string device = deviceOf();
+      return m_.types.isTensor(resultType) && !device.empty()
+                 ? fmt::format("{}.to({})", global, device)
+                 : global;
+    }
     case OpKind::Weight: {
       const WeightDecl& w = fn_->weights[static_cast<size_t>(o.intAttr)];
       if (ctx_ != Context::Forward) return name(w.name);
@@ -1612,10 +1689,16 @@ std::string Emitter::opExpr(OpId id) {
       }
       const std::string& callee = fnName(static_cast<size_t>(o.intAttr));
       if (o.kind == OpKind::CallFn) {
-        if (!fnsUsingTraining_[static_cast<size_t>(o.intAttr)] || !hasTrainingFlag()) {
-          return fmt::format("{}({})", callee, args);
+        auto add = [&](std::string_view keyword, const std::string& value) {
+          args += fmt::format("{}{}={}", args.empty() ? "" : ", ", keyword, value);
+        };
+        if (fnsUsingTraining_[static_cast<size_t>(o.intAttr)] && hasTrainingFlag()) {
+          add("_training", training());
         }
-        return fmt::format("{}({}{}_training={})", callee, args, args.empty() ? "" : ", ", training());
+        if (fnsTakingDevice_[static_cast<size_t>(o.intAttr)] && !deviceOf().empty()) {
+          add("_device", deviceOf());
+        }
+        return fmt::format("{}({})", callee, args);
       }
       return fmt::format("_{}_apply({}{}_training={})", callee, args, args.empty() ? "" : ", ",
                          training());
@@ -1908,8 +1991,9 @@ Expected<PyTorchPieces> emitPyTorchPieces(const ir::Module& module, const EmitOp
   std::vector<int> depth(jobs, 0);
   std::atomic<size_t> next{0};
   const std::vector<bool> usingTraining = fnsUsingTraining(module);
+  const std::vector<bool> takingDevice = fnsTakingDevice(module);
   auto work = [&](size_t job) {
-    Emitter emitter(module, options, usingTraining);
+    Emitter emitter(module, options, usingTraining, takingDevice);
     emitter.run(pieces, job, next);
     depth[job] = emitter.maxDepth();
   };

@@ -1464,6 +1464,39 @@ layer L(table: Tensor<float32, [10, 4]>, ids: Tensor<int64, [3]>,
             raise AssertionError("%s: a frozen weight changed" % level)
 
 
+def test_tensor_constants_follow_the_inputs_device(ctx):
+    """A top-level tensor constant is made on the default device at import; layers and fns
+    use it on their inputs' device, and a fn with no tensor input creates its tensors on the
+    device its caller passes (`_device`). Run on torch's `meta` device, which stands in for a GPU
+    here: any tensor left on the CPU makes torch refuse to mix them."""
+    src = """
+let BIAS = tensor([1.0, 2.0, 3.0, 4.0])
+let SCALE: Tensor<float32, [4]> = [0.5, 0.5, 2.0, 2.0]
+fn shift(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    return x * SCALE + ones([4])
+}
+fn grid(n: int) -> Tensor<float32, [?, ?]> {
+    return ones([n, n]) * 0.5
+}
+fn doubled() -> Tensor<float32, [4]> {
+    return BIAS * 2.0 + sum(grid(4), dim=0)
+}
+layer L(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    return (shift(x) + BIAS) @ grid(4) + doubled()
+}
+"""
+    x = torch.randn(2, 4)
+    bias = torch.arange(1.0, 5.0)
+    want = ((x * torch.tensor([0.5, 0.5, 2.0, 2.0]) + 1 + bias) @ torch.full((4, 4), 0.5)
+            + bias * 2 + 2.0)
+    for level in LEVELS:
+        m = load(ctx.compile_text(src, level))
+        check_close(m.L()(x), want, level)
+        out = m.L().to("meta")(x.to("meta"))
+        if out.device.type != "meta" or tuple(out.shape) != (2, 4):
+            raise AssertionError("%s: %s %s" % (level, out.device, tuple(out.shape)))
+
+
 def test_runtime_shape_check_at_O0(ctx):
     src = """
 layer L(w: Tensor<float32, [8, 4]>, x: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, 4]> {
@@ -1602,6 +1635,7 @@ def all_tests():
               test_source_names_never_take_generated_names,
               test_functional_batch_norm_with_weight_statistics,
               test_weights_keep_their_declared_dtypes,
+              test_tensor_constants_follow_the_inputs_device,
               test_constants_computed_by_fns, test_quantize_semantics_agree_across_levels,
               test_runtime_dtypes_follow_static_types,
               test_packed_rows_run_along_the_reduction_dimension,
