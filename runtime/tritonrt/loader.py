@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import types
 
 __all__ = ["CompileError", "load", "compile_model", "find_tritonc", "output_dir"]
 
@@ -46,13 +47,28 @@ def load(py_path):
     if spec is None or spec.loader is None:
         raise ImportError("tritonrt.load: cannot import %s" % path)
     module = importlib.util.module_from_spec(spec)
+    package = _generated_package()
     sys.modules[name] = module
+    setattr(package, name.rpartition(".")[2], module)
     try:
         spec.loader.exec_module(module)
     except BaseException:
         sys.modules.pop(name, None)
+        delattr(package, name.rpartition(".")[2])
         raise
     return module
+
+
+def _generated_package():
+    """The package ``tritonrt_generated`` that loaded modules live in: pickle imports a
+    class's module by name, and importing ``tritonrt_generated.x_0`` needs its parent."""
+    with _lock:
+        package = sys.modules.get("tritonrt_generated")
+        if package is None:
+            package = types.ModuleType("tritonrt_generated")
+            package.__path__ = []  # a package, with no files to import from
+            sys.modules["tritonrt_generated"] = package
+    return package
 
 
 def _package_repo_root():

@@ -9,6 +9,7 @@ or directly (custom runner, prints "N passed, N failed", exits 1 on failure):
 import copy
 import io
 import os
+import pickle
 import shutil
 import sys
 import tempfile
@@ -589,6 +590,25 @@ class LoaderTests(unittest.TestCase):
         self.assertTrue(torch.equal(m(x), y))
         with self.assertRaises(FileNotFoundError):
             tritonrt.load(os.path.join(self.tmp, "missing.py"))
+
+    def test_loaded_models_pickle(self):
+        # pickle (and torch.save of a whole model) imports a class's module by name; a loaded
+        # module's name is under the package tritonrt_generated, which must exist too.
+        path = self._write("model.py", GENERATED)
+        m = tritonrt.load(path).TernaryFC(n_in=16, n_out=8).eval()
+        x = torch.randn(3, 16)
+        for restored in (pickle.loads(pickle.dumps(m)), self._torch_roundtrip(m)):
+            self.assertIsNot(restored, m)
+            self.assertTrue(torch.equal(restored(x), m(x)))
+        pack(m)
+        self.assertTrue(torch.equal(pickle.loads(pickle.dumps(m))(x), m(x)))
+
+    @staticmethod
+    def _torch_roundtrip(m):
+        buffer = io.BytesIO()
+        torch.save(m, buffer)
+        buffer.seek(0)
+        return torch.load(buffer)
 
     @staticmethod
     def _read(path):
