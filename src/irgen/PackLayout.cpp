@@ -1,15 +1,20 @@
 //===- PackLayout.cpp - which ternary weights pack by columns -------------===//
 //
 // A small interprocedural use analysis. Per function, each weight and input
-// gets a summary of how its value is used: not at all, only as the right
-// operand of `@`, or otherwise. A value passed to an application or fn call
-// takes the callee's summary of that parameter (memoized; a recursive cycle
-// counts as no use, and the other uses decide).
+// gets a summary of the dimension its value is reduced along: nowhere (only
+// element-wise or other uses), its first (the right operand of `@` or
+// `matmul`), its last (the left operand, `linear`'s weight), or both. A value
+// that only changes form (quantized, negated, converted, ...) is the same
+// value for this purpose. A value passed to an application or fn call takes
+// the callee's summary of that parameter (memoized; a recursive cycle counts
+// as no use, and the other uses decide).
 //
 //===----------------------------------------------------------------------===//
 #include "PackLayout.h"
 
 #include <unordered_map>
+
+#include "tritonc/sema/CheckedModule.h"
 
 namespace tritonc {
 
@@ -17,12 +22,40 @@ namespace {
 
 using namespace ir;
 
-enum class Use : uint8_t { None, MatmulRhs, Other };
+enum class Use : uint8_t {
+  None,       ///< not used
+  Neutral,    ///< used, but reduced along no dimension
+  FirstDim,   ///< reduced along its first dimension (`x @ w`)
+  LastDim,    ///< reduced along its last dimension (`w @ y`, `linear(x, w)`)
+  Conflict,   ///< both
+};
 
 Use join(Use a, Use b) {
-  if (a == Use::None) return b;
-  if (b == Use::None) return a;
-  return a == b ? a : Use::Other;
+  if (a == Use::None || a == Use::Neutral) return b == Use::None ? a : b;
+  if (b == Use::None || b == Use::Neutral) return a;
+  return a == b ? a : Use::Conflict;
+}
+
+// Ops whose result is their first operand in another form (same shape, same
+// layout): uses of the result count as uses of the operand.
+bool keepsLayout(const Module& m, OpId id) {
+  const Op& o = m.op(id);
+  switch (o.kind) {
+    case OpKind::Neg:
+    case OpKind::Cast: return true;
+    case OpKind::Builtin:
+    case OpKind::BuiltinStateful:
+      switch (static_cast<BuiltinFn>(o.intAttr)) {
+        case BuiltinFn::TernaryQuantize:
+        case BuiltinFn::TernaryDequantize:
+        case BuiltinFn::SteQuantize:
+        case BuiltinFn::StopGradient:
+        case BuiltinFn::Abs:
+        case BuiltinFn::Sign: return true;
+        default: return false;
+      }
+    default: return false;
+  }
 }
 
 class PackLayouts {
@@ -39,7 +72,7 @@ class PackLayouts {
         decl.packByColumns = m_.types.isTernary(decl.type) && m_.types.isTensor(decl.type) &&
                              m_.types.node(decl.type).rankKnown &&
                              m_.types.shape(decl.type).size() == 2 &&
-                             s.weights[w] == Use::MatmulRhs;
+                             s.weights[w] == Use::FirstDim;
       }
     }
   }
@@ -88,13 +121,29 @@ class PackLayouts {
                           ? cs.weights[p.index]
                       : p.kind == ParamRef::Kind::Input && p.index < cs.inputs.size()
                           ? cs.inputs[p.index]
-                          : Use::Other;
+                          : Use::Neutral;
             note(operands[i], use);
           }
+        } else if (keepsLayout(m_, id) && o.resultsCount > 0 && !operands.empty() &&
+                   tracked.count(operands[0].index) != 0) {
+          tracked[m_.result(id).index] = tracked[operands[0].index];
+          for (size_t i = 1; i < operands.size(); ++i) note(operands[i], Use::Neutral);
         } else {
+          bool matmul = o.kind == OpKind::MatMul ||
+                        ((o.kind == OpKind::Builtin || o.kind == OpKind::BuiltinStateful) &&
+                         static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::Matmul);
+          bool linear = (o.kind == OpKind::Builtin || o.kind == OpKind::BuiltinStateful) &&
+                        static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::LinearFn;
           for (size_t i = 0; i < operands.size(); ++i) {
-            bool rhs = o.kind == OpKind::MatMul && i == 1 && operands[0] != operands[1];
-            note(operands[i], rhs ? Use::MatmulRhs : Use::Other);
+            Use use = Use::Neutral;
+            if (matmul && operands.size() >= 2 && i < 2) {
+              use = operands[0] == operands[1] ? Use::Conflict
+                    : i == 0                   ? Use::LastDim
+                                               : Use::FirstDim;
+            } else if (linear && i == 1) {
+              use = Use::LastDim;
+            }
+            note(operands[i], use);
           }
         }
       });

@@ -1262,18 +1262,22 @@ layer M(w: Tensor<float32, [4, 4]>, x: Tensor<float32, [?, 4]>) -> Tensor<float3
 def test_packed_rows_run_along_the_reduction_dimension(ctx):
     """TOOLCHAIN.md packs a ternary weight row by row along its reduction dimension. A weight
     used as `x @ w` ([in, out]) reduces over its first dimension, so its packed rows are the
-    rows of w^T ([out, ceil(in / 4)] bytes); a linear(x, w) weight ([out, in]) and one used
-    any other way keep its own rows. The choice follows applications (TernaryFC's w) and is
-    the same at every level, so a packed state_dict loads into a model compiled at another."""
+    rows of w^T ([out, ceil(in / 4)] bytes), whatever else uses it element-wise, and also when
+    it is reduced in another form (`x @ -w`); a linear(x, w) weight ([out, in]) and one also
+    reduced along its last dimension (`w @ y`) keep their own rows. The choice follows
+    applications (FC's w) and is the same at every level, so a packed state_dict loads into
+    a model compiled at another."""
     src = """
 layer FC(w: TernaryTensor<trit, [n_in, n_out]>, x: Tensor<float32, [?, n_in]>) -> Tensor<float32, [?, n_out]> {
     return x @ w
 }
 layer Net(a: TernaryTensor<trit, [6, 5]>, l: TernaryTensor<trit, [3, 5]>,
-          both: TernaryTensor<trit, [5, 5]>, x: Tensor<float32, [?, 6]>) -> Tensor<float32, [?, 3]> {
+          both: TernaryTensor<trit, [5, 5]>, mixed: TernaryTensor<trit, [5, 5]>,
+          neg: TernaryTensor<trit, [5, 5]>, x: Tensor<float32, [?, 6]>) -> Tensor<float32, [?, 3]> {
     let h = FC(a, x)
     let g = h @ both + sum(both, dim=0)
-    return linear(g, l)
+    let g2 = g @ mixed + transpose(mixed @ transpose(g))
+    return linear(g2 @ -neg, l)
 }
 """
     x = torch.randn(4, 6, generator=torch.Generator().manual_seed(9))
@@ -1284,13 +1288,16 @@ layer Net(a: TernaryTensor<trit, [6, 5]>, l: TernaryTensor<trit, [3, 5]>,
         with torch.no_grad():
             before = model(x)
         q = {}
-        for name in ("a", "l", "both"):
+        for name in ("a", "l", "both", "mixed", "neg"):
             q[name], _ = tritonrt.quant.ternary_quantize_parts(getattr(model, name))
         tritonrt.pack(model)
         sd = model.state_dict()
-        expected = {"a": tritonrt.pack_ternary(q["a"].t().contiguous()),  # [5, 2]: by columns
+        columns = lambda name: tritonrt.pack_ternary(q[name].t().contiguous())  # noqa: E731
+        expected = {"a": columns("a"),  # [5, 2]: by columns
                     "l": tritonrt.pack_ternary(q["l"]),  # [3, 2]: linear's [out, in] rows
-                    "both": tritonrt.pack_ternary(q["both"])}  # also summed: its own rows
+                    "both": columns("both"),  # also summed: still by columns
+                    "mixed": tritonrt.pack_ternary(q["mixed"]),  # reduced both ways: own rows
+                    "neg": columns("neg")}  # x @ -neg
         for name, codes in expected.items():
             if not torch.equal(sd[name], codes):
                 raise AssertionError("%s: %s packed as %s, expected %s"
