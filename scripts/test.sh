@@ -78,6 +78,8 @@ suite "robustness through the optimizer" robust-opt.log 'FAIL|reproduce' \
   python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --corpus tests/golden \
   --corpus examples --count 300 --seed 2 --nested 0 \
   --command "compile --stop-after=emit -O2 --verify-each"
+suite "large programs" large.log '^FAIL' \
+  python3 tests/robustness/large_programs.py --tritonc "$tritonc"
 suite "fuzzer regressions" replay.log 'FAIL|reproduce' \
   python3 tests/robustness/fuzz_mutations.py --tritonc "$tritonc" --replay tests/fuzz/regressions
 suite "fuzzer regressions through the optimizer" replay-opt.log 'FAIL|reproduce' \

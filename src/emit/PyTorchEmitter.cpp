@@ -326,12 +326,22 @@ class Emitter {
   /// name local in the whole function); a parameter keeps its name (callers
   /// pass it by keyword).
   std::string fresh(std::string base, bool parameter = false) {
-    std::string candidate = base;
-    for (int n = 2; (!parameter && reserved_.count(candidate) != 0) ||
-                    !used_.insert(candidate).second;
-         ++n) {
-      candidate = fmt::format("{}_{}", base, n);
+    auto taken = [&](const std::string& candidate) {
+      return (!parameter && reserved_.count(candidate) != 0) || used_.names.count(candidate) != 0;
+    };
+    if (!taken(base)) {
+      used_.names.insert(base);
+      return base;
     }
+    // Suffixes found taken stay taken (names are only added), so each base
+    // resumes where it stopped: N locals named alike cost O(N), not O(N^2).
+    int start = 2;
+    int* next = parameter ? &start : &used_.next.try_emplace(base, 2).first->second;
+    std::string candidate;
+    do {
+      candidate = fmt::format("{}_{}", base, (*next)++);
+    } while (taken(candidate));
+    used_.names.insert(candidate);
     return candidate;
   }
   /// Fills reserved_ with the Python names of the declarations `f` refers to.
@@ -453,7 +463,17 @@ class Emitter {
   std::unordered_map<uint32_t, std::string> expr_;
   std::vector<std::string> functionNames_, globalNames_;
   std::unordered_set<uint32_t> bound_;  ///< values held by a Python local of their own
-  std::unordered_set<std::string> used_;
+  /// The local names taken in the function being emitted, and per base name
+  /// the next suffix fresh() tries.
+  struct UsedNames {
+    std::unordered_set<std::string> names;
+    std::unordered_map<std::string, int> next;
+    void clear() {
+      names.clear();
+      next.clear();
+    }
+    void insert(std::string name) { names.insert(std::move(name)); }
+  } used_;
   std::unordered_set<std::string> reserved_;  ///< see fresh()
   std::string globalTemps_;  ///< the prefix of a constant's temporaries
   std::vector<std::vector<std::string>> yieldTargets_;  ///< what a yield assigns
@@ -1296,13 +1316,28 @@ void Emitter::releaseDeadTensors(BlockId block, int depth, const std::vector<siz
     if (dead_.count(id.index) != 0) continue;
     for (ValueId r : m_.results(id)) consider(r);
   }
-  // Insert from the end so that earlier offsets stay valid.
-  for (size_t i = b.ops.size(); i-- > 0;) {
-    if (dels[i].empty()) continue;
-    std::string text = std::string(static_cast<size_t>(depth) * 4, ' ') + "del ";
-    for (size_t j = 0; j < dels[i].size(); ++j) text += (j ? ", " : "") + dels[i][j];
-    out_.insert(ends[i], text + "\n");
+  // Splice the `del` lines in at their offsets in one pass over the text
+  // after the first (inserting them one by one moved that text each time:
+  // quadratic in the length of a long block).
+  std::vector<std::pair<size_t, size_t>> at;  // (offset, op), in text order
+  for (size_t i = 0; i < b.ops.size(); ++i) {
+    if (!dels[i].empty()) at.emplace_back(ends[i], i);
   }
+  if (at.empty()) return;
+  std::stable_sort(at.begin(), at.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::string tail = out_.substr(at.front().first);
+  out_.resize(at.front().first);
+  size_t copied = at.front().first;  // offsets in the text before the splice
+  for (const auto& [offset, i] : at) {
+    out_.append(tail, copied - at.front().first, offset - copied);
+    copied = offset;
+    out_.append(static_cast<size_t>(depth) * 4, ' ');
+    out_ += "del ";
+    for (size_t j = 0; j < dels[i].size(); ++j) out_ += (j ? ", " : "") + dels[i][j];
+    out_ += '\n';
+  }
+  out_.append(tail, copied - at.front().first, std::string::npos);
 }
 
 void Emitter::emitOp(OpId id, int depth) {

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "tritonc/base/Check.h"
@@ -92,8 +93,11 @@ void Module::erase(OpId id) {
   }
   o.erased = true;
   if (o.parent.isValid()) {
-    std::vector<OpId>& list = blocks[o.parent.index].ops;
-    std::erase(list, id);
+    if (deferErasure_) {
+      erasedFrom_.push_back(o.parent.index);
+    } else {
+      std::erase(blocks[o.parent.index].ops, id);
+    }
   }
   for (BlockId region : o.regions) {
     if (region.isValid()) {
@@ -103,6 +107,16 @@ void Module::erase(OpId id) {
       }
     }
   }
+}
+
+void Module::flushErasure() {
+  deferErasure_ = false;
+  std::sort(erasedFrom_.begin(), erasedFrom_.end());
+  erasedFrom_.erase(std::unique(erasedFrom_.begin(), erasedFrom_.end()), erasedFrom_.end());
+  for (uint32_t block : erasedFrom_) {
+    std::erase_if(blocks[block].ops, [&](OpId id) { return ops[id.index].erased; });
+  }
+  erasedFrom_.clear();
 }
 
 std::string Module::formatType(TypeId type) const {

@@ -83,10 +83,46 @@ class PackLayouts {
     std::vector<Use> weights, inputs;
   };
 
+  // Summarizes `f` after the functions it calls, depth first with an
+  // explicit stack (a chain of calls may be as long as the file).
   const Summary& summarize(size_t f) {
+    if (summaries_[f].state != Summary::State::New) return summaries_[f];
+    std::vector<std::pair<size_t, size_t>> stack{{f, 0}};  // (function, next callee)
+    summaries_[f].state = Summary::State::InProgress;
+    while (!stack.empty()) {
+      auto& [at, next] = stack.back();
+      const std::vector<size_t>& callees = calleesOf(at);
+      if (next < callees.size()) {
+        size_t callee = callees[next++];
+        if (summaries_[callee].state == Summary::State::New) {
+          summaries_[callee].state = Summary::State::InProgress;
+          stack.emplace_back(callee, 0);
+        }
+        continue;
+      }
+      summarizeBody(at);
+      stack.pop_back();
+    }
+    return summaries_[f];
+  }
+
+  const std::vector<size_t>& calleesOf(size_t f) {
+    auto [it, inserted] = callees_.try_emplace(f);
+    if (inserted && m_.functions[f].body.isValid()) {
+      m_.forEachOp(m_.functions[f].body, [&](OpId id) {
+        const Op& o = m_.op(id);
+        if (o.kind == OpKind::Apply || o.kind == OpKind::CallFn) {
+          it->second.push_back(static_cast<size_t>(o.intAttr));
+        }
+      });
+    }
+    return it->second;
+  }
+
+  // `f`'s summary, from its callees' (done, or in progress: a recursive
+  // cycle, which counts as no use).
+  void summarizeBody(size_t f) {
     Summary& s = summaries_[f];
-    if (s.state != Summary::State::New) return s;  // done, or a recursive cycle
-    s.state = Summary::State::InProgress;
     const Function& fn = m_.functions[f];
     s.weights.assign(fn.weights.size(), Use::None);
     s.inputs.assign(fn.inputs.size(), Use::None);
@@ -113,7 +149,7 @@ class PackLayouts {
         if (o.kind == OpKind::Apply || o.kind == OpKind::CallFn) {
           auto callee = static_cast<size_t>(o.intAttr);
           std::span<const int64_t> params = m_.ints(id);
-          const Summary& cs = summarize(callee);
+          const Summary& cs = summaries_[callee];
           const Function& g = m_.functions[callee];
           for (size_t i = 0; i < operands.size(); ++i) {
             const ParamRef& p = g.params[static_cast<size_t>(params[i])];
@@ -151,11 +187,11 @@ class PackLayouts {
       s.inputs = std::move(inputs);
     }
     s.state = Summary::State::Done;
-    return s;
   }
 
   Module& m_;
   std::vector<Summary> summaries_;
+  std::unordered_map<size_t, std::vector<size_t>> callees_;
 };
 
 }  // namespace

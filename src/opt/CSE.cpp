@@ -24,7 +24,9 @@ class CSE {
   explicit CSE(Module& m) : m_(m), purity_(m), replacements_(m) {}
 
   bool run() {
+    m_.deferErasure();  // a long block may lose many ops
     forEachRegionRoot(m_, [&](BlockId block) { walk(block); });
+    m_.flushErasure();
     if (changed_) {
       replacements_.apply(m_);
     }

@@ -68,7 +68,7 @@ void releaseUses(const Module& m, OpId id, std::vector<uint32_t>& uses) {
   for (BlockId region : m.op(id).regions) {
     if (region.isValid()) {
       for (OpId inner : m.blocks[region.index].ops) {
-        releaseUses(m, inner, uses);
+        if (!m.op(inner).erased) releaseUses(m, inner, uses);  // released when erased
       }
     }
   }
@@ -109,7 +109,9 @@ bool runDCE(Module& m) {
   std::vector<uint32_t> uses = countUses(m);
   Purity purity(m);
   bool changed = false;
+  m.deferErasure();  // a long block loses many ops
   forEachRegionRoot(m, [&](BlockId block) { changed = sweep(m, purity, block, uses) || changed; });
+  m.flushErasure();
   return changed;
 }
 

@@ -26,6 +26,8 @@ namespace {
 using namespace ir;
 
 constexpr size_t kSmallFn = 40;
+/// Inlining adds at most max(kMinInlineBudget, 4 x the module's ops) ops.
+constexpr size_t kMinInlineBudget = 20000;
 
 size_t countOps(const Module& m, BlockId block) {
   size_t n = 0;
@@ -54,6 +56,14 @@ class Inliner {
       : m_(m), aggressive_(aggressive), inlinable_(m.functions.size(), -1), replacements_(m) {}
 
   bool run() {
+    // Inlining copies bodies: along a chain of calls (f_i calls f_{i-1}) the
+    // copies add up to a quadratic size. Past a budget the remaining calls
+    // stay calls; no model of the zoo comes near it (ResNet-152: 277 ops).
+    size_t original = 0;
+    for (const Function& f : m_.functions) {
+      if (f.body.isValid()) original += countOps(m_, f.body);
+    }
+    budget_ = std::max<size_t>(kMinInlineBudget, 4 * original);
     for (size_t f = 0; f < m_.functions.size(); ++f) {
       caller_ = f;
       std::vector<OpId> calls;
@@ -204,6 +214,8 @@ class Inliner {
     auto callee = static_cast<size_t>(c.intAttr);
     if (!inlinable(callee, c.kind)) return;
     const Function& g = m_.functions[callee];
+    size_t size = countOps(m_, g.body);
+    if (size > budget_) return;
     std::vector<ValueId> hypers(g.hypers.size());
     std::vector<ValueId> weights(g.weights.size());
     std::vector<ValueId> inputs(g.inputs.size());
@@ -301,6 +313,7 @@ class Inliner {
         cloneOp(id, block, at);
       }
     }
+    budget_ -= size;
     if (m_.op(call).resultsCount == 1) {
       if (!returned.isValid()) return;
       replacements_.record(m_.result(call), returned);
@@ -380,6 +393,7 @@ class Inliner {
   bool aggressive_;
   size_t caller_ = 0;
   bool changed_ = false;
+  size_t budget_ = 0;  ///< ops inlining may still add to the module
   std::vector<int> inlinable_;            ///< per function: -1 unknown, 0/1
   Replacements replacements_;            ///< inlined call results -> their values
   std::unordered_map<uint32_t, DimId> bindings_;

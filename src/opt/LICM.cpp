@@ -14,6 +14,8 @@
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <optional>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "PassRegistry.h"
 
@@ -49,6 +51,31 @@ class LICM {
         hoist(id);
       }
     }
+    placeHoisted(block);
+  }
+
+  // Puts the ops hoisted out of the loops of `block` before their loops, in
+  // one pass over the block (inserting them loop by loop moved the rest of
+  // the block each time: quadratic in a block of many loops). Done before
+  // the loop that contains the block hoists from it in turn.
+  void placeHoisted(BlockId block) {
+    auto it = hoisted_.find(block.index);
+    if (it == hoisted_.end()) return;
+    std::unordered_map<uint32_t, const std::vector<OpId>*> before;
+    size_t count = m_.blocks[block.index].ops.size();
+    for (const auto& [loop, moved] : it->second) {
+      before.emplace(loop.index, &moved);
+      count += moved.size();
+    }
+    std::vector<OpId> placed;
+    placed.reserve(count);
+    for (OpId id : m_.blocks[block.index].ops) {
+      auto at = before.find(id.index);
+      if (at != before.end()) placed.insert(placed.end(), at->second->begin(), at->second->end());
+      placed.push_back(id);
+    }
+    m_.blocks[block.index].ops = std::move(placed);
+    hoisted_.erase(it);
   }
 
   void mark(BlockId block, bool value) {
@@ -161,13 +188,14 @@ class LICM {
       moved.push_back(id);
     }
     if (!moved.empty()) {
-      std::vector<OpId>& bodyOps = m_.blocks[body.index].ops;
+      std::unordered_set<uint32_t> leaving;
       for (OpId id : moved) {
-        bodyOps.erase(std::find(bodyOps.begin(), bodyOps.end(), id));
+        leaving.insert(id.index);
         m_.op(id).parent = parent;
       }
-      std::vector<OpId>& outer = m_.blocks[parent.index].ops;
-      outer.insert(std::find(outer.begin(), outer.end(), loop), moved.begin(), moved.end());
+      std::erase_if(m_.blocks[body.index].ops,
+                    [&](OpId id) { return leaving.count(id.index) != 0; });
+      hoisted_[parent.index].emplace_back(loop, std::move(moved));  // placeHoisted()
       changed_ = true;
     }
     for (BlockId region : m_.op(loop).regions) {
@@ -178,6 +206,9 @@ class LICM {
   }
 
   Module& m_;
+  /// Per block: its loops and the ops hoisted out of each, to be placed
+  /// before them (placeHoisted).
+  std::unordered_map<uint32_t, std::vector<std::pair<OpId, std::vector<OpId>>>> hoisted_;
   Purity purity_;
   std::vector<bool> inside_;
   bool changed_ = false;

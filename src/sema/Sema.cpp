@@ -1191,7 +1191,10 @@ ExprInfo Checker::checkBinary(NodeId node) {
   TokenKind op = tokens().kind(opToken);
   std::string_view opText = operatorSpelling(tokens(), opToken);
   ExprInfo a = checkExpr(tree_.childA(node));
+  bool shortCircuit = op == TokenKind::AmpAmp || op == TokenKind::PipePipe;
+  ctx_.shortCircuitDepth += shortCircuit ? 1 : 0;  // b may never be evaluated
   ExprInfo b = checkExpr(tree_.childB(node));
+  ctx_.shortCircuitDepth -= shortCircuit ? 1 : 0;
   if (module_.types.kind(a.type) == TypeKind::Error ||
       module_.types.kind(b.type) == TypeKind::Error) {
     return make(module_.types.error(), node);
@@ -1262,18 +1265,31 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
     return make(ts.error(), node);
   }
   (void)isArithmetic;
+  // Operations that raise when they run: an error in a top-level constant,
+  // which runs when the module is imported (LANGUAGE.md: an accepted program
+  // never fails at import); a warning in a body, which may never run it; and
+  // nothing in the right operand of && or ||, which guards it (`n != 0 && k
+  // / n > 1`).
   bool integers = isIntegral(ta.dtype) && isIntegral(tb.dtype);
+  bool atImport = ctx_.callable < 0 && !ctx_.isMain;
+  bool raises = false;
   if (integers && (kind == TokenKind::Slash || kind == TokenKind::Percent) &&
-      ta.kind == TypeKind::Scalar && tb.kind == TypeKind::Scalar && b.intValue == 0) {
+      ta.kind == TypeKind::Scalar && tb.kind == TypeKind::Scalar && b.intValue == 0 &&
+      ctx_.shortCircuitDepth == 0) {
     // Python's `//` and `%` raise; a float divisor gives inf or nan.
-    report(Diag::DivisionByZero, node, kind == TokenKind::Slash ? "division" : "modulo");
-    return make(ts.error(), node);
+    report(atImport ? Diag::DivisionByZero : Diag::DivisionByZeroWhenRun, node,
+           kind == TokenKind::Slash ? "division" : "modulo");
+    raises = true;
   }
   if (integers && kind == TokenKind::StarStar && b.intValue && *b.intValue < 0 &&
-      ta.kind == TypeKind::Tensor) {
+      ta.kind == TypeKind::Tensor && ctx_.shortCircuitDepth == 0) {
     // torch rejects integer tensors to negative integer powers.
-    diags_->report(Diag::NegativeIntegerPower, source(), rangeOf(node), *b.intValue)
+    diags_->report(atImport ? Diag::NegativeIntegerPower : Diag::NegativeIntegerPowerWhenRun,
+                   source(), rangeOf(node), *b.intValue)
         .note(Note::FloatPower, source(), rangeOf(tree_.childA(node)), *b.intValue);
+    raises = true;
+  }
+  if (raises && atImport) {
     return make(ts.error(), node);
   }
   // Scalars with scalars: promotion; constants and dimensions fold.

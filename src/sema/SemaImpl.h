@@ -115,6 +115,7 @@ class Checker {
     int loopDepth = 0;
     int dynamicIfDepth = 0;  ///< enclosing ifs whose condition is not a hyperparameter test
     int ifDepth = 0;         ///< enclosing ifs of any kind
+    int shortCircuitDepth = 0;  ///< enclosing right operands of && and ||
     std::unordered_set<uint32_t> assigned;  ///< identifiers assigned anywhere in the body
     /// Attribute names of the layer (weights, instances) and where they are defined.
     std::unordered_map<uint32_t, NodeId> attributes;

@@ -215,6 +215,19 @@ class Module {
   void replaceAllUses(ValueId from, ValueId to);
   /// Removes an op from its block (and its regions' ops with it).
   void erase(OpId op);
+  /// Erasing many ops of one long block one at a time shifts the block's
+  /// list each time, which is quadratic. Between deferErasure() and
+  /// flushErasure(), erase() only marks ops erased: they stay in their
+  /// blocks' lists, flagged, until the flush removes them all, in one pass
+  /// per block. For passes that skip erased ops when they walk a list.
+  void deferErasure() { deferErasure_ = true; }
+  void flushErasure();
+
+ private:
+  bool deferErasure_ = false;
+  std::vector<uint32_t> erasedFrom_;  ///< blocks with flagged ops (deferErasure)
+
+ public:
 
   std::string formatType(TypeId type) const;
   /// The deterministic textual form of --dump-ir.
