@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>  // renameat2, RENAME_EXCHANGE
 #include <cstring>
+#include <optional>
 
 namespace tritonc {
 
@@ -44,8 +45,12 @@ std::string temporaryPathFor(const std::string& path) {
   return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
 }
 
-bool writeFileAtomically(const std::string& path, std::string_view contents, std::string* error) {
-  std::string temp = temporaryPathFor(path);
+namespace {
+
+// Writes `contents` to a new temporary file next to `path`; its name in `temp`.
+bool writeTemporary(const std::string& path, std::string_view contents, std::string& temp,
+                    std::string* error) {
+  temp = temporaryPathFor(path);
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
     *error = std::strerror(errno);
@@ -70,9 +75,13 @@ bool writeFileAtomically(const std::string& path, std::string_view contents, std
     ::unlink(temp.c_str());
     return false;
   }
-  // Swapped with a regular file already there (whose old data then goes with
-  // the temporary name); a plain rename when there is none, or when the file
-  // system cannot exchange.
+  return true;
+}
+
+// Puts the file `temp` at `path`. A regular file already there is swapped
+// out (its old data then goes with the temporary name) and removed; a plain
+// rename when there is none, or when the file system cannot exchange.
+bool install(const std::string& temp, const std::string& path, std::string* error) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
       ::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) == 0) {
@@ -87,16 +96,80 @@ bool writeFileAtomically(const std::string& path, std::string_view contents, std
   return true;
 }
 
-bool updateFileAtomically(const std::string& path, std::string_view contents, std::string* error) {
+// Whether `path` is a regular file holding exactly `contents`.
+bool holds(const std::string& path, std::string_view contents) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-      static_cast<size_t>(st.st_size) == contents.size()) {
-    std::optional<std::string> old = readWholeFile(path);
-    if (old && *old == contents && ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0) == 0) {
-      return true;
-    }
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<size_t>(st.st_size) != contents.size()) {
+    return false;
+  }
+  std::optional<std::string> old = readWholeFile(path);
+  return old && *old == contents;
+}
+
+}  // namespace
+
+bool writeFileAtomically(const std::string& path, std::string_view contents, std::string* error) {
+  std::string temp;
+  return writeTemporary(path, contents, temp, error) && install(temp, path, error);
+}
+
+bool updateFileAtomically(const std::string& path, std::string_view contents, std::string* error) {
+  if (holds(path, contents) && ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0) == 0) {
+    return true;
   }
   return writeFileAtomically(path, contents, error);
+}
+
+FileTransaction::~FileTransaction() {
+  for (const Staged& file : staged_) {
+    if (!file.temp.empty()) ::unlink(file.temp.c_str());
+  }
+}
+
+// A directory at `path` takes no file: found while staging, so that nothing
+// is put in place (a rename onto it would fail only at commit).
+bool isDirectory(const std::string& path, std::string* error) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    *error = std::strerror(EISDIR);
+    return true;
+  }
+  return false;
+}
+
+bool FileTransaction::stage(const std::string& path, std::string_view contents,
+                            std::string* error) {
+  if (isDirectory(path, error)) return false;
+  if (holds(path, contents)) {
+    staged_.push_back({path, ""});
+    return true;
+  }
+  std::string temp;
+  if (!writeTemporary(path, contents, temp, error)) return false;
+  staged_.push_back({path, temp});
+  return true;
+}
+
+bool FileTransaction::stageFile(const std::string& path, const std::string& temp,
+                                std::string* error) {
+  staged_.push_back({path, temp});
+  return !isDirectory(path, error);
+}
+
+bool FileTransaction::commit(std::string* failedPath, std::string* error) {
+  for (Staged& file : staged_) {
+    bool ok = file.temp.empty() ? ::utimensat(AT_FDCWD, file.path.c_str(), nullptr, 0) == 0 ||
+                                      (*error = std::strerror(errno), false)
+                                : install(file.temp, file.path, error);
+    file.temp.clear();  // installed, or removed by install()
+    if (!ok) {
+      *failedPath = file.path;
+      return false;
+    }
+  }
+  staged_.clear();
+  return true;
 }
 
 bool makeDirectories(const std::string& path, std::string* error) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,8 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
+#include <utility>
 
 #include "Imports.h"
 #include "Incremental.h"
@@ -582,6 +585,54 @@ Timings::Section cacheSection(const cache::Cache& cache) {
 
 // Runs the pipeline on every input up to `lastStage`; returns the exit code.
 // `shared` is a cache kept open across runs (`watch`), else one is opened.
+// A path as the file system resolves it: the real path of its directory and
+// its name (the file itself may not exist yet).
+std::string resolvedPath(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  char buffer[PATH_MAX];
+  if (::realpath(dir.c_str(), buffer) == nullptr) return path;
+  return std::string(buffer) + "/" + name;
+}
+
+// Before any work: no output may overwrite an input (`-o model.tri`), and no
+// two outputs may be one file (inputs with the same stem, a .py named like
+// the .cu, the trace named like either). False after a diagnostic.
+bool outputsAreDistinct(const CompileOptions& options, DiagnosticEngine& diags) {
+  std::unordered_map<std::string, std::string> inputs;  // resolved path -> as given
+  for (const std::string& input : options.inputs) inputs.emplace(resolvedPath(input), input);
+  std::unordered_map<std::string, std::string> outputs;  // resolved path -> what writes it
+  bool cuda = options.target != "pytorch";
+  auto claim = [&](const std::string& path, const std::string& what) {
+    std::string resolved = resolvedPath(path);
+    auto input = inputs.find(resolved);
+    if (input != inputs.end()) {
+      diags.reportForPath(Diag::OutputOverwritesInput, "", path, input->second);
+      return false;
+    }
+    auto [it, inserted] = outputs.emplace(resolved, what);
+    if (!inserted) {
+      diags.reportForPath(Diag::OutputsCollide, "", path, it->second, what);
+      return false;
+    }
+    return true;
+  };
+  for (const std::string& input : options.inputs) {
+    std::string quoted = "'" + input + "'";
+    if (!claim(outputPathFor(options, input), "the module of " + quoted) ||
+        (cuda && (!claim(cudaPathFor(options, input, ".cu"), "the CUDA source of " + quoted) ||
+                  !claim(cudaPathFor(options, input, ".so"), "the CUDA library of " + quoted)))) {
+      return false;
+    }
+  }
+  if (options.timeTrace) {
+    std::string trace = options.timeTrace->empty() ? defaultTraceName(options) : *options.timeTrace;
+    if (!claim(trace, "the time trace")) return false;
+  }
+  return true;
+}
+
 int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* shared,
                 std::vector<std::string>* dependencies = nullptr) {
   setLogLevel(options.debug ? LogLevel::Debug : options.verbose ? LogLevel::Verbose : LogLevel::Off);
@@ -626,6 +677,10 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       sorter.flush();
       return kExitUsageError;
     }
+  }
+  if (lastStage == Stage::Emit && !options.stopAfter && !outputsAreDistinct(options, diags)) {
+    sorter.flush();
+    return kExitUsageError;
   }
 
   // The cache: an unusable one is a warning (never promoted by -Werror) and
@@ -1037,26 +1092,28 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     DiagnosticEngine environment(*printer, DiagnosticOptions{false, options.quiet, 0});
     environment.reportForPath(Diag::CacheUnavailable, "", cache.warning());
   }
+  // Every output (libraries, modules, CUDA sources, the time trace) is
+  // staged in a temporary file first and put in place only when all of them
+  // could be written: a failure leaves every path as it was (TOOLCHAIN.md).
+  FileTransaction outputs;
+  auto fail = [&](const std::string& path, const std::string& error) {
+    diags.reportForPath(Diag::CannotWriteFile, "", path, error);
+    sorter.flush();
+    for (FileResult& result : results) {
+      if (!result.soTemp.empty()) ::unlink(result.soTemp.c_str());
+    }
+    return kExitInternalError;
+  };
   if (writeOutputs) {
     ScopedTimer timer(timings.get(), "write outputs");
-    auto fail = [&](const std::string& path, const std::string& error) {
-      diags.reportForPath(Diag::CannotWriteFile, "", path, error);
-      sorter.flush();
-      for (FileResult& result : results) {
-        if (!result.soTemp.empty()) ::unlink(result.soTemp.c_str());
-      }
-      return kExitInternalError;
-    };
     // Libraries first: a module never finds a stale library next to it.
     for (FileResult& result : results) {
       std::string so = cudaPathFor(options, result.source->name(), ".so");
       std::string error;
       if (!result.soTemp.empty()) {
-        if (::rename(result.soTemp.c_str(), so.c_str()) != 0) {
-          return fail(so, std::strerror(errno));
-        }
-        result.soTemp.clear();
-      } else if (result.cachedSo && !updateFileAtomically(so, *result.cachedSo, &error)) {
+        std::string temp = std::exchange(result.soTemp, "");
+        if (!outputs.stageFile(so, temp, &error)) return fail(so, error);
+      } else if (result.cachedSo && !outputs.stage(so, *result.cachedSo, &error)) {
         return fail(so, error);
       }
     }
@@ -1066,12 +1123,12 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       std::string library = result.hasCu ? fileStem(name) + "_kernels.so" : "";
       std::string error;
       std::string py = outputPathFor(options, name);
-      if (!updateFileAtomically(py, stampPyTorch(result.py, baseName(name), library), &error)) {
+      if (!outputs.stage(py, stampPyTorch(result.py, baseName(name), library), &error)) {
         return fail(py, error);
       }
       if (result.hasCu) {
         std::string cu = cudaPathFor(options, name, ".cu");
-        if (!updateFileAtomically(cu, stampCuda(result.cu, baseName(name)), &error)) {
+        if (!outputs.stage(cu, stampCuda(result.cu, baseName(name)), &error)) {
           return fail(cu, error);
         }
       }
@@ -1091,12 +1148,14 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     if (options.timeTrace) {
       std::string path = options.timeTrace->empty() ? defaultTraceName(options) : *options.timeTrace;
       std::string error;
-      if (!writeFileAtomically(path, timings->formatChromeTrace(), &error)) {
-        diags.reportForPath(Diag::CannotWriteFile, "", path, error);
-        sorter.flush();
-        return kExitInternalError;
+      if (!outputs.stage(path, timings->formatChromeTrace(), &error)) {
+        return fail(path, error);
       }
     }
+  }
+  std::string failedPath, error;
+  if (!outputs.commit(&failedPath, &error)) {
+    return fail(failedPath, error);
   }
   return exitCode;
 }

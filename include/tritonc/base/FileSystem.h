@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tritonc {
 
@@ -31,6 +32,35 @@ bool writeFileAtomically(const std::string& path, std::string_view contents, std
 /// Like writeFileAtomically, but when `path` already holds exactly
 /// `contents` only its modification time is refreshed.
 bool updateFileAtomically(const std::string& path, std::string_view contents, std::string* error);
+
+/// Several files replaced together, so that a failure leaves every one as it
+/// was: stage() writes each new content to a temporary file next to its path
+/// (or notes that the path holds it already, to be touched); commit() puts
+/// them all in place, each as writeFileAtomically does. Temporaries not
+/// committed are removed when the transaction goes away.
+class FileTransaction {
+ public:
+  FileTransaction() = default;
+  FileTransaction(const FileTransaction&) = delete;
+  FileTransaction& operator=(const FileTransaction&) = delete;
+  ~FileTransaction();
+  /// False (with `error`) when the temporary file cannot be written.
+  bool stage(const std::string& path, std::string_view contents, std::string* error);
+  /// A file already written elsewhere on the same file system (`temp`,
+  /// which the transaction now owns), to be renamed to `path`. False (with
+  /// `error`) when `path` cannot take it.
+  bool stageFile(const std::string& path, const std::string& temp, std::string* error);
+  /// False (with the path and `error`) when one cannot be put in place; the
+  /// ones before it are in place, the rest are removed.
+  bool commit(std::string* failedPath, std::string* error);
+
+ private:
+  struct Staged {
+    std::string path;
+    std::string temp;  ///< empty: `path` holds the contents already
+  };
+  std::vector<Staged> staged_;
+};
 
 /// `mkdir -p`; true when the directory exists afterwards.
 bool makeDirectories(const std::string& path, std::string* error);
