@@ -259,7 +259,8 @@ int run(int argc, char** argv) {
   std::string watchTrace;
   CLI::Option* watchTraceOpt = nullptr;
   CLI::App* watch = app.add_subcommand("watch", "Recompile a file on every save");
-  watch->add_option("FILE", watchOptions.inputs, "Input file (.tri)")->required()->expected(1);
+  std::string watchFile;  // one file: a second is an unexpected argument (exit 2)
+  watch->add_option("FILE", watchFile, "Input file (.tri)")->required();
   addCompileFlags(watch, watchOptions, choices, watchStop, watchOpt, &watchTraceOpt, watchTrace);
 
   CLI::App* cache = app.add_subcommand("cache", "Inspect and maintain the compile cache");
@@ -301,6 +302,21 @@ int run(int argc, char** argv) {
   configSet->add_option("key", cacheCommand.key, "e.g. cache.l3_code.max_size_mb")->required();
   configSet->add_option("value", cacheCommand.value, "New value")->required();
 
+  // A first word that names no command: say which it is (CLI11 would only
+  // say that a subcommand is required).
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+      known = known || sub->get_name() == argv[1];
+    }
+    if (!known) {
+      std::fprintf(stderr, "tritonc: error: unknown command '%s'; the commands are: %s\n"
+                   "Run 'tritonc --help' for usage.\n", argv[1], names.c_str());
+      return kExitUsageError;
+    }
+  }
   try {
     std::vector<std::string> args = normalizeArgs(argc, argv);
     app.parse(args);
@@ -319,6 +335,7 @@ int run(int argc, char** argv) {
     return runCheck(options);
   }
   if (*watch) {
+    watchOptions.inputs = {watchFile};
     applyCompileChoices(watchOpt, watchStop, watchTraceOpt, watchTrace, watchOptions);
     return runWatch(watchOptions);
   }
