@@ -17,6 +17,21 @@
 #include "tritonc/base/FileSystem.h"
 
 namespace tritonc::cache {
+namespace {
+// Removes an entry file, counting it; one that cannot be removed (and still
+// exists) is counted as failed with the first reason, which the commands
+// report (exit 3) instead of claiming success.
+bool removeEntry(const std::string& path, MaintenanceReport& report) {
+  if (::unlink(path.c_str()) == 0) {
+    ++report.removed;
+    return true;
+  }
+  if (errno != ENOENT) {
+    if (report.failed++ == 0) report.firstFailure = path + ": " + std::strerror(errno);
+  }
+  return false;
+}
+}  // namespace
 namespace detail {
 
 namespace {
@@ -92,8 +107,7 @@ std::vector<EntryFile> evict(std::vector<EntryFile> files, std::optional<uint64_
   for (EntryFile& file : files) {
     bool tooOld = maxAgeDays && file.lastUseNs <= cutoff;
     full = full || (maxBytes && total + file.bytes > *maxBytes);
-    if ((tooOld || full) && ::unlink(file.path.c_str()) == 0) {
-      ++report.removed;
+    if ((tooOld || full) && removeEntry(file.path, report)) {
       report.removedBytes += file.bytes;
       continue;
     }
@@ -253,10 +267,7 @@ Expected<MaintenanceReport> clear(const std::string& dir, const std::vector<Leve
   for (Level level : chosen) {
     if (level == Level::L1) continue;  // lives in each process's memory
     for (const detail::EntryFile& f : detail::listEntries(dir, level)) {
-      if (::unlink(f.path.c_str()) == 0) {
-        ++report.removed;
-        report.removedBytes += f.bytes;
-      }
+      if (removeEntry(f.path, report)) report.removedBytes += f.bytes;
     }
   }
   recount(dir, chosen, /*reset=*/true, {});
@@ -341,10 +352,7 @@ Expected<MaintenanceReport> validate(const std::string& dir) {
       ++report.corrupt;
       ++corrupt[static_cast<int>(level)];
       report.corruptEntries.push_back(f.path.substr(dir.size() + 1) + ": " + problem);
-      if (::unlink(f.path.c_str()) == 0) {
-        ++report.removed;
-        report.removedBytes += f.bytes;
-      }
+      if (removeEntry(f.path, report)) report.removedBytes += f.bytes;
     }
   }
   for (const std::string& temp : detail::listStaleTemporaries(dir)) {

@@ -38,6 +38,12 @@ std::string percent(uint64_t hits, uint64_t lookups) {
 std::string seconds(uint64_t ns) { return fmt::format("{:.3f} s", static_cast<double>(ns) / 1e9); }
 
 int stats(const cache::Settings& settings, bool json) {
+  // No directory yet is an empty cache; a file in its place is an error,
+  // as for clear, prune and validate.
+  struct stat dir {};
+  if (::stat(settings.dir.c_str(), &dir) == 0 && !S_ISDIR(dir.st_mode)) {
+    return fail(fmt::format("{} is not a directory", settings.dir));
+  }
   cache::Counters counters = cache::readCounters(settings.dir);
   struct Row {
     std::string name, description;
@@ -128,6 +134,14 @@ int stats(const cache::Settings& settings, bool json) {
 
 }  // namespace
 
+// After a report has been printed: entries that could not be removed make
+// the command fail (exit 3), naming the first and why.
+int failedRemovals(const cache::MaintenanceReport& report) {
+  if (report.failed == 0) return kExitSuccess;
+  return fail(fmt::format("could not remove {} {} ({})", report.failed,
+                          report.failed == 1 ? "entry" : "entries", report.firstFailure));
+}
+
 int runCacheCommand(const CacheCommand& command) {
   cache::Settings settings = cache::resolveSettings(command.cacheDir, false);
   if (settings.dir.empty()) {
@@ -144,7 +158,7 @@ int runCacheCommand(const CacheCommand& command) {
     writeStdout(fmt::format("cleared {}: removed {} entries ({})\n",
                             command.level.empty() ? "the cache" : command.level, report->removed,
                             cache::formatSize(report->removedBytes)));
-    return kExitSuccess;
+    return failedRemovals(*report);
   }
   if (command.action == "prune") {
     std::optional<uint64_t> maxBytes;
@@ -168,7 +182,7 @@ int runCacheCommand(const CacheCommand& command) {
     writeStdout(fmt::format("pruned {} entries ({}); {} entries ({}) left\n", report->removed,
                             cache::formatSize(report->removedBytes), entries,
                             cache::formatSize(bytes)));
-    return kExitSuccess;
+    return failedRemovals(*report);
   }
   if (command.action == "validate") {
     Expected<cache::MaintenanceReport> report = cache::validate(settings.dir);
@@ -180,7 +194,7 @@ int runCacheCommand(const CacheCommand& command) {
     out += fmt::format("checked {} entries: {} valid, {} corrupt (removed)\n", report->checked,
                        report->checked - report->corrupt, report->corrupt);
     writeStdout(out);
-    return kExitSuccess;
+    return failedRemovals(*report);
   }
   return kExitUsageError;
 }

@@ -982,6 +982,36 @@ def as_nobody():
     os.setuid(NOBODY)
 
 
+def test_maintenance_fails_when_it_cannot_remove(ctx):
+    """`cache clear`, `prune` and `validate` that cannot remove an entry (a cache another user
+    owns) say so and exit 3 instead of reporting success; the entries stay valid."""
+    src = example("mnist_mlp")
+    cache = ctx.path("owned-cache")
+    ctx.compile(src, "-O2", env={"TRITONC_CACHE_DIR": cache})
+    before = len(ctx.entries("l3", cache)) + len(ctx.entries("l2", cache))
+    check(before >= 2, "entries stored: %d" % before)
+    preexec = None
+    if os.geteuid() == 0:
+        preexec = as_nobody  # root removes anything: act as another user
+        for d in (ctx.root, os.path.dirname(ctx.root)):
+            os.chmod(d, 0o755)
+    else:
+        for level in ("l2", "l3"):
+            for sub in os.listdir(os.path.join(cache, level)):
+                os.chmod(os.path.join(cache, level, sub), 0o555)
+    for command in (["clear"], ["prune", "--days", "0"]):
+        proc = ctx.run("cache", *command, "--cache-dir", cache, rc=None, preexec_fn=preexec)
+        check_eq(proc.returncode, 3, "cache %s: exit (stderr %s)" % (command[0], proc.stderr))
+        check("could not remove" in proc.stderr, "cache %s: %s" % (command[0], proc.stderr))
+    after = len(ctx.entries("l3", cache)) + len(ctx.entries("l2", cache))
+    check_eq(after, before, "entries left")
+    if os.geteuid() != 0:
+        for level in ("l2", "l3"):
+            for sub in os.listdir(os.path.join(cache, level)):
+                os.chmod(os.path.join(cache, level, sub), 0o755)
+    ctx.run("cache", "validate", "--cache-dir", cache)
+
+
 def test_cache_write_failure_warns_once(ctx):
     """The directory opens fine but an entry cannot be written (a level folder that is not a
     directory, a full disk): one [CacheUnavailable] warning, a normal compile."""
@@ -1650,6 +1680,7 @@ TESTS = [
     test_kill_during_large_write,
     test_unusable_cache_dir_compiles_with_one_warning,
     test_cache_write_failure_warns_once,
+    test_maintenance_fails_when_it_cannot_remove,
     test_prune_by_age_and_size,
     test_prune_sizes_ttl_and_usage_errors,
     test_limits_evict_automatically,

@@ -321,6 +321,8 @@ struct MaintenanceReport {
   uint64_t checked = 0;
   uint64_t corrupt = 0;
   std::vector<std::string> corruptEntries;  ///< "l3/ab/cd...: checksum mismatch"
+  uint64_t failed = 0;        ///< entries that could not be removed
+  std::string firstFailure;   ///< the first of them and why ("<path>: Permission denied")
 };
 /// Removes every entry of the given levels (all when empty) and resets their counters.
 Expected<MaintenanceReport> clear(const std::string& dir, const std::vector<Level>& levels);
