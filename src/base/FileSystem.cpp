@@ -157,9 +157,15 @@ bool FileTransaction::stageFile(const std::string& path, const std::string& temp
   return !isDirectory(path, error);
 }
 
+void FileTransaction::stageRemoval(const std::string& path) {
+  staged_.push_back({path, "", true});
+}
+
 bool FileTransaction::commit(std::string* failedPath, std::string* error) {
   for (Staged& file : staged_) {
-    bool ok = file.temp.empty() ? ::utimensat(AT_FDCWD, file.path.c_str(), nullptr, 0) == 0 ||
+    bool ok = file.remove ? ::unlink(file.path.c_str()) == 0 || errno == ENOENT ||
+                                (*error = std::strerror(errno), false)
+              : file.temp.empty() ? ::utimensat(AT_FDCWD, file.path.c_str(), nullptr, 0) == 0 ||
                                       (*error = std::strerror(errno), false)
                                 : install(file.temp, file.path, error);
     file.temp.clear();  // installed, or removed by install()

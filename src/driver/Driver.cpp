@@ -1106,7 +1106,10 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   };
   if (writeOutputs) {
     ScopedTimer timer(timings.get(), "write outputs");
-    // Libraries first: a module never finds a stale library next to it.
+    // Libraries first: a module never finds a stale library next to it. A
+    // CUDA source that was not compiled (no nvcc) removes the library of an
+    // earlier compile: its module runs the reference path until the library
+    // is built from the new source (the command is in its header).
     for (FileResult& result : results) {
       std::string so = cudaPathFor(options, result.source->name(), ".so");
       std::string error;
@@ -1115,6 +1118,8 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         if (!outputs.stageFile(so, temp, &error)) return fail(so, error);
       } else if (result.cachedSo && !outputs.stage(so, *result.cachedSo, &error)) {
         return fail(so, error);
+      } else if (result.hasCu) {
+        outputs.stageRemoval(so);
       }
     }
     for (const FileResult& result : results) {

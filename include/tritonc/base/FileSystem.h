@@ -50,6 +50,8 @@ class FileTransaction {
   /// which the transaction now owns), to be renamed to `path`. False (with
   /// `error`) when `path` cannot take it.
   bool stageFile(const std::string& path, const std::string& temp, std::string* error);
+  /// A file of an earlier build to remove at commit (if it exists).
+  void stageRemoval(const std::string& path);
   /// False (with the path and `error`) when one cannot be put in place; the
   /// ones before it are in place, the rest are removed.
   bool commit(std::string* failedPath, std::string* error);
@@ -58,6 +60,7 @@ class FileTransaction {
   struct Staged {
     std::string path;
     std::string temp;  ///< empty: `path` holds the contents already
+    bool remove = false;  ///< stageRemoval
   };
   std::vector<Staged> staged_;
 };
