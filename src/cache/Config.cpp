@@ -5,14 +5,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "tritonc/base/FileSystem.h"
 #include "tritonc/cache/Cache.h"
@@ -146,15 +145,22 @@ Expected<std::string> normalizeValue(const ConfigKey& key, std::string_view valu
 }
 
 Expected<YAML::Node> loadYaml(const std::string& path, bool* exists) {
-  std::ifstream in(path);
-  *exists = static_cast<bool>(in);
-  if (!in) {
+  // No file: the defaults. A file that cannot be read (a directory, no
+  // permission) is ignored with the warning of a malformed one.
+  struct stat st {};
+  *exists = ::stat(path.c_str(), &st) == 0;
+  if (!*exists) {
     return YAML::Node(YAML::NodeType::Map);
   }
-  std::stringstream text;
-  text << in.rdbuf();
+  if (S_ISDIR(st.st_mode)) {
+    return Error{path + ": " + std::strerror(EISDIR)};
+  }
+  std::optional<std::string> text = readWholeFile(path);
+  if (!text) {
+    return Error{path + ": " + std::strerror(errno)};
+  }
   try {
-    YAML::Node root = YAML::Load(text.str());
+    YAML::Node root = YAML::Load(*text);
     if (root.IsNull()) return YAML::Node(YAML::NodeType::Map);
     if (!root.IsMap()) return Error{path + ": the configuration must be a YAML mapping"};
     return root;

@@ -1116,8 +1116,8 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       if (!result.soTemp.empty()) {
         std::string temp = std::exchange(result.soTemp, "");
         if (!outputs.stageFile(so, temp, &error)) return fail(so, error);
-      } else if (result.cachedSo && !outputs.stage(so, *result.cachedSo, &error)) {
-        return fail(so, error);
+      } else if (result.cachedSo) {
+        if (!outputs.stage(so, *result.cachedSo, &error)) return fail(so, error);
       } else if (result.hasCu) {
         outputs.stageRemoval(so);
       }
