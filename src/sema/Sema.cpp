@@ -1585,6 +1585,13 @@ ExprInfo Checker::checkIndex(NodeId node) {
           if (!module_.types.isLenient(p.type) &&
               !(module_.types.isScalar(p.type) && isIntegral(module_.types.node(p.type).dtype))) {
             report(Diag::TypeMismatch, part, fmt(p.type), "int32");
+          } else if (part == tree_.childC(index) && p.intValue && *p.intValue <= 0) {
+            // Python refuses a zero step; torch also a negative one.
+            bool tensor = module_.types.isTensor(base.type);
+            if (*p.intValue == 0 || tensor) {
+              report(Diag::InvalidSliceStep, part,
+                     tensor ? "positive (torch slices forwards only)" : "non-zero", *p.intValue);
+            }
           }
         }
       }
@@ -1601,6 +1608,9 @@ ExprInfo Checker::checkIndex(NodeId node) {
   }
   const TypeStore::Node& t = ts.node(base.type);
   if (t.kind == TypeKind::List) {
+    if (indices.size() == 1 && isSlice[0]) {
+      return make(ts.list(TypeId{t.ref}, UINT32_MAX), node);  // a list, of unknown length
+    }
     ExprInfo result = make(TypeId{t.ref}, node);
     if (indices.size() == 1 && !isSlice[0] && indices[0].intValue && !base.listDims.empty()) {
       std::optional<size_t> i = normalizeDim(*indices[0].intValue, base.listDims.size(),
