@@ -1924,7 +1924,18 @@ void Checker::noteConversion(const ExprInfo& value, TypeId target, NodeId node) 
 
 bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId where) {
   TypeStore& ts = module_.types;
-  if (ts.isLenient(value.type) || ts.isLenient(target) || value.type == target) {
+  if (ts.isLenient(value.type) || ts.isLenient(target)) {
+    return true;
+  }
+  if (value.type == target) {
+    // `let z: int32 = 2147483647 * 2`: a constant the type cannot hold.
+    const TypeStore::Node& t = ts.node(target);
+    if (t.kind == TypeKind::Scalar && isIntegral(t.dtype) && t.dtype != DType::Bool &&
+        value.intValue && !fitsInteger(t.dtype, *value.intValue)) {
+      report(Diag::LiteralDoesNotFit, where, fmt::format("the value {}", *value.intValue),
+             dtypeName(t.dtype));
+      return false;
+    }
     return true;
   }
   const TypeStore::Node& v = ts.node(value.type);

@@ -8,8 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
+#include <cmath>
 
 #include "SemaImpl.h"
+#include "tritonc/base/Text.h"
 
 namespace tritonc::sema {
 
@@ -210,6 +212,14 @@ ExprInfo Checker::checkCast(DType dtype, NodeId call) {
   if (t.kind == TypeKind::Scalar && t.dtype != DType::Str && dtype != DType::Str) {
     ExprInfo result = make(ts.scalar(dtype), call);
     result.hyperConst = x.hyperConst;
+    if (x.floatValue && isIntegral(dtype) && dtype != DType::Bool && dtype != DType::Trit &&
+        (!std::isfinite(*x.floatValue) ||
+         !fitsInteger(dtype, static_cast<int64_t>(std::clamp(std::trunc(*x.floatValue), -9.0e18,
+                                                             9.0e18))))) {
+      report(Diag::LiteralDoesNotFit, x.node, fmt::format("the value {}", formatFloat(*x.floatValue)),
+             dtypeName(dtype));
+      return make(ts.error(), call);
+    }
     if (x.intValue) {
       // A constant that the cast would wrap or clamp is surely a mistake.
       if (isIntegral(dtype) && !fitsInteger(dtype, *x.intValue)) {
