@@ -107,16 +107,17 @@ class PackLayouts {
   }
 
   const std::vector<size_t>& calleesOf(size_t f) {
-    auto [it, inserted] = callees_.try_emplace(f);
-    if (inserted && m_.functions[f].body.isValid()) {
+    auto found = callees_.try_emplace(f);
+    std::vector<size_t>& callees = found.first->second;
+    if (found.second && m_.functions[f].body.isValid()) {
       m_.forEachOp(m_.functions[f].body, [&](OpId id) {
         const Op& o = m_.op(id);
         if (o.kind == OpKind::Apply || o.kind == OpKind::CallFn) {
-          it->second.push_back(static_cast<size_t>(o.intAttr));
+          callees.push_back(static_cast<size_t>(o.intAttr));
         }
       });
     }
-    return it->second;
+    return callees;
   }
 
   // `f`'s summary, from its callees' (done, or in progress: a recursive

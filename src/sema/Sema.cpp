@@ -533,7 +533,8 @@ void Checker::checkSignature(int index) {
 // `randn()`, `kaiming_uniform()`, ...): an initializer whose dtype is the
 // weight's to choose.
 bool Checker::createsValues(NodeId node) const {
-  if (tree_.kind(node) != NodeKind::Call || module_.callKind[node.index] != CallKind::Builtin) {
+  if (tree_.kind(node) != NodeKind::Call || module_.callKind[node.index] != CallKind::Builtin ||
+      module_.callOf[node.index] == UINT32_MAX) {  // a call with errors records no binding
     return false;
   }
   switch (static_cast<BuiltinFn>(module_.calls[module_.callOf[node.index]].callee)) {
