@@ -210,6 +210,22 @@ bool quantizeUsesTraining(const Module& m, OpId id) {
   return false;  // absmean
 }
 
+/// Marks, transitively, the callers (`callers[f]`: the fns that call f) of
+/// the functions in `work`, which are marked already.
+void markCallers(std::vector<bool>& marked, const std::vector<std::vector<size_t>>& callers,
+                 std::vector<size_t> work) {
+  while (!work.empty()) {
+    size_t f = work.back();
+    work.pop_back();
+    for (size_t caller : callers[f]) {
+      if (!marked[caller]) {
+        marked[caller] = true;
+        work.push_back(caller);
+      }
+    }
+  }
+}
+
 /// Per function, whether it is a fn whose result depends on the module's
 /// training flag: it quantizes stochastically, or calls a fn that does. Such
 /// fns take `_training` from their caller, so a fn computes at -O0 what its
@@ -233,16 +249,7 @@ std::vector<bool> fnsUsingTraining(const Module& m) {
       }
     });
   }
-  while (!work.empty()) {
-    size_t f = work.back();
-    work.pop_back();
-    for (size_t caller : callers[f]) {
-      if (!uses[caller]) {
-        uses[caller] = true;
-        work.push_back(caller);
-      }
-    }
-  }
+  markCallers(uses, callers, std::move(work));
   return uses;
 }
 
@@ -287,16 +294,7 @@ std::vector<bool> fnsTakingDevice(const Module& m) {
       }
     });
   }
-  while (!work.empty()) {
-    size_t f = work.back();
-    work.pop_back();
-    for (size_t caller : callers[f]) {
-      if (!takes[caller]) {
-        takes[caller] = true;
-        work.push_back(caller);
-      }
-    }
-  }
+  markCallers(takes, callers, std::move(work));
   return takes;
 }
 
