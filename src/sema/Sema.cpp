@@ -1216,6 +1216,15 @@ ExprInfo Checker::checkBinary(NodeId node) {
     result.hyperConst = a.hyperConst && b.hyperConst;
     return result;
   }
+  if ((op == TokenKind::EqualEqual || op == TokenKind::BangEqual) &&
+      module_.types.isScalar(a.type) && module_.types.isScalar(b.type) &&
+      module_.types.node(a.type).dtype == DType::Str &&
+      module_.types.node(b.type).dtype == DType::Str) {
+    // `if act == "relu"`: named options compare as Python strings.
+    ExprInfo result = make(bool_, node);
+    result.hyperConst = a.hyperConst && b.hyperConst;
+    return result;
+  }
   if (isComparison(op)) {
     ExprInfo arith = checkArithmetic(opText, op, a, b, node);
     if (module_.types.isLenient(arith.type)) {

@@ -1504,6 +1504,32 @@ layer L(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
             raise AssertionError("%s: %s %s" % (level, out.device, tuple(out.shape)))
 
 
+def test_string_options_compare(ctx):
+    """A `str` hyperparameter compares with `==` and `!=` (`if act == "relu"`), as the
+    activation choice of a block usually is written."""
+    src = """
+layer Act(act: str = "relu", x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    if act == "relu" {
+        return relu(x)
+    }
+    if act != "gelu" {
+        return silu(x)
+    }
+    return gelu(x)
+}
+layer Net(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    let a = Act("gelu")
+    let b = Act()
+    let c = Act("silu")
+    return a(x) + b(x) + c(x)
+}
+"""
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(6))
+    for level in LEVELS:
+        check_close(entry(load(ctx.compile_text(src, level)))()(x),
+                    F.gelu(x) + torch.relu(x) + F.silu(x), level)
+
+
 def test_runtime_shape_check_at_O0(ctx):
     src = """
 layer L(w: Tensor<float32, [8, 4]>, x: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, 4]> {
@@ -1642,7 +1668,7 @@ def all_tests():
               test_source_names_never_take_generated_names,
               test_functional_batch_norm_with_weight_statistics,
               test_weights_keep_their_declared_dtypes,
-              test_tensor_constants_follow_the_inputs_device,
+              test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
               test_constants_computed_by_fns, test_quantize_semantics_agree_across_levels,
               test_runtime_dtypes_follow_static_types,
               test_packed_rows_run_along_the_reduction_dimension,
