@@ -54,8 +54,9 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--batch", type=int, default=32, help="the larger batch size")
-    parser.add_argument("--models", default="mnist_mlp,resnet18,mobilenet_v2,efficientnet_b0,"
-                        "densenet121,vit_base", help="comma-separated examples to time")
+    parser.add_argument("--models", default="mnist_mlp,resnet18,resnet34,resnet50,resnet101,"
+                        "resnet152,vgg16,mobilenet_v2,efficientnet_b0,densenet121,vit_base",
+                        help="comma-separated examples to time")
     parser.add_argument("--tritonc", default=os.path.join(REPO, "build", "tools", "tritonc", "tritonc"))
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -70,9 +71,11 @@ def main():
     print("torch %s, 1 thread, median of %d runs" % (torch.__version__, args.repeat))
     print("%-16s %5s %10s %10s %10s %8s %8s" % ("model", "batch", "hand ms", "-O0 ms", "-O2 ms",
                                               "-O0/hand", "-O2/hand"))
-    references = {"resnet18": e2e.RefResNet18, "mobilenet_v2": e2e.RefMobileNetV2,
-                  "efficientnet_b0": e2e.RefEfficientNetB0, "densenet121": e2e.RefDenseNet121,
-                  "vit_base": e2e.RefViTBase}
+    references = {"resnet18": e2e.RefResNet18, "resnet34": e2e.RefResNet34,
+                  "resnet50": e2e.RefResNet50, "resnet101": e2e.RefResNet101,
+                  "resnet152": e2e.RefResNet152, "vgg16": e2e.RefVGG16,
+                  "mobilenet_v2": e2e.RefMobileNetV2, "efficientnet_b0": e2e.RefEfficientNetB0,
+                  "densenet121": e2e.RefDenseNet121, "vit_base": e2e.RefViTBase}
     cases = [("mnist_mlp", (1, 1, 28, 28)), ("mnist_mlp", (32, 1, 28, 28))]
     for name in args.models.split(","):
         if name in references:
