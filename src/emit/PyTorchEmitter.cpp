@@ -495,6 +495,8 @@ class Emitter {
   size_t opPosition_ = 0;  ///< and its position there
   std::string pendingCondition_;  ///< of pendingInstances_
   std::vector<std::pair<std::string, std::string>> pendingInstances_;  ///< (member, constructor)
+  /// The sub-modules of the layer's __init__ created under a condition so far.
+  std::unordered_set<std::string> conditionalMembers_;
 };
 
 // Whether `name` occurs as an identifier in the Python expression `expr`
@@ -986,9 +988,15 @@ void Emitter::flushInstances(int depth) {
   for (const auto& [member, ctor] : pendingInstances_) {
     line(depth + 1, fmt::format("self.{} = {}", member, ctor));
   }
-  line(depth, "else:");
+  // Not created: None, unless an earlier branch that excludes this one
+  // (`if gated: ... else: ...` creating one name both ways) set it already.
+  std::vector<std::string_view> unset;
   for (const auto& [member, ctor] : pendingInstances_) {
-    line(depth + 1, fmt::format("self.{} = None", member));
+    if (conditionalMembers_.insert(member).second) unset.push_back(member);
+  }
+  if (!unset.empty()) {
+    line(depth, "else:");
+    for (std::string_view member : unset) line(depth + 1, fmt::format("self.{} = None", member));
   }
   pendingInstances_.clear();
   pendingCondition_.clear();
@@ -1125,6 +1133,7 @@ void Emitter::emitLayer(size_t index) {
     }
   }
   std::vector<std::string> conditions;
+  conditionalMembers_.clear();
   emitInstances(f.body, 2, conditions);
   flushInstances(2);
   out_ += "\n";

@@ -842,13 +842,18 @@ bool Checker::checkStatement(NodeId statement) {
       bool dynamic = !c.hyperConst;
       ctx_.dynamicIfDepth += dynamic ? 1 : 0;
       ++ctx_.ifDepth;
+      // Only a test of hyperparameters decides which sub-modules exist (the
+      // constructor creates those under any other `if` unconditionally).
+      if (!dynamic) ctx_.branches.emplace_back(statement.index, 0);
       bool thenReturns = checkBlock(tree_.childB(statement));
       bool elseReturns = false;
       NodeId otherwise = tree_.childC(statement);
+      if (!dynamic) ctx_.branches.back().second = 1;
       if (otherwise.isValid()) {
         elseReturns = tree_.kind(otherwise) == NodeKind::If ? checkStatement(otherwise)
                                                             : checkBlock(otherwise);
       }
+      if (!dynamic) ctx_.branches.pop_back();
       ctx_.dynamicIfDepth -= dynamic ? 1 : 0;
       --ctx_.ifDepth;
       return thenReturns && elseReturns;

@@ -15,6 +15,17 @@
 
 namespace tritonc::sema {
 
+// Whether two places, given by the branches enclosing them, can never both
+// run: at some `if` that encloses both, one is in its then-block and the
+// other in its else-part.
+static bool excludeEachOther(const std::vector<std::pair<uint32_t, uint8_t>>& a,
+                      const std::vector<std::pair<uint32_t, uint8_t>>& b) {
+  for (size_t i = 0; i < a.size() && i < b.size() && a[i].first == b[i].first; ++i) {
+    if (a[i].second != b[i].second) return true;
+  }
+  return false;
+}
+
 Checker::CallArgs Checker::gatherArgs(NodeId call) {
   CallArgs args;
   for (NodeId arg : tree_.list(tree_.listB(call))) {
@@ -649,7 +660,17 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
   }
   if (letName.isValid() && ctx_.callable >= 0) {
     auto [it, inserted] = ctx_.attributes.emplace(letName.index, call);
-    if (!inserted) {
+    // One name may be created in branches that exclude each other (`if
+    // gated { let proj = TernaryLinear(d, d) } else { let proj = Linear(d,
+    // d) }`), as a PyTorch module assigns one attribute either way.
+    std::vector<std::vector<std::pair<uint32_t, uint8_t>>>& places =
+        ctx_.attributeBranches[letName.index];
+    bool exclusive = !inserted && !places.empty() &&
+                     std::all_of(places.begin(), places.end(), [&](const auto& place) {
+                       return excludeEachOther(place, ctx_.branches);
+                     });
+    if (inserted || exclusive) places.push_back(ctx_.branches);
+    if (!inserted && !exclusive) {
       auto builder = diags_->report(Diag::Redefinition, source(), rangeOf(call), spelling(letName));
       if (it->second.isValid()) {
         builder.note(Note::PreviousDefinition, source(), rangeOf(it->second));

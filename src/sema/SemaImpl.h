@@ -119,6 +119,13 @@ class Checker {
     std::unordered_set<uint32_t> assigned;  ///< identifiers assigned anywhere in the body
     /// Attribute names of the layer (weights, instances) and where they are defined.
     std::unordered_map<uint32_t, NodeId> attributes;
+    /// The branches of hyperparameter tests enclosing the statement being
+    /// checked: (If node, 0 for its then-block or 1 for its else-part),
+    /// outermost first.
+    std::vector<std::pair<uint32_t, uint8_t>> branches;
+    /// Per sub-module name, the branches enclosing each of its creations.
+    std::unordered_map<uint32_t, std::vector<std::vector<std::pair<uint32_t, uint8_t>>>>
+        attributeBranches;
     bool returnsSeen = false;
   };
   struct Binding {

@@ -1530,6 +1530,42 @@ layer Net(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
                     F.gelu(x) + torch.relu(x) + F.silu(x), level)
 
 
+def test_one_sub_module_name_in_exclusive_branches(ctx):
+    """`if gated { let proj = TernaryLinear(d, d) } else { let proj = Linear(d, d) }`: one
+    attribute either way, as a PyTorch module writes `self.proj = A if gated else B`; the
+    state_dict has `proj.*` in both configurations."""
+    src = """
+layer Head(d: int, gated: bool = true, x: Tensor<float32, [?, d]>) -> Tensor<float32, [?, d]> {
+    let y = x
+    if gated {
+        let proj = TernaryLinear(d, d)
+        y = proj(x)
+    } else {
+        let proj = Linear(d, d, bias=false)
+        y = relu(proj(x))
+    }
+    return y
+}
+"""
+    torch.manual_seed(1)
+    x = torch.randn(3, 8)
+    w = torch.randn(8, 8)
+    for level in LEVELS:
+        cls = entry(load(ctx.compile_text(src, level)))
+        for gated in (True, False):
+            model = cls(d=8, gated=gated).eval()
+            keys = sorted(model.state_dict())
+            want_keys = ["proj.bias", "proj.weight"] if gated else ["proj.weight"]
+            if keys != want_keys:
+                raise AssertionError("%s gated=%s: keys %s" % (level, gated, keys))
+            with torch.no_grad():
+                model.proj.weight.copy_(w)
+                if gated:
+                    model.proj.bias.zero_()
+                want = x @ absmean(w).t() if gated else torch.relu(x @ w.t())
+                check_close(model(x), want, "%s gated=%s" % (level, gated))
+
+
 def test_runtime_shape_check_at_O0(ctx):
     src = """
 layer L(w: Tensor<float32, [8, 4]>, x: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, 4]> {
@@ -1669,6 +1705,7 @@ def all_tests():
               test_functional_batch_norm_with_weight_statistics,
               test_weights_keep_their_declared_dtypes,
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
+              test_one_sub_module_name_in_exclusive_branches,
               test_constants_computed_by_fns, test_quantize_semantics_agree_across_levels,
               test_runtime_dtypes_follow_static_types,
               test_packed_rows_run_along_the_reduction_dimension,
