@@ -6,15 +6,18 @@
 //
 //===----------------------------------------------------------------------===//
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <malloc.h>
 
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tritonc/base/Version.h"
+#include "tritonc/diag/Diagnostics.h"
 #include "tritonc/driver/Driver.h"
 
 namespace {
@@ -302,6 +305,27 @@ int run(int argc, char** argv) {
   configSet->add_option("key", cacheCommand.key, "e.g. cache.l3_code.max_size_mb")->required();
   configSet->add_option("value", cacheCommand.value, "New value")->required();
 
+  // With --diagnostics-format=json, a bad command line is a JSON diagnostic
+  // too (code CommandLine), so that scripts parse every line of stderr.
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    json = arg == "--diagnostics-format=json" ||
+           (arg == "--diagnostics-format" && i + 1 < argc &&
+            std::string_view(argv[i + 1]) == "json") ||
+           (json && !arg.starts_with("--diagnostics-format"));
+  }
+  auto usageError = [&](const std::string& message) {
+    if (json) {
+      JsonDiagnosticConsumer printer(stderr);
+      DiagnosticEngine diags(printer);
+      diags.reportForPath(Diag::CommandLine, "", message);
+    } else {
+      std::fprintf(stderr, "tritonc: error: %s\nRun 'tritonc --help' for usage.\n",
+                   message.c_str());
+    }
+    return kExitUsageError;
+  };
   // A first word that names no command: say which it is (CLI11 would only
   // say that a subcommand is required).
   if (argc > 1 && argv[1][0] != '-') {
@@ -312,15 +336,15 @@ int run(int argc, char** argv) {
       known = known || sub->get_name() == argv[1];
     }
     if (!known) {
-      std::fprintf(stderr, "tritonc: error: unknown command '%s'; the commands are: %s\n"
-                   "Run 'tritonc --help' for usage.\n", argv[1], names.c_str());
-      return kExitUsageError;
+      return usageError(fmt::format("unknown command '{}'; the commands are: {}", argv[1],
+                                    names));
     }
   }
   try {
     std::vector<std::string> args = normalizeArgs(argc, argv);
     app.parse(args);
   } catch (const CLI::ParseError& e) {
+    if (json && e.get_exit_code() != 0) return usageError(e.what());
     int code = app.exit(e);
     return code == 0 ? kExitSuccess : kExitUsageError;
   }
