@@ -1004,8 +1004,42 @@ void Checker::checkAssign(NodeId assign) {
   bool wholeVariable = tree_.kind(target) == NodeKind::Name;
   bool saved = noRuntimeChecks_;
   noRuntimeChecks_ = noRuntimeChecks_ || wholeVariable;
-  checkAssignable(value, targetInfo.type, valueNode);
+  bool assignable = checkAssignable(value, targetInfo.type, valueNode);
   noRuntimeChecks_ = saved;
+  if (assignable && wholeVariable) widenAfterReassignment(target, value.type);
+}
+
+// After `h = concat([x, x], dim=1)` where `h` held a [?, n] tensor, `h` may
+// no longer be [?, n]: the sizes the checker could not prove equal become
+// `?` for the rest of the body, so that what uses `h` later (a return with a
+// declared type, an argument) is checked at run time at -O0 instead of being
+// taken as proven. A variable with a declared type keeps it.
+void Checker::widenAfterReassignment(NodeId target, TypeId assigned) {
+  uint32_t symbol = module_.nodeSymbol[target.index];
+  if (symbol == kNoSymbol || module_.symbols[symbol].kind != SymbolKind::Local ||
+      tree_.childA(module_.symbols[symbol].decl).isValid()) {
+    return;
+  }
+  TypeStore& ts = module_.types;
+  TypeId held = module_.symbols[symbol].type;
+  const TypeStore::Node& h = ts.node(held);
+  const TypeStore::Node& a = ts.node(assigned);
+  if (h.kind != TypeKind::Tensor || a.kind != TypeKind::Tensor || !h.rankKnown ||
+      !a.rankKnown || h.dtype != a.dtype || h.ternary != a.ternary) {
+    return;
+  }
+  std::span<const DimId> hs = ts.shape(held);
+  std::span<const DimId> as = ts.shape(assigned);
+  if (hs.size() != as.size()) return;
+  std::vector<DimId> joined(hs.begin(), hs.end());
+  bool changed = false;
+  for (size_t i = 0; i < hs.size(); ++i) {
+    if (dims().equal(hs[i], as[i]) != Decision::Yes && !dims().isUnknown(hs[i])) {
+      joined[i] = dims().unknown();
+      changed = true;
+    }
+  }
+  if (changed) module_.symbols[symbol].type = ts.tensor(h.dtype, joined, h.ternary);
 }
 
 // ---- expressions --------------------------------------------------------------------
@@ -1939,18 +1973,9 @@ void Checker::noteConversion(const ExprInfo& value, TypeId target, NodeId node) 
 
 bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId where) {
   TypeStore& ts = module_.types;
-  if (ts.isLenient(value.type) || ts.isLenient(target)) {
-    return true;
-  }
-  if (value.type == target) {
-    // `let z: int32 = 2147483647 * 2`: a constant the type cannot hold.
-    const TypeStore::Node& t = ts.node(target);
-    if (t.kind == TypeKind::Scalar && isIntegral(t.dtype) && t.dtype != DType::Bool &&
-        value.intValue && !fitsInteger(t.dtype, *value.intValue)) {
-      report(Diag::LiteralDoesNotFit, where, fmt::format("the value {}", *value.intValue),
-             dtypeName(t.dtype));
-      return false;
-    }
+  if (ts.isLenient(value.type) || ts.isLenient(target) || value.type == target) {
+    // An integer scalar computed past its type's range stays a Python int
+    // when it runs (docs/language.md), so it is not an error here.
     return true;
   }
   const TypeStore::Node& v = ts.node(value.type);

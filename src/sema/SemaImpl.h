@@ -244,6 +244,7 @@ class Checker {
   /// outside any `if`: their constructors would recurse forever.
   void checkRecursiveInstantiation();
   bool createsValues(NodeId node) const;
+  void widenAfterReassignment(NodeId target, TypeId assigned);
   void checkCreatedArguments();
   std::string callableName(int index) const { return spelling(module_.callables[index].name); }
   void setType(NodeId node, TypeId type) { module_.nodeType[node.index] = type; }

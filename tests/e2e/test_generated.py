@@ -1583,6 +1583,35 @@ layer L(w: Tensor<float32, [8, 4]>, x: Tensor<float32, [?, ?]>) -> Tensor<float3
     check_close(model(torch.zeros(2, 8)), torch.zeros(2, 4), "shape check passes valid input")
 
 
+def test_reassigned_variable_is_checked_at_O0(ctx):
+    """`h = concat([x, x], dim=1)` where `h` held an [?, n] tensor: the checker cannot prove
+    the new size, so `h` is [?, ?] from there on, and the declared return type [?, n] is
+    checked at run time at -O0 (it used to be taken as proven: the layer returned [2, 6])."""
+    src = """
+layer A(n: int = 3, x: Tensor<float32, [?, n]>) -> Tensor<float32, [?, n]> {
+    let h = x
+    h = concat([x, x], dim=1)
+    return h
+}
+layer B(n: int = 3, x: Tensor<float32, [?, n]>) -> Tensor<float32, [?, n]> {
+    let h = x
+    if n > 100 {
+        h = concat([x, x], dim=1)
+    }
+    return h
+}
+"""
+    m = load(ctx.compile_text(src, "-O0"))
+    try:
+        m.A()(torch.randn(2, 3))
+    except ValueError as e:
+        if "shape mismatch" not in str(e) or ":5:12:" not in str(e):
+            raise AssertionError("unexpected message: %s" % e)
+    else:
+        raise AssertionError("-O0 did not check the reassigned variable")
+    check_close(m.B()(torch.ones(2, 3)), torch.ones(2, 3), "the branch not taken")
+
+
 def test_python_keywords_are_escaped(ctx):
     src = """
 layer K(lambda: float32 = 0.5, x: Tensor<float32, [?, 2]>) -> Tensor<float32, [?, 2]> {
@@ -1706,6 +1735,7 @@ def all_tests():
               test_weights_keep_their_declared_dtypes,
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
               test_one_sub_module_name_in_exclusive_branches,
+              test_reassigned_variable_is_checked_at_O0,
               test_constants_computed_by_fns, test_quantize_semantics_agree_across_levels,
               test_runtime_dtypes_follow_static_types,
               test_packed_rows_run_along_the_reduction_dimension,
