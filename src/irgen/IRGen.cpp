@@ -770,7 +770,7 @@ ValueId IRGen::genValue(NodeId node) {
     case NodeKind::Binary: {
       TokenKind opKind = tokens_.kind(tree_.token(node));
       if ((opKind == TokenKind::AmpAmp || opKind == TokenKind::PipePipe) &&
-          mayRaiseOrAct(tree_.childB(node))) {
+          m_.types.isScalar(typeOf(node)) && mayRaiseOrAct(tree_.childB(node))) {
         return genShortCircuit(node, opKind == TokenKind::AmpAmp);
       }
       ValueId operands[] = {gen(tree_.childA(node)), gen(tree_.childB(node))};

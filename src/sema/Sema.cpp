@@ -1243,13 +1243,34 @@ ExprInfo Checker::checkBinary(NodeId node) {
     return matmul(a, b, node, opText);
   }
   if (op == TokenKind::AmpAmp || op == TokenKind::PipePipe) {
+    // Bool scalars, short-circuiting; with a bool tensor on either side,
+    // element-wise (torch's & and |: both sides are evaluated), broadcast.
+    TypeStore& ts = module_.types;
+    bool anyTensor = false, rankKnown = true;
     for (const ExprInfo* side : {&a, &b}) {
-      if (!module_.types.isLenient(side->type) &&
-          !(module_.types.isScalar(side->type) &&
-            module_.types.node(side->type).dtype == DType::Bool)) {
+      const TypeStore::Node& t = ts.node(side->type);
+      bool ok = ts.isLenient(side->type) ||
+                ((t.kind == TypeKind::Scalar || t.kind == TypeKind::Tensor) &&
+                 t.dtype == DType::Bool && !t.ternary);
+      if (!ok) {
         report(Diag::InvalidOperands, node, opText, fmt(a.type), fmt(b.type));
-        return make(module_.types.error(), node);
+        return make(ts.error(), node);
       }
+      anyTensor = anyTensor || t.kind == TypeKind::Tensor;
+      rankKnown = rankKnown && (t.kind != TypeKind::Tensor || t.rankKnown);
+    }
+    if (anyTensor) {
+      if (ts.isLenient(a.type) || ts.isLenient(b.type) || !rankKnown) {
+        return make(ts.isLenient(a.type) || ts.isLenient(b.type) ? ts.unknown()
+                                                                 : ts.tensorAnyRank(DType::Bool),
+                    node);
+      }
+      auto shapeOf = [&](const ExprInfo& e) {
+        return ts.isTensor(e.type) ? ts.shape(e.type) : std::span<const DimId>{};
+      };
+      std::optional<std::vector<DimId>> shape = broadcast(shapeOf(a), shapeOf(b), node, opText);
+      if (!shape) return make(ts.error(), node);
+      return make(ts.tensor(DType::Bool, *shape), node);
     }
     ExprInfo result = make(bool_, node);
     result.hyperConst = a.hyperConst && b.hyperConst;

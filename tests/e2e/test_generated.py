@@ -1612,6 +1612,24 @@ layer B(n: int = 3, x: Tensor<float32, [?, n]>) -> Tensor<float32, [?, n]> {
     check_close(m.B()(torch.ones(2, 3)), torch.ones(2, 3), "the branch not taken")
 
 
+def test_bool_tensors_combine_element_wise(ctx):
+    """`&&` and `||` with a bool tensor on either side are element-wise (torch's `&`, `|`),
+    broadcast like the other operators; with bool scalars they still short-circuit."""
+    src = """
+layer L(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    let m = (x > 0.0) && (x < 1.0)
+    let n = (x < -1.0) || m
+    let k = m && true
+    return float32(m) + float32(!(x > 0.0)) + float32(n) * 2.0 + float32(k)
+}
+"""
+    x = torch.randn(5, 4, generator=torch.Generator().manual_seed(4))
+    m = (x > 0) & (x < 1)
+    want = m.float() + (~(x > 0)).float() + ((x < -1) | m).float() * 2 + m.float()
+    for level in LEVELS:
+        check_close(entry(load(ctx.compile_text(src, level)))()(x), want, level)
+
+
 def test_python_keywords_are_escaped(ctx):
     src = """
 layer K(lambda: float32 = 0.5, x: Tensor<float32, [?, 2]>) -> Tensor<float32, [?, 2]> {
@@ -1735,7 +1753,7 @@ def all_tests():
               test_weights_keep_their_declared_dtypes,
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
               test_one_sub_module_name_in_exclusive_branches,
-              test_reassigned_variable_is_checked_at_O0,
+              test_reassigned_variable_is_checked_at_O0, test_bool_tensors_combine_element_wise,
               test_constants_computed_by_fns, test_quantize_semantics_agree_across_levels,
               test_runtime_dtypes_follow_static_types,
               test_packed_rows_run_along_the_reduction_dimension,
