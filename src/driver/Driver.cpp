@@ -586,26 +586,35 @@ Timings::Section cacheSection(const cache::Cache& cache) {
 // Runs the pipeline on every input up to `lastStage`; returns the exit code.
 // `shared` is a cache kept open across runs (`watch`), else one is opened.
 // A path as the file system resolves it: the real path of its directory and
-// its name (the file itself may not exist yet).
-std::string resolvedPath(const std::string& path) {
+// its name (the file itself may not exist yet). `dirs` remembers the
+// directories resolved so far (the inputs and outputs of a compile mostly
+// share one or two).
+std::string resolvedPath(const std::string& path,
+                         std::unordered_map<std::string, std::string>& dirs) {
   size_t slash = path.find_last_of('/');
   std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
   std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  char buffer[PATH_MAX];
-  if (::realpath(dir.c_str(), buffer) == nullptr) return path;
-  return std::string(buffer) + "/" + name;
+  auto [it, inserted] = dirs.try_emplace(dir);
+  if (inserted) {
+    char buffer[PATH_MAX];
+    if (::realpath(dir.c_str(), buffer) != nullptr) it->second = buffer;
+  }
+  return it->second.empty() ? path : it->second + "/" + name;
 }
 
 // Before any work: no output may overwrite an input (`-o model.tri`), and no
 // two outputs may be one file (inputs with the same stem, a .py named like
 // the .cu, the trace named like either). False after a diagnostic.
 bool outputsAreDistinct(const CompileOptions& options, DiagnosticEngine& diags) {
+  std::unordered_map<std::string, std::string> dirs;  // for resolvedPath
   std::unordered_map<std::string, std::string> inputs;  // resolved path -> as given
-  for (const std::string& input : options.inputs) inputs.emplace(resolvedPath(input), input);
+  for (const std::string& input : options.inputs) {
+    inputs.emplace(resolvedPath(input, dirs), input);
+  }
   std::unordered_map<std::string, std::string> outputs;  // resolved path -> what writes it
   bool cuda = options.target != "pytorch";
   auto claim = [&](const std::string& path, const std::string& what) {
-    std::string resolved = resolvedPath(path);
+    std::string resolved = resolvedPath(path, dirs);
     auto input = inputs.find(resolved);
     if (input != inputs.end()) {
       diags.reportForPath(Diag::OutputOverwritesInput, "", path, input->second);

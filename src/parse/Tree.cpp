@@ -111,26 +111,28 @@ void Tree::forEachChildReversed(NodeId id,
 }
 
 void Tree::forEachNode(NodeId root, const std::function<void(NodeId)>& visit) const {
+  forEachNodeWhile(root, [&](NodeId node) {
+    visit(node);
+    return true;
+  });
+}
+
+void Tree::forEachNodeWhile(NodeId root, const std::function<bool(NodeId)>& visit) const {
   std::vector<NodeId> stack{root};
   while (!stack.empty()) {
     NodeId node = stack.back();
     stack.pop_back();
-    if (!node.isValid()) {
-      continue;
+    if (node.isValid() && visit(node)) {
+      forEachChildReversed(node, [&](NodeId child, const char*) { stack.push_back(child); });
     }
-    visit(node);
-    forEachChildReversed(node, [&](NodeId child, const char*) { stack.push_back(child); });
   }
 }
 
 void Tree::forEachAssignedName(NodeId body, const std::function<void(NodeId)>& visit) const {
-  std::vector<NodeId> stack{body};
-  while (!stack.empty()) {
-    NodeId n = stack.back();
-    stack.pop_back();
-    if (!n.isValid()) {
-      continue;
-    }
+  // Assignments are statements: only blocks and the statements that hold
+  // blocks are descended into (a condition or a loop's range is visited and
+  // holds none).
+  forEachNodeWhile(body, [&](NodeId n) {
     switch (kind(n)) {
       case NodeKind::Assign: {
         NodeId target = childA(n);
@@ -140,22 +142,15 @@ void Tree::forEachAssignedName(NodeId body, const std::function<void(NodeId)>& v
         if (kind(target) == NodeKind::Name) {
           visit(target);
         }
-        break;
+        return false;
       }
       case NodeKind::Block:
-        for (NodeId child : list(listA(n))) {
-          stack.push_back(child);
-        }
-        break;
       case NodeKind::If:
-        stack.push_back(childB(n));
-        stack.push_back(childC(n));
-        break;
       case NodeKind::For:
-      case NodeKind::While: stack.push_back(childB(n)); break;
-      default: break;
+      case NodeKind::While: return true;
+      default: return false;
     }
-  }
+  });
 }
 
 std::string Tree::dump(const std::function<std::string(NodeId)>& annotate) const {

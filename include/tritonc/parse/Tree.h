@@ -84,6 +84,9 @@ class Tree {
   /// Calls `visit` with `root` and every node below it, parents before
   /// children (iterative: any depth the parser accepts).
   void forEachNode(NodeId root, const std::function<void(NodeId)>& visit) const;
+  /// Like forEachNode, but the nodes below a node are visited only when
+  /// `visit` returns true for it.
+  void forEachNodeWhile(NodeId root, const std::function<bool(NodeId)>& visit) const;
 
   /// An indented, deterministic rendering for --dump-ast. `annotate`, when
   /// given, returns text appended to a node's line (later stages use it to
