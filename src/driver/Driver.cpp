@@ -209,6 +209,10 @@ EmitOptions pyTorchEmitOptions(const CompileOptions& options) {
 
 namespace {
 
+// Below this many tokens a file is compiled as one group even with cores to
+// spare: threads and the shared declarations would cost what they save.
+constexpr size_t kMinTokensForGroups = 4000;
+
 // What one input produced: its generated files (with name placeholders, as
 // the cache stores them) and what the L3 cache needs to store them.
 struct FileResult {
@@ -744,6 +748,8 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   unsigned requestedJobs = options.jobs != 0 ? options.jobs
                                              : std::max(1u, std::thread::hardware_concurrency());
   unsigned emitJobs = std::max(1u, requestedJobs / static_cast<unsigned>(sources.size()));
+  bool dumps = options.dumpTokens || options.dumpAst || options.dumpTypes || options.dumpIr ||
+               options.dumpCode || options.printAfterAll;
   auto compileFile = [&](const SourceBuffer& source, FileResult& result, FileContext& job) -> int {
     DiagnosticEngine& fdiags = job.diags;
     Interner& finterner = job.interner;
@@ -858,6 +864,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       if (module) l2Claim.reset();
     }
     if (!module) {
+      size_t reportedBeforeLexing = fdiags.errorCount() + fdiags.warningCount();
       std::optional<TokenizedBuffer> tokens;
       if (earlyTokens) {
         for (Diagnostic& d : heldLexerDiagnostics.diagnostics) fdiags.replay(std::move(d));
@@ -875,6 +882,32 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       if (lastStage == Stage::Lex) {
         flushDiagnostics();
         return kExitSuccess;
+      }
+      // A big file with the jobs left over to itself: its models compiled in
+      // parallel groups, when the file splits cleanly (nothing is reported
+      // then; anything else falls through to the pipeline below).
+      if (emitJobs >= 2 && !imports && !importsFailed && !options.lowMemory &&
+          (lastStage == Stage::Emit || lastStage == Stage::Check) &&
+          options.target == "pytorch" && options.optLevel != 's' && !dumps &&
+          tokens->size() >= kMinTokensForGroups &&
+          fdiags.errorCount() + fdiags.warningCount() == reportedBeforeLexing) {
+        GroupsResult groups = compileInGroups(options, lastStage, *tokens, emitJobs, ftimings);
+        if (groups.compiled) {
+          logMessage(LogLevel::Verbose,
+                     fmt::format("{}: {} declaration(s) compiled in {} parallel groups ({} "
+                                 "compiled in all)",
+                                 source.name(), groups.units, groups.groups,
+                                 groups.compiledUnits));
+          result.py = std::move(groups.py);
+          result.compiled = true;
+          l2Claim.reset();
+          fdiags.setRecorder(nullptr);
+          result.computeNs = static_cast<uint64_t>(monotonicNs() - fileStart);
+          flushDiagnostics();
+          return kExitSuccess;
+        }
+        logMessage(LogLevel::Verbose, fmt::format("{}: compiled as one group ({})",
+                                                  source.name(), groups.why));
       }
       std::optional<Tree> tree;
       {
@@ -990,8 +1023,6 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
 
   // Several files in parallel (-j), unless dumps ask for one stream of output.
   unsigned jobs = requestedJobs;
-  bool dumps = options.dumpTokens || options.dumpAst || options.dumpTypes || options.dumpIr ||
-               options.dumpCode || options.printAfterAll;
   jobs = std::min<unsigned>(jobs, static_cast<unsigned>(sources.size()));
   if (jobs <= 1 || dumps) {
     for (size_t i = 0; i < sources.size(); ++i) {

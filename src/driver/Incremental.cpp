@@ -13,6 +13,10 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -118,6 +122,62 @@ cache::Key piecesKey(const SourceBuffer& source, std::string_view flags, std::st
       .finish();
 }
 
+using PiecesByName = std::unordered_map<std::string_view, StoredPiece>;
+
+// The compiled file's own pieces by source name (names are unique:
+// planUnits checked them); the imported files' pieces, in order, go to
+// `group`.
+PiecesByName ownPieces(const PyTorchPieces& emitted, std::vector<StoredPiece>* group) {
+  PiecesByName byName;
+  for (const auto& p : emitted.globals) {
+    StoredPiece stored{p.late ? PieceKind::LateGlobal : PieceKind::Global, p.imports, p.name,
+                       p.code};
+    if (p.origin != 0) group->push_back(stored);
+    else byName.emplace(p.sourceName, stored);
+  }
+  for (const auto& p : emitted.functions) {
+    StoredPiece stored{p.isMain ? PieceKind::Main : PieceKind::Function, p.imports, p.name,
+                       p.code};
+    if (p.origin != 0) group->push_back(stored);
+    else byName.emplace(p.sourceName, stored);
+  }
+  return byName;
+}
+
+// A unit's piece among them (kind None: a declaration without code).
+StoredPiece pieceOf(const Unit& unit, const PiecesByName& byName) {
+  auto it = byName.find(unit.name);
+  if (it != byName.end() &&
+      (it->second.kind == PieceKind::Main) == (unit.keyword == TokenKind::KwMain)) {
+    return it->second;
+  }
+  return StoredPiece{};
+}
+
+// The module of the pieces, in the order a full compile emits it: the
+// imported files' constants and functions, then the file's constants, then
+// its layers and fns, then main.
+std::string assemblePieces(std::span<const StoredPiece* const> importedGroup,
+                           std::span<const StoredPiece* const> current,
+                           std::string_view entryName, const CompileOptions& options) {
+  std::vector<PieceRef> globals, functions, mains;
+  auto isGlobal = [](PieceKind k) { return k == PieceKind::Global || k == PieceKind::LateGlobal; };
+  for (const StoredPiece* stored : importedGroup) {
+    PieceRef ref{stored->code, stored->imports, false, stored->kind == PieceKind::LateGlobal};
+    if (isGlobal(stored->kind)) globals.push_back(ref);
+    if (stored->kind == PieceKind::Function) functions.push_back(ref);
+  }
+  for (const StoredPiece* stored : current) {
+    PieceRef ref{stored->code, stored->imports, stored->kind == PieceKind::Main,
+                 stored->kind == PieceKind::LateGlobal};
+    if (isGlobal(stored->kind)) globals.push_back(ref);
+    if (stored->kind == PieceKind::Function) functions.push_back(ref);
+    if (stored->kind == PieceKind::Main) mains.push_back(ref);
+  }
+  functions.insert(functions.end(), mains.begin(), mains.end());
+  return assemblePyTorch(globals, functions, entryName, pyTorchEmitOptions(options));
+}
+
 // A key's 16 bytes, to hash into another key.
 std::string_view asBytes(const cache::Key& key) {
   return std::string_view(reinterpret_cast<const char*>(&key), sizeof key);
@@ -133,7 +193,7 @@ bool startsItem(TokenKind kind) {
 // ---- units --------------------------------------------------------------------------
 
 UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool positions,
-                   bool allowImports) {
+                   bool allowImports, bool keys) {
   UnitPlan plan;
   const SourceBuffer& source = tokens.source();
   auto count = static_cast<uint32_t>(tokens.size());
@@ -216,6 +276,9 @@ UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool p
     if (std::find(uses.begin(), uses.end(), used) == uses.end()) {
       uses.push_back(used);
     }
+  }
+  if (!keys) {
+    return plan;
   }
   // Each unit's own text (first to last token), then its key over everything
   // it reaches, in source order (the inliner's results depend on the order
@@ -471,22 +534,8 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
       return fallBack("the emitter failed");  // the full pipeline reports it
     }
     emitted = std::move(*pieces);
-    // The file's own pieces by name (names are unique: planUnits checked);
-    // the imported files' pieces, in order, as the group.
-    std::unordered_map<std::string_view, StoredPiece> byName;
     std::vector<StoredPiece> group;
-    for (const auto& p : emitted->globals) {
-      StoredPiece stored{p.late ? PieceKind::LateGlobal : PieceKind::Global, p.imports, p.name,
-                         p.code};
-      if (p.origin != 0) group.push_back(stored);
-      else byName.emplace(p.sourceName, stored);
-    }
-    for (const auto& p : emitted->functions) {
-      StoredPiece stored{p.isMain ? PieceKind::Main : PieceKind::Function, p.imports, p.name,
-                         p.code};
-      if (p.origin != 0) group.push_back(stored);
-      else byName.emplace(p.sourceName, stored);
-    }
+    PiecesByName byName = ownPieces(*emitted, &group);
     if (imports) {
       // A declaration named like an imported one renames the imported one
       // (`<stem>_<name>`) in pieces that are not recompiled with it.
@@ -508,14 +557,7 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
       }
     }
     for (size_t u = 0; u < units.size(); ++u) {
-      if (!inSlice[u]) continue;
-      StoredPiece stored;
-      auto it = byName.find(units[u].name);
-      if (it != byName.end() &&
-          (it->second.kind == PieceKind::Main) == (units[u].keyword == TokenKind::KwMain)) {
-        stored = it->second;
-      }
-      fresh.insert_or_assign(units[u].key, stored);
+      if (inSlice[u]) fresh.insert_or_assign(units[u].key, pieceOf(units[u], byName));
     }
   }
 
@@ -528,24 +570,8 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
   }
   {
     ScopedTimer timer(timings, "incremental: assemble", source.name());
-    std::vector<PieceRef> globals, functions, mains;
-    auto isGlobal = [](PieceKind k) { return k == PieceKind::Global || k == PieceKind::LateGlobal; };
-    for (const StoredPiece* stored : importedGroup) {
-      PieceRef ref{stored->code, stored->imports, false, stored->kind == PieceKind::LateGlobal};
-      if (isGlobal(stored->kind)) globals.push_back(ref);
-      if (stored->kind == PieceKind::Function) functions.push_back(ref);
-    }
-    for (const StoredPiece* stored : current) {
-      PieceRef ref{stored->code, stored->imports, stored->kind == PieceKind::Main,
-                   stored->kind == PieceKind::LateGlobal};
-      if (isGlobal(stored->kind)) globals.push_back(ref);
-      if (stored->kind == PieceKind::Function) functions.push_back(ref);
-      if (stored->kind == PieceKind::Main) mains.push_back(ref);
-    }
-    functions.insert(functions.end(), mains.begin(), mains.end());
     std::string_view entryName = entry >= 0 ? current[entry]->name : std::string_view();
-    result.py = assemblePyTorch(globals, functions, entryName,
-                                pyTorchEmitOptions(options));
+    result.py = assemblePieces(importedGroup, current, entryName, options);
   }
   if (result.changed != 0) {
     // The delta: the pieces of every unit the base lacks. Once it has grown
@@ -579,6 +605,232 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
       cache.store(cache::Level::L3, deltaKey, encodePieces(delta), 0, /*compress=*/false);
     }
   }
+  result.compiled = true;
+  return result;
+}
+
+// ---- a cold compile in parallel groups -------------------------------------------------
+
+GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
+                             const TokenizedBuffer& tokens, unsigned jobs, Timings* timings) {
+  GroupsResult result;
+  auto decline = [&](std::string why) {
+    result = GroupsResult{};
+    result.why = std::move(why);
+    return result;
+  };
+  const SourceBuffer& source = tokens.source();
+  UnitPlan plan;
+  {
+    ScopedTimer timer(timings, "groups: plan", source.name());
+    plan = planUnits(tokens, "", false, false, /*keys=*/false);
+  }
+  if (!plan.unsupported.empty()) {
+    return decline(plan.unsupported);
+  }
+  const std::vector<Unit>& units = plan.units;
+  const size_t n = units.size();
+  result.units = n;
+  int entry = -1;  // --entry's layer, else the last one
+  for (size_t u = 0; u < n; ++u) {
+    if (units[u].keyword == TokenKind::KwLayer &&
+        (options.entry.empty() || units[u].name == options.entry)) {
+      entry = static_cast<int>(u);
+    }
+  }
+  if (!options.entry.empty() && entry < 0) {
+    return decline("--entry names no layer of the file");
+  }
+
+  // What a group costs is the tokens of the units it compiles. The roots
+  // (units nothing else uses: the models, main) each take their closure.
+  std::vector<uint64_t> cost(n);
+  std::vector<bool> usedByOther(n, false);
+  uint64_t total = 0;
+  for (size_t u = 0; u < n; ++u) {
+    cost[u] = units[u].tokens.end.index - units[u].tokens.begin.index;
+    total += cost[u];
+    for (uint32_t used : units[u].uses) usedByOther[used] = true;
+  }
+  std::vector<std::vector<uint32_t>> closures;
+  std::vector<uint64_t> closureCost;
+  {
+    std::vector<uint32_t> reached(n, UINT32_MAX);
+    std::vector<uint32_t> stack;
+    size_t members = 0;
+    for (size_t u = 0; u < n; ++u) {
+      if (usedByOther[u]) continue;
+      auto root = static_cast<uint32_t>(closures.size());
+      std::vector<uint32_t>& closure = closures.emplace_back(1, static_cast<uint32_t>(u));
+      uint64_t sum = cost[u];
+      reached[u] = root;
+      stack.assign(1, static_cast<uint32_t>(u));
+      while (!stack.empty()) {
+        uint32_t at = stack.back();
+        stack.pop_back();
+        for (uint32_t used : units[at].uses) {
+          if (reached[used] != root) {
+            reached[used] = root;
+            closure.push_back(used);
+            sum += cost[used];
+            stack.push_back(used);
+          }
+        }
+      }
+      closureCost.push_back(sum);
+      // Many roots sharing long chains: splitting would cost more than it saves.
+      members += closure.size();
+      if (members > 4 * n + 100000) {
+        return decline("its declarations share too much to be split");
+      }
+    }
+  }
+  auto groupCount = static_cast<size_t>(std::min<uint64_t>({jobs, closures.size(), 64}));
+  if (groupCount < 2) {
+    return decline("one declaration uses all the others");
+  }
+  // Largest root first, each to the group where it adds the least (what a
+  // group already compiles costs nothing again).
+  std::vector<size_t> order(closures.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return closureCost[a] > closureCost[b]; });
+  std::vector<std::vector<uint8_t>> member(groupCount, std::vector<uint8_t>(n, 0));
+  std::vector<uint64_t> load(groupCount, 0);
+  for (size_t root : order) {
+    size_t best = 0;
+    uint64_t bestLoad = UINT64_MAX, bestAdded = 0;
+    for (size_t g = 0; g < groupCount; ++g) {
+      uint64_t added = 0;
+      for (uint32_t u : closures[root]) added += member[g][u] ? 0 : cost[u];
+      if (load[g] + added < bestLoad) {
+        best = g;
+        bestLoad = load[g] + added;
+        bestAdded = added;
+      }
+    }
+    for (uint32_t u : closures[root]) member[best][u] = 1;
+    load[best] += bestAdded;
+  }
+  for (size_t u = 0; u < n; ++u) {
+    bool covered = false;
+    for (size_t g = 0; g < groupCount && !covered; ++g) covered = member[g][u] != 0;
+    if (!covered) {
+      return decline("declarations use each other in a cycle");  // the checker reports it
+    }
+  }
+  uint64_t largest = *std::max_element(load.begin(), load.end());
+  if (largest * 4 > total * 3) {
+    return decline("one group would compile most of the file");
+  }
+
+  // Each group on a thread of its own (the calling thread takes the first),
+  // from parsing to the PyTorch pieces, with its own diagnostics and phases.
+  struct Group {
+    std::vector<ItemTokens> items;
+    CollectingDiagnosticConsumer collected;
+    std::unique_ptr<Timings> timings;
+    std::optional<PyTorchPieces> pieces;
+    std::string failure;
+  };
+  std::vector<Group> groups(groupCount);
+  for (size_t g = 0; g < groupCount; ++g) {
+    for (size_t u = 0; u < n; ++u) {
+      if (member[g][u]) groups[g].items.push_back(units[u].tokens);
+    }
+    result.compiledUnits += groups[g].items.size();
+    if (timings) groups[g].timings = std::make_unique<Timings>();
+  }
+  auto compileGroup = [&](Group& group) {
+    DiagnosticEngine diags(group.collected);
+    Timings* t = group.timings.get();
+    bool complete = false;
+    std::optional<Tree> tree;
+    {
+      ScopedTimer timer(t, "parser", source.name());
+      tree.emplace(parseItems(tokens, group.items, diags, complete));
+    }
+    if (!complete || !group.collected.diagnostics.empty()) {
+      group.failure = "a declaration does not parse cleanly";
+      return;
+    }
+    std::optional<CheckedModule> checked;
+    {
+      ScopedTimer timer(t, "type checker", source.name());
+      checked.emplace(check(*tree, tokens.interner(), diags, nullptr));
+    }
+    if (!group.collected.diagnostics.empty()) {
+      group.failure = "a declaration has diagnostics";
+      return;
+    }
+    if (lastStage < Stage::Emit) return;
+    IRGenOptions irgen;
+    irgen.runtimeShapeChecks = options.optLevel == '0';
+    std::optional<ir::Module> module;
+    {
+      ScopedTimer timer(t, "IR generation", source.name());
+      module.emplace(generateIR(*checked, irgen));
+    }
+    checked.reset();
+    tree.reset();
+    std::vector<std::string> problems;
+    {
+      ScopedTimer timer(t, "optimizer", source.name());
+      problems = optimize(*module, optimizerOptions(options, t));
+    }
+    if (!problems.empty()) {
+      group.failure = "the optimizer's verifier objected";  // the full pipeline reports it
+      return;
+    }
+    ScopedTimer timer(t, "PyTorch emitter", source.name());
+    Expected<PyTorchPieces> pieces = emitPyTorchPieces(*module, pyTorchEmitOptions(options));
+    if (!pieces) {
+      group.failure = "the emitter failed";  // the full pipeline reports it
+      return;
+    }
+    group.pieces = std::move(*pieces);
+  };
+  {
+    ScopedTimer timer(timings, "compile declarations", fmt::format("{} groups", groupCount));
+    std::vector<std::thread> threads;
+    for (size_t g = 1; g < groupCount; ++g) threads.emplace_back(compileGroup, std::ref(groups[g]));
+    compileGroup(groups[0]);
+    for (std::thread& thread : threads) thread.join();
+    if (timings) {
+      for (size_t g = 0; g < groupCount; ++g) {
+        timings->absorb(*groups[g].timings, timings->depth(), static_cast<int>(g) + 1);
+      }
+    }
+  }
+  for (const Group& group : groups) {
+    if (!group.failure.empty()) {
+      return decline(group.failure);
+    }
+  }
+  result.groups = groupCount;
+  if (lastStage < Stage::Emit) {
+    result.compiled = true;
+    return result;
+  }
+  // Each unit's piece from the first group that compiled it (any would do:
+  // a piece depends only on its unit and what that uses).
+  ScopedTimer timer(timings, "groups: assemble", source.name());
+  std::vector<StoredPiece> pieces(n);
+  std::vector<bool> found(n, false);
+  for (size_t g = 0; g < groupCount; ++g) {
+    std::vector<StoredPiece> imported;
+    PiecesByName byName = ownPieces(*groups[g].pieces, &imported);
+    for (size_t u = 0; u < n; ++u) {
+      if (member[g][u] && !found[u]) {
+        pieces[u] = pieceOf(units[u], byName);
+        found[u] = true;
+      }
+    }
+  }
+  std::vector<const StoredPiece*> current(n);
+  for (size_t u = 0; u < n; ++u) current[u] = &pieces[u];
+  std::string_view entryName = entry >= 0 ? pieces[entry].name : std::string_view();
+  result.py = assemblePieces({}, current, entryName, options);
   result.compiled = true;
   return result;
 }

@@ -56,8 +56,9 @@ struct UnitPlan {
 /// parser checks each split when it parses the unit) and computes their
 /// keys. `flags` stands for every output-affecting flag; `positions` adds
 /// each unit's line and column (the -O0 run-time checks quote them).
+/// `keys` false leaves the keys unset (a compile that stores no pieces).
 UnitPlan planUnits(const TokenizedBuffer& tokens, std::string_view flags, bool positions,
-                   bool allowImports = false);
+                   bool allowImports = false, bool keys = true);
 
 /// The files a compiled file imports, as the driver loaded them (without
 /// diagnostics).
@@ -88,5 +89,30 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
                                        cache::Cache& cache, Interner& interner,
                                        const TokenizedBuffer* lexed, Timings* timings,
                                        const IncrementalImports* imports = nullptr);
+
+/// What compiling a file's declarations in parallel groups did.
+struct GroupsResult {
+  bool compiled = false;  ///< false: compile the file in full (nothing was reported)
+  std::string py;         ///< the module (when compiled to the end), with name placeholders
+  std::string why;        ///< why it was not, for --verbose
+  size_t units = 0;       ///< declarations in the file
+  size_t groups = 0;      ///< compiled at once, one per thread
+  size_t compiledUnits = 0;  ///< summed over the groups (shared declarations count once per group)
+};
+
+/// A cold compile of one file (`-j` jobs left over for it) that uses its
+/// cores: the declarations that nothing else in the file uses (the models,
+/// `main`) are split into at most `jobs` groups of about the same size, each
+/// compiled with everything it uses on a thread of its own from parsing to
+/// the PyTorch pieces, and the pieces are assembled in module order, so the
+/// module is byte-identical to a serial compile (each piece depends only on
+/// its declaration and what that uses, as the incremental compile relies
+/// on). `lastStage` Check stops after type checking (`tritonc check`).
+/// Declines (and reports nothing) when the file cannot be split into groups
+/// that each hold at most 3/4 of its text, when it imports files, and when
+/// any group reports a diagnostic: the full pipeline then reports it in its
+/// place. The PyTorch target only, -O0 to -O3.
+GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
+                             const TokenizedBuffer& tokens, unsigned jobs, Timings* timings);
 
 }  // namespace tritonc

@@ -48,6 +48,8 @@ class Timings {
   /// Adds the finished phases of `other` (a worker's), nested `depthOffset`
   /// levels deeper, on trace track `track`, on this object's clock.
   void absorb(const Timings& other, int depthOffset, int track);
+  /// How many phases are open (the depth a worker's phases are absorbed at).
+  int depth() const { return depth_; }
 
   /// The --timing report: totals, a table of phases (runs, wall and CPU
   /// time, share of the total, peak memory), the sections, and the
