@@ -3,6 +3,11 @@
 
     python3 bench/parallel_build.py [--tritonc build-release/tools/tritonc/tritonc]
         [--files 16] [--lines 20000] [--runs 7] [--level 2]
+    python3 bench/parallel_build.py --one-file [--runs 31]
+
+--one-file times one file whose models the jobs compile in parallel groups instead: the
+example zoo copied into 40 and into 160 models (as in bench/incremental.py), whole
+`compile FILE --no-cache` and `check FILE` processes with -j 1 and -j 2, alternating.
 
 Generates --files models of about --lines lines each (`tritonc_bench_gen`, each headed by its own
 comment so that no two are alike), then times whole `tritonc compile FILES... -o DIR
@@ -17,6 +22,7 @@ import shutil
 import statistics
 import subprocess
 import tempfile
+import sys
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -29,7 +35,10 @@ def main():
     parser.add_argument("--lines", type=int, default=20000)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--level", default="2")
+    parser.add_argument("--one-file", action="store_true")
     args = parser.parse_args()
+    if args.one_file:
+        return one_file(args)
     tritonc = os.path.abspath(args.tritonc)
     gen = os.path.join(os.path.dirname(tritonc), "..", "..", "bench", "tritonc_bench_gen")
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRITONC_")}
@@ -73,6 +82,43 @@ def main():
         for j in jobs:
             m = statistics.median(times[j])
             print("| %d | %.1f | %.2fx |" % (j, m, m1 / m))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def one_file(args):
+    sys.path.insert(0, os.path.join(REPO, "bench"))
+    import incremental  # noqa: E402  (its zoo file)
+    tritonc = os.path.abspath(args.tritonc)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITONC_")}
+    work = tempfile.mkdtemp(prefix="tritonc-one-file-")
+    try:
+        print("| file | lines | command | -j 1 median ms | -j 2 median ms | speed-up |")
+        print("|---|---:|---|---:|---:|---:|")
+        for models in [40, 160]:
+            path = os.path.join(work, "zoo%d.tri" % models)
+            with open(path, "w") as f:
+                f.write(incremental.zoo_file(models))
+            lines = sum(1 for _ in open(path))
+            commands = {
+                "compile -O" + args.level: lambda j: ["compile", path, "-O" + args.level,
+                                                      "--no-cache", "-j", str(j), "-o",
+                                                      os.path.join(work, "out%d.py" % j)],
+                "check": lambda j: ["check", path, "-j", str(j)],
+            }
+            for name, command in commands.items():
+                times = {1: [], 2: []}
+                for _ in range(args.runs):
+                    for j in (1, 2):
+                        start = time.perf_counter()
+                        subprocess.run([tritonc] + command(j), env=env, check=True)
+                        times[j].append((time.perf_counter() - start) * 1000)
+                if name.startswith("compile"):
+                    assert filecmp.cmp(os.path.join(work, "out1.py"),
+                                       os.path.join(work, "out2.py"), shallow=False)
+                m1, m2 = statistics.median(times[1]), statistics.median(times[2])
+                print("| zoo x%d | %d | %s | %.2f | %.2f | %.2fx |" % (models, lines, name, m1, m2,
+                                                                     m1 / m2))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

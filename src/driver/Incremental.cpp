@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <memory>
@@ -22,6 +23,7 @@
 
 #include "Log.h"
 #include "tritonc/base/Bytes.h"
+#include "tritonc/base/Check.h"
 #include "tritonc/emit/Emit.h"
 #include "tritonc/irgen/IRGen.h"
 #include "tritonc/lex/Lex.h"
@@ -741,6 +743,13 @@ GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
     result.compiledUnits += groups[g].items.size();
     if (timings) groups[g].timings = std::make_unique<Timings>();
   }
+  // A group that fails stops the others at their next stage: the file is
+  // then compiled in full anyway.
+  std::atomic<bool> failed{false};
+  auto fail = [&](Group& group, std::string why) {
+    group.failure = std::move(why);
+    failed = true;
+  };
   auto compileGroup = [&](Group& group) {
     DiagnosticEngine diags(group.collected);
     Timings* t = group.timings.get();
@@ -751,19 +760,18 @@ GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
       tree.emplace(parseItems(tokens, group.items, diags, complete));
     }
     if (!complete || !group.collected.diagnostics.empty()) {
-      group.failure = "a declaration does not parse cleanly";
-      return;
+      return fail(group, "a declaration does not parse cleanly");
     }
+    if (failed) return;
     std::optional<CheckedModule> checked;
     {
       ScopedTimer timer(t, "type checker", source.name());
       checked.emplace(check(*tree, tokens.interner(), diags, nullptr));
     }
     if (!group.collected.diagnostics.empty()) {
-      group.failure = "a declaration has diagnostics";
-      return;
+      return fail(group, "a declaration has diagnostics");
     }
-    if (lastStage < Stage::Emit) return;
+    if (lastStage < Stage::Emit || failed) return;
     IRGenOptions irgen;
     irgen.runtimeShapeChecks = options.optLevel == '0';
     std::optional<ir::Module> module;
@@ -779,14 +787,13 @@ GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
       problems = optimize(*module, optimizerOptions(options, t));
     }
     if (!problems.empty()) {
-      group.failure = "the optimizer's verifier objected";  // the full pipeline reports it
-      return;
+      return fail(group, "the optimizer's verifier objected");  // the full pipeline reports it
     }
+    if (failed) return;
     ScopedTimer timer(t, "PyTorch emitter", source.name());
     Expected<PyTorchPieces> pieces = emitPyTorchPieces(*module, pyTorchEmitOptions(options));
     if (!pieces) {
-      group.failure = "the emitter failed";  // the full pipeline reports it
-      return;
+      return fail(group, "the emitter failed");  // the full pipeline reports it
     }
     group.pieces = std::move(*pieces);
   };
@@ -807,6 +814,7 @@ GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
       return decline(group.failure);
     }
   }
+  TRITONC_CHECK(!failed, "a failed group gave no reason");
   result.groups = groupCount;
   if (lastStage < Stage::Emit) {
     result.compiled = true;
