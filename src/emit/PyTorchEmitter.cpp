@@ -39,25 +39,65 @@ namespace {
 
 using namespace ir;
 
-const std::unordered_set<std::string>& reservedNames() {
-  static const std::unordered_set<std::string> names = {
+const std::unordered_set<std::string_view>& reservedNames() {
+  static const std::unordered_set<std::string_view> names = {
+      // Python's keywords.
       "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
       "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
       "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return",
-      "try", "while", "with", "yield", "torch", "nn", "F", "math", "tritonrt", "self", "super",
-      "ENTRY", "range", "list", "int", "float", "bool", "len", "isinstance", "max", "min",
-      "round", "abs"};
+      "try", "while", "with", "yield",
+      // What the generated code names: modules, builtins, its own globals.
+      "torch", "nn", "F", "math", "tritonrt", "self", "super", "ENTRY", "range", "list", "int",
+      "float", "bool", "len", "isinstance", "max", "min", "round", "abs", "str", "print",
+      "ValueError", "getattr", "type", "tuple"};
   return names;
 }
 
-// A source identifier's Python name: itself, with a '_' appended to Python
-// keywords and the names the module uses (`torch`, `self`, ...) and to every
-// name that begins with '_': the generated names all do (`_<G>_t`,
-// `_<L>_apply`, `_training`, `_ternary_weights`), and none of them ends with
-// '_', so a source name can never take one of theirs.
+// nn.Module's attributes (torch 1.13 and 2.x): weights, sub-modules and
+// hyperparameters are attributes of a generated module, and one named
+// `training`, `parameters` or `to` would replace torch's.
+const std::unordered_set<std::string_view>& moduleAttributes() {
+  static const std::unordered_set<std::string_view> names = {
+      "T_destination", "add_module", "apply", "bfloat16", "buffers", "call_super_init",
+      "children", "compile", "cpu", "cuda", "double", "dump_patches", "eval", "extra_repr",
+      "forward", "get_buffer", "get_extra_state", "get_parameter", "get_submodule", "half",
+      "ipu", "load_state_dict", "modules", "mtia", "named_buffers", "named_children",
+      "named_modules", "named_parameters", "parameters", "register_backward_hook",
+      "register_buffer", "register_forward_hook", "register_forward_pre_hook",
+      "register_full_backward_hook", "register_full_backward_pre_hook",
+      "register_load_state_dict_post_hook", "register_load_state_dict_pre_hook",
+      "register_module", "register_parameter", "register_state_dict_post_hook",
+      "register_state_dict_pre_hook", "requires_grad_", "set_extra_state", "set_submodule",
+      "share_memory", "state_dict", "to", "to_empty", "train", "training", "xpu", "zero_grad"};
+  return names;
+}
+
+// A source identifier's Python name: itself, with a '_' appended to the
+// reserved names above and to every name that begins with '_' (the generated
+// names all do: `_<G>_t`, `_<L>_apply`, `_training`, and none of them ends
+// with '_', so a source name can never take one of theirs). A name that is
+// such a name followed by underscores gets one more (`lambda_` is
+// `lambda__`), so two source names never get one Python name.
+std::string_view stemOf(std::string_view name) {
+  size_t last = name.find_last_not_of('_');
+  return last == std::string_view::npos ? name : name.substr(0, last + 1);
+}
+
 std::string pyIdent(std::string_view name) {
   std::string out(name);
-  if (reservedNames().count(out) != 0 || (!out.empty() && out[0] == '_')) {
+  if ((!name.empty() && name[0] == '_') || reservedNames().count(stemOf(name)) != 0) {
+    out += '_';
+  }
+  return out;
+}
+
+// The Python name of a weight, sub-module or hyperparameter as an attribute
+// of its module: pyIdent's, and a '_' appended to nn.Module's attribute
+// names (by the same stem rule, so still one name per source name). As a
+// constructor argument or a parameter of `_<L>_apply` it keeps pyIdent's.
+std::string pyMember(std::string_view name) {
+  std::string out = pyIdent(name);
+  if (out.size() == name.size() && moduleAttributes().count(stemOf(name)) != 0) {
     out += '_';
   }
   return out;
@@ -314,6 +354,8 @@ class Emitter {
  private:
   // ---- names and expressions ----------------------------------------------------
   std::string name(IdentifierId id) const { return pyIdent(m_.interner->spelling(id)); }
+  /// A weight's, sub-module's or hyperparameter's attribute (see pyMember).
+  std::string member(IdentifierId id) const { return pyMember(m_.interner->spelling(id)); }
   /// The Python names of functions and constants: their own, except where an
   /// imported file's clashes with one taken before it (`<stem>_<name>`).
   void nameDeclarations();
@@ -909,7 +951,7 @@ void Emitter::emitInputDefaults(const Function& f, int depth) {
     }
   }
   if (deviceAnchor_.empty() && !f.weights.empty() && ctx_ != Context::Fn) {
-    deviceAnchor_ = ctx_ == Context::Forward ? "self." + name(f.weights[0].name)
+    deviceAnchor_ = ctx_ == Context::Forward ? "self." + member(f.weights[0].name)
                                              : name(f.weights[0].name);
   }
   for (size_t i = 0; i < f.inputs.size(); ++i) {
@@ -932,8 +974,8 @@ bool Emitter::isScalarBuiltin(OpId id) const {
 }
 
 std::string Emitter::instanceExpr(uint32_t index) const {
-  std::string n = name(fn_->instances[index].name);
-  return ctx_ == Context::Forward ? "self." + n : n;
+  return ctx_ == Context::Forward ? "self." + member(fn_->instances[index].name)
+                                  : name(fn_->instances[index].name);
 }
 
 // Creates the sub-modules in __init__, under the conditions the forward body
@@ -952,12 +994,12 @@ void Emitter::emitInstances(BlockId block, int depth, std::vector<std::string>& 
       std::string ctor = opExpr(id);
       if (cond.empty()) {
         flushInstances(depth);
-        line(depth, fmt::format("self.{} = {}", name(inst.name), ctor));
+        line(depth, fmt::format("self.{} = {}", member(inst.name), ctor));
       } else {
         // Consecutive sub-modules under one condition share its if/else.
         if (cond != pendingCondition_) flushInstances(depth);
         pendingCondition_ = cond;
-        pendingInstances_.emplace_back(name(inst.name), std::move(ctor));
+        pendingInstances_.emplace_back(member(inst.name), std::move(ctor));
       }
     } else if (o.kind == OpKind::If) {
       std::string c = e(m_.operands(id)[0]);
@@ -1068,8 +1110,8 @@ void Emitter::emitLayer(size_t index) {
   // `@`: their reduction dimension is the first; irgen/PackLayout.h).
   std::vector<std::string> ternary, byColumns;
   for (const WeightDecl& w : f.weights) {
-    if (m_.types.isTernary(w.type)) ternary.push_back(pyString(name(w.name)));
-    if (w.packByColumns) byColumns.push_back(pyString(name(w.name)));
+    if (m_.types.isTernary(w.type)) ternary.push_back(pyString(member(w.name)));
+    if (w.packByColumns) byColumns.push_back(pyString(member(w.name)));
   }
   auto tupleOf = [](const std::vector<std::string>& items) {
     std::string tuple;
@@ -1092,10 +1134,10 @@ void Emitter::emitLayer(size_t index) {
   line(2, "super().__init__()");
   resolveHyperDefaults(f, 2, false);
   for (const HyperDecl& h : f.hypers) {
-    line(2, fmt::format("self.{0} = {0}", name(h.name)));
+    line(2, fmt::format("self.{} = {}", member(h.name), name(h.name)));
   }
   for (const WeightDecl& w : f.weights) {
-    std::string n = name(w.name);
+    std::string n = member(w.name);
     // A weight has its declared dtype (a ternary one is a latent float32).
     // Integer and bool weights cannot require gradients: they are
     // Parameters with requires_grad=False, which optimizers skip.
@@ -1152,14 +1194,16 @@ void Emitter::emitLayer(size_t index) {
     std::string args;
     for (const WeightDecl& w : f.weights) {
       std::string read = m_.types.isTernary(w.type)
-                             ? fmt::format("tritonrt.weight(self, {})", pyString(name(w.name)))
-                             : "self." + name(w.name);
+                             ? fmt::format("tritonrt.weight(self, {})", pyString(member(w.name)))
+                             : "self." + member(w.name);
       args += fmt::format("{}={}, ", name(w.name), read);
     }
     for (size_t i = 0; i < f.inputs.size(); ++i) {
       args += fmt::format("{}={}, ", name(f.inputs[i].name), e(body.args[i]));
     }
-    for (const HyperDecl& h : f.hypers) args += fmt::format("{0}=self.{0}, ", name(h.name));
+    for (const HyperDecl& h : f.hypers) {
+      args += fmt::format("{}=self.{}, ", name(h.name), member(h.name));
+    }
     line(2, fmt::format("return _{}_apply({}_training=self.training)", className, args));
     return;
   }
@@ -1626,8 +1670,8 @@ std::string Emitter::opExpr(OpId id) {
       }
       return "None";
     case OpKind::Hyper: {
-      std::string n = name(fn_->hypers[static_cast<size_t>(o.intAttr)].name);
-      return ctx_ == Context::Forward ? "self." + n : n;
+      IdentifierId hyper = fn_->hypers[static_cast<size_t>(o.intAttr)].name;
+      return ctx_ == Context::Forward ? "self." + member(hyper) : name(hyper);
     }
     case OpKind::Global: {
       // A tensor constant is made on the default device when the module is
@@ -1643,8 +1687,8 @@ std::string Emitter::opExpr(OpId id) {
       const WeightDecl& w = fn_->weights[static_cast<size_t>(o.intAttr)];
       if (ctx_ != Context::Forward) return name(w.name);
       return m_.types.isTernary(w.type)
-                 ? fmt::format("tritonrt.weight(self, {})", pyString(name(w.name)))
-                 : "self." + name(w.name);
+                 ? fmt::format("tritonrt.weight(self, {})", pyString(member(w.name)))
+                 : "self." + member(w.name);
     }
     case OpKind::ShapeDim: return fmt::format("{}.shape[{}]", a(0), o.intAttr);
     case OpKind::List: {
@@ -1660,7 +1704,7 @@ std::string Emitter::opExpr(OpId id) {
       }
       return fmt::format("{0}.permute(*range({0}.dim() - 1, -1, -1))", a(0));
     }
-    case OpKind::InstanceMember: return a(0) + "." + pyIdent(m_.strings[o.strAttr]);
+    case OpKind::InstanceMember: return a(0) + "." + pyMember(m_.strings[o.strAttr]);
     case OpKind::Add: return binary("+");
     case OpKind::Sub: return binary("-");
     case OpKind::Mul: return binary("*");

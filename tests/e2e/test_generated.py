@@ -1401,6 +1401,65 @@ layer D(_training: Tensor<float32, [4, 4]>, x: Tensor<float32, [?, 4]>) -> Tenso
             raise AssertionError("%s: keys %s" % (level, list(model.state_dict())))
 
 
+def test_source_names_never_shadow_torch_or_python(ctx):
+    """A hyperparameter, weight or sub-module named like an nn.Module attribute (`training`,
+    `parameters`, `modules`, `to`) is stored under that name + '_', so train()/eval()/to()
+    keep working; constructor arguments keep the source names. Names mangled by that rule and
+    names that already end in '_' never meet (`lambda` -> `lambda_`, `lambda_` -> `lambda__`),
+    and a fn named `str` does not break the -O0 checks' messages."""
+    src = """
+let super = 4
+fn super_(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    return x + 1.0
+}
+fn str(x: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, ?]> {
+    return x
+}
+layer Inner(parameters: Tensor<float32, [4]> = ones(), x: Tensor<float32, [?, 4]>)
+        -> Tensor<float32, [?, 4]> {
+    return x * parameters
+}
+layer L(training: bool, to: float32 = 2.0, lambda: float32 = 0.1, lambda_: float32 = 0.2,
+        x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    let modules = Inner()
+    let h = modules(str(x)) * to * float32(super + 1) + lambda + lambda_
+    if training {
+        return super_(h)
+    }
+    return h
+}
+"""
+    x = torch.randn(3, 4)
+    for level in LEVELS:
+        m = load(ctx.compile_text(src, level))
+        for flag in [True, False]:
+            model = m.L(training=flag, to=3.0, lambda_=0.5, lambda__=0.25)
+            want = x * 3.0 * 5.0 + 0.75 + (1.0 if flag else 0.0)
+            for mode in [model.train(), model.eval()]:
+                check_close(mode(x), want, level)
+            check_close(model.to(torch.float64)(x.double()), want.double(), level)
+        keys = list(m.L(training=False).state_dict())
+        if keys != ["modules_.parameters_"]:
+            raise AssertionError("%s: keys %s" % (level, keys))
+        if (m.super_, m.super__(torch.zeros(1, 4)).sum().item()) != (4, 4.0):
+            raise AssertionError("%s: super_ %r" % (level, m.super_))
+    bad = load(ctx.compile_text("""
+fn str(x: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, ?]> {
+    return x
+}
+layer K(w: Tensor<float32, [n, 3]>, y: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, 3]> {
+    return str(y) @ w
+}
+""", "-O0"))
+    try:
+        bad.K(n=4)(torch.zeros(2, 5))
+    except ValueError as error:
+        if "shape mismatch" not in str(error):
+            raise
+    else:
+        raise AssertionError("-O0: a wrong-sized input was not reported")
+
+
 def test_functional_batch_norm_with_weight_statistics(ctx):
     """`batch_norm` given a layer's weights as running statistics: they are Parameters, which
     torch refuses to differentiate; the module runs in training and eval mode, updates the
@@ -1749,6 +1808,7 @@ def all_tests():
               test_values_updated_together, test_os_merges_identical_declarations,
               test_locals_never_shadow_module_names, test_implicit_widening_converts_values,
               test_source_names_never_take_generated_names,
+        test_source_names_never_shadow_torch_or_python,
               test_functional_batch_norm_with_weight_statistics,
               test_weights_keep_their_declared_dtypes,
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
