@@ -28,6 +28,7 @@
 #include "tritonc/base/FileSystem.h"
 #include "tritonc/base/Interner.h"
 #include "tritonc/base/Timings.h"
+#include "tritonc/base/Workers.h"
 #include "tritonc/cache/Cache.h"
 #include "tritonc/diag/Diagnostics.h"
 #include "tritonc/emit/Emit.h"
@@ -209,9 +210,12 @@ EmitOptions pyTorchEmitOptions(const CompileOptions& options) {
 
 namespace {
 
-// Below this many tokens a file is compiled as one group even with cores to
-// spare: threads and the shared declarations would cost what they save.
-constexpr size_t kMinTokensForGroups = 4000;
+// Below this size a file is compiled as one group even with cores to spare:
+// threads and the shared declarations would cost what they save.
+constexpr size_t kMinBytesForGroups = 16 * 1024;
+// Groups of one file at most (each compiles what its models use: more groups
+// compile more of it twice).
+constexpr unsigned kMaxGroups = 16;
 
 // What one input produced: its generated files (with name placeholders, as
 // the cache stores them) and what the L3 cache needs to store them.
@@ -865,6 +869,15 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     }
     if (!module) {
       size_t reportedBeforeLexing = fdiags.errorCount() + fdiags.warningCount();
+      // A big file with jobs left over to itself may be compiled in parallel
+      // groups (below): their threads start now, while the file is lexed.
+      std::optional<Workers> groupWorkers;
+      if (emitJobs >= 2 && !imports && !importsFailed && !options.lowMemory &&
+          (lastStage == Stage::Emit || lastStage == Stage::Check) &&
+          options.target == "pytorch" && options.optLevel != 's' && !dumps &&
+          source.text().size() >= kMinBytesForGroups) {
+        groupWorkers.emplace(std::min(emitJobs, kMaxGroups) - 1);
+      }
       std::optional<TokenizedBuffer> tokens;
       if (earlyTokens) {
         for (Diagnostic& d : heldLexerDiagnostics.diagnostics) fdiags.replay(std::move(d));
@@ -883,15 +896,13 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         flushDiagnostics();
         return kExitSuccess;
       }
-      // A big file with the jobs left over to itself: its models compiled in
-      // parallel groups, when the file splits cleanly (nothing is reported
-      // then; anything else falls through to the pipeline below).
-      if (emitJobs >= 2 && !imports && !importsFailed && !options.lowMemory &&
-          (lastStage == Stage::Emit || lastStage == Stage::Check) &&
-          options.target == "pytorch" && options.optLevel != 's' && !dumps &&
-          tokens->size() >= kMinTokensForGroups &&
+      // The file's models compiled in parallel groups, when the file splits
+      // cleanly (nothing is reported then; anything else falls through to
+      // the pipeline below).
+      if (groupWorkers &&
           fdiags.errorCount() + fdiags.warningCount() == reportedBeforeLexing) {
-        GroupsResult groups = compileInGroups(options, lastStage, *tokens, emitJobs, ftimings);
+        GroupsResult groups = compileInGroups(options, lastStage, *tokens, *groupWorkers,
+                                              ftimings);
         if (groups.compiled) {
           logMessage(LogLevel::Verbose,
                      fmt::format("{}: {} declaration(s) compiled in {} parallel groups ({} "

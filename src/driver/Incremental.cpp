@@ -17,7 +17,6 @@
 #include <memory>
 #include <numeric>
 #include <optional>
-#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -614,7 +613,7 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
 // ---- a cold compile in parallel groups -------------------------------------------------
 
 GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
-                             const TokenizedBuffer& tokens, unsigned jobs, Timings* timings) {
+                             const TokenizedBuffer& tokens, Workers& workers, Timings* timings) {
   GroupsResult result;
   auto decline = [&](std::string why) {
     result = GroupsResult{};
@@ -687,7 +686,7 @@ GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
       }
     }
   }
-  auto groupCount = static_cast<size_t>(std::min<uint64_t>({jobs, closures.size(), 64}));
+  auto groupCount = std::min<size_t>(workers.count() + 1, closures.size());
   if (groupCount < 2) {
     return decline("one declaration uses all the others");
   }
@@ -799,10 +798,7 @@ GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
   };
   {
     ScopedTimer timer(timings, "compile declarations", fmt::format("{} groups", groupCount));
-    std::vector<std::thread> threads;
-    for (size_t g = 1; g < groupCount; ++g) threads.emplace_back(compileGroup, std::ref(groups[g]));
-    compileGroup(groups[0]);
-    for (std::thread& thread : threads) thread.join();
+    workers.run(groupCount, [&](size_t g) { compileGroup(groups[g]); });
     if (timings) {
       for (size_t g = 0; g < groupCount; ++g) {
         timings->absorb(*groups[g].timings, timings->depth(), static_cast<int>(g) + 1);

@@ -30,6 +30,7 @@
 
 #include "Imports.h"
 #include "tritonc/base/Timings.h"
+#include "tritonc/base/Workers.h"
 #include "tritonc/cache/Cache.h"
 #include "tritonc/driver/Driver.h"
 #include "tritonc/lex/TokenizedBuffer.h"
@@ -102,7 +103,7 @@ struct GroupsResult {
 
 /// A cold compile of one file (`-j` jobs left over for it) that uses its
 /// cores: the declarations that nothing else in the file uses (the models,
-/// `main`) are split into at most `jobs` groups of about the same size, each
+/// `main`) are split into groups of about the same size, each
 /// compiled with everything it uses on a thread of its own from parsing to
 /// the PyTorch pieces, and the pieces are assembled in module order, so the
 /// module is byte-identical to a serial compile (each piece depends only on
@@ -112,7 +113,9 @@ struct GroupsResult {
 /// that each hold at most 3/4 of its text, when it imports files, and when
 /// any group reports a diagnostic: the full pipeline then reports it in its
 /// place. The PyTorch target only, -O0 to -O3.
+/// The groups run on `workers` and the calling thread (at most one group
+/// each).
 GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
-                             const TokenizedBuffer& tokens, unsigned jobs, Timings* timings);
+                             const TokenizedBuffer& tokens, Workers& workers, Timings* timings);
 
 }  // namespace tritonc
