@@ -849,6 +849,11 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       }
     }
     c.toFloat(0, c.floatOf(*x));
+    if (fn == BuiltinFn::LayerNormFn) {
+      // F.layer_norm takes its weight and bias in the input's dtype.
+      c.toFloat(2, c.floatOf(*x));
+      c.toFloat(3, c.floatOf(*x));
+    }
     return c.result(ts.withDType(c.arg(0).type, c.floatOf(*x)));
   }
   if (rule == R::Pow || rule == R::Clip) {
@@ -961,7 +966,15 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         (!depthwise && (!positive(c, 5, dilation) || !positive(c, 6, groups)))) {
       return c.error();
     }
-    return conv(c, x, 0, ws[0], ws[1], ws[2], ws[3], stride, padding, dilation, groups);
+    ExprInfo result = conv(c, x, 0, ws[0], ws[1], ws[2], ws[3], stride, padding, dilation, groups);
+    // F.conv2d takes one float dtype: the input's, or the weight's wider one.
+    DType dtype = x->ternary ? c.floatOf(*w) : w->ternary ? c.floatOf(*x)
+                                             : promote(c.floatOf(*x), c.floatOf(*w));
+    if (ts.kind(result.type) != TypeKind::Tensor) return result;
+    c.toFloat(0, dtype);
+    c.toFloat(1, dtype);
+    if (!depthwise) c.toFloat(2, dtype);
+    return c.result(ts.withDType(result.type, dtype));
   }
   if (rule == R::Pool2d || rule == R::AdaptivePool2d || rule == R::GlobalPool) {
     const TypeStore::Node* x = c.tensor(0);

@@ -1942,7 +1942,7 @@ void Checker::convertToFloat(const ExprInfo& value, DType dtype) {
   TypeStore& ts = module_.types;
   if (!value.node.isValid() || !ts.isTensor(value.type)) return;
   const TypeStore::Node& t = ts.node(value.type);
-  if (t.ternary || isFloating(t.dtype) || !isFloating(dtype)) return;
+  if ((t.ternary ? DType::Float32 : t.dtype) == dtype || !isFloating(dtype)) return;
   module_.conversions[value.node.index] = ts.withDType(value.type, dtype);
 }
 

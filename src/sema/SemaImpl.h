@@ -88,10 +88,11 @@ class Checker {
   /// provable mismatch at `node` for operator `op` and returns nullopt.
   std::optional<std::vector<DimId>> broadcast(std::span<const DimId> a, std::span<const DimId> b,
                                               NodeId node, std::string_view op);
-  /// Converts `value`, an integer or bool tensor, to the float `dtype` an
+  /// Converts `value`, a tensor of another dtype, to the float `dtype` an
   /// operation computing in floats needs: LANGUAGE.md types mean, softmax,
-  /// linear, float @ int, ... as floats, and torch rejects integer tensors
-  /// there. Ternary tensors are held as floats at run time and stay as they are.
+  /// linear, float @ int, ... as floats, and float16 @ float32 as float32,
+  /// where torch rejects integer tensors and mixed float dtypes. Ternary
+  /// tensors are float32 at run time (x: float16 @ w: ternary converts w).
   void convertToFloat(const ExprInfo& value, DType dtype);
   /// torch.matmul typing of a @ b.
   ExprInfo matmul(const ExprInfo& a, const ExprInfo& b, NodeId node, std::string_view op);

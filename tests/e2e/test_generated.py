@@ -1460,6 +1460,51 @@ layer K(w: Tensor<float32, [n, 3]>, y: Tensor<float32, [?, ?]>) -> Tensor<float3
         raise AssertionError("-O0: a wrong-sized input was not reported")
 
 
+def test_mixed_float_dtypes_are_converted(ctx):
+    """float16/bfloat16 weights meeting float32 inputs in @, matmul, linear, conv2d and
+    layer_norm (the checker promotes to float32, LANGUAGE.md section 3; torch does not): the
+    narrower side is converted, at every level. A bfloat16 input @ a ternary weight (float32
+    at run time) converts the weight."""
+    mixed = """
+layer Mix(w16: Tensor<float16, [6, 5]>, wb: Tensor<bfloat16, [6, 5]>, wl: TernaryTensor<trit, [5, 6]>,
+          b16: Tensor<float16, [5]>, lw16: Tensor<float16, [5, 6]>,
+          cw: Tensor<float16, [4, 3, 3, 3]>, cb: Tensor<float16, [4]>,
+          g16: Tensor<float16, [5]>, x: Tensor<float32, [?, 6]>, img: Tensor<float32, [?, 3, 8, 8]>)
+          -> Tensor<float32, [?, 5]> {
+    let a = x @ w16 + matmul(x, wb)
+    let b = linear(x, wl, b=b16) + linear(x, lw16, b=b16)
+    let c = layer_norm(a + b, [5], weight=g16, bias=b16)
+    let d = conv2d(img, cw, bias=cb, padding=1)
+    return c + mean(mean(mean(d, dim=3), dim=2), dim=1, keepdim=true)
+}
+"""
+    half = """
+layer Half(w: TernaryTensor<trit, [6, 5]>, x: Tensor<bfloat16, [?, 6]>) -> Tensor<bfloat16, [?, 5]> {
+    return x @ w
+}
+"""
+    torch.manual_seed(5)
+    x, img, xb = torch.randn(3, 6), torch.randn(3, 3, 8, 8), torch.randn(3, 6).bfloat16()
+    for level in LEVELS:
+        model = load(ctx.compile_text(mixed, level)).Mix().eval()
+        sd = {k: torch.randn(v.shape).to(v.dtype) for k, v in model.state_dict().items()}
+        model.load_state_dict(sd)
+        s = {k: v.float() for k, v in sd.items()}
+        a = x @ s["w16"] + x @ s["wb"]
+        b = F.linear(x, absmean(s["wl"]), s["b16"]) + F.linear(x, s["lw16"], s["b16"])
+        c = F.layer_norm(a + b, [5], s["g16"], s["b16"])
+        d = F.conv2d(img, s["cw"], s["cb"], padding=1).mean(dim=(1, 2, 3))
+        with torch.no_grad():
+            check_close(model(x, img), c + d.reshape(3, 1), level)
+        model = load(ctx.compile_text(half, level)).Half().eval()
+        with torch.no_grad():
+            got = model(xb)
+        want = (xb.float() @ absmean(model.w.detach())).bfloat16()
+        if got.dtype != torch.bfloat16:
+            raise AssertionError("%s: dtype %s" % (level, got.dtype))
+        check_close(got.float(), want.float(), level, atol=0.05, rtol=0.02)
+
+
 def test_functional_batch_norm_with_weight_statistics(ctx):
     """`batch_norm` given a layer's weights as running statistics: they are Parameters, which
     torch refuses to differentiate; the module runs in training and eval mode, updates the
@@ -1809,6 +1854,7 @@ def all_tests():
               test_locals_never_shadow_module_names, test_implicit_widening_converts_values,
               test_source_names_never_take_generated_names,
         test_source_names_never_shadow_torch_or_python,
+        test_mixed_float_dtypes_are_converted,
               test_functional_batch_norm_with_weight_statistics,
               test_weights_keep_their_declared_dtypes,
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
