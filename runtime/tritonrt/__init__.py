@@ -10,8 +10,8 @@ from .cuda import use_kernels
 from .fused import ACTIVATIONS, activation, conv_bn_act, fused_conv2d, fused_matmul
 from .layers import TernaryConv2d, TernaryLinear
 from .loader import CompileError, compile_model, find_tritonc, load, output_dir
-from .packing import (is_packed, pack, pack_ternary, packed_by_columns, packed_shape,
-                      unpack_ternary, weight)
+from .packing import (clear_cache, is_packed, pack, pack_ternary, packed_by_columns,
+                      packed_shape, unpack_ternary, weight)
 from .quant import (
     EPS,
     METHODS,
@@ -35,6 +35,7 @@ __all__ = [
     "TernaryLinear",
     "act_quant_int8",
     "activation",
+    "clear_cache",
     "compile_model",
     "conv_bn_act",
     "cuda",

@@ -242,9 +242,9 @@ def _packed_parts(module, name):
     scale = getattr(module, name + "_scale")
     if scale.numel() == 1:
         cache = module.__dict__.setdefault("_tritonrt_cuda_scales", {})
-        stamp = (scale.data_ptr(), scale._version)
+        stamp = packing._stamp(scale)
         hit = cache.get(name)
-        if hit is None or hit[0] != stamp:
+        if hit is None or stamp is None or hit[0] != stamp:
             hit = (stamp, float(scale))  # one device sync per change, not per call
             cache[name] = hit
         return codes, hit[1], None

@@ -117,7 +117,8 @@ def _bn_stamp(conv, bn):
     """Changes whenever a parameter or statistic of ``conv`` or ``bn`` does."""
     tensors = [t for t in list(conv.parameters()) + list(conv.buffers())
                + list(bn.parameters()) + list(bn.buffers())]
-    return _stamp(*tensors) + (id(bn), bn.eps)
+    stamp = _stamp(*tensors)
+    return stamp + (id(bn), bn.eps) if stamp is not None else None
 
 
 def _bn_affine(conv, bn):

@@ -144,7 +144,7 @@ def _cached(module, name, stamp, compute):
     Used only for inference (eval mode, no autograd): the quantized (or unpacked) weight is
     then a function of the parameter's storage and version counter, which every in-place
     update (optimizer step, ``load_state_dict``, ``.to()``) changes."""
-    if torch.is_grad_enabled() or module.training or _compiling():
+    if stamp is None or torch.is_grad_enabled() or module.training or _compiling():
         return compute()
     cache = module.__dict__.get("_tritonrt_cache")
     if cache is None:
@@ -158,7 +158,27 @@ def _cached(module, name, stamp, compute):
     return value
 
 
+def clear_cache(module):
+    """Forgets the inference values cached for ``module`` and its sub-modules (see
+    ``weight``). Needed only after changing a weight in a way torch does not count as a
+    change: through ``.data`` (``w.data.mul_(-1)``), whose in-place updates leave the
+    parameter's version counter as it was. Returns ``module``."""
+    for m in module.modules():
+        m.__dict__.pop("_tritonrt_cache", None)
+        m.__dict__.pop("_tritonrt_cuda_scales", None)
+    return module
+
+
+def _is_inference(t):
+    is_inference = getattr(t, "is_inference", None)  # torch >= 1.9
+    return bool(is_inference()) if is_inference is not None else False
+
+
 def _stamp(*tensors):
+    """What identifies the tensors' values, or None (not cacheable) when one of them was
+    made under ``torch.inference_mode()``: such tensors have no version counter."""
+    if any(_is_inference(t) for t in tensors):
+        return None
     return tuple((t.data_ptr(), t._version, t.device, t.dtype) for t in tensors)
 
 
@@ -195,8 +215,9 @@ def weight(module, name):
         return _cached(module, name, _stamp(packed, scale), unpacked)
     method, threshold = _method_of(module, name)
     latent = getattr(module, name)
+    stamp = _stamp(latent)
     return _cached(
-        module, name, _stamp(latent) + (method, threshold),
+        module, name, stamp + (method, threshold) if stamp is not None else None,
         lambda: ternary_quantize(latent, method=method, threshold=threshold,
                                  training=module.training))
 
@@ -224,7 +245,11 @@ def _pack_one(m):
         else:
             delattr(m, name)
         m.register_buffer(name, packed)
-        m.register_buffer(name + "_scale", s.to(latent.device))
+        # float32, as the format says; a model converted before packing (.double(),
+        # .half()) keeps its dtype in the scale too, as in all its float buffers, so the
+        # packed module computes in the dtype the unpacked one did.
+        dtype = latent.dtype if latent.is_floating_point() else torch.float32
+        m.register_buffer(name + "_scale", s.to(device=latent.device, dtype=dtype))
         shapes[name] = tuple(latent.shape)
     m._tritonrt_shapes = shapes
     m._tritonrt_packed = True

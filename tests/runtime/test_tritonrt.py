@@ -603,6 +603,43 @@ class LoaderTests(unittest.TestCase):
         pack(m)
         self.assertTrue(torch.equal(pickle.loads(pickle.dumps(m))(x), m(x)))
 
+    def test_inference_mode(self):
+        # Tensors made under torch.inference_mode() have no version counter: a model built
+        # or packed there runs, inside it and after it, and nothing is cached for it.
+        path = self._write("model.py", GENERATED)
+        module = tritonrt.load(path)
+        x = torch.randn(3, 16)
+        reference = module.TernaryFC(n_in=16, n_out=8).eval()
+        with torch.no_grad():
+            want = reference(x)
+        m = module.TernaryFC(n_in=16, n_out=8).eval()
+        m.load_state_dict(reference.state_dict())
+        with torch.inference_mode():
+            pack(m)
+            self.assertTrue(torch.equal(m(x), want))
+        self.assertTrue(torch.equal(m(x), want))
+        with torch.inference_mode():
+            built = module.TernaryFC(n_in=16, n_out=8).eval()
+            built.load_state_dict(reference.state_dict())
+            self.assertTrue(torch.equal(built(x), want))
+
+    def test_pack_after_double_and_clear_cache(self):
+        # A float64 model packs into a float64 scale and computes in float64 as before.
+        path = self._write("model.py", GENERATED)
+        m = tritonrt.load(path).TernaryFC(n_in=16, n_out=8).double().eval()
+        x = torch.randn(3, 16, dtype=torch.float64)
+        with torch.no_grad():
+            want = m(x)
+            m.w.data.mul_(-1.0)  # untracked by the version counter: clear_cache is needed
+            tritonrt.clear_cache(m)
+            flipped = m(x)
+            self.assertFalse(torch.equal(flipped, want))
+            m.w.data.mul_(-1.0)
+            tritonrt.clear_cache(m)
+            pack(m)
+            self.assertEqual(m.w_scale.dtype, torch.float64)
+            self.assertTrue(torch.equal(m(x), want))
+
     @staticmethod
     def _torch_roundtrip(m):
         buffer = io.BytesIO()
