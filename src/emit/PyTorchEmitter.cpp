@@ -1903,11 +1903,13 @@ std::string Emitter::builtinExpr(OpId id) {
       usesMath_ = true;
       return fmt::format("nn.init.kaiming_uniform_(torch.empty({}), a=math.sqrt(5))", shape);
     case BuiltinFn::Full:
-      return fmt::format("torch.full({}, {}, dtype={}{})", arg[0], arg[1], resultDType, device);
+      return fmt::format("torch.full({}, {}, dtype={}{})", shape, arg[1], resultDType, device);
     case BuiltinFn::Arange:
       return fmt::format("torch.arange({}{}{}, dtype={}{})", arg[0], has(1) ? ", " + arg[1] : "",
                          has(2) ? ", " + arg[2] : "", resultDType, device);
-    case BuiltinFn::Eye: return fmt::format("torch.eye({}{})", arg[0], device);
+    case BuiltinFn::Eye:  // without n: in a weight's default, eye(n, m) of its shape
+      return fmt::format("torch.eye({}{})",
+                         has(0) ? arg[0] : shape.substr(1, shape.size() - 2), device);
     case BuiltinFn::TensorFn:
       return fmt::format("torch.tensor({}, dtype={}{})", arg[0], resultDType, device);
     case BuiltinFn::Range:

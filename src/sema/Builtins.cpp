@@ -565,13 +565,17 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
   TypeStore& ts = c.ts();
   DimStore& ds = c.ds();
 
+  // The shape argument, or the weight's declared shape in its default.
+  auto createdShape = [&]() -> std::optional<std::vector<DimId>> {
+    return c.has(0) ? c.shapeArg(0) : checker.weightShapeFor(call);
+  };
   if (rule == R::Creation) {
-    std::optional<std::vector<DimId>> shape = c.shapeArg(0);
+    std::optional<std::vector<DimId>> shape = createdShape();
     if (c.failed() || !nonNegative(c, shape, 0)) return c.error();
     return c.result(shape ? ts.tensor(DType::Float32, *shape) : ts.tensorAnyRank(DType::Float32));
   }
   if (rule == R::TernaryWeights) {
-    std::optional<std::vector<DimId>> shape = c.shapeArg(0);
+    std::optional<std::vector<DimId>> shape = createdShape();
     if (c.failed() || !nonNegative(c, shape, 0)) return c.error();
     if (c.has(1) && !c.lenient(1)) {
       std::optional<double> s = c.arg(1).floatValue;
@@ -586,7 +590,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                           : ts.tensorAnyRank(DType::Trit, true));
   }
   if (rule == R::Full) {
-    std::optional<std::vector<DimId>> shape = c.shapeArg(0);
+    std::optional<std::vector<DimId>> shape = createdShape();
     if (c.failed() || !nonNegative(c, shape, 0)) return c.error();
     DType dtype = DType::Float32;
     if (!c.lenient(1)) {
@@ -630,6 +634,14 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     return c.result(ts.tensor(floats ? DType::Float32 : DType::Int64, std::vector<DimId>{length}));
   }
   if (rule == R::Eye) {
+    if (!c.has(0)) {  // in a weight's default: eye(n, m) of its [n, m]
+      std::optional<std::vector<DimId>> shape = checker.weightShapeFor(call);
+      if (shape && shape->size() != 2) {  // no n to take from it
+        checker.report(Diag::MissingArgument, call, "n", "eye");
+        return c.error();
+      }
+      return c.result(shape ? ts.tensor(DType::Float32, *shape) : ts.tensorAnyRank(DType::Float32));
+    }
     DimId n = c.dimArg(0, 0);
     if (c.failed()) return c.error();
     return c.result(ts.tensor(DType::Float32, std::vector<DimId>{n, n}));
@@ -861,7 +873,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (ts.kind(base.type) == TypeKind::Error) return base;
     for (size_t i = 1; i < (rule == R::Pow ? 2u : 3u); ++i) {
       if (c.lenient(i)) continue;
-      const TypeStore::Node& t = ts.node(c.arg(i).type);
+      const TypeStore::Node t = ts.node(c.arg(i).type);  // a copy: types are made below
       if ((t.kind != TypeKind::Scalar && t.kind != TypeKind::Tensor) || !isNumeric(t.dtype)) {
         return c.wrong(i, "a number");
       }
@@ -869,8 +881,29 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
           !isFloating(ts.node(base.type).dtype)) {
         base.type = ts.withDType(base.type, DType::Float32);
       }
+      if (t.kind != TypeKind::Tensor) continue;
+      if (rule == R::Clip && !ts.isTensor(base.type)) {
+        return c.wrong(0, "a tensor when a bound is a tensor");
+      }
+      // A tensor exponent: the result has both shapes broadcast (2.0 ** x is a tensor).
+      const TypeStore::Node b = ts.node(base.type);
+      DType dtype = promote(b.ternary ? DType::Float32 : b.dtype,
+                            t.ternary ? DType::Float32 : t.dtype);
+      if (!b.rankKnown && b.kind == TypeKind::Tensor) {
+        base.type = ts.tensorAnyRank(dtype);
+      } else if (!t.rankKnown) {
+        base.type = ts.tensorAnyRank(dtype);
+      } else if (b.kind == TypeKind::Scalar) {
+        base.type = ts.tensor(dtype, ts.shape(c.arg(i).type));
+      } else {
+        std::vector<DimId> bs(ts.shape(base.type).begin(), ts.shape(base.type).end());
+        std::optional<std::vector<DimId>> shape =
+            c.checker().broadcast(bs, ts.shape(c.arg(i).type), c.node(), c.name());
+        if (!shape) return c.error();
+        base.type = ts.tensor(dtype, *shape);
+      }
     }
-    return base;
+    return c.result(base.type);
   }
   if (rule == R::MinMax) {
     // min(a, b) with a second tensor or a float is element-wise; with an

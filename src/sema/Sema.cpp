@@ -529,6 +529,15 @@ void Checker::checkSignature(int index) {
   }
 }
 
+std::optional<std::vector<DimId>> Checker::weightShapeFor(NodeId call) const {
+  if (!call.isValid() || call != weightDefault_ || !module_.types.isTensor(weightDefaultType_) ||
+      !module_.types.node(weightDefaultType_).rankKnown) {
+    return std::nullopt;
+  }
+  std::span<const DimId> shape = module_.types.shape(weightDefaultType_);
+  return std::vector<DimId>(shape.begin(), shape.end());
+}
+
 // Whether `node` calls a builtin that creates fresh values (`zeros()`,
 // `randn()`, `kaiming_uniform()`, ...): an initializer whose dtype is the
 // weight's to choose.
@@ -537,7 +546,11 @@ bool Checker::createsValues(NodeId node) const {
       module_.callOf[node.index] == UINT32_MAX) {  // a call with errors records no binding
     return false;
   }
-  switch (static_cast<BuiltinFn>(module_.calls[module_.callOf[node.index]].callee)) {
+  return createsValues(static_cast<BuiltinFn>(module_.calls[module_.callOf[node.index]].callee));
+}
+
+bool Checker::createsValues(BuiltinFn fn) {
+  switch (fn) {
     case BuiltinFn::Zeros:
     case BuiltinFn::Ones:
     case BuiltinFn::Randn:
@@ -650,7 +663,12 @@ void Checker::checkCallableBody(int index) {
     if (!init.isValid()) {
       continue;
     }
+    if (p.cls == ParamClass::Weight) {
+      weightDefault_ = init;
+      weightDefaultType_ = p.type;
+    }
     ExprInfo value = checkExpr(init);
+    weightDefault_ = NodeId{};
     // Inputs are bound per call, after the module's hyperparameters and
     // weights exist: an input's default may read those, not another input (a
     // fn's scalars are inputs: `fn f(a: int, b: int = a)`), nor may a weight's

@@ -306,8 +306,17 @@ ExprInfo Checker::checkBuiltinFnCall(BuiltinFn fn, NodeId call) {
     }
   }
   bound->resize(params.size());
+  // Inside a weight's default a creation builtin may leave out its shape
+  // (LANGUAGE.md §5): the weight's declared one is used. `full(0.25)` there
+  // is the value.
+  bool shapeFromWeight = weightDefault_ == call &&
+                         (createsValues(fn) || fn == BuiltinFn::TernaryWeights);
+  if (shapeFromWeight && fn == BuiltinFn::Full && (*bound)[0].present && !(*bound)[1].present) {
+    (*bound)[1] = (*bound)[0];
+    (*bound)[0] = BoundArg{};
+  }
   for (size_t i = 0; i < params.size(); ++i) {
-    if (!(*bound)[i].present && !params[i].optional) {
+    if (!(*bound)[i].present && !params[i].optional && !(i == 0 && shapeFromWeight)) {
       report(Diag::MissingArgument, call, params[i].name, calleeName);
       return make(module_.types.error(), call);
     }

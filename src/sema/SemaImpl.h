@@ -103,6 +103,9 @@ class Checker {
   /// of `value` must equal `expected` (nothing is recorded when `expected` is
   /// itself unknown: such a check could never fail).
   void recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId expected, DimId actual);
+  /// The declared shape of the weight whose default `call` is, when `call`
+  /// is one (a creation builtin there may leave its shape out).
+  std::optional<std::vector<DimId>> weightShapeFor(NodeId call) const;
   /// A normalized dimension index (negative counts from the end), or nullopt
   /// after reporting DimOutOfRange.
   std::optional<size_t> normalizeDim(int64_t dim, size_t rank, NodeId node);
@@ -245,6 +248,7 @@ class Checker {
   /// outside any `if`: their constructors would recurse forever.
   void checkRecursiveInstantiation();
   bool createsValues(NodeId node) const;
+  static bool createsValues(BuiltinFn fn);
   void widenAfterReassignment(NodeId target, TypeId assigned);
   void checkCreatedArguments();
   std::string callableName(int index) const { return spelling(module_.callables[index].name); }
@@ -276,6 +280,10 @@ class Checker {
   std::vector<BodyState> bodyState_;
   uint32_t forwardInstance_ = 0;  ///< the instance applyCallable forwards to
   bool noRuntimeChecks_ = false;  ///< checking a whole-variable reassignment
+  /// The call that is a weight's default being checked, and the weight's
+  /// type: its creation builtin may leave out the shape (LANGUAGE.md §5).
+  NodeId weightDefault_;
+  TypeId weightDefaultType_;
   std::unordered_set<uint32_t> constantDefined_;  ///< top-level constants checked so far
 };
 

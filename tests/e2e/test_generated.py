@@ -1505,6 +1505,41 @@ layer Half(w: TernaryTensor<trit, [6, 5]>, x: Tensor<bfloat16, [?, 6]>) -> Tenso
         check_close(got.float(), want.float(), level, atol=0.05, rtol=0.02)
 
 
+def test_weight_defaults_without_shape(ctx):
+    """LANGUAGE.md section 5: inside a weight default the shape may be omitted, for every
+    creation builtin: `eye()` takes n and m from the weight, `full(v)` is the value."""
+    src = """
+layer L(c: int = 3, m: Tensor<float32, [c, c]> = eye(), r: Tensor<float32, [2, c]> = eye(),
+        b: Tensor<float32, [c]> = full(0.25), o: Tensor<float32, [c]> = ones(),
+        x: Tensor<float32, [?, c]>) -> Tensor<float32, [?, c]> {
+    return x @ m + b + o + sum(r, dim=0)
+}
+"""
+    x = torch.randn(2, 4)
+    for level in LEVELS:
+        model = load(ctx.compile_text(src, level)).L(c=4)
+        if not torch.equal(model.m, torch.eye(4)) or not torch.equal(model.r, torch.eye(2, 4)):
+            raise AssertionError("%s: eye() defaults %s %s" % (level, model.m, model.r))
+        check_close(model(x), x + 0.25 + 1.0 + torch.tensor([1.0, 1.0, 0.0, 0.0]), level)
+
+
+def test_pow_with_tensor_exponent(ctx):
+    """pow(scalar, tensor) is a tensor (torch's `2.0 ** x`), and pow(x, e) broadcasts both."""
+    src = """
+layer P(x: Tensor<float32, [?, 4]>, e: Tensor<int32, [?]>) -> Tensor<float32, [?, 4]> {
+    let a = pow(2.0, x)
+    let b = pow(x, e)
+    let c = pow(2, e)
+    return unsqueeze(a, 0)[0] + b + float32(c) + pow(x, x)
+}
+"""
+    x = torch.rand(3, 4) + 0.5
+    e = torch.tensor([0, 1, 2, 3], dtype=torch.int32)
+    for level in LEVELS:
+        model = load(ctx.compile_text(src, level)).P()
+        check_close(model(x, e), 2.0 ** x + x ** e + (2 ** e).float() + x ** x, level)
+
+
 def test_functional_batch_norm_with_weight_statistics(ctx):
     """`batch_norm` given a layer's weights as running statistics: they are Parameters, which
     torch refuses to differentiate; the module runs in training and eval mode, updates the
@@ -1855,6 +1890,8 @@ def all_tests():
               test_source_names_never_take_generated_names,
         test_source_names_never_shadow_torch_or_python,
         test_mixed_float_dtypes_are_converted,
+        test_weight_defaults_without_shape,
+        test_pow_with_tensor_exponent,
               test_functional_batch_norm_with_weight_statistics,
               test_weights_keep_their_declared_dtypes,
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
