@@ -57,8 +57,11 @@ def _q_and_s(x, method, threshold, training):
     if method == "threshold":
         d = float(threshold) * (a.sum() / n)
         keep = a > d
-        kept = keep.sum().clamp(min=1).to(a.dtype)
-        s = ((a * keep).sum() / kept).clamp(min=EPS)
+        count = keep.sum()
+        # The mean over the kept elements, unclamped (LANGUAGE.md section 5); EPS only
+        # when none is kept, where any scale gives the same zero tensor.
+        s = (a * keep).sum() / count.clamp(min=1).to(a.dtype)
+        s = torch.where(count > 0, s, torch.full_like(s, EPS))
         q = xf.sign() * keep
         return q, s
     s = (a.sum() / n).clamp(min=EPS)
@@ -77,9 +80,8 @@ def ternary_quantize(x, method="absmean", threshold=0.7, training=False):
     * ``absmean`` (BitNet b1.58): ``s = mean(|x|)`` clamped to ``>= 1e-5``,
       ``q = clamp(round(x / s), -1, 1)`` (``round`` is round-half-to-even, as ``torch.round``).
     * ``threshold`` (TWN): ``d = threshold * mean(|x|)``, ``q = sign(x) * (|x| > d)``,
-      ``s = mean(|x|)`` over the kept elements. When no element is kept (``x`` all zero, or
-      ``threshold`` too large) ``q`` is all zero and ``s`` is ``1e-5``; ``s`` is clamped to
-      ``>= 1e-5`` in every case, as for absmean.
+      ``s = mean(|x|)`` over the kept elements, not clamped. When no element is kept (``x``
+      all zero, or ``threshold`` too large) ``q`` is all zero and ``s`` is ``1e-5``.
     * ``stochastic``: like ``absmean``, but when ``training`` is true ``x / s`` is rounded up
       with probability equal to its fractional part (down otherwise), then clamped.
 

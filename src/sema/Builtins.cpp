@@ -1109,6 +1109,10 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       }
     }
     if (x == nullptr) return c.result(ts.tensorAnyRank(DType::Trit, true));
+    // A ternary value is float32 (s * q, one float32 scale): a float16 or
+    // bfloat16 input is quantized as float32, as the runtime would give it back
+    // in the input's dtype.
+    if (!x->ternary && isFloating(x->dtype)) c.toFloat(0, DType::Float32);
     return c.result(ts.withDType(c.arg(0).type, DType::Trit, true));
   }
   if (rule == R::TernaryDequantize) {

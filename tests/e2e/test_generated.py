@@ -1464,7 +1464,7 @@ def test_mixed_float_dtypes_are_converted(ctx):
     """float16/bfloat16 weights meeting float32 inputs in @, matmul, linear, conv2d and
     layer_norm (the checker promotes to float32, LANGUAGE.md section 3; torch does not): the
     narrower side is converted, at every level. A bfloat16 input @ a ternary weight (float32
-    at run time) converts the weight."""
+    at run time) converts the weight; ternary_quantize of a bfloat16 input is float32."""
     mixed = """
 layer Mix(w16: Tensor<float16, [6, 5]>, wb: Tensor<bfloat16, [6, 5]>, wl: TernaryTensor<trit, [5, 6]>,
           b16: Tensor<float16, [5]>, lw16: Tensor<float16, [5, 6]>,
@@ -1481,6 +1481,11 @@ layer Mix(w16: Tensor<float16, [6, 5]>, wb: Tensor<bfloat16, [6, 5]>, wl: Ternar
     half = """
 layer Half(w: TernaryTensor<trit, [6, 5]>, x: Tensor<bfloat16, [?, 6]>) -> Tensor<bfloat16, [?, 5]> {
     return x @ w
+}
+"""
+    quantized = """
+layer Q(x: Tensor<bfloat16, [?, 6]>, w: Tensor<float32, [6, 3]>) -> Tensor<float32, [?, 3]> {
+    return ternary_quantize(x) @ w
 }
 """
     torch.manual_seed(5)
@@ -1503,6 +1508,11 @@ layer Half(w: TernaryTensor<trit, [6, 5]>, x: Tensor<bfloat16, [?, 6]>) -> Tenso
         if got.dtype != torch.bfloat16:
             raise AssertionError("%s: dtype %s" % (level, got.dtype))
         check_close(got.float(), want.float(), level, atol=0.05, rtol=0.02)
+        # A ternary value is float32: ternary_quantize of a bfloat16 input gives one.
+        model = load(ctx.compile_text(quantized, level)).Q()
+        w = torch.randn(6, 3)
+        model.w.data.copy_(w)
+        check_close(model(xb), absmean(xb.float()) @ w, level, atol=1e-5)
 
 
 def test_weight_defaults_without_shape(ctx):

@@ -161,6 +161,13 @@ class QuantizerTests(unittest.TestCase):
         self.assertEqual(q.tolist(), [0, -1, 1, 1, 0])
         self.assertAlmostEqual(s.item(), 3.4 / 3, places=6)
 
+    def test_threshold_scale_is_not_clamped(self):
+        # LANGUAGE.md section 5 clamps absmean's scale only: TWN's is the kept mean.
+        x = torch.tensor([[1e-8, -3e-8, 2e-9, 0.0]])
+        q, s = ternary_quantize_parts(x, method="threshold", threshold=0.5)
+        self.assertEqual(q.tolist(), [[1, -1, 0, 0]])
+        self.assertAlmostEqual(s.item() / 2e-8, 1.0, places=5)
+
     def test_threshold_nothing_kept(self):
         q, s = ternary_quantize_parts(torch.zeros(3, 3), method="threshold")
         self.assertEqual(int(q.abs().sum()), 0)
