@@ -170,8 +170,9 @@ def _epilogue(t, n, device):
 
 def _usable(x):
     # The launchers have no backward: an input that needs a gradient takes the reference path.
+    # Under torch.compile too: a ctypes call and float(scale) cannot be traced (fullgraph).
     return bool(_paths) and x.is_cuda and x.dtype in _DTYPES and \
-        not (torch.is_grad_enabled() and x.requires_grad)
+        not (torch.is_grad_enabled() and x.requires_grad) and not packing._compiling()
 
 
 def linear(x, codes, scale, n, k, kn, act="none", chscale=None, bias=None):

@@ -420,9 +420,12 @@ std::string nvccIdentity(const NvccLookup& nvcc) {
 // Builds every `<stem>_kernels.so` (when nvcc exists) from the stamped `.cu`
 // into a temporary file next to its destination; a library that came from
 // the cache is not rebuilt. Returns false (after reporting) when nvcc fails.
+// Without nvcc, `notCompiled` gets each (`.cu`, `.so`) path: the note saying
+// so is reported once the outputs are written.
 bool buildCudaLibraries(const CompileOptions& options, const NvccLookup& lookup,
                         std::vector<FileResult>& results, Timings* timings,
-                        DiagnosticEngine& diags) {
+                        DiagnosticEngine& diags,
+                        std::vector<std::pair<std::string, std::string>>& notCompiled) {
   const std::string& nvcc = lookup.path;
   for (FileResult& result : results) {
     if (!result.hasCu || result.cachedSo) continue;
@@ -430,13 +433,7 @@ bool buildCudaLibraries(const CompileOptions& options, const NvccLookup& lookup,
     std::string cuPath = cudaPathFor(options, name, ".cu");
     std::string so = cudaPathFor(options, name, ".so");
     if (nvcc.empty()) {
-      // Only when the `.cu` can be written: into a missing directory the
-      // write fails later, and that error is the whole story.
-      std::string folder = cuPath.substr(0, cuPath.find_last_of('/') + 1);
-      struct stat st {};
-      if (folder.empty() || (::stat(folder.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) {
-        diags.reportForPath(Diag::CudaNotCompiled, "", lookup.searched, cuPath, so);
-      }
+      notCompiled.emplace_back(cuPath, so);
       continue;
     }
     int64_t start = monotonicNs();
@@ -446,15 +443,17 @@ bool buildCudaLibraries(const CompileOptions& options, const NvccLookup& lookup,
     std::string soTemp = so + tag;
     std::string error;
     std::string failure;
-    if (!writeFileAtomically(cuTemp, stampCuda(result.cu, baseName(name)), &error)) {
-      failure = "cannot write " + cuTemp + ": " + error;
-    } else {
+    bool written = writeFileAtomically(cuTemp, stampCuda(result.cu, baseName(name)), &error);
+    if (written) {
       failure = runNvcc(options, nvcc, cuTemp, soTemp);
       ::unlink(cuTemp.c_str());
     }
-    if (!failure.empty()) {
+    if (!written || !failure.empty()) {
       ::unlink(soTemp.c_str());
-      diags.reportForPath(Diag::NvccFailed, "", cuPath, nvcc, ": " + failure);
+      // An output directory that is missing or read-only is the output's
+      // problem, reported as writing the outputs reports it; not nvcc's.
+      if (!written) diags.reportForPath(Diag::CannotWriteFile, "", cuPath, error);
+      else diags.reportForPath(Diag::NvccFailed, "", cuPath, nvcc, ": " + failure);
       for (FileResult& other : results) {
         if (!other.soTemp.empty()) ::unlink(other.soTemp.c_str());
         other.soTemp.clear();
@@ -1110,8 +1109,10 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   // `check` and --stop-after write nothing; a compile writes only when every
   // input compiled cleanly.
   bool writeOutputs = exitCode == kExitSuccess && lastStage == Stage::Emit && !options.stopAfter;
+  std::vector<std::pair<std::string, std::string>> notCompiled;  // (.cu, .so) without nvcc
   if (writeOutputs) {
-    bool built = buildCudaLibraries(options, nvccFound, results, timings.get(), diags);
+    bool built = buildCudaLibraries(options, nvccFound, results, timings.get(), diags,
+                                    notCompiled);
     sorter.flush();
     if (!built) {
       return kExitInternalError;
@@ -1213,6 +1214,12 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   if (!outputs.commit(&failedPath, &error)) {
     return fail(failedPath, error);
   }
+  // Said only of a `.cu` that was written (when writing failed, that error
+  // is the whole story).
+  for (const auto& [cu, so] : notCompiled) {
+    diags.reportForPath(Diag::CudaNotCompiled, "", nvccFound.searched, cu, so);
+  }
+  sorter.flush();
   return exitCode;
 }
 

@@ -187,6 +187,26 @@ def test_failed_nvcc_writes_nothing(ctx):
         raise AssertionError("a failed nvcc left files: %s" % os.listdir(outdir))
 
 
+def test_unwritable_outputs_are_not_blamed_on_nvcc(ctx):
+    # A missing output directory is CannotWriteFile whether or not nvcc runs; without
+    # nvcc, no note says a .cu was written when the outputs could not be.
+    source = os.path.join(REPO, "examples", "mnist_mlp.tri")
+    outdir = tempfile.mkdtemp(dir=ctx.workdir)
+    blocked = os.path.join(outdir, "blocked")
+    os.makedirs(os.path.join(blocked, "mnist_mlp.py"))  # a directory where the module goes
+    for nvcc, out in [("/bin/true", os.path.join(outdir, "missing", "m.py")),
+                      ("/nonexistent/nvcc", os.path.join(outdir, "missing", "m.py")),
+                      ("/nonexistent/nvcc", blocked + "/")]:
+        proc = subprocess.run([ctx.tritonc, "compile", source, "-o", out, "--target", "cuda",
+                               "--nvcc", nvcc, "--no-cache"], capture_output=True, text=True)
+        if proc.returncode != 3 or "[CannotWriteFile]" not in proc.stderr or \
+                "[NvccFailed]" in proc.stderr or "[CudaNotCompiled]" in proc.stderr:
+            raise AssertionError("%s -o %s: %d: %s" % (nvcc, out, proc.returncode, proc.stderr))
+    if sorted(os.listdir(blocked)) != ["mnist_mlp.py"] or \
+            os.path.exists(os.path.join(outdir, "missing")):
+        raise AssertionError("files were left: %s" % os.listdir(blocked))
+
+
 def find_nvcc():
     return shutil.which("nvcc") or (
         "/usr/local/cuda/bin/nvcc" if os.access("/usr/local/cuda/bin/nvcc", os.X_OK) else None)
@@ -231,7 +251,8 @@ def main():
     tests = [make_coverage_test(n) for n in gen.EXAMPLES]
     tests += [test_functional_convolutions_get_launchers,
               test_cuda_module_runs_reference_path_on_cpu,
-              test_no_nvcc_says_so_and_writes_the_source, test_failed_nvcc_writes_nothing]
+              test_no_nvcc_says_so_and_writes_the_source, test_failed_nvcc_writes_nothing,
+              test_unwritable_outputs_are_not_blamed_on_nvcc]
     tests += [make_nvcc_test(n) for n in args.nvcc_models.split(",") if n]
     workdir = tempfile.mkdtemp(prefix="tritonc-cuda-")
     ctx = gen.Context(os.path.abspath(args.tritonc), workdir)
