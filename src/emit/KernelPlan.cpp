@@ -230,7 +230,11 @@ class Planner {
           break;
         }
         case OpKind::MatMul: matmulKernel(f, m_.operands(id)[1], /*kn=*/true, 0); break;
-        case OpKind::FusedConv2d: convFnKernel(f, id); break;
+        case OpKind::FusedConv2d: convFnKernel(f, id, o.intAttr); break;
+        case OpKind::Builtin:
+          builtinKernel(f, id);
+          evalScalar(f, id);
+          break;
         case OpKind::Apply: visitApply(f, id, depth); break;
         default: evalScalar(f, id); break;
       }
@@ -269,19 +273,21 @@ class Planner {
   /// TernaryLinear / TernaryConv2d instances, from their constructor arguments.
   /// A functional convolution with a ternary weight (fused_conv2d): sizes from
   /// the weight's type, stride/padding/dilation/groups from constant operands.
-  void convFnKernel(const Frame& f, OpId id) {
+  void convFnKernel(const Frame& f, OpId id, int64_t act) {
     std::span<const ValueId> operands = m_.operands(id);
     std::span<const int64_t> given = m_.ints(id);
-    ValueId w = operands[1];
+    std::optional<ValueId> weight = operandFor(id, 1);
+    if (!weight) return;
+    ValueId w = *weight;
     OpId def = m_.values[w.index].def;
     if (!def.isValid() || m_.op(def).kind != OpKind::Weight || !m_.types.isTernary(m_.typeOf(w))) return;
     std::optional<std::vector<int64_t>> s = shape(f, m_.typeOf(w));
     if (!s || s->size() != 4) return;
     // conv2d's parameters: x, w, bias, stride, padding, dilation, groups.
     int64_t settings[7] = {0, 0, 0, 1, 0, 1, 1};
-    for (size_t i = 2; i < given.size(); ++i) {
+    for (size_t i = 0; i < given.size(); ++i) {
       auto param = static_cast<size_t>(given[i]);
-      if (param == 2 || param >= 7) continue;  // the bias is an operand of the launcher
+      if (param <= 2 || param >= 7) continue;  // x, w, and the bias: operands of the launcher
       Num v = value(f, operands[i]);
       if (!v.isInt()) return;  // a list (per-dimension) or unknown: no specialized kernel
       settings[param] = v.i;
@@ -302,8 +308,29 @@ class Planner {
     k.ph = k.pw = padding;
     k.dh = k.dw = dilation;
     k.groups = groups;
-    k.act = actName(m_.op(id).intAttr);
+    k.act = actName(act);
     add(std::move(k));
+  }
+
+  /// The operand of a builtin (or fused) call bound to parameter `param`.
+  std::optional<ValueId> operandFor(OpId id, int64_t param) const {
+    std::span<const ValueId> operands = m_.operands(id);
+    std::span<const int64_t> given = m_.ints(id);
+    for (size_t i = 0; i < given.size() && i < operands.size(); ++i) {
+      if (given[i] == param) return operands[i];
+    }
+    return std::nullopt;
+  }
+
+  /// Functional matmul, linear and conv2d of a ternary weight, unfused: the
+  /// emitter calls fused_matmul / fused_conv2d for them with the CUDA target.
+  void builtinKernel(const Frame& f, OpId id) {
+    auto fn = static_cast<BuiltinFn>(m_.op(id).intAttr);
+    std::optional<ValueId> w = operandFor(id, 1);
+    if (!w) return;
+    if (fn == BuiltinFn::Matmul) matmulKernel(f, *w, /*kn=*/true, 0);
+    if (fn == BuiltinFn::LinearFn) matmulKernel(f, *w, /*kn=*/false, 0);
+    if (fn == BuiltinFn::Conv2dFn) convFnKernel(f, id, 0);
   }
 
   void instanceKernel(const Frame& f, uint32_t index, int64_t act) {

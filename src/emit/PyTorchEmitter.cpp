@@ -486,6 +486,13 @@ class Emitter {
   void emitOp(OpId id, int depth);
   std::string opExpr(OpId id);
   std::string builtinExpr(OpId id);
+  /// Whether `v` is a ternary weight whose product or convolution the CUDA
+  /// target has a kernel for (KernelPlan plans one per such use).
+  bool kernelWeight(ValueId v) const {
+    if (options_.cudaLibrary.empty() || !v.isValid()) return false;
+    OpId def = m_.values[v.index].def;
+    return def.isValid() && m_.op(def).kind == OpKind::Weight && m_.types.isTernary(m_.typeOf(v));
+  }
   std::string instanceExpr(uint32_t index) const;
   std::string indexList(OpId id, size_t from) const;
 
@@ -1720,7 +1727,12 @@ std::string Emitter::opExpr(OpId id) {
     case OpKind::Pow: return binary("**");
     // torch.matmul does not promote; the checker converted an integer side
     // that meets a float one (Checker::matmul).
-    case OpKind::MatMul: return binary("@");
+    case OpKind::MatMul:
+      // With the CUDA target, `x @ w` of a ternary weight goes through
+      // fused_matmul, which runs the kernel planned for it (KernelPlan) when
+      // w is packed and on a GPU, and is `torch.matmul` everywhere else.
+      if (kernelWeight(operands[1])) return fmt::format("tritonrt.fused_matmul({}, {})", a(0), a(1));
+      return binary("@");
     case OpKind::Neg: return fmt::format("(-{})", a(0));
     case OpKind::Not: return isScalar(operands[0]) ? fmt::format("(not {})", a(0))
                                                    : fmt::format("(~{})", a(0));
@@ -1985,12 +1997,22 @@ std::string Emitter::builtinExpr(OpId id) {
       return fmt::format("torch.{}({}, dim={}{})", isMax ? "amax" : "amin", arg[0], arg[1],
                          kw(2, "keepdim"));
     }
-    case BuiltinFn::Matmul: return fmt::format("torch.matmul({}, {})", arg[0], arg[1]);
+    // With the CUDA target, a ternary weight's product or convolution goes
+    // through tritonrt.fused_* (the kernel when packed on a GPU; else these).
+    case BuiltinFn::Matmul:
+      if (kernelWeight(val[1])) return fmt::format("tritonrt.fused_matmul({}, {})", arg[0], arg[1]);
+      return fmt::format("torch.matmul({}, {})", arg[0], arg[1]);
     case BuiltinFn::LinearFn:
+      if (kernelWeight(val[1])) {
+        return fmt::format("tritonrt.fused_matmul({}, {}{}, layout=\"linear\")", arg[0], arg[1],
+                           kw(2, "bias"));
+      }
       return fmt::format("F.linear({}, {}{})", arg[0], arg[1], has(2) ? ", " + arg[2] : "");
     case BuiltinFn::Conv2dFn:
-      return fmt::format("F.conv2d({}, {}{}{}{}{}{})", arg[0], arg[1], kw(2, "bias"), kw(3, "stride"),
-                         kw(4, "padding"), kw(5, "dilation"), kw(6, "groups"));
+      return fmt::format("{}({}, {}{}{}{}{}{})",
+                         kernelWeight(val[1]) ? "tritonrt.fused_conv2d" : "F.conv2d", arg[0],
+                         arg[1], kw(2, "bias"), kw(3, "stride"), kw(4, "padding"),
+                         kw(5, "dilation"), kw(6, "groups"));
     case BuiltinFn::DepthwiseConv2d:
       return fmt::format("F.conv2d({0}, {1}{2}{3}, groups={4}.shape[1])", arg[0], arg[1],
                          kw(2, "stride"), kw(3, "padding"), raw[0]);
