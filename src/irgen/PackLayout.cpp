@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "PackLayout.h"
 
+#include <optional>
 #include <unordered_map>
 
 #include "tritonc/sema/CheckedModule.h"
@@ -56,6 +57,43 @@ bool keepsLayout(const Module& m, OpId id) {
       }
     default: return false;
   }
+}
+
+// A constant integer operand's value.
+std::optional<int64_t> constantInt(const Module& m, ValueId v) {
+  OpId def = m.values[v.index].def;
+  if (!def.isValid() || m.op(def).kind != OpKind::Constant ||
+      m.op(def).constKind != ConstKind::Int) {
+    return std::nullopt;
+  }
+  return m.op(def).intAttr;
+}
+
+// Whether op `id` swaps the two dimensions of a 2-D operand (`w.T`,
+// `transpose(w)`, `transpose(w, 0, 1)`): a reduction of the result along
+// its first dimension reduces the operand along its last.
+bool transposes2D(const Module& m, OpId id) {
+  const Op& o = m.op(id);
+  std::span<const ValueId> operands = m.operands(id);
+  if (operands.empty() || o.resultsCount == 0) return false;
+  TypeId t = m.typeOf(operands[0]);
+  if (!m.types.isTensor(t) || !m.types.node(t).rankKnown || m.types.shape(t).size() != 2) {
+    return false;
+  }
+  if (o.kind == OpKind::TransposeAll) return true;
+  if ((o.kind != OpKind::Builtin && o.kind != OpKind::BuiltinStateful) ||
+      static_cast<BuiltinFn>(o.intAttr) != BuiltinFn::Transpose) {
+    return false;
+  }
+  int64_t dims[2] = {-2, -1};  // transpose's defaults
+  std::span<const int64_t> params = m.ints(id);
+  for (size_t i = 1; i < operands.size() && i < params.size(); ++i) {
+    if (params[i] < 1 || params[i] > 2) continue;
+    std::optional<int64_t> d = constantInt(m, operands[i]);
+    if (!d) return false;
+    dims[params[i] - 1] = *d;
+  }
+  return ((dims[0] % 2) + 2) % 2 != ((dims[1] % 2) + 2) % 2;
 }
 
 class PackLayouts {
@@ -128,23 +166,32 @@ class PackLayouts {
     s.weights.assign(fn.weights.size(), Use::None);
     s.inputs.assign(fn.inputs.size(), Use::None);
     if (fn.body.isValid()) {
-      // The values tracked: the body's arguments (inputs) and weight reads.
-      std::unordered_map<uint32_t, std::pair<bool, uint32_t>> tracked;  // value -> (weight?, index)
+      // The values tracked: the body's arguments (inputs) and weight reads,
+      // and what they become through layout-keeping ops and 2-D transposes.
+      struct Tracked {
+        bool weight;
+        uint32_t index;
+        bool transposed;  ///< its dimensions swapped: first and last trade places
+      };
+      std::unordered_map<uint32_t, Tracked> tracked;  // by value
       const Block& body = m_.blocks[fn.body.index];
       for (size_t i = 0; i < body.args.size() && i < fn.inputs.size(); ++i) {
-        tracked[body.args[i].index] = {false, static_cast<uint32_t>(i)};
+        tracked[body.args[i].index] = {false, static_cast<uint32_t>(i), false};
       }
       std::vector<Use> weights(fn.weights.size(), Use::None), inputs(fn.inputs.size(), Use::None);
       auto note = [&](ValueId v, Use use) {
         auto it = tracked.find(v.index);
         if (it == tracked.end()) return;
-        Use& slot = it->second.first ? weights[it->second.second] : inputs[it->second.second];
+        if (it->second.transposed) {
+          use = use == Use::FirstDim ? Use::LastDim : use == Use::LastDim ? Use::FirstDim : use;
+        }
+        Use& slot = it->second.weight ? weights[it->second.index] : inputs[it->second.index];
         slot = join(slot, use);
       };
       m_.forEachOp(fn.body, [&](OpId id) {
         const Op& o = m_.op(id);
         if (o.kind == OpKind::Weight && o.resultsCount > 0) {
-          tracked[m_.result(id).index] = {true, static_cast<uint32_t>(o.intAttr)};
+          tracked[m_.result(id).index] = {true, static_cast<uint32_t>(o.intAttr), false};
         }
         std::span<const ValueId> operands = m_.operands(id);
         if (o.kind == OpKind::Apply || o.kind == OpKind::CallFn) {
@@ -161,9 +208,11 @@ class PackLayouts {
                           : Use::Neutral;
             note(operands[i], use);
           }
-        } else if (keepsLayout(m_, id) && o.resultsCount > 0 && !operands.empty() &&
-                   tracked.count(operands[0].index) != 0) {
-          tracked[m_.result(id).index] = tracked[operands[0].index];
+        } else if ((keepsLayout(m_, id) || transposes2D(m_, id)) && o.resultsCount > 0 &&
+                   !operands.empty() && tracked.count(operands[0].index) != 0) {
+          Tracked t = tracked[operands[0].index];
+          t.transposed = t.transposed != transposes2D(m_, id);
+          tracked[m_.result(id).index] = t;
           for (size_t i = 1; i < operands.size(); ++i) note(operands[i], Use::Neutral);
         } else {
           bool matmul = o.kind == OpKind::MatMul ||

@@ -1263,8 +1263,9 @@ def test_packed_rows_run_along_the_reduction_dimension(ctx):
     """TOOLCHAIN.md packs a ternary weight row by row along its reduction dimension. A weight
     used as `x @ w` ([in, out]) reduces over its first dimension, so its packed rows are the
     rows of w^T ([out, ceil(in / 4)] bytes), whatever else uses it element-wise, and also when
-    it is reduced in another form (`x @ -w`); a linear(x, w) weight ([out, in]) and one also
-    reduced along its last dimension (`w @ y`) keep their own rows. The choice follows
+    it is reduced in another form (`x @ -w`, `transpose(w) @ y`); a linear(x, w) weight
+    ([out, in]), `x @ w.T`, and one also reduced along its last dimension (`w @ y`) keep their
+    own rows. The choice follows
     applications (FC's w) and is the same at every level, so a packed state_dict loads into
     a model compiled at another."""
     src = """
@@ -1273,11 +1274,13 @@ layer FC(w: TernaryTensor<trit, [n_in, n_out]>, x: Tensor<float32, [?, n_in]>) -
 }
 layer Net(a: TernaryTensor<trit, [6, 5]>, l: TernaryTensor<trit, [3, 5]>,
           both: TernaryTensor<trit, [5, 5]>, mixed: TernaryTensor<trit, [5, 5]>,
-          neg: TernaryTensor<trit, [5, 5]>, x: Tensor<float32, [?, 6]>) -> Tensor<float32, [?, 3]> {
+          neg: TernaryTensor<trit, [5, 5]>, tc: TernaryTensor<trit, [5, 5]>,
+          tt: TernaryTensor<trit, [5, 5]>, x: Tensor<float32, [?, 6]>) -> Tensor<float32, [?, 3]> {
     let h = FC(a, x)
     let g = h @ both + sum(both, dim=0)
     let g2 = g @ mixed + transpose(mixed @ transpose(g))
-    return linear(g2 @ -neg, l)
+    let g3 = transpose(transpose(tc) @ transpose(g2)) @ tt.T
+    return linear(g3 @ -neg, l)
 }
 """
     x = torch.randn(4, 6, generator=torch.Generator().manual_seed(9))
@@ -1288,7 +1291,7 @@ layer Net(a: TernaryTensor<trit, [6, 5]>, l: TernaryTensor<trit, [3, 5]>,
         with torch.no_grad():
             before = model(x)
         q = {}
-        for name in ("a", "l", "both", "mixed", "neg"):
+        for name in ("a", "l", "both", "mixed", "neg", "tc", "tt"):
             q[name], _ = tritonrt.quant.ternary_quantize_parts(getattr(model, name))
         tritonrt.pack(model)
         sd = model.state_dict()
@@ -1297,7 +1300,9 @@ layer Net(a: TernaryTensor<trit, [6, 5]>, l: TernaryTensor<trit, [3, 5]>,
                     "l": tritonrt.pack_ternary(q["l"]),  # [3, 2]: linear's [out, in] rows
                     "both": columns("both"),  # also summed: still by columns
                     "mixed": tritonrt.pack_ternary(q["mixed"]),  # reduced both ways: own rows
-                    "neg": columns("neg")}  # x @ -neg
+                    "neg": columns("neg"),  # x @ -neg
+                    "tc": columns("tc"),  # transpose(tc) @ y reduces tc's first dimension
+                    "tt": tritonrt.pack_ternary(q["tt"])}  # x @ tt.T: its last
         for name, codes in expected.items():
             if not torch.equal(sd[name], codes):
                 raise AssertionError("%s: %s packed as %s, expected %s"
