@@ -1020,11 +1020,50 @@ void Checker::checkAssign(NodeId assign) {
   // takes the new value; only a decided mismatch is an error, never a
   // run-time check that would reject a valid program.
   bool wholeVariable = tree_.kind(target) == NodeKind::Name;
+  // A `let` without a declared type takes a tensor of other sizes (same
+  // dtype and rank), as Python's variables do: `outs = concat([outs, y],
+  // dim=1)` in a loop that collects outputs.
+  if (wholeVariable && resizable(target, value.type)) {
+    retypeAfterReassignment(target, value.type);
+    return;
+  }
   bool saved = noRuntimeChecks_;
   noRuntimeChecks_ = noRuntimeChecks_ || wholeVariable;
   bool assignable = checkAssignable(value, targetInfo.type, valueNode);
   noRuntimeChecks_ = saved;
-  if (assignable && wholeVariable) widenAfterReassignment(target, value.type);
+  if (assignable && wholeVariable) retypeAfterReassignment(target, value.type);
+}
+
+// Whether `target` names a local without a declared type holding a tensor of
+// the same dtype, ternary-ness and rank as `assigned`, only sizes differing.
+bool Checker::resizable(NodeId target, TypeId assigned) const {
+  uint32_t symbol = module_.nodeSymbol[target.index];
+  if (symbol == kNoSymbol || module_.symbols[symbol].kind != SymbolKind::Local ||
+      tree_.childA(module_.symbols[symbol].decl).isValid()) {
+    return false;
+  }
+  const TypeStore& ts = module_.types;
+  TypeId held = module_.symbols[symbol].type;
+  if (held == assigned || ts.kind(held) != TypeKind::Tensor ||
+      ts.kind(assigned) != TypeKind::Tensor) {
+    return false;
+  }
+  const TypeStore::Node& h = ts.node(held);
+  const TypeStore::Node& a = ts.node(assigned);
+  return h.rankKnown && a.rankKnown && h.dtype == a.dtype && h.ternary == a.ternary &&
+         ts.shape(held).size() == ts.shape(assigned).size();
+}
+
+// After a whole variable is reassigned, in straight-line code (no enclosing
+// loop or `if`) it holds exactly the new value; elsewhere it may hold either,
+// so sizes that differ are joined to `?`.
+void Checker::retypeAfterReassignment(NodeId target, TypeId assigned) {
+  uint32_t symbol = module_.nodeSymbol[target.index];
+  if (ctx_.loopDepth == 0 && ctx_.ifDepth == 0 && resizable(target, assigned)) {
+    module_.symbols[symbol].type = assigned;
+    return;
+  }
+  widenAfterReassignment(target, assigned);
 }
 
 // After `h = concat([x, x], dim=1)` where `h` held a [?, n] tensor, `h` may

@@ -250,6 +250,8 @@ class Checker {
   bool createsValues(NodeId node) const;
   static bool createsValues(BuiltinFn fn);
   void widenAfterReassignment(NodeId target, TypeId assigned);
+  bool resizable(NodeId target, TypeId assigned) const;
+  void retypeAfterReassignment(NodeId target, TypeId assigned);
   void checkCreatedArguments();
   std::string callableName(int index) const { return spelling(module_.callables[index].name); }
   void setType(NodeId node, TypeId type) { module_.nodeType[node.index] = type; }

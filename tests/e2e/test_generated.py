@@ -1555,6 +1555,32 @@ layer P(x: Tensor<float32, [?, 4]>, e: Tensor<int32, [?]>) -> Tensor<float32, [?
         check_close(model(x, e), 2.0 ** x + x ** e + (2 ** e).float() + x ** x, level)
 
 
+def test_variables_take_tensors_of_other_sizes(ctx):
+    """A `let` without a declared type takes a tensor of the same dtype and rank but other
+    sizes, as Python's variables do: the loop that collects per-step outputs, and a
+    straight-line `h = concat([h, h], dim=1)` (after which h is exactly [?, 8])."""
+    src = """
+layer Collect(d: int = 4, x: Tensor<float32, [?, ?, d]>) -> Tensor<float32, [?, ?, d]> {
+    let b = x.shape[0]
+    let outs = zeros([b, 0, d])
+    for i in range(x.shape[1]) {
+        outs = concat([outs, unsqueeze(x[:, i, :] * 2.0, 1)], dim=1)
+    }
+    return outs
+}
+layer Grow(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 8]> {
+    let h = x
+    h = concat([h, h], dim=1)
+    return h
+}
+"""
+    x = torch.randn(2, 3, 4)
+    for level in LEVELS:
+        m = load(ctx.compile_text(src, level))
+        check_close(m.Collect()(x), x * 2.0, level)
+        check_close(m.Grow()(x[:, 0, :]), torch.cat([x[:, 0, :]] * 2, dim=1), level)
+
+
 def test_functional_batch_norm_with_weight_statistics(ctx):
     """`batch_norm` given a layer's weights as running statistics: they are Parameters, which
     torch refuses to differentiate; the module runs in training and eval mode, updates the
@@ -1907,6 +1933,7 @@ def all_tests():
         test_mixed_float_dtypes_are_converted,
         test_weight_defaults_without_shape,
         test_pow_with_tensor_exponent,
+        test_variables_take_tensors_of_other_sizes,
               test_functional_batch_norm_with_weight_statistics,
               test_weights_keep_their_declared_dtypes,
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
