@@ -384,6 +384,31 @@ ExprInfo reduce(Call& c, R rule, BuiltinFn fn) {
     }
     return c.result(c.ts().tensor(dtype, out));
   }
+  // sum, mean and std over several dimensions at once (`dim=[2, 3]`), as torch.
+  if ((fn == BuiltinFn::Sum || fn == BuiltinFn::Mean || fn == BuiltinFn::Std) && !c.lenient(1) &&
+      c.ts().kind(c.arg(1).type) == TypeKind::List) {
+    std::vector<bool> reduced(shape.size(), false);
+    const std::vector<DimId>& dims = c.arg(1).listDims;
+    bool valid = !dims.empty();
+    for (size_t i = 0; i < dims.size() && valid; ++i) {
+      std::optional<int64_t> v = c.ds().constValue(dims[i]);
+      auto rank = static_cast<int64_t>(shape.size());
+      valid = v && *v >= -rank && *v < rank && !reduced[static_cast<size_t>((*v + rank) % rank)];
+      if (valid) reduced[static_cast<size_t>((*v + rank) % rank)] = true;
+    }
+    if (!valid) {
+      c.wrongValue(1, fmt::format("a non-empty list of distinct constant dimensions of a {}-D "
+                                  "tensor", shape.size()),
+                   c.checker().fmtShape(dims));
+      return c.error();
+    }
+    std::vector<DimId> out;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (!reduced[i]) out.push_back(shape[i]);
+      else if (keepdim) out.push_back(c.ds().constant(1));
+    }
+    return c.result(c.ts().tensor(dtype, out));
+  }
   std::optional<size_t> d = c.dimIndex(1, shape.size(), 0);
   if (!d) {
     return c.failed() ? c.error() : c.result(c.ts().tensorAnyRank(dtype));

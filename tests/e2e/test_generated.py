@@ -1581,6 +1581,22 @@ layer Grow(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 8]> {
         check_close(m.Grow()(x[:, 0, :]), torch.cat([x[:, 0, :]] * 2, dim=1), level)
 
 
+def test_reductions_over_several_dimensions(ctx):
+    """sum, mean and std take a list of dimensions (`dim=[2, 3]`), as torch does."""
+    src = """
+layer R(x: Tensor<float32, [?, 3, 4, 5]>) -> Tensor<float32, [?, 3]> {
+    let a = sum(x, dim=[2, 3])
+    let b = mean(x, dim=[-1, -2], keepdim=true)
+    let c = std(x, axis=[3, 2])
+    return a + b[:, :, 0, 0] + c
+}
+"""
+    x = torch.randn(2, 3, 4, 5)
+    for level in LEVELS:
+        got = load(ctx.compile_text(src, level)).R()(x)
+        check_close(got, x.sum(dim=(2, 3)) + x.mean(dim=(2, 3)) + x.std(dim=(2, 3)), level)
+
+
 def test_functional_batch_norm_with_weight_statistics(ctx):
     """`batch_norm` given a layer's weights as running statistics: they are Parameters, which
     torch refuses to differentiate; the module runs in training and eval mode, updates the
@@ -1934,6 +1950,7 @@ def all_tests():
         test_weight_defaults_without_shape,
         test_pow_with_tensor_exponent,
         test_variables_take_tensors_of_other_sizes,
+        test_reductions_over_several_dimensions,
               test_functional_batch_norm_with_weight_statistics,
               test_weights_keep_their_declared_dtypes,
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
