@@ -1134,6 +1134,20 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       }
     }
     if (x == nullptr) return c.result(ts.tensorAnyRank(DType::Trit, true));
+    // Quantizing a ternary value returns it (docs/language.md): a method other
+    // than its own would be silently ignored, so say so. (A ternary weight is
+    // quantized with absmean when it is read.)
+    if (x->ternary && c.has(1) && c.arg(1).strValue && *c.arg(1).strValue != "absmean") {
+      NodeId operand = c.arg(0).node;
+      while (c.checker().tree().kind(operand) == NodeKind::Paren) {
+        operand = c.checker().tree().childA(operand);
+      }
+      std::string what = c.checker().tree().kind(operand) == NodeKind::Name
+                             ? fmt::format("'{}'", c.checker().tokens().spelling(
+                                                         c.checker().tree().token(operand)))
+                             : std::string("the value");
+      c.checker().report(Diag::QuantizeTernaryValue, c.arg(1).node, what, *c.arg(1).strValue);
+    }
     // A ternary value is float32 (s * q, one float32 scale): a float16 or
     // bfloat16 input is quantized as float32, as the runtime would give it back
     // in the input's dtype.
