@@ -869,9 +869,11 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     if (!module) {
       size_t reportedBeforeLexing = fdiags.errorCount() + fdiags.warningCount();
       // A big file with jobs left over to itself may be compiled in parallel
-      // groups (below): their threads start now, while the file is lexed.
+      // groups (below): their threads start now, while the file is lexed. Not
+      // when the compile stores the file's checked IR in L2 (the groups have
+      // no whole-file IR, and a later compile at another -O wants it).
       std::optional<Workers> groupWorkers;
-      if (emitJobs >= 2 && !imports && !importsFailed && !options.lowMemory &&
+      if (emitJobs >= 2 && !l2Key && !imports && !importsFailed && !options.lowMemory &&
           (lastStage == Stage::Emit || lastStage == Stage::Check) &&
           options.target == "pytorch" && options.optLevel != 's' && !dumps &&
           source.text().size() >= kMinBytesForGroups) {
