@@ -724,6 +724,15 @@ GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
   if (largest * 4 > total * 3) {
     return decline("one group would compile most of the file");
   }
+  // A group that every root passed by (its roots shared more with another)
+  // has nothing to do.
+  for (size_t g = groupCount; g-- > 0;) {
+    if (load[g] == 0) {
+      member.erase(member.begin() + static_cast<long>(g));
+      load.erase(load.begin() + static_cast<long>(g));
+    }
+  }
+  groupCount = member.size();
 
   // Each group on a thread of its own (the calling thread takes the first),
   // from parsing to the PyTorch pieces, with its own diagnostics and phases.
