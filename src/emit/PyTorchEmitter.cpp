@@ -49,7 +49,7 @@ const std::unordered_set<std::string_view>& reservedNames() {
       // What the generated code names: modules, builtins, its own globals.
       "torch", "nn", "F", "math", "tritonrt", "self", "super", "ENTRY", "range", "list", "int",
       "float", "bool", "len", "isinstance", "max", "min", "round", "abs", "str", "print",
-      "ValueError", "getattr", "type", "tuple"};
+      "ValueError"};
   return names;
 }
 
@@ -68,7 +68,8 @@ const std::unordered_set<std::string_view>& moduleAttributes() {
       "register_load_state_dict_post_hook", "register_load_state_dict_pre_hook",
       "register_module", "register_parameter", "register_state_dict_post_hook",
       "register_state_dict_pre_hook", "requires_grad_", "set_extra_state", "set_submodule",
-      "share_memory", "state_dict", "to", "to_empty", "train", "training", "xpu", "zero_grad"};
+      "share_memory", "state_dict", "to", "to_empty", "train", "training", "type", "xpu",
+      "zero_grad"};
   return names;
 }
 

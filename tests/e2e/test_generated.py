@@ -1424,6 +1424,12 @@ layer Inner(parameters: Tensor<float32, [4]> = ones(), x: Tensor<float32, [?, 4]
         -> Tensor<float32, [?, 4]> {
     return x * parameters
 }
+layer T(type: str = "double", x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    if type == "double" {
+        return x * 2.0
+    }
+    return x
+}
 layer L(training: bool, to: float32 = 2.0, lambda: float32 = 0.1, lambda_: float32 = 0.2,
         x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
     let modules = Inner()
@@ -1448,6 +1454,9 @@ layer L(training: bool, to: float32 = 2.0, lambda: float32 = 0.1, lambda_: float
             raise AssertionError("%s: keys %s" % (level, keys))
         if (m.super_, m.super__(torch.zeros(1, 4)).sum().item()) != (4, 4.0):
             raise AssertionError("%s: super_ %r" % (level, m.super_))
+        # `type` is an argument by its own name and nn.Module.type() still works.
+        check_close(m.T(type="same").float()(x), x, level)
+        check_close(m.T().double()(x.double()), 2.0 * x.double(), level)
     bad = load(ctx.compile_text("""
 fn str(x: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, ?]> {
     return x
