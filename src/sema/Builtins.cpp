@@ -473,6 +473,15 @@ ExprInfo joinTensors(Call& c, bool stack) {
   std::optional<size_t> d = c.dimIndex(1, stack ? shape.size() + 1 : shape.size(), 0);
   if (c.failed()) return c.error();
   if (!d) return c.result(ts.tensorAnyRank(dtype, ternary));
+  // The elements' nodes, for -O0's run-time checks of sizes that cannot be
+  // decided here (a list literal's elements; none for a list variable).
+  std::vector<NodeId> nodes;
+  const Tree& tree = c.checker().tree();
+  NodeId listNode = c.arg(0).node;
+  while (listNode.isValid() && tree.kind(listNode) == NodeKind::Paren) listNode = tree.childA(listNode);
+  if (listNode.isValid() && tree.kind(listNode) == NodeKind::List) {
+    for (NodeId element : tree.list(tree.listA(listNode))) nodes.push_back(element);
+  }
   for (size_t k = 1; k < elements.size(); ++k) {
     std::span<const DimId> other = ts.shape(elements[k]);
     bool mismatch = other.size() != shape.size();
@@ -484,7 +493,11 @@ ExprInfo joinTensors(Call& c, bool stack) {
       switch (ds.equal(shape[i], other[i])) {
         case Decision::No: mismatch = true; break;
         case Decision::Unknown:
-          if (ds.isUnknown(shape[i])) shape[i] = other[i];
+          if (ds.isUnknown(shape[i])) {
+            shape[i] = other[i];
+          } else if (k < nodes.size()) {
+            c.checker().recordRuntimeCheck(c.node(), nodes[k], i, shape[i], other[i]);
+          }
           break;
         case Decision::Yes: break;
       }

@@ -1606,6 +1606,27 @@ layer R(x: Tensor<float32, [?, 3, 4, 5]>) -> Tensor<float32, [?, 3]> {
         check_close(got, x.sum(dim=(2, 3)) + x.mean(dim=(2, 3)) + x.std(dim=(2, 3)), level)
 
 
+def test_concat_sizes_are_checked_at_O0(ctx):
+    """concat (and stack) of tensors whose other sizes cannot be compared at compile time
+    ([?, n] with [?, m]) is checked at run time at -O0, as LANGUAGE.md section 3 says of
+    every undecidable comparison: a ValueError with the location, not torch's error."""
+    src = """
+layer C(a: Tensor<float32, [?, n]>, b: Tensor<float32, [?, m]>) -> Tensor<float32, [?, n]> {
+    return concat([a, b], dim=0)
+}
+"""
+    model = load(ctx.compile_text(src, "-O0")).C()
+    check_close(model(torch.ones(2, 3), torch.zeros(1, 3)), torch.cat([torch.ones(2, 3),
+                                                                       torch.zeros(1, 3)]), "-O0")
+    try:
+        model(torch.ones(2, 3), torch.ones(1, 4))
+    except ValueError as error:
+        if "shape mismatch" not in str(error) or ":2:12:" not in str(error):
+            raise
+    else:
+        raise AssertionError("-O0: concat of [2, 3] and [1, 4] was not reported")
+
+
 def test_functional_batch_norm_with_weight_statistics(ctx):
     """`batch_norm` given a layer's weights as running statistics: they are Parameters, which
     torch refuses to differentiate; the module runs in training and eval mode, updates the
@@ -1960,6 +1981,7 @@ def all_tests():
         test_pow_with_tensor_exponent,
         test_variables_take_tensors_of_other_sizes,
         test_reductions_over_several_dimensions,
+        test_concat_sizes_are_checked_at_O0,
               test_functional_batch_norm_with_weight_statistics,
               test_weights_keep_their_declared_dtypes,
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
