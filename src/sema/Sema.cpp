@@ -835,6 +835,19 @@ bool Checker::checkStatement(NodeId statement) {
       }
       CallableInfo& info = module_.callables[ctx_.callable];
       if (!value.isValid()) {
+        NodeId declared = tree_.childB(info.node);
+        if (declared.isValid() && module_.types.kind(info.returnType) != TypeKind::Void &&
+            !module_.types.isLenient(info.returnType)) {
+          auto builder = diags_->report(Diag::ReturnWithoutValue, source(), rangeOf(statement),
+                                        callableName(ctx_.callable), fmt(info.returnType));
+          TokenId next{tree_.token(statement).index + 1};
+          if (next.index < tokens().size() && tokens().hasNewlineBefore(next) &&
+              tokens().kind(next) != TokenKind::RBrace &&
+              tokens().kind(next) != TokenKind::EndOfFile) {
+            builder.note(Note::ReturnValueOnNextLine, source(), tokens().range(next));
+          }
+          builder.note(Note::ReturnTypeDeclared, source(), rangeOf(declared));
+        }
         return true;
       }
       ExprInfo result = checkExpr(value);
