@@ -870,7 +870,22 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     return c.result(ts.tensor(e.dtype, shape, e.ternary));
   }
   if (rule == R::SameType) return elementwise(c, false, true);
-  if (rule == R::FloatMath) return elementwise(c, true, false);
+  if (rule == R::FloatMath) {
+    // A number is computed with Python's math module, which raises outside
+    // the domain (math.sqrt(-1.0), math.log(0.0)); tensors give nan or -inf.
+    if ((fn == BuiltinFn::Sqrt || fn == BuiltinFn::Log) && !c.lenient(0) &&
+        ts.isScalar(c.arg(0).type) && !c.checker().guarded()) {
+      std::optional<double> v = c.arg(0).floatValue;
+      if (!v && c.arg(0).intValue) v = static_cast<double>(*c.arg(0).intValue);
+      if (v && (fn == BuiltinFn::Sqrt ? *v < 0.0 : *v <= 0.0)) {
+        bool atImport = c.checker().atImport();
+        c.checker().report(atImport ? Diag::MathDomainError : Diag::MathDomainErrorWhenRun, call,
+                           c.name(), formatFloat(*v));
+        if (atImport) return c.error();
+      }
+    }
+    return elementwise(c, true, false);
+  }
   if (rule == R::SameShapeFloat || rule == R::SameShapeFloatDim) {
     const TypeStore::Node* x = c.tensor(0);
     if (fn == BuiltinFn::DropoutFn && !probability(c, 1)) return c.error();

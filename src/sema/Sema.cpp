@@ -1413,12 +1413,15 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
   bool integers = isIntegral(ta.dtype) && isIntegral(tb.dtype);
   bool atImport = ctx_.callable < 0 && !ctx_.isMain;
   bool raises = false;
-  if (integers && (kind == TokenKind::Slash || kind == TokenKind::Percent) &&
-      ta.kind == TypeKind::Scalar && tb.kind == TypeKind::Scalar && b.intValue == 0 &&
+  bool zeroDivisor = b.intValue == 0 || b.floatValue == 0.0;
+  if ((kind == TokenKind::Slash || kind == TokenKind::Percent) && !bools &&
+      ta.kind == TypeKind::Scalar && tb.kind == TypeKind::Scalar && zeroDivisor &&
       ctx_.shortCircuitDepth == 0) {
-    // Python's `//` and `%` raise; a float divisor gives inf or nan.
+    // Scalars are Python numbers: `/` and `%` by zero raise ZeroDivisionError
+    // for floats too (tensors give inf or nan).
     report(atImport ? Diag::DivisionByZero : Diag::DivisionByZeroWhenRun, node,
-           kind == TokenKind::Slash ? "division" : "modulo");
+           fmt::format("{} {}", integers ? "integer" : "float",
+                       kind == TokenKind::Slash ? "division" : "modulo"));
     raises = true;
   }
   if (integers && kind == TokenKind::StarStar && b.intValue && *b.intValue < 0 &&
@@ -1752,6 +1755,14 @@ ExprInfo Checker::checkIndex(NodeId node) {
       return make(ts.list(TypeId{t.ref}, UINT32_MAX), node);  // a list, of unknown length
     }
     ExprInfo result = make(TypeId{t.ref}, node);
+    // A constant index into a list of known length: Python raises IndexError.
+    if (indices.size() == 1 && !isSlice[0] && indices[0].intValue && t.count != UINT32_MAX) {
+      auto size = static_cast<int64_t>(t.count);
+      if (*indices[0].intValue >= size || *indices[0].intValue < -size) {
+        report(Diag::ListIndexOutOfRange, indices[0].node, *indices[0].intValue, size);
+        return make(ts.error(), node);
+      }
+    }
     if (indices.size() == 1 && !isSlice[0] && indices[0].intValue && !base.listDims.empty()) {
       std::optional<size_t> i = normalizeDim(*indices[0].intValue, base.listDims.size(),
                                              indices[0].node);

@@ -103,6 +103,10 @@ class Checker {
   /// of `value` must equal `expected` (nothing is recorded when `expected` is
   /// itself unknown: such a check could never fail).
   void recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId expected, DimId actual);
+  /// Whether an operation that raises would raise when the module is
+  /// imported (a top-level constant), and whether it is guarded by && or ||.
+  bool atImport() const { return ctx_.callable < 0 && !ctx_.isMain; }
+  bool guarded() const { return ctx_.shortCircuitDepth != 0; }
   /// The declared shape of the weight whose default `call` is, when `call`
   /// is one (a creation builtin there may leave its shape out).
   std::optional<std::vector<DimId>> weightShapeFor(NodeId call) const;
