@@ -651,6 +651,13 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         floats = true;
       }
     }
+    // A zero step never ends: torch.arange and range() both refuse it.
+    if (c.has(2) && !c.lenient(2) &&
+        ((c.arg(2).intValue && *c.arg(2).intValue == 0) ||
+         (c.arg(2).floatValue && *c.arg(2).floatValue == 0.0))) {
+      c.wrongValue(2, "non-zero", "0");
+      return c.error();
+    }
     if (rule == R::Range) {
       return c.result(ts.make(TypeKind::Range));
     }

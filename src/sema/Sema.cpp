@@ -335,6 +335,12 @@ DimId Checker::resolveDim(NodeId dim, int callable) {
     }
     case NodeKind::Name: {
       IdentifierId name = tokens().identifier(tree_.token(dim));
+      if (tokens().spelling(tree_.token(dim)) == "None") {
+        // Python's spelling of an unknown size (a Keras or ONNX habit): as a
+        // size variable it would make the tensor a weight.
+        report(Diag::NoneDimension, dim);
+        return dims().unknown();
+      }
       if (std::optional<uint32_t> symbol = lookup(name)) {
         const Symbol& s = module_.symbols[*symbol];
         if (s.kind == SymbolKind::Constant && symbolValue_[*symbol].intValue) {
