@@ -258,6 +258,21 @@ TokenizedBuffer Lexer::run() {
           skipBlockComment();
           continue;
         }
+        if (next == '/') {
+          // Habits from other languages. At the start of a line, a C-style
+          // comment: reported and skipped as one. Elsewhere Python's floor
+          // division: reported and read as '/', which floors integers.
+          const unsigned char* q = p_;
+          while (q > begin_ && (q[-1] == ' ' || q[-1] == '\t')) --q;
+          if (q == begin_ || q[-1] == '\n' || q[-1] == '\r') {
+            error(Diag::SlashSlashComment, p_, 2);
+            skipLineComment();
+            continue;
+          }
+          error(Diag::FloorDivisionOperator, p_, 2);
+          kind = TokenKind::Slash, len = 2;
+          break;
+        }
         kind = next == '=' ? (len = 2, TokenKind::SlashEqual) : TokenKind::Slash;
         break;
       case '%': kind = TokenKind::Percent; break;
