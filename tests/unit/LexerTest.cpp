@@ -369,7 +369,6 @@ TEST(LexerTest, LongestMatch) {
       {"||||", "PipePipe PipePipe"},
       {"<>", "Less Greater"},
       {">>=", "Greater GreaterEqual"},
-      {"a//b", "Identifier Slash Slash Identifier"},  // no '//' comments
       {"x->y", "Identifier Arrow Identifier"},
       {"a<-b", "Identifier Less Minus Identifier"},
       {"a**-b", "Identifier StarStar Minus Identifier"},
@@ -382,6 +381,18 @@ TEST(LexerTest, LongestMatch) {
     EXPECT_TRUE(lexed.diagnostics().empty()) << test::diagNames(lexed.diagnostics());
     EXPECT_EQ(lexed.kindNames(), std::string(c.kinds) + " EndOfFile");
   }
+}
+
+// '//' is neither an operator nor a comment: Python's floor division is read
+// as one '/' (which floors integers), a C-style comment line is skipped, and
+// both are reported.
+TEST(LexerTest, SlashSlash) {
+  Lexed floorDiv("a // b");
+  EXPECT_EQ(test::diagNames(floorDiv.diagnostics()), "FloorDivisionOperator");
+  EXPECT_EQ(floorDiv.kindNames(), "Identifier Slash Identifier EndOfFile");
+  Lexed comment("a\n  // note\nb");
+  EXPECT_EQ(test::diagNames(comment.diagnostics()), "SlashSlashComment");
+  EXPECT_EQ(comment.kindNames(), "Identifier Identifier EndOfFile");
 }
 
 // ---- newlines and comments ---------------------------------------------------
