@@ -752,19 +752,25 @@ bool Parser::expectStatementEnd(NodeId statement) {
   if (consumeIf(TokenKind::Semicolon) || at(TokenKind::RBrace) || atEnd() || newlineBefore()) {
     return true;
   }
-  auto builder = error(Diag::ExpectedStatementEnd, tokens_.range(pos_), describe(pos_));
-  if (!builder) {
-    return false;
-  }
-  // `retrun x` parses as the name `retrun` followed by junk: suggest the keyword.
+  // `retrun x` and `} elif c {` parse as a name followed by junk: the name is
+  // the mistake, so it is what the error points at.
   NodeId expr = tree_.kind(statement) == NodeKind::ExprStmt ? tree_.childA(statement) : NodeId{};
   if (expr.isValid() && tree_.kind(expr) == NodeKind::Name) {
     TokenId nameToken = tree_.token(expr);
-    std::string_view match = closestMatch(tokens_.spelling(nameToken), statementKeywords());
-    if (!match.empty()) {
-      builder->note(Note::DidYouMean, tokens_.source(), tokens_.range(nameToken), match);
+    std::string_view name = tokens_.spelling(nameToken);
+    std::string fix = name == "elif" ? "write 'else if'"
+                      : name == "def" ? "write 'fn' (or 'layer' for a module with weights)"
+                                      : "";
+    if (fix.empty()) {
+      std::string_view match = closestMatch(name, statementKeywords());
+      if (!match.empty()) fix = fmt::format("did you mean '{}'?", match);
+    }
+    if (!fix.empty()) {
+      error(Diag::MisspelledKeyword, tokens_.range(nameToken), name, fix);
+      return false;
     }
   }
+  error(Diag::ExpectedStatementEnd, tokens_.range(pos_), describe(pos_));
   return false;
 }
 
