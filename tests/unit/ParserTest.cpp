@@ -490,10 +490,9 @@ TEST(ParserTest, MisspelledReturnSuggestsTheKeyword) {
   Parsed p(text);
   ASSERT_EQ(p.diagnostics().size(), 1u) << diagNames(p.diagnostics());
   const Diagnostic& d = p.diagnostics()[0];
-  EXPECT_EQ(d.kind, Diag::ExpectedStatementEnd);
-  EXPECT_EQ(d.range.begin, offsetOf(text, "x"));
-  ASSERT_EQ(d.notes.size(), 1u);
-  EXPECT_EQ(d.notes[0].message, "did you mean 'return'?");
+  EXPECT_EQ(d.kind, Diag::MisspelledKeyword);
+  EXPECT_EQ(d.range.begin, offsetOf(text, "retrun"));  // the word, not what follows it
+  EXPECT_EQ(d.message, "'retrun' is not a keyword: did you mean 'return'?");
 }
 
 // ---- types -------------------------------------------------------------------
@@ -705,7 +704,7 @@ TEST(ParserTest, ThreeIndependentErrorsGiveThreeDiagnostics) {
       "main {\n"
       "  let = 1\n"
       "  let a = 2 +* 3\n"
-      "  foo bar\n"
+      "  alpha beta\n"
       "  let ok = 4\n"
       "}\n";
   Parsed p(text);
@@ -717,7 +716,7 @@ TEST(ParserTest, ThreeIndependentErrorsGiveThreeDiagnostics) {
   EXPECT_EQ(p.source.lineCol(p.diagnostics()[1].range.begin).line, 3u);
   EXPECT_EQ(p.source.lineCol(p.diagnostics()[2].range.begin).line, 4u);
   EXPECT_EQ(p.diagnostics()[1].range.begin, offsetOf(text, "*"));
-  EXPECT_EQ(p.diagnostics()[2].range.begin, offsetOf(text, "bar"));
+  EXPECT_EQ(p.diagnostics()[2].range.begin, offsetOf(text, "beta"));
   // The statement after the errors is parsed.
   NodeId block = p.tree.childC(p.items()[0]);
   auto statements = p.tree.list(p.tree.listA(block));
