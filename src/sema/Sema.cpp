@@ -19,6 +19,7 @@
 #include <set>
 
 #include "SemaImpl.h"
+#include "tritonc/base/PythonNames.h"
 #include "tritonc/sema/Sema.h"
 
 namespace tritonc {
@@ -473,6 +474,7 @@ void Checker::checkSignature(int index) {
     } else {
       p.cls = info.isFn ? ParamClass::Input : ParamClass::Hyper;
     }
+    if (p.cls == ParamClass::Weight) warnIfRenamedInStateDict("weight", name, param);
     info.params.push_back(p);
   }
   // Size variables in weight shapes that are not parameters become implicit
@@ -533,6 +535,17 @@ void Checker::checkSignature(int index) {
       p.defaultValue = constantValue(init);
     }
   }
+}
+
+// A weight or sub-module is a state_dict key under its Python attribute name
+// (base/PythonNames.h): say so where that is not the source name.
+void Checker::warnIfRenamedInStateDict(const char* what, IdentifierId name, NodeId where) {
+  std::string given = spelling(name);
+  std::string python = pyMember(given);
+  if (python == given) return;
+  report(Diag::RenamedInStateDict, where, what, given, python,
+         given.front() == '_' ? "names that begin with '_' are the generated code's"
+                              : "Python or nn.Module already uses the name");
 }
 
 std::optional<std::vector<DimId>> Checker::weightShapeFor(NodeId call) const {

@@ -678,6 +678,7 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
                      std::all_of(places.begin(), places.end(), [&](const auto& place) {
                        return excludeEachOther(place, ctx_.branches);
                      });
+    if (inserted) warnIfRenamedInStateDict("sub-module", letName, call);
     if (inserted || exclusive) places.push_back(ctx_.branches);
     if (!inserted && !exclusive) {
       auto builder = diags_->report(Diag::Redefinition, source(), rangeOf(call), spelling(letName));

@@ -255,6 +255,7 @@ class Checker {
   static bool createsValues(BuiltinFn fn);
   void widenAfterReassignment(NodeId target, TypeId assigned);
   bool resizable(NodeId target, TypeId assigned) const;
+  void warnIfRenamedInStateDict(const char* what, IdentifierId name, NodeId where);
   void retypeAfterReassignment(NodeId target, TypeId assigned);
   void checkCreatedArguments();
   std::string callableName(int index) const { return spelling(module_.callables[index].name); }

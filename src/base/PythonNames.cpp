@@ -1,0 +1,68 @@
+//===- PythonNames.cpp - the Python names of source identifiers -----------===//
+#include "tritonc/base/PythonNames.h"
+
+#include <unordered_set>
+
+namespace tritonc {
+
+namespace {
+
+const std::unordered_set<std::string_view>& reservedNames() {
+  static const std::unordered_set<std::string_view> names = {
+      // Python's keywords.
+      "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
+      "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
+      "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return",
+      "try", "while", "with", "yield",
+      // What the generated code names: modules, builtins, its own globals.
+      "torch", "nn", "F", "math", "tritonrt", "self", "super", "ENTRY", "range", "list", "int",
+      "float", "bool", "len", "isinstance", "max", "min", "round", "abs", "str", "print",
+      "ValueError"};
+  return names;
+}
+
+// nn.Module's attributes (torch 1.13 and 2.x): weights, sub-modules and
+// hyperparameters are attributes of a generated module, and one named
+// `training`, `parameters` or `to` would replace torch's.
+const std::unordered_set<std::string_view>& moduleAttributes() {
+  static const std::unordered_set<std::string_view> names = {
+      "T_destination", "add_module", "apply", "bfloat16", "buffers", "call_super_init",
+      "children", "compile", "cpu", "cuda", "double", "dump_patches", "eval", "extra_repr",
+      "forward", "get_buffer", "get_extra_state", "get_parameter", "get_submodule", "half",
+      "ipu", "load_state_dict", "modules", "mtia", "named_buffers", "named_children",
+      "named_modules", "named_parameters", "parameters", "register_backward_hook",
+      "register_buffer", "register_forward_hook", "register_forward_pre_hook",
+      "register_full_backward_hook", "register_full_backward_pre_hook",
+      "register_load_state_dict_post_hook", "register_load_state_dict_pre_hook",
+      "register_module", "register_parameter", "register_state_dict_post_hook",
+      "register_state_dict_pre_hook", "requires_grad_", "set_extra_state", "set_submodule",
+      "share_memory", "state_dict", "to", "to_empty", "train", "training", "type", "xpu",
+      "zero_grad"};
+  return names;
+}
+
+// A name without its trailing underscores (`lambda__` -> `lambda`).
+std::string_view stemOf(std::string_view name) {
+  size_t last = name.find_last_not_of('_');
+  return last == std::string_view::npos ? name : name.substr(0, last + 1);
+}
+
+}  // namespace
+
+std::string pyIdent(std::string_view name) {
+  std::string out(name);
+  if ((!name.empty() && name[0] == '_') || reservedNames().count(stemOf(name)) != 0) {
+    out += '_';
+  }
+  return out;
+}
+
+std::string pyMember(std::string_view name) {
+  std::string out = pyIdent(name);
+  if (out.size() == name.size() && moduleAttributes().count(stemOf(name)) != 0) {
+    out += '_';
+  }
+  return out;
+}
+
+}  // namespace tritonc
