@@ -123,6 +123,18 @@ cache::Key piecesKey(const SourceBuffer& source, std::string_view flags, std::st
       .finish();
 }
 
+// The unit of the entry layer: `--entry`'s (`entry`), else the last layer;
+// -1 when there is none.
+int entryUnit(const std::vector<Unit>& units, std::string_view entry) {
+  int found = -1;
+  for (size_t u = 0; u < units.size(); ++u) {
+    if (units[u].keyword == TokenKind::KwLayer && (entry.empty() || units[u].name == entry)) {
+      found = static_cast<int>(u);
+    }
+  }
+  return found;
+}
+
 using PiecesByName = std::unordered_map<std::string_view, StoredPiece>;
 
 // The compiled file's own pieces by source name (names are unique:
@@ -382,13 +394,7 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
   }
   std::vector<Unit>& units = plan.units;
   // The entry layer: --entry's, else the last layer.
-  int entry = -1;
-  for (size_t u = 0; u < units.size(); ++u) {
-    if (units[u].keyword == TokenKind::KwLayer &&
-        (options.entry.empty() || units[u].name == options.entry)) {
-      entry = static_cast<int>(u);
-    }
-  }
+  int entry = entryUnit(units, options.entry);
   if (!options.entry.empty() && entry < 0) {
     return fallBack("--entry names no layer of the file");
   }
@@ -632,13 +638,7 @@ GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
   const std::vector<Unit>& units = plan.units;
   const size_t n = units.size();
   result.units = n;
-  int entry = -1;  // --entry's layer, else the last one
-  for (size_t u = 0; u < n; ++u) {
-    if (units[u].keyword == TokenKind::KwLayer &&
-        (options.entry.empty() || units[u].name == options.entry)) {
-      entry = static_cast<int>(u);
-    }
-  }
+  int entry = entryUnit(units, options.entry);
   if (!options.entry.empty() && entry < 0) {
     return decline("--entry names no layer of the file");
   }

@@ -208,10 +208,11 @@ class PackLayouts {
                           : Use::Neutral;
             note(operands[i], use);
           }
-        } else if ((keepsLayout(m_, id) || transposes2D(m_, id)) && o.resultsCount > 0 &&
-                   !operands.empty() && tracked.count(operands[0].index) != 0) {
+        } else if (bool swaps = transposes2D(m_, id);
+                   (swaps || keepsLayout(m_, id)) && o.resultsCount > 0 && !operands.empty() &&
+                   tracked.count(operands[0].index) != 0) {
           Tracked t = tracked[operands[0].index];
-          t.transposed = t.transposed != transposes2D(m_, id);
+          t.transposed = t.transposed != swaps;
           tracked[m_.result(id).index] = t;
           for (size_t i = 1; i < operands.size(); ++i) note(operands[i], Use::Neutral);
         } else {
