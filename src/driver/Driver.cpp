@@ -912,8 +912,6 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
                                  groups.compiledUnits));
           result.py = std::move(groups.py);
           result.compiled = true;
-          l2Claim.reset();
-          fdiags.setRecorder(nullptr);
           result.computeNs = static_cast<uint64_t>(monotonicNs() - fileStart);
           flushDiagnostics();
           return kExitSuccess;
