@@ -331,6 +331,10 @@ std::string_view closestMatch(std::string_view word,
       continue;
     }
     unsigned distance = editDistance(word, candidate, limit);
+    // A word replaced whole (`F` for `x`) is a different word, not a typo.
+    if (distance >= word.size()) {
+      continue;
+    }
     if (distance < bestDistance) {
       bestDistance = distance;
       best = candidate;

@@ -1146,6 +1146,29 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     // target keeps its integer class indices.
     c.toFloat(0, DType::Float32);
     if (fn == BuiltinFn::MseLoss) c.toFloat(1, DType::Float32);
+    if (fn == BuiltinFn::CrossEntropy && !c.lenient(0) && !c.lenient(1)) {
+      // The target is class indices (torch wants int64: an int32 target is
+      // converted) or float probabilities shaped like the logits.
+      const TypeStore::Node& logits = ts.node(c.arg(0).type);
+      const TypeStore::Node& target = ts.node(c.arg(1).type);
+      if (isIntegral(target.dtype) && target.dtype != DType::Bool && !target.ternary) {
+        if (target.dtype != DType::Int64) {
+          c.checker().module().conversions[c.arg(1).node.index] =
+              ts.withDType(c.arg(1).type, DType::Int64);
+        }
+      } else if (target.dtype == DType::Bool || target.ternary ||
+                 (logits.rankKnown && target.rankKnown &&
+                  ts.shape(c.arg(1).type).size() + 1 == ts.shape(c.arg(0).type).size())) {
+        c.checker()
+            .diags()
+            .report(Diag::ArgumentType, c.checker().source(), c.checker().rangeOf(c.arg(1).node),
+                    "target", "cross_entropy",
+                    "integer class indices, or float probabilities shaped like the logits",
+                    c.checker().fmt(c.arg(1).type))
+            .note(Note::SuggestCast, "int64");
+        return c.error();
+      }
+    }
     return c.result(ts.tensor(DType::Float32, std::vector<DimId>{}));
   }
   if (rule == R::TernaryQuantize) {
@@ -1226,8 +1249,24 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
   size_t expected = 1;
   if (inputs.size() != expected) {
     if (inputs.size() > expected) {
-      checker.report(Diag::TooManyArguments, inputs[expected].node, name, "1 input",
-                     inputs.size());
+      auto builder = checker.diags().report(Diag::TooManyArguments, checker.source(),
+                                            checker.rangeOf(inputs[expected].node), name,
+                                            "1 input", inputs.size());
+      // `fc(64, 10, x)`: the hyperparameters again, besides the input.
+      std::vector<std::string_view> tensors;
+      bool scalars = false;
+      for (const ExprInfo& input : inputs) {
+        if (ts.isTensor(input.type)) {
+          tensors.push_back(checker.textOf(input.node));
+        } else if (ts.isScalar(input.type)) {
+          scalars = true;
+        }
+      }
+      if (scalars && tensors.size() == 1) {
+        std::string_view callee = checker.textOf(checker.tree().childA(call));
+        builder.note(Note::CallWithInputs, checker.source(), checker.rangeOf(call), callee,
+                     tensors.front());
+      }
     } else {
       checker.report(Diag::MissingArgument, call, "x", name);
     }

@@ -18,8 +18,10 @@
 #include <cmath>
 #include <set>
 
+#include "Habits.h"
 #include "SemaImpl.h"
 #include "tritonc/base/PythonNames.h"
+#include "tritonc/base/Text.h"
 #include "tritonc/sema/Sema.h"
 
 namespace tritonc {
@@ -150,6 +152,22 @@ std::optional<uint32_t> Checker::lookup(IdentifierId name) const {
 
 void Checker::reportUndefined(NodeId node, IdentifierId name) {
   std::string text = spelling(name);
+  // Python's spellings of the keyword constants.
+  if (std::optional<std::string_view> fix = pythonConstantFix(text)) {
+    diags_->report(Diag::UndefinedName, source(), rangeOf(node), text).note(Note::DidYouMean, source(), rangeOf(node), *fix);
+    return;
+  }
+  if (text == "None") {
+    diags_->report(Diag::UndefinedName, source(), rangeOf(node), text)
+        .note(Note::NoNone, source(), rangeOf(node),
+              "leave an optional argument out, or give the layer a 'bool' hyperparameter and "
+              "test it with 'if'");
+    return;
+  }
+  if (text == "self") {
+    report(Diag::SelfReference, node);
+    return;
+  }
   // Every visible name is a candidate for "did you mean".
   std::vector<std::string_view> candidates;
   for (uint32_t i = 0; i < current_.size(); ++i) {
@@ -749,8 +767,14 @@ void Checker::checkCallableBody(int index) {
   checkDefiniteAssignment(body);
   if (!returns && module_.types.kind(info.returnType) != TypeKind::Void &&
       !module_.types.isLenient(info.returnType)) {
-    diags_->report(Diag::MissingReturn, source(), tokens().range(tree_.token(info.node)),
-                  callableName(index));
+    // Control falls off the end at the closing '}'.
+    SourceRange end = tree_.kind(body) == NodeKind::Block
+                          ? tokens().range(tree_.tokenC(body))
+                          : tokens().range(tree_.token(info.node));
+    auto builder = diags_->report(Diag::MissingReturn, source(), end, callableName(index));
+    if (tree_.childB(info.node).isValid()) {
+      builder.note(Note::ReturnTypeDeclared, source(), rangeOf(tree_.childB(info.node)));
+    }
   }
   popScope();
 }
@@ -1018,6 +1042,20 @@ void Checker::checkAssign(NodeId assign) {
         checkExpr(valueNode);
         return;
       }
+    }
+  }
+  // `hidden = relu(fc1(x))` without 'let': Python declares by assigning.
+  // The name is declared from here on, so its uses are not errors too.
+  if (tree_.kind(target) == NodeKind::Name && op == TokenKind::Equal &&
+      !lookup(tokens().identifier(tree_.token(target)))) {
+    IdentifierId name = tokens().identifier(tree_.token(target));
+    std::string text = spelling(name);
+    if (text != "self" && text != "None" && !pythonConstantFix(text)) {
+      diags_->report(Diag::UndefinedName, source(), rangeOf(target), text)
+          .note(Note::DeclareWithLet, source(), rangeOf(target), text);
+      ExprInfo value = checkExpr(valueNode);
+      declare(Symbol{SymbolKind::Local, name, assign, value.type, 0}, target);
+      return;
     }
   }
   if (tree_.kind(target) == NodeKind::Member) {
@@ -1676,6 +1714,11 @@ ExprInfo Checker::checkList(NodeId node) {
   for (NodeId element : tree_.list(tree_.listA(node))) {
     elements.push_back(checkExpr(element));
   }
+  for (const ExprInfo& e : elements) {
+    if (module_.types.kind(e.type) == TypeKind::Error) {
+      return make(module_.types.error(), node);  // reported where it came from
+    }
+  }
   ExprInfo result;
   result.node = node;
   result.hyperConst = true;
@@ -1759,6 +1802,22 @@ ExprInfo Checker::checkIndex(NodeId node) {
       }
       indices.push_back(make(module_.types.unknown(), index));
       isSlice.push_back(true);
+    } else if (tree_.kind(index) == NodeKind::Name && tokens().spelling(tree_.token(index)) == "None" &&
+               !lookup(tokens().identifier(tree_.token(index)))) {
+      // NumPy's `x[:, None]` inserts an axis. With only full slices before
+      // it, the axis is the None's position.
+      bool allFull = true;
+      for (size_t i = 0; i < isSlice.size(); ++i) {
+        NodeId slice = indices[i].node;
+        allFull = allFull && isSlice[i] && !tree_.childA(slice).isValid() &&
+                  !tree_.childB(slice).isValid() && !tree_.childC(slice).isValid();
+      }
+      std::string fix = allFull ? fmt::format("insert the axis with 'unsqueeze({}, {})'",
+                                              textOf(tree_.childA(node)), isSlice.size())
+                                : std::string("insert an axis with 'unsqueeze(x, dim)'");
+      diags_->report(Diag::UndefinedName, source(), rangeOf(index), "None").note(Note::NoNone, source(), rangeOf(index), fix);
+      indices.push_back(make(module_.types.error(), index));
+      isSlice.push_back(false);
     } else {
       indices.push_back(checkExpr(index));
       isSlice.push_back(false);
@@ -1767,6 +1826,11 @@ ExprInfo Checker::checkIndex(NodeId node) {
   TypeStore& ts = module_.types;
   if (ts.isLenient(base.type)) {
     return make(base.type, node);
+  }
+  for (const ExprInfo& index : indices) {
+    if (ts.kind(index.type) == TypeKind::Error) {
+      return make(ts.error(), node);  // reported where it came from
+    }
   }
   const TypeStore::Node& t = ts.node(base.type);
   if (t.kind == TypeKind::List) {
@@ -1916,7 +1980,60 @@ std::optional<uint32_t> Checker::importedCallable(NodeId callee, uint32_t aliasS
   return std::nullopt;
 }
 
+bool Checker::reportForeignMember(NodeId node, NodeId call) {
+  // The outermost member of a chain is checked first: `torch.nn.functional.relu`
+  // is one report.
+  NodeId root = tree_.childA(node);
+  NodeId first = node;  // the member right after the root
+  while (tree_.kind(root) == NodeKind::Member) {
+    first = root;
+    root = tree_.childA(root);
+  }
+  if (tree_.kind(root) != NodeKind::Name || lookup(tokens().identifier(tree_.token(root)))) {
+    return false;
+  }
+  std::string_view rootName = tokens().spelling(tree_.token(root));
+  std::string_view firstMember = tokens().spelling(tree_.token(first));
+  if (rootName == "self") {
+    auto builder = diags_->report(Diag::SelfReference, source(), rangeOf(first));
+    std::optional<uint32_t> symbol = lookup(tokens().identifier(tree_.token(first)));
+    if (symbol && module_.symbols[*symbol].kind != SymbolKind::Builtin &&
+        module_.symbols[*symbol].kind != SymbolKind::BuiltinLayer) {
+      builder.note(Note::WriteInstead, source(), rangeOf(first), firstMember);
+    }
+    return true;
+  }
+  const char* library = foreignLibrary(rootName);
+  if (library == nullptr) {
+    return false;
+  }
+  std::string_view member = tokens().spelling(tree_.token(node));
+  auto builder = diags_->report(Diag::ForeignName, source(), rangeOf(node), textOf(node), library);
+  if (std::optional<std::string_view> name = dslNameForForeign(member)) {
+    // `nn.Linear(784, 10)` is `Linear(784, 10)`; `nn.ReLU()` is not `relu()`.
+    bool callable = call.isValid() && (findBuiltinLayer(*name) || !tree_.list(tree_.listB(call)).empty());
+    if (callable) {
+      std::string_view text = textOf(call);
+      std::string rewrite = fmt::format("{}{}", *name, text.substr(textOf(node).size()));
+      builder.note(Note::WriteInstead, source(), rangeOf(call), rewrite);
+    } else if (call.isValid() && findBuiltinFn(*name)) {
+      // `let act = nn.ReLU()` then `act(h)`: the function is applied directly.
+      builder.note(Note::WriteInstead, source(), rangeOf(call), fmt::format("{}(...)", *name));
+    } else {
+      builder.note(Note::WriteInstead, source(), rangeOf(node), *name);
+    }
+    if (std::optional<std::string_view> ternary = ternaryCounterpart(*name)) {
+      builder.note(Note::TernaryCounterpart, *ternary);
+    }
+  }
+  return true;
+}
+
 ExprInfo Checker::checkMember(NodeId node) {
+  NodeId call = std::exchange(memberCall_, NodeId{});
+  if (reportForeignMember(node, call)) {
+    return make(module_.types.error(), node);
+  }
   NodeId baseNode = tree_.childA(node);
   if (tree_.kind(baseNode) == NodeKind::Name) {
     std::optional<uint32_t> symbol = lookup(tokens().identifier(tree_.token(baseNode)));
@@ -2002,7 +2119,28 @@ ExprInfo Checker::checkMember(NodeId node) {
       return make(*type, node);
     }
   }
-  report(Diag::NoMember, node, fmt(base.type), member);
+  auto builder = diags_->report(Diag::NoMember, source(), rangeOf(node), fmt(base.type), member);
+  if (t.kind == TypeKind::Tensor) {
+    // `x.view(-1, 784)`, `x.mean(dim=1)`, `x.size(0)`: PyTorch's methods.
+    std::string_view args;
+    int positional = 0;
+    if (call.isValid()) {
+      auto list = tree_.list(tree_.listB(call));
+      if (!list.empty()) {
+        uint32_t begin = rangeOf(list.front()).begin;
+        uint32_t end = rangeOf(list.back()).end;
+        args = source().text().substr(begin, end - begin);
+      }
+      for (NodeId arg : list) {
+        positional += tree_.kind(arg) == NodeKind::NamedArg ? 0 : 1;
+      }
+    }
+    if (std::optional<std::string> rewrite = tensorMethodRewrite(
+            textOf(baseNode), member, args, positional, call.isValid())) {
+      builder.note(Note::NoTensorMethods, source(),
+                   call.isValid() ? rangeOf(call) : rangeOf(node), *rewrite);
+    }
+  }
   return make(ts.error(), node);
 }
 
@@ -2410,9 +2548,11 @@ void Checker::checkCreatedArguments() {
   std::set<std::pair<uint32_t, std::string>> reported;  // built-in creation site, problem
   std::vector<const InstanceInfo*> chain;       // the user-layer creations, outermost first
   std::vector<const std::unordered_map<uint32_t, DimId>*> bindingsOf;  // per chain entry
+  using FloatBindings = std::unordered_map<uint32_t, double>;  // float hyperparameters
+  std::vector<const FloatBindings*> floatBindingsOf;           // per chain entry
   size_t budget = 20000;  // creations visited: chains can fan out exponentially
-  auto visit = [&](auto& self, size_t owner,
-                   const std::unordered_map<uint32_t, DimId>& bindings) -> void {
+  auto visit = [&](auto& self, size_t owner, const std::unordered_map<uint32_t, DimId>& bindings,
+                   const FloatBindings& floatBindings) -> void {
     for (const InstanceInfo* instance : created[owner]) {
       if (budget == 0) return;
       --budget;
@@ -2423,12 +2563,25 @@ void Checker::checkCreatedArguments() {
         anyConstant = anyConstant || dims().constValue(value).has_value();
         args.push_back(value);
       }
+      std::vector<std::optional<double>> floats;
+      for (const InstanceInfo::FloatArg& arg : instance->floats) {
+        auto it = arg.param.isValid() ? floatBindings.find(arg.param.index) : floatBindings.end();
+        floats.push_back(arg.value ? arg.value
+                         : it != floatBindings.end() ? std::optional<double>(it->second)
+                                                     : std::nullopt);
+        anyConstant = anyConstant || floats.back().has_value();
+      }
       if (instance->builtin) {
         if (chain.empty()) continue;
         std::vector<std::optional<int64_t>> values;
         for (DimId arg : args) values.push_back(dims().constValue(arg));
         auto layer = static_cast<BuiltinLayer>(instance->decl);
         std::optional<LayerArgProblem> problem = builtinLayerArgProblem(layer, values);
+        // Dropout's p passed down from a float hyperparameter.
+        if (!problem && layer == BuiltinLayer::Dropout && !floats.empty() && floats[0] &&
+            !(*floats[0] >= 0.0 && *floats[0] <= 1.0)) {
+          problem = LayerArgProblem{0, "a probability between 0 and 1", formatFloat(*floats[0])};
+        }
         if (!problem || !reported.emplace(instance->site.index, problem->expected + problem->value)
                              .second) {
           continue;
@@ -2449,7 +2602,13 @@ void Checker::checkCreatedArguments() {
           for (const ParamInfo& p : module_.callables[outer.decl].params) {
             if (p.cls != ParamClass::Hyper) continue;
             std::optional<int64_t> v = dims().constValue(bindingsOf[i]->at(p.name.index));
-            if (v) with += fmt::format("{}{} = {}", with.empty() ? "" : ", ", spelling(p.name), *v);
+            auto f = floatBindingsOf[i]->find(p.name.index);
+            if (v) {
+              with += fmt::format("{}{} = {}", with.empty() ? "" : ", ", spelling(p.name), *v);
+            } else if (f != floatBindingsOf[i]->end()) {
+              with += fmt::format("{}{} = {}", with.empty() ? "" : ", ", spelling(p.name),
+                                  formatFloat(f->second));
+            }
           }
           builder.note(Note::CreatedWith, source(), rangeOf(outer.site),
                        callableName(static_cast<int>(outer.decl)), with);
@@ -2463,23 +2622,31 @@ void Checker::checkCreatedArguments() {
         continue;
       }
       std::unordered_map<uint32_t, DimId> inner;
+      FloatBindings innerFloats;
       size_t h = 0;
       for (const ParamInfo& p : module_.callables[layer].params) {
         if (p.cls == ParamClass::Hyper) {
           inner[p.name.index] = h < args.size() ? args[h] : dims().unknown();
+          const TypeStore::Node& t = module_.types.node(p.type);
+          if (h < floats.size() && floats[h] && t.kind == TypeKind::Scalar &&
+              isFloating(t.dtype)) {
+            innerFloats[p.name.index] = *floats[h];
+          }
           ++h;
         }
       }
       chain.push_back(instance);
       bindingsOf.push_back(&inner);
-      self(self, layer, inner);
+      floatBindingsOf.push_back(&innerFloats);
+      self(self, layer, inner, innerFloats);
+      floatBindingsOf.pop_back();
       bindingsOf.pop_back();
       chain.pop_back();
     }
   };
   std::unordered_map<uint32_t, DimId> none;
   for (size_t owner = module_.firstLocal; owner <= n; ++owner) {
-    visit(visit, owner, none);
+    visit(visit, owner, none, FloatBindings{});
   }
 }
 

@@ -134,6 +134,23 @@ ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
   if (tree_.kind(callee) == NodeKind::Name) {
     IdentifierId name = tokens().identifier(tree_.token(callee));
     std::optional<uint32_t> symbol = lookup(name);
+    // Python's `len(x)` is the first dimension's size.
+    auto args = tree_.list(tree_.listB(call));
+    if (!symbol && spelling(name) == "len" && args.size() == 1 &&
+        tree_.kind(args[0]) != NodeKind::NamedArg) {
+      CallArgs values = gatherArgs(call);
+      auto builder = diags_->report(Diag::UndefinedName, source(), rangeOf(callee), "len");
+      const TypeStore::Node& t = module_.types.node(values.positional[0].type);
+      if (t.kind == TypeKind::Tensor) {
+        builder.note(Note::WriteInstead, source(), rangeOf(call),
+                     fmt::format("{}.shape[0]", textOf(args[0])));
+      } else if (t.kind == TypeKind::List && t.count != UINT32_MAX) {
+        builder.note(Note::WriteInstead, source(), rangeOf(call), std::to_string(t.count));
+      }
+      result = make(module_.types.error(), call);
+      setType(call, result.type);
+      return result;
+    }
     if (symbol) {
       const Symbol& s = module_.symbols[*symbol];
       module_.nodeSymbol[callee.index] = *symbol;
@@ -182,7 +199,11 @@ ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
     }
   }
   // Any other callee: an instance reached through a member, or an import.
+  if (tree_.kind(callee) == NodeKind::Member) {
+    memberCall_ = call;  // for the note on a tensor method
+  }
   ExprInfo value = checkExpr(callee);
+  memberCall_ = NodeId{};
   const TypeStore::Node& t = module_.types.node(value.type);
   if (t.kind == TypeKind::Instance || t.kind == TypeKind::BuiltinInstance) {
     result = checkForward(t.ref, call);
@@ -457,6 +478,22 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
   for (const ParamInfo& p : info.params) {
     names.push_back(spelling(p.name));
   }
+  // `m(x)` on a layer without inputs: its tensor parameters all have full
+  // shapes (`x: Tensor<float32, [B, 784]>`), so they are weights.
+  if (hyperBindings != nullptr && positionalParams.empty() && !args.positional.empty() &&
+      !info.isFn) {
+    const ParamInfo* weight = nullptr;
+    for (const ParamInfo& p : info.params) {
+      if (p.cls == ParamClass::Weight && p.node.isValid()) weight = &p;
+    }
+    if (weight != nullptr) {
+      diags_->report(Diag::TooManyArguments, source(), rangeOf(args.positional.front().node),
+                     calleeName, "no inputs", args.positional.size())
+          .note(Note::WeightNotInput, source(), rangeOf(weight->node), spelling(weight->name),
+                calleeName);
+      return make(module_.types.error(), call);
+    }
+  }
   std::optional<std::vector<BoundArg>> bound =
       bindArgs(names, positionalParams, args, call, calleeName);
   if (!bound) {
@@ -563,12 +600,53 @@ void Checker::noteInstantiationRules(NodeId call, std::string_view name, Identif
   }
 }
 
+InstanceInfo::FloatArg Checker::floatArg(const ExprInfo& value) const {
+  InstanceInfo::FloatArg result;
+  if (value.floatValue) {
+    result.value = value.floatValue;
+  } else if (value.intValue) {
+    result.value = static_cast<double>(*value.intValue);
+  } else {
+    NodeId node = value.node;
+    while (node.isValid() && tree_.kind(node) == NodeKind::Paren) node = tree_.childA(node);
+    uint32_t symbol = node.isValid() ? module_.nodeSymbol[node.index] : UINT32_MAX;
+    if (symbol != UINT32_MAX && module_.symbols[symbol].kind == SymbolKind::Param &&
+        ctx_.callable >= 0 &&
+        module_.callables[ctx_.callable].params[module_.symbols[symbol].ref].cls ==
+            ParamClass::Hyper) {
+      result.param = module_.symbols[symbol].name;
+    }
+  }
+  return result;
+}
+
 ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
                                      IdentifierId letName) {
   module_.callKind[call.index] = CallKind::Instantiate;
   CallArgs args = gatherArgs(call);
   std::string name = builtin ? std::string(builtinLayerName(static_cast<BuiltinLayer>(decl)))
                              : callableName(static_cast<int>(decl));
+  // Keras's `Dense(10)(x)` habit as one call: `TernaryLinear(784, 10, x)`.
+  // Hyperparameters are scalars, so a tensor among the arguments is an input.
+  std::vector<std::string_view> hypers;
+  std::vector<std::string_view> inputs;
+  NodeId first;  // the first input
+  for (NodeId arg : tree_.list(tree_.listB(call))) {
+    TypeId type = module_.nodeType[arg.index];
+    bool input = tree_.kind(arg) != NodeKind::NamedArg && type.isValid() &&
+                 module_.types.isTensor(type);
+    (input ? inputs : hypers).push_back(textOf(arg));
+    if (input && !first.isValid()) first = arg;
+  }
+  if (first.isValid()) {
+    std::string instance = letName.isValid() ? spelling(letName) : "m";
+    diags_->report(Diag::CreateAndApply, source(), rangeOf(first), name, textOf(first))
+        .note(Note::CreateThenApply, source(), rangeOf(call),
+              fmt::format("let {} = {}({})", instance, name, fmt::join(hypers, ", ")),
+              fmt::format("{}({})", instance, fmt::join(inputs, ", ")));
+    module_.callKind[call.index] = CallKind::None;
+    return make(module_.types.error(), call);
+  }
   std::vector<ExprInfo> all = args.positional;
   for (auto& [token, value] : args.named) {
     all.push_back(value);
@@ -640,6 +718,7 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
           break;
         }
         instance.args.push_back(defaultDims[i]);
+        instance.floats.emplace_back();
         continue;
       }
       if (!builtin) {
@@ -661,6 +740,7 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
         }
       }
       instance.args.push_back(arg.info.dim.isValid() ? arg.info.dim : dims().unknown());
+      instance.floats.push_back(floatArg(arg.info));
     }
   }
   if (bound && builtin &&

@@ -73,6 +73,11 @@ class Checker {
   std::string fmt(TypeId type) const { return module_.formatType(type); }
   std::string fmtShape(std::span<const DimId> shape) const;
   SourceRange rangeOf(NodeId node) const { return tree_.range(node); }
+  /// The source text of `node`.
+  std::string_view textOf(NodeId node) const {
+    SourceRange r = rangeOf(node);
+    return source().text().substr(r.begin, r.end - r.begin);
+  }
   /// Reports at `node` unless an operand was already an error.
   template <typename... Args>
   void report(Diag kind, NodeId node, Args&&... args) {
@@ -199,6 +204,11 @@ class Checker {
   ExprInfo checkList(NodeId node);
   ExprInfo checkIndex(NodeId node);
   ExprInfo checkMember(NodeId node);
+  /// `nn.Linear`, `torch.cat`, `self.conv1`: a member of an undeclared name
+  /// that PyTorch users write. Reports it and returns true.
+  bool reportForeignMember(NodeId node, NodeId call);
+  /// What checkCreatedArguments needs of a float hyperparameter's argument.
+  InstanceInfo::FloatArg floatArg(const ExprInfo& value) const;
   std::optional<TypeId> builtinMemberType(const InstanceInfo& instance, const std::string& member);
   ExprInfo checkCall(NodeId node, IdentifierId letName = IdentifierId{});
   ExprInfo checkCast(DType dtype, NodeId call);
@@ -279,6 +289,9 @@ class Checker {
   /// Arguments checked early (to tell application from instantiation), so
   /// that gatherArgs does not check them, and report their errors, twice.
   std::unordered_map<uint32_t, ExprInfo> preChecked_;
+  /// The call whose callee checkMember is about to check (`x.view(...)`), for
+  /// the note that rewrites a tensor method; invalid otherwise.
+  NodeId memberCall_;
   /// Application sites (call, callee) to validate once all bodies are known.
   std::vector<std::pair<NodeId, int>> applications_;
   /// Per callable: whether its body has been checked (run() goes in source

@@ -1627,6 +1627,32 @@ layer C(a: Tensor<float32, [?, n]>, b: Tensor<float32, [?, m]>) -> Tensor<float3
         raise AssertionError("-O0: concat of [2, 3] and [1, 4] was not reported")
 
 
+def test_cross_entropy_takes_int32_class_indices(ctx):
+    """cross_entropy's class indices may be any integer tensor (`Tensor<int, [?]>` is the
+    natural spelling): torch wants int64, so the target is converted. Float probabilities
+    shaped like the logits stay floats."""
+    src = """
+fn hard(logits: Tensor<float32, [?, 10]>, target: Tensor<int, [?]>) -> Tensor<float32, []> {
+    return cross_entropy(logits, target)
+}
+fn small(logits: Tensor<float32, [?, 10]>, target: Tensor<int8, [?]>) -> Tensor<float32, []> {
+    return cross_entropy(logits, target)
+}
+fn soft(logits: Tensor<float32, [?, 10]>, target: Tensor<float32, [?, 10]>) -> Tensor<float32, []> {
+    return cross_entropy(logits, target)
+}
+"""
+    logits = torch.randn(6, 10)
+    labels = torch.tensor([0, 3, 9, 1, 1, 5])
+    probs = torch.softmax(torch.randn(6, 10), dim=1)
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        expected = F.cross_entropy(logits, labels)
+        check_close(module.hard(logits, labels.to(torch.int32)), expected, level)
+        check_close(module.small(logits, labels.to(torch.int8)), expected, level)
+        check_close(module.soft(logits, probs), F.cross_entropy(logits, probs), level)
+
+
 def test_functional_batch_norm_with_weight_statistics(ctx):
     """`batch_norm` given a layer's weights as running statistics: they are Parameters, which
     torch refuses to differentiate; the module runs in training and eval mode, updates the
@@ -1983,6 +2009,7 @@ def all_tests():
         test_reductions_over_several_dimensions,
         test_concat_sizes_are_checked_at_O0,
               test_functional_batch_norm_with_weight_statistics,
+              test_cross_entropy_takes_int32_class_indices,
               test_weights_keep_their_declared_dtypes,
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
               test_one_sub_module_name_in_exclusive_branches,

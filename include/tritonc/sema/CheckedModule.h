@@ -114,6 +114,14 @@ struct InstanceInfo {
   /// Hyperparameter values as dimensions (for shapes): one per constructor
   /// parameter in declaration order; unknown() when not a known integer.
   std::vector<DimId> args;
+  /// Float hyperparameter values, one per constructor parameter like `args`:
+  /// a known constant, or the creating layer's hyperparameter passed on
+  /// unchanged (`Dropout(p)`), so that a value given further up is checked.
+  struct FloatArg {
+    std::optional<double> value;
+    IdentifierId param;
+  };
+  std::vector<FloatArg> floats;
 };
 
 /// How one call's arguments bound to the callee's parameters, so that later

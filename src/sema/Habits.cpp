@@ -1,0 +1,171 @@
+//===- Habits.cpp - PyTorch, NumPy and Python spellings, and what to write -*- C++ -*-===//
+#include "Habits.h"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "SemaImpl.h"
+
+namespace tritonc::sema {
+
+namespace {
+
+/// PyTorch names that Triton DSL spells differently. Names that are the same
+/// (Linear, relu, conv2d, softmax, ...) are found in the builtin tables.
+constexpr std::pair<std::string_view, std::string_view> kRenamed[] = {
+    // torch.nn modules that are plain functions here.
+    {"ReLU", "relu"},
+    {"ReLU6", "relu6"},
+    {"GELU", "gelu"},
+    {"SiLU", "silu"},
+    {"Hardswish", "hardswish"},
+    {"Sigmoid", "sigmoid"},
+    {"Tanh", "tanh"},
+    {"Softmax", "softmax"},
+    {"LogSoftmax", "log_softmax"},
+    {"Flatten", "flatten"},
+    {"CrossEntropyLoss", "cross_entropy"},
+    {"MSELoss", "mse_loss"},
+    // torch and torch.nn.functional functions.
+    {"cat", "concat"},
+    {"concatenate", "concat"},
+    {"max_pool2d", "maxpool2d"},
+    {"avg_pool2d", "avgpool2d"},
+    {"adaptive_avg_pool2d", "adaptive_avgpool2d"},
+    {"clamp", "clip"},
+    {"view", "reshape"},
+    {"mm", "matmul"},
+    {"bmm", "matmul"},
+    {"silu_", "silu"},
+    {"relu_", "relu"},
+    // dtypes (torch.float32 is a value in PyTorch; here the dtype's name is).
+    {"float", "float32"},
+    {"half", "float16"},
+    {"long", "int64"},
+    {"int", "int32"},
+    {"short", "int16"},
+};
+
+constexpr std::string_view kDTypes[] = {"bool",    "int8",     "int16",   "int32",
+                                        "int64",   "float16",  "bfloat16", "float32"};
+
+bool isDType(std::string_view name) {
+  for (std::string_view d : kDTypes) {
+    if (d == name) return true;
+  }
+  return false;
+}
+
+/// Builtin functions whose first parameter is the tensor they work on, so
+/// that `x.name(args)` is `name(x, args)`.
+bool takesTensorFirst(std::string_view name) {
+  std::optional<BuiltinFn> fn = findBuiltinFn(name);
+  if (!fn) return false;
+  switch (*fn) {
+    case BuiltinFn::Zeros:
+    case BuiltinFn::Ones:
+    case BuiltinFn::Randn:
+    case BuiltinFn::Rand:
+    case BuiltinFn::KaimingUniform:
+    case BuiltinFn::Full:
+    case BuiltinFn::Arange:
+    case BuiltinFn::Eye:
+    case BuiltinFn::TensorFn:
+    case BuiltinFn::Range:
+    case BuiltinFn::Concat:
+    case BuiltinFn::Stack:
+    case BuiltinFn::Print:
+    case BuiltinFn::Assert:
+    case BuiltinFn::TernaryWeights:
+      return false;
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+
+const char* foreignLibrary(std::string_view name) {
+  if (name == "torch" || name == "nn" || name == "F" || name == "functional") return "PyTorch";
+  if (name == "np" || name == "numpy") return "NumPy";
+  if (name == "math") return "Python's math module";
+  return nullptr;
+}
+
+std::optional<std::string_view> dslNameForForeign(std::string_view member) {
+  for (const auto& [from, to] : kRenamed) {
+    if (from == member) return to;
+  }
+  if (findBuiltinFn(member) || findBuiltinLayer(member) || isDType(member)) {
+    return member;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string_view> ternaryCounterpart(std::string_view dslName) {
+  if (dslName == "Linear") return "TernaryLinear";
+  if (dslName == "Conv2d") return "TernaryConv2d";
+  return std::nullopt;
+}
+
+std::optional<std::string> tensorMethodRewrite(std::string_view base, std::string_view member,
+                                               std::string_view args, int positional,
+                                               bool call) {
+  if (!call) {
+    if (member == "size") return fmt::format("{}.shape", base);
+    return std::nullopt;
+  }
+  auto withArgs = [&](std::string_view fn) {
+    return args.empty() ? fmt::format("{}({})", fn, base) : fmt::format("{}({}, {})", fn, base, args);
+  };
+  // `x.view(-1, 784)` takes the sizes one by one; reshape takes one list.
+  auto withList = [&](std::string_view fn) -> std::optional<std::string> {
+    if (args.empty()) return std::nullopt;
+    if (positional > 1) return fmt::format("{}({}, [{}])", fn, base, args);
+    return withArgs(fn);
+  };
+  if (member == "view" || member == "reshape") return withList("reshape");
+  if (member == "permute") return withList("permute");
+  if (member == "size") {
+    return args.empty() ? fmt::format("{}.shape", base) : fmt::format("{}.shape[{}]", base, args);
+  }
+  if (member == "t") return fmt::format("{}.T", base);
+  if (member == "contiguous") return std::string(base);
+  if (member == "detach") return fmt::format("stop_gradient({})", base);
+  if (member == "to" && positional == 1) {
+    std::string_view dtype = args;
+    if (dtype.starts_with("torch.")) dtype.remove_prefix(6);
+    if (std::optional<std::string_view> name = dslNameForForeign(dtype); name && isDType(*name)) {
+      return fmt::format("{}({})", *name, base);
+    }
+    return std::nullopt;
+  }
+  if (args.empty()) {
+    if (member == "double") return std::nullopt;  // there is no float64
+    if (std::optional<std::string_view> name = dslNameForForeign(member); name && isDType(*name)) {
+      return fmt::format("{}({})", *name, base);  // x.float(), x.long(), x.bool()
+    }
+  }
+  if (positional == 1 && args.find('=') == std::string_view::npos) {
+    for (auto [method, op] : {std::pair{"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"}}) {
+      if (member == method) return fmt::format("{} {} {}", base, op, args);
+    }
+  }
+  std::string_view name = member;
+  for (const auto& [from, to] : kRenamed) {
+    if (from == member) name = to;
+  }
+  // An in-place activation (`x.relu_()`) is the function here.
+  if (!takesTensorFirst(name) && name.ends_with('_')) name.remove_suffix(1);
+  if (takesTensorFirst(name)) return withArgs(name);
+  return std::nullopt;
+}
+
+std::optional<std::string_view> pythonConstantFix(std::string_view name) {
+  if (name == "True" || name == "TRUE") return "true";
+  if (name == "False" || name == "FALSE") return "false";
+  return std::nullopt;
+}
+
+}  // namespace tritonc::sema

@@ -1,0 +1,43 @@
+//===- Habits.h - PyTorch, NumPy and Python spellings, and what to write -*- C++ -*-===//
+//
+// The users of Triton DSL write PyTorch every day, so `nn.Linear(...)`,
+// `torch.cat(...)`, `self.conv1`, `x.view(-1, 784)` and `False` are the
+// mistakes they make most. These tables turn such a spelling into the Triton
+// DSL that means the same, for the checker's notes. They only suggest: the
+// checker reports the error either way.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tritonc::sema {
+
+/// The library a foreign namespace names, for the message ("PyTorch"), or
+/// null when `name` is none of torch, nn, F, functional, np, numpy, math.
+const char* foreignLibrary(std::string_view name);
+
+/// The Triton DSL name for member `member` of a foreign namespace (`Linear`
+/// for nn.Linear, `concat` for torch.cat, `relu` for nn.ReLU and F.relu,
+/// `float32` for torch.float32), or nullopt when there is none.
+std::optional<std::string_view> dslNameForForeign(std::string_view member);
+
+/// For a PyTorch layer with a ternary counterpart (Linear, Conv2d), that
+/// counterpart's name.
+std::optional<std::string_view> ternaryCounterpart(std::string_view dslName);
+
+/// The Triton DSL for the tensor method call `base.member(args)` (`args` is
+/// the source text between the parentheses, `positional` how many of them are
+/// positional), e.g. `reshape(x, [-1, 784])` for `x.view(-1, 784)`, or
+/// nullopt when the method has no counterpart. `call` is false for a member
+/// that is not called (`x.ndim`).
+std::optional<std::string> tensorMethodRewrite(std::string_view base, std::string_view member,
+                                               std::string_view args, int positional, bool call);
+
+/// For a Python spelling of a keyword constant (True, False, None, ...), what
+/// to write instead, or nullopt.
+std::optional<std::string_view> pythonConstantFix(std::string_view name);
+
+}  // namespace tritonc::sema
