@@ -21,6 +21,15 @@
 // from the lexer were already reported and so put the parser in panic mode
 // silently. This gives one diagnostic per broken statement and no cascades.
 //
+// Habits from other languages (Python's `or`, `def`, `x[..., 0]`, a missing
+// ',') are repaired instead where the intent is clear: errorAndGoOn()
+// reports them and parsing goes on without panic mode, as if the fix were
+// written, so the rest of the item is still checked; only a statement's
+// first such report is shown. Where the intent depends on what follows (is
+// `let w Tensor<...>` a type without its ':'?), a trial parse (QuietScope,
+// checkpoint()/rewind()) reads ahead without reporting, and on failure the
+// parser rewinds and reports the usual error.
+//
 // Depth. Every construct that nests (brackets, blocks, unary operators, `**`,
 // type arguments) goes through `NestingGuard`; past ParseLimits::kMaxNesting
 // the parser reports once and unwinds. Nodes record their tree depth, and a
@@ -69,6 +78,21 @@ bool isAssignOperator(TokenKind kind) {
     case TokenKind::StarEqual:
     case TokenKind::SlashEqual:
     case TokenKind::AtEqual: return true;
+    default: return false;
+  }
+}
+
+// Tokens that start an operand but cannot continue the expression before
+// them: after a complete expression they begin another one.
+bool startsOperand(TokenKind kind) {
+  switch (kind) {
+    case TokenKind::Identifier:
+    case TokenKind::IntLiteral:
+    case TokenKind::FloatLiteral:
+    case TokenKind::StringLiteral:
+    case TokenKind::KwTrue:
+    case TokenKind::KwFalse:
+    case TokenKind::Bang: return true;
     default: return false;
   }
 }
@@ -221,11 +245,90 @@ class Parser {
       return std::nullopt;
     }
     panic_ = true;
-    if (at(TokenKind::Error)) {
-      return std::nullopt;  // the lexer reported this spot already
+    if (at(TokenKind::Error) || quiet_ > 0 || repaired_) {
+      // The lexer reported this spot already, this is a trial parse, or the
+      // statement's first mistake was reported and repaired.
+      return std::nullopt;
     }
     return diags_.report(kind, tokens_.source(), range, std::forward<Args>(args)...);
   }
+  // Reports a mistake that the parser repairs where it is (a Python operator,
+  // a missing ','): parsing goes on as if the fix were written, so panic mode
+  // stays off and the statement's tree is complete. Only the statement's
+  // first mistake is reported (`repaired_`): a second one is often the
+  // same habit again, or a consequence of a wrong guess. In a trial parse
+  // the mistake fails the trial instead.
+  template <typename... Args>
+  std::optional<DiagnosticBuilder> errorAndGoOn(Diag kind, SourceRange range, Args&&... args) {
+    if (panic_) {
+      return std::nullopt;
+    }
+    if (quiet_ > 0) {
+      panic_ = true;
+      return std::nullopt;
+    }
+    if (repaired_ || at(TokenKind::Error)) {
+      return std::nullopt;
+    }
+    repaired_ = true;
+    return diags_.report(kind, tokens_.source(), range, std::forward<Args>(args)...);
+  }
+  SourceRange rangeOf(TokenId first, TokenId last) const {
+    return SourceRange{tokens_.range(first).begin, tokens_.range(last).end};
+  }
+  // The source text from the start of `first` to the end of `last`, or
+  // `fallback` when it is long or spans lines (it is quoted in a message).
+  std::string_view sourceText(TokenId first, TokenId last, std::string_view fallback) const {
+    SourceRange range = rangeOf(first, last);
+    std::string_view text = tokens_.source().text().substr(range.begin, range.end - range.begin);
+    if (text.size() > 48 || text.find('\n') != std::string_view::npos) {
+      return fallback;
+    }
+    return text;
+  }
+
+  // ---- trial parses ----------------------------------------------------------
+  // A trial parses a construct the user probably meant (the type after
+  // `let x Tensor<...>`) without reporting anything; when it fails, rewind()
+  // puts the parser back where the trial started.
+  struct Checkpoint {
+    TokenId pos;
+    std::vector<TokenId> openDelims;
+    size_t nodes;
+    size_t lists;
+    size_t scratch;
+    bool splitEqual;
+    bool unwindToItem;
+    bool treeTooDeepReported;
+  };
+  Checkpoint checkpoint() const {
+    return Checkpoint{pos_,          openDelims_,    tree_.nodes_.size(),
+                      tree_.lists_.size(), scratch_.size(), splitEqual_,
+                      unwindToItem_, treeTooDeepReported_};
+  }
+  void rewind(const Checkpoint& point) {
+    pos_ = point.pos;
+    openDelims_ = point.openDelims;
+    tree_.nodes_.resize(point.nodes);
+    tree_.lists_.resize(point.lists);
+    scratch_.resize(point.scratch);
+    splitEqual_ = point.splitEqual;
+    unwindToItem_ = point.unwindToItem;
+    treeTooDeepReported_ = point.treeTooDeepReported;
+    panic_ = false;
+  }
+  // While one lives, errors are not reported but still end the parse of the
+  // construct (panic mode).
+  class QuietScope {
+   public:
+    explicit QuietScope(Parser& parser) : parser_(parser) { ++parser_.quiet_; }
+    ~QuietScope() { --parser_.quiet_; }
+    QuietScope(const QuietScope&) = delete;
+    QuietScope& operator=(const QuietScope&) = delete;
+
+   private:
+    Parser& parser_;
+  };
   // Reports "expected X, found Y" at the current token.
   void errorExpected(std::string_view what) {
     error(Diag::ExpectedToken, expectedAt(pos_), what, describe(pos_));
@@ -415,8 +518,10 @@ class Parser {
 
   // ---- grammar -------------------------------------------------------------
   NodeId parseItem();
+  NodeId parsePythonDefinition();
+  NodeId parseFromImport();
   NodeId parseImport();
-  NodeId parseCallable(NodeKind kind);
+  NodeId parseCallable(NodeKind kind, bool quietHeader = false);
   NodeId parseMain();
   uint32_t parseParams(TokenId open);
   NodeId parseParam();
@@ -424,9 +529,12 @@ class Parser {
   NodeId parseStatement();
   NodeId parseLet();
   NodeId parseIf();
+  NodeId parseCondition();
+  void errorExpectedBlock(std::string_view what, std::string_view keyword, NodeId expr);
   NodeId parseFor();
   NodeId parseWhile();
   NodeId parseType();
+  NodeId parseBracketTypeArguments(TokenId name);
   NodeId parseShape();
   NodeId parseDim(int minPrecedence);
   NodeId parseDimAtom();
@@ -438,6 +546,8 @@ class Parser {
   uint32_t parseArguments();
   NodeId parseIndex();
   bool expectStatementEnd(NodeId statement);
+  bool closeBlocksBeforeItem();
+  void skipPythonBody();
   void warnChainedComparison(NodeId inner, TokenId op, NodeId rhs);
   void warnSignStatement(NodeId expr);
   std::string_view textOf(NodeId node) const {
@@ -453,7 +563,13 @@ class Parser {
   std::vector<TokenId> openDelims_;
   std::vector<NodeId> scratch_;  ///< items of the lists under construction
   unsigned nesting_ = 0;
+  unsigned quiet_ = 0;  ///< trial parses under way: errors are not reported
   bool panic_ = false;
+  bool repaired_ = false;  ///< errorAndGoOn() reported in this statement
+  bool closeBlocks_ = false;  ///< a '}' is missing before an item: close every block
+  TokenId itemStart_;         ///< first token of the item being parsed
+  bool bracesMatched_ = false;
+  std::vector<uint32_t> unmatchedBraces_;  ///< '{' tokens without a '}' (ascending)
   bool splitEqual_ = false;  ///< a '>=' closed a type: its '=' is pending
   bool unwindToItem_ = false;  ///< a depth limit was hit: resync at item level
   bool treeTooDeepReported_ = false;
@@ -467,12 +583,16 @@ Tree Parser::run() {
       continue;
     }
     syncStart_ = pos_;
+    repaired_ = false;
+    closeBlocks_ = false;
+    itemStart_ = pos_;
     NodeId item = parseItem();
     if (item.isValid()) {
       listPush(item);
     }
     if (panic_) {
       synchronize(0);
+      skipPythonBody();
       unwindToItem_ = false;
       // At top level a stray '}' would stop synchronization forever.
       if (at(TokenKind::RBrace) && openDelims_.empty()) {
@@ -485,6 +605,23 @@ Tree Parser::run() {
   return std::move(tree_);
 }
 
+// After a broken item whose line ends with ':' (`def forward(self, x):`,
+// `fn f(x: T) -> T:`), the lines indented under it are its Python-style
+// body: they are skipped with it rather than each reported as a misplaced
+// statement.
+void Parser::skipPythonBody() {
+  if (pos_.index == 0 || atEnd() || !newlineBefore() ||
+      tokens_.kind(TokenId{pos_.index - 1}) != TokenKind::Colon || !itemStart_.isValid()) {
+    return;
+  }
+  const SourceBuffer& source = tokens_.source();
+  uint32_t itemColumn = source.lineCol(tokens_.range(itemStart_).begin).column;
+  while (!atEnd() &&
+         (!newlineBefore() || source.lineCol(tokens_.range(pos_).begin).column > itemColumn)) {
+    ++pos_.index;
+  }
+}
+
 // item = import | layer | fn | main | let_stmt ;
 Tree Parser::runItems(std::span<const ItemTokens> items, bool& complete) {
   complete = true;
@@ -492,6 +629,9 @@ Tree Parser::runItems(std::span<const ItemTokens> items, bool& complete) {
   for (const ItemTokens& range : items) {
     pos_ = range.begin;
     syncStart_ = pos_;
+    repaired_ = false;
+    closeBlocks_ = false;
+    itemStart_ = pos_;
     NodeId item = parseItem();
     if (item.isValid()) {
       listPush(item);
@@ -522,6 +662,15 @@ NodeId Parser::parseItem() {
     default: break;
   }
   TokenId start = pos_;
+  if (at(TokenKind::Identifier)) {
+    std::string_view word = tokens_.spelling(start);
+    if (word == "def" || word == "class") {
+      return parsePythonDefinition();
+    }
+    if (word == "from") {
+      return parseFromImport();
+    }
+  }
   auto builder = error(Diag::ExpectedItem, tokens_.range(start), describe(start));
   if (builder && at(TokenKind::Identifier)) {
     std::string_view match = closestMatch(tokens_.spelling(start), itemKeywords());
@@ -531,6 +680,52 @@ NodeId Parser::parseItem() {
   }
   // synchronize() skips the junk, including a whole { } body after it.
   return addError(start);
+}
+
+// Python's `def f(...)` and `class C(...)` at top level: the keyword is
+// reported, and when the rest reads as a fn (a layer) header, up to the '{'
+// of its body, the item is parsed as one, so mistakes in its body are still
+// found. A header that does not parse (`def forward(self, x):`) is skipped
+// with the keyword's error alone.
+NodeId Parser::parsePythonDefinition() {
+  TokenId word = pos_;
+  bool isClass = tokens_.spelling(word) == "class";
+  error(Diag::MisspelledKeyword, tokens_.range(word), tokens_.spelling(word),
+        isClass ? "write 'layer'" : "write 'fn' (or 'layer' for a module with weights)");
+  panic_ = false;
+  return parseCallable(isClass ? NodeKind::Layer : NodeKind::Fn, /*quietHeader=*/true);
+}
+
+// Python's `from "blocks.tri" import A, B` (or `from blocks import A`):
+// reported with the import to write; the line is skipped.
+NodeId Parser::parseFromImport() {
+  TokenId word = consume();
+  std::string path;
+  if (at(TokenKind::StringLiteral)) {
+    path = tokens_.stringValue(pos_);
+    consume();
+  } else if (at(TokenKind::Identifier)) {
+    // `from models.blocks import X` names the file "models/blocks.tri".
+    path = tokens_.spelling(consume());
+    while (at(TokenKind::Dot) && peekKind(1) == TokenKind::Identifier && !newlineBefore()) {
+      consume();
+      path += "/";
+      path += tokens_.spelling(consume());
+    }
+    path += ".tri";
+  } else {
+    path = "FILE.tri";
+  }
+  std::string_view member = "NAME";
+  if (at(TokenKind::KwImport) && !newlineBefore() && peekKind(1) == TokenKind::Identifier) {
+    member = tokens_.spelling(TokenId{pos_.index + 1});
+  }
+  auto builder = error(Diag::MisspelledKeyword, tokens_.range(word), "from",
+                       fmt::format("write 'import \"{}\"'", path));
+  if (builder) {
+    builder->note(Note::ImportWholeFile, path, member);
+  }
+  return addError(word);
 }
 
 // import = "import" STRING [ "as" IDENT ] ;
@@ -558,8 +753,29 @@ NodeId Parser::parseImport() {
 
 // layer = "layer" IDENT "(" [ params ] ")" [ "->" type ] block ;
 // fn    = "fn" IDENT "(" [ params ] ")" [ "->" type ] block ;
-NodeId Parser::parseCallable(NodeKind kind) {
+// With `quietHeader` (after Python's `def`, already reported) errors up to
+// the body's '{' are not reported: they end the item, which is skipped.
+NodeId Parser::parseCallable(NodeKind kind, bool quietHeader) {
+  std::optional<QuietScope> quiet;
+  if (quietHeader) {
+    quiet.emplace(*this);
+  }
   TokenId keyword = consume();
+  if (kind == NodeKind::Fn && at(TokenKind::KwMain)) {
+    // `fn main() {`: the entry point, declared as in Rust or C.
+    TokenId word = consume();
+    error(Diag::FnMain, rangeOf(keyword, word));
+    if (at(TokenKind::LParen) && peekKind(1) == TokenKind::RParen) {
+      consume();
+      consume();
+    }
+    if (at(TokenKind::LBrace) && !quietHeader) {
+      panic_ = false;  // reported; the body is a main's
+      NodeId body = parseBlock();
+      return add(NodeKind::Main, word, kNone, kNone, body.index, depthOf(body.index));
+    }
+    return addError(keyword);
+  }
   if (!at(TokenKind::Identifier)) {
     error(Diag::ExpectedIdentifier, expectedAt(pos_),
           kind == NodeKind::Layer ? "a layer name" : "a function name", describe(pos_));
@@ -585,12 +801,54 @@ NodeId Parser::parseCallable(NodeKind kind) {
     if (panic_) {
       return addError(name);
     }
+  } else if ((at(TokenKind::Colon) || at(TokenKind::Identifier)) && !newlineBefore()) {
+    // `fn f(x: T): T {` (the annotation of TypeScript or Kotlin) or
+    // `fn f(x: T) T {`: when a type and then the body follow on the line,
+    // the '->' is what is missing.
+    TokenId where = pos_;
+    Checkpoint point = checkpoint();
+    NodeId type;
+    {
+      QuietScope trial(*this);
+      consumeIf(TokenKind::Colon);
+      if (at(TokenKind::Identifier) && !newlineBefore()) {
+        type = parseType();
+      }
+    }
+    if (type.isValid() && !panic_ && !splitEqual_ && at(TokenKind::LBrace)) {
+      auto builder = errorAndGoOn(Diag::ExpectedToken, expectedAt(where),
+                                  "'->' before the return type", describe(where));
+      if (builder && tokens_.kind(where) == TokenKind::Colon) {
+        std::string fix = "-> " + std::string(textOf(type));
+        builder->note(Note::WriteInstead, tokens_.source(),
+                      SourceRange{tokens_.range(where).begin, tree_.range(type).end},
+                      fix.size() > 52 ? std::string("-> TYPE") : fix);
+      }
+      returnType = type;
+    } else {
+      rewind(point);
+    }
   }
   if (!at(TokenKind::LBrace)) {
-    errorExpected(kind == NodeKind::Layer ? "'{' to start the layer body"
-                                          : "'{' to start the function body");
+    auto builder = error(Diag::ExpectedToken, expectedAt(pos_),
+                         kind == NodeKind::Layer ? "'{' to start the layer body"
+                                                 : "'{' to start the function body",
+                         describe(pos_));
+    if (builder && at(TokenKind::Colon)) {
+      std::string header = fmt::format("{} {}(...)", tokens_.spelling(keyword),
+                                        tokens_.spelling(name));
+      if (returnType.isValid()) {
+        std::string_view type = textOf(returnType);
+        header += " -> ";
+        header += type.size() > 40 || type.find('\n') != std::string_view::npos
+                      ? std::string_view("...")
+                      : type;
+      }
+      builder->note(Note::BlockInBraces, header);
+    }
     return addError(name);
   }
+  quiet.reset();
   NodeId body = parseBlock();
   return add(kind, name, params, returnType.index, body.index,
              std::max({depthOfList(params), depthOf(returnType.index), depthOf(body.index)}));
@@ -599,6 +857,17 @@ NodeId Parser::parseCallable(NodeKind kind) {
 // main = "main" block ;
 NodeId Parser::parseMain() {
   TokenId keyword = consume();
+  if (at(TokenKind::LParen) && peekKind(1) == TokenKind::RParen && !newlineBefore()) {
+    // `main() {`: reported, and the body is parsed.
+    TokenId open = consume();
+    TokenId close = consume();
+    if (at(TokenKind::LBrace)) {
+      errorAndGoOn(Diag::MainParameters, rangeOf(open, close));
+    }
+  } else if (at(TokenKind::LParen) && !newlineBefore()) {
+    error(Diag::MainParameters, tokens_.range(pos_));
+    return addError(keyword);
+  }
   if (!at(TokenKind::LBrace)) {
     errorExpected("'{' after 'main'");
     return addError(keyword);
@@ -619,9 +888,16 @@ uint32_t Parser::parseParams(TokenId open) {
     if (panic_) {
       return addList(params);
     }
-    if (!consumeIf(TokenKind::Comma)) {
-      break;
+    if (consumeIf(TokenKind::Comma)) {
+      continue;
     }
+    // `a: int b: int`: another parameter follows, so a ',' is missing.
+    if (at(TokenKind::Identifier) && peekKind(1) == TokenKind::Colon) {
+      errorAndGoOn(Diag::ExpectedToken, expectedAt(pos_), "',' between parameters",
+                   describe(pos_));
+      continue;
+    }
+    break;
   }
   expectClose(TokenKind::RParen, open);
   return addList(params);
@@ -660,11 +936,12 @@ NodeId Parser::parseBlock() {
   size_t base = openDelims_.size();
   consume();  // '{'
   size_t statements = listMark();
-  while (!at(TokenKind::RBrace) && !atEnd()) {
+  while (!at(TokenKind::RBrace) && !atEnd() && !closeBlocks_) {
     if (consumeIf(TokenKind::Semicolon)) {
       continue;
     }
     syncStart_ = pos_;
+    repaired_ = false;
     NodeId statement = parseStatement();
     if (statement.isValid()) {
       listPush(statement);
@@ -679,6 +956,14 @@ NodeId Parser::parseBlock() {
     }
   }
   uint32_t list = addList(statements);
+  repaired_ = false;
+  if (closeBlocks_) {
+    // The '}' missing before an item was reported (see closeBlocksBeforeItem):
+    // the block ends after its last token.
+    openDelims_.resize(base);
+    TokenId last{pos_.index - 1};
+    return add(NodeKind::Block, open, list, kNone, last.index, depthOfList(list));
+  }
   TokenId close = pos_;
   if (!expectClose(TokenKind::RBrace, open)) {
     return addError(open);
@@ -700,6 +985,14 @@ NodeId Parser::parseStatement() {
       NodeId value;
       if (!at(TokenKind::RBrace) && !at(TokenKind::Semicolon) && !atEnd() && !newlineBefore()) {
         value = parseExpression();
+        if (!panic_ && at(TokenKind::Comma)) {
+          // `return a, b`: Python's tuple.
+          auto builder = error(Diag::ReturnTuple, tokens_.range(pos_));
+          if (builder) {
+            builder->note(Note::ReturnOneValue);
+          }
+          return addError(start);
+        }
       }
       node = add1(NodeKind::Return, start, value);
       break;
@@ -716,6 +1009,9 @@ NodeId Parser::parseStatement() {
     case TokenKind::KwFn:
     case TokenKind::KwMain:
     case TokenKind::KwImport:
+      if (closeBlocksBeforeItem()) {
+        return NodeId{};
+      }
       error(Diag::ExpectedStatement, tokens_.range(start), describe(start));
       return addError(start);
     default: {
@@ -742,6 +1038,53 @@ NodeId Parser::parseStatement() {
   }
   expectStatementEnd(node);
   return node;
+}
+
+// An item keyword that starts a statement is a missing '}' before it when it
+// starts a line no further right than the item being parsed and one of the
+// open blocks has no '}' anywhere in the file (`}` forgotten at the end of
+// the previous layer). Reports it once, at the end of the statement before,
+// and sets `closeBlocks_`: every open block ends there and the item is
+// parsed as one. An item indented inside a closed block stays an error of
+// its own (ExpectedStatement).
+bool Parser::closeBlocksBeforeItem() {
+  if (!newlineBefore() || quiet_ > 0 || !itemStart_.isValid()) {
+    return false;
+  }
+  const SourceBuffer& source = tokens_.source();
+  if (source.lineCol(tokens_.range(pos_).begin).column >
+      source.lineCol(tokens_.range(itemStart_).begin).column) {
+    return false;
+  }
+  if (!bracesMatched_) {
+    bracesMatched_ = true;
+    for (uint32_t i = 0; i < tokens_.size(); ++i) {
+      TokenKind kind = tokens_.kind(TokenId{i});
+      if (kind == TokenKind::LBrace) {
+        unmatchedBraces_.push_back(i);
+      } else if (kind == TokenKind::RBrace && !unmatchedBraces_.empty()) {
+        unmatchedBraces_.pop_back();
+      }
+    }
+  }
+  // The innermost open block without a '}'.
+  TokenId unclosed;
+  for (TokenId open : openDelims_) {
+    if (tokens_.kind(open) == TokenKind::LBrace &&
+        std::binary_search(unmatchedBraces_.begin(), unmatchedBraces_.end(), open.index)) {
+      unclosed = open;
+    }
+  }
+  if (!unclosed.isValid()) {
+    return false;
+  }
+  auto builder =
+      errorAndGoOn(Diag::ExpectedToken, expectedAt(pos_), "'}'", describe(pos_));
+  if (builder) {
+    builder->note(Note::MatchingDelimiter, source, tokens_.range(unclosed), "{");
+  }
+  closeBlocks_ = true;
+  return true;
 }
 
 // A statement ends at ';', at a line break, before '}' or at end of file.
@@ -788,11 +1131,58 @@ NodeId Parser::parseLet() {
   // starts the next line is not part of it.
   if (!startsNewStatement() && consumeIf(TokenKind::Colon)) {
     type = parseType();
+  } else if (at(TokenKind::Identifier) && !newlineBefore()) {
+    // `let w Tensor<...> = ...`: when a type and then '=' or the end of the
+    // statement follow, the ':' is what is missing.
+    TokenId where = pos_;
+    Checkpoint point = checkpoint();
+    {
+      QuietScope trial(*this);
+      type = parseType();
+    }
+    if (!panic_ && (splitEqual_ || at(TokenKind::Equal) || at(TokenKind::Semicolon) ||
+                    at(TokenKind::RBrace) || atEnd() || newlineBefore())) {
+      errorAndGoOn(Diag::ExpectedToken, expectedAt(where), "':' before the type",
+                   describe(where));
+    } else {
+      rewind(point);
+      type = NodeId{};
+    }
   }
   if (!panic_ && (splitEqual_ || !startsNewStatement()) && consumeEqual()) {
     init = parseExpression();
   }
   return add2(NodeKind::Let, name, type, init);
+}
+
+// The condition of an `if` or `while`. `if mode = 1 {` is reported ("did
+// you mean '=='?") and parsed as the comparison.
+NodeId Parser::parseCondition() {
+  NodeId cond = parseExpression();
+  if (!panic_ && at(TokenKind::Equal) && !startsNewStatement()) {
+    TokenId op = consume();
+    errorAndGoOn(Diag::AssignInCondition, tokens_.range(op));
+    parseExpression();
+    return addError(op);
+  }
+  return cond;
+}
+
+// Reports "expected '{' ..." where a block must start. After a ':' (Python's
+// block) a note shows the header with braces: `keyword` then `expr`'s text.
+void Parser::errorExpectedBlock(std::string_view what, std::string_view keyword, NodeId expr) {
+  auto builder = error(Diag::ExpectedToken, expectedAt(pos_), what, describe(pos_));
+  if (!builder || !at(TokenKind::Colon)) {
+    return;
+  }
+  std::string header(keyword);
+  if (expr.isValid()) {
+    std::string_view text = textOf(expr);
+    header += text.size() > 40 || text.find('\n') != std::string_view::npos
+                  ? std::string_view("...")
+                  : text;
+  }
+  builder->note(Note::BlockInBraces, header);
 }
 
 // if_stmt = "if" expr block [ "else" ( block | if_stmt ) ] ;
@@ -802,12 +1192,12 @@ NodeId Parser::parseIf() {
   NodeId elseBlock;
   while (true) {
     TokenId keyword = consume();  // 'if'
-    NodeId cond = parseExpression();
+    NodeId cond = parseCondition();
     if (panic_) {
       return addError(keyword);
     }
     if (!at(TokenKind::LBrace)) {
-      errorExpected("'{' after the condition");
+      errorExpectedBlock("'{' after the condition", "if ", cond);
       return addError(keyword);
     }
     NodeId then = parseBlock();
@@ -820,7 +1210,7 @@ NodeId Parser::parseIf() {
       continue;
     }
     if (!at(TokenKind::LBrace)) {
-      errorExpected("'{' or 'if' after 'else'");
+      errorExpectedBlock("'{' or 'if' after 'else'", "else", NodeId{});
       break;
     }
     elseBlock = parseBlock();
@@ -855,7 +1245,8 @@ NodeId Parser::parseFor() {
     return addError(keyword);
   }
   if (!at(TokenKind::LBrace)) {
-    errorExpected("'{' to start the loop body");
+    errorExpectedBlock("'{' to start the loop body",
+                       fmt::format("for {} in ", tokens_.spelling(var)), iterated);
     return addError(keyword);
   }
   NodeId body = parseBlock();
@@ -865,12 +1256,12 @@ NodeId Parser::parseFor() {
 // "while" expr block ;
 NodeId Parser::parseWhile() {
   TokenId keyword = consume();
-  NodeId cond = parseExpression();
+  NodeId cond = parseCondition();
   if (panic_) {
     return addError(keyword);
   }
   if (!at(TokenKind::LBrace)) {
-    errorExpected("'{' to start the loop body");
+    errorExpectedBlock("'{' to start the loop body", "while ", cond);
     return addError(keyword);
   }
   NodeId body = parseBlock();
@@ -885,6 +1276,9 @@ NodeId Parser::parseType() {
     return addError(pos_);
   }
   TokenId name = consume();
+  if (at(TokenKind::LBracket) && !newlineBefore()) {
+    return parseBracketTypeArguments(name);
+  }
   if (!at(TokenKind::Less)) {
     return add(NodeKind::TypeName, name);
   }
@@ -925,6 +1319,40 @@ NodeId Parser::parseType() {
   }
   TokenId close = consume();  // '>'
   uint32_t list = addList(args);
+  return add(NodeKind::TypeName, name, list, kNone, close.index, depthOfList(list));
+}
+
+// Python's `Tensor[float32, [?, 10]]` (typing's brackets; no valid type is
+// followed by '['): when the arguments parse as type arguments, reported
+// with the angle-bracket spelling and parsed as it.
+NodeId Parser::parseBracketTypeArguments(TokenId name) {
+  Checkpoint point = checkpoint();
+  TokenId open = pos_;
+  size_t args = listMark();
+  {
+    QuietScope trial(*this);
+    NestingGuard guard(*this);
+    if (guard.ok()) {
+      consume();  // '['
+      while (!panic_ && !at(TokenKind::RBracket)) {
+        listPush(at(TokenKind::LBracket) ? parseShape() : parseType());
+        if (!consumeIf(TokenKind::Comma)) {
+          break;
+        }
+      }
+    }
+  }
+  if (panic_ || splitEqual_ || !at(TokenKind::RBracket) || scratch_.size() == args) {
+    rewind(point);
+    errorExpected("'<' for type arguments");
+    return addError(name);
+  }
+  TokenId close = consume();
+  uint32_t list = addList(args);
+  std::string fixed = fmt::format(
+      "{}<{}>", tokens_.spelling(name),
+      sourceText(TokenId{open.index + 1}, TokenId{close.index - 1}, "..."));
+  errorAndGoOn(Diag::TypeArgumentsInBrackets, rangeOf(open, close), fixed);
   return add(NodeKind::TypeName, name, list, kNone, close.index, depthOfList(list));
 }
 
@@ -1002,6 +1430,17 @@ NodeId Parser::parseDimAtom() {
       }
       return add(NodeKind::Paren, open, inner.index, kNone, close.index, depthOf(inner.index));
     }
+    case TokenKind::Minus:
+      if (peekKind(1) == TokenKind::IntLiteral &&
+          tokens_.intValue(TokenId{pos_.index + 1}) == 1) {
+        // PyTorch's `-1` for the batch: reported, and read as '?'.
+        TokenId minus = consume();
+        TokenId value = consume();
+        errorAndGoOn(Diag::NegativeDimension, rangeOf(minus, value),
+                     sourceText(minus, value, "-1"));
+        return add(NodeKind::DimUnknown, minus);
+      }
+      [[fallthrough]];
     default:
       error(Diag::ExpectedDim, expectedAt(pos_), describe(pos_));
       return addError(pos_);
@@ -1031,6 +1470,31 @@ NodeId Parser::parseBinary(int minPrecedence) {
   NodeId lhs = parseUnary();
   while (!panic_) {
     int precedence = binaryPrecedence(peekKind());
+    if (precedence == 0 && at(TokenKind::Identifier) && !startsNewStatement()) {
+      // Python's `a or b`, `a and b`, `a is b`, `a is not b`: reported,
+      // and parsed as the operator to write (the tree holds an Error node).
+      std::string_view word = tokens_.spelling(pos_);
+      bool isNot = word == "is" && peekKind(1) == TokenKind::Identifier &&
+                   tokens_.spelling(TokenId{pos_.index + 1}) == "not";
+      std::string_view fix = word == "or"    ? "||"
+                             : word == "and" ? "&&"
+                             : word == "is"  ? (isNot ? "!=" : "==")
+                                             : "";
+      int wordPrecedence = word == "or" ? 1 : word == "and" ? 2 : 3;
+      TokenKind next = peekKind(isNot ? 2 : 1);
+      bool operandFollows = startsOperand(next) || next == TokenKind::LParen ||
+                            next == TokenKind::LBracket || next == TokenKind::Minus ||
+                            next == TokenKind::Plus;
+      if (fix.empty() || wordPrecedence < minPrecedence || !operandFollows) {
+        break;
+      }
+      TokenId op = consume();
+      TokenId last = isNot ? consume() : op;
+      errorAndGoOn(Diag::PythonOperator, rangeOf(op, last), isNot ? "is not" : word, fix);
+      parseBinary(wordPrecedence + 1);
+      lhs = addError(op);
+      continue;
+    }
     if (precedence == 0 || precedence < minPrecedence || startsNewStatement()) {
       break;
     }
@@ -1052,7 +1516,8 @@ void Parser::warnSignStatement(NodeId expr) {
   }
   TokenId op = tree_.token(expr);
   TokenKind kind = tokens_.kind(op);
-  if ((kind != TokenKind::Plus && kind != TokenKind::Minus) || !tokens_.hasNewlineBefore(op)) {
+  if ((kind != TokenKind::Plus && kind != TokenKind::Minus) || !tokens_.hasNewlineBefore(op) ||
+      quiet_ > 0) {
     return;
   }
   std::string_view text = textOf(expr);
@@ -1068,7 +1533,7 @@ void Parser::warnChainedComparison(NodeId inner, TokenId op, NodeId rhs) {
   TokenKind innerKind = tokens_.kind(tree_.token(inner));
   bool chained = (isRelational(outerKind) && isRelational(innerKind)) ||
                  (isEquality(outerKind) && isEquality(innerKind));
-  if (!chained || panic_) {
+  if (!chained || panic_ || quiet_ > 0) {
     return;
   }
   // `a < b < c < d` is one mistake: warn for its first link only.
@@ -1094,6 +1559,20 @@ void Parser::warnChainedComparison(NodeId inner, TokenId op, NodeId rhs) {
 // power = postfix [ "**" unary ] ;   (right-associative)
 NodeId Parser::parseUnary() {
   TokenKind kind = peekKind();
+  if (kind == TokenKind::Identifier && tokens_.spelling(pos_) == "not" &&
+      startsOperand(peekKind(1)) && !tokens_.hasNewlineBefore(TokenId{pos_.index + 1})) {
+    // Python's `not x` (a name `not` followed by an operand is no valid
+    // expression): reported, and parsed as `!x`.
+    NestingGuard guard(*this);
+    TokenId op = pos_;
+    if (!guard.ok()) {
+      return addError(op);
+    }
+    consume();
+    errorAndGoOn(Diag::PythonOperator, tokens_.range(op), "not", "!");
+    parseUnary();
+    return addError(op);
+  }
   if (kind == TokenKind::Minus || kind == TokenKind::Plus || kind == TokenKind::Bang) {
     NestingGuard guard(*this);
     TokenId op = pos_;
@@ -1203,15 +1682,33 @@ uint32_t Parser::parseArguments() {
       }
       listPush(value);
     }
-    if (panic_ || !consumeIf(TokenKind::Comma)) {
+    if (panic_) {
       break;
     }
+    if (consumeIf(TokenKind::Comma)) {
+      continue;
+    }
+    // `f(3 16)`: an argument follows, so a ',' is missing.
+    if (startsOperand(peekKind())) {
+      errorAndGoOn(Diag::ExpectedToken, expectedAt(pos_), "',' between arguments",
+                   describe(pos_));
+      continue;
+    }
+    break;
   }
   return addList(args);
 }
 
 // index = expr | [ expr ] ":" [ expr ] [ ":" [ expr ] ] ;
 NodeId Parser::parseIndex() {
+  if (at(TokenKind::DotDot) && peekKind(1) == TokenKind::Dot &&
+      tokens_.range(pos_).end == tokens_.range(TokenId{pos_.index + 1}).begin) {
+    // NumPy's `x[..., 0]`: reported, and skipped as an index.
+    TokenId first = consume();
+    TokenId last = consume();
+    errorAndGoOn(Diag::EllipsisIndex, rangeOf(first, last));
+    return addError(first);
+  }
   NodeId start;
   if (!at(TokenKind::Colon)) {
     start = parseExpression();

@@ -1067,5 +1067,124 @@ TEST(ParserTest, ParseItemsReportsASyntaxErrorAsIncomplete) {
   EXPECT_FALSE(collected.diagnostics.empty());
 }
 
+// ---- habits from Python and PyTorch ---------------------------------------------
+
+TEST(ParserTest, PythonOperatorWordsAreStillNames) {
+  // Only a word between two operands is taken for Python's operator.
+  EXPECT_EQ(stmts("let not = 1\nlet w = not + 1\nnot(a)\nlet u = not [1]\nlet or = 2\n"
+                  "let y = or * 2\nf(and=1, is=2)"),
+            "(let not _ 1); (let w _ (+ not 1)); (call not a); (let u _ (index not 1)); "
+            "(let or _ 2); (let y _ (* or 2)); (call f and=1 is=2)");
+}
+
+TEST(ParserTest, PythonOperatorsAreOneErrorPerStatement) {
+  std::string text = "main {\n  let x = a or b and not c\n  let y = 1 +\n}\n";
+  Parsed p(text);
+  // The second line's error is independent and reported; the first line's
+  // three words are one error (at the first) and no cascade.
+  ASSERT_EQ(diagNames(p.diagnostics()), "PythonOperator ExpectedExpression");
+  EXPECT_EQ(p.diagnostics()[0].message, "'or' is not an operator: write '||'");
+  EXPECT_EQ(p.diagnostics()[0].range.begin, offsetOf(text, "or"));
+}
+
+TEST(ParserTest, DefAtTopLevelIsParsedAsFn) {
+  Parsed p("def f(x: int) -> int {\n  return x +* 1\n}\nmain {}\n");
+  ASSERT_EQ(diagNames(p.diagnostics()), "MisspelledKeyword ExpectedExpression");
+  EXPECT_EQ(p.diagnostics()[0].message,
+            "'def' is not a keyword: write 'fn' (or 'layer' for a module with weights)");
+  ASSERT_EQ(p.items().size(), 2u);
+  EXPECT_EQ(p.tree.kind(p.items()[0]), NodeKind::Fn);
+  EXPECT_EQ(p.tree.kind(p.items()[1]), NodeKind::Main);
+}
+
+TEST(ParserTest, PythonDefHeaderIsSkippedWithItsIndentedBody) {
+  Parsed p("class Net(nn.Module):\n    def forward(self, x):\n        return x\nmain {}\n");
+  ASSERT_EQ(diagNames(p.diagnostics()), "MisspelledKeyword");
+  EXPECT_EQ(p.diagnostics()[0].message, "'class' is not a keyword: write 'layer'");
+  EXPECT_EQ(p.tree.kind(p.items().back()), NodeKind::Main);
+}
+
+TEST(ParserTest, MissingBraceBeforeAnItemClosesTheBlock) {
+  std::string text = "fn f() {\n  if true {\n    print(1)\n  }\n\nfn g() {\n  print(2)\n}\n";
+  Parsed p(text);
+  ASSERT_EQ(diagNames(p.diagnostics()), "ExpectedToken");
+  const Diagnostic& d = p.diagnostics()[0];
+  EXPECT_EQ(d.message, "expected '}', found 'fn'");
+  ASSERT_EQ(d.notes.size(), 1u);
+  EXPECT_EQ(d.notes[0].range.begin, offsetOf(text, "{"));
+  ASSERT_EQ(p.items().size(), 2u);
+  EXPECT_EQ(p.tree.kind(p.items()[1]), NodeKind::Fn);
+}
+
+TEST(ParserTest, IndentedItemInAClosedBlockIsNotAMissingBrace) {
+  Parsed p("fn f() {\n  fn g() {}\n}\n");
+  ASSERT_EQ(diagNames(p.diagnostics()), "ExpectedStatement");
+}
+
+TEST(ParserTest, MissingCommaIsReportedOnceAndTheListGoesOn) {
+  Parsed args("main {\n  f(1 2 3, x)\n  let y = 1 +\n}\n");
+  ASSERT_EQ(diagNames(args.diagnostics()), "ExpectedToken ExpectedExpression");
+  EXPECT_EQ(args.diagnostics()[0].message,
+            "expected ',' between arguments, found integer literal '2'");
+  Parsed params("fn f(a: int b: int) -> int { return a }\n");
+  ASSERT_EQ(diagNames(params.diagnostics()), "ExpectedToken");
+  EXPECT_EQ(params.diagnostics()[0].message,
+            "expected ',' between parameters, found identifier 'b'");
+  ASSERT_EQ(params.items().size(), 1u);
+  EXPECT_EQ(params.tree.kind(params.items()[0]), NodeKind::Fn);
+}
+
+TEST(ParserTest, MainWithParenthesesKeepsItsBody) {
+  Parsed p("main() {\n  print(1 +)\n}\n");
+  ASSERT_EQ(diagNames(p.diagnostics()), "MainParameters ExpectedExpression");
+  Parsed fnMain("fn main() {\n  print(1)\n}\n");
+  ASSERT_EQ(diagNames(fnMain.diagnostics()), "FnMain");
+  ASSERT_EQ(fnMain.items().size(), 1u);
+  EXPECT_EQ(fnMain.tree.kind(fnMain.items()[0]), NodeKind::Main);
+}
+
+TEST(ParserTest, ReturnTypeWithoutArrow) {
+  Parsed colon("fn f(x: int): int {\n  return x +* 1\n}\n");
+  ASSERT_EQ(diagNames(colon.diagnostics()), "ExpectedToken ExpectedExpression");
+  EXPECT_EQ(colon.diagnostics()[0].message, "expected '->' before the return type, found ':'");
+  ASSERT_EQ(colon.diagnostics()[0].notes.size(), 1u);
+  EXPECT_EQ(colon.diagnostics()[0].notes[0].message, "write '-> int'");
+  // A Python header's ':' is no return type.
+  Parsed python("fn f(x: int):\n  return x\n");
+  ASSERT_EQ(diagNames(python.diagnostics()), "ExpectedToken");
+  EXPECT_EQ(python.diagnostics()[0].message,
+            "expected '{' to start the function body, found ':'");
+}
+
+TEST(ParserTest, TypeHabits) {
+  Parsed brackets("fn f(x: Tensor[float32, [?, 4]]) {}\n");
+  ASSERT_EQ(diagNames(brackets.diagnostics()), "TypeArgumentsInBrackets");
+  EXPECT_EQ(brackets.diagnostics()[0].message,
+            "type arguments are written in angle brackets: 'Tensor<float32, [?, 4]>'");
+  Parsed minus("fn f(x: Tensor<float32, [-1, 4]>) {}\n");
+  ASSERT_EQ(diagNames(minus.diagnostics()), "NegativeDimension");
+  // Other negative sizes are no habit: the usual error.
+  Parsed minusTwo("fn f(x: Tensor<float32, [-2, 4]>) {}\n");
+  ASSERT_EQ(diagNames(minusTwo.diagnostics()), "ExpectedDim");
+  Parsed let("main {\n  let w Tensor<float32, [4]> = zeros([4])\n}\n");
+  ASSERT_EQ(diagNames(let.diagnostics()), "ExpectedToken");
+  EXPECT_EQ(let.diagnostics()[0].message,
+            "expected ':' before the type, found identifier 'Tensor'");
+}
+
+TEST(ParserTest, StatementHabits) {
+  Parsed assign("main {\n  if x = 1 {\n    print(1 +)\n  }\n}\n");
+  ASSERT_EQ(diagNames(assign.diagnostics()), "AssignInCondition ExpectedExpression");
+  Parsed tuple("fn f() {\n  return a, b\n}\n");
+  ASSERT_EQ(diagNames(tuple.diagnostics()), "ReturnTuple");
+  Parsed ellipsis("main {\n  print(x[..., 0])\n}\n");
+  ASSERT_EQ(diagNames(ellipsis.diagnostics()), "EllipsisIndex");
+  Parsed colon("main {\n  while x > 0:\n    x -= 1\n}\n");
+  ASSERT_EQ(diagNames(colon.diagnostics()), "ExpectedToken");
+  ASSERT_EQ(colon.diagnostics()[0].notes.size(), 1u);
+  EXPECT_EQ(colon.diagnostics()[0].notes[0].message,
+            "blocks are written in braces, not with ':' and indentation: 'while x > 0 { ... }'");
+}
+
 }  // namespace
 }  // namespace tritonc
