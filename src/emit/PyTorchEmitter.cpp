@@ -374,6 +374,20 @@ class Emitter {
     std::string device = deviceOf();
     return device.empty() ? std::string() : ", device=" + device;
   }
+  /// The torch dtype of a tensor of `dt` created in a body: float32 follows
+  /// the dtype anchor.
+  std::string createdDType(DType dt) const {
+    bool body = ctx_ != Context::Init && ctx_ != Context::Global && ctx_ != Context::Main;
+    if (body && dt == DType::Float32 && !dtypeAnchor_.empty()) return dtypeAnchor_ + ".dtype";
+    return torchDType(dt);
+  }
+  /// `, dtype=<anchor>.dtype` for a float32 tensor created in a body ("" when
+  /// it is plain float32).
+  std::string dtypeArg(TypeId type) const {
+    if (!type.isValid() || !m_.types.isTensor(type)) return "";
+    std::string dtype = createdDType(m_.types.node(type).dtype);
+    return dtype == "torch.float32" ? std::string() : ", dtype=" + dtype;
+  }
   /// The device expression deviceArg() uses ("" for the default device): a
   /// fn without tensor inputs uses the `_device` its caller passes.
   std::string deviceOf() const {
@@ -466,6 +480,11 @@ class Emitter {
   /// A tensor in scope whose device tensors created in a body take ("" in the
   /// constructor and at module level, where the default device is right).
   std::string deviceAnchor_;
+  /// A float32 tensor in scope whose dtype float32 tensors created in a body
+  /// take, so that a model converted with `.half()` or `.double()` computes
+  /// in that dtype throughout, as a hand-written module's buffers would (""
+  /// where there is none: float32 it is).
+  std::string dtypeAnchor_;
   int maxDepth_ = 0;
   std::unordered_set<uint32_t> dead_;  ///< pure ops whose results nothing emitted reads
   std::string shapeHint_;  ///< a weight's declared shape, for creation calls without one
@@ -897,6 +916,22 @@ void Emitter::emitInputDefaults(const Function& f, int depth) {
   if (deviceAnchor_.empty() && !f.weights.empty() && ctx_ != Context::Fn) {
     deviceAnchor_ = ctx_ == Context::Forward ? "self." + member(f.weights[0].name)
                                              : name(f.weights[0].name);
+  }
+  auto float32 = [&](TypeId type) {
+    return m_.types.isTensor(type) && !m_.types.isTernary(type) &&
+           m_.types.node(type).dtype == DType::Float32;
+  };
+  dtypeAnchor_.clear();
+  for (size_t i = 0; i < f.inputs.size() && dtypeAnchor_.empty(); ++i) {
+    if (!f.inputs[i].defaultValue.isValid() && float32(f.inputs[i].type)) {
+      dtypeAnchor_ = e(body.args[i]);
+    }
+  }
+  for (size_t i = 0; i < f.weights.size() && dtypeAnchor_.empty() && ctx_ != Context::Fn; ++i) {
+    if (float32(f.weights[i].type)) {
+      dtypeAnchor_ = ctx_ == Context::Forward ? "self." + member(f.weights[i].name)
+                                              : name(f.weights[i].name);
+    }
   }
   for (size_t i = 0; i < f.inputs.size(); ++i) {
     if (f.inputs[i].defaultValue.isValid()) {
@@ -1623,9 +1658,10 @@ std::string Emitter::opExpr(OpId id) {
       // tensor itself when it is there already).
       std::string global = globalName(static_cast<size_t>(o.intAttr));
       std::string device = deviceOf();
-      return m_.types.isTensor(resultType) && !device.empty()
-                 ? fmt::format("{}.to({})", global, device)
-                 : global;
+      if (!m_.types.isTensor(resultType) || device.empty()) return global;
+      std::string dtype = dtypeArg(resultType);
+      return dtype.empty() ? fmt::format("{}.to({})", global, device)
+                           : fmt::format("{}.to(device={}{})", global, device, dtype);
     }
     case OpKind::Weight: {
       const WeightDecl& w = fn_->weights[static_cast<size_t>(o.intAttr)];
@@ -1692,7 +1728,7 @@ std::string Emitter::opExpr(OpId id) {
       }
       if (m_.types.kind(m_.typeOf(operands[0])) == TypeKind::List) {
         // A list literal bound to a tensor type.
-        return fmt::format("torch.tensor({}, dtype={}{})", arg(0), torchDType(dt), deviceArg());
+        return fmt::format("torch.tensor({}, dtype={}{})", arg(0), createdDType(dt), deviceArg());
       }
       if (dt == DType::Trit) {
         // Rounds (half to even) and clamps to {-1, 0, 1}, held as float32.
@@ -1834,20 +1870,21 @@ std::string Emitter::builtinExpr(OpId id) {
   };
   auto scalarArg = [&](size_t i) { return has(i) && isScalar(val[i]); };
   TypeId resultType = o.resultsCount > 0 ? m_.typeOf(m_.result(id)) : TypeId{};
-  std::string resultDType =
-      resultType.isValid() && m_.types.isTensor(resultType) ? torchDType(m_.types.node(resultType).dtype)
-                                                            : "torch.float32";
+  std::string resultDType = resultType.isValid() && m_.types.isTensor(resultType)
+                                ? createdDType(m_.types.node(resultType).dtype)
+                                : "torch.float32";
   std::string shape = has(0) ? arg[0] : shapeHint_;
   auto math = [&](const char* name) {
     usesMath_ = true;
     return fmt::format("math.{}({})", name, arg[0]);
   };
   std::string device = deviceArg();
+  std::string created = dtypeArg(resultType) + device;  // for float32 creations
   switch (fn) {
-    case BuiltinFn::Zeros: return fmt::format("torch.zeros({}{})", shape, device);
-    case BuiltinFn::Ones: return fmt::format("torch.ones({}{})", shape, device);
-    case BuiltinFn::Randn: return fmt::format("torch.randn({}{})", shape, device);
-    case BuiltinFn::Rand: return fmt::format("torch.rand({}{})", shape, device);
+    case BuiltinFn::Zeros: return fmt::format("torch.zeros({}{})", shape, created);
+    case BuiltinFn::Ones: return fmt::format("torch.ones({}{})", shape, created);
+    case BuiltinFn::Randn: return fmt::format("torch.randn({}{})", shape, created);
+    case BuiltinFn::Rand: return fmt::format("torch.rand({}{})", shape, created);
     case BuiltinFn::KaimingUniform:
       usesMath_ = true;
       return fmt::format("nn.init.kaiming_uniform_(torch.empty({}), a=math.sqrt(5))", shape);
@@ -1858,7 +1895,7 @@ std::string Emitter::builtinExpr(OpId id) {
                          has(2) ? ", " + arg[2] : "", resultDType, device);
     case BuiltinFn::Eye:  // without n: in a weight's default, eye(n, m) of its shape
       return fmt::format("torch.eye({}{})",
-                         has(0) ? arg[0] : shape.substr(1, shape.size() - 2), device);
+                         has(0) ? arg[0] : shape.substr(1, shape.size() - 2), created);
     case BuiltinFn::TensorFn:
       return fmt::format("torch.tensor({}, dtype={}{})", arg[0], resultDType, device);
     case BuiltinFn::Range:

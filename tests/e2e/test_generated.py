@@ -1653,6 +1653,34 @@ fn soft(logits: Tensor<float32, [?, 10]>, target: Tensor<float32, [?, 10]>) -> T
         check_close(module.soft(logits, probs), F.cross_entropy(logits, probs), level)
 
 
+def test_converted_models_compute_in_their_dtype(ctx):
+    """After `model.double()` (or `.half()` on a GPU) the tensors a body creates as float32
+    (`zeros`, `tensor(...)`, list literals) and the float32 tensor constants it reads take the
+    dtype of the layer's float32 input, as a hand-written module's buffers would: conv2d of a
+    float64 input with a float32 constant filter raised in torch before."""
+    src = """
+let EDGE = tensor([[[[0.0, 1.0, 0.0], [1.0, -4.0, 1.0], [0.0, 1.0, 0.0]]]])
+let MEAN: Tensor<float32, [1]> = [0.25]
+layer Stem(x: Tensor<float32, [?, 1, 8, 8]>, ids: Tensor<int64, [?]>) -> Tensor<float32, [?, 36]> {
+    let fc = Linear(36, 36)
+    let e = conv2d(x - MEAN, EDGE) + zeros([6, 6]) + tensor([0.5])
+    let h = flatten(e) + full([36], 0.125) + arange(0, 36) * 0.01
+    return fc(h) + float32(ids[0])
+}
+"""
+    x = torch.randn(2, 1, 8, 8, dtype=torch.float64)
+    ids = torch.tensor([3, 1])
+    edge = torch.tensor([[[[0.0, 1.0, 0.0], [1.0, -4.0, 1.0], [0.0, 1.0, 0.0]]]], dtype=torch.float64)
+    for level in LEVELS:
+        model = load(ctx.compile_text(src, level)).Stem().double().eval()
+        got = model(x, ids)
+        if got.dtype != torch.float64:
+            raise AssertionError("%s: the output is %s, not float64" % (level, got.dtype))
+        e = F.conv2d(x - 0.25, edge) + 0.5
+        h = e.flatten(1) + 0.125 + torch.arange(36, dtype=torch.float64) * 0.01
+        check_close(got, F.linear(h, model.fc.weight, model.fc.bias) + 3.0, level)
+
+
 def test_functional_batch_norm_with_weight_statistics(ctx):
     """`batch_norm` given a layer's weights as running statistics: they are Parameters, which
     torch refuses to differentiate; the module runs in training and eval mode, updates the
@@ -2010,6 +2038,7 @@ def all_tests():
         test_concat_sizes_are_checked_at_O0,
               test_functional_batch_norm_with_weight_statistics,
               test_cross_entropy_takes_int32_class_indices,
+              test_converted_models_compute_in_their_dtype,
               test_weights_keep_their_declared_dtypes,
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
               test_one_sub_module_name_in_exclusive_branches,
