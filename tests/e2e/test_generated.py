@@ -1681,6 +1681,31 @@ layer Stem(x: Tensor<float32, [?, 1, 8, 8]>, ids: Tensor<int64, [?]>) -> Tensor<
         check_close(got, F.linear(h, model.fc.weight, model.fc.bias) + 3.0, level)
 
 
+def test_zoo_runs_in_float64(ctx):
+    """The models whose bodies create tensors or read constants (cnn_cifar's mean and std,
+    ViT's class-token zeros), and two others, converted with `.double()`: unpacked and packed,
+    they compute in float64 and agree with the float32 model."""
+    for name in ("cnn_cifar", "vit_base", "resnet18", "transformer_block"):
+        path = os.path.join(REPO, "examples", name + ".tri")
+        cls = entry(load(ctx.compile(path, "-O2")))
+        model = cls(**example_kwargs(name)).eval()
+        x = example_input(name)
+        wide = cls(**example_kwargs(name))
+        wide.load_state_dict(model.state_dict())
+        wide = wide.double().eval()
+        x64 = tuple(t.double() if t.is_floating_point() else t for t in x)
+        with torch.no_grad():
+            want = model(*x)
+            for packed in (False, True):
+                if packed:
+                    tritonrt.pack(wide)
+                got = wide(*x64)
+                what = "%s%s in float64" % (name, " packed" if packed else "")
+                if got.dtype != torch.float64:
+                    raise AssertionError("%s: the output is %s" % (what, got.dtype))
+                check_close(got.float(), want, what, atol=1e-4, rtol=1e-4)
+
+
 def test_functional_batch_norm_with_weight_statistics(ctx):
     """`batch_norm` given a layer's weights as running statistics: they are Parameters, which
     torch refuses to differentiate; the module runs in training and eval mode, updates the
@@ -2038,7 +2063,7 @@ def all_tests():
         test_concat_sizes_are_checked_at_O0,
               test_functional_batch_norm_with_weight_statistics,
               test_cross_entropy_takes_int32_class_indices,
-              test_converted_models_compute_in_their_dtype,
+              test_converted_models_compute_in_their_dtype, test_zoo_runs_in_float64,
               test_weights_keep_their_declared_dtypes,
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
               test_one_sub_module_name_in_exclusive_branches,
