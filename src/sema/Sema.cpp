@@ -543,6 +543,28 @@ void Checker::checkSignature(int index) {
   if (tree_.childB(node).isValid()) {
     info.returnType = resolveType(tree_.childB(node), index);
     info.declaredReturn = true;
+    // A size variable only the return type names has nothing to take its
+    // value from (`-> Tensor<float32, [?, n_hidden]>` with no n_hidden among
+    // the parameters' shapes): it says nothing, and is often a typo.
+    if (module_.types.isTensor(info.returnType) &&
+        module_.types.node(info.returnType).rankKnown) {
+      std::vector<IdentifierId> vars;
+      for (DimId d : module_.types.shape(info.returnType)) dims().collectVars(d, vars);
+      std::vector<IdentifierId> bound;
+      for (const ParamInfo& p : info.params) {
+        bound.push_back(p.name);
+        if (module_.types.isTensor(p.type) && module_.types.node(p.type).rankKnown) {
+          for (DimId d : module_.types.shape(p.type)) dims().collectVars(d, bound);
+        }
+      }
+      std::set<uint32_t> reported;
+      for (IdentifierId var : vars) {
+        if (std::find(bound.begin(), bound.end(), var) == bound.end() &&
+            reported.insert(var.index).second) {
+          report(Diag::UnboundSizeVariable, tree_.childB(node), spelling(var));
+        }
+      }
+    }
   }
   // What callers need to know of the defaults (callers in importing files
   // never see this file's tree).
@@ -2360,6 +2382,21 @@ void Checker::recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId ex
                                  DimId actual) {
   if (dims().isUnknown(expected) || !value.isValid() || noRuntimeChecks_) {
     return;
+  }
+  // `x: [?, n_inp]` against a weight's `[n_in, ...]`: two size variables
+  // spelled nearly alike are most likely one size with a typo, which would
+  // otherwise fail only when the model runs.
+  const DimStore::Node& e = dims().node(expected);
+  const DimStore::Node& a = dims().node(actual);
+  if (e.kind == DimKind::Var && a.kind == DimKind::Var && e.var != a.var) {
+    std::string_view have = interner_.spelling(a.var);
+    std::string_view want = interner_.spelling(e.var);
+    if (!closestMatch(have, {want}).empty() &&
+        warnedSizePairs_.emplace(std::min(a.var.index, e.var.index),
+                                 std::max(a.var.index, e.var.index))
+            .second) {
+      report(Diag::SimilarSizeVariables, node, have, want);
+    }
   }
   module_.runtimeChecks.push_back(
       RuntimeShapeCheck{node, value, static_cast<uint32_t>(dim), expected, actual});

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -292,6 +293,9 @@ class Checker {
   /// The call whose callee checkMember is about to check (`x.view(...)`), for
   /// the note that rewrites a tensor method; invalid otherwise.
   NodeId memberCall_;
+  /// Pairs of size variables (smaller index first) already reported as
+  /// probably one misspelled name.
+  std::set<std::pair<uint32_t, uint32_t>> warnedSizePairs_;
   /// Application sites (call, callee) to validate once all bodies are known.
   std::vector<std::pair<NodeId, int>> applications_;
   /// Per callable: whether its body has been checked (run() goes in source
