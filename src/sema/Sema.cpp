@@ -548,20 +548,25 @@ void Checker::checkSignature(int index) {
     // the parameters' shapes): it says nothing, and is often a typo.
     if (module_.types.isTensor(info.returnType) &&
         module_.types.node(info.returnType).rankKnown) {
-      std::vector<IdentifierId> vars;
-      for (DimId d : module_.types.shape(info.returnType)) dims().collectVars(d, vars);
-      std::vector<IdentifierId> bound;
-      for (const ParamInfo& p : info.params) {
-        bound.push_back(p.name);
-        if (module_.types.isTensor(p.type) && module_.types.node(p.type).rankKnown) {
-          for (DimId d : module_.types.shape(p.type)) dims().collectVars(d, bound);
+      auto bound = [&](IdentifierId var) {
+        for (const ParamInfo& p : info.params) {
+          if (p.name == var) return true;
+          if (!module_.types.isTensor(p.type) || !module_.types.node(p.type).rankKnown) continue;
+          for (DimId d : module_.types.shape(p.type)) {
+            if (dims().mentions(d, var)) return true;
+          }
         }
-      }
-      std::set<uint32_t> reported;
-      for (IdentifierId var : vars) {
-        if (std::find(bound.begin(), bound.end(), var) == bound.end() &&
-            reported.insert(var.index).second) {
-          report(Diag::UnboundSizeVariable, tree_.childB(node), spelling(var));
+        return false;
+      };
+      std::span<const DimId> shape = module_.types.shape(info.returnType);
+      for (size_t i = 0; i < shape.size(); ++i) {
+        const DimStore::Node& n = dims().node(shape[i]);
+        if (n.kind != DimKind::Var) continue;
+        // Each variable once: at its first mention.
+        bool first = std::none_of(shape.begin(), shape.begin() + static_cast<ptrdiff_t>(i),
+                                  [&](DimId d) { return dims().mentions(d, n.var); });
+        if (first && !bound(n.var)) {
+          report(Diag::UnboundSizeVariable, tree_.childB(node), spelling(n.var));
         }
       }
     }
@@ -2391,7 +2396,7 @@ void Checker::recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId ex
   if (e.kind == DimKind::Var && a.kind == DimKind::Var && e.var != a.var) {
     std::string_view have = interner_.spelling(a.var);
     std::string_view want = interner_.spelling(e.var);
-    if (!closestMatch(have, {want}).empty() &&
+    if (!closestMatch(have, std::vector<std::string_view>{want}).empty() &&
         warnedSizePairs_.emplace(std::min(a.var.index, e.var.index),
                                  std::max(a.var.index, e.var.index))
             .second) {
@@ -2600,14 +2605,14 @@ void Checker::checkCreatedArguments() {
         anyConstant = anyConstant || dims().constValue(value).has_value();
         args.push_back(value);
       }
-      std::vector<std::optional<double>> floats;
-      for (const InstanceInfo::FloatArg& arg : instance->floats) {
+      // The value of float argument i, where known.
+      auto floatValue = [&](size_t i) -> std::optional<double> {
+        if (i >= instance->floats.size()) return std::nullopt;
+        const InstanceInfo::FloatArg& arg = instance->floats[i];
+        if (arg.value) return arg.value;
         auto it = arg.param.isValid() ? floatBindings.find(arg.param.index) : floatBindings.end();
-        floats.push_back(arg.value ? arg.value
-                         : it != floatBindings.end() ? std::optional<double>(it->second)
-                                                     : std::nullopt);
-        anyConstant = anyConstant || floats.back().has_value();
-      }
+        return it != floatBindings.end() ? std::optional<double>(it->second) : std::nullopt;
+      };
       if (instance->builtin) {
         if (chain.empty()) continue;
         std::vector<std::optional<int64_t>> values;
@@ -2615,9 +2620,11 @@ void Checker::checkCreatedArguments() {
         auto layer = static_cast<BuiltinLayer>(instance->decl);
         std::optional<LayerArgProblem> problem = builtinLayerArgProblem(layer, values);
         // Dropout's p passed down from a float hyperparameter.
-        if (!problem && layer == BuiltinLayer::Dropout && !floats.empty() && floats[0] &&
-            !(*floats[0] >= 0.0 && *floats[0] <= 1.0)) {
-          problem = LayerArgProblem{0, "a probability between 0 and 1", formatFloat(*floats[0])};
+        if (std::optional<double> p = layer == BuiltinLayer::Dropout && !problem
+                                          ? floatValue(0)
+                                          : std::nullopt;
+            p && !(*p >= 0.0 && *p <= 1.0)) {
+          problem = LayerArgProblem{0, "a probability between 0 and 1", formatFloat(*p)};
         }
         if (!problem || !reported.emplace(instance->site.index, problem->expected + problem->value)
                              .second) {
@@ -2653,22 +2660,32 @@ void Checker::checkCreatedArguments() {
         continue;
       }
       auto layer = static_cast<size_t>(instance->decl);
+      // Float hyperparameters that get a known value.
+      FloatBindings innerFloats;
+      if (layer >= module_.firstLocal) {
+        size_t h = 0;
+        for (const ParamInfo& p : module_.callables[layer].params) {
+          if (p.cls != ParamClass::Hyper) continue;
+          const TypeStore::Node& t = module_.types.node(p.type);
+          if (t.kind == TypeKind::Scalar && isFloating(t.dtype)) {
+            if (std::optional<double> value = floatValue(h)) {
+              innerFloats[p.name.index] = *value;
+              anyConstant = true;
+            }
+          }
+          ++h;
+        }
+      }
       if (!anyConstant || layer < module_.firstLocal || chain.size() >= 64 ||
           std::any_of(chain.begin(), chain.end(),
                       [&](const InstanceInfo* c) { return c->decl == instance->decl; })) {
         continue;
       }
       std::unordered_map<uint32_t, DimId> inner;
-      FloatBindings innerFloats;
       size_t h = 0;
       for (const ParamInfo& p : module_.callables[layer].params) {
         if (p.cls == ParamClass::Hyper) {
           inner[p.name.index] = h < args.size() ? args[h] : dims().unknown();
-          const TypeStore::Node& t = module_.types.node(p.type);
-          if (h < floats.size() && floats[h] && t.kind == TypeKind::Scalar &&
-              isFloating(t.dtype)) {
-            innerFloats[p.name.index] = *floats[h];
-          }
           ++h;
         }
       }

@@ -604,8 +604,6 @@ InstanceInfo::FloatArg Checker::floatArg(const ExprInfo& value) const {
   InstanceInfo::FloatArg result;
   if (value.floatValue) {
     result.value = value.floatValue;
-  } else if (value.intValue) {
-    result.value = static_cast<double>(*value.intValue);
   } else {
     NodeId node = value.node;
     while (node.isValid() && tree_.kind(node) == NodeKind::Paren) node = tree_.childA(node);
@@ -628,19 +626,18 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
                              : callableName(static_cast<int>(decl));
   // Keras's `Dense(10)(x)` habit as one call: `TernaryLinear(784, 10, x)`.
   // Hyperparameters are scalars, so a tensor among the arguments is an input.
-  std::vector<std::string_view> hypers;
-  std::vector<std::string_view> inputs;
-  NodeId first;  // the first input
-  for (NodeId arg : tree_.list(tree_.listB(call))) {
+  auto isInput = [&](NodeId arg) {
     TypeId type = module_.nodeType[arg.index];
-    bool input = tree_.kind(arg) != NodeKind::NamedArg && type.isValid() &&
-                 module_.types.isTensor(type);
-    (input ? inputs : hypers).push_back(textOf(arg));
-    if (input && !first.isValid()) first = arg;
-  }
-  if (first.isValid()) {
+    return tree_.kind(arg) != NodeKind::NamedArg && type.isValid() && module_.types.isTensor(type);
+  };
+  auto argList = tree_.list(tree_.listB(call));
+  auto first = std::find_if(argList.begin(), argList.end(), isInput);
+  if (first != argList.end()) {
+    std::vector<std::string_view> hypers;
+    std::vector<std::string_view> inputs;
+    for (NodeId arg : argList) (isInput(arg) ? inputs : hypers).push_back(textOf(arg));
     std::string instance = letName.isValid() ? spelling(letName) : "m";
-    diags_->report(Diag::CreateAndApply, source(), rangeOf(first), name, textOf(first))
+    diags_->report(Diag::CreateAndApply, source(), rangeOf(*first), name, textOf(*first))
         .note(Note::CreateThenApply, source(), rangeOf(call),
               fmt::format("let {} = {}({})", instance, name, fmt::join(hypers, ", ")),
               fmt::format("{}({})", instance, fmt::join(inputs, ", ")));
@@ -718,7 +715,6 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
           break;
         }
         instance.args.push_back(defaultDims[i]);
-        instance.floats.emplace_back();
         continue;
       }
       if (!builtin) {
@@ -740,7 +736,12 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
         }
       }
       instance.args.push_back(arg.info.dim.isValid() ? arg.info.dim : dims().unknown());
-      instance.floats.push_back(floatArg(arg.info));
+      // Only floats are recorded (most creations have none: no allocation).
+      const TypeStore::Node& t = module_.types.node(arg.info.type);
+      if (t.kind == TypeKind::Scalar && isFloating(t.dtype)) {
+        instance.floats.resize(instance.args.size() - 1);
+        instance.floats.push_back(floatArg(arg.info));
+      }
     }
   }
   if (bound && builtin &&
@@ -778,9 +779,11 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
 }
 
 ExprInfo Checker::checkForward(uint32_t instanceIndex, NodeId call) {
-  const InstanceInfo instance = module_.instances[instanceIndex];
-  if (instance.builtin) {
+  // Checking the arguments may create instances (and move this one): read it
+  // again after them.
+  if (module_.instances[instanceIndex].builtin) {
     CallArgs args = gatherArgs(call);
+    const InstanceInfo& instance = module_.instances[instanceIndex];
     for (const ExprInfo& arg : args.positional) {
       if (module_.types.kind(arg.type) == TypeKind::Error) {
         return make(module_.types.error(), call);
@@ -798,6 +801,7 @@ ExprInfo Checker::checkForward(uint32_t instanceIndex, NodeId call) {
     recordCall(call, CallKind::Forward, instanceIndex, inputs);
     return checkBuiltinForward(*this, instance, call, args.positional);
   }
+  const InstanceInfo& instance = module_.instances[instanceIndex];
   const CallableInfo& info = module_.callables[instance.decl];
   std::unordered_map<uint32_t, DimId> bindings;
   size_t h = 0;

@@ -217,6 +217,16 @@ void DimStore::collectVars(DimId id, std::vector<IdentifierId>& out) const {
   }
 }
 
+bool DimStore::mentions(DimId id, IdentifierId var) const {
+  const Node& n = nodes_[id.index];
+  switch (n.kind) {
+    case DimKind::Var: return n.var == var;
+    case DimKind::Const:
+    case DimKind::Unknown: return false;
+    default: return mentions(n.lhs, var) || mentions(n.rhs, var);
+  }
+}
+
 std::string DimStore::format(DimId id, const Interner& interner) const {
   const Node& n = nodes_[id.index];
   auto operand = [&](DimId child, bool tight) {

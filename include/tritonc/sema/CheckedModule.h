@@ -114,9 +114,10 @@ struct InstanceInfo {
   /// Hyperparameter values as dimensions (for shapes): one per constructor
   /// parameter in declaration order; unknown() when not a known integer.
   std::vector<DimId> args;
-  /// Float hyperparameter values, one per constructor parameter like `args`:
-  /// a known constant, or the creating layer's hyperparameter passed on
-  /// unchanged (`Dropout(p)`), so that a value given further up is checked.
+  /// Float arguments, by constructor parameter like `args` (shorter when the
+  /// last ones are not floats): a known constant, or the creating layer's
+  /// hyperparameter passed on unchanged (`Dropout(p)`), so that a value given
+  /// further up is checked.
   struct FloatArg {
     std::optional<double> value;
     IdentifierId param;

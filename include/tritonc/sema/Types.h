@@ -74,6 +74,8 @@ class DimStore {
   DimId substitute(DimId id, const std::unordered_map<uint32_t, DimId>& bindings);
   /// Size variables the dimension mentions, in first-seen order.
   void collectVars(DimId id, std::vector<IdentifierId>& out) const;
+  /// Whether `id` mentions the size variable `var`.
+  bool mentions(DimId id, IdentifierId var) const;
   std::string format(DimId id, const Interner& interner) const;
 
   /// Serialization (the L2 cache): the number of nodes, and re-adding a node
