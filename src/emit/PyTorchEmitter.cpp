@@ -899,7 +899,9 @@ void Emitter::emitFn(size_t index) {
   if (!keywords.empty()) params += std::string(params.empty() ? "" : ", ") + "*" + keywords;
   line(0, fmt::format("def {}({}):", fnName(index), params));
   emitInputDefaults(f, 1);
+  findDeadOps(f.body, /*instancesHoisted=*/false);
   emitBlock(f.body, 1);
+  dead_.clear();
 }
 
 // Fills in the inputs that have defaults, and chooses the tensor whose device
@@ -1079,7 +1081,9 @@ void Emitter::emitLayer(size_t index) {
     }
     resolveHyperDefaults(f, 1, true);
     emitInputDefaults(f, 1);
+    findDeadOps(f.body, /*instancesHoisted=*/false);
     emitBlock(f.body, 1);
+    dead_.clear();
     out_ += "\n\n";
   }
 
@@ -1492,12 +1496,9 @@ void Emitter::emitOp(OpId id, int depth) {
     }
     case OpKind::CheckDim: {
       line(depth, fmt::format("if {0}.shape[{1}] != {2}:", e(operands[0]), o.intAttr, e(operands[1])));
-      // raise ValueError("<before>" + str(actual) + "<after>"), the message
-      // cut into literals that fit the line.
+      // raise ValueError("<text>" + str(actual) + "<text>" + str(expected)
+      // ...), the message cut into literals that fit the line.
       const std::string& message = m_.strings[o.strAttr];
-      size_t at = message.find("{actual}");
-      std::string before = at == std::string::npos ? message : message.substr(0, at);
-      std::string after = at == std::string::npos ? "" : message.substr(at + 8);
       int room = 100 - (depth + 2) * 4 - 4;
       size_t width = room < 20 ? 20 : static_cast<size_t>(room);
       auto pieces = [&](const std::string& text, const char* lead) {
@@ -1511,10 +1512,23 @@ void Emitter::emitOp(OpId id, int depth) {
         }
       };
       line(depth + 1, "raise ValueError(");
-      if (before.empty()) line(depth + 2, "\"\"");
-      pieces(before, "");
-      line(depth + 2, fmt::format("+ str({}.shape[{}])", e(operands[0]), o.intAttr));
-      if (!after.empty()) pieces(after, "+ ");
+      const std::string actual = fmt::format("str({}.shape[{}])", e(operands[0]), o.intAttr);
+      const std::string expected = fmt::format("str({})", e(operands[1]));
+      bool first = true;
+      for (size_t i = 0; i < message.size();) {
+        size_t a = message.find("{actual}", i);
+        size_t x = message.find("{expected}", i);
+        size_t at = std::min(a, x);
+        if (at > i) {
+          pieces(message.substr(i, std::min(at, message.size()) - i), first ? "" : "+ ");
+          first = false;
+        }
+        if (at == std::string::npos) break;
+        if (first) line(depth + 2, "\"\"");
+        line(depth + 2, "+ " + (at == a ? actual : expected));
+        first = false;
+        i = at + (at == a ? 8 : 10);
+      }
       line(depth + 1, ")");
       return;
     }

@@ -740,10 +740,13 @@ void IRGen::emitCheck(const RuntimeShapeCheck& check, ValueId value) {
   ValueId expected = dimValue(check.expected);
   if (!expected.isValid()) return;
   LineCol lc = tokens_.source().lineCol(tree_.range(check.node).begin);
+  // A size that is not a constant is named and its value given: "but
+  // n_in = 784 was expected".
+  bool constant = m_.dims.constValue(check.expected).has_value();
   std::string message = fmt::format(
-      "{}:{}:{}: shape mismatch: dimension {} is {{actual}}, but {} was expected",
+      "{}:{}:{}: shape mismatch: dimension {} is {{actual}}, but {}{} was expected",
       tokens_.source().name(), lc.line, lc.column, check.dim,
-      m_.dims.format(check.expected, *m_.interner));
+      m_.dims.format(check.expected, *m_.interner), constant ? "" : " = {expected}");
   ValueId operands[] = {value, expected};
   OpId op = emit(OpKind::CheckDim, operands, {}, check.node);
   m_.op(op).intAttr = check.dim;

@@ -689,6 +689,10 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     }
     DimId n = c.dimArg(0, 0);
     if (c.failed()) return c.error();
+    if (std::optional<int64_t> v = ds.constValue(n); v && *v < 0) {
+      c.wrongValue(0, "a non-negative size", std::to_string(*v));  // torch raises
+      return c.error();
+    }
     return c.result(ts.tensor(DType::Float32, std::vector<DimId>{n, n}));
   }
   if (rule == R::TensorLiteral) {
@@ -749,6 +753,14 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       } else {
         known = multiply(known, v);
       }
+    }
+    if (inferred >= 0 && total && known && (*known == 0 ? *total != 0 : *total % *known != 0)) {
+      // torch cannot infer the -1: the other sizes do not divide the elements.
+      c.wrongValue(1,
+                   fmt::format("a shape whose other sizes divide the {} elements of {}", *total,
+                               c.checker().fmtShape(c.shape(0))),
+                   c.checker().fmtShape(*target));
+      return c.error();
     }
     if (inferred >= 0) {
       (*target)[static_cast<size_t>(inferred)] =
@@ -846,7 +858,10 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       const TypeStore::Node* x = c.tensor(0);
       if (c.failed()) return c.error();
       DimId size = c.dimArg(1, 1);
-      (void)size;
+      if (std::optional<int64_t> v = ds.constValue(size); v && *v <= 0 && !c.failed()) {
+        c.wrongValue(1, "a positive size", std::to_string(*v));  // torch raises
+        return c.error();
+      }
       if (x == nullptr || !x->rankKnown) return c.result(ts.list(ts.unknown(), UINT32_MAX));
       std::vector<DimId> shape = c.shape(0);
       std::optional<size_t> d = c.dimIndex(2, shape.size(), 0);

@@ -879,12 +879,18 @@ bool Checker::checkBlock(NodeId block) {
   return returns;
 }
 
-void Checker::checkCondition(NodeId cond, const ExprInfo& info) {
+void Checker::checkCondition(NodeId cond, const ExprInfo& info, bool branch) {
   if (module_.types.isLenient(info.type)) {
     return;
   }
   if (!module_.types.isScalar(info.type) || module_.types.node(info.type).dtype != DType::Bool) {
-    report(Diag::ConditionNotBool, cond, fmt(info.type));
+    auto builder = diags_->report(Diag::ConditionNotBool, source(), rangeOf(cond), fmt(info.type));
+    // `if mean(x) > 0.0`: a branch on tensor values would make forward
+    // data-dependent (docs/language.md); a mask computes both sides.
+    if (branch && module_.types.isTensor(info.type) &&
+        module_.types.node(info.type).dtype == DType::Bool) {
+      builder.note(Note::MaskInsteadOfBranch, source(), rangeOf(cond), textOf(cond));
+    }
   }
 }
 
@@ -939,7 +945,7 @@ bool Checker::checkStatement(NodeId statement) {
     case NodeKind::If: {
       NodeId cond = tree_.childA(statement);
       ExprInfo c = checkExpr(cond);
-      checkCondition(cond, c);
+      checkCondition(cond, c, /*branch=*/true);
       bool dynamic = !c.hyperConst;
       ctx_.dynamicIfDepth += dynamic ? 1 : 0;
       ++ctx_.ifDepth;
@@ -977,7 +983,7 @@ bool Checker::checkStatement(NodeId statement) {
     }
     case NodeKind::While: {
       NodeId cond = tree_.childA(statement);
-      checkCondition(cond, checkExpr(cond));
+      checkCondition(cond, checkExpr(cond), /*branch=*/false);
       ++ctx_.loopDepth;
       checkBlock(tree_.childB(statement));
       --ctx_.loopDepth;
@@ -1606,6 +1612,19 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
   }
   if (dtype == DType::Trit && !ternary) {
     dtype = DType::Int8;
+  }
+  // Two float tensors of different dtypes (a ternary value is a float32 one
+  // when it runs): torch's promotion differs from LANGUAGE.md section 3 for
+  // float16 with bfloat16 (float32 there) and for a 0-d operand (a reduction,
+  // whose dtype never wins in torch), so the narrower operand is converted.
+  if (!comparison && isFloating(dtype) && ta.kind == TypeKind::Tensor &&
+      tb.kind == TypeKind::Tensor && tree_.kind(node) == NodeKind::Binary) {
+    DType da = ta.ternary ? DType::Float32 : ta.dtype;
+    DType db = tb.ternary ? DType::Float32 : tb.dtype;
+    if (da != db && isFloating(da) && isFloating(db)) {
+      convertToFloat(a, dtype);
+      convertToFloat(b, dtype);
+    }
   }
   // Shapes.
   bool rankKnown = (ta.kind != TypeKind::Tensor || ta.rankKnown) &&

@@ -181,7 +181,8 @@ class Checker {
   bool checkStatement(NodeId statement);
   void checkLet(NodeId let);
   void checkAssign(NodeId assign);
-  void checkCondition(NodeId cond, const ExprInfo& info);
+  /// `branch`: an `if` (a mask can replace it), not a `while`.
+  void checkCondition(NodeId cond, const ExprInfo& info, bool branch);
   void collectAssigned(NodeId node);
   /// A `let` without a value must be assigned on every path before it is
   /// read (DefiniteAssignment.cpp).

@@ -1888,6 +1888,53 @@ layer L(w: Tensor<float32, [8, 4]>, x: Tensor<float32, [?, ?]>) -> Tensor<float3
     check_close(model(torch.zeros(2, 8)), torch.zeros(2, 4), "shape check passes valid input")
 
 
+def test_runtime_check_names_the_expected_value(ctx):
+    """A size variable in the -O0 run-time check is given with its value: "dimension 1 is 5,
+    but m = 3 was expected"."""
+    src = """
+fn proj(a: Tensor<float32, [?, n]>, w: Tensor<float32, [m, k]>) -> Tensor<float32, [?, k]> {
+    return a @ w
+}
+"""
+    module = load(ctx.compile_text(src, "-O0"))
+    try:
+        module.proj(torch.ones(2, 5), torch.ones(3, 4))
+    except ValueError as e:
+        if not str(e).endswith("shape mismatch: dimension 1 is 5, but m = 3 was expected"):
+            raise AssertionError("unexpected message: %s" % e)
+    else:
+        raise AssertionError("-O0 did not check the shape at run time")
+    check_close(module.proj(torch.ones(2, 3), torch.ones(3, 4)), torch.full((2, 4), 3.0), "-O0")
+
+
+def test_mixed_float_operands_take_the_language_dtype(ctx):
+    """Element-wise operators on float tensors of two dtypes compute in the dtype LANGUAGE.md
+    section 3 gives (float16 < bfloat16 < float32), where torch would not: float16 + bfloat16
+    is float32 in torch, and a 0-d float32 operand (a reduction) never widens a float16 one."""
+    src = """
+fn center(a: Tensor<float16, [?, 4]>, x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    return a - mean(x)
+}
+fn mix(a: Tensor<float16, [?, 4]>, b: Tensor<bfloat16, [?, 4]>) -> Tensor<bfloat16, [?, 4]> {
+    return a + b
+}
+"""
+    a = torch.full((1, 4), 1000.0, dtype=torch.float16)
+    x = torch.full((2, 4), 0.3)
+    h = torch.ones(1, 4, dtype=torch.float16)
+    b = torch.ones(1, 4, dtype=torch.bfloat16)
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        got = module.center(a, x)
+        if got.dtype != torch.float32:
+            raise AssertionError("%s: center gives %s" % (level, got.dtype))
+        check_close(got, a.float() - x.mean(), level)
+        got = module.mix(h, b)
+        if got.dtype != torch.bfloat16:
+            raise AssertionError("%s: mix gives %s" % (level, got.dtype))
+        check_close(got.float(), torch.full((1, 4), 2.0), level)
+
+
 def test_reassigned_variable_is_checked_at_O0(ctx):
     """`h = concat([x, x], dim=1)` where `h` held an [?, n] tensor: the checker cannot prove
     the new size, so `h` is [?, ?] from there on, and the declared return type [?, n] is
@@ -2064,6 +2111,8 @@ def all_tests():
               test_functional_batch_norm_with_weight_statistics,
               test_cross_entropy_takes_int32_class_indices,
               test_converted_models_compute_in_their_dtype, test_zoo_runs_in_float64,
+              test_runtime_check_names_the_expected_value,
+              test_mixed_float_operands_take_the_language_dtype,
               test_weights_keep_their_declared_dtypes,
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
               test_one_sub_module_name_in_exclusive_branches,
