@@ -38,6 +38,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
+#include <cstring>
 #include <optional>
 
 #include "tritonc/base/Memory.h"
@@ -84,7 +85,7 @@ bool isAssignOperator(TokenKind kind) {
 
 // Tokens that start an operand but cannot continue the expression before
 // them: after a complete expression they begin another one.
-bool startsOperand(TokenKind kind) {
+constexpr bool startsOperand(TokenKind kind) {
   switch (kind) {
     case TokenKind::Identifier:
     case TokenKind::IntLiteral:
@@ -95,6 +96,23 @@ bool startsOperand(TokenKind kind) {
     case TokenKind::Bang: return true;
     default: return false;
   }
+}
+
+// startsOperand() as a bit set over the token kinds, for tests on the hot
+// path that should not branch on the kind.
+constexpr uint64_t operandStartSet() {
+  uint64_t set = 0;
+  for (unsigned kind = 0; kind < 64; ++kind) {
+    if (startsOperand(static_cast<TokenKind>(kind))) {
+      set |= uint64_t{1} << kind;
+    }
+  }
+  return set;
+}
+constexpr uint64_t kOperandStartSet = operandStartSet();
+bool inOperandStartSet(TokenKind kind) {
+  auto index = static_cast<unsigned>(kind);
+  return index < 64 && ((kOperandStartSet >> index) & 1) != 0;
 }
 
 bool isRelational(TokenKind kind) { return binaryPrecedence(kind) == 4; }
@@ -182,14 +200,25 @@ class Parser {
     return consumeIf(TokenKind::Equal);
   }
   bool newlineBefore() const { return tokens_.hasNewlineBefore(pos_); }
+  // Whether token `id` is spelled `word`. The length is compared first, so
+  // most tokens are rejected without reading the source (this runs on the
+  // hot path of valid programs, e.g. for every identifier operand).
+  bool spelledAs(TokenId id, std::string_view word) const {
+    const TokenizedBuffer::Token& token = tokens_.token(id);
+    return token.length == word.size() &&
+           std::memcmp(tokens_.source().text().data() + token.offset, word.data(),
+                       word.size()) == 0;
+  }
   // Inside ( ) or [ ] line breaks never end anything.
   bool newlinesSignificant() const {
     return openDelims_.empty() || tokens_.kind(openDelims_.back()) == TokenKind::LBrace;
   }
   // True when the current token may not continue the expression before it
-  // because it starts a new line (LANGUAGE.md §1).
-  bool startsNewStatement() const {
-    if (!newlinesSignificant() || !newlineBefore()) {
+  // because it starts a new line (LANGUAGE.md §1). The line-break flag is
+  // tested inline first: most tokens have none.
+  bool startsNewStatement() const { return newlineBefore() && startsNewStatementAfterBreak(); }
+  [[gnu::noinline]] bool startsNewStatementAfterBreak() const {
+    if (!newlinesSignificant()) {
       return false;
     }
     TokenKind kind = peekKind();
@@ -239,8 +268,13 @@ class Parser {
   }
   // Reports unless a previous error of this statement is still unwinding;
   // returns a builder that may be empty (nullopt) in panic mode.
+  //
+  // The reporting functions are cold: valid programs never call them, and
+  // the attribute keeps the paths that lead to them (building messages and
+  // notes) out of the hot parsing functions.
   template <typename... Args>
-  std::optional<DiagnosticBuilder> error(Diag kind, SourceRange range, Args&&... args) {
+  [[gnu::cold]] std::optional<DiagnosticBuilder> error(Diag kind, SourceRange range,
+                                                       Args&&... args) {
     if (panic_) {
       return std::nullopt;
     }
@@ -259,7 +293,8 @@ class Parser {
   // same habit again, or a consequence of a wrong guess. In a trial parse
   // the mistake fails the trial instead.
   template <typename... Args>
-  std::optional<DiagnosticBuilder> errorAndGoOn(Diag kind, SourceRange range, Args&&... args) {
+  [[gnu::cold]] std::optional<DiagnosticBuilder> errorAndGoOn(Diag kind, SourceRange range,
+                                                              Args&&... args) {
     if (panic_) {
       return std::nullopt;
     }
@@ -330,7 +365,7 @@ class Parser {
     Parser& parser_;
   };
   // Reports "expected X, found Y" at the current token.
-  void errorExpected(std::string_view what) {
+  [[gnu::cold]] void errorExpected(std::string_view what) {
     error(Diag::ExpectedToken, expectedAt(pos_), what, describe(pos_));
   }
   // Consumes `kind` or reports that it is missing; `open` (if valid) is the
@@ -534,12 +569,33 @@ class Parser {
   NodeId parseFor();
   NodeId parseWhile();
   NodeId parseType();
-  NodeId parseBracketTypeArguments(TokenId name);
+  [[gnu::cold]] NodeId parseBracketTypeArguments(TokenId name);
   NodeId parseShape();
   NodeId parseDim(int minPrecedence);
   NodeId parseDimAtom();
   NodeId parseExpression();
   NodeId parseBinary(int minPrecedence);
+  // The rare paths of the habit diagnostics are out of line (and cold), so
+  // the hot functions they branch from keep small frames.
+  [[gnu::noinline]] NodeId parsePythonOperator(int minPrecedence);
+  // The cheap test before parsePythonOperator(), on the token array only:
+  // the current name is two or three letters long (`or`, `and`, `is`) and
+  // does not start a new statement (for a name, startsNewStatement() is a
+  // significant line break before it).
+  bool mayBePythonOperator() const {
+    // The line break first: a name that starts the next statement is the
+    // usual (and a predictable) case.
+    const TokenizedBuffer::Token& token = tokens_.token(pos_);
+    return ((token.flags & TokenizedBuffer::kNewlineBefore) == 0 || !newlinesSignificant()) &&
+           token.length - 2 <= 1;
+  }
+  [[gnu::cold]] NodeId parsePythonNot();
+  [[gnu::cold]] NodeId parseEllipsisIndex();
+  [[gnu::cold]] void reportMissingComma(std::string_view what);
+  [[gnu::cold]] NodeId parseTypeWithoutColon();
+  [[gnu::cold]] NodeId parseAssignInCondition();
+  [[gnu::cold]] NodeId parseNegativeDimension();
+  [[gnu::cold]] NodeId reportReturnTuple(TokenId start);
   NodeId parseUnary();
   NodeId parsePostfix();
   NodeId parsePrimary();
@@ -893,8 +949,7 @@ uint32_t Parser::parseParams(TokenId open) {
     }
     // `a: int b: int`: another parameter follows, so a ',' is missing.
     if (at(TokenKind::Identifier) && peekKind(1) == TokenKind::Colon) {
-      errorAndGoOn(Diag::ExpectedToken, expectedAt(pos_), "',' between parameters",
-                   describe(pos_));
+      reportMissingComma("',' between parameters");
       continue;
     }
     break;
@@ -957,15 +1012,13 @@ NodeId Parser::parseBlock() {
   }
   uint32_t list = addList(statements);
   repaired_ = false;
-  if (closeBlocks_) {
+  TokenId close = pos_;
+  if (closeBlocks_) [[unlikely]] {
     // The '}' missing before an item was reported (see closeBlocksBeforeItem):
     // the block ends after its last token.
     openDelims_.resize(base);
-    TokenId last{pos_.index - 1};
-    return add(NodeKind::Block, open, list, kNone, last.index, depthOfList(list));
-  }
-  TokenId close = pos_;
-  if (!expectClose(TokenKind::RBrace, open)) {
+    close = TokenId{pos_.index - 1};
+  } else if (!expectClose(TokenKind::RBrace, open)) {
     return addError(open);
   }
   return add(NodeKind::Block, open, list, kNone, close.index, depthOfList(list));
@@ -986,12 +1039,7 @@ NodeId Parser::parseStatement() {
       if (!at(TokenKind::RBrace) && !at(TokenKind::Semicolon) && !atEnd() && !newlineBefore()) {
         value = parseExpression();
         if (!panic_ && at(TokenKind::Comma)) {
-          // `return a, b`: Python's tuple.
-          auto builder = error(Diag::ReturnTuple, tokens_.range(pos_));
-          if (builder) {
-            builder->note(Note::ReturnOneValue);
-          }
-          return addError(start);
+          return reportReturnTuple(start);
         }
       }
       node = add1(NodeKind::Return, start, value);
@@ -1132,22 +1180,7 @@ NodeId Parser::parseLet() {
   if (!startsNewStatement() && consumeIf(TokenKind::Colon)) {
     type = parseType();
   } else if (at(TokenKind::Identifier) && !newlineBefore()) {
-    // `let w Tensor<...> = ...`: when a type and then '=' or the end of the
-    // statement follow, the ':' is what is missing.
-    TokenId where = pos_;
-    Checkpoint point = checkpoint();
-    {
-      QuietScope trial(*this);
-      type = parseType();
-    }
-    if (!panic_ && (splitEqual_ || at(TokenKind::Equal) || at(TokenKind::Semicolon) ||
-                    at(TokenKind::RBrace) || atEnd() || newlineBefore())) {
-      errorAndGoOn(Diag::ExpectedToken, expectedAt(where), "':' before the type",
-                   describe(where));
-    } else {
-      rewind(point);
-      type = NodeId{};
-    }
+    type = parseTypeWithoutColon();
   }
   if (!panic_ && (splitEqual_ || !startsNewStatement()) && consumeEqual()) {
     init = parseExpression();
@@ -1155,17 +1188,42 @@ NodeId Parser::parseLet() {
   return add2(NodeKind::Let, name, type, init);
 }
 
+// `let w Tensor<...> = ...`: when a type and then '=' or the end of the
+// statement follow, the ':' is what is missing (reported; the type is kept).
+// Otherwise the parser rewinds and returns no type.
+NodeId Parser::parseTypeWithoutColon() {
+  TokenId where = pos_;
+  Checkpoint point = checkpoint();
+  NodeId type;
+  {
+    QuietScope trial(*this);
+    type = parseType();
+  }
+  if (!panic_ && (splitEqual_ || at(TokenKind::Equal) || at(TokenKind::Semicolon) ||
+                  at(TokenKind::RBrace) || atEnd() || newlineBefore())) {
+    errorAndGoOn(Diag::ExpectedToken, expectedAt(where), "':' before the type",
+                 describe(where));
+    return type;
+  }
+  rewind(point);
+  return NodeId{};
+}
+
 // The condition of an `if` or `while`. `if mode = 1 {` is reported ("did
 // you mean '=='?") and parsed as the comparison.
 NodeId Parser::parseCondition() {
   NodeId cond = parseExpression();
   if (!panic_ && at(TokenKind::Equal) && !startsNewStatement()) {
-    TokenId op = consume();
-    errorAndGoOn(Diag::AssignInCondition, tokens_.range(op));
-    parseExpression();
-    return addError(op);
+    return parseAssignInCondition();
   }
   return cond;
+}
+
+NodeId Parser::parseAssignInCondition() {
+  TokenId op = consume();
+  errorAndGoOn(Diag::AssignInCondition, tokens_.range(op));
+  parseExpression();
+  return addError(op);
 }
 
 // Reports "expected '{' ..." where a block must start. After a ':' (Python's
@@ -1433,12 +1491,7 @@ NodeId Parser::parseDimAtom() {
     case TokenKind::Minus:
       if (peekKind(1) == TokenKind::IntLiteral &&
           tokens_.intValue(TokenId{pos_.index + 1}) == 1) {
-        // PyTorch's `-1` for the batch: reported, and read as '?'.
-        TokenId minus = consume();
-        TokenId value = consume();
-        errorAndGoOn(Diag::NegativeDimension, rangeOf(minus, value),
-                     sourceText(minus, value, "-1"));
-        return add(NodeKind::DimUnknown, minus);
+        return parseNegativeDimension();
       }
       [[fallthrough]];
     default:
@@ -1470,32 +1523,20 @@ NodeId Parser::parseBinary(int minPrecedence) {
   NodeId lhs = parseUnary();
   while (!panic_) {
     int precedence = binaryPrecedence(peekKind());
-    if (precedence == 0 && at(TokenKind::Identifier) && !startsNewStatement()) {
-      // Python's `a or b`, `a and b`, `a is b`, `a is not b`: reported,
-      // and parsed as the operator to write (the tree holds an Error node).
-      std::string_view word = tokens_.spelling(pos_);
-      bool isNot = word == "is" && peekKind(1) == TokenKind::Identifier &&
-                   tokens_.spelling(TokenId{pos_.index + 1}) == "not";
-      std::string_view fix = word == "or"    ? "||"
-                             : word == "and" ? "&&"
-                             : word == "is"  ? (isNot ? "!=" : "==")
-                                             : "";
-      int wordPrecedence = word == "or" ? 1 : word == "and" ? 2 : 3;
-      TokenKind next = peekKind(isNot ? 2 : 1);
-      bool operandFollows = startsOperand(next) || next == TokenKind::LParen ||
-                            next == TokenKind::LBracket || next == TokenKind::Minus ||
-                            next == TokenKind::Plus;
-      if (fix.empty() || wordPrecedence < minPrecedence || !operandFollows) {
-        break;
+    if (precedence == 0) {
+      // A name after an operand ends the expression, or is Python's
+      // `or`/`and`/`is`: the hot path tests only the token array (kind,
+      // length, line break); the rest is out of line.
+      if (at(TokenKind::Identifier) && mayBePythonOperator()) [[unlikely]] {
+        NodeId repaired = parsePythonOperator(minPrecedence);
+        if (repaired.isValid()) {
+          lhs = repaired;
+          continue;
+        }
       }
-      TokenId op = consume();
-      TokenId last = isNot ? consume() : op;
-      errorAndGoOn(Diag::PythonOperator, rangeOf(op, last), isNot ? "is not" : word, fix);
-      parseBinary(wordPrecedence + 1);
-      lhs = addError(op);
-      continue;
+      break;
     }
-    if (precedence == 0 || precedence < minPrecedence || startsNewStatement()) {
+    if (precedence < minPrecedence || startsNewStatement()) {
       break;
     }
     TokenId op = consume();
@@ -1506,6 +1547,39 @@ NodeId Parser::parseBinary(int minPrecedence) {
     lhs = add2(NodeKind::Binary, op, lhs, rhs);
   }
   return lhs;
+}
+
+// Python's `a or b`, `a and b`, `a is b`, `a is not b` at the current
+// identifier: reported, and parsed as the operator to write; returns the
+// Error node that stands for the whole operation. Returns no node, consuming
+// nothing, when the identifier is not such an operator (of at least
+// `minPrecedence`) followed by an operand. The caller has checked
+// mayBePythonOperator(), so the source text is read only for a two- or
+// three-letter name that continues the statement.
+NodeId Parser::parsePythonOperator(int minPrecedence) {
+  bool isOr = spelledAs(pos_, "or");
+  bool isAnd = !isOr && spelledAs(pos_, "and");
+  bool isIs = !isOr && !isAnd && spelledAs(pos_, "is");
+  if (!isOr && !isAnd && !isIs) {
+    return NodeId{};
+  }
+  bool isNot = isIs && peekKind(1) == TokenKind::Identifier &&
+               spelledAs(TokenId{pos_.index + 1}, "not");
+  std::string_view word = tokens_.spelling(pos_);
+  std::string_view fix = isOr ? "||" : isAnd ? "&&" : isNot ? "!=" : "==";
+  int wordPrecedence = isOr ? 1 : isAnd ? 2 : 3;
+  TokenKind next = peekKind(isNot ? 2 : 1);
+  bool operandFollows = startsOperand(next) || next == TokenKind::LParen ||
+                        next == TokenKind::LBracket || next == TokenKind::Minus ||
+                        next == TokenKind::Plus;
+  if (wordPrecedence < minPrecedence || !operandFollows) {
+    return NodeId{};
+  }
+  TokenId op = consume();
+  TokenId last = isNot ? consume() : op;
+  errorAndGoOn(Diag::PythonOperator, rangeOf(op, last), isNot ? "is not" : word, fix);
+  parseBinary(wordPrecedence + 1);
+  return addError(op);
 }
 
 // A statement `-x` or `+x` computes a value and drops it. It is nearly always
@@ -1559,19 +1633,18 @@ void Parser::warnChainedComparison(NodeId inner, TokenId op, NodeId rhs) {
 // power = postfix [ "**" unary ] ;   (right-associative)
 NodeId Parser::parseUnary() {
   TokenKind kind = peekKind();
-  if (kind == TokenKind::Identifier && tokens_.spelling(pos_) == "not" &&
-      startsOperand(peekKind(1)) && !tokens_.hasNewlineBefore(TokenId{pos_.index + 1})) {
-    // Python's `not x` (a name `not` followed by an operand is no valid
-    // expression): reported, and parsed as `!x`.
-    NestingGuard guard(*this);
-    TokenId op = pos_;
-    if (!guard.ok()) {
-      return addError(op);
+  // Python's `not x`: a name followed by an operand on its line, which no
+  // valid program has. The token array is tested first, in one branch (a
+  // name is never the last token: EndOfFile is, so the next one exists); the
+  // spelling is read from the source text, which parsing does not otherwise
+  // touch, only then.
+  if (kind == TokenKind::Identifier) {
+    const TokenizedBuffer::Token& next = tokens_.token(TokenId{pos_.index + 1});
+    bool operandOnLine = inOperandStartSet(next.kind) &
+                         ((next.flags & TokenizedBuffer::kNewlineBefore) == 0);
+    if (operandOnLine && spelledAs(pos_, "not")) [[unlikely]] {
+      return parsePythonNot();
     }
-    consume();
-    errorAndGoOn(Diag::PythonOperator, tokens_.range(op), "not", "!");
-    parseUnary();
-    return addError(op);
   }
   if (kind == TokenKind::Minus || kind == TokenKind::Plus || kind == TokenKind::Bang) {
     NestingGuard guard(*this);
@@ -1690,8 +1763,7 @@ uint32_t Parser::parseArguments() {
     }
     // `f(3 16)`: an argument follows, so a ',' is missing.
     if (startsOperand(peekKind())) {
-      errorAndGoOn(Diag::ExpectedToken, expectedAt(pos_), "',' between arguments",
-                   describe(pos_));
+      reportMissingComma("',' between arguments");
       continue;
     }
     break;
@@ -1703,11 +1775,7 @@ uint32_t Parser::parseArguments() {
 NodeId Parser::parseIndex() {
   if (at(TokenKind::DotDot) && peekKind(1) == TokenKind::Dot &&
       tokens_.range(pos_).end == tokens_.range(TokenId{pos_.index + 1}).begin) {
-    // NumPy's `x[..., 0]`: reported, and skipped as an index.
-    TokenId first = consume();
-    TokenId last = consume();
-    errorAndGoOn(Diag::EllipsisIndex, rangeOf(first, last));
-    return addError(first);
+    return parseEllipsisIndex();
   }
   NodeId start;
   if (!at(TokenKind::Colon)) {
@@ -1729,6 +1797,52 @@ NodeId Parser::parseIndex() {
     step = parseExpression();
   }
   return add3(NodeKind::Slice, colon, start, stop, step);
+}
+
+// ---- habits from other languages: the rare paths ----------------------------
+
+// Python's `not x` (a name `not` followed by an operand is no valid
+// expression): reported, and parsed as `!x`.
+NodeId Parser::parsePythonNot() {
+  NestingGuard guard(*this);
+  TokenId op = pos_;
+  if (!guard.ok()) {
+    return addError(op);
+  }
+  consume();
+  errorAndGoOn(Diag::PythonOperator, tokens_.range(op), "not", "!");
+  parseUnary();
+  return addError(op);
+}
+
+// NumPy's `x[..., 0]`: reported, and skipped as an index.
+NodeId Parser::parseEllipsisIndex() {
+  TokenId first = consume();
+  TokenId last = consume();
+  errorAndGoOn(Diag::EllipsisIndex, rangeOf(first, last));
+  return addError(first);
+}
+
+// `f(3 16)`, `a: int b: int`: another item follows, so a ',' is missing.
+void Parser::reportMissingComma(std::string_view what) {
+  errorAndGoOn(Diag::ExpectedToken, expectedAt(pos_), what, describe(pos_));
+}
+
+// PyTorch's `-1` for the batch: reported, and read as '?'.
+NodeId Parser::parseNegativeDimension() {
+  TokenId minus = consume();
+  TokenId value = consume();
+  errorAndGoOn(Diag::NegativeDimension, rangeOf(minus, value), sourceText(minus, value, "-1"));
+  return add(NodeKind::DimUnknown, minus);
+}
+
+// `return a, b`: Python's tuple.
+NodeId Parser::reportReturnTuple(TokenId start) {
+  auto builder = error(Diag::ReturnTuple, tokens_.range(pos_));
+  if (builder) {
+    builder->note(Note::ReturnOneValue);
+  }
+  return addError(start);
 }
 
 // primary = IDENT | INT | FLOAT | STRING | "true" | "false" | "(" expr ")"
