@@ -570,6 +570,7 @@ class Parser {
   NodeId parseWhile();
   NodeId parseType();
   [[gnu::cold]] NodeId parseBracketTypeArguments(TokenId name);
+  [[gnu::cold]] NodeId parseQualifiedType(TokenId name);
   NodeId parseShape();
   NodeId parseDim(int minPrecedence);
   NodeId parseDimAtom();
@@ -1337,6 +1338,9 @@ NodeId Parser::parseType() {
   if (at(TokenKind::LBracket) && !newlineBefore()) {
     return parseBracketTypeArguments(name);
   }
+  if (at(TokenKind::Dot) && !newlineBefore()) {
+    return parseQualifiedType(name);
+  }
   if (!at(TokenKind::Less)) {
     return add(NodeKind::TypeName, name);
   }
@@ -1383,6 +1387,19 @@ NodeId Parser::parseType() {
 // Python's `Tensor[float32, [?, 10]]` (typing's brackets; no valid type is
 // followed by '['): when the arguments parse as type arguments, reported
 // with the angle-bracket spelling and parsed as it.
+// `x: torch.Tensor`, `np.ndarray`: a Python annotation where the type, with
+// its dtype and shape, belongs. Reported, and read as an unknown type.
+NodeId Parser::parseQualifiedType(TokenId name) {
+  TokenId last = name;
+  while (at(TokenKind::Dot) && peekKind(1) == TokenKind::Identifier) {
+    consume();  // '.'
+    last = consume();
+  }
+  errorAndGoOn(Diag::ForeignType, rangeOf(name, last),
+               sourceText(name, last, tokens_.spelling(name)));
+  return addError(name);
+}
+
 NodeId Parser::parseBracketTypeArguments(TokenId name) {
   Checkpoint point = checkpoint();
   TokenId open = pos_;

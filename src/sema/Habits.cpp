@@ -131,7 +131,7 @@ std::optional<std::string> tensorMethodRewrite(std::string_view base, std::strin
     return args.empty() ? fmt::format("{}.shape", base) : fmt::format("{}.shape[{}]", base, args);
   }
   if (member == "t") return fmt::format("{}.T", base);
-  if (member == "contiguous") return std::string(base);
+  if (member == "contiguous" || member == "clone") return std::string(base);
   if (member == "detach") return fmt::format("stop_gradient({})", base);
   if (member == "to" && positional == 1) {
     std::string_view dtype = args;
