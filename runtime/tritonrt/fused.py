@@ -114,16 +114,17 @@ def _conv_weight(conv):
 
 
 def _bn_stamp(conv, bn):
-    """Changes whenever a parameter or statistic of ``conv`` or ``bn`` does."""
+    """(stamp, tensors): the stamp changes whenever a parameter or statistic of ``conv`` or
+    ``bn`` (the tensors) does."""
     tensors = [t for t in list(conv.parameters()) + list(conv.buffers())
                + list(bn.parameters()) + list(bn.buffers())]
     stamp = _stamp(*tensors)
-    return stamp + (id(bn), bn.eps) if stamp is not None else None
+    return (stamp + (id(bn), bn.eps) if stamp is not None else None), tensors
 
 
 def _bn_affine(conv, bn):
     """(per-channel scale, bias) of ``bn(conv(x)) = conv_nobias(x) * scale + bias`` in eval."""
-    stamp = _bn_stamp(conv, bn)
+    stamp, sources = _bn_stamp(conv, bn)
 
     def compute():
         inv_std = torch.rsqrt(bn.running_var.float() + bn.eps)
@@ -135,19 +136,19 @@ def _bn_affine(conv, bn):
             folded = folded + bn.bias.float()
         return scale.contiguous(), folded.contiguous()
 
-    return _cached(conv, "_tritonrt_bn_affine", stamp, compute)
+    return _cached(conv, "_tritonrt_bn_affine", stamp, compute, sources)
 
 
 def _folded(conv, bn):
     """(weight, bias) of the convolution with ``bn``'s eval-mode affine map folded in."""
-    stamp = _bn_stamp(conv, bn)
+    stamp, sources = _bn_stamp(conv, bn)
 
     def compute():
         w = _conv_weight(conv)
         scale, bias = _bn_affine(conv, bn)
         return w * scale.reshape(-1, 1, 1, 1).to(w.dtype), bias.to(w.dtype)
 
-    return _cached(conv, "_tritonrt_folded_bn", stamp, compute)
+    return _cached(conv, "_tritonrt_folded_bn", stamp, compute, sources)
 
 
 def conv_bn_act(conv, bn, x, act="none"):

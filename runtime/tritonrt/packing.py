@@ -138,12 +138,15 @@ def _compiling():
     return bool(is_compiling()) if is_compiling is not None else False
 
 
-def _cached(module, name, stamp, compute):
+def _cached(module, name, stamp, compute, sources):
     """``compute()`` cached on ``module`` under ``name`` while ``stamp`` is unchanged.
 
     Used only for inference (eval mode, no autograd): the quantized (or unpacked) weight is
     then a function of the parameter's storage and version counter, which every in-place
-    update (optimizer step, ``load_state_dict``, ``.to()``) changes."""
+    update (optimizer step, ``load_state_dict``, ``.to()``) changes. The entry keeps the
+    storage of ``sources`` alive: otherwise ``p.data = a; p.data = b`` could put ``b`` at
+    the address of the storage the entry was made from, with the same version, and the
+    stale value would be returned."""
     if stamp is None or torch.is_grad_enabled() or module.training or _compiling():
         return compute()
     cache = module.__dict__.get("_tritonrt_cache")
@@ -154,7 +157,7 @@ def _cached(module, name, stamp, compute):
     if hit is not None and hit[0] == stamp:
         return hit[1]
     value = compute()
-    cache[name] = (stamp, value)
+    cache[name] = (stamp, value, tuple(t.detach() for t in sources))
     return value
 
 
@@ -212,14 +215,14 @@ def weight(module, name):
             w._tritonrt_source = (weakref.ref(module), name)
             return w
 
-        return _cached(module, name, _stamp(packed, scale), unpacked)
+        return _cached(module, name, _stamp(packed, scale), unpacked, (packed, scale))
     method, threshold = _method_of(module, name)
     latent = getattr(module, name)
     stamp = _stamp(latent)
     return _cached(
         module, name, stamp + (method, threshold) if stamp is not None else None,
         lambda: ternary_quantize(latent, method=method, threshold=threshold,
-                                 training=module.training))
+                                 training=module.training), (latent,))
 
 
 def _pack_one(m):

@@ -647,6 +647,25 @@ class LoaderTests(unittest.TestCase):
             self.assertEqual(m.w_scale.dtype, torch.float64)
             self.assertTrue(torch.equal(m(x), want))
 
+    def test_data_reassignment_never_returns_a_stale_weight(self):
+        # `p.data = a; p.data = b` leaves p's version counter as it was; without the cache
+        # entry keeping its storage alive, b could land at the address the entry was made
+        # from, and the stale quantized weight came back (about 1 time in 200 here).
+        path = self._write("model.py", GENERATED)
+        m = tritonrt.load(path).TernaryFC(n_in=64, n_out=64).eval()
+        x = torch.randn(2, 64)
+        stale = 0
+        with torch.no_grad():
+            for _ in range(2000):
+                m(x)
+                a = torch.randn(64, 64)
+                m.w.data = a
+                m.w.data = torch.randn(64, 64)
+                del a
+                want = x @ ternary_quantize(m.w, training=False)
+                stale += 0 if torch.allclose(m(x), want) else 1
+        self.assertEqual(stale, 0)
+
     @staticmethod
     def _torch_roundtrip(m):
         buffer = io.BytesIO()
