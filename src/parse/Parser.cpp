@@ -571,6 +571,7 @@ class Parser {
   NodeId parseType();
   [[gnu::cold]] NodeId parseBracketTypeArguments(TokenId name);
   [[gnu::cold]] NodeId parseQualifiedType(TokenId name);
+  [[gnu::cold]] std::optional<NodeId> parseFString();
   NodeId parseShape();
   NodeId parseDim(int minPrecedence);
   NodeId parseDimAtom();
@@ -1387,6 +1388,22 @@ NodeId Parser::parseType() {
 // Python's `Tensor[float32, [?, 10]]` (typing's brackets; no valid type is
 // followed by '['): when the arguments parse as type arguments, reported
 // with the angle-bracket spelling and parsed as it.
+// Python's `f"n = {n}"`: the prefix lexes as a name right before a string.
+// Reported, and read as the string; nullopt when it is no f-string prefix.
+std::optional<NodeId> Parser::parseFString() {
+  std::string_view prefix = tokens_.spelling(pos_);
+  TokenId string{pos_.index + 1};
+  bool isPrefix = prefix.size() <= 2 && (prefix.find_first_of("fF") != std::string_view::npos) &&
+                  prefix.find_first_not_of("fFrR") == std::string_view::npos;
+  if (!isPrefix || tokens_.range(pos_).end != tokens_.range(string).begin) {
+    return std::nullopt;
+  }
+  TokenId first = consume();
+  consume();  // the string
+  errorAndGoOn(Diag::FormatString, rangeOf(first, string));
+  return addError(first);
+}
+
 // `x: torch.Tensor`, `np.ndarray`: a Python annotation where the type, with
 // its dtype and shape, belongs. Reported, and read as an unknown type.
 NodeId Parser::parseQualifiedType(TokenId name) {
@@ -1866,7 +1883,11 @@ NodeId Parser::reportReturnTuple(TokenId start) {
 //         | "[" [ expr { "," expr } [ "," ] ] "]" ;
 NodeId Parser::parsePrimary() {
   switch (peekKind()) {
-    case TokenKind::Identifier: return add(NodeKind::Name, consume());
+    case TokenKind::Identifier:
+      if (peekKind(1) == TokenKind::StringLiteral) {
+        if (std::optional<NodeId> fstring = parseFString()) return *fstring;
+      }
+      return add(NodeKind::Name, consume());
     case TokenKind::IntLiteral: return add(NodeKind::IntLit, consume());
     case TokenKind::FloatLiteral: return add(NodeKind::FloatLit, consume());
     case TokenKind::StringLiteral: return add(NodeKind::StringLit, consume());

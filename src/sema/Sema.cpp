@@ -2166,6 +2166,13 @@ ExprInfo Checker::checkMember(NodeId node) {
     }
   }
   auto builder = diags_->report(Diag::NoMember, source(), rangeOf(node), fmt(base.type), member);
+  if ((t.kind == TypeKind::Instance || t.kind == TypeKind::BuiltinInstance) &&
+      member == "forward" && call.isValid()) {
+    // PyTorch's `fc.forward(x)`: an instance is called.
+    std::string_view text = textOf(call);
+    builder.note(Note::WriteInstead, source(), rangeOf(call),
+                 fmt::format("{}{}", textOf(baseNode), text.substr(textOf(node).size())));
+  }
   if (t.kind == TypeKind::Tensor) {
     // `x.view(-1, 784)`, `x.mean(dim=1)`, `x.size(0)`: PyTorch's methods.
     std::string_view args;
