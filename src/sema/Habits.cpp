@@ -61,16 +61,9 @@ bool isDType(std::string_view name) {
 /// that `x.name(args)` is `name(x, args)`.
 bool takesTensorFirst(std::string_view name) {
   std::optional<BuiltinFn> fn = findBuiltinFn(name);
-  if (!fn) return false;
+  if (!fn || Checker::createsValues(*fn)) return false;  // zeros(shape), ...
   switch (*fn) {
-    case BuiltinFn::Zeros:
-    case BuiltinFn::Ones:
-    case BuiltinFn::Randn:
-    case BuiltinFn::Rand:
-    case BuiltinFn::KaimingUniform:
-    case BuiltinFn::Full:
     case BuiltinFn::Arange:
-    case BuiltinFn::Eye:
     case BuiltinFn::TensorFn:
     case BuiltinFn::Range:
     case BuiltinFn::Concat:

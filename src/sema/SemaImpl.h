@@ -74,6 +74,8 @@ class Checker {
   std::string fmt(TypeId type) const { return module_.formatType(type); }
   std::string fmtShape(std::span<const DimId> shape) const;
   SourceRange rangeOf(NodeId node) const { return tree_.range(node); }
+  /// Whether `fn` creates a tensor from a shape (zeros, ones, randn, ...).
+  static bool createsValues(BuiltinFn fn);
   /// The source text of `node`.
   std::string_view textOf(NodeId node) const {
     SourceRange r = rangeOf(node);
@@ -264,7 +266,6 @@ class Checker {
   /// outside any `if`: their constructors would recurse forever.
   void checkRecursiveInstantiation();
   bool createsValues(NodeId node) const;
-  static bool createsValues(BuiltinFn fn);
   void widenAfterReassignment(NodeId target, TypeId assigned);
   bool resizable(NodeId target, TypeId assigned) const;
   void warnIfRenamedInStateDict(const char* what, IdentifierId name, NodeId where);
