@@ -1292,6 +1292,12 @@ NodeId Parser::parseFor() {
     return addError(keyword);
   }
   TokenId var = consume();
+  if (at(TokenKind::Comma)) {
+    // Python's `for i, v in enumerate(xs)`: one loop variable here.
+    auto builder = error(Diag::ExpectedToken, expectedAt(pos_), "'in'", describe(pos_));
+    if (builder) builder->note(Note::OneLoopVariable, tokens_.spelling(var));
+    return addError(keyword);
+  }
   if (!expect(TokenKind::KwIn)) {
     return addError(keyword);
   }

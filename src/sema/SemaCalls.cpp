@@ -214,7 +214,15 @@ ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
   } else {
     std::string text(tokens().source().text().substr(rangeOf(callee).begin,
                                                     rangeOf(callee).end - rangeOf(callee).begin));
-    report(Diag::NotCallable, callee, text, fmt(value.type));
+    auto builder = diags_->report(Diag::NotCallable, source(), rangeOf(callee), text,
+                                  fmt(value.type));
+    // `x.shape(0)`: the shape is a list, indexed.
+    auto args = tree_.list(tree_.listB(call));
+    if (tree_.kind(callee) == NodeKind::Member && tokens().spelling(tree_.token(callee)) == "shape" &&
+        args.size() == 1) {
+      builder.note(Note::WriteInstead, source(), rangeOf(call),
+                   fmt::format("{}[{}]", text, textOf(args[0])));
+    }
     gatherArgs(call);
     result = make(module_.types.error(), call);
   }
@@ -291,6 +299,15 @@ ExprInfo Checker::checkCast(DType dtype, NodeId call) {
 
 ExprInfo Checker::checkBuiltinFnCall(BuiltinFn fn, NodeId call) {
   CallArgs args = gatherArgs(call);
+  // Python's `print("x is", x)`: one value per call here.
+  if (fn == BuiltinFn::Print && args.positional.size() > 1 && args.named.empty()) {
+    std::vector<std::string> calls;
+    for (const ExprInfo& arg : args.positional) calls.push_back(fmt::format("print({})", textOf(arg.node)));
+    diags_->report(Diag::TooManyArguments, source(), rangeOf(args.positional[1].node), "print",
+                   "1 positional argument", args.positional.size())
+        .note(Note::WriteInstead, source(), rangeOf(call), fmt::format("{}", fmt::join(calls, "; ")));
+    return make(module_.types.error(), call);
+  }
   const std::vector<BuiltinParam>& params = builtinFnParams(fn);
   std::vector<std::string> names;
   std::vector<int> positional;
