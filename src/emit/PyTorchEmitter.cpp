@@ -909,32 +909,24 @@ void Emitter::emitFn(size_t index) {
 // give, else a weight (a model moved to CUDA then creates its tensors there).
 void Emitter::emitInputDefaults(const Function& f, int depth) {
   const Block& body = m_.blocks[f.body.index];
-  deviceAnchor_.clear();
-  for (size_t i = 0; i < f.inputs.size() && deviceAnchor_.empty(); ++i) {
-    if (!f.inputs[i].defaultValue.isValid() && m_.types.isTensor(f.inputs[i].type)) {
-      deviceAnchor_ = e(body.args[i]);
+  // The first required input, else (in a layer) the first weight, that `wanted` accepts.
+  auto anchor = [&](auto wanted) -> std::string {
+    for (size_t i = 0; i < f.inputs.size(); ++i) {
+      if (!f.inputs[i].defaultValue.isValid() && wanted(f.inputs[i].type)) return e(body.args[i]);
     }
-  }
-  if (deviceAnchor_.empty() && !f.weights.empty() && ctx_ != Context::Fn) {
-    deviceAnchor_ = ctx_ == Context::Forward ? "self." + member(f.weights[0].name)
-                                             : name(f.weights[0].name);
-  }
-  auto float32 = [&](TypeId type) {
+    for (size_t i = 0; i < f.weights.size() && ctx_ != Context::Fn; ++i) {
+      if (wanted(f.weights[i].type)) {
+        return ctx_ == Context::Forward ? "self." + member(f.weights[i].name)
+                                        : name(f.weights[i].name);
+      }
+    }
+    return "";
+  };
+  deviceAnchor_ = anchor([&](TypeId type) { return m_.types.isTensor(type); });
+  dtypeAnchor_ = anchor([&](TypeId type) {
     return m_.types.isTensor(type) && !m_.types.isTernary(type) &&
            m_.types.node(type).dtype == DType::Float32;
-  };
-  dtypeAnchor_.clear();
-  for (size_t i = 0; i < f.inputs.size() && dtypeAnchor_.empty(); ++i) {
-    if (!f.inputs[i].defaultValue.isValid() && float32(f.inputs[i].type)) {
-      dtypeAnchor_ = e(body.args[i]);
-    }
-  }
-  for (size_t i = 0; i < f.weights.size() && dtypeAnchor_.empty() && ctx_ != Context::Fn; ++i) {
-    if (float32(f.weights[i].type)) {
-      dtypeAnchor_ = ctx_ == Context::Forward ? "self." + member(f.weights[i].name)
-                                              : name(f.weights[i].name);
-    }
-  }
+  });
   for (size_t i = 0; i < f.inputs.size(); ++i) {
     if (f.inputs[i].defaultValue.isValid()) {
       line(depth, fmt::format("if {} is None:", e(body.args[i])));

@@ -1167,10 +1167,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       const TypeStore::Node& logits = ts.node(c.arg(0).type);
       const TypeStore::Node& target = ts.node(c.arg(1).type);
       if (isIntegral(target.dtype) && target.dtype != DType::Bool && !target.ternary) {
-        if (target.dtype != DType::Int64) {
-          c.checker().module().conversions[c.arg(1).node.index] =
-              ts.withDType(c.arg(1).type, DType::Int64);
-        }
+        c.checker().convertTo(c.arg(1), DType::Int64);
       } else if (target.dtype == DType::Bool || target.ternary ||
                  (logits.rankKnown && target.rankKnown &&
                   ts.shape(c.arg(1).type).size() + 1 == ts.shape(c.arg(0).type).size())) {

@@ -50,6 +50,14 @@ constexpr std::pair<std::string_view, std::string_view> kRenamed[] = {
 constexpr std::string_view kDTypes[] = {"bool",    "int8",     "int16",   "int32",
                                         "int64",   "float16",  "bfloat16", "float32"};
 
+/// `member` with PyTorch's spelling replaced by Triton DSL's, when they differ.
+std::string_view renamed(std::string_view member) {
+  for (const auto& [from, to] : kRenamed) {
+    if (from == member) return to;
+  }
+  return member;
+}
+
 bool isDType(std::string_view name) {
   for (std::string_view d : kDTypes) {
     if (d == name) return true;
@@ -87,11 +95,9 @@ const char* foreignLibrary(std::string_view name) {
 }
 
 std::optional<std::string_view> dslNameForForeign(std::string_view member) {
-  for (const auto& [from, to] : kRenamed) {
-    if (from == member) return to;
-  }
-  if (findBuiltinFn(member) || findBuiltinLayer(member) || isDType(member)) {
-    return member;
+  std::string_view name = renamed(member);
+  if (name != member || findBuiltinFn(name) || findBuiltinLayer(name) || isDType(name)) {
+    return name;
   }
   return std::nullopt;
 }
@@ -145,10 +151,7 @@ std::optional<std::string> tensorMethodRewrite(std::string_view base, std::strin
       if (member == method) return fmt::format("{} {} {}", base, op, args);
     }
   }
-  std::string_view name = member;
-  for (const auto& [from, to] : kRenamed) {
-    if (from == member) name = to;
-  }
+  std::string_view name = renamed(member);
   // An in-place activation (`x.relu_()`) is the function here.
   if (!takesTensorFirst(name) && name.ends_with('_')) name.remove_suffix(1);
   if (takesTensorFirst(name)) return withArgs(name);

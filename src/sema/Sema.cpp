@@ -2230,10 +2230,14 @@ bool Checker::checkAssignable(const ExprInfo& value, TypeId target, NodeId where
 }
 
 void Checker::convertToFloat(const ExprInfo& value, DType dtype) {
+  if (isFloating(dtype)) convertTo(value, dtype);
+}
+
+void Checker::convertTo(const ExprInfo& value, DType dtype) {
   TypeStore& ts = module_.types;
   if (!value.node.isValid() || !ts.isTensor(value.type)) return;
   const TypeStore::Node& t = ts.node(value.type);
-  if ((t.ternary ? DType::Float32 : t.dtype) == dtype || !isFloating(dtype)) return;
+  if ((t.ternary ? DType::Float32 : t.dtype) == dtype) return;
   module_.conversions[value.node.index] = ts.withDType(value.type, dtype);
 }
 

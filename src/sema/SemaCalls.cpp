@@ -135,21 +135,22 @@ ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
     IdentifierId name = tokens().identifier(tree_.token(callee));
     std::optional<uint32_t> symbol = lookup(name);
     // Python's `len(x)` is the first dimension's size.
-    auto args = tree_.list(tree_.listB(call));
-    if (!symbol && spelling(name) == "len" && args.size() == 1 &&
-        tree_.kind(args[0]) != NodeKind::NamedArg) {
-      CallArgs values = gatherArgs(call);
-      auto builder = diags_->report(Diag::UndefinedName, source(), rangeOf(callee), "len");
-      const TypeStore::Node& t = module_.types.node(values.positional[0].type);
-      if (t.kind == TypeKind::Tensor) {
-        builder.note(Note::WriteInstead, source(), rangeOf(call),
-                     fmt::format("{}.shape[0]", textOf(args[0])));
-      } else if (t.kind == TypeKind::List && t.count != UINT32_MAX) {
-        builder.note(Note::WriteInstead, source(), rangeOf(call), std::to_string(t.count));
+    if (!symbol && interner_.spelling(name) == "len") {
+      auto args = tree_.list(tree_.listB(call));
+      if (args.size() == 1 && tree_.kind(args[0]) != NodeKind::NamedArg) {
+        CallArgs values = gatherArgs(call);
+        auto builder = diags_->report(Diag::UndefinedName, source(), rangeOf(callee), "len");
+        const TypeStore::Node& t = module_.types.node(values.positional[0].type);
+        if (t.kind == TypeKind::Tensor) {
+          builder.note(Note::WriteInstead, source(), rangeOf(call),
+                       fmt::format("{}.shape[0]", textOf(args[0])));
+        } else if (t.kind == TypeKind::List && t.count != UINT32_MAX) {
+          builder.note(Note::WriteInstead, source(), rangeOf(call), std::to_string(t.count));
+        }
+        result = make(module_.types.error(), call);
+        setType(call, result.type);
+        return result;
       }
-      result = make(module_.types.error(), call);
-      setType(call, result.type);
-      return result;
     }
     if (symbol) {
       const Symbol& s = module_.symbols[*symbol];

@@ -102,6 +102,8 @@ class Checker {
   /// where torch rejects integer tensors and mixed float dtypes. Ternary
   /// tensors are float32 at run time (x: float16 @ w: ternary converts w).
   void convertToFloat(const ExprInfo& value, DType dtype);
+  /// A tensor `value` is converted to `dtype` where it is used (irgen casts it).
+  void convertTo(const ExprInfo& value, DType dtype);
   /// torch.matmul typing of a @ b.
   ExprInfo matmul(const ExprInfo& a, const ExprInfo& b, NodeId node, std::string_view op);
   /// Checks that a value may be used where `target` is expected.
