@@ -2,10 +2,12 @@
 """Generated PyTorch modules (-O0, -O2) against hand-written PyTorch, CPU, eval mode.
 
     PYTHONPATH=runtime /usr/bin/python3 bench/pytorch_vs_handwritten.py [--repeat 30]
-        [--batch 32] [--models mnist_mlp,resnet18,...]
+        [--batch 32] [--models mnist_mlp,resnet18,...] [--onednn]
 
 For each model and batch size: the median forward time of the hand-written reference and of
-the generated modules (same weights, loaded by state_dict key), and their ratios.
+the generated modules (same weights, loaded by state_dict key), and their ratios. With
+``--onednn``, a fourth column: -O2 with ``tritonrt.cpu.set_kernels("auto")`` (oneDNN for the
+ternary layers' products where torch's BLAS is the generic one), interleaved with the others.
 """
 import argparse
 import os
@@ -57,6 +59,8 @@ def main():
     parser.add_argument("--models", default="mnist_mlp,resnet18,resnet34,resnet50,resnet101,"
                         "resnet152,vgg16,mobilenet_v2,efficientnet_b0,densenet121,vit_base",
                         help="comma-separated examples to time")
+    parser.add_argument("--onednn", action="store_true",
+                        help="also time -O2 with tritonrt.cpu.set_kernels('auto')")
     parser.add_argument("--tritonc", default=os.path.join(REPO, "build", "tools", "tritonc", "tritonc"))
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -69,8 +73,12 @@ def main():
         return e2e.entry(e2e.load(out))
 
     print("torch %s, 1 thread, median of %d runs" % (torch.__version__, args.repeat))
-    print("%-16s %5s %10s %10s %10s %8s %8s" % ("model", "batch", "hand ms", "-O0 ms", "-O2 ms",
-                                              "-O0/hand", "-O2/hand"))
+    import tritonrt  # noqa: E402
+    header = "%-16s %5s %10s %10s %10s %8s %8s" % ("model", "batch", "hand ms", "-O0 ms",
+                                                  "-O2 ms", "-O0/hand", "-O2/hand")
+    if args.onednn:
+        header += " %12s %12s" % ("-O2 onednn", "onednn/hand")
+    print(header)
     references = {"resnet18": e2e.RefResNet18, "resnet34": e2e.RefResNet34,
                   "resnet50": e2e.RefResNet50, "resnet101": e2e.RefResNet101,
                   "resnet152": e2e.RefResNet152, "vgg16": e2e.RefVGG16,
@@ -98,13 +106,22 @@ def main():
             m.eval()
         x = torch.randn(*shape)
         # Interleave the three so that machine noise hits them alike.
-        t_ref, t0, t2 = [], [], []
+        t_ref, t0, t2, t_dnn = [], [], [], []
         for _ in range(5):
             t_ref.append(median_ms(ref, x, args.repeat // 5 + 1))
             t0.append(median_ms(m0, x, args.repeat // 5 + 1))
             t2.append(median_ms(m2, x, args.repeat // 5 + 1))
+            if args.onednn:
+                previous = tritonrt.cpu.set_kernels("auto")
+                t_dnn.append(median_ms(m2, x, args.repeat // 5 + 1))
+                tritonrt.cpu.set_kernels(previous)
         h, a, b = statistics.median(t_ref), statistics.median(t0), statistics.median(t2)
-        print("%-16s %5d %10.3f %10.3f %10.3f %8.3f %8.3f" % (name, shape[0], h, a, b, a / h, b / h))
+        line = "%-16s %5d %10.3f %10.3f %10.3f %8.3f %8.3f" % (name, shape[0], h, a, b, a / h,
+                                                               b / h)
+        if args.onednn:
+            d = statistics.median(t_dnn)
+            line += " %12.3f %12.3f" % (d, d / h)
+        print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ inference, the standard library's ternary layers, fused-epilogue reference helpe
 loading / compiling Triton DSL files. Standard library + torch only (torch 1.13 and 2.x).
 """
 
-from . import cuda
+from . import cpu, cuda
 from .cuda import use_kernels
 from .fused import ACTIVATIONS, activation, conv_bn_act, fused_conv2d, fused_matmul
 from .layers import TernaryConv2d, TernaryLinear
@@ -38,6 +38,7 @@ __all__ = [
     "clear_cache",
     "compile_model",
     "conv_bn_act",
+    "cpu",
     "cuda",
     "find_tritonc",
     "fused_conv2d",

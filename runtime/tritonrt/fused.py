@@ -1,11 +1,12 @@
 """Reference implementations of the fused epilogues the optimizer emits (matmul or conv,
 then scale, bias and activation). Plain PyTorch: on CUDA with packed weights the generated
-module may call its specialized kernels instead; these define the results."""
+module may call its specialized kernels instead, and float32 CPU inference may run on
+oneDNN (``cpu``); these define the results."""
 
 import torch
 import torch.nn.functional as F
 
-from . import cuda
+from . import cpu, cuda
 from .packing import _cached, _compiling, _stamp, weight
 
 __all__ = ["ACTIVATIONS", "activation", "fused_matmul", "fused_conv2d", "conv_bn_act"]
@@ -56,11 +57,11 @@ def fused_matmul(x, w, bias=None, scale=None, act="none", layout="matmul"):
     plain_bias = scale is None and isinstance(bias, torch.Tensor) and bias.dim() <= 1 \
         and bias.dtype == x.dtype == w.dtype
     if layout == "matmul" and plain_bias and x.dim() == 2 and w.dim() == 2:
-        return activation(torch.addmm(bias, x, w), act)  # one kernel: bias + x @ w
+        return activation(cpu.addmm(bias, x, w), act)  # one kernel: bias + x @ w
     if layout == "linear" and (plain_bias or (scale is None and bias is None)) and w.dim() == 2:
-        return activation(F.linear(x, w, bias), act)
+        return activation(cpu.linear(x, w, bias), act)
     if layout == "matmul":
-        y = torch.matmul(x, w)
+        y = cpu.matmul(x, w)
     elif layout == "linear":
         y = torch.matmul(x, w.transpose(-2, -1) if w.dim() >= 2 else w)
     else:
@@ -78,7 +79,7 @@ def fused_conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, sca
     """``act(conv2d(x, w, stride, padding, dilation, groups) * scale + bias)``: the functional
     convolution of a ternary weight with its epilogue (``bias`` per output channel, added after
     the scale; ``scale`` a number or None). On CUDA, a packed weight runs the CUDA target's
-    kernel when the model was compiled with it; everywhere else ``F.conv2d``."""
+    kernel when the model was compiled with it; everywhere else ``F.conv2d`` (``cpu.conv2d``)."""
     source = getattr(w, "_tritonrt_source", None)  # a packed weight (tritonrt.weight)
     if source is not None and x.is_cuda and cuda.enabled() and w.dim() == 4:
         module = source[0]()
@@ -88,8 +89,8 @@ def fused_conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, sca
         if y is not None:
             return y
     if scale is None:
-        return activation(F.conv2d(x, w, bias, stride, padding, dilation, groups), act)
-    y = F.conv2d(x, w, None, stride, padding, dilation, groups) * scale
+        return activation(cpu.conv2d(x, w, bias, stride, padding, dilation, groups), act)
+    y = cpu.conv2d(x, w, None, stride, padding, dilation, groups) * scale
     if bias is not None:
         y = y + bias.reshape(-1, 1, 1)
     return activation(y, act)
@@ -170,7 +171,7 @@ def conv_bn_act(conv, bn, x, act="none"):
     if not torch.is_grad_enabled() and not _compiling() and _foldable(conv, bn) \
             and not getattr(conv, "training", False):
         w, b = _folded(conv, bn)
-        y = F.conv2d(x, w, b, conv.stride, conv.padding, conv.dilation, conv.groups)
+        y = cpu.conv2d(x, w, b, conv.stride, conv.padding, conv.dilation, conv.groups)
         return activation(y, act)
     y = conv(x)
     if bn is not None:

@@ -6,9 +6,8 @@ import math
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
-from . import cuda
+from . import cpu, cuda
 from .packing import weight
 
 __all__ = ["TernaryLinear", "TernaryConv2d"]
@@ -63,7 +62,7 @@ class TernaryLinear(nn.Module):
             y = cuda.packed_linear(self, "weight", x, kn=False, bias=self.bias)
             if y is not None:
                 return y
-        return F.linear(x, weight(self, "weight"), self.bias)
+        return cpu.linear(x, weight(self, "weight"), self.bias)
 
     def extra_repr(self):
         return "in_features=%d, out_features=%d, bias=%s" % (
@@ -122,8 +121,8 @@ class TernaryConv2d(nn.Module):
             y = cuda.packed_conv2d(self, x)
             if y is not None:
                 return y
-        return F.conv2d(x, weight(self, "weight"), self.bias, self.stride, self.padding,
-                        self.dilation, self.groups)
+        return cpu.conv2d(x, weight(self, "weight"), self.bias, self.stride, self.padding,
+                          self.dilation, self.groups)
 
     def extra_repr(self):
         s = "%d, %d, kernel_size=%s, stride=%s" % (

@@ -132,7 +132,11 @@ def is_packed(module):
 
 
 def _compiling():
-    """Whether torch.compile is tracing (the cache is skipped then: plain tensor code)."""
+    """Whether torch.compile, torch.jit.trace or torch.jit.script is capturing the code (the
+    cache and the oneDNN kernels are skipped then: plain tensor code, standard ops)."""
+    jit = getattr(torch, "jit", None)
+    if jit is not None and (jit.is_scripting() or jit.is_tracing()):
+        return True
     compiler = getattr(torch, "compiler", None)
     is_compiling = getattr(compiler, "is_compiling", None)
     return bool(is_compiling()) if is_compiling is not None else False

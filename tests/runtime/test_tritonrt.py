@@ -820,6 +820,101 @@ class BatchNormFoldingTests(unittest.TestCase):
         self.assertFalse(torch.equal(before, bn.running_mean))
 
 
+@unittest.skipUnless(hasattr(torch, "mkldnn_convolution") and torch.backends.mkldnn.is_available(),
+                     "this torch has no oneDNN")
+class CpuKernelTests(unittest.TestCase):
+    """tritonrt.cpu: float32 CPU inference on oneDNN equals torch's kernels up to summation
+    order; anything that needs autograd, other dtypes and traced graphs keep torch's ops."""
+
+    def setUp(self):
+        self.previous = tritonrt.cpu.set_kernels("onednn")
+
+    def tearDown(self):
+        tritonrt.cpu.set_kernels(self.previous)
+
+    def close(self, got, expected):
+        self.assertEqual(got.shape, expected.shape)
+        scale = expected.abs().max().item() or 1.0
+        self.assertLess((got - expected).abs().max().item() / scale, 1e-5)
+
+    def test_convolutions_equal_torch(self):
+        torch.manual_seed(21)
+        cases = [((8, 32, 17, 17), (64, 32, 1, 1), 1, 0, 1, 1),
+                 ((2, 16, 9, 11), (32, 4, 3, 3), 2, 1, 1, 4),
+                 ((3, 8, 12, 12), (8, 1, 3, 3), 1, 2, 2, 8),
+                 ((16, 20, 7, 7), (30, 20, 2, 3), (1, 2), (0, 1), 1, 1),
+                 ((40, 9, 9), (64, 40, 1, 1), 1, 0, 1, 1)]  # unbatched
+        for xs, ws, stride, padding, dilation, groups in cases:
+            x, w, b = torch.randn(*xs), torch.randn(*ws), torch.randn(ws[0])
+            inputs = [x, x.transpose(-1, -2)]
+            if x.dim() == 4:
+                inputs.append(x.contiguous(memory_format=torch.channels_last))
+            with torch.no_grad():
+                for xx in inputs:
+                    for bias in (None, b):
+                        self.close(tritonrt.cpu.conv2d(xx, w, bias, stride, padding, dilation,
+                                                       groups),
+                                   F.conv2d(xx, w, bias, stride, padding, dilation, groups))
+
+    def test_products_equal_torch(self):
+        torch.manual_seed(22)
+        for lead, k, n in (((64,), 300, 200), ((4, 9), 256, 128), ((2, 3, 5), 512, 100)):
+            x, w, b = torch.randn(*lead, k), torch.randn(n, k), torch.randn(n)
+            wt = w.t().contiguous()
+            with torch.no_grad():
+                for xx in (x, x.transpose(0, -2) if x.dim() > 2 else x):
+                    self.close(tritonrt.cpu.linear(xx, w, b), F.linear(xx, w, b))
+                    self.close(tritonrt.cpu.matmul(xx, wt), torch.matmul(xx, wt))
+                    if xx.dim() == 2:
+                        self.close(tritonrt.cpu.addmm(b, xx, wt), torch.addmm(b, xx, wt))
+                wt.mul_(2.0)  # the cached transpose must follow an in-place change
+                self.close(tritonrt.cpu.matmul(x, wt), torch.matmul(x, wt))
+
+    def test_autograd_dtypes_and_small_products_keep_torch(self):
+        torch.manual_seed(23)
+        x, w = torch.randn(64, 300, requires_grad=True), torch.randn(200, 300)
+        self.assertTrue(torch.equal(tritonrt.cpu.linear(x, w), F.linear(x, w)))
+        self.assertIn("Mm", type(tritonrt.cpu.linear(x, w).grad_fn).__name__)
+        with torch.no_grad():
+            xd, wd = x.double(), w.double()
+            self.assertTrue(torch.equal(tritonrt.cpu.linear(xd, wd), F.linear(xd, wd)))
+            small_x, small_w = torch.randn(1, 64), torch.randn(64, 64)
+            self.assertTrue(torch.equal(tritonrt.cpu.linear(small_x, small_w),
+                                        F.linear(small_x, small_w)))
+            tritonrt.cpu.set_kernels("torch")
+            self.assertEqual(tritonrt.cpu.kernels(), "torch")
+            self.assertTrue(torch.equal(tritonrt.cpu.linear(x, w), F.linear(x, w)))
+        with self.assertRaises(ValueError):
+            tritonrt.cpu.set_kernels("mkl")
+
+    def test_channel_mismatch_gives_torch_error(self):
+        with torch.no_grad(), self.assertRaisesRegex(RuntimeError, "channels"):
+            tritonrt.cpu.conv2d(torch.randn(8, 5, 16, 16), torch.randn(64, 4, 1, 1))
+
+    def test_traced_graphs_keep_standard_ops(self):
+        layer = tritonrt.TernaryLinear(256, 256).eval()
+        x = torch.randn(32, 256)
+        with torch.no_grad():
+            traced = torch.jit.trace(layer, x)
+            self.assertNotIn("mkldnn", str(traced.graph))
+            self.assertTrue(torch.allclose(traced(x), layer(x), atol=1e-5, rtol=1e-5))
+
+    def test_packed_and_unpacked_layers_agree_exactly(self):
+        torch.manual_seed(24)
+        for layer, x in ((tritonrt.TernaryLinear(512, 256), torch.randn(16, 512)),
+                         (tritonrt.TernaryConv2d(64, 64, 1), torch.randn(4, 64, 16, 16))):
+            layer.eval()
+            with torch.no_grad():
+                unpacked = layer(x)
+                self.assertTrue(torch.allclose(unpacked, F.linear(x, weight(layer, "weight"),
+                                                                  layer.bias)
+                                               if x.dim() == 2 else
+                                               F.conv2d(x, weight(layer, "weight")),
+                                               atol=1e-5, rtol=1e-5))
+                pack(layer)
+                self.assertTrue(torch.equal(layer(x), unpacked))
+
+
 class CountingResult(unittest.TextTestResult):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
