@@ -437,6 +437,19 @@ class Emitter {
   void emitOp(OpId id, int depth);
   std::string opExpr(OpId id);
   std::string builtinExpr(OpId id);
+  /// `base ** exponent`. Two numbers with a float result: math.pow, which
+  /// raises where Python's `**` would give a complex number ((-8.0) ** 0.5),
+  /// as the checker's MathDomainError says. A negative literal base is
+  /// parenthesized: `-3.0 ** 2` is -(3.0 ** 2) in Python.
+  std::string power(const std::string& base, const std::string& exponent, bool floatNumbers) {
+    if (floatNumbers) {
+      usesMath_ = true;
+      return fmt::format("math.pow({}, {})", unparenthesized(base, std::string::npos),
+                         unparenthesized(exponent, std::string::npos));
+    }
+    if (base.starts_with('-')) return fmt::format("(({}) ** {})", base, exponent);
+    return fmt::format("({} ** {})", base, exponent);
+  }
   /// Whether `v` is a ternary weight whose product or convolution the CUDA
   /// target has a kernel for (KernelPlan plans one per such use).
   bool kernelWeight(ValueId v) const {
@@ -1703,7 +1716,9 @@ std::string Emitter::opExpr(OpId id) {
       }
       return binary("/");
     case OpKind::Mod: return binary("%");
-    case OpKind::Pow: return binary("**");
+    case OpKind::Pow: return power(a(0), a(1), isScalar(operands[0]) && isScalar(operands[1]) &&
+                                                     m_.types.isScalar(resultType) &&
+                                                     isFloating(m_.types.node(resultType).dtype));
     // torch.matmul does not promote; the checker converted an integer side
     // that meets a float one (Checker::matmul).
     case OpKind::MatMul:
@@ -1943,8 +1958,9 @@ std::string Emitter::builtinExpr(OpId id) {
       }
       return "torch.sigmoid(" + arg[0] + ")";
     case BuiltinFn::Pow:
-      return scalarArg(0) ? fmt::format("({} ** {})", raw[0], raw[1])
-                          : fmt::format("torch.pow({}, {})", arg[0], arg[1]);
+      if (!scalarArg(0)) return fmt::format("torch.pow({}, {})", arg[0], arg[1]);
+      return power(raw[0], raw[1], scalarArg(1) && m_.types.isScalar(resultType) &&
+                                       isFloating(m_.types.node(resultType).dtype));
     case BuiltinFn::Clip:
       return scalarArg(0) ? fmt::format("min(max({}, {}), {})", arg[0], arg[1], arg[2])
                           : fmt::format("torch.clamp({}, {}, {})", arg[0], arg[1], arg[2]);

@@ -956,6 +956,18 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
           !isFloating(ts.node(base.type).dtype)) {
         base.type = ts.withDType(base.type, DType::Float32);
       }
+      if (rule == R::Pow && t.kind == TypeKind::Scalar && ts.isScalar(base.type)) {
+        // Two numbers: a float unless both are integers and the exponent is
+        // not negative (2 ** -1 is 0.5), as Python's `**`.
+        DType bd = ts.node(base.type).dtype;
+        if (isIntegral(bd) &&
+            (isFloating(t.dtype) || (c.arg(i).intValue && *c.arg(i).intValue < 0))) {
+          base.type = ts.scalar(DType::Float32);
+        }
+        if (!c.lenient(0) && c.checker().powOutsideDomain(c.arg(0), c.arg(i), c.node())) {
+          return c.error();
+        }
+      }
       if (t.kind != TypeKind::Tensor) continue;
       if (rule == R::Clip && !ts.isTensor(base.type)) {
         return c.wrong(0, "a tensor when a bound is a tensor");

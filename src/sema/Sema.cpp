@@ -1202,6 +1202,24 @@ void Checker::widenAfterReassignment(NodeId target, TypeId assigned) {
   if (changed) module_.symbols[symbol].type = ts.tensor(h.dtype, joined, h.ternary);
 }
 
+bool Checker::powOutsideDomain(const ExprInfo& base, const ExprInfo& exponent, NodeId node) {
+  auto value = [](const ExprInfo& e) -> std::optional<double> {
+    if (e.floatValue) return e.floatValue;
+    if (e.intValue) return static_cast<double>(*e.intValue);
+    return std::nullopt;
+  };
+  std::optional<double> x = value(base);
+  std::optional<double> y = value(exponent);
+  if (!x || !y || guarded()) return false;
+  bool integralResult = base.intValue && exponent.intValue && *exponent.intValue >= 0;
+  if (integralResult || !((*x < 0.0 && std::floor(*y) != *y) || (*x == 0.0 && *y < 0.0))) {
+    return false;
+  }
+  report(atImport() ? Diag::MathDomainError : Diag::MathDomainErrorWhenRun, node, "pow",
+         formatFloat(*x) + ", " + formatFloat(*y));
+  return atImport();
+}
+
 // ---- expressions --------------------------------------------------------------------
 
 ExprInfo Checker::checkExpr(NodeId node) { return requireValue(checkExprAnyResult(node), node); }
@@ -1520,6 +1538,10 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
     diags_->report(atImport ? Diag::NegativeIntegerPower : Diag::NegativeIntegerPowerWhenRun,
                    source(), rangeOf(node), *b.intValue)
         .note(Note::FloatPower, source(), rangeOf(tree_.childA(node)), *b.intValue);
+    raises = true;
+  }
+  if (kind == TokenKind::StarStar && ta.kind == TypeKind::Scalar && tb.kind == TypeKind::Scalar &&
+      powOutsideDomain(a, b, node)) {
     raises = true;
   }
   if (raises && atImport) {

@@ -117,6 +117,12 @@ class Checker {
   /// imported (a top-level constant), and whether it is guarded by && or ||.
   bool atImport() const { return ctx_.callable < 0 && !ctx_.isMain; }
   bool guarded() const { return ctx_.shortCircuitDepth != 0; }
+  /// Numbers to a power are computed with math.pow, which raises for a
+  /// negative base with a fractional exponent and for zero to a negative
+  /// power (Python's `**` would give a complex number or raise): reports
+  /// MathDomainError at import, MathDomainErrorWhenRun in a body. Returns
+  /// whether the module could not be imported.
+  bool powOutsideDomain(const ExprInfo& base, const ExprInfo& exponent, NodeId node);
   /// The declared shape of the weight whose default `call` is, when `call`
   /// is one (a creation builtin there may leave its shape out).
   std::optional<std::vector<DimId>> weightShapeFor(NodeId call) const;

@@ -1935,6 +1935,39 @@ fn mix(a: Tensor<float16, [?, 4]>, b: Tensor<bfloat16, [?, 4]>) -> Tensor<bfloat
         check_close(got.float(), torch.full((1, 4), 2.0), level)
 
 
+def test_powers_of_negative_numbers_agree_at_every_level(ctx):
+    """A negative base of `**` or `pow` keeps its sign at every level (-O1 and up once wrote
+    `-3.0 ** 2.0`, which Python reads as -(3.0 ** 2.0) = -9.0), and two numbers with a
+    fractional power of a negative base raise ValueError (math.pow) at every level rather than
+    give a complex number at -O0 and nan at -O2."""
+    src = """
+let SQUARE = pow(-3.0, 2.0)
+fn sq() -> float { return pow(-3.0, 2.0) }
+fn isq() -> int { return pow(-3, 2) }
+fn by_tensor(x: Tensor<float32, [?]>) -> Tensor<float32, [?]> { return pow(-2.0, x) }
+fn let_base(x: Tensor<float32, [?]>) -> Tensor<float32, [?]> {
+    let b = -2.0
+    return b ** x
+}
+fn root(a: float) -> float { return a ** 0.5 }
+"""
+    x = torch.tensor([2.0, 3.0])
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        got = (module.SQUARE, module.sq(), module.isq())
+        if got != (9.0, 9.0, 9):
+            raise AssertionError("%s: (-3) ** 2 gives %s" % (level, got))
+        check_close(module.by_tensor(x), torch.pow(-2.0, x), level)
+        check_close(module.let_base(x), torch.pow(-2.0, x), level)
+        if module.root(4.0) != 2.0:
+            raise AssertionError("%s: 4.0 ** 0.5 gives %s" % (level, module.root(4.0)))
+        try:
+            value = module.root(-4.0)
+        except ValueError:
+            continue
+        raise AssertionError("%s: (-4.0) ** 0.5 gives %r instead of raising" % (level, value))
+
+
 def test_reassigned_variable_is_checked_at_O0(ctx):
     """`h = concat([x, x], dim=1)` where `h` held an [?, n] tensor: the checker cannot prove
     the new size, so `h` is [?, ?] from there on, and the declared return type [?, n] is
@@ -2113,6 +2146,7 @@ def all_tests():
               test_converted_models_compute_in_their_dtype, test_zoo_runs_in_float64,
               test_runtime_check_names_the_expected_value,
               test_mixed_float_operands_take_the_language_dtype,
+              test_powers_of_negative_numbers_agree_at_every_level,
               test_weights_keep_their_declared_dtypes,
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
               test_one_sub_module_name_in_exclusive_branches,
