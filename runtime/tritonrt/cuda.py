@@ -242,7 +242,7 @@ def _packed_parts(module, name):
     codes = getattr(module, name)
     scale = getattr(module, name + "_scale")
     if scale.numel() == 1:
-        cache = module.__dict__.setdefault("_tritonrt_cuda_scales", {})
+        cache = packing.module_cache(module, "cuda_scales")
         stamp = packing._stamp(scale)
         hit = cache.get(name)
         if hit is None or stamp is None or hit[0] != stamp:

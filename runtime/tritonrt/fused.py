@@ -7,7 +7,8 @@ import torch
 import torch.nn.functional as F
 
 from . import cpu, cuda
-from .packing import _cached, _compiling, _stamp, weight
+from .layers import TernaryConv2d
+from .packing import _cached, _compiling, _refuse_training, _stamp, weight
 
 __all__ = ["ACTIVATIONS", "activation", "fused_matmul", "fused_conv2d", "conv_bn_act"]
 
@@ -96,9 +97,34 @@ def fused_conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, sca
     return activation(y, act)
 
 
+def _hooks(module):
+    """The forward hooks on ``module`` other than pack()'s training guard."""
+    hooks = list(getattr(module, "_forward_hooks", {}).values()) + \
+        list(getattr(module, "_forward_pre_hooks", {}).values())
+    return [h for h in hooks if h is not _refuse_training]
+
+
+def _plain(*modules):
+    """Whether calling each module would do exactly what folding assumes: a class this
+    package knows (not a subclass with its own ``forward``) and no forward hooks, on the
+    module or global, whose effect running it as one convolution would skip."""
+    glob = torch.nn.modules.module
+    if getattr(glob, "_global_forward_hooks", None) or \
+            getattr(glob, "_global_forward_pre_hooks", None):
+        return False
+    for m in modules:
+        if m is None:
+            continue
+        if type(m) not in (torch.nn.Conv2d, TernaryConv2d, torch.nn.BatchNorm2d) or _hooks(m):
+            return False
+    return True
+
+
 def _foldable(conv, bn):
     """Whether ``bn(conv(x))`` can run as one convolution with folded weights."""
     if bn is None or bn.training or not isinstance(bn, torch.nn.BatchNorm2d):
+        return False
+    if not _plain(conv, bn):
         return False
     if bn.running_mean is None or bn.running_var is None:
         return False
@@ -160,10 +186,12 @@ def conv_bn_act(conv, bn, x, act="none"):
     ``torch.no_grad()``) the batch norm is folded into the convolution's weight and bias,
     computed once and cached until any of the parameters or statistics change: one
     convolution instead of a convolution and a normalization pass. The result equals the
-    unfused sequence up to float rounding.
+    unfused sequence up to float rounding. Modules of other classes (subclasses with their
+    own ``forward``) or with forward hooks are always called as modules, so that what they
+    add is not skipped.
     """
     if x.is_cuda and cuda.enabled() and getattr(conv, "_tritonrt_packed", False) \
-            and (bn is None or _foldable(conv, bn)):
+            and (_plain(conv) if bn is None else _foldable(conv, bn)):
         chscale, bias = _bn_affine(conv, bn) if bn is not None else (None, None)
         y = cuda.packed_conv2d(conv, x, act=act, chscale=chscale, bias=bias)
         if y is not None:

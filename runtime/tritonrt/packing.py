@@ -142,6 +142,21 @@ def _compiling():
     return bool(is_compiling()) if is_compiling is not None else False
 
 
+# Inference values cached per module, outside the module: pickle, copy.deepcopy and
+# torch.save(model) never carry them (a packed model saved whole would otherwise hold a
+# float copy of every weight), and they go with the module.
+_caches = weakref.WeakKeyDictionary()
+
+
+def module_cache(module, kind):
+    """The dict of cached inference values of ``kind`` for ``module``."""
+    per_module = _caches.get(module)
+    if per_module is None:
+        per_module = {}
+        _caches[module] = per_module
+    return per_module.setdefault(kind, {})
+
+
 def _cached(module, name, stamp, compute, sources):
     """``compute()`` cached on ``module`` under ``name`` while ``stamp`` is unchanged.
 
@@ -153,10 +168,7 @@ def _cached(module, name, stamp, compute, sources):
     stale value would be returned."""
     if stamp is None or torch.is_grad_enabled() or module.training or _compiling():
         return compute()
-    cache = module.__dict__.get("_tritonrt_cache")
-    if cache is None:
-        cache = {}
-        module.__dict__["_tritonrt_cache"] = cache
+    cache = module_cache(module, "values")
     hit = cache.get(name)
     if hit is not None and hit[0] == stamp:
         return hit[1]
@@ -171,8 +183,7 @@ def clear_cache(module):
     change: through ``.data`` (``w.data.mul_(-1)``), whose in-place updates leave the
     parameter's version counter as it was. Returns ``module``."""
     for m in module.modules():
-        m.__dict__.pop("_tritonrt_cache", None)
-        m.__dict__.pop("_tritonrt_cuda_scales", None)
+        _caches.pop(m, None)
     return module
 
 
@@ -189,6 +200,10 @@ def _stamp(*tensors):
     return tuple((t.data_ptr(), t._version, t.device, t.dtype) for t in tensors)
 
 
+_TRAINING_MESSAGE = ("tritonrt: %s has packed ternary weights and runs inference only; "
+                     "call .eval() on it (train the unpacked module instead)")
+
+
 def weight(module, name):
     """The value of the ternary weight ``name`` of ``module`` to compute with.
 
@@ -200,10 +215,7 @@ def weight(module, name):
     """
     if getattr(module, "_tritonrt_packed", False):
         if module.training:
-            raise RuntimeError(
-                "tritonrt: %s has packed ternary weights and runs inference only; "
-                "call .eval() on it (train the unpacked module instead)" % type(module).__name__
-            )
+            raise RuntimeError(_TRAINING_MESSAGE % type(module).__name__)
         shape = module._tritonrt_shapes[name]
         packed = getattr(module, name)
         scale = getattr(module, name + "_scale")
@@ -284,15 +296,28 @@ def pack(module):
     original shape is kept in the plain attribute ``_tritonrt_shapes`` (it follows from the
     module's constructor arguments, so ``state_dict`` holds exactly the two buffers per
     weight and loads into another packed module of the same class). Sets
-    ``_tritonrt_packed = True`` on those modules and on ``module``, puts ``module`` in eval
-    mode and returns it. Packing an already packed module changes nothing.
+    ``_tritonrt_packed = True`` on those modules and on ``module``, drops the inference
+    values cached for the latent weights, registers a forward pre-hook on ``module`` that
+    raises in training mode before anything runs, puts ``module`` in eval mode and returns
+    it. Packing an already packed module changes nothing.
     """
     for m in list(module.modules()):
         if getattr(m, "_ternary_weights", None) and not getattr(m, "_tritonrt_packed", False):
             _pack_one(m)
+    clear_cache(module)  # the latent weights' quantized values are no longer needed
     if not getattr(module, "_tritonrt_packed", False):
         if not hasattr(module, "_tritonrt_shapes"):
             module._tritonrt_shapes = {}
         module._tritonrt_packed = True
+    if not getattr(module, "_tritonrt_refuses_training", False):
+        # Before anything runs: a batch norm ahead of the first ternary weight would
+        # otherwise update its running statistics in a call that then raises.
+        module.register_forward_pre_hook(_refuse_training)
+        module._tritonrt_refuses_training = True
     module.eval()
     return module
+
+
+def _refuse_training(module, inputs):
+    if module.training:
+        raise RuntimeError(_TRAINING_MESSAGE % type(module).__name__)

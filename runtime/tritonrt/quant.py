@@ -100,12 +100,14 @@ def ternary_quantize_parts(x, method="absmean", threshold=0.7):
     """The parts of ``ternary_quantize(x, method, threshold)`` in eval mode.
 
     Returns ``(q, s)``: ``q`` an ``int8`` tensor of ``x``'s shape with values in {-1, 0, 1},
-    ``s`` a 0-d float32 tensor, with ``s * q`` equal to ``ternary_quantize`` of a float32 ``x``.
-    No autograd (used for packing). ``stochastic`` quantizes like ``absmean`` here.
+    ``s`` a 0-d tensor of the dtype the scale is computed in (float32; float64 for a float64
+    ``x``, so that a float64 model packs without rounding its scales), with ``s * q`` equal to
+    ``ternary_quantize(x)`` in eval mode. No autograd (used for packing). ``stochastic``
+    quantizes like ``absmean`` here.
     """
     with torch.no_grad():
         q, s = _q_and_s(x, method, threshold, training=False)
-        return q.to(torch.int8), s.to(torch.float32).reshape(())
+        return q.to(torch.int8), s.reshape(())
 
 
 def ste_quantize(x):

@@ -416,6 +416,43 @@ class PackedModuleTests(unittest.TestCase):
         m.eval()
         m(torch.randn(1, 64))
 
+    def test_packed_module_in_training_changes_nothing_before_raising(self):
+        # The batch norm runs before the first ternary weight is read: without the pre-hook
+        # it updated its running statistics in a call that then raised.
+        m = pack(nn.Sequential(nn.BatchNorm2d(3), TernaryConv2d(3, 4, 1)))
+        before = {k: v.clone() for k, v in m.state_dict().items()}
+        m.train()
+        with self.assertRaisesRegex(RuntimeError, "inference only"):
+            m(torch.randn(2, 3, 8, 8))
+        for k, v in m.state_dict().items():
+            self.assertTrue(torch.equal(v, before[k]), k)
+
+    def test_saved_packed_model_holds_no_float_weights(self):
+        # The inference cache lives outside the modules: torch.save(model), pickle and
+        # deepcopy of a packed model that has run carry only the packed codes.
+        m = TutorialMLP(n_in=512, hidden=512, n_out=512).eval()
+        x = torch.randn(2, 512)
+        with torch.no_grad():
+            m(x)  # fills the cache with float copies of the quantized weights
+            pack(m)
+            want = m(x)
+        whole, state = io.BytesIO(), io.BytesIO()
+        torch.save(m, whole)
+        torch.save(m.state_dict(), state)
+        self.assertLess(len(whole.getvalue()), 2 * len(state.getvalue()))
+        self.assertLess(len(pickle.dumps(m)), 2 * len(state.getvalue()))
+        with torch.no_grad():
+            self.assertTrue(torch.equal(copy.deepcopy(m)(x), want))
+
+    def test_float64_model_packs_exactly(self):
+        torch.manual_seed(31)
+        m = TutorialMLP().double().eval()
+        x = torch.randn(4, 64, dtype=torch.float64)
+        with torch.no_grad():
+            want = m(x)
+            pack(m)
+            self.assertTrue(torch.equal(m(x), want))
+
     def test_pack_is_idempotent_and_copyable(self):
         m = pack(TutorialMLP())
         sd = {k: v.clone() for k, v in m.state_dict().items()}
@@ -804,6 +841,27 @@ class BatchNormFoldingTests(unittest.TestCase):
                 expected = torch.relu(bn(conv(x)))
                 got = tritonrt.conv_bn_act(conv, bn, x, act="relu")
             self.assertTrue(torch.allclose(got, expected, atol=1e-5, rtol=1e-5))
+
+    def test_hooks_and_subclasses_are_not_folded_away(self):
+        conv, bn = self._pair(tritonrt.TernaryConv2d(4, 8, 3, padding=1))
+        x = torch.randn(2, 4, 9, 9)
+        calls = []
+        handle = bn.register_forward_hook(lambda m, i, out: calls.append(1) or out * 2.0)
+        with torch.no_grad():
+            got = tritonrt.conv_bn_act(conv, bn, x)
+            self.assertEqual(len(calls), 1)
+            self.assertTrue(torch.allclose(got, bn(conv(x)), atol=1e-5, rtol=1e-5))
+        handle.remove()
+
+        class Doubled(tritonrt.TernaryConv2d):
+            def forward(self, x):
+                return super().forward(x) * 2.0
+
+        doubled = Doubled(4, 8, 3, padding=1).eval()
+        doubled.load_state_dict(conv.state_dict())
+        with torch.no_grad():
+            self.assertTrue(torch.allclose(tritonrt.conv_bn_act(doubled, bn, x),
+                                           bn(doubled(x)), atol=1e-5, rtol=1e-5))
 
     def test_fold_follows_statistics_and_training(self):
         conv, bn = self._pair(tritonrt.TernaryConv2d(4, 8, 3, padding=1))
