@@ -1116,6 +1116,18 @@ void Checker::checkAssign(NodeId assign) {
   // `x[i] = 1.0` and `x[i, j] += v` write scalars into tensor elements.
   if (tree_.kind(target) == NodeKind::Index && module_.types.isTensor(targetInfo.type) &&
       module_.types.isScalar(value.type) && isNumeric(module_.types.node(value.type).dtype)) {
+    // An element of a ternary tensor stays in {-1, 0, 1}: a trit, or a
+    // constant with one of those values.
+    const TypeStore::Node& t = module_.types.node(targetInfo.type);
+    if (t.ternary || t.dtype == DType::Trit) {
+      std::optional<double> v = value.floatValue;
+      if (!v && value.intValue) v = static_cast<double>(*value.intValue);
+      bool trit = module_.types.node(value.type).dtype == DType::Trit ||
+                  (v && (*v == -1.0 || *v == 0.0 || *v == 1.0));
+      if (!trit) {
+        report(Diag::NotTernary, valueNode, fmt(value.type), fmt(targetInfo.type));
+      }
+    }
     return;
   }
   // Reassigning a whole variable may change a size the checker cannot
