@@ -939,6 +939,16 @@ bool Checker::checkStatement(NodeId statement) {
         if (tree_.childB(info.node).isValid()) {
           builder.note(Note::ReturnTypeDeclared, source(), rangeOf(tree_.childB(info.node)));
         }
+        // A float tensor where a ternary one is declared: as for a `let`.
+        const TypeStore::Node& got = module_.types.node(result.type);
+        const TypeStore::Node& want = module_.types.node(info.returnType);
+        if (got.kind == TypeKind::Tensor && want.kind == TypeKind::Tensor && want.ternary &&
+            !got.ternary && isFloating(got.dtype)) {
+          std::string_view text = tokens().source().text().substr(
+              rangeOf(value).begin, rangeOf(value).end - rangeOf(value).begin);
+          builder.note(Note::SuggestQuantize, source(), rangeOf(value),
+                       text.size() <= 60 ? std::string(text) : std::string("..."));
+        }
       }
       return true;
     }
