@@ -78,10 +78,50 @@ bool writeTemporary(const std::string& path, std::string_view contents, std::str
   return true;
 }
 
+// Whether `path` (its symlinks followed) is a device, FIFO or socket: a file
+// to write into, not to replace.
+bool isSpecial(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+bool writeInto(const std::string& path, std::string_view contents, std::string* error) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *error = std::strerror(errno);
+    return false;
+  }
+  const char* data = contents.data();
+  size_t left = contents.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, data, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      *error = std::strerror(errno);
+      ::close(fd);
+      return false;
+    }
+    data += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    *error = std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
 // Puts the file `temp` at `path`. A regular file already there is swapped
 // out (its old data then goes with the temporary name) and removed; a plain
 // rename when there is none, or when the file system cannot exchange.
 bool install(const std::string& temp, const std::string& path, std::string* error) {
+  if (isSpecial(path)) {
+    std::optional<std::string> bytes = readWholeFile(temp);
+    bool ok = bytes ? writeInto(path, *bytes, error)
+                    : (*error = "cannot read back " + temp, false);
+    ::unlink(temp.c_str());
+    return ok;
+  }
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
       ::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) == 0) {
@@ -110,6 +150,7 @@ bool holds(const std::string& path, std::string_view contents) {
 }  // namespace
 
 bool writeFileAtomically(const std::string& path, std::string_view contents, std::string* error) {
+  if (isSpecial(path)) return writeInto(path, contents, error);
   std::string temp;
   return writeTemporary(path, contents, temp, error) && install(temp, path, error);
 }
@@ -141,29 +182,34 @@ bool isDirectory(const std::string& path, std::string* error) {
 bool FileTransaction::stage(const std::string& path, std::string_view contents,
                             std::string* error) {
   if (isDirectory(path, error)) return false;
+  if (isSpecial(path)) {
+    staged_.push_back({path, "", false, true, std::string(contents)});
+    return true;
+  }
   if (holds(path, contents)) {
-    staged_.push_back({path, ""});
+    staged_.push_back({path, "", false, false, {}});
     return true;
   }
   std::string temp;
   if (!writeTemporary(path, contents, temp, error)) return false;
-  staged_.push_back({path, temp});
+  staged_.push_back({path, temp, false, false, {}});
   return true;
 }
 
 bool FileTransaction::stageFile(const std::string& path, const std::string& temp,
                                 std::string* error) {
-  staged_.push_back({path, temp});
+  staged_.push_back({path, temp, false, false, {}});
   return !isDirectory(path, error);
 }
 
 void FileTransaction::stageRemoval(const std::string& path) {
-  staged_.push_back({path, "", true});
+  staged_.push_back({path, "", true, false, {}});
 }
 
 bool FileTransaction::commit(std::string* failedPath, std::string* error) {
   for (Staged& file : staged_) {
-    bool ok = file.remove ? ::unlink(file.path.c_str()) == 0 || errno == ENOENT ||
+    bool ok = file.direct ? writeInto(file.path, file.contents, error)
+              : file.remove ? ::unlink(file.path.c_str()) == 0 || errno == ENOENT ||
                                 (*error = std::strerror(errno), false)
               : file.temp.empty() ? ::utimensat(AT_FDCWD, file.path.c_str(), nullptr, 0) == 0 ||
                                       (*error = std::strerror(errno), false)

@@ -29,6 +29,9 @@ std::string temporaryPathFor(const std::string& path);
 /// file (auto_da_alloc; 1.4-3 ms on this machine's disk).
 bool writeFileAtomically(const std::string& path, std::string_view contents, std::string* error);
 
+/// A device, FIFO or socket at `path` (`-o /dev/null`, `-o /dev/stdout`) is
+/// written into, as clang does, never replaced by a regular file.
+///
 /// Like writeFileAtomically, but when `path` already holds exactly
 /// `contents` only its modification time is refreshed.
 bool updateFileAtomically(const std::string& path, std::string_view contents, std::string* error);
@@ -61,6 +64,8 @@ class FileTransaction {
     std::string path;
     std::string temp;  ///< empty: `path` holds the contents already
     bool remove = false;  ///< stageRemoval
+    bool direct = false;  ///< a device or FIFO at `path`: written into at commit
+    std::string contents;  ///< what `direct` writes
   };
   std::vector<Staged> staged_;
 };
