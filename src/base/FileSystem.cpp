@@ -47,6 +47,29 @@ std::string temporaryPathFor(const std::string& path) {
 
 namespace {
 
+// Writes all of `contents` to `fd` and closes it; false (with `error`) when
+// either fails (the descriptor is closed then too).
+bool writeAllAndClose(int fd, std::string_view contents, std::string* error) {
+  const char* data = contents.data();
+  size_t left = contents.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, data, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      *error = std::strerror(errno);
+      ::close(fd);
+      return false;
+    }
+    data += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    *error = std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
 // Writes `contents` to a new temporary file next to `path`; its name in `temp`.
 bool writeTemporary(const std::string& path, std::string_view contents, std::string& temp,
                     std::string* error) {
@@ -56,22 +79,7 @@ bool writeTemporary(const std::string& path, std::string_view contents, std::str
     *error = std::strerror(errno);
     return false;
   }
-  const char* data = contents.data();
-  size_t left = contents.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, data, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      *error = std::strerror(errno);
-      ::close(fd);
-      ::unlink(temp.c_str());
-      return false;
-    }
-    data += n;
-    left -= static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0) {
-    *error = std::strerror(errno);
+  if (!writeAllAndClose(fd, contents, error)) {
     ::unlink(temp.c_str());
     return false;
   }
@@ -91,24 +99,7 @@ bool writeInto(const std::string& path, std::string_view contents, std::string* 
     *error = std::strerror(errno);
     return false;
   }
-  const char* data = contents.data();
-  size_t left = contents.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, data, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      *error = std::strerror(errno);
-      ::close(fd);
-      return false;
-    }
-    data += n;
-    left -= static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0) {
-    *error = std::strerror(errno);
-    return false;
-  }
-  return true;
+  return writeAllAndClose(fd, contents, error);
 }
 
 // Puts the file `temp` at `path`. A regular file already there is swapped

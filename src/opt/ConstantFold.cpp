@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "PassRegistry.h"
+#include "tritonc/base/PythonMath.h"
 
 namespace tritonc::opt {
 
@@ -186,7 +187,7 @@ class Folder {
         case OpKind::Div: if (y != 0.0) result(x / y); return;
         case OpKind::Pow:
           // math.pow raises there at run time (the checker warned): not folded.
-          if (!((x < 0.0 && std::floor(y) != y) || (x == 0.0 && y < 0.0))) result(std::pow(x, y));
+          if (!mathPowRaises(x, y)) result(std::pow(x, y));
           return;
         case OpKind::Eq: compare(x == y); return;
         case OpKind::Ne: compare(x != y); return;

@@ -897,8 +897,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     // the domain (math.sqrt(-1.0), math.log(0.0)); tensors give nan or -inf.
     if ((fn == BuiltinFn::Sqrt || fn == BuiltinFn::Log) && !c.lenient(0) &&
         ts.isScalar(c.arg(0).type) && !c.checker().guarded()) {
-      std::optional<double> v = c.arg(0).floatValue;
-      if (!v && c.arg(0).intValue) v = static_cast<double>(*c.arg(0).intValue);
+      std::optional<double> v = c.arg(0).number();
       if (v && (fn == BuiltinFn::Sqrt ? *v < 0.0 : *v <= 0.0)) {
         bool atImport = c.checker().atImport();
         c.checker().report(atImport ? Diag::MathDomainError : Diag::MathDomainErrorWhenRun, call,

@@ -20,6 +20,7 @@
 
 #include "Habits.h"
 #include "SemaImpl.h"
+#include "tritonc/base/PythonMath.h"
 #include "tritonc/base/PythonNames.h"
 #include "tritonc/base/Text.h"
 #include "tritonc/sema/Sema.h"
@@ -1130,8 +1131,7 @@ void Checker::checkAssign(NodeId assign) {
     // constant with one of those values.
     const TypeStore::Node& t = module_.types.node(targetInfo.type);
     if (t.ternary || t.dtype == DType::Trit) {
-      std::optional<double> v = value.floatValue;
-      if (!v && value.intValue) v = static_cast<double>(*value.intValue);
+      std::optional<double> v = value.number();
       bool trit = module_.types.node(value.type).dtype == DType::Trit ||
                   (v && (*v == -1.0 || *v == 0.0 || *v == 1.0));
       if (!trit) {
@@ -1225,18 +1225,11 @@ void Checker::widenAfterReassignment(NodeId target, TypeId assigned) {
 }
 
 bool Checker::powOutsideDomain(const ExprInfo& base, const ExprInfo& exponent, NodeId node) {
-  auto value = [](const ExprInfo& e) -> std::optional<double> {
-    if (e.floatValue) return e.floatValue;
-    if (e.intValue) return static_cast<double>(*e.intValue);
-    return std::nullopt;
-  };
-  std::optional<double> x = value(base);
-  std::optional<double> y = value(exponent);
+  std::optional<double> x = base.number();
+  std::optional<double> y = exponent.number();
   if (!x || !y || guarded()) return false;
   bool integralResult = base.intValue && exponent.intValue && *exponent.intValue >= 0;
-  if (integralResult || !((*x < 0.0 && std::floor(*y) != *y) || (*x == 0.0 && *y < 0.0))) {
-    return false;
-  }
+  if (integralResult || !mathPowRaises(*x, *y)) return false;
   report(atImport() ? Diag::MathDomainError : Diag::MathDomainErrorWhenRun, node, "pow",
          formatFloat(*x) + ", " + formatFloat(*y));
   return atImport();
@@ -1591,14 +1584,9 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
     if (a.intValue && b.intValue && isIntegral(dtype)) {
       result.intValue = foldIntegers(kind, *a.intValue, *b.intValue);
     }
-    auto asFloat = [](const ExprInfo& e) -> std::optional<double> {
-      if (e.floatValue) return e.floatValue;
-      if (e.intValue) return static_cast<double>(*e.intValue);
-      return std::nullopt;
-    };
-    if (isFloating(dtype) && asFloat(a) && asFloat(b)) {
-      double x = *asFloat(a);
-      double y = *asFloat(b);
+    if (isFloating(dtype) && a.number() && b.number()) {
+      double x = *a.number();
+      double y = *b.number();
       switch (kind) {
         case TokenKind::Plus: result.floatValue = x + y; break;
         case TokenKind::Minus: result.floatValue = x - y; break;

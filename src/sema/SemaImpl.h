@@ -34,6 +34,13 @@ struct ExprInfo {
   std::vector<DimId> listShape; ///< the shape of a nested list literal
   std::vector<TypeId> elementTypes; ///< a list literal's element types, in order
   NodeId node;               ///< the expression (for diagnostics)
+
+  /// The known constant as a number (an integer converted), if any.
+  std::optional<double> number() const {
+    if (floatValue) return floatValue;
+    if (intValue) return static_cast<double>(*intValue);
+    return std::nullopt;
+  }
 };
 
 /// One argument of a call after binding to parameters.
