@@ -27,6 +27,7 @@ import weakref
 
 import torch
 import torch.nn.functional as F
+from torch.nn.modules.utils import _pair
 
 from .packing import _compiling
 
@@ -153,10 +154,6 @@ def addmm(bias, x, w):
             or not _usable(x.numel() * w.shape[1], x, w, bias):
         return torch.addmm(bias, x, w)
     return _matmul(x, w, bias)
-
-
-def _pair(v):
-    return [int(v), int(v)] if isinstance(v, int) else [int(e) for e in v]
 
 
 def _conv_work(x, w, stride):
