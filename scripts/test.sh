@@ -89,6 +89,8 @@ suite "compile cache" cache.log '^FAIL' \
   /usr/bin/python3 tests/cache/test_cache.py --tritonc "$tritonc"
 suite "timing reports" reports.log '^FAIL' \
   /usr/bin/python3 tests/e2e/test_reports.py --tritonc "$tritonc"
+suite "output safety" output-safety.log '^FAIL' \
+  /usr/bin/python3 tests/e2e/test_output_safety.py --tritonc "$tritonc"
 suite "watch" watch.log '^FAIL' /usr/bin/python3 tests/e2e/test_watch.py --tritonc "$tritonc"
 suite "imports" imports.log '^FAIL' /usr/bin/python3 tests/e2e/test_imports.py --tritonc "$tritonc"
 suite "parallel compiles (-j)" parallel.log '^FAIL' \

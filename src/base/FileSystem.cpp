@@ -5,11 +5,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>  // renameat2, RENAME_EXCHANGE
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <optional>
+#include <utility>
 
 namespace tritonc {
 
@@ -70,17 +75,82 @@ bool writeAllAndClose(int fd, std::string_view contents, std::string* error) {
   return true;
 }
 
-// Writes `contents` to a new temporary file next to `path`; its name in `temp`.
+// The files removed when SIGINT, SIGTERM, SIGHUP or SIGQUIT ends the process
+// (temporaries, and the old contents a commit keeps until it ends), as
+// clang's RemoveFileOnSignal does. Each slot owns a malloc'ed path; the
+// handler and removeFileOnSignal's undo each take a path with an exchange,
+// so only one of them ever touches it, and the handler frees nothing.
+constexpr int kSignalSlots = 128;
+std::atomic<char*> signalSlots[kSignalSlots];
+std::once_flag handlersInstalled;
+
+void removeFilesAndResignal(int signal) {
+  for (std::atomic<char*>& slot : signalSlots) {
+    if (char* path = slot.exchange(nullptr)) ::unlink(path);
+  }
+  ::signal(signal, SIG_DFL);
+  ::raise(signal);  // delivered when the handler returns: the default action
+}
+
+void installSignalHandlers() {
+  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+    struct sigaction old {};
+    // Ignored (nohup) or someone else's handler: left alone.
+    if (::sigaction(signal, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+    struct sigaction action {};
+    action.sa_handler = removeFilesAndResignal;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(signal, &action, nullptr);
+  }
+}
+
+}  // namespace
+
+void removeFileOnSignal(const std::string& path) {
+  std::call_once(handlersInstalled, installSignalHandlers);
+  char* copy = ::strdup(path.c_str());
+  if (copy == nullptr) return;
+  for (std::atomic<char*>& slot : signalSlots) {
+    char* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, copy)) return;
+  }
+  std::free(copy);  // every slot taken: this one is not removed on a signal
+}
+
+void keepFileOnSignal(const std::string& path) {
+  for (std::atomic<char*>& slot : signalSlots) {
+    char* held = slot.load();
+    // Only the thread that registered a path takes it back, so `held` is
+    // not freed under us; the handler may take it first (and not free it).
+    if (held != nullptr && path == held && slot.compare_exchange_strong(held, nullptr)) {
+      std::free(held);
+      return;
+    }
+  }
+}
+
+namespace {
+
+// Removes a file that removeFileOnSignal registered.
+void removeRegistered(const std::string& path) {
+  ::unlink(path.c_str());
+  keepFileOnSignal(path);
+}
+
+// Writes `contents` to a new temporary file next to `path`; its name in `temp`
+// (removed if a signal ends the process before it is put in place).
 bool writeTemporary(const std::string& path, std::string_view contents, std::string& temp,
                     std::string* error) {
   temp = temporaryPathFor(path);
+  removeFileOnSignal(temp);
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
     *error = std::strerror(errno);
+    keepFileOnSignal(temp);
     return false;
   }
   if (!writeAllAndClose(fd, contents, error)) {
-    ::unlink(temp.c_str());
+    removeRegistered(temp);
     return false;
   }
   return true;
@@ -103,27 +173,37 @@ bool writeInto(const std::string& path, std::string_view contents, std::string* 
 }
 
 // Puts the file `temp` at `path`. A regular file already there is swapped
-// out (its old data then goes with the temporary name) and removed; a plain
-// rename when there is none, or when the file system cannot exchange.
-bool install(const std::string& temp, const std::string& path, std::string* error) {
-  if (isSpecial(path)) {
-    std::optional<std::string> bytes = readWholeFile(temp);
-    bool ok = bytes ? writeInto(path, *bytes, error)
-                    : (*error = "cannot read back " + temp, false);
-    ::unlink(temp.c_str());
-    return ok;
-  }
+// out (its old data then goes with the temporary name); a plain rename when
+// there is none, or when the file system cannot exchange. The old data is
+// left at `*old` when `old` is given (to undo), else removed.
+bool install(const std::string& temp, const std::string& path, std::string* error,
+             std::string* old = nullptr) {
   struct stat st {};
-  if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+  bool exists = ::lstat(path.c_str(), &st) == 0;
+  if (exists && S_ISREG(st.st_mode) &&
       ::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) == 0) {
-    ::unlink(temp.c_str());
+    if (old != nullptr) *old = temp;
+    else removeRegistered(temp);
     return true;
+  }
+  // Without an exchange, the old file is kept under a second name to undo.
+  std::string backup;
+  if (exists && old != nullptr) {
+    backup = temporaryPathFor(path);
+    removeFileOnSignal(backup);
+    if (::link(path.c_str(), backup.c_str()) != 0) {
+      keepFileOnSignal(backup);
+      backup.clear();
+    }
   }
   if (::rename(temp.c_str(), path.c_str()) != 0) {
     *error = std::strerror(errno);
-    ::unlink(temp.c_str());
+    removeRegistered(temp);
+    if (!backup.empty()) removeRegistered(backup);
     return false;
   }
+  keepFileOnSignal(temp);
+  if (old != nullptr) *old = backup;
   return true;
 }
 
@@ -136,6 +216,17 @@ bool holds(const std::string& path, std::string_view contents) {
   }
   std::optional<std::string> old = readWholeFile(path);
   return old && *old == contents;
+}
+
+// A directory at `path` takes no file: found while staging, so that nothing
+// is put in place (a rename onto it would fail only at commit).
+bool isDirectory(const std::string& path, std::string* error) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    *error = std::strerror(EISDIR);
+    return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -155,61 +246,104 @@ bool updateFileAtomically(const std::string& path, std::string_view contents, st
 
 FileTransaction::~FileTransaction() {
   for (const Staged& file : staged_) {
-    if (!file.temp.empty()) ::unlink(file.temp.c_str());
+    if (!file.temp.empty()) removeRegistered(file.temp);
   }
-}
-
-// A directory at `path` takes no file: found while staging, so that nothing
-// is put in place (a rename onto it would fail only at commit).
-bool isDirectory(const std::string& path, std::string* error) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    *error = std::strerror(EISDIR);
-    return true;
-  }
-  return false;
 }
 
 bool FileTransaction::stage(const std::string& path, std::string_view contents,
                             std::string* error) {
   if (isDirectory(path, error)) return false;
   if (isSpecial(path)) {
-    staged_.push_back({path, "", false, true, std::string(contents)});
+    staged_.push_back({path, "", Kind::Direct, std::string(contents), {}, false});
     return true;
   }
   if (holds(path, contents)) {
-    staged_.push_back({path, "", false, false, {}});
+    staged_.push_back({path, "", Kind::Touch, {}, {}, false});
     return true;
   }
   std::string temp;
   if (!writeTemporary(path, contents, temp, error)) return false;
-  staged_.push_back({path, temp, false, false, {}});
+  staged_.push_back({path, temp, Kind::Replace, {}, {}, false});
   return true;
 }
 
 bool FileTransaction::stageFile(const std::string& path, const std::string& temp,
                                 std::string* error) {
-  staged_.push_back({path, temp, false, false, {}});
+  removeFileOnSignal(temp);
+  staged_.push_back({path, temp, Kind::Replace, {}, {}, false});
   return !isDirectory(path, error);
 }
 
 void FileTransaction::stageRemoval(const std::string& path) {
-  staged_.push_back({path, "", true, false, {}});
+  staged_.push_back({path, "", Kind::Remove, {}, {}, false});
+}
+
+// Puts one staged file in place; what it replaced is kept in `file.old`.
+bool FileTransaction::apply(Staged& file, std::string* error) {
+  switch (file.kind) {
+    case Kind::Replace: {
+      std::string temp = std::exchange(file.temp, "");
+      struct stat st {};
+      file.created = ::lstat(file.path.c_str(), &st) != 0;
+      return install(temp, file.path, error, &file.old);
+    }
+    case Kind::Touch:
+      return ::utimensat(AT_FDCWD, file.path.c_str(), nullptr, 0) == 0 ||
+             (*error = std::strerror(errno), false);
+    case Kind::Remove: {
+      struct stat st {};
+      if (::lstat(file.path.c_str(), &st) != 0) return true;  // nothing to remove
+      file.old = temporaryPathFor(file.path);
+      removeFileOnSignal(file.old);
+      if (::rename(file.path.c_str(), file.old.c_str()) != 0) {
+        *error = std::strerror(errno);
+        keepFileOnSignal(file.old);
+        file.old.clear();
+        return false;
+      }
+      return true;
+    }
+    case Kind::Direct:
+      return writeInto(file.path, file.contents, error);
+  }
+  return false;
+}
+
+// Puts back what `file` replaced (best effort: the error being reported is
+// the first one).
+void FileTransaction::undo(Staged& file) {
+  if (file.kind == Kind::Replace && !file.old.empty()) {
+    // The old data is at `old`: exchanged back, the new data goes with it.
+    if (::renameat2(AT_FDCWD, file.old.c_str(), AT_FDCWD, file.path.c_str(),
+                    RENAME_EXCHANGE) == 0) {
+      removeRegistered(file.old);
+    } else if (::rename(file.old.c_str(), file.path.c_str()) == 0) {
+      keepFileOnSignal(file.old);
+    }
+  } else if (file.kind == Kind::Replace && file.created) {
+    ::unlink(file.path.c_str());
+  } else if (file.kind == Kind::Remove && !file.old.empty() &&
+             ::rename(file.old.c_str(), file.path.c_str()) == 0) {
+    keepFileOnSignal(file.old);
+  }
+  file.old.clear();
 }
 
 bool FileTransaction::commit(std::string* failedPath, std::string* error) {
+  // Devices and FIFOs last: what was written into them cannot be taken back.
+  std::stable_partition(staged_.begin(), staged_.end(),
+                        [](const Staged& file) { return file.kind != Kind::Direct; });
+  size_t applied = 0;
+  for (; applied < staged_.size(); ++applied) {
+    if (!apply(staged_[applied], error)) break;
+  }
+  if (applied < staged_.size()) {
+    *failedPath = staged_[applied].path;
+    while (applied > 0) undo(staged_[--applied]);
+    return false;
+  }
   for (Staged& file : staged_) {
-    bool ok = file.direct ? writeInto(file.path, file.contents, error)
-              : file.remove ? ::unlink(file.path.c_str()) == 0 || errno == ENOENT ||
-                                (*error = std::strerror(errno), false)
-              : file.temp.empty() ? ::utimensat(AT_FDCWD, file.path.c_str(), nullptr, 0) == 0 ||
-                                      (*error = std::strerror(errno), false)
-                                : install(file.temp, file.path, error);
-    file.temp.clear();  // installed, or removed by install()
-    if (!ok) {
-      *failedPath = file.path;
-      return false;
-    }
+    if (!file.old.empty()) removeRegistered(file.old);
   }
   staged_.clear();
   return true;

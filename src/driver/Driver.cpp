@@ -148,10 +148,6 @@ std::string fileStem(const std::string& path) {
   return stem;
 }
 
-std::string defaultTraceName(const CompileOptions& options) {
-  return fileStem(options.inputs.empty() ? "tritonc" : options.inputs.front()) + ".trace.json";
-}
-
 // Where the Python module of `input` goes: -o names the file for one input
 // and the directory for several; the default is ./<stem>.py. For one input,
 // an -o that is a directory (or ends in '/') gets <stem>.py in it, as cp and
@@ -176,6 +172,19 @@ std::string cudaPathFor(const CompileOptions& options, const std::string& input,
   size_t slash = py.find_last_of('/');
   std::string dir = slash == std::string::npos ? "" : py.substr(0, slash + 1);
   return dir + fileStem(input) + "_kernels" + ext;
+}
+
+// --time-trace without a file: `<stem>.trace.json` (the first input's stem)
+// next to the first input's module, as clang puts its trace next to the
+// object file.
+std::string defaultTraceName(const CompileOptions& options) {
+  if (options.inputs.empty()) return "tritonc.trace.json";
+  std::string py = outputPathFor(options, options.inputs.front());
+  size_t slash = py.find_last_of('/');
+  std::string dir = slash == std::string::npos || py.compare(0, slash + 1, "./") == 0
+                        ? ""
+                        : py.substr(0, slash + 1);
+  return dir + fileStem(options.inputs.front()) + ".trace.json";
 }
 
 // The flags that shape the generated code, for its header comment.
@@ -221,6 +230,7 @@ constexpr unsigned kMaxGroups = 16;
 // the cache stores them) and what the L3 cache needs to store them.
 struct FileResult {
   const SourceBuffer* source = nullptr;
+  std::vector<std::string> imported;  ///< the files it imports (directly or not)
   bool compiled = false;        ///< the pipeline ran to the end without errors
   std::string py;
   std::string cu;
@@ -609,44 +619,114 @@ std::string resolvedPath(const std::string& path,
   return it->second.empty() ? path : it->second + "/" + name;
 }
 
+// A file's identity: device and inode, so that another name of a file (a
+// hard link, a symlink) is known as that file. nullopt when it does not
+// exist; `follow` follows a symlink at the path itself.
+std::optional<std::pair<dev_t, ino_t>> fileIdentity(const std::string& path, bool follow) {
+  struct stat st {};
+  if ((follow ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st)) != 0) {
+    return std::nullopt;
+  }
+  return std::pair(st.st_dev, st.st_ino);
+}
+
+// Every file a compile writes when it succeeds, with what writes it: each
+// input's module (and with the CUDA target its .cu and .so), the time trace.
+std::vector<std::pair<std::string, std::string>> outputsOf(const CompileOptions& options) {
+  std::vector<std::pair<std::string, std::string>> outputs;
+  bool cuda = options.target != "pytorch";
+  for (const std::string& input : options.inputs) {
+    std::string quoted = "'" + input + "'";
+    outputs.emplace_back(outputPathFor(options, input), "the module of " + quoted);
+    if (cuda) {
+      outputs.emplace_back(cudaPathFor(options, input, ".cu"), "the CUDA source of " + quoted);
+      outputs.emplace_back(cudaPathFor(options, input, ".so"), "the CUDA library of " + quoted);
+    }
+  }
+  if (options.timeTrace) {
+    outputs.emplace_back(options.timeTrace->empty() ? defaultTraceName(options)
+                                                    : *options.timeTrace,
+                         "the time trace");
+  }
+  return outputs;
+}
+
+// Whether an output would replace one of `sources` (the inputs, or the
+// files they import); reports it. An output is the same file as a source
+// when its path resolves to the source's (`-o ./m.tri`, through a symlinked
+// directory) or when it is another name of the source's file (a hard link,
+// or an input that is a symlink to the output path), as gcc compares them.
+bool outputOverwritesSource(const std::vector<std::pair<std::string, std::string>>& outputs,
+                            const std::vector<std::string>& sources, std::string_view kind,
+                            DiagnosticEngine& diags) {
+  std::unordered_map<std::string, std::string> dirs;  // for resolvedPath
+  std::unordered_map<std::string, const std::string*> byPath;  // resolved path -> as given
+  std::map<std::pair<dev_t, ino_t>, const std::string*> byIdentity;
+  for (const std::string& source : sources) {
+    byPath.emplace(resolvedPath(source, dirs), &source);
+    if (auto id = fileIdentity(source, true)) byIdentity.emplace(*id, &source);
+  }
+  for (const auto& [path, what] : outputs) {
+    auto input = byPath.find(resolvedPath(path, dirs));
+    const std::string* source = input != byPath.end() ? input->second : nullptr;
+    if (source == nullptr) {
+      // A symlink at the output path is replaced, not written through.
+      auto id = fileIdentity(path, false);
+      auto same = id ? byIdentity.find(*id) : byIdentity.end();
+      if (same != byIdentity.end()) source = same->second;
+    }
+    if (source != nullptr) {
+      diags.reportForPath(Diag::OutputOverwritesInput, "", path,
+                          fmt::format("the {} '{}'", kind, *source));
+      return true;
+    }
+  }
+  return false;
+}
+
 // Before any work: no output may overwrite an input (`-o model.tri`), and no
 // two outputs may be one file (inputs with the same stem, a .py named like
 // the .cu, the trace named like either). False after a diagnostic.
 bool outputsAreDistinct(const CompileOptions& options, DiagnosticEngine& diags) {
+  std::vector<std::pair<std::string, std::string>> outputs = outputsOf(options);
+  if (outputOverwritesSource(outputs, options.inputs, "input", diags)) return false;
   std::unordered_map<std::string, std::string> dirs;  // for resolvedPath
-  std::unordered_map<std::string, std::string> inputs;  // resolved path -> as given
-  for (const std::string& input : options.inputs) {
-    inputs.emplace(resolvedPath(input, dirs), input);
-  }
-  std::unordered_map<std::string, std::string> outputs;  // resolved path -> what writes it
-  bool cuda = options.target != "pytorch";
-  auto claim = [&](const std::string& path, const std::string& what) {
-    std::string resolved = resolvedPath(path, dirs);
-    auto input = inputs.find(resolved);
-    if (input != inputs.end()) {
-      diags.reportForPath(Diag::OutputOverwritesInput, "", path, input->second);
-      return false;
-    }
-    auto [it, inserted] = outputs.emplace(resolved, what);
+  std::unordered_map<std::string, const std::string*> claimed;  // resolved path -> what
+  for (const auto& [path, what] : outputs) {
+    auto [it, inserted] = claimed.emplace(resolvedPath(path, dirs), &what);
     if (!inserted) {
-      diags.reportForPath(Diag::OutputsCollide, "", path, it->second, what);
+      diags.reportForPath(Diag::OutputsCollide, "", path, *it->second, what);
       return false;
     }
-    return true;
-  };
-  for (const std::string& input : options.inputs) {
-    std::string quoted = "'" + input + "'";
-    if (!claim(outputPathFor(options, input), "the module of " + quoted) ||
-        (cuda && (!claim(cudaPathFor(options, input, ".cu"), "the CUDA source of " + quoted) ||
-                  !claim(cudaPathFor(options, input, ".so"), "the CUDA library of " + quoted)))) {
-      return false;
-    }
-  }
-  if (options.timeTrace) {
-    std::string trace = options.timeTrace->empty() ? defaultTraceName(options) : *options.timeTrace;
-    if (!claim(trace, "the time trace")) return false;
   }
   return true;
+}
+
+// Whether `path` holds what a compile writes: a module or CUDA source with
+// tritonc's header, or a shared library. Only those are removed when a
+// compile fails.
+bool looksGenerated(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char head[64] = {};
+  ssize_t n = ::read(fd, head, sizeof head - 1);
+  ::close(fd);
+  std::string_view text(head, n > 0 ? static_cast<size_t>(n) : 0);
+  return text.starts_with("# Generated by tritonc") ||
+         text.starts_with("// Generated by tritonc") || text.starts_with("\x7f" "ELF");
+}
+
+// A compile that fails (exit 1 or 3) leaves no output of an earlier compile
+// at the paths it would have written, as clang removes its output file: a
+// module found there after a failure would look like this compile's. Only
+// files tritonc generated are removed; the time trace of an earlier run is
+// not an output that could be taken for this one's.
+void removeStaleOutputs(const CompileOptions& options) {
+  for (const auto& [path, what] : outputsOf(options)) {
+    if (what != "the time trace" && looksGenerated(path)) ::unlink(path.c_str());
+  }
 }
 
 int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* shared,
@@ -790,10 +870,12 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         imports = floader.load(source, *earlyTokens, fdiags, importOrder, ftimings);
         importsFailed = !imports;
         importsClean = fdiags.errorCount() + fdiags.warningCount() == reported;
+        for (int i = 0; i < floader.fileCount(); ++i) {
+          result.imported.push_back(floader.file(i).source->name());
+        }
         if (dependencies != nullptr) {
-          for (int i = 0; i < floader.fileCount(); ++i) {
-            dependencies->push_back(floader.file(i).source->name());
-          }
+          dependencies->insert(dependencies->end(), result.imported.begin(),
+                               result.imported.end());
         }
       }
     }
@@ -809,8 +891,10 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         flushDiagnostics();
         return kExitSuccess;
       }
+      std::vector<std::string> importedFiles = std::move(result.imported);
       result = FileResult{};
       result.source = &source;
+      result.imported = std::move(importedFiles);
       result.l3Key = l3;
       // --incremental: only the declarations that changed since the file's
       // last compile go through the pipeline.
@@ -1111,6 +1195,15 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   bool writeOutputs = exitCode == kExitSuccess && lastStage == Stage::Emit && !options.stopAfter;
   std::vector<std::pair<std::string, std::string>> notCompiled;  // (.cu, .so) without nvcc
   if (writeOutputs) {
+    // The imports are known only now: no output may replace one either.
+    std::vector<std::string> imported;
+    for (const FileResult& result : results) {
+      imported.insert(imported.end(), result.imported.begin(), result.imported.end());
+    }
+    if (!imported.empty() && outputOverwritesSource(outputsOf(options), imported, "imported file", diags)) {
+      sorter.flush();
+      return kExitUsageError;
+    }
     bool built = buildCudaLibraries(options, nvccFound, results, timings.get(), diags,
                                     notCompiled);
     sorter.flush();
@@ -1202,7 +1295,9 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       std::string report = options.timingJson ? timings->formatJson() : timings->formatTable();
       std::fwrite(report.data(), 1, report.size(), stderr);
     }
-    if (options.timeTrace) {
+    // The trace of a compile that ran (also with --stop-after, which asks
+    // for the front end's times); a failed compile writes no file.
+    if (options.timeTrace && exitCode == kExitSuccess) {
       std::string path = options.timeTrace->empty() ? defaultTraceName(options) : *options.timeTrace;
       std::string error;
       if (!outputs.stage(path, timings->formatChromeTrace(), &error)) {
@@ -1226,7 +1321,12 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
 }  // namespace
 
 int runCompile(const CompileOptions& options) {
-  return runFrontEnd(options, options.stopAfter.value_or(Stage::Emit), nullptr);
+  int status = runFrontEnd(options, options.stopAfter.value_or(Stage::Emit), nullptr);
+  // Exit 1 and 3 come after the check that no output is an input (exit 2).
+  if ((status == kExitSourceError || status == kExitInternalError) && !options.stopAfter) {
+    removeStaleOutputs(options);
+  }
+  return status;
 }
 
 int runCompileWith(const CompileOptions& options, cache::Cache& cache,

@@ -2,9 +2,13 @@
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <csignal>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -353,6 +357,68 @@ TEST(OutputFiles, DevicesAndFifosAreWrittenIntoNotReplaced) {
   size_t files = 0;
   for ([[maybe_unused]] const auto& entry : fs::directory_iterator(tmp.path)) ++files;
   EXPECT_EQ(files, 2u) << "no temporary file is left";
+}
+
+// Every name in `dir`, sorted.
+std::vector<std::string> namesIn(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A commit that fails half-way puts back what it replaced, created or
+// removed before the failure: the paths hold what they held before.
+TEST(OutputFiles, AFailedCommitPutsBackTheFilesBeforeIt) {
+  TempDir tmp;
+  std::string replaced = tmp.path + "/a.py", created = tmp.path + "/b.py",
+              removed = tmp.path + "/c.so", blocked = tmp.path + "/d.py";
+  std::string error, failed;
+  ASSERT_TRUE(writeFileAtomically(replaced, "old a\n", &error)) << error;
+  ASSERT_TRUE(writeFileAtomically(removed, "old c\n", &error)) << error;
+  FileTransaction transaction;
+  ASSERT_TRUE(transaction.stage(replaced, "new a\n", &error)) << error;
+  ASSERT_TRUE(transaction.stage(created, "new b\n", &error)) << error;
+  transaction.stageRemoval(removed);
+  ASSERT_TRUE(transaction.stage(blocked, "new d\n", &error)) << error;
+  // A directory (not empty) that appears at the last path: its rename fails.
+  fs::create_directories(blocked + "/inside");
+  EXPECT_FALSE(transaction.commit(&failed, &error));
+  EXPECT_EQ(failed, blocked);
+  EXPECT_EQ(readWholeFile(replaced).value_or(""), "old a\n");
+  EXPECT_FALSE(fs::exists(created)) << "a file the commit created is left";
+  EXPECT_EQ(readWholeFile(removed).value_or(""), "old c\n");
+  EXPECT_EQ(namesIn(tmp.path), (std::vector<std::string>{"a.py", "c.so", "d.py"}))
+      << "temporary files are left";
+}
+
+// SIGINT/SIGTERM/SIGHUP/SIGQUIT while outputs are staged remove their
+// temporary files (as clang's RemoveFileOnSignal does) and still end the
+// process by the signal.
+TEST(OutputFiles, ASignalRemovesTheTemporaryFiles) {
+  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+    TempDir tmp;
+    std::string path = tmp.path + "/m.py";
+    pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      struct rlimit noCore {0, 0};
+      ::setrlimit(RLIMIT_CORE, &noCore);  // SIGQUIT would dump one
+      std::string error;
+      FileTransaction transaction;
+      bool staged = transaction.stage(path, "print(1)\n", &error);
+      bool temporaryExists = namesIn(tmp.path).size() == 1;
+      if (staged && temporaryExists) ::raise(signal);
+      ::_exit(42);  // staging failed or the signal did not end the process
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "signal " << signal << ": exit " << WEXITSTATUS(status);
+    EXPECT_EQ(WTERMSIG(status), signal);
+    EXPECT_EQ(namesIn(tmp.path), std::vector<std::string>{}) << "signal " << signal;
+  }
 }
 
 TEST(CacheStore, LargeEntriesAreStoredInTheBackground) {

@@ -39,8 +39,10 @@ bool updateFileAtomically(const std::string& path, std::string_view contents, st
 /// Several files replaced together, so that a failure leaves every one as it
 /// was: stage() writes each new content to a temporary file next to its path
 /// (or notes that the path holds it already, to be touched); commit() puts
-/// them all in place, each as writeFileAtomically does. Temporaries not
-/// committed are removed when the transaction goes away.
+/// them all in place, each as writeFileAtomically does, and when one cannot
+/// be put in place, puts back the ones before it. Temporaries not committed
+/// are removed when the transaction goes away, or when a signal ends the
+/// process.
 class FileTransaction {
  public:
   FileTransaction() = default;
@@ -56,19 +58,31 @@ class FileTransaction {
   /// A file of an earlier build to remove at commit (if it exists).
   void stageRemoval(const std::string& path);
   /// False (with the path and `error`) when one cannot be put in place; the
-  /// ones before it are in place, the rest are removed.
+  /// ones before it are then put back as they were (regular files; what was
+  /// written into a device or FIFO, which commit() writes last, stays).
   bool commit(std::string* failedPath, std::string* error);
 
  private:
+  enum class Kind { Replace, Touch, Remove, Direct };
   struct Staged {
     std::string path;
-    std::string temp;  ///< empty: `path` holds the contents already
-    bool remove = false;  ///< stageRemoval
-    bool direct = false;  ///< a device or FIFO at `path`: written into at commit
-    std::string contents;  ///< what `direct` writes
+    std::string temp;  ///< Replace: the new contents, until put in place
+    Kind kind = Kind::Replace;  ///< Touch: `path` holds the contents already
+    std::string contents;  ///< what Direct (a device or FIFO at `path`) writes
+    std::string old;       ///< during commit: what was at `path`, to undo
+    bool created = false;  ///< during commit: nothing was at `path`
   };
+  bool apply(Staged& file, std::string* error);
+  void undo(Staged& file);
   std::vector<Staged> staged_;
 };
+
+/// Registers a file to remove if SIGINT, SIGTERM, SIGHUP or SIGQUIT ends the
+/// process (installing handlers for the signals not ignored or handled
+/// already); keepFileOnSignal() takes it back. Temporary outputs use it, as
+/// clang's RemoveFileOnSignal does.
+void removeFileOnSignal(const std::string& path);
+void keepFileOnSignal(const std::string& path);
 
 /// `mkdir -p`; true when the directory exists afterwards.
 bool makeDirectories(const std::string& path, std::string* error);
