@@ -1954,7 +1954,10 @@ std::string Emitter::builtinExpr(OpId id) {
     case BuiltinFn::Sigmoid:
       if (scalarArg(0)) {
         usesMath_ = true;
-        return fmt::format("(1.0 / (1.0 + math.exp(-{})))", raw[0]);
+        // exp(min(x, 0)) / (1 + exp(-|x|)): 1 / (1 + e^-x) for x >= 0 and
+        // e^x / (1 + e^x) below, so math.exp never overflows (torch.sigmoid
+        // of -1000 is 0, and so is this).
+        return fmt::format("(math.exp(min({0}, 0.0)) / (1.0 + math.exp(-abs({0}))))", arg[0]);
       }
       return "torch.sigmoid(" + arg[0] + ")";
     case BuiltinFn::Pow:

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "SemaImpl.h"
+#include "tritonc/base/PythonMath.h"
 #include "tritonc/base/Text.h"
 
 namespace tritonc {
@@ -377,6 +378,14 @@ ExprInfo reduce(Call& c, R rule, BuiltinFn fn) {
     return c.result(c.ts().tensorAnyRank(dtype));
   }
   std::vector<DimId> shape = c.shape(0);
+  // max, min, argmax and argmin of no elements raise in torch (sum and mean
+  // give 0 and nan): a reduced dimension known to be empty is an error.
+  bool needsElements = rule == R::MinMax || rule == R::ArgReduce;
+  auto empty = [&](DimId d) { return c.ds().constValue(d) == std::optional<int64_t>(0); };
+  if (needsElements && !c.has(1) && std::any_of(shape.begin(), shape.end(), empty)) {
+    c.wrongValue(0, "a tensor with elements", c.checker().fmtShape(shape));
+    return c.error();
+  }
   if (!c.has(1)) {
     std::vector<DimId> out;
     if (keepdim) {
@@ -412,6 +421,11 @@ ExprInfo reduce(Call& c, R rule, BuiltinFn fn) {
   std::optional<size_t> d = c.dimIndex(1, shape.size(), 0);
   if (!d) {
     return c.failed() ? c.error() : c.result(c.ts().tensorAnyRank(dtype));
+  }
+  if (needsElements && empty(shape[*d])) {
+    c.wrongValue(0, fmt::format("a tensor whose dimension {} is not empty", *d),
+                 c.checker().fmtShape(shape));
+    return c.error();
   }
   if (keepdim) {
     shape[*d] = c.ds().constant(1);
@@ -661,6 +675,25 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (rule == R::Range) {
       return c.result(ts.make(TypeKind::Range));
     }
+    // torch.arange raises when the end lies before the start in the step's
+    // direction (range() is empty then; arange(5, 5) is empty too).
+    bool given = !c.lenient(0) && (!c.has(1) || !c.lenient(1)) && (!c.has(2) || !c.lenient(2));
+    if (given) {
+      std::optional<double> first = c.arg(0).number();
+      std::optional<double> start = c.has(1) ? first : std::optional(0.0);
+      std::optional<double> end = c.has(1) ? c.arg(1).number() : first;
+      std::optional<double> step = c.has(2) ? c.arg(2).number() : std::optional(1.0);
+      if (start && end && step && (*step > 0.0 ? *end < *start : *end > *start)) {
+        auto show = [&](double v) {
+          return floats ? formatFloat(v) : std::to_string(static_cast<int64_t>(v));
+        };
+        c.wrongValue(c.has(1) ? 1 : 0,
+                     fmt::format("{} the start {} (the step is {})",
+                                 *step > 0.0 ? "at least" : "at most", show(*start), show(*step)),
+                     show(*end));
+        return c.error();
+      }
+    }
     DimId length = ds.unknown();
     // arange(end) or arange(start, end[, step]): the length when all are constants.
     bool known = !floats && c.has(0) && c.arg(0).intValue.has_value() &&
@@ -895,13 +928,19 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
   if (rule == R::FloatMath) {
     // A number is computed with Python's math module, which raises outside
     // the domain (math.sqrt(-1.0), math.log(0.0)); tensors give nan or -inf.
-    if ((fn == BuiltinFn::Sqrt || fn == BuiltinFn::Log) && !c.lenient(0) &&
-        ts.isScalar(c.arg(0).type) && !c.checker().guarded()) {
+    // math.exp raises OverflowError past e^709.78 (torch.exp gives inf).
+    if ((fn == BuiltinFn::Sqrt || fn == BuiltinFn::Log || fn == BuiltinFn::Exp) &&
+        !c.lenient(0) && ts.isScalar(c.arg(0).type) && !c.checker().guarded()) {
       std::optional<double> v = c.arg(0).number();
-      if (v && (fn == BuiltinFn::Sqrt ? *v < 0.0 : *v <= 0.0)) {
+      bool raises = v && (fn == BuiltinFn::Sqrt  ? *v < 0.0
+                          : fn == BuiltinFn::Log ? *v <= 0.0
+                                                 : mathExpRaises(*v));
+      if (raises) {
         bool atImport = c.checker().atImport();
         c.checker().report(atImport ? Diag::MathDomainError : Diag::MathDomainErrorWhenRun, call,
-                           c.name(), formatFloat(*v));
+                           c.name(), formatFloat(*v),
+                           fn == BuiltinFn::Exp ? "OverflowError (the result is too large)"
+                                                : "ValueError (math domain error)");
         if (atImport) return c.error();
       }
     }

@@ -268,6 +268,16 @@ ExprInfo Checker::checkCast(DType dtype, NodeId call) {
              dtypeName(dtype));
       return make(ts.error(), call);
     }
+    // float16(x) of a constant past its largest value (65504) would be inf,
+    // as `let v: float16 = 70000.0` is an error.
+    if (dtype == DType::Float16 && (x.floatValue || x.intValue) &&
+        std::abs(x.floatValue.value_or(static_cast<double>(x.intValue.value_or(0)))) > 65504.0) {
+      report(Diag::LiteralDoesNotFit, x.node,
+             fmt::format("the value {}", x.intValue ? std::to_string(*x.intValue)
+                                                    : formatFloat(*x.floatValue)),
+             dtypeName(dtype));
+      return make(ts.error(), call);
+    }
     if (x.intValue) {
       // A constant that the cast would wrap or clamp is surely a mistake.
       if (isIntegral(dtype) && !fitsInteger(dtype, *x.intValue)) {

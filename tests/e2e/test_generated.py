@@ -1968,6 +1968,26 @@ fn root(a: float) -> float { return a ** 0.5 }
         raise AssertionError("%s: (-4.0) ** 0.5 gives %r instead of raising" % (level, value))
 
 
+def test_scalar_sigmoid_never_overflows(ctx):
+    """A number's sigmoid is computed with math.exp, which raises OverflowError past e^709:
+    sigmoid(-1000.0) once raised where torch.sigmoid gives 0. It is exact on both sides of 0
+    and agrees with torch (float64) at every level."""
+    src = """
+fn s(a: float) -> float { return sigmoid(a) }
+fn t(x: Tensor<float32, [?]>, a: float) -> Tensor<float32, [?]> { return x * sigmoid(a) }
+"""
+    points = [-1000.0, -745.5, -40.0, -1.5, 0.0, 0.25, 30.0, 1000.0]
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        for a in points:
+            expected = torch.sigmoid(torch.tensor(a, dtype=torch.float64)).item()
+            got = module.s(a)
+            if abs(got - expected) > 4e-16 * abs(expected):
+                raise AssertionError("%s: sigmoid(%r) = %r, torch gives %r"
+                                     % (level, a, got, expected))
+        check_close(module.t(torch.ones(2), -1000.0), torch.zeros(2), level)
+
+
 def test_reassigned_variable_is_checked_at_O0(ctx):
     """`h = concat([x, x], dim=1)` where `h` held an [?, n] tensor: the checker cannot prove
     the new size, so `h` is [?, ?] from there on, and the declared return type [?, n] is
@@ -2147,6 +2167,7 @@ def all_tests():
               test_runtime_check_names_the_expected_value,
               test_mixed_float_operands_take_the_language_dtype,
               test_powers_of_negative_numbers_agree_at_every_level,
+    test_scalar_sigmoid_never_overflows,
               test_weights_keep_their_declared_dtypes,
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
               test_one_sub_module_name_in_exclusive_branches,

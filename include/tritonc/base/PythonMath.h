@@ -11,11 +11,16 @@
 
 namespace tritonc {
 
-/// Whether math.pow(x, y) raises ValueError: a negative base with a
-/// fractional exponent (Python's `**` would give a complex number), or zero
-/// to a negative power.
+/// Whether math.pow(x, y) raises: ValueError for a negative base with a
+/// fractional exponent (Python's `**` would give a complex number) or zero
+/// to a negative power; OverflowError when finite operands give a result
+/// past the largest float (`10.0 ** 400`).
 inline bool mathPowRaises(double x, double y) {
-  return (x < 0.0 && std::floor(y) != y) || (x == 0.0 && y < 0.0);
+  if ((x < 0.0 && std::floor(y) != y) || (x == 0.0 && y < 0.0)) return true;
+  return std::isfinite(x) && std::isfinite(y) && std::isinf(std::pow(x, y));
 }
+
+/// Whether math.exp(x) raises OverflowError (a result past the largest float).
+inline bool mathExpRaises(double x) { return std::isinf(std::exp(x)) && std::isfinite(x); }
 
 }  // namespace tritonc
