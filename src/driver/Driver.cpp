@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <chrono>
@@ -261,8 +262,9 @@ std::optional<ir::Module> generateModule(const CompileOptions& options,
 
 // The optimizer and the emitters for one file's IR.
 int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& module,
-                 Timings* timings, const std::string& header, const std::string& sourceName,
+                 Timings* timings, const std::string& header, const SourceBuffer& source,
                  DiagnosticEngine& diags, FileResult& result, unsigned emitJobs) {
+  const std::string& sourceName = source.name();
   OptimizerOptions opt = optimizerOptions(options, timings);
   if (opt.verifyEach) {
     std::vector<std::string> problems = ir::verify(module);
@@ -322,7 +324,16 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& mod
     }
     Expected<std::string> emitted = emitPyTorch(module, emit, emitJobs);
     if (!emitted) {
-      diags.reportForPath(Diag::TooDeepForPython, "", sourceName, emitted.error().message);
+      // At the `if`/`for`/`while` whose body crosses the limit.
+      uint32_t at = emitted.error().offset;
+      if (at < source.text().size()) {
+        uint32_t end = at;  // the keyword
+        while (end < source.text().size() && std::isalpha(static_cast<unsigned char>(source.text()[end]))) ++end;
+        diags.report(Diag::TooDeepForPython, source, SourceRange{at, std::max(end, at + 1)},
+                     emitted.error().message);
+      } else {
+        diags.reportForPath(Diag::TooDeepForPython, sourceName, emitted.error().message);
+      }
       return kExitSourceError;
     }
     result.py = std::move(*emitted);
@@ -1100,7 +1111,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     }
     if (module) {
       int status = runMiddleEnd(options, lastStage, *module, ftimings,
-                                multipleFiles ? source.name() : std::string(), source.name(),
+                                multipleFiles ? source.name() : std::string(), source,
                                 fdiags, result, emitJobs);
       if (status != kExitSuccess) {
         flushDiagnostics();

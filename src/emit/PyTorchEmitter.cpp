@@ -287,6 +287,9 @@ class Emitter {
   /// ENTRY first.
   void run(PyTorchPieces& pieces, size_t job, std::atomic<size_t>& next);
   int maxDepth() const { return maxDepth_; }
+  /// The source offset of the first `if`, `for` or `while` whose body goes
+  /// past kMaxPythonIndent (UINT32_MAX when none, or it has no location).
+  uint32_t tooDeepAt() const { return tooDeepAt_; }
 
  private:
   // ---- names and expressions ----------------------------------------------------
@@ -499,6 +502,7 @@ class Emitter {
   /// where there is none: float32 it is).
   std::string dtypeAnchor_;
   int maxDepth_ = 0;
+  uint32_t tooDeepAt_ = UINT32_MAX;
   std::unordered_set<uint32_t> dead_;  ///< pure ops whose results nothing emitted reads
   std::string shapeHint_;  ///< a weight's declared shape, for creation calls without one
   std::unordered_map<uint32_t, uint32_t> useCounts_;  ///< per value, in the function emitted
@@ -1383,6 +1387,12 @@ void Emitter::emitOp(OpId id, int depth) {
   const Op& o = m_.op(id);
   std::span<const ValueId> operands = m_.operands(id);
   std::span<const ValueId> results = m_.results(id);
+  // (Offsets are in the compiled file; an imported file's code has none here.)
+  if (depth + 1 > kMaxPythonIndent && tooDeepAt_ == UINT32_MAX &&
+      (fn_ == nullptr || fn_->origin == 0) &&
+      (o.kind == OpKind::If || o.kind == OpKind::For || o.kind == OpKind::While)) {
+    tooDeepAt_ = o.loc;
+  }
   switch (o.kind) {
     case OpKind::Constant:
     case OpKind::Hyper:
@@ -2098,6 +2108,7 @@ Expected<PyTorchPieces> emitPyTorchPieces(const ir::Module& module, const EmitOp
   jobs = static_cast<unsigned>(std::min<size_t>({jobs == 0 ? 1 : jobs, useful,
                                                  std::max<size_t>(1, module.functions.size())}));
   std::vector<int> depth(jobs, 0);
+  std::vector<uint32_t> tooDeepAt(jobs, UINT32_MAX);
   std::atomic<size_t> next{0};
   const std::vector<bool> usingTraining = fnsUsingTraining(module);
   const std::vector<bool> takingDevice = fnsTakingDevice(module);
@@ -2105,14 +2116,18 @@ Expected<PyTorchPieces> emitPyTorchPieces(const ir::Module& module, const EmitOp
     Emitter emitter(module, options, usingTraining, takingDevice);
     emitter.run(pieces, job, next);
     depth[job] = emitter.maxDepth();
+    tooDeepAt[job] = emitter.tooDeepAt();
   };
   std::vector<std::thread> threads;
   for (size_t job = 1; job < jobs; ++job) threads.emplace_back(work, job);
   work(0);
   for (std::thread& thread : threads) thread.join();
-  int deepest = *std::max_element(depth.begin(), depth.end());
-  if (deepest > kMaxPythonIndent) {
-    return Error{std::to_string(deepest)};
+  size_t deepestJob = static_cast<size_t>(std::max_element(depth.begin(), depth.end()) -
+                                          depth.begin());
+  if (depth[deepestJob] > kMaxPythonIndent) {
+    // The earliest place in the source, whichever job emitted it.
+    uint32_t at = *std::min_element(tooDeepAt.begin(), tooDeepAt.end());
+    return Error{std::to_string(depth[deepestJob]), at};
   }
   return pieces;
 }

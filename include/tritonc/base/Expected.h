@@ -18,6 +18,7 @@ namespace tritonc {
 /// An environment failure with a human-readable message.
 struct Error {
   std::string message;
+  uint32_t offset = UINT32_MAX;  ///< the source byte offset it is about, when known
 };
 
 /// A value or an Error. Check with `if (!result)` before dereferencing.
