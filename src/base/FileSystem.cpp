@@ -159,11 +159,20 @@ bool writeTemporary(const std::string& path, std::string_view contents, std::str
 // Whether `path` (its symlinks followed) is a device, FIFO or socket: a file
 // to write into, not to replace.
 bool isSpecial(const std::string& path) {
+  if (path == "-") return true;  // standard output
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
 bool writeInto(const std::string& path, std::string_view contents, std::string* error) {
+  if (path == "-") {  // standard output (`-o -`), left open
+    int out = ::dup(STDOUT_FILENO);
+    if (out < 0) {
+      *error = std::strerror(errno);
+      return false;
+    }
+    return writeAllAndClose(out, contents, error);
+  }
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) {
     *error = std::strerror(errno);

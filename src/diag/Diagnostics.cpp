@@ -212,11 +212,28 @@ void DiagnosticEngine::emit(Diagnostic diagnostic) {
   }
 }
 
+namespace {
+
+// A message as one line that cannot drive the terminal: control characters
+// from the source (a string literal's ESC or newline) are shown as escapes,
+// as the source excerpt shows them.
+void appendPrintable(std::string& out, std::string_view text) {
+  for (char c : text) {
+    auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (byte < 0x20 || byte == 0x7F) out += fmt::format("\\x{:02X}", unsigned{byte});
+    else out += c;
+  }
+}
+
+}  // namespace
+
 std::string TextDiagnosticConsumer::render(const Diagnostic& diagnostic, bool color) {
   std::string out;
   renderHeader(out, diagnostic.source, diagnostic.path, diagnostic.range, diagnostic.severity,
                color);
-  out += diagnostic.message;
+  appendPrintable(out, diagnostic.message);
   out += fmt::format(" [{}]", diagName(diagnostic.kind));
   if (color) {
     out += kReset;
@@ -227,7 +244,7 @@ std::string TextDiagnosticConsumer::render(const Diagnostic& diagnostic, bool co
   }
   for (const DiagnosticNote& note : diagnostic.notes) {
     renderHeader(out, note.source, std::string(), note.range, Severity::Note, color);
-    out += note.message;
+    appendPrintable(out, note.message);
     if (color) {
       out += kReset;
     }

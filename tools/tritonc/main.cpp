@@ -7,8 +7,10 @@
 //===----------------------------------------------------------------------===//
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -274,7 +276,7 @@ int run(int argc, char** argv) {
   cacheStats->add_flag("--json", cacheCommand.json, "Print JSON");
   CLI::App* cacheClear = cache->add_subcommand("clear", "Remove cache entries");
   cacheClear->add_option("--level", cacheCommand.level, "Only this level")
-      ->check(CLI::IsMember({"l1", "l2", "l3"}))
+      ->transform(CLI::IsMember({"l1", "l2", "l3"}, CLI::ignore_case))
       ->option_text("l1|l2|l3");
   CLI::App* cachePrune = cache->add_subcommand("prune", "Evict old or excess entries (LRU)");
   CLI::Option* daysOption =
@@ -315,38 +317,90 @@ int run(int argc, char** argv) {
             std::string_view(argv[i + 1]) == "json") ||
            (json && !arg.starts_with("--diagnostics-format"));
   }
+  // The command the arguments name (`compile`, `cache stats`), for "Run
+  // 'tritonc compile --help'" and for the suggestions below.
+  std::string commandPath = "tritonc";
   auto usageError = [&](const std::string& message) {
     if (json) {
       JsonDiagnosticConsumer printer(stderr);
       DiagnosticEngine diags(printer);
       diags.reportForPath(Diag::CommandLine, "", message);
     } else {
-      std::fprintf(stderr, "tritonc: error: %s\nRun 'tritonc --help' for usage.\n",
-                   message.c_str());
+      std::fprintf(stderr, "tritonc: error: %s\nRun '%s --help' for usage.\n", message.c_str(),
+                   commandPath.c_str());
     }
     return kExitUsageError;
   };
-  // A first word that names no command: say which it is (CLI11 would only
-  // say that a subcommand is required).
-  if (argc > 1 && argv[1][0] != '-') {
-    std::string names;
-    bool known = false;
-    for (const CLI::App* sub : app.get_subcommands({})) {
-      names += (names.empty() ? "" : ", ") + sub->get_name();
-      known = known || sub->get_name() == argv[1];
+  // `tritonc help [COMMAND...]` is `tritonc [COMMAND...] --help`, as git's.
+  std::vector<std::string> args = normalizeArgs(argc, argv);
+  if (!args.empty() && args.back() == "help") {  // CLI11 takes the arguments reversed
+    args.pop_back();
+    args.insert(args.begin(), "--help");
+  }
+  if (args.empty()) {
+    std::vector<std::string_view> names;
+    for (CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    return usageError(fmt::format("no command given; the commands are: {}",
+                                  fmt::join(names, ", ")));
+  }
+  // A word that names no command (at the top, or under `cache`/`config`):
+  // say which it is and suggest the closest (CLI11 would only say that a
+  // subcommand is required).
+  CLI::App* level = &app;
+  for (auto word = args.rbegin(); word != args.rend() && !level->get_subcommands({}).empty();
+       ++word) {
+    if (word->starts_with("-")) break;
+    std::vector<std::string_view> names;
+    CLI::App* found = nullptr;
+    for (CLI::App* sub : level->get_subcommands({})) {
+      names.push_back(sub->get_name());
+      if (sub->get_name() == *word) found = sub;
     }
-    if (!known) {
-      return usageError(fmt::format("unknown command '{}'; the commands are: {}", argv[1],
-                                    names));
+    if (found == nullptr) {
+      std::string_view hint = closestMatch(*word, names);
+      return usageError(fmt::format("unknown command '{}{}'{}; the {}commands are: {}",
+                                    level == &app ? "" : level->get_name() + " ", *word,
+                                    hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
+                                    level == &app ? "" : level->get_name() + " ",
+                                    fmt::join(names, ", ")));
     }
+    level = found;
+    commandPath += " " + found->get_name();
+  }
+  if (level != &app && level->get_require_subcommand_min() > 0 &&
+      std::none_of(args.begin(), args.end(), [](const std::string& a) {
+        return a == "--help" || a == "-h";
+      })) {
+    std::vector<std::string_view> names;
+    for (CLI::App* sub : level->get_subcommands({})) names.push_back(sub->get_name());
+    return usageError(fmt::format("'{}' needs a command: {}", commandPath.substr(8),
+                                  fmt::join(names, ", ")));
   }
   try {
-    std::vector<std::string> args = normalizeArgs(argc, argv);
     app.parse(args);
   } catch (const CLI::ParseError& e) {
-    if (json && e.get_exit_code() != 0) return usageError(e.what());
-    int code = app.exit(e);
-    return code == 0 ? kExitSuccess : kExitUsageError;
+    if (e.get_exit_code() == 0) return app.exit(e) == 0 ? kExitSuccess : kExitUsageError;
+    std::string message = e.what();
+    // An unknown flag: the closest flag of the command, if one is close.
+    if (const auto* extras = dynamic_cast<const CLI::ExtrasError*>(&e)) {
+      (void)extras;
+      std::vector<std::string> flags;
+      for (const CLI::Option* option : level->get_options()) {
+        for (const std::string& name : option->get_lnames()) flags.push_back("--" + name);
+        for (const std::string& name : option->get_snames()) flags.push_back("-" + name);
+      }
+      std::vector<std::string_view> candidates(flags.begin(), flags.end());
+      for (auto word = args.rbegin(); word != args.rend(); ++word) {
+        if (!word->starts_with("--")) continue;
+        std::string_view name = std::string_view(*word).substr(0, word->find('='));
+        if (std::find(flags.begin(), flags.end(), name) != flags.end()) continue;
+        std::string_view hint = closestMatch(name, candidates);
+        message = fmt::format("unknown option '{}'{}", name,
+                              hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint));
+        break;
+      }
+    }
+    return usageError(message);
   }
   applyReportingChoices(choices, options);
   applyReportingChoices(choices, watchOptions);

@@ -30,7 +30,8 @@ std::string temporaryPathFor(const std::string& path);
 bool writeFileAtomically(const std::string& path, std::string_view contents, std::string* error);
 
 /// A device, FIFO or socket at `path` (`-o /dev/null`, `-o /dev/stdout`) is
-/// written into, as clang does, never replaced by a regular file.
+/// written into, as clang does, never replaced by a regular file; the path
+/// `-` is standard output.
 ///
 /// Like writeFileAtomically, but when `path` already holds exactly
 /// `contents` only its modification time is refreshed.
