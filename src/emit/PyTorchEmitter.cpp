@@ -1510,7 +1510,11 @@ void Emitter::emitOp(OpId id, int depth) {
       return;
     }
     case OpKind::CheckDim: {
-      line(depth, fmt::format("if {0}.shape[{1}] != {2}:", e(operands[0]), o.intAttr, e(operands[1])));
+      // Dimension -1 is the rank (an input checked against its declared type).
+      const std::string measured = o.intAttr < 0
+                                       ? fmt::format("{}.dim()", e(operands[0]))
+                                       : fmt::format("{}.shape[{}]", e(operands[0]), o.intAttr);
+      line(depth, fmt::format("if {} != {}:", measured, e(operands[1])));
       // raise ValueError("<text>" + str(actual) + "<text>" + str(expected)
       // ...), the message cut into literals that fit the line.
       const std::string& message = m_.strings[o.strAttr];
@@ -1527,7 +1531,7 @@ void Emitter::emitOp(OpId id, int depth) {
         }
       };
       line(depth + 1, "raise ValueError(");
-      const std::string actual = fmt::format("str({}.shape[{}])", e(operands[0]), o.intAttr);
+      const std::string actual = fmt::format("str({})", measured);
       const std::string expected = fmt::format("str({})", e(operands[1]));
       bool first = true;
       for (size_t i = 0; i < message.size();) {

@@ -301,9 +301,10 @@ class Printer {
       case OpKind::InstanceMember:
         out_ += fmt::format(" {}.{}", operandList(id), m_.strings[o.strAttr]);
         break;
-      case OpKind::CheckDim:
-        out_ += fmt::format(" {}[{}] == {} {}", value(operands[0]), o.intAttr, value(operands[1]),
-                            quoteForDump(m_.strings[o.strAttr]));
+      case OpKind::CheckDim:  // dimension -1: the rank
+        out_ += fmt::format(" {}{} == {} {}", value(operands[0]),
+                            o.intAttr < 0 ? std::string(".rank") : fmt::format("[{}]", o.intAttr),
+                            value(operands[1]), quoteForDump(m_.strings[o.strAttr]));
         break;
       case OpKind::Builtin:
       case OpKind::BuiltinStateful:

@@ -122,6 +122,7 @@ class IRGen {
   ValueId genValue(NodeId node);
   ValueId dimValue(DimId dim);
   void emitCheck(const RuntimeShapeCheck& check, ValueId value);
+  void emitInputChecks(const CallableInfo& info);
   ValueId genName(NodeId node);
   ValueId genLiteral(NodeId node);
   ValueId genCall(NodeId node);
@@ -312,6 +313,9 @@ void IRGen::genFunction(int index) {
   }
   for (size_t i = 0; i < info.shapeVarSymbols.size(); ++i) {
     env_[info.shapeVarSymbols[i]] = shapeVars_[i];
+  }
+  if (options_.runtimeShapeChecks) {
+    emitInputChecks(info);
   }
   genBlock(tree_.childC(info.node));
   if (!terminated_) {
@@ -751,6 +755,50 @@ void IRGen::emitCheck(const RuntimeShapeCheck& check, ValueId value) {
   OpId op = emit(OpKind::CheckDim, operands, {}, check.node);
   m_.op(op).intAttr = check.dim;
   m_.op(op).strAttr = m_.internString(std::move(message));
+}
+
+// -O0: each tensor input is checked against its declared type at entry (its
+// rank, and every size that is not `?`: constants, hyperparameters, and size
+// variables another input binds), so a wrong input fails at the layer or fn
+// that declares it, with that parameter's location, rather than inside torch.
+void IRGen::emitInputChecks(const CallableInfo& info) {
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    const ParamInfo& p = info.params[i];
+    if (p.cls != ParamClass::Input || !p.node.isValid() || !m_.types.isTensor(p.type)) continue;
+    const TypeStore::Node& t = m_.types.node(p.type);
+    if (!t.rankKnown) continue;
+    std::span<const DimId> shape = m_.types.shape(p.type);
+    LineCol lc = tokens_.source().lineCol(tree_.range(p.node).begin);
+    std::string where = fmt::format("{}:{}:{}: ", tokens_.source().name(), lc.line, lc.column);
+    std::string_view name = m_.interner->spelling(p.name);
+    auto check = [&](int64_t dim, ValueId expected, std::string message) {
+      ValueId operands[] = {params_[i], expected};
+      OpId op = emit(OpKind::CheckDim, operands, {}, p.node);
+      m_.op(op).intAttr = dim;
+      m_.op(op).strAttr = m_.internString(std::move(message));
+    };
+    TypeId int32 = m_.types.scalar(DType::Int32);
+    check(-1, constantInt(static_cast<int64_t>(shape.size()), int32),
+          fmt::format("{}shape mismatch: '{}' has {{actual}} dimensions, but {} were expected",
+                      where, name, shape.size()));
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const DimStore::Node& n = m_.dims.node(shape[d]);
+      bool boundHere = false;  // the size variable this dimension defines
+      for (const ShapeVarInfo& v : info.shapeVars) {
+        boundHere = boundHere || (n.kind == DimKind::Var && v.name == n.var && v.param == i &&
+                                  v.dim == d);
+      }
+      if (boundHere || m_.dims.isUnknown(shape[d])) continue;
+      ValueId expected = dimValue(shape[d]);
+      if (!expected.isValid()) continue;
+      bool constant = m_.dims.constValue(shape[d]).has_value();
+      check(static_cast<int64_t>(d), expected,
+            fmt::format("{}shape mismatch: dimension {} of '{}' is {{actual}}, but {}{} was "
+                        "expected",
+                        where, d, name, m_.dims.format(shape[d], *m_.interner),
+                        constant ? "" : " = {expected}"));
+    }
+  }
 }
 
 ValueId IRGen::genValue(NodeId node) {

@@ -1907,6 +1907,53 @@ fn proj(a: Tensor<float32, [?, n]>, w: Tensor<float32, [m, k]>) -> Tensor<float3
     check_close(module.proj(torch.ones(2, 3), torch.ones(3, 4)), torch.full((2, 4), 3.0), "-O0")
 
 
+def test_inputs_are_checked_against_their_declared_type_at_O0(ctx):
+    """At -O0 a tensor input of the wrong rank or of a size its declared type fixes (a
+    constant, a hyperparameter, a size variable another input binds) fails at entry with the
+    parameter's location; -O2 trusts the declared type; valid inputs pass at both."""
+    src = """
+layer Net(n_out: int = 4, w: TernaryTensor<trit, [6, n_out]>,
+          x: Tensor<float32, [?, 6]>, y: Tensor<float32, [?, n_out]>) -> Tensor<float32, [?, n_out]> {
+    return x @ w + y
+}
+fn pair(a: Tensor<float32, [?, k]>, b: Tensor<float32, [k, ?]>) -> Tensor<float32, [?, ?]> {
+    return a @ b
+}
+"""
+    module = load(ctx.compile_text(src, "-O0"))
+    model = module.Net().eval()
+    cases = [
+        (lambda: model(torch.ones(2, 5), torch.ones(2, 4)),
+         ":3:11: shape mismatch: dimension 1 of 'x' is 5, but 6 was expected"),
+        (lambda: model(torch.ones(6), torch.ones(2, 4)),
+         ":3:11: shape mismatch: 'x' has 1 dimensions, but 2 were expected"),
+        (lambda: model(torch.ones(2, 6), torch.ones(2, 3)),
+         ":3:39: shape mismatch: dimension 1 of 'y' is 3, but n_out = 4 was expected"),
+        (lambda: module.pair(torch.ones(2, 3), torch.ones(4, 2)),
+         ":6:37: shape mismatch: dimension 0 of 'b' is 4, but k = 3 was expected"),
+    ]
+    for call, message in cases:
+        try:
+            call()
+        except ValueError as e:
+            if not str(e).endswith(message):
+                raise AssertionError("unexpected message: %s (expected ...%s)" % (e, message))
+        else:
+            raise AssertionError("-O0 did not check: %s" % message)
+    with torch.no_grad():
+        check_close(model(torch.ones(2, 6), torch.zeros(2, 4)),
+                    torch.ones(2, 6) @ tritonrt.weight(model, "w"), "-O0 valid input")
+    check_close(module.pair(torch.ones(2, 3), torch.ones(3, 2)), torch.full((2, 2), 3.0), "-O0")
+    # -O2 trusts the types: the same wrong call reaches torch, which raises its own error.
+    fast = load(ctx.compile_text(src, "-O2")).Net().eval()
+    try:
+        fast(torch.ones(2, 5), torch.ones(2, 4))
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("-O2 accepted a [2, 5] input to a [6, 4] product")
+
+
 def test_mixed_float_operands_take_the_language_dtype(ctx):
     """Element-wise operators on float tensors of two dtypes compute in the dtype LANGUAGE.md
     section 3 gives (float16 < bfloat16 < float32), where torch would not: float16 + bfloat16
@@ -2165,6 +2212,7 @@ def all_tests():
               test_cross_entropy_takes_int32_class_indices,
               test_converted_models_compute_in_their_dtype, test_zoo_runs_in_float64,
               test_runtime_check_names_the_expected_value,
+              test_inputs_are_checked_against_their_declared_type_at_O0,
               test_mixed_float_operands_take_the_language_dtype,
               test_powers_of_negative_numbers_agree_at_every_level,
     test_scalar_sigmoid_never_overflows,
