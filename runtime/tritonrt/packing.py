@@ -9,6 +9,7 @@ weight), each row padded with code ``01`` to a multiple of 4, giving a ``uint8``
 (a 0-d tensor is one row of one element: ``[1, 1]``).
 """
 
+import warnings
 import weakref
 
 import torch
@@ -78,7 +79,12 @@ def unpack_ternary(packed, shape, check=False):
             % (packed.numel(), list(shape), rows * nbytes)
         )
     p = packed.reshape(rows, nbytes)
-    codes = torch.stack([(p >> s) & 3 for s in _SHIFTS], dim=-1).reshape(rows, nbytes * 4)
+    if torch.onnx.is_in_onnx_export():
+        # ONNX has no bitwise AND of integers: the same codes with Mod (packed models export).
+        codes = torch.stack([torch.remainder(p >> s, 4) for s in _SHIFTS], dim=-1)
+    else:
+        codes = torch.stack([(p >> s) & 3 for s in _SHIFTS], dim=-1)
+    codes = codes.reshape(rows, nbytes * 4)
     codes = codes[:, :cols]
     if check and codes.numel() and bool((codes == 3).any()):
         raise ValueError("unpack_ternary: invalid code 0b11 in packed data")
@@ -128,7 +134,8 @@ def packed_rows_shape(module, name, shape):
 
 def is_packed(module):
     """Whether ``module`` or one of its sub-modules holds packed ternary weights."""
-    return any(getattr(m, "_tritonrt_packed", False) for m in module.modules())
+    return any(getattr(m, "_tritonrt_packed", False) and getattr(m, "_ternary_weights", None)
+               for m in module.modules())
 
 
 def _compiling():
@@ -299,10 +306,23 @@ def pack(module):
     ``_tritonrt_packed = True`` on those modules and on ``module``, drops the inference
     values cached for the latent weights, registers a forward pre-hook on ``module`` that
     raises in training mode before anything runs, puts ``module`` in eval mode and returns
-    it. Packing an already packed module changes nothing.
+    it. Packing an already packed module changes nothing; a module tree without ternary
+    weights is left unchanged, with a warning.
     """
-    for m in list(module.modules()):
-        if getattr(m, "_ternary_weights", None) and not getattr(m, "_tritonrt_packed", False):
+    holders = [m for m in module.modules() if getattr(m, "_ternary_weights", None)]
+    if not holders:
+        # (e.g. a float weight quantized in the body with ternary_quantize(...): it stays
+        # float; only declared ternary weights have a packed form)
+        warnings.warn(
+            "tritonrt.pack: %s has no ternary weights (TernaryTensor parameters), so nothing "
+            "was packed and the module is unchanged; a float weight quantized in the body "
+            "with ternary_quantize(...) is packed only when declared as "
+            "TernaryTensor<trit, [...]>" % type(module).__name__,
+            stacklevel=2,
+        )
+        return module
+    for m in holders:
+        if not getattr(m, "_tritonrt_packed", False):
             _pack_one(m)
     clear_cache(module)  # the latent weights' quantized values are no longer needed
     if not getattr(module, "_tritonrt_packed", False):

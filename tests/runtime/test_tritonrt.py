@@ -15,6 +15,8 @@ import sys
 import tempfile
 import textwrap
 import unittest
+import warnings
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -406,6 +408,32 @@ class PackedModuleTests(unittest.TestCase):
         with self.assertRaises(RuntimeError) as ctx:
             pack(Block()).load_state_dict(sd)
         self.assertIn("per-channel scales are not supported", str(ctx.exception))
+
+    def test_pack_without_ternary_weights_warns_and_changes_nothing(self):
+        m = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+        m.train()
+        with self.assertWarns(UserWarning) as ctx:
+            self.assertIs(pack(m), m)
+        self.assertIn("no ternary weights", str(ctx.warning))
+        self.assertFalse(tritonrt.is_packed(m))
+        self.assertTrue(m.training)
+        m(torch.randn(2, 4)).sum().backward()  # still trains
+        self.assertTrue(tritonrt.is_packed(pack(nn.Sequential(TernaryLinear(8, 4)))))
+
+    def test_unpack_for_onnx_matches_and_packed_models_export(self):
+        # ONNX has no integer bitwise AND: under export the codes come from a remainder.
+        torch.manual_seed(3)
+        for shape in [(5, 7), (3, 4, 3, 3), (9,)]:
+            q = torch.randint(-1, 2, shape, dtype=torch.int8)
+            packed = tritonrt.pack_ternary(q)
+            with mock.patch.object(torch.onnx, "is_in_onnx_export", return_value=True):
+                self.assertTrue(torch.equal(tritonrt.unpack_ternary(packed, shape), q), shape)
+        m = pack(TutorialMLP())
+        buf = io.BytesIO()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(m, (torch.randn(2, 64),), buf, opset_version=13)
+        self.assertGreater(len(buf.getvalue()), 0)
 
     def test_packed_module_rejects_training(self):
         m = pack(TutorialMLP())
