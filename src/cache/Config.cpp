@@ -234,7 +234,9 @@ Expected<Config> loadConfig(const std::string& path) {
       YAML::Node node;
       if (!lookup(root, key.name, &node)) continue;
       if (!node.IsScalar()) return Error{path + ": " + key.name + " must be a single value"};
-      TRITONC_TRY(value, normalizeValue(key, node.Scalar()));
+      Expected<std::string> normalized = normalizeValue(key, node.Scalar());
+      if (!normalized) return Error{path + ": " + normalized.error().message};
+      const std::string& value = *normalized;
       std::string name = key.name;
       if (name == "cache.enabled") config.enabled = value == "true";
       else if (name == "cache.dir") config.dir = value;
@@ -248,12 +250,15 @@ Expected<Config> loadConfig(const std::string& path) {
   return config;
 }
 
-Expected<std::string> configGet(const std::string& path, std::string_view key) {
+Expected<std::string> configGet(const std::string& path, std::string_view key,
+                                std::string* ignored) {
   const ConfigKey* known = findKey(key);
   if (known == nullptr) {
     return Error{"unknown configuration key '" + std::string(key) + "'"};
   }
-  TRITONC_TRY(config, loadConfig(path));
+  Config config;  // the value in effect: the default when compile ignores the file
+  if (Expected<Config> loaded = loadConfig(path)) config = *loaded;
+  else *ignored = loaded.error().message;
   std::string name = known->name;
   if (name == "cache.enabled") return std::string(config.enabled ? "true" : "false");
   if (name == "cache.dir") return config.dir;

@@ -215,8 +215,14 @@ int runConfigCommand(const CacheCommand& command) {
     return kExitUsageError;
   }
   if (command.action == "get") {
-    Expected<std::string> value = cache::configGet(path, command.key);
+    std::string ignored;
+    Expected<std::string> value = cache::configGet(path, command.key, &ignored);
     if (!value) return fail(value.error().message);
+    if (!ignored.empty()) {  // as a compile says it, and the value in effect
+      TextDiagnosticConsumer printer(stderr, false);
+      DiagnosticEngine diags(printer);
+      diags.reportForPath(Diag::ConfigIgnored, "", ignored);
+    }
     writeStdout(*value + "\n");
     return kExitSuccess;
   }

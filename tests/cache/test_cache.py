@@ -1527,6 +1527,12 @@ def test_broken_config_is_ignored_with_a_warning(ctx):
                          "%s %s: [ConfigIgnored] warnings (%r)" % (what, flags, proc.stderr))
                 same_outputs(outputs(out), ref, what)
             check(len(ctx.entries("l3")) == 1, "%s: the cache is not used with the defaults" % what)
+            # `config get` prints the value in effect (the default), with the same warning,
+            # and names the file.
+            proc = ctx.run("config", "get", "cache.enabled")
+            check_eq(proc.stdout, "true\n", "%s: config get" % what)
+            check("[ConfigIgnored]" in proc.stderr and ctx.config in proc.stderr,
+                  "%s: config get warning (%r)" % (what, proc.stderr))
         soft(what, one)
     soft.done()
 

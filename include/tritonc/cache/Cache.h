@@ -156,7 +156,10 @@ std::string configPath();
 /// an Error (callers warn and use the defaults).
 Expected<Config> loadConfig(const std::string& path);
 /// The value of `key` as `config get` prints it (the default when unset).
-Expected<std::string> configGet(const std::string& path, std::string_view key);
+/// A configuration file that cannot be used (as compile ignores it, with a
+/// warning) gives the default value and sets `ignored` to why.
+Expected<std::string> configGet(const std::string& path, std::string_view key,
+                                std::string* ignored);
 /// Checks a value for a key; returns its normalized spelling ("yes" -> "true").
 Expected<std::string> checkConfigValue(std::string_view key, std::string_view value);
 /// Sets `key` in the file (created if needed, other keys kept), atomically.
