@@ -699,6 +699,17 @@ bool outputOverwritesSource(const std::vector<std::pair<std::string, std::string
 // two outputs may be one file (inputs with the same stem, a .py named like
 // the .cu, the trace named like either). False after a diagnostic.
 bool outputsAreDistinct(const CompileOptions& options, DiagnosticEngine& diags) {
+  // Several inputs write into the -o directory: a file there is a usage error
+  // found now, not a write that fails after the compile.
+  struct stat st {};
+  if (options.inputs.size() > 1 && !options.output.empty() &&
+      ::stat(options.output.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+    diags.reportForPath(Diag::CommandLine, "",
+                        fmt::format("-o '{}' is a file, but with several inputs -o names the "
+                                    "directory their modules go to",
+                                    options.output));
+    return false;
+  }
   std::vector<std::pair<std::string, std::string>> outputs = outputsOf(options);
   if (outputOverwritesSource(outputs, options.inputs, "input", diags)) return false;
   std::unordered_map<std::string, std::string> dirs;  // for resolvedPath
