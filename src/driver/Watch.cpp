@@ -38,18 +38,25 @@ void status(const std::string& text) {
   std::fflush(stderr);
 }
 
+// Whether `path` is a file to watch; else errno says why (EISDIR for a
+// directory, as `compile` says it).
 bool exists(const std::string& path) {
   struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  if (::stat(path.c_str(), &st) != 0) return false;
+  errno = S_ISDIR(st.st_mode) ? EISDIR : S_ISREG(st.st_mode) ? 0 : EINVAL;
+  return S_ISREG(st.st_mode);
 }
 
 }  // namespace
 
 int runWatch(const CompileOptions& options) {
   const std::string& path = options.inputs.front();
+  errno = 0;
   if (!exists(path)) {
-    std::fprintf(stderr, "tritonc: error: cannot read input file: %s: %s [CannotReadFile]\n",
-                 path.c_str(), std::strerror(errno == 0 ? ENOENT : errno));
+    int why = errno == 0 ? ENOENT : errno;  // the words compile uses
+    std::fprintf(stderr, "tritonc: error: cannot read input file: cannot %s '%s': %s "
+                 "[CannotReadFile]\n",
+                 why == EISDIR ? "read" : "open", path.c_str(), std::strerror(why));
     return kExitUsageError;
   }
   // Directories watched (by watch descriptor) and the files of interest in

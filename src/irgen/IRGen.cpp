@@ -747,13 +747,21 @@ void IRGen::emitCheck(const RuntimeShapeCheck& check, ValueId value) {
   // A size that is not a constant is named and its value given: "but
   // n_in = 784 was expected".
   bool constant = m_.dims.constValue(check.expected).has_value();
-  std::string message = fmt::format(
-      "{}:{}:{}: shape mismatch: dimension {} is {{actual}}, but {}{} was expected",
-      tokens_.source().name(), lc.line, lc.column, check.dim,
-      m_.dims.format(check.expected, *m_.interner), constant ? "" : " = {expected}");
+  bool rank = check.dim == RuntimeShapeCheck::kRank;
+  std::string message =
+      rank ? fmt::format("{}:{}:{}: shape mismatch: the value has {{actual}} dimensions, but {} "
+                         "{} expected",
+                         tokens_.source().name(), lc.line, lc.column,
+                         m_.dims.format(check.expected, *m_.interner),
+                         m_.dims.constValue(check.expected) == 1 ? "was" : "were")
+           : fmt::format("{}:{}:{}: shape mismatch: dimension {} is {{actual}}, but {}{} was "
+                         "expected",
+                         tokens_.source().name(), lc.line, lc.column, check.dim,
+                         m_.dims.format(check.expected, *m_.interner),
+                         constant ? "" : " = {expected}");
   ValueId operands[] = {value, expected};
   OpId op = emit(OpKind::CheckDim, operands, {}, check.node);
-  m_.op(op).intAttr = check.dim;
+  m_.op(op).intAttr = rank ? -1 : static_cast<int64_t>(check.dim);
   m_.op(op).strAttr = m_.internString(std::move(message));
 }
 
@@ -779,8 +787,8 @@ void IRGen::emitInputChecks(const CallableInfo& info) {
     };
     TypeId int32 = m_.types.scalar(DType::Int32);
     check(-1, constantInt(static_cast<int64_t>(shape.size()), int32),
-          fmt::format("{}shape mismatch: '{}' has {{actual}} dimensions, but {} were expected",
-                      where, name, shape.size()));
+          fmt::format("{}shape mismatch: '{}' has {{actual}} dimensions, but {} {} expected",
+                      where, name, shape.size(), shape.size() == 1 ? "was" : "were"));
     for (size_t d = 0; d < shape.size(); ++d) {
       const DimStore::Node& n = m_.dims.node(shape[d]);
       bool boundHere = false;  // the size variable this dimension defines

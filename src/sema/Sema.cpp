@@ -2398,6 +2398,15 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
           case Decision::Yes: break;
         }
       }
+    } else if (t.rankKnown) {
+      // A value of unknown rank (`squeeze` of a `?` dimension, a `Tensor<float32>`
+      // input): its rank and every size the declared type fixes, at run time.
+      std::span<const DimId> ts1 = ts.shape(target);
+      recordRuntimeCheck(where, where, RuntimeShapeCheck::kRank,
+                         dims().constant(static_cast<int64_t>(ts1.size())), dims().unknown());
+      for (size_t i = 0; i < ts1.size(); ++i) {
+        recordRuntimeCheck(where, where, i, ts1[i], dims().unknown());
+      }
     }
     return true;
   }

@@ -1954,6 +1954,39 @@ fn pair(a: Tensor<float32, [?, k]>, b: Tensor<float32, [k, ?]>) -> Tensor<float3
         raise AssertionError("-O2 accepted a [2, 5] input to a [6, 4] product")
 
 
+def test_values_of_unknown_rank_are_checked_at_O0(ctx):
+    """A value whose rank the checker cannot know (`squeeze` of a `?` dimension, a
+    `Tensor<float32>` input) returned as a ranked type: -O0 checks its rank and the sizes
+    the type fixes (it once returned a [3, 4] tensor from a fn declared to return [?])."""
+    src = """
+fn sq(x: Tensor<float32, [?, ?]>) -> Tensor<float32, [?]> {
+    return squeeze(x, 1)
+}
+fn anyrank(x: Tensor<float32>) -> Tensor<float32, [?, 3]> {
+    return x
+}
+"""
+    module = load(ctx.compile_text(src, "-O0"))
+    cases = [
+        (lambda: module.sq(torch.ones(3, 4)),
+         ":3:12: shape mismatch: the value has 2 dimensions, but 1 was expected"),
+        (lambda: module.anyrank(torch.ones(5)),
+         ":6:12: shape mismatch: the value has 1 dimensions, but 2 were expected"),
+        (lambda: module.anyrank(torch.ones(2, 4)),
+         ":6:12: shape mismatch: dimension 1 is 4, but 3 was expected"),
+    ]
+    for call, message in cases:
+        try:
+            call()
+        except ValueError as e:
+            if not str(e).endswith(message):
+                raise AssertionError("unexpected message: %s (expected ...%s)" % (e, message))
+        else:
+            raise AssertionError("-O0 did not check: %s" % message)
+    check_close(module.sq(torch.ones(3, 1)), torch.ones(3), "-O0 valid squeeze")
+    check_close(module.anyrank(torch.ones(2, 3)), torch.ones(2, 3), "-O0 valid rank")
+
+
 def test_mixed_float_operands_take_the_language_dtype(ctx):
     """Element-wise operators on float tensors of two dtypes compute in the dtype LANGUAGE.md
     section 3 gives (float16 < bfloat16 < float32), where torch would not: float16 + bfloat16
@@ -2213,6 +2246,7 @@ def all_tests():
               test_converted_models_compute_in_their_dtype, test_zoo_runs_in_float64,
               test_runtime_check_names_the_expected_value,
               test_inputs_are_checked_against_their_declared_type_at_O0,
+              test_values_of_unknown_rank_are_checked_at_O0,
               test_mixed_float_operands_take_the_language_dtype,
               test_powers_of_negative_numbers_agree_at_every_level,
     test_scalar_sigmoid_never_overflows,

@@ -146,6 +146,7 @@ struct CallInfo {
 /// `expected` (in terms of the enclosing function's constants,
 /// hyperparameters and size variables) and reports `node`'s location if not.
 struct RuntimeShapeCheck {
+  static constexpr uint32_t kRank = UINT32_MAX;  ///< `dim` of a check of the rank
   NodeId node;
   NodeId value;
   uint32_t dim = 0;
