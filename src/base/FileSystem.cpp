@@ -78,8 +78,8 @@ bool writeAllAndClose(int fd, std::string_view contents, std::string* error) {
 // The files removed when SIGINT, SIGTERM, SIGHUP or SIGQUIT ends the process
 // (temporaries, and the old contents a commit keeps until it ends), as
 // clang's RemoveFileOnSignal does. Each slot owns a malloc'ed path; the
-// handler and removeFileOnSignal's undo each take a path with an exchange,
-// so only one of them ever touches it, and the handler frees nothing.
+// handler and keepFileOnSignal each take a path with an exchange, so only
+// one of them ever has it, and the handler frees nothing.
 constexpr int kSignalSlots = 128;
 std::atomic<char*> signalSlots[kSignalSlots];
 std::once_flag handlersInstalled;
@@ -187,6 +187,13 @@ bool writeInto(const std::string& path, std::string_view contents, std::string* 
 // left at `*old` when `old` is given (to undo), else removed.
 bool install(const std::string& temp, const std::string& path, std::string* error,
              std::string* old = nullptr) {
+  if (isSpecial(path)) {  // a library built elsewhere (stageFile) for a device path
+    std::optional<std::string> bytes = readWholeFile(temp);
+    bool ok = bytes ? writeInto(path, *bytes, error)
+                    : (*error = "cannot read back " + temp, false);
+    removeRegistered(temp);
+    return ok;
+  }
   struct stat st {};
   bool exists = ::lstat(path.c_str(), &st) == 0;
   if (exists && S_ISREG(st.st_mode) &&
