@@ -327,8 +327,9 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& mod
       // At the `if`/`for`/`while` whose body crosses the limit.
       uint32_t at = emitted.error().offset;
       if (at < source.text().size()) {
+        std::string_view text = source.text();
         uint32_t end = at;  // the keyword
-        while (end < source.text().size() && std::isalpha(static_cast<unsigned char>(source.text()[end]))) ++end;
+        while (end < text.size() && std::isalpha(static_cast<unsigned char>(text[end]))) ++end;
         diags.report(Diag::TooDeepForPython, source, SourceRange{at, std::max(end, at + 1)},
                      emitted.error().message);
       } else {
@@ -641,23 +642,30 @@ std::optional<std::pair<dev_t, ino_t>> fileIdentity(const std::string& path, boo
   return std::pair(st.st_dev, st.st_ino);
 }
 
-// Every file a compile writes when it succeeds, with what writes it: each
-// input's module (and with the CUDA target its .cu and .so), the time trace.
-std::vector<std::pair<std::string, std::string>> outputsOf(const CompileOptions& options) {
-  std::vector<std::pair<std::string, std::string>> outputs;
+// A file a compile writes when it succeeds, and what writes it.
+struct PlannedOutput {
+  std::string path;
+  std::string what;    ///< "the module of 'm.tri'", for diagnostics
+  bool trace = false;  ///< the --time-trace file
+};
+
+// Every file a compile writes when it succeeds: each input's module (and with
+// the CUDA target its .cu and .so), the time trace.
+std::vector<PlannedOutput> outputsOf(const CompileOptions& options) {
+  std::vector<PlannedOutput> outputs;
   bool cuda = options.target != "pytorch";
   for (const std::string& input : options.inputs) {
     std::string quoted = "'" + input + "'";
-    outputs.emplace_back(outputPathFor(options, input), "the module of " + quoted);
+    outputs.push_back({outputPathFor(options, input), "the module of " + quoted});
     if (cuda) {
-      outputs.emplace_back(cudaPathFor(options, input, ".cu"), "the CUDA source of " + quoted);
-      outputs.emplace_back(cudaPathFor(options, input, ".so"), "the CUDA library of " + quoted);
+      outputs.push_back({cudaPathFor(options, input, ".cu"), "the CUDA source of " + quoted});
+      outputs.push_back({cudaPathFor(options, input, ".so"), "the CUDA library of " + quoted});
     }
   }
   if (options.timeTrace) {
-    outputs.emplace_back(options.timeTrace->empty() ? defaultTraceName(options)
-                                                    : *options.timeTrace,
-                         "the time trace");
+    outputs.push_back({options.timeTrace->empty() ? defaultTraceName(options)
+                                                  : *options.timeTrace,
+                       "the time trace", true});
   }
   return outputs;
 }
@@ -667,7 +675,7 @@ std::vector<std::pair<std::string, std::string>> outputsOf(const CompileOptions&
 // when its path resolves to the source's (`-o ./m.tri`, through a symlinked
 // directory) or when it is another name of the source's file (a hard link,
 // or an input that is a symlink to the output path), as gcc compares them.
-bool outputOverwritesSource(const std::vector<std::pair<std::string, std::string>>& outputs,
+bool outputOverwritesSource(const std::vector<PlannedOutput>& outputs,
                             const std::vector<std::string>& sources, std::string_view kind,
                             DiagnosticEngine& diags) {
   std::unordered_map<std::string, std::string> dirs;  // for resolvedPath
@@ -677,7 +685,7 @@ bool outputOverwritesSource(const std::vector<std::pair<std::string, std::string
     byPath.emplace(resolvedPath(source, dirs), &source);
     if (auto id = fileIdentity(source, true)) byIdentity.emplace(*id, &source);
   }
-  for (const auto& [path, what] : outputs) {
+  for (const auto& [path, what, trace] : outputs) {
     auto input = byPath.find(resolvedPath(path, dirs));
     const std::string* source = input != byPath.end() ? input->second : nullptr;
     if (source == nullptr) {
@@ -710,11 +718,11 @@ bool outputsAreDistinct(const CompileOptions& options, DiagnosticEngine& diags) 
                                     options.output));
     return false;
   }
-  std::vector<std::pair<std::string, std::string>> outputs = outputsOf(options);
+  std::vector<PlannedOutput> outputs = outputsOf(options);
   if (outputOverwritesSource(outputs, options.inputs, "input", diags)) return false;
   std::unordered_map<std::string, std::string> dirs;  // for resolvedPath
   std::unordered_map<std::string, const std::string*> claimed;  // resolved path -> what
-  for (const auto& [path, what] : outputs) {
+  for (const auto& [path, what, trace] : outputs) {
     auto [it, inserted] = claimed.emplace(resolvedPath(path, dirs), &what);
     if (!inserted) {
       diags.reportForPath(Diag::OutputsCollide, "", path, *it->second, what);
@@ -746,8 +754,10 @@ bool looksGenerated(const std::string& path) {
 // files tritonc generated are removed; the time trace of an earlier run is
 // not an output that could be taken for this one's.
 void removeStaleOutputs(const CompileOptions& options) {
-  for (const auto& [path, what] : outputsOf(options)) {
-    if (what != "the time trace" && looksGenerated(path)) ::unlink(path.c_str());
+  for (const PlannedOutput& output : outputsOf(options)) {
+    if (!output.trace && output.path != "-" && looksGenerated(output.path)) {
+      ::unlink(output.path.c_str());
+    }
   }
 }
 
@@ -1222,7 +1232,8 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     for (const FileResult& result : results) {
       imported.insert(imported.end(), result.imported.begin(), result.imported.end());
     }
-    if (!imported.empty() && outputOverwritesSource(outputsOf(options), imported, "imported file", diags)) {
+    if (!imported.empty() &&
+        outputOverwritesSource(outputsOf(options), imported, "imported file", diags)) {
       sorter.flush();
       return kExitUsageError;
     }
