@@ -382,8 +382,7 @@ int run(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e) == 0 ? kExitSuccess : kExitUsageError;
     std::string message = e.what();
     // An unknown flag: the closest flag of the command, if one is close.
-    if (const auto* extras = dynamic_cast<const CLI::ExtrasError*>(&e)) {
-      (void)extras;
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
       std::vector<std::string> flags;
       for (const CLI::Option* option : level->get_options()) {
         for (const std::string& name : option->get_lnames()) flags.push_back("--" + name);
