@@ -3,6 +3,7 @@ test runs in a fresh temporary directory; PASS/FAIL lines with tracebacks, then 
 "N passed, N failed" that scripts/test.sh counts."""
 import argparse
 import os
+import subprocess
 import tempfile
 import traceback
 
@@ -15,6 +16,16 @@ def tritonc_env(work):
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRITONC_")}
     env["TRITONC_CACHE_DIR"] = os.path.join(work, "cache")
     return env
+
+
+def run_tritonc(tritonc, args, env, cwd, expect=0):
+    """Runs tritonc with `args` in `cwd`; raises unless it exits with `expect`."""
+    proc = subprocess.run([tritonc] + list(args), capture_output=True, text=True, env=env,
+                          cwd=cwd)
+    if proc.returncode != expect:
+        raise AssertionError("tritonc %s: exit %d (expected %d)\n%s"
+                             % (" ".join(args), proc.returncode, expect, proc.stderr))
+    return proc
 
 
 def main(tests, setup):

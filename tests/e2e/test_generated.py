@@ -1907,6 +1907,18 @@ fn proj(a: Tensor<float32, [?, n]>, w: Tensor<float32, [m, k]>) -> Tensor<float3
     check_close(module.proj(torch.ones(2, 3), torch.ones(3, 4)), torch.full((2, 4), 3.0), "-O0")
 
 
+def expect_check_failures(cases):
+    """Each (call, message): the call raises the -O0 check's ValueError ending in message."""
+    for call, message in cases:
+        try:
+            call()
+        except ValueError as e:
+            if not str(e).endswith(message):
+                raise AssertionError("unexpected message: %s (expected ...%s)" % (e, message))
+        else:
+            raise AssertionError("-O0 did not check: %s" % message)
+
+
 def test_inputs_are_checked_against_their_declared_type_at_O0(ctx):
     """At -O0 a tensor input of the wrong rank or of a size its declared type fixes (a
     constant, a hyperparameter, a size variable another input binds) fails at entry with the
@@ -1932,14 +1944,7 @@ fn pair(a: Tensor<float32, [?, k]>, b: Tensor<float32, [k, ?]>) -> Tensor<float3
         (lambda: module.pair(torch.ones(2, 3), torch.ones(4, 2)),
          ":6:37: shape mismatch: dimension 0 of 'b' is 4, but k = 3 was expected"),
     ]
-    for call, message in cases:
-        try:
-            call()
-        except ValueError as e:
-            if not str(e).endswith(message):
-                raise AssertionError("unexpected message: %s (expected ...%s)" % (e, message))
-        else:
-            raise AssertionError("-O0 did not check: %s" % message)
+    expect_check_failures(cases)
     with torch.no_grad():
         check_close(model(torch.ones(2, 6), torch.zeros(2, 4)),
                     torch.ones(2, 6) @ tritonrt.weight(model, "w"), "-O0 valid input")
@@ -1975,14 +1980,7 @@ fn anyrank(x: Tensor<float32>) -> Tensor<float32, [?, 3]> {
         (lambda: module.anyrank(torch.ones(2, 4)),
          ":6:12: shape mismatch: dimension 1 is 4, but 3 was expected"),
     ]
-    for call, message in cases:
-        try:
-            call()
-        except ValueError as e:
-            if not str(e).endswith(message):
-                raise AssertionError("unexpected message: %s (expected ...%s)" % (e, message))
-        else:
-            raise AssertionError("-O0 did not check: %s" % message)
+    expect_check_failures(cases)
     check_close(module.sq(torch.ones(3, 1)), torch.ones(3), "-O0 valid squeeze")
     check_close(module.anyrank(torch.ones(2, 3)), torch.ones(2, 3), "-O0 valid rank")
 

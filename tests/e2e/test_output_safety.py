@@ -11,7 +11,6 @@
 Ends with "N passed, N failed".
 """
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -53,12 +52,7 @@ class Ctx:
             return f.read()
 
     def run(self, *args, expect=0):
-        proc = subprocess.run([self.tritonc] + list(args), capture_output=True, text=True,
-                              env=self.env, cwd=self.work)
-        if proc.returncode != expect:
-            raise AssertionError("tritonc %s: exit %d (expected %d)\n%s"
-                                 % (" ".join(args), proc.returncode, expect, proc.stderr))
-        return proc
+        return runner.run_tritonc(self.tritonc, args, self.env, self.work, expect)
 
     def files(self):
         return sorted(n for n in os.listdir(self.work) if n != "cache")

@@ -10,7 +10,6 @@ lie inside their parents. Ends with "N passed, N failed".
 """
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -32,12 +31,7 @@ class Ctx:
         self.env["TRITONC_CONFIG"] = os.path.join(work, "absent.yaml")
 
     def run(self, *args, expect=0):
-        proc = subprocess.run([self.tritonc] + list(args), capture_output=True, text=True,
-                              env=self.env, cwd=self.work)
-        if proc.returncode != expect:
-            raise AssertionError("tritonc %s: exit %d (expected %d)\n%s"
-                                 % (" ".join(args), proc.returncode, expect, proc.stderr))
-        return proc
+        return runner.run_tritonc(self.tritonc, args, self.env, self.work, expect)
 
 
 def check(cond, message):
