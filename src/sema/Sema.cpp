@@ -1230,7 +1230,7 @@ bool Checker::powOutsideDomain(const ExprInfo& base, const ExprInfo& exponent, N
   if (!x || !y || guarded()) return false;
   bool integralResult = base.intValue && exponent.intValue && *exponent.intValue >= 0;
   if (integralResult || !mathPowRaises(*x, *y)) return false;
-  bool domain = (*x < 0.0 && std::floor(*y) != *y) || (*x == 0.0 && *y < 0.0);
+  bool domain = mathPowDomainError(*x, *y);
   report(atImport() ? Diag::MathDomainError : Diag::MathDomainErrorWhenRun, node, "pow",
          formatFloat(*x) + ", " + formatFloat(*y),
          domain ? "ValueError (math domain error)" : "OverflowError (the result is too large)");

@@ -337,11 +337,15 @@ int run(int argc, char** argv) {
     args.pop_back();
     args.insert(args.begin(), "--help");
   }
+  // The commands under `command`, for the messages below.
+  auto commandNames = [](CLI::App* command) {
+    std::vector<std::string> names;
+    for (CLI::App* sub : command->get_subcommands({})) names.push_back(sub->get_name());
+    return names;
+  };
   if (args.empty()) {
-    std::vector<std::string_view> names;
-    for (CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
     return usageError(fmt::format("no command given; the commands are: {}",
-                                  fmt::join(names, ", ")));
+                                  fmt::join(commandNames(&app), ", ")));
   }
   // A word that names no command (at the top, or under `cache`/`config`):
   // say which it is and suggest the closest (CLI11 would only say that a
@@ -350,14 +354,14 @@ int run(int argc, char** argv) {
   for (auto word = args.rbegin(); word != args.rend() && !level->get_subcommands({}).empty();
        ++word) {
     if (word->starts_with("-")) break;
-    std::vector<std::string_view> names;
-    CLI::App* found = nullptr;
-    for (CLI::App* sub : level->get_subcommands({})) {
-      names.push_back(sub->get_name());
-      if (sub->get_name() == *word) found = sub;
-    }
+    std::vector<CLI::App*> subs = level->get_subcommands({});
+    auto named = std::find_if(subs.begin(), subs.end(),
+                              [&](CLI::App* sub) { return sub->get_name() == *word; });
+    CLI::App* found = named == subs.end() ? nullptr : *named;
     if (found == nullptr) {
-      std::string_view hint = closestMatch(*word, names);
+      std::vector<std::string> names = commandNames(level);
+      std::string_view hint =
+          closestMatch(*word, std::vector<std::string_view>(names.begin(), names.end()));
       return usageError(fmt::format("unknown command '{}{}'{}; the {}commands are: {}",
                                     level == &app ? "" : level->get_name() + " ", *word,
                                     hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
@@ -371,10 +375,8 @@ int run(int argc, char** argv) {
       std::none_of(args.begin(), args.end(), [](const std::string& a) {
         return a == "--help" || a == "-h";
       })) {
-    std::vector<std::string_view> names;
-    for (CLI::App* sub : level->get_subcommands({})) names.push_back(sub->get_name());
     return usageError(fmt::format("'{}' needs a command: {}", commandPath.substr(8),
-                                  fmt::join(names, ", ")));
+                                  fmt::join(commandNames(level), ", ")));
   }
   try {
     app.parse(args);

@@ -15,9 +15,12 @@ namespace tritonc {
 /// fractional exponent (Python's `**` would give a complex number) or zero
 /// to a negative power; OverflowError when finite operands give a result
 /// past the largest float (`10.0 ** 400`).
+inline bool mathPowDomainError(double x, double y) {
+  return (x < 0.0 && std::floor(y) != y) || (x == 0.0 && y < 0.0);
+}
 inline bool mathPowRaises(double x, double y) {
-  if ((x < 0.0 && std::floor(y) != y) || (x == 0.0 && y < 0.0)) return true;
-  return std::isfinite(x) && std::isfinite(y) && std::isinf(std::pow(x, y));
+  return mathPowDomainError(x, y) ||
+         (std::isfinite(x) && std::isfinite(y) && std::isinf(std::pow(x, y)));
 }
 
 /// Whether math.exp(x) raises OverflowError (a result past the largest float).
