@@ -184,6 +184,7 @@ void DiagnosticEngine::emit(Diagnostic diagnostic) {
   if (diagnostic.severity == Severity::Warning) {
     if (options_.warningsAsErrors) {
       diagnostic.severity = Severity::Error;
+      diagnostic.promotedByWerror = true;
     } else if (options_.suppressWarnings) {
       return;
     }
@@ -234,7 +235,11 @@ std::string TextDiagnosticConsumer::render(const Diagnostic& diagnostic, bool co
   renderHeader(out, diagnostic.source, diagnostic.path, diagnostic.range, diagnostic.severity,
                color);
   appendPrintable(out, diagnostic.message);
-  out += fmt::format(" [{}]", diagName(diagnostic.kind));
+  // As clang's `[-Werror,-Wunused-variable]`: an error that -Werror made from
+  // a warning says so, or the user looks for a rule the language doesn't have.
+  out += diagnostic.promotedByWerror ? " [-Werror," : " [";
+  out += diagName(diagnostic.kind);
+  out += ']';
   if (color) {
     out += kReset;
   }

@@ -339,6 +339,7 @@ TEST(DiagnosticsTest, WerrorPromotesWarningsAndCountsThemAsErrors) {
   EXPECT_EQ(h.diags.warningCount(), 0u);
   EXPECT_TRUE(h.diags.hasErrors());
   EXPECT_EQ(h.text().substr(0, 22), "test.tri:1:4: error: '");
+  EXPECT_NE(h.text().find(" [-Werror,NestedBlockComment]\n"), std::string::npos) << h.text();
   EXPECT_NE(h.json().find(R"("severity":"error")"), std::string::npos);
 }
 

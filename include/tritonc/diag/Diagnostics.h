@@ -69,6 +69,7 @@ struct Diagnostic {
   SourceRange range;
   std::string message;
   std::vector<DiagnosticNote> notes;
+  bool promotedByWerror = false;  ///< a warning that -Werror made an error
 };
 
 /// Receives finished diagnostics.
