@@ -274,7 +274,7 @@ std::string JsonDiagnosticConsumer::render(const Diagnostic& diagnostic) {
     appendJsonString(out, diagnostic.source->name());
     lc = diagnostic.source->lineCol(diagnostic.range.begin);
   } else {
-    appendJsonString(out, diagnostic.path);
+    appendJsonString(out, diagnostic.path.empty() ? diagnostic.subject : diagnostic.path);
   }
   out += fmt::format(",\"line\":{},\"column\":{},\"severity\":", lc.line, lc.column);
   appendJsonString(out, severityName(diagnostic.severity));

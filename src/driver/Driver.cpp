@@ -130,6 +130,7 @@ void selectEntry(CheckedModule& checked, const std::string& entry, const SourceB
     layers.push_back(name);
   }
   auto builder = diags.reportForPath(Diag::UnknownEntry, "", entry, source.name());
+  builder.about(source.name());
   std::string_view match = closestMatch(entry, layers);
   if (!match.empty()) {
     builder.note(Note::DidYouMean, match);
@@ -474,8 +475,8 @@ bool buildCudaLibraries(const CompileOptions& options, const NvccLookup& lookup,
       ::unlink(soTemp.c_str());
       // An output directory that is missing or read-only is the output's
       // problem, reported as writing the outputs reports it; not nvcc's.
-      if (!written) diags.reportForPath(Diag::CannotWriteFile, "", cuPath, error);
-      else diags.reportForPath(Diag::NvccFailed, "", cuPath, nvcc, ": " + failure);
+      if (!written) diags.reportForPath(Diag::CannotWriteFile, "", cuPath, error).about(cuPath);
+      else diags.reportForPath(Diag::NvccFailed, "", cuPath, nvcc, ": " + failure).about(cuPath);
       for (FileResult& other : results) {
         if (!other.soTemp.empty()) ::unlink(other.soTemp.c_str());
         other.soTemp.clear();
@@ -696,7 +697,8 @@ bool outputOverwritesSource(const std::vector<PlannedOutput>& outputs,
     }
     if (source != nullptr) {
       diags.reportForPath(Diag::OutputOverwritesInput, "", path,
-                          fmt::format("the {} '{}'", kind, *source));
+                          fmt::format("the {} '{}'", kind, *source))
+          .about(path);
       return true;
     }
   }
@@ -725,7 +727,7 @@ bool outputsAreDistinct(const CompileOptions& options, DiagnosticEngine& diags) 
   for (const auto& [path, what, trace] : outputs) {
     auto [it, inserted] = claimed.emplace(resolvedPath(path, dirs), &what);
     if (!inserted) {
-      diags.reportForPath(Diag::OutputsCollide, "", path, *it->second, what);
+      diags.reportForPath(Diag::OutputsCollide, "", path, *it->second, what).about(path);
       return false;
     }
   }
@@ -795,7 +797,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     for (const std::string& path : options.inputs) {
       Expected<SourceBuffer> source = SourceBuffer::readFile(path);
       if (!source) {
-        diags.reportForPath(Diag::CannotReadFile, "", source.error().message);
+        diags.reportForPath(Diag::CannotReadFile, "", source.error().message).about(path);
         missing = true;
         continue;
       }
@@ -1275,7 +1277,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   // could be written: a failure leaves every path as it was (TOOLCHAIN.md).
   FileTransaction outputs;
   auto fail = [&](const std::string& path, const std::string& error) {
-    diags.reportForPath(Diag::CannotWriteFile, "", path, error);
+    diags.reportForPath(Diag::CannotWriteFile, "", path, error).about(path);
     sorter.flush();
     for (FileResult& result : results) {
       if (!result.soTemp.empty()) ::unlink(result.soTemp.c_str());
@@ -1345,7 +1347,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   // Said only of a `.cu` that was written (when writing failed, that error
   // is the whole story).
   for (const auto& [cu, so] : notCompiled) {
-    diags.reportForPath(Diag::CudaNotCompiled, "", nvccFound.searched, cu, so);
+    diags.reportForPath(Diag::CudaNotCompiled, "", nvccFound.searched, cu, so).about(cu);
   }
   sorter.flush();
   return exitCode;

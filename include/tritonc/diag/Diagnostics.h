@@ -70,6 +70,9 @@ struct Diagnostic {
   std::string message;
   std::vector<DiagnosticNote> notes;
   bool promotedByWerror = false;  ///< a warning that -Werror made an error
+  /// The file a diagnostic without a header path is about (a missing input, an
+  /// unwritable output): the message names it for people, JSON's `file` for tools.
+  std::string subject;
 };
 
 /// Receives finished diagnostics.
@@ -163,6 +166,11 @@ class DiagnosticBuilder {
   DiagnosticBuilder& note(Note kind, Args&&... args) {
     diagnostic_.notes.push_back(DiagnosticNote{
         nullptr, {}, fmt::format(fmt::runtime(noteFormat(kind)), std::forward<Args>(args)...)});
+    return *this;
+  }
+  /// Names the file a diagnostic about no position is about (see Diagnostic::subject).
+  DiagnosticBuilder& about(std::string file) {
+    diagnostic_.subject = std::move(file);
     return *this;
   }
 
