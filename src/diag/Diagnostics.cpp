@@ -349,7 +349,10 @@ std::string_view closestMatch(std::string_view word,
   std::string_view best;
   unsigned bestDistance = limit + 1;
   for (std::string_view candidate : candidates) {
-    if (candidate == word) {
+    // The length difference bounds the distance from below.
+    size_t gap = candidate.size() > word.size() ? candidate.size() - word.size()
+                                                : word.size() - candidate.size();
+    if (candidate == word || gap >= bestDistance) {
       continue;
     }
     unsigned distance = editDistance(word, candidate, limit);

@@ -169,6 +169,10 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
     report(Diag::SelfReference, node);
     return;
   }
+  auto builder = diags_->report(Diag::UndefinedName, source(), rangeOf(node), text);
+  if (!diags_->takeSpellCheck()) {
+    return;
+  }
   // Every visible name is a candidate for "did you mean".
   std::vector<std::string_view> candidates;
   for (uint32_t i = 0; i < current_.size(); ++i) {
@@ -186,7 +190,6 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
   };
   candidates.insert(candidates.end(), std::begin(kBuiltinNames), std::end(kBuiltinNames));
   std::string_view match = closestMatch(text, candidates);
-  auto builder = diags_->report(Diag::UndefinedName, source(), rangeOf(node), text);
   if (!match.empty()) {
     builder.note(Note::DidYouMean, source(), rangeOf(node), match);
   }
@@ -2054,6 +2057,9 @@ std::optional<uint32_t> Checker::importedCallable(NodeId callee, uint32_t aliasS
   SourceRange at = tokens().range(tree_.token(callee));
   auto builder = diags_->report(Diag::NoImportedMember, source(), at, spelling(alias.name),
                                 import.path, member);
+  if (!diags_->takeSpellCheck()) {
+    return std::nullopt;
+  }
   if (std::string_view match = closestMatch(member, names); !match.empty()) {
     builder.note(Note::DidYouMean, source(), at, match);
   }

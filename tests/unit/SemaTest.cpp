@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "TestUtil.h"
 #include "tritonc/sema/Types.h"
 
@@ -820,6 +822,29 @@ TEST(SemaScopeTest, UndefinedNameWithoutCloseMatchHasNoNote) {
   EXPECT_PARSED(c);
   ASSERT_EQ(diagNames(c.diagnostics()), "UndefinedName");
   EXPECT_TRUE(c.diagnostics()[0].notes.empty());
+}
+
+TEST(SemaScopeTest, TypoCorrectionStopsAfterTheSpellCheckingLimit) {
+  // Every misspelling searches the names in scope: past the limit the errors
+  // stay and the suggestions stop, so 10^4 of them cannot take minutes.
+  std::string body = "let hidden = relu(x)\n";
+  size_t count = DiagnosticEngine::kSpellCheckingLimit + 5;
+  for (size_t i = 0; i < count; ++i) {
+    body += fmt::format("let y{} = hiden\n", i);
+  }
+  DiagnosticOptions options;
+  options.errorLimit = 0;
+  Checked c(layer("x: Tensor<float32, [?, 4]>", body), options);
+  EXPECT_PARSED(c);
+  ASSERT_EQ(c.diagnostics().size(), count);
+  size_t suggested = 0;
+  for (const Diagnostic& d : c.diagnostics()) {
+    EXPECT_EQ(d.kind, Diag::UndefinedName);
+    suggested += d.notes.size();
+  }
+  EXPECT_EQ(suggested, DiagnosticEngine::kSpellCheckingLimit);
+  EXPECT_EQ(c.diagnostics()[0].notes.at(0).message, "did you mean 'hidden'?");
+  EXPECT_TRUE(c.diagnostics().back().notes.empty());
 }
 
 }  // namespace

@@ -225,6 +225,19 @@ class DiagnosticEngine {
   size_t warningCount() const { return warningCount_; }
   bool hasErrors() const { return errorCount_ > 0; }
 
+  /// Typo correction ("did you mean") searches every name in scope, so a file
+  /// of thousands of misspellings would take quadratic time. As clang's
+  /// -fspell-checking-limit, an engine does at most kSpellCheckingLimit of
+  /// them, and none once the error limit hides what they would say.
+  static constexpr size_t kSpellCheckingLimit = 50;
+  bool takeSpellCheck() {
+    if (errorLimitReached() || spellChecks_ >= kSpellCheckingLimit) {
+      return false;
+    }
+    ++spellChecks_;
+    return true;
+  }
+
   /// Keeps a copy of every diagnostic as reported, before -Werror and -q
   /// apply (the compile cache stores them with the outputs). Null: none.
   void setRecorder(std::vector<Diagnostic>* recorder) { recorder_ = recorder; }
@@ -241,6 +254,7 @@ class DiagnosticEngine {
   DiagnosticOptions options_;
   size_t errorCount_ = 0;
   size_t warningCount_ = 0;
+  size_t spellChecks_ = 0;
 };
 
 /// Levenshtein distance, for "did you mean" suggestions (ninja's edit_distance).
