@@ -13,7 +13,17 @@ namespace tritonc {
 
 SourceBuffer::SourceBuffer(std::string name, std::string text)
     : name_(std::move(name)), text_(std::move(text)) {
-  lineStarts_.push_back(0);
+  // A lone CR (classic Mac OS) ends a line, as in Python's universal
+  // newlines and in every editor; rewritten in place so offsets stay byte
+  // offsets into the file. CRLF is left alone.
+  for (size_t at = text_.find('\r'); at != std::string::npos; at = text_.find('\r', at + 1)) {
+    if (at + 1 == text_.size() || text_[at + 1] != '\n') {
+      text_[at] = '\n';
+    }
+  }
+  // A UTF-8 byte order mark is not part of line 1: columns count from after it.
+  bool bom = text_.size() >= 3 && text_.compare(0, 3, "\xEF\xBB\xBF") == 0;
+  lineStarts_.push_back(bom ? 3 : 0);
   const char* begin = text_.data();
   const char* end = begin + text_.size();
   for (const char* p = begin; p < end;) {
@@ -70,6 +80,7 @@ Expected<SourceBuffer> SourceBuffer::readFile(const std::string& path) {
 }
 
 LineCol SourceBuffer::lineCol(uint32_t offset) const {
+  offset = std::max(offset, lineStarts_[0]);  // inside a byte order mark: 1:1
   auto it = std::upper_bound(lineStarts_.begin(), lineStarts_.end(), offset);
   auto line = static_cast<uint32_t>(it - lineStarts_.begin());
   return LineCol{line, offset - lineStarts_[line - 1] + 1};

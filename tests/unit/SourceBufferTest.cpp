@@ -92,6 +92,27 @@ TEST(SourceBufferTest, LineTextStripsCrlf) {
   expectLineCol(buffer, 4, 2, 1);
 }
 
+TEST(SourceBufferTest, ALoneCrEndsALineAndKeepsOffsets) {
+  SourceBuffer buffer = SourceBuffer::fromString("t", "ab\rcd\r\nef\r");
+  EXPECT_EQ(buffer.text().size(), 10u);
+  EXPECT_EQ(buffer.lineCount(), 4u);
+  EXPECT_EQ(buffer.lineText(1), "ab");
+  EXPECT_EQ(buffer.lineText(2), "cd");
+  EXPECT_EQ(buffer.lineText(3), "ef");
+  expectLineCol(buffer, 3, 2, 1);
+  expectLineCol(buffer, 7, 3, 1);
+  EXPECT_EQ(buffer.text(), "ab\ncd\r\nef\n");
+}
+
+TEST(SourceBufferTest, ColumnsOnLineOneCountFromAfterAByteOrderMark) {
+  SourceBuffer buffer = SourceBuffer::fromString("t", "\xEF\xBB\xBFlet x\ny");
+  EXPECT_EQ(buffer.lineText(1), "let x");
+  expectLineCol(buffer, 3, 1, 1);
+  expectLineCol(buffer, 7, 1, 5);
+  expectLineCol(buffer, 9, 2, 1);
+  expectLineCol(buffer, 0, 1, 1);
+}
+
 TEST(SourceBufferTest, LineTextOutOfRangeIsEmpty) {
   SourceBuffer buffer = SourceBuffer::fromString("t", "one\ntwo");
   EXPECT_EQ(buffer.lineText(0), "");
