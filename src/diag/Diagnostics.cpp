@@ -75,8 +75,8 @@ void renderSnippet(std::string& out, const SourceBuffer& source, SourceRange ran
     } else if (c == '\t') {
       shown += '\t';
     } else {
-      // A valid UTF-8 sequence prints as itself, one column wide; anything
-      // else unprintable as <XX>.
+      // A valid UTF-8 sequence prints as itself; anything else unprintable
+      // as <XX>.
       size_t need = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
       bool valid = need > 0 && i + need <= line.size();
       for (size_t k = 1; valid && k < need; ++k) {
@@ -84,7 +84,17 @@ void renderSnippet(std::string& out, const SourceBuffer& source, SourceRange ran
       }
       if (valid) {
         len = need;
-        shown.append(line.substr(i, need));
+        // As wide as the terminal shows it, so the caret lines up under CJK
+        // text and emoji; an invisible character is named instead.
+        char32_t cp = decodeUtf8(line.substr(i, need));
+        if (isInvisibleCharacter(cp)) {
+          std::string name = codePointName(cp);
+          shown += name;
+          width = name.size();
+        } else {
+          shown.append(line.substr(i, need));
+          width = static_cast<size_t>(displayWidth(cp));
+        }
       } else {
         constexpr char kHex[] = "0123456789ABCDEF";
         shown += '<';
@@ -102,7 +112,7 @@ void renderSnippet(std::string& out, const SourceBuffer& source, SourceRange ran
     }
     if (c == '\t' && mark == ' ') {
       marks += '\t';
-    } else {
+    } else if (width > 0 || mark == '^') {
       marks += mark;
       if (width > 1) {
         marks.append(width - 1, mark == '^' ? '~' : mark);

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "tritonc/base/Memory.h"
+#include "tritonc/base/Text.h"
 #include "tritonc/lex/Lex.h"
 
 namespace tritonc {
@@ -653,9 +654,12 @@ void Lexer::lexUnexpected() {
   if (c >= 0x80 && utf8SequenceLength(start, end_) == 0) {
     error(Diag::InvalidUtf8, start, run, static_cast<unsigned>(c));
   } else if (c >= 0x80) {
-    size_t len = utf8SequenceLength(start, end_);
+    std::string_view character(reinterpret_cast<const char*>(start),
+                               utf8SequenceLength(start, end_));
+    // A zero-width space or a bidi control would read as '' in the message.
+    char32_t cp = decodeUtf8(character);
     error(Diag::UnexpectedCharacter, start, run,
-          std::string_view(reinterpret_cast<const char*>(start), len));
+          isInvisibleCharacter(cp) ? codePointName(cp) : std::string(character));
   } else if (c < 0x20 || c == 0x7F) {
     error(Diag::UnexpectedCharacter, start, run,
           fmt::format("\\x{:02X}", static_cast<unsigned>(c)));

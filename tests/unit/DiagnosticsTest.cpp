@@ -140,6 +140,27 @@ TEST(DiagnosticsTest, TextUnderlinesMultiByteCharactersOncePerCodePoint) {
             "    ^~\n");
 }
 
+TEST(DiagnosticsTest, TextPadsByDisplayWidthUnderWideAndCombiningCharacters) {
+  // "日本" (3 bytes, 2 columns each), "e\u0301" (the accent takes no column),
+  // "🚀" (4 bytes, 2 columns): the caret sits under the '$' on a terminal.
+  Harness h("\xE6\x97\xA5\xE6\x9C\xAC e\xCC\x81 \xF0\x9F\x9A\x80 $\n");
+  h.diags.report(Diag::UnexpectedCharacter, h.source, SourceRange{16, 17}, "$");
+  EXPECT_EQ(h.text(),
+            "test.tri:1:17: error: unexpected character '$' [UnexpectedCharacter]\n"
+            "\xE6\x97\xA5\xE6\x9C\xAC e\xCC\x81 \xF0\x9F\x9A\x80 $\n"
+            "          ^\n");
+}
+
+TEST(DiagnosticsTest, TextNamesInvisibleCharacters) {
+  // A zero-width space and a right-to-left override would print as nothing.
+  Harness h("a\xE2\x80\x8B\xE2\x80\xAE$\n");
+  h.diags.report(Diag::UnexpectedCharacter, h.source, SourceRange{7, 8}, "$");
+  EXPECT_EQ(h.text(),
+            "test.tri:1:8: error: unexpected character '$' [UnexpectedCharacter]\n"
+            "a<U+200B><U+202E>$\n"
+            "                 ^\n");
+}
+
 TEST(DiagnosticsTest, TextShowsControlCharactersAsHexAndKeepsTheCaretAligned) {
   Harness h(std::string("a\x01$\n"));
   h.diags.report(Diag::UnexpectedCharacter, h.source, SourceRange{2, 3}, "$");

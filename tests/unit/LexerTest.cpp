@@ -547,6 +547,13 @@ TEST(LexerTest, UnexpectedNonAsciiCharacterCoversTheCodePoint) {
   EXPECT_EQ(lexed.kindNames(), "Identifier Error Identifier EndOfFile");
 }
 
+TEST(LexerTest, UnexpectedInvisibleCharacterIsNamed) {
+  Lexed lexed("x \xE2\x80\x8B y");
+  const Diagnostic* d = expectOneDiag(lexed, Diag::UnexpectedCharacter, 2, 5);
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->message, "unexpected character '<U+200B>'");
+}
+
 TEST(LexerTest, SingleAmpersandSuggestsDoubled) {
   Lexed lexed("a & b");
   const Diagnostic* d = expectOneDiag(lexed, Diag::UnexpectedCharacter, 2, 3);

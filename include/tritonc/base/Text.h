@@ -1,6 +1,7 @@
 //===- Text.h - escaping and number formatting for dumps and JSON -*- C++ -*-===//
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -16,5 +17,22 @@ std::string quoteForDump(std::string_view text);
 /// The shortest text that reads back as the same double, always with a '.'
 /// or an exponent so that it reads as a float ("1.0", "1e-05", "inf").
 std::string formatFloat(double value);
+
+/// Columns a terminal gives code point `cp`: 2 for East Asian wide and
+/// fullwidth characters and emoji, 0 for combining marks and variation
+/// selectors, 1 otherwise (as wcwidth, without depending on the locale).
+int displayWidth(char32_t cp);
+
+/// True for a character that prints as nothing but changes what the text
+/// means or how it is laid out: zero-width spaces and joiners, bidirectional
+/// controls (Trojan Source), a byte order mark, a soft hyphen. Diagnostics
+/// show these as `<U+200B>`.
+bool isInvisibleCharacter(char32_t cp);
+
+/// `<U+XXXX>` for code point `cp`.
+std::string codePointName(char32_t cp);
+
+/// The code point of the valid UTF-8 sequence `bytes` (its whole length).
+char32_t decodeUtf8(std::string_view bytes);
 
 }  // namespace tritonc
