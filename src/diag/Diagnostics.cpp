@@ -46,15 +46,28 @@ const char* severityColor(Severity severity) {
 // Appends the source line of `range` and a caret line underlining it.
 // Bytes that are not printable UTF-8 are shown as <XX>, tabs are kept so
 // that the caret line lines up, and very long lines are shown in part.
-void renderSnippet(std::string& out, const SourceBuffer& source, SourceRange range, bool color) {
-  LineCol lc = source.lineCol(range.begin);
+// The line shown is the caret's; the parts of the range on it are underlined.
+void renderSnippet(std::string& out, const SourceBuffer& source, SourceRange range,
+                   uint32_t caretOffset, bool color) {
+  LineCol lc = source.lineCol(caretOffset);
   std::string_view line = source.lineText(lc.line);
+  size_t lineStart = caretOffset - (lc.column - 1);
   size_t caret = std::min<size_t>(lc.column - 1, line.size());
-  size_t rangeEnd = std::min<size_t>(caret + std::max<uint32_t>(range.end - range.begin, 1),
-                                     line.size());
+  auto onLine = [&](size_t offset) {
+    return std::clamp(offset, lineStart, lineStart + line.size()) - lineStart;
+  };
+  size_t rangeBegin = onLine(range.begin);
+  if (range.begin < lineStart) {  // continued from a line above: from the first non-blank
+    rangeBegin = std::min(line.find_first_not_of(" \t"), caret);
+  }
+  size_t rangeEnd = caretOffset == range.begin
+                        ? std::min<size_t>(caret + std::max<uint32_t>(range.end - range.begin, 1),
+                                           line.size())
+                        : onLine(range.end);
   constexpr size_t kContext = 120;  // bytes shown on each side of the caret
   size_t begin = caret > kContext ? caret - kContext : 0;
-  size_t end = std::min(line.size(), std::max(rangeEnd, caret + kContext));
+  size_t end = std::min(line.size(), std::max(std::min(rangeEnd, caret + 2 * kContext),
+                                              caret + kContext));
   const auto* bytes = reinterpret_cast<const unsigned char*>(line.data());
   // Start on a character boundary.
   while (begin > 0 && (bytes[begin] & 0xC0) == 0x80) {
@@ -107,7 +120,7 @@ void renderSnippet(std::string& out, const SourceBuffer& source, SourceRange ran
     char mark = ' ';
     if (i == caret) {
       mark = '^';
-    } else if (i > caret && i < rangeEnd) {
+    } else if (i >= rangeBegin && i < rangeEnd) {
       mark = '~';
     }
     if (c == '\t' && mark == ' ') {
@@ -141,12 +154,12 @@ void renderSnippet(std::string& out, const SourceBuffer& source, SourceRange ran
 }
 
 void renderHeader(std::string& out, const SourceBuffer* source, const std::string& path,
-                  SourceRange range, Severity severity, bool color) {
+                  uint32_t location, Severity severity, bool color) {
   if (color) {
     out += kBold;
   }
   if (source != nullptr) {
-    LineCol lc = source->lineCol(range.begin);
+    LineCol lc = source->lineCol(location);
     out += fmt::format("{}:{}:{}: ", source->name(), lc.line, lc.column);
   } else if (!path.empty()) {
     out += fmt::format("{}: ", path);
@@ -242,7 +255,7 @@ void appendPrintable(std::string& out, std::string_view text) {
 
 std::string TextDiagnosticConsumer::render(const Diagnostic& diagnostic, bool color) {
   std::string out;
-  renderHeader(out, diagnostic.source, diagnostic.path, diagnostic.range, diagnostic.severity,
+  renderHeader(out, diagnostic.source, diagnostic.path, diagnostic.location(), diagnostic.severity,
                color);
   appendPrintable(out, diagnostic.message);
   // As clang's `[-Werror,-Wunused-variable]`: an error that -Werror made from
@@ -255,17 +268,17 @@ std::string TextDiagnosticConsumer::render(const Diagnostic& diagnostic, bool co
   }
   out += '\n';
   if (diagnostic.source != nullptr) {
-    renderSnippet(out, *diagnostic.source, diagnostic.range, color);
+    renderSnippet(out, *diagnostic.source, diagnostic.range, diagnostic.location(), color);
   }
   for (const DiagnosticNote& note : diagnostic.notes) {
-    renderHeader(out, note.source, std::string(), note.range, Severity::Note, color);
+    renderHeader(out, note.source, std::string(), note.range.begin, Severity::Note, color);
     appendPrintable(out, note.message);
     if (color) {
       out += kReset;
     }
     out += '\n';
     if (note.source != nullptr) {
-      renderSnippet(out, *note.source, note.range, color);
+      renderSnippet(out, *note.source, note.range, note.range.begin, color);
     }
   }
   return out;
@@ -282,7 +295,7 @@ std::string JsonDiagnosticConsumer::render(const Diagnostic& diagnostic) {
   LineCol lc;
   if (diagnostic.source != nullptr) {
     appendJsonString(out, diagnostic.source->name());
-    lc = diagnostic.source->lineCol(diagnostic.range.begin);
+    lc = diagnostic.source->lineCol(diagnostic.location());
   } else {
     appendJsonString(out, diagnostic.path.empty() ? diagnostic.subject : diagnostic.path);
   }
@@ -311,7 +324,7 @@ void SortingDiagnosticConsumer::flush() {
       return b.source == nullptr;
     }
     if (a.source == nullptr || a.source == b.source) {
-      return a.source != nullptr && a.range.begin < b.range.begin;
+      return a.source != nullptr && a.location() < b.location();
     }
     return a.source->name() < b.source->name();
   });

@@ -83,6 +83,7 @@ std::string encodeDiagnostics(const std::vector<Diagnostic>& diagnostics) {
     w.put(static_cast<uint8_t>(d.source != nullptr ? 1 : 0));
     w.put(d.range.begin);
     w.put(d.range.end);
+    w.put(d.location());
     w.putString(d.path);
     w.putString(d.message);
     w.put(static_cast<uint32_t>(d.notes.size()));
@@ -101,7 +102,7 @@ Expected<std::vector<Diagnostic>> decodeDiagnostics(std::string_view bytes,
                                                     const SourceBuffer& source) {
   ByteReader r(bytes);
   std::vector<Diagnostic> diagnostics;
-  uint32_t count = r.getCount(22);
+  uint32_t count = r.getCount(26);
   auto rangeOk = [&](SourceRange range) {
     return range.begin <= range.end && range.end <= source.text().size();
   };
@@ -112,16 +113,18 @@ Expected<std::vector<Diagnostic>> decodeDiagnostics(std::string_view bytes,
     bool located = r.getBool();
     d.range.begin = r.get<uint32_t>();
     d.range.end = r.get<uint32_t>();
+    auto caret = r.get<uint32_t>();
     d.path = r.getString();
     d.message = r.getString();
     if (kind >= diagKindCount() || severity > static_cast<uint8_t>(Severity::Error) ||
-        (located && !rangeOk(d.range))) {
+        (located && (!rangeOk(d.range) || caret > source.text().size()))) {
       r.fail();
       break;
     }
     d.kind = static_cast<Diag>(kind);
     d.severity = static_cast<Severity>(severity);
     d.source = located ? &source : nullptr;
+    if (caret != d.range.begin) d.caret = caret;
     uint32_t notes = r.getCount(13);
     for (uint32_t j = 0; j < notes && !r.failed(); ++j) {
       DiagnosticNote n;

@@ -91,7 +91,12 @@ class Checker {
   /// Reports at `node` unless an operand was already an error.
   template <typename... Args>
   void report(Diag kind, NodeId node, Args&&... args) {
-    diags_->report(kind, source(), rangeOf(node), std::forward<Args>(args)...);
+    auto builder = diags_->report(kind, source(), rangeOf(node), std::forward<Args>(args)...);
+    // As clang: a binary expression's caret is its operator, with the
+    // operands underlined, so `a\n + b` shows the line of the '+'.
+    if (tree_.kind(node) == NodeKind::Binary) {
+      builder.caretAt(tokens().range(tree_.token(node)).begin);
+    }
   }
   ExprInfo make(TypeId type, NodeId node) const {
     ExprInfo info;

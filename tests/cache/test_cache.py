@@ -1298,7 +1298,7 @@ def test_warnings_replayed_on_hits(ctx):
     proc, _, d = compile_counted(ctx, src, "-Werror", out=out, rc=1)
     expect_l3(d, True, "-Werror")
     check(not os.path.exists(out), "-Werror on a hit wrote %s" % out)
-    check("error:" in proc.stderr and "[ChainedComparison]" in proc.stderr,
+    check("error:" in proc.stderr and "[-Werror,ChainedComparison]" in proc.stderr,
           "-Werror on a hit: %r" % proc.stderr)
     write(out, b"previous\n")
     ctx.compile(src, "-Werror", out=out, rc=1)

@@ -151,6 +151,29 @@ TEST(DiagnosticsTest, TextPadsByDisplayWidthUnderWideAndCombiningCharacters) {
             "          ^\n");
 }
 
+TEST(DiagnosticsTest, TextCaretInsideTheRangeOnItsOwnLine) {
+  // `(a\n   + b)`: the caret on the '+' names line 2 and shows it, with the
+  // part of the range on that line underlined from its first non-blank.
+  Harness h("y = (a\n     + b)\n");
+  h.diags.report(Diag::InvalidOperands, h.source, SourceRange{4, 15}, "+", "int", "str")
+      .caretAt(12);
+  EXPECT_EQ(h.text(),
+            "test.tri:2:6: error: invalid operands to '+': 'int' and 'str' [InvalidOperands]\n"
+            "     + b)\n"
+            "     ^~~\n");
+  EXPECT_NE(h.json().find(R"("line":2,"column":6)"), std::string::npos) << h.json();
+}
+
+TEST(DiagnosticsTest, TextCaretInsideTheRangeUnderlinesBothSides) {
+  Harness h("z = a + b\n");
+  h.diags.report(Diag::InvalidOperands, h.source, SourceRange{4, 9}, "+", "int", "str")
+      .caretAt(6);
+  EXPECT_EQ(h.text(),
+            "test.tri:1:7: error: invalid operands to '+': 'int' and 'str' [InvalidOperands]\n"
+            "z = a + b\n"
+            "    ~~^~~\n");
+}
+
 TEST(DiagnosticsTest, TextNamesInvisibleCharacters) {
   // A zero-width space and a right-to-left override would print as nothing.
   Harness h("a\xE2\x80\x8B\xE2\x80\xAE$\n");

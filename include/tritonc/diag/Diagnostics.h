@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -62,11 +63,17 @@ struct DiagnosticNote {
 
 /// One finished diagnostic.
 struct Diagnostic {
+  /// The offset the header's line:col names: the caret.
+  uint32_t location() const { return caret.value_or(range.begin); }
+
   Diag kind{};
   Severity severity = Severity::Error;
   const SourceBuffer* source = nullptr;  ///< null: not about a position in a file
   std::string path;                      ///< used when source is null
   SourceRange range;
+  /// Where the caret goes when not at range.begin (clang's caret-in-a-range:
+  /// an operator between its underlined operands). Also the line:col shown.
+  std::optional<uint32_t> caret;
   std::string message;
   std::vector<DiagnosticNote> notes;
   bool promotedByWerror = false;  ///< a warning that -Werror made an error
@@ -166,6 +173,11 @@ class DiagnosticBuilder {
   DiagnosticBuilder& note(Note kind, Args&&... args) {
     diagnostic_.notes.push_back(DiagnosticNote{
         nullptr, {}, fmt::format(fmt::runtime(noteFormat(kind)), std::forward<Args>(args)...)});
+    return *this;
+  }
+  /// Puts the caret at `offset` inside the range (see Diagnostic::caret).
+  DiagnosticBuilder& caretAt(uint32_t offset) {
+    diagnostic_.caret = offset;
     return *this;
   }
   /// Names the file a diagnostic about no position is about (see Diagnostic::subject).
