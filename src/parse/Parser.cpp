@@ -115,9 +115,6 @@ bool inOperandStartSet(TokenKind kind) {
   return index < 64 && ((kOperandStartSet >> index) & 1) != 0;
 }
 
-bool isRelational(TokenKind kind) { return binaryPrecedence(kind) == 4; }
-bool isEquality(TokenKind kind) { return binaryPrecedence(kind) == 3; }
-
 bool isOpener(TokenKind kind) {
   return kind == TokenKind::LParen || kind == TokenKind::LBracket || kind == TokenKind::LBrace;
 }
@@ -606,7 +603,6 @@ class Parser {
   bool expectStatementEnd(NodeId statement);
   bool closeBlocksBeforeItem();
   void skipPythonBody();
-  void warnChainedComparison(NodeId inner, TokenId op, NodeId rhs);
   void warnSignStatement(NodeId expr);
   std::string_view textOf(NodeId node) const {
     SourceRange range = tree_.range(node);
@@ -1581,9 +1577,6 @@ NodeId Parser::parseBinary(int minPrecedence) {
     }
     TokenId op = consume();
     NodeId rhs = parseBinary(precedence + 1);
-    if (tree_.kind(lhs) == NodeKind::Binary) {
-      warnChainedComparison(lhs, op, rhs);
-    }
     lhs = add2(NodeKind::Binary, op, lhs, rhs);
   }
   return lhs;
@@ -1640,33 +1633,6 @@ void Parser::warnSignStatement(NodeId expr) {
                           : std::string(text);
   diags_.report(Diag::UnusedSignedStatement, tokens_.source(), tree_.range(expr), shown)
       .note(Note::StatementSplitHint);
-}
-
-void Parser::warnChainedComparison(NodeId inner, TokenId op, NodeId rhs) {
-  TokenKind outerKind = tokens_.kind(op);
-  TokenKind innerKind = tokens_.kind(tree_.token(inner));
-  bool chained = (isRelational(outerKind) && isRelational(innerKind)) ||
-                 (isEquality(outerKind) && isEquality(innerKind));
-  if (!chained || panic_ || quiet_ > 0) {
-    return;
-  }
-  // `a < b < c < d` is one mistake: warn for its first link only.
-  NodeId innerLeft = tree_.childA(inner);
-  if (tree_.kind(innerLeft) == NodeKind::Binary) {
-    TokenKind leftKind = tokens_.kind(tree_.token(innerLeft));
-    if ((isRelational(outerKind) && isRelational(leftKind)) ||
-        (isEquality(outerKind) && isEquality(leftKind))) {
-      return;
-    }
-  }
-  NodeId middle = tree_.childB(inner);
-  std::string whole = std::string(textOf(inner)) + " " + std::string(tokens_.spelling(op)) +
-                      " " + std::string(textOf(rhs));
-  std::string fixed = std::string(textOf(inner)) + " && " + std::string(textOf(middle)) + " " +
-                      std::string(tokens_.spelling(op)) + " " + std::string(textOf(rhs));
-  SourceRange range{tree_.range(inner).begin, tree_.range(rhs).end};
-  diags_.report(Diag::ChainedComparison, tokens_.source(), range, whole)
-      .note(Note::ChainedComparisonHint, fixed);
 }
 
 // unary = ("-" | "+" | "!") unary | power ;

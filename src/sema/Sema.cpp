@@ -93,6 +93,11 @@ bool isComparison(TokenKind kind) {
     default: return false;
   }
 }
+// 1: ==, != ; 2: < <= > >= ; 0: not a comparison. Operators of one class chain.
+int comparisonClass(TokenKind kind) {
+  if (kind == TokenKind::EqualEqual || kind == TokenKind::BangEqual) return 1;
+  return isComparison(kind) ? 2 : 0;
+}
 }  // namespace
 
 Checker::Checker(const Tree& tree, const Interner& interner, DiagnosticEngine& diags,
@@ -1424,7 +1429,53 @@ ExprInfo Checker::checkUnary(NodeId node) {
   return result;
 }
 
+// `a < b < c` parses as `(a < b) < c`, as in C, where Python would test both.
+// The checker, not the parser, says so: with the operand types known it is a
+// warning where the comparison is valid (`a == b == flag`), and one error
+// instead of two where it is not (a bool has no order, and `a == b == 3`
+// compares a bool with an int). One chain is one mistake: only its first link
+// (whose left operand is not itself a link) is reported.
+bool Checker::isFirstChainLink(NodeId node) const {
+  int cls = comparisonClass(tokens().kind(tree_.token(node)));
+  NodeId left = tree_.childA(node);
+  if (cls == 0 || tree_.kind(left) != NodeKind::Binary ||
+      comparisonClass(tokens().kind(tree_.token(left))) != cls) {
+    return false;
+  }
+  NodeId leftLeft = tree_.childA(left);
+  return tree_.kind(leftLeft) != NodeKind::Binary ||
+         comparisonClass(tokens().kind(tree_.token(leftLeft))) != cls;
+}
+
+void Checker::reportChainedComparison(NodeId node, std::optional<TypeId> mismatch) {
+  NodeId inner = tree_.childA(node);
+  std::string op(tokens().spelling(tree_.token(node)));
+  std::string rhs(textOf(tree_.childB(node)));
+  std::string whole = fmt::format("{} {} {}", textOf(inner), op, rhs);
+  std::string fixed =
+      fmt::format("{} && {} {} {}", textOf(inner), textOf(tree_.childB(inner)), op, rhs);
+  auto builder = mismatch ? diags_->report(Diag::ChainedComparisonMismatch, source(),
+                                           rangeOf(node), whole, fmt(*mismatch))
+                          : diags_->report(Diag::ChainedComparison, source(), rangeOf(node),
+                                           whole);
+  builder.note(Note::ChainedComparisonHint, fixed);
+}
+
 ExprInfo Checker::checkBinary(NodeId node) {
+  if (!isFirstChainLink(node)) {
+    return checkOperator(node);
+  }
+  NodeId outer = chainedComparison_;
+  chainedComparison_ = node;  // its InvalidOperands is the chain's error
+  ExprInfo info = checkOperator(node);
+  chainedComparison_ = outer;
+  if (module_.types.kind(info.type) != TypeKind::Error) {
+    reportChainedComparison(node, std::nullopt);
+  }
+  return info;
+}
+
+ExprInfo Checker::checkOperator(NodeId node) {
   TokenId opToken = tree_.token(node);
   TokenKind op = tokens().kind(opToken);
   std::string_view opText = operatorSpelling(tokens(), opToken);
@@ -1529,7 +1580,11 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
     if (ta.kind == TypeKind::List && tb.kind == TypeKind::List && kind == TokenKind::EqualEqual) {
       return make(bool_, node);
     }
-    report(Diag::InvalidOperands, node, op, fmt(a.type), fmt(b.type));
+    if (node == chainedComparison_) {
+      reportChainedComparison(node, b.type);
+    } else {
+      report(Diag::InvalidOperands, node, op, fmt(a.type), fmt(b.type));
+    }
     return make(ts.error(), node);
   }
   (void)isArithmetic;

@@ -223,6 +223,10 @@ class Checker {
   ExprInfo checkLiteral(NodeId node);
   ExprInfo checkUnary(NodeId node);
   ExprInfo checkBinary(NodeId node);
+  ExprInfo checkOperator(NodeId node);
+  bool isFirstChainLink(NodeId node) const;
+  /// `mismatch`: the right operand's type when the chain is not valid.
+  void reportChainedComparison(NodeId node, std::optional<TypeId> mismatch);
   ExprInfo checkArithmetic(std::string_view op, TokenKind kind, const ExprInfo& a,
                            const ExprInfo& b, NodeId node);
   ExprInfo checkList(NodeId node);
@@ -315,6 +319,8 @@ class Checker {
   /// The call whose callee checkMember is about to check (`x.view(...)`), for
   /// the note that rewrites a tensor method; invalid otherwise.
   NodeId memberCall_;
+  /// The first link of a comparison chain being checked (isFirstChainLink).
+  NodeId chainedComparison_;
   /// Pairs of size variables (smaller index first) already reported as
   /// probably one misspelled name.
   std::set<std::pair<uint32_t, uint32_t>> warnedSizePairs_;

@@ -183,39 +183,15 @@ TEST(ParserTest, NodeKindsAndTokens) {
   EXPECT_EQ(p.tree.kind(p.tree.root()), NodeKind::Program);
 }
 
-TEST(ParserTest, ChainedComparisonWarns) {
+TEST(ParserTest, ComparisonsAssociateLeftAsInC) {
+  // `a < b < c` is `(a < b) < c`; the checker, which knows the types, warns
+  // or rejects it (SemaTest ComparisonChain*).
   Parsed p("let r = a < b < c");
   EXPECT_EQ(sexpr(p.tree, p.tree.childB(p.items()[0])), "(< (< a b) c)");
-  ASSERT_EQ(p.diagnostics().size(), 1u);
-  const Diagnostic& d = p.diagnostics()[0];
-  EXPECT_EQ(d.kind, Diag::ChainedComparison);
-  EXPECT_EQ(d.severity, Severity::Warning);
-  EXPECT_EQ(d.message,
-            "comparisons do not chain: 'a < b < c' compares the bool result of the first "
-            "comparison");
-  EXPECT_EQ(d.range.begin, 8u);
-  EXPECT_EQ(d.range.end, 17u);
-  ASSERT_EQ(d.notes.size(), 1u);
-  EXPECT_EQ(d.notes[0].message, "write 'a < b && b < c' to test both");
-  EXPECT_FALSE(p.diags.hasErrors());
-
-  Parsed eq("let r = a == b != c");
-  ASSERT_EQ(eq.diagnostics().size(), 1u);
-  EXPECT_EQ(eq.diagnostics()[0].kind, Diag::ChainedComparison);
-
+  EXPECT_TRUE(p.diagnostics().empty());
   // Different levels do not chain.
   EXPECT_EQ(expr("a < b == c"), "(== (< a b) c)");
   EXPECT_EQ(expr("(a < b) < c"), "(< (paren (< a b)) c)");
-}
-
-// One chain is one mistake: `a < b < c < d` should warn once, and the hint
-// must not itself chain ('a < b < c && c < d' does).
-TEST(ParserTest, LongComparisonChainWarnsOnce) {
-  Parsed p("let r = a < b < c < d");
-  ASSERT_EQ(p.diagnostics().size(), 1u) << diagNames(p.diagnostics());
-  EXPECT_EQ(p.diagnostics()[0].kind, Diag::ChainedComparison);
-  ASSERT_EQ(p.diagnostics()[0].notes.size(), 1u);
-  EXPECT_EQ(p.diagnostics()[0].notes[0].message, "write 'a < b && b < c' to test both");
 }
 
 // ---- calls, indexing, members ------------------------------------------------
@@ -978,14 +954,6 @@ TEST(ParserTest, RangeSuggestionsQuoteWholeExpressions) {
   ASSERT_EQ(range.diagnostics()[0].notes.size(), 1u);
   EXPECT_EQ(range.diagnostics()[0].notes[0].message, "write 'for i in 0..f(n)' to loop over it");
   EXPECT_EQ(range.diagnostics()[0].range.end, 15u);
-
-  Parsed chained("let r = a < b < f(c)");
-  ASSERT_EQ(chained.diagnostics().size(), 1u);
-  EXPECT_EQ(chained.diagnostics()[0].message,
-            "comparisons do not chain: 'a < b < f(c)' compares the bool result of the first "
-            "comparison");
-  ASSERT_EQ(chained.diagnostics()[0].notes.size(), 1u);
-  EXPECT_EQ(chained.diagnostics()[0].notes[0].message, "write 'a < b && b < f(c)' to test both");
 }
 
 TEST(ParserTest, Dump) {

@@ -824,6 +824,49 @@ TEST(SemaScopeTest, UndefinedNameWithoutCloseMatchHasNoNote) {
   EXPECT_TRUE(c.diagnostics()[0].notes.empty());
 }
 
+// ---- comparison chains -------------------------------------------------------
+
+TEST(SemaComparisonChainTest, ValidChainWarnsWithTheFix) {
+  Checked c("fn f(a: bool, b: bool, c: bool) -> bool {\n    return a == b != c\n}\n");
+  EXPECT_PARSED(c);
+  ASSERT_EQ(diagNames(c.diagnostics()), "ChainedComparison");
+  const Diagnostic& d = c.diagnostics()[0];
+  EXPECT_EQ(d.severity, Severity::Warning);
+  EXPECT_EQ(d.message,
+            "comparisons do not chain: 'a == b != c' compares the bool result of the first "
+            "comparison");
+  ASSERT_EQ(d.notes.size(), 1u);
+  EXPECT_EQ(d.notes[0].message, "write 'a == b && b != c' to test both");
+  EXPECT_FALSE(c.diags.hasErrors());
+}
+
+TEST(SemaComparisonChainTest, InvalidChainIsOneErrorNotAWarningAndAnError) {
+  // A bool has no order, so `lo <= x < hi` can never be right.
+  Checked c("fn f(lo: int, x: int, hi: int) -> bool {\n    return lo <= x < f2(hi)\n}\n"
+            "fn f2(v: int) -> int { return v }\n");
+  EXPECT_PARSED(c);
+  ASSERT_EQ(diagNames(c.diagnostics()), "ChainedComparisonMismatch");
+  const Diagnostic& d = c.diagnostics()[0];
+  EXPECT_EQ(d.message,
+            "comparisons do not chain: 'lo <= x < f2(hi)' compares the bool result of the first "
+            "comparison with 'int32'");
+  ASSERT_EQ(d.notes.size(), 1u);
+  EXPECT_EQ(d.notes[0].message, "write 'lo <= x && x < f2(hi)' to test both");
+}
+
+TEST(SemaComparisonChainTest, OneChainIsOneMistake) {
+  Checked ints("fn f(a: int, b: int, c: int, d: int) -> bool {\n    return a < b < c < d\n}\n");
+  ASSERT_EQ(diagNames(ints.diagnostics()), "ChainedComparisonMismatch");
+  EXPECT_EQ(ints.diagnostics()[0].notes.at(0).message, "write 'a < b && b < c' to test both");
+  Checked bools("fn f(a: bool, b: bool, c: bool, d: bool) -> bool {\n"
+                "    return a == b == c == d\n}\n");
+  ASSERT_EQ(diagNames(bools.diagnostics()), "ChainedComparison");
+  // Parentheses say the bool is meant; other levels do not chain.
+  Checked meant("fn f(a: int, b: int, c: bool) -> bool {\n"
+                "    return (a == b) == c && a < b == c\n}\n");
+  EXPECT_TRUE(meant.diagnostics().empty()) << diagNames(meant.diagnostics());
+}
+
 TEST(SemaScopeTest, TypoCorrectionStopsAfterTheSpellCheckingLimit) {
   // Every misspelling searches the names in scope: past the limit the errors
   // stay and the suggestions stop, so 10^4 of them cannot take minutes.
