@@ -41,6 +41,26 @@ def activation(y, act="none"):
     return fn(y)
 
 
+def _autocast_by_device():
+    try:
+        torch.is_autocast_enabled("cpu")  # torch >= 2.4 (the old spellings warn there)
+        return True
+    except TypeError:
+        return False
+
+
+_AUTOCAST_BY_DEVICE = _autocast_by_device()
+
+
+def _autocasting(x):
+    """Whether autocast is on for ``x``'s device."""
+    if _AUTOCAST_BY_DEVICE:
+        return torch.is_autocast_enabled(x.device.type)
+    if x.is_cuda:
+        return torch.is_autocast_enabled()
+    return x.device.type == "cpu" and torch.is_autocast_cpu_enabled()
+
+
 def fused_matmul(x, w, bias=None, scale=None, act="none", layout="matmul"):
     """``act((x @ w) * scale + bias)``.
 
@@ -57,7 +77,11 @@ def fused_matmul(x, w, bias=None, scale=None, act="none", layout="matmul"):
             return y
     plain_bias = scale is None and isinstance(bias, torch.Tensor) and bias.dim() <= 1 \
         and bias.dtype == x.dtype == w.dtype
-    if layout == "matmul" and plain_bias and x.dim() == 2 and w.dim() == 2:
+    # Under autocast, addmm would run the bias add in the low precision too, where the
+    # written `x @ w + b` adds a float32 bias to the bf16/fp16 product and gives float32:
+    # the steps as written, so every -O level computes the same values.
+    if layout == "matmul" and plain_bias and x.dim() == 2 and w.dim() == 2 \
+            and not _autocasting(x):
         return activation(cpu.addmm(bias, x, w), act)  # one kernel: bias + x @ w
     if layout == "linear" and (plain_bias or (scale is None and bias is None)) and w.dim() == 2:
         return activation(cpu.linear(x, w, bias), act)
@@ -154,13 +178,15 @@ def _bn_affine(conv, bn):
     stamp, sources = _bn_stamp(conv, bn)
 
     def compute():
-        inv_std = torch.rsqrt(bn.running_var.float() + bn.eps)
-        scale = inv_std * bn.weight.float() if bn.weight is not None else inv_std
-        bias = conv.bias.float() if getattr(conv, "bias", None) is not None \
+        # In float32 at least (half-precision statistics), in float64 for a .double() model.
+        dt = torch.promote_types(bn.running_var.dtype, torch.float32)
+        inv_std = torch.rsqrt(bn.running_var.to(dt) + bn.eps)
+        scale = inv_std * bn.weight.to(dt) if bn.weight is not None else inv_std
+        bias = conv.bias.to(dt) if getattr(conv, "bias", None) is not None \
             else torch.zeros_like(scale)
-        folded = (bias - bn.running_mean.float()) * scale
+        folded = (bias - bn.running_mean.to(dt)) * scale
         if bn.bias is not None:
-            folded = folded + bn.bias.float()
+            folded = folded + bn.bias.to(dt)
         return scale.contiguous(), folded.contiguous()
 
     return _cached(conv, "_tritonrt_bn_affine", stamp, compute, sources)

@@ -201,8 +201,10 @@ def _is_inference(t):
 
 def _stamp(*tensors):
     """What identifies the tensors' values, or None (not cacheable) when one of them was
-    made under ``torch.inference_mode()``: such tensors have no version counter."""
-    if any(_is_inference(t) for t in tensors):
+    made under ``torch.inference_mode()`` (such tensors have no version counter) or lives in
+    shared memory (``share_memory()``, Hogwild training: another process updates it in place
+    without bumping this process's version counter)."""
+    if any(_is_inference(t) or (t.device.type == "cpu" and t.is_shared()) for t in tensors):
         return None
     return tuple((t.data_ptr(), t._version, t.device, t.dtype) for t in tensors)
 
@@ -279,19 +281,46 @@ def _pack_one(m):
         shapes[name] = tuple(latent.shape)
     m._tritonrt_shapes = shapes
     m._tritonrt_packed = True
-    m._register_load_state_dict_pre_hook(_check_packed_state)
+    m._register_load_state_dict_pre_hook(_check_packed_state, with_module=True)
 
 
-def _check_packed_state(state_dict, prefix, local_metadata, strict, missing_keys,
+def _check_packed_state(module, state_dict, prefix, local_metadata, strict, missing_keys,
                         unexpected_keys, error_msgs):
-    """Rejects what this format does not hold: a scale that is not one float32 per tensor
-    (torch would silently take a 1-element tensor's first value for a 0-d buffer)."""
-    for key, value in state_dict.items():
-        if key.startswith(prefix) and key.endswith("_scale") and \
-                isinstance(value, torch.Tensor) and value.dim() != 0:
+    """Rejects what this format does not hold, which torch's shape check lets through:
+    an invalid code ``11``; a row whose padding is not code ``01`` (the checkpoint of a
+    weight with a longer row: the packed shape ``[rows, ceil(n / 4)]`` is the same for
+    ``n`` in 4k+1..4k+4, so a model built for another ``in_features`` or kernel size would
+    load and compute with scrambled weights); a scale with more than one value. A
+    one-element scale of shape ``[1]`` (as other exporters write it) is taken as the 0-d one.
+    """
+    for name, shape in getattr(module, "_tritonrt_shapes", {}).items():
+        key = prefix + name
+        packed = state_dict.get(key)
+        rows, cols = _rows_cols(packed_rows_shape(module, name, shape))
+        if not isinstance(packed, torch.Tensor) or packed.dtype != torch.uint8 \
+                or tuple(packed.shape) != (rows, (cols + 3) // 4):
+            continue  # torch reports the missing key, the dtype or the size mismatch
+        codes = torch.stack([(packed >> s) & 3 for s in _SHIFTS], dim=-1).reshape(rows, -1)
+        if codes.numel() and bool((codes == 3).any()):
+            error_msgs.append("tritonrt: %s holds the invalid 2-bit code 0b11 (the format's "
+                              "codes are 00 = -1, 01 = 0, 10 = +1)" % key)
+        elif codes.numel() and bool((codes[:, cols:] != 1).any()):
             error_msgs.append(
-                "tritonrt: %s has shape %s; a packed weight has one float32 scale per "
-                "tensor (0-d); per-channel scales are not supported" % (key, tuple(value.shape)))
+                "tritonrt: %s does not hold a weight of shape %s: its rows of %d values are "
+                "padded to %d with nonzero codes, so it was packed from a weight with longer "
+                "rows (a checkpoint of a model with another in_features or kernel size)"
+                % (key, list(shape), cols, codes.shape[1]))
+    for key, value in list(state_dict.items()):
+        if key.startswith(prefix) and key.endswith("_scale") and \
+                key[len(prefix):-len("_scale")] in getattr(module, "_tritonrt_shapes", {}) and \
+                isinstance(value, torch.Tensor) and value.dim() != 0:
+            if value.numel() == 1:
+                state_dict[key] = value.reshape(())
+            else:
+                error_msgs.append(
+                    "tritonrt: %s has %d values (shape %s); a packed weight has one float32 "
+                    "scale per tensor (0-d); per-channel scales are not supported"
+                    % (key, value.numel(), tuple(value.shape)))
 
 
 def pack(module):

@@ -409,6 +409,44 @@ class PackedModuleTests(unittest.TestCase):
             pack(Block()).load_state_dict(sd)
         self.assertIn("per-channel scales are not supported", str(ctx.exception))
 
+    def test_packed_state_dict_takes_a_one_element_scale(self):
+        torch.manual_seed(3)
+        a = pack(TernaryLinear(6, 3))
+        sd = a.state_dict()
+        sd["weight_scale"] = sd["weight_scale"].reshape(1)  # as other exporters write it
+        b = pack(TernaryLinear(6, 3))
+        b.load_state_dict(sd)
+        self.assertEqual(b.weight_scale.shape, ())
+        x = torch.randn(2, 6)
+        with torch.no_grad():
+            self.assertTrue(torch.equal(a(x), b(x)))
+
+    def test_packed_state_dict_rejects_invalid_codes(self):
+        sd = pack(TernaryLinear(8, 3)).state_dict()
+        sd["weight"] = sd["weight"].clone()
+        sd["weight"][0, 0] |= 3  # code 11
+        with self.assertRaises(RuntimeError) as ctx:
+            pack(TernaryLinear(8, 3)).load_state_dict(sd)
+        self.assertIn("invalid 2-bit code 0b11", str(ctx.exception))
+
+    def test_packed_state_dict_of_another_shape_is_refused(self):
+        # in_features 7 and 5 both pack to [out, 2] bytes: torch's shape check passes, the
+        # padding codes tell them apart (unless the 7-wide weight's last trits are all 0).
+        torch.manual_seed(4)
+        wide = TernaryLinear(7, 3)
+        with torch.no_grad():
+            wide.weight.copy_(torch.tensor([[1.0, -1, 1, -1, 1, -1, 1]] * 3))
+        sd = pack(wide).state_dict()
+        with self.assertRaises(RuntimeError) as ctx:
+            pack(TernaryLinear(5, 3)).load_state_dict(sd)
+        self.assertIn("does not hold a weight of shape [3, 5]", str(ctx.exception))
+        # A conv: 3x3 over 3 channels (27 values a row) into 1 channel 5x5 (25).
+        sd = pack(TernaryConv2d(3, 8, 3)).state_dict()
+        with self.assertRaises(RuntimeError):
+            pack(TernaryConv2d(1, 8, 5)).load_state_dict(sd)
+        # The weight of the right shape, packed by columns too, loads.
+        pack(Block()).load_state_dict(pack(Block()).state_dict())
+
     def test_pack_without_ternary_weights_warns_and_changes_nothing(self):
         m = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
         m.train()
@@ -590,6 +628,18 @@ class FusedTests(unittest.TestCase):
             fused_matmul(x, w, act="swish")
         with self.assertRaises(ValueError):
             fused_matmul(x, w, layout="nt")
+
+    def test_fused_matmul_under_autocast_computes_as_written(self):
+        # `x @ w + b` under autocast: a bf16 product plus the float32 bias gives float32;
+        # addmm would round the bias and the sum to bf16 (and -O levels would differ).
+        torch.manual_seed(12)
+        x, w, b = torch.randn(4, 16), torch.randn(16, 8), torch.randn(8)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            expected = x @ w + b
+            got = fused_matmul(x, w, bias=b)
+        self.assertEqual(expected.dtype, torch.float32)
+        self.assertEqual(got.dtype, expected.dtype)
+        self.assertTrue(torch.equal(got, expected))
 
     def test_fused_conv2d_equals_unfused(self):
         torch.manual_seed(11)
@@ -838,6 +888,15 @@ class WeightCacheTests(unittest.TestCase):
         w.sum().backward()
         self.assertIsNotNone(layer.weight.grad)
 
+    def test_no_cache_for_shared_memory_weights(self):
+        # Hogwild: other processes update a share_memory() weight in place, which does not
+        # bump this process's version counter; such weights are never cached.
+        layer = tritonrt.TernaryLinear(8, 4).eval().share_memory()
+        with torch.no_grad():
+            first = tritonrt.weight(layer, "weight")
+            self.assertIsNot(tritonrt.weight(layer, "weight"), first)
+            self.assertTrue(torch.equal(tritonrt.weight(layer, "weight"), first))
+
     def test_no_cache_in_training_mode(self):
         layer = tritonrt.TernaryLinear(8, 4).train()
         with torch.no_grad():
@@ -869,6 +928,18 @@ class BatchNormFoldingTests(unittest.TestCase):
                 expected = torch.relu(bn(conv(x)))
                 got = tritonrt.conv_bn_act(conv, bn, x, act="relu")
             self.assertTrue(torch.allclose(got, expected, atol=1e-5, rtol=1e-5))
+
+    def test_float64_fold_keeps_float64_precision(self):
+        conv, bn = self._pair(nn.Conv2d(4, 8, 3, padding=1))
+        conv, bn = conv.double(), bn.double()
+        x = torch.randn(2, 4, 9, 9, dtype=torch.float64)
+        with torch.no_grad():
+            expected = bn(conv(x))
+            got = tritonrt.conv_bn_act(conv, bn, x)
+        self.assertEqual(got.dtype, torch.float64)
+        # float32 folding gave ~1e-7 relative error
+        self.assertLess(float(((got - expected).abs() / expected.abs().clamp_min(1e-3)).max()),
+                        1e-12)
 
     def test_hooks_and_subclasses_are_not_folded_away(self):
         conv, bn = self._pair(tritonrt.TernaryConv2d(4, 8, 3, padding=1))
