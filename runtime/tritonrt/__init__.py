@@ -9,7 +9,7 @@ from . import cpu, cuda
 from .cuda import use_kernels
 from .fused import ACTIVATIONS, activation, conv_bn_act, fused_conv2d, fused_matmul
 from .layers import TernaryConv2d, TernaryLinear
-from .loader import CompileError, compile_model, find_tritonc, load, output_dir
+from .loader import CompileError, CompilerWarning, compile_model, find_tritonc, load, output_dir
 from .packing import (clear_cache, is_packed, pack, pack_ternary, packed_by_columns,
                       packed_shape, unpack_ternary, weight)
 from .quant import (
@@ -29,6 +29,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ACTIVATIONS",
     "CompileError",
+    "CompilerWarning",
     "EPS",
     "METHODS",
     "TernaryConv2d",

@@ -11,14 +11,20 @@ import sys
 import tempfile
 import threading
 import types
+import warnings
 
-__all__ = ["CompileError", "load", "compile_model", "find_tritonc", "output_dir"]
+__all__ = ["CompileError", "CompilerWarning", "load", "compile_model", "find_tritonc", "output_dir"]
 
 _counter = itertools.count()
 _lock = threading.Lock()
 
 _TARGETS = ("pytorch", "cuda", "all")
 _LEVELS = ("0", "1", "2", "3", "s")
+
+
+class CompilerWarning(UserWarning):
+    """A warning ``tritonc`` printed for a compile that succeeded (``compile_model`` shows
+    it with ``warnings.warn``: e.g. that a weight's ``state_dict`` key was renamed)."""
 
 
 class CompileError(RuntimeError):
@@ -132,7 +138,8 @@ def compile_model(path, optimization_level="O2", target="pytorch", entry=None):
     Runs ``tritonc compile PATH -O<level> -o <dir>/<stem>.py --target T [--entry E]``, where
     ``<dir>`` is a per-(source path, flags) directory under ``output_dir()`` (``tritonc``'s
     cache makes repeated compiles cheap, and the file stays on disk for tracebacks and the
-    CUDA ``.so``). Raises ``CompileError`` with the compiler's stderr when it fails, then
+    CUDA ``.so``). Raises ``CompileError`` with the compiler's stderr when it fails; the
+    warnings of a compile that succeeds are shown as a ``CompilerWarning``. Then
     imports the file with ``load`` and returns the class named by ``entry`` or, by default,
     the module's ``ENTRY``.
     """
@@ -165,6 +172,11 @@ def compile_model(path, optimization_level="O2", target="pytorch", entry=None):
     if not os.path.isfile(out):
         raise CompileError("tritonc exited 0 but wrote no %s:\n%s" % (out, proc.stderr),
                            command=cmd, returncode=0, stdout=proc.stdout, stderr=proc.stderr)
+    if proc.stderr.strip():
+        # What a terminal user would have seen; Python code sees it as a warning (shown
+        # once per message by the default filter; -W error makes it raise).
+        warnings.warn("tritonc (%s):\n%s" % (os.path.basename(src), proc.stderr.rstrip()),
+                      CompilerWarning, stacklevel=2)
     module = load(out)
     name = entry or getattr(module, "ENTRY", None)
     if not name:

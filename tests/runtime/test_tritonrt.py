@@ -827,6 +827,22 @@ class LoaderTests(unittest.TestCase):
         with self.assertRaises(ValueError):
             tritonrt.compile_model(src, optimization_level="O7")
 
+    def test_compile_model_shows_the_compilers_warnings(self):
+        fixture = self._write("fixture.py", GENERATED)
+        self._fake_compiler(textwrap.dedent('''\
+            import shutil
+            shutil.copy(%r, argv[argv.index("-o") + 1])
+            sys.stderr.write("mlp.tri:2:5: warning: the weight 'modules' is stored as "
+                             "'modules_' [RenamedInStateDict]\\n")
+            ''' % fixture))
+        src = self._write("mlp.tri", "layer TernaryFC() {}\n")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cls = tritonrt.compile_model(src)
+        self.assertEqual(cls.__name__, "TernaryFC")
+        self.assertEqual([w.category for w in caught], [tritonrt.CompilerWarning])
+        self.assertIn("[RenamedInStateDict]", str(caught[0].message))
+
     def test_compile_model_reports_errors(self):
         self._fake_compiler(
             'sys.stderr.write("mlp.tri:1:7: error: unknown type Tensr\\n")\nsys.exit(1)')
