@@ -949,6 +949,13 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
   if (rule == R::SameShapeFloat || rule == R::SameShapeFloatDim) {
     const TypeStore::Node* x = c.tensor(0);
     if (fn == BuiltinFn::DropoutFn && !probability(c, 1)) return c.error();
+    if (fn == BuiltinFn::BatchNormFn && c.has(5) && c.arg(5).intValue == 0 &&
+        (!c.has(3) || !c.has(4))) {
+      // F.batch_norm(training=False) normalizes with the running statistics:
+      // without them every call raises.
+      c.wrongValue(5, "true when running_mean and running_var are not given", "false");
+      return c.error();
+    }
     if (x == nullptr) return c.failed() ? c.error() : c.unknown();
     if (rule == R::SameShapeFloatDim && x->rankKnown) {
       c.dimIndex(1, c.shape(0).size(), -1);
