@@ -365,6 +365,8 @@ class Planner {
     std::optional<int64_t> in = arg("in_ch", -1), out = arg("out_ch", -1), size = arg("k", -1);
     std::optional<int64_t> stride = arg("stride", 1), padding = arg("padding", 0), groups = arg("groups", 1);
     if (!in || !out || !size || !stride || !padding || !groups) return;
+    // The kernels are for dilation 1; a dilated convolution runs torch's.
+    if (arg("dilation", 1) != std::optional<int64_t>(1)) return;
     if (*in <= 0 || *out <= 0 || *size <= 0 || *stride <= 0 || *padding < 0 || *groups <= 0 ||
         *in % *groups != 0 || *out % *groups != 0) {
       return;

@@ -288,6 +288,28 @@ DimId windowOutput(DimStore& ds, DimId in, DimId kernel, DimId stride, DimId pad
   return ds.binary(DimKind::Add, ds.binary(DimKind::Div, numerator, stride), one);
 }
 
+// The output size of a pooling window with ceil_mode=True, as torch computes
+// it: rounded up, less one when the last window would start in the right
+// padding. Unknown unless every input is a constant (and unknown ceil_mode).
+DimId ceilWindowOutput(DimStore& ds, DimId in, DimId kernel, DimId stride, DimId padding,
+                       DimId dilation) {
+  std::optional<int64_t> n = ds.constValue(in), k = ds.constValue(kernel),
+                         s = ds.constValue(stride), p = ds.constValue(padding),
+                         d = ds.constValue(dilation);
+  if (!n || !k || !s || !p || !d || *s <= 0) {
+    return ds.unknown();
+  }
+  int64_t span = *n + 2 * *p - *d * (*k - 1) - 1;
+  if (span < 0) {
+    return ds.constant(span / *s + 1);  // empty: reported as floor mode would
+  }
+  int64_t out = (span + *s - 1) / *s + 1;
+  if ((out - 1) * *s >= *n + *p) {
+    --out;
+  }
+  return ds.constant(out);
+}
+
 // Sizes in a created tensor's shape must not be negative.
 bool nonNegative(Call& c, const std::optional<std::vector<DimId>>& shape, size_t argIndex) {
   if (!shape) {
@@ -555,16 +577,24 @@ std::optional<LayerArgProblem> builtinLayerArgProblem(
     case BuiltinLayer::BatchNorm1d:
     case BuiltinLayer::BatchNorm2d:
     case BuiltinLayer::LayerNorm: nonNegative({0}); break;
-    case BuiltinLayer::Embedding:
+    case BuiltinLayer::Embedding: {
+      nonNegative({0, 1});
+      // torch.nn.Embedding asserts padding_idx is within num_embeddings.
+      std::optional<int64_t> n = value(0), index = value(2);
+      if (!out && n && index && (*index >= *n || *index < -*n)) {
+        problem(2, fmt::format("an index into the {} embeddings", *n), out);
+      }
+      break;
+    }
     case BuiltinLayer::Linear:
     case BuiltinLayer::TernaryLinear: nonNegative({0, 1}); break;
     case BuiltinLayer::Conv2d:
     case BuiltinLayer::TernaryConv2d: {
-      // in, out, kernel, stride, padding, groups
+      // in, out, kernel, stride, padding, groups, bias, dilation
       nonNegative({0, 1});
       positive({2, 3});
       nonNegative({4});
-      positive({5});
+      positive({5, 7});
       std::optional<int64_t> groups = value(5);
       for (size_t i = 0; i < 2 && !out && groups && *groups > 0; ++i) {
         std::optional<int64_t> channels = value(i);
@@ -580,6 +610,8 @@ std::optional<LayerArgProblem> builtinLayerArgProblem(
       // kernel, stride, padding: torch wants padding at most half the kernel.
       positive({0, 1});
       nonNegative({2});
+      if (layer == BuiltinLayer::MaxPool2d) positive({3});       // dilation
+      if (layer == BuiltinLayer::AvgPool2d) positive({5});       // divisor_override
       std::optional<int64_t> kernel = value(0);
       std::optional<int64_t> padding = value(2);
       if (!out && kernel && padding && *padding * 2 > *kernel) {
@@ -606,6 +638,13 @@ bool checkBuiltinLayerArgs(Checker& checker, BuiltinLayer layer, NodeId call,
   if (problem) {
     c.wrongValue(problem->param, problem->expected, problem->value);
     return false;
+  }
+  if (layer == BuiltinLayer::Conv2d && c.has(8) && c.arg(8).strValue) {
+    std::string_view mode = *c.arg(8).strValue;
+    if (mode != "zeros" && mode != "reflect" && mode != "replicate" && mode != "circular") {
+      c.wrongValue(8, "'zeros', 'reflect', 'replicate' or 'circular'", fmt::format("'{}'", mode));
+      return false;
+    }
   }
   return true;
 }
@@ -1436,11 +1475,11 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
     DimId kernel = arg(2, 1);
     DimId stride = arg(3, 1);
     DimId padding = arg(4, 0);
-    DimId one = ds.constant(1);
+    DimId dilation = arg(7, 1);
     std::vector<DimId> input = shape;
     shape[c] = arg(1, 0);
-    shape[c + 1] = windowOutput(ds, shape[c + 1], kernel, stride, padding, one);
-    shape[c + 2] = windowOutput(ds, shape[c + 2], kernel, stride, padding, one);
+    shape[c + 1] = windowOutput(ds, shape[c + 1], kernel, stride, padding, dilation);
+    shape[c + 2] = windowOutput(ds, shape[c + 2], kernel, stride, padding, dilation);
     if (!nonEmpty(checker, name, call, input, shape)) {
       return checker.make(ts.error(), call);
     }
@@ -1460,10 +1499,15 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
       DimId stride = instance.args.size() > 1 && !ds.isUnknown(instance.args[1]) ? instance.args[1]
                                                                                   : kernel;
       DimId padding = arg(2, 0);
-      DimId one = ds.constant(1);
+      bool maxPool = layer == BuiltinLayer::MaxPool2d;
+      DimId dilation = maxPool ? arg(3, 1) : ds.constant(1);
+      std::optional<int64_t> ceil = ds.constValue(arg(maxPool ? 4 : 3, 0));
       std::vector<DimId> input = shape;
-      shape[h] = windowOutput(ds, shape[h], kernel, stride, padding, one);
-      shape[h + 1] = windowOutput(ds, shape[h + 1], kernel, stride, padding, one);
+      for (size_t d : {h, h + 1}) {
+        shape[d] = !ceil   ? ds.unknown()  // ceil_mode from a bool hyperparameter
+                   : *ceil ? ceilWindowOutput(ds, shape[d], kernel, stride, padding, dilation)
+                           : windowOutput(ds, shape[d], kernel, stride, padding, dilation);
+      }
       if (!nonEmpty(checker, name, call, input, shape)) {
         return checker.make(ts.error(), call);
       }

@@ -2059,6 +2059,7 @@ std::optional<TypeId> Checker::builtinMemberType(const InstanceInfo& instance,
   auto tensor = [&](std::vector<DimId> shape, bool ternary = false) {
     return ts.tensor(ternary ? DType::Trit : DType::Float32, shape, ternary);
   };
+  auto isFalse = [&](DimId flag) { return dims().constValue(flag) == std::optional<int64_t>(0); };
   switch (layer) {
     case BuiltinLayer::Linear:
     case BuiltinLayer::TernaryLinear:
@@ -2078,13 +2079,14 @@ std::optional<TypeId> Checker::builtinMemberType(const InstanceInfo& instance,
     }
     case BuiltinLayer::BatchNorm1d:
     case BuiltinLayer::BatchNorm2d:
-      if (member == "weight" || member == "bias" || member == "running_mean" ||
-          member == "running_var") {
+      // affine=false has no weight and bias, track_running_stats=false no statistics.
+      if ((member == "weight" || member == "bias") && !isFalse(arg(3))) return tensor({arg(0)});
+      if ((member == "running_mean" || member == "running_var") && !isFalse(arg(4))) {
         return tensor({arg(0)});
       }
       break;
     case BuiltinLayer::LayerNorm:
-      if (member == "weight" || member == "bias") return tensor({arg(0)});
+      if ((member == "weight" || member == "bias") && !isFalse(arg(2))) return tensor({arg(0)});
       break;
     case BuiltinLayer::Embedding:
       if (member == "weight") return tensor({arg(0), arg(1)});

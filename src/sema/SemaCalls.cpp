@@ -43,6 +43,50 @@ Checker::CallArgs Checker::gatherArgs(NodeId call) {
   return args;
 }
 
+std::optional<std::vector<BoundArg>> Checker::bindBuiltinArgs(
+    const std::vector<BuiltinParam>& params, const std::vector<int>& positional, CallArgs& args,
+    NodeId call, std::string_view calleeName) {
+  std::vector<std::string> names;
+  for (const BuiltinParam& p : params) {
+    names.push_back(p.name);
+  }
+  // A parameter's other spelling (`dim|axis`, `k|kernel_size`) binds as an
+  // extra name, folded into its parameter below.
+  for (auto& [token, value] : args.named) {
+    std::string_view name = tokens().spelling(token);
+    for (const BuiltinParam& p : params) {
+      if (!p.alias.empty() && name == p.alias) {
+        names.push_back(p.alias);
+      }
+    }
+  }
+  std::optional<std::vector<BoundArg>> bound = bindArgs(names, positional, args, call, calleeName);
+  if (!bound) {
+    return std::nullopt;
+  }
+  for (size_t i = params.size(); i < names.size(); ++i) {
+    if (!(*bound)[i].present) {
+      continue;
+    }
+    for (size_t j = 0; j < params.size(); ++j) {
+      if (params[j].alias == names[i]) {
+        if ((*bound)[j].present) {
+          for (auto& [token, value] : args.named) {
+            if (tokens().spelling(token) == names[i]) {
+              diags_->report(Diag::DuplicateArgument, source(), tokens().range(token),
+                             params[j].name);
+            }
+          }
+          return std::nullopt;
+        }
+        (*bound)[j] = (*bound)[i];
+      }
+    }
+  }
+  bound->resize(params.size());
+  return bound;
+}
+
 std::optional<std::vector<BoundArg>> Checker::bindArgs(const std::vector<std::string>& names,
                                                        const std::vector<int>& positionalTargets,
                                                        CallArgs& args, NodeId call,
@@ -320,48 +364,16 @@ ExprInfo Checker::checkBuiltinFnCall(BuiltinFn fn, NodeId call) {
     return make(module_.types.error(), call);
   }
   const std::vector<BuiltinParam>& params = builtinFnParams(fn);
-  std::vector<std::string> names;
   std::vector<int> positional;
   for (size_t i = 0; i < params.size(); ++i) {
-    names.push_back(params[i].name);
     positional.push_back(static_cast<int>(i));
   }
-  // `dim` may also be spelled `axis`.
-  for (auto& [token, value] : args.named) {
-    std::string_view name = tokens().spelling(token);
-    for (const BuiltinParam& p : params) {
-      if (!p.alias.empty() && name == p.alias) {
-        // Rebind under the canonical name by looking it up below.
-        names.push_back(p.alias);
-      }
-    }
-  }
   std::string calleeName(builtinFnName(fn));
-  std::optional<std::vector<BoundArg>> bound = bindArgs(names, positional, args, call, calleeName);
+  std::optional<std::vector<BoundArg>> bound =
+      bindBuiltinArgs(params, positional, args, call, calleeName);
   if (!bound) {
     return make(module_.types.error(), call);
   }
-  // Fold aliases into their parameter.
-  for (size_t i = params.size(); i < names.size(); ++i) {
-    if (!(*bound)[i].present) {
-      continue;
-    }
-    for (size_t j = 0; j < params.size(); ++j) {
-      if (params[j].alias == names[i]) {
-        if ((*bound)[j].present) {
-          for (auto& [token, value] : args.named) {
-            if (tokens().spelling(token) == names[i]) {
-              diags_->report(Diag::DuplicateArgument, source(), tokens().range(token),
-                             params[j].name);
-            }
-          }
-          return make(module_.types.error(), call);
-        }
-        (*bound)[j] = (*bound)[i];
-      }
-    }
-  }
-  bound->resize(params.size());
   // Inside a weight's default a creation builtin may leave out its shape
   // (LANGUAGE.md §5): the weight's declared one is used. `full(0.25)` there
   // is the value.
@@ -695,16 +707,16 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
     for (const BuiltinParam& p : builtinLayerParams(static_cast<BuiltinLayer>(decl))) {
       names.push_back(p.name);
       optional.push_back(p.optional);
-      floating.push_back(p.defaultText.find_first_of(".e") != std::string::npos);
+      floating.push_back(p.defaultText.find_first_of(".e") != std::string::npos ||
+                         p.name == "max_norm");
       paramTypes.push_back(module_.types.unknown());
-      int64_t value = 0;
       bool isInt = !p.defaultText.empty() &&
                    std::all_of(p.defaultText.begin(), p.defaultText.end(),
                                [](char ch) { return ch >= '0' && ch <= '9'; });
-      if (isInt) {
-        value = std::stoll(p.defaultText);
-      }
-      defaultDims.push_back(isInt ? dims().constant(value) : dims().unknown());
+      std::optional<int64_t> value;
+      if (isInt) value = std::stoll(p.defaultText);
+      if (p.defaultText == "true" || p.defaultText == "false") value = p.defaultText == "true";
+      defaultDims.push_back(value ? dims().constant(*value) : dims().unknown());
     }
   } else {
     const CallableInfo& info = module_.callables[decl];
@@ -732,7 +744,10 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
       positional.push_back(static_cast<int>(i));
     }
   }
-  std::optional<std::vector<BoundArg>> bound = bindArgs(names, positional, args, call, name);
+  std::optional<std::vector<BoundArg>> bound =
+      builtin ? bindBuiltinArgs(builtinLayerParams(static_cast<BuiltinLayer>(decl)), positional,
+                                args, call, name)
+              : bindArgs(names, positional, args, call, name);
   InstanceInfo instance;
   instance.owner = ctx_.callable;
   instance.builtin = builtin;
@@ -760,17 +775,27 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
         bool number = t.kind == TypeKind::Scalar && isNumeric(t.dtype);
         bool integer = number && isIntegral(t.dtype) && t.dtype != DType::Bool;
         bool list = t.kind == TypeKind::List;
-        bool boolParam = names[i] == "bias";
-        if (!lenient && boolParam && !(number && t.dtype == DType::Bool)) {
+        const std::string& spelled =
+            builtinLayerParams(static_cast<BuiltinLayer>(decl))[i].defaultText;
+        bool boolParam = spelled == "true" || spelled == "false";
+        bool strParam = !spelled.empty() && spelled.front() == '"';
+        if (lenient) {
+        } else if (boolParam && !(number && t.dtype == DType::Bool)) {
           report(Diag::ArgumentType, arg.info.node, names[i], name, "a bool", fmt(arg.info.type));
-        } else if (!lenient && !boolParam && floating[i] && !number) {
+        } else if (strParam && !(t.kind == TypeKind::Scalar && t.dtype == DType::Str)) {
+          report(Diag::ArgumentType, arg.info.node, names[i], name, "a string",
+                 fmt(arg.info.type));
+        } else if (!boolParam && !strParam && floating[i] && !number) {
           report(Diag::ArgumentType, arg.info.node, names[i], name, "a number", fmt(arg.info.type));
-        } else if (!lenient && !boolParam && !floating[i] && !integer && !list) {
+        } else if (!boolParam && !strParam && !floating[i] && !integer && !list) {
           report(Diag::ArgumentType, arg.info.node, names[i], name, "an integer",
                  fmt(arg.info.type));
         }
       }
-      instance.args.push_back(arg.info.dim.isValid() ? arg.info.dim : dims().unknown());
+      // Integers (and bools: affine=false) as dimensions, for shapes and members.
+      instance.args.push_back(arg.info.dim.isValid() ? arg.info.dim
+                              : arg.info.intValue    ? dims().constant(*arg.info.intValue)
+                                                     : dims().unknown());
       // Only floats are recorded (most creations have none: no allocation).
       const TypeStore::Node& t = module_.types.node(arg.info.type);
       if (t.kind == TypeKind::Scalar && isFloating(t.dtype)) {

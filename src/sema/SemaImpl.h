@@ -280,6 +280,11 @@ class Checker {
   /// Binds arguments to parameters `names`; positional ones go to the
   /// parameters listed in `positionalTargets`, in order. Reports unknown
   /// names (with "did you mean"), duplicates and surplus arguments.
+  /// bindArgs for a builtin's parameters, with their other spellings (`dim|axis`).
+  std::optional<std::vector<BoundArg>> bindBuiltinArgs(const std::vector<BuiltinParam>& params,
+                                                       const std::vector<int>& positional,
+                                                       CallArgs& args, NodeId call,
+                                                       std::string_view calleeName);
   std::optional<std::vector<BoundArg>> bindArgs(const std::vector<std::string>& names,
                                                 const std::vector<int>& positionalTargets,
                                                 CallArgs& args, NodeId call,

@@ -246,6 +246,66 @@ def test_mnist_matches_handwritten(ctx):
     check_close(got, expected, "mnist -O2 vs hand-written")
 
 
+TORCH_CTOR_ARGS = """
+layer Net(x: Tensor<float32, [?, 3, 17, 17]>, ids: Tensor<int64, [?, 5]>) -> Tensor<float32, [?, 10]> {
+    let conv = Conv2d(3, 8, 3, padding=2, dilation=2, bias=false, padding_mode="reflect")
+    let bn = BatchNorm2d(8, affine=false, track_running_stats=false)
+    let pool = MaxPool2d(2, ceil_mode=true)
+    let apool = AvgPool2d(3, stride=2, ceil_mode=true, count_include_pad=false, divisor_override=4)
+    let tc = TernaryConv2d(in_channels=8, out_channels=8, kernel_size=3, padding=1)
+    let ln = LayerNorm(10, elementwise_affine=false)
+    let drop = Dropout(0.1, inplace=true)
+    let emb = Embedding(20, 4, padding_idx=0, max_norm=1.0)
+    let fc = Linear(8 * 4 * 4 + 20, 10)
+    let h: Tensor<float32, [?, 8, 4, 4]> = apool(tc(pool(relu(bn(conv(x))))))
+    let e = reshape(emb(ids), [-1, 20])
+    return drop(ln(fc(concat([reshape(h, [-1, 8 * 4 * 4]), e], dim=1))))
+}
+"""
+
+
+def test_builtin_layers_take_torch_constructor_arguments(ctx):
+    """LANGUAGE.md §4: built-in layers take their torch.nn counterparts' constructor
+    arguments (dilation, padding_mode, affine, track_running_stats, ceil_mode, ...), with
+    the shapes they imply and the same state_dict keys as torch.nn."""
+
+    class Ref(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3, padding=2, dilation=2, bias=False,
+                                  padding_mode="reflect")
+            self.bn = nn.BatchNorm2d(8, affine=False, track_running_stats=False)
+            self.pool = nn.MaxPool2d(2, ceil_mode=True)
+            self.apool = nn.AvgPool2d(3, stride=2, ceil_mode=True, count_include_pad=False,
+                                      divisor_override=4)
+            self.tc = tritonrt.TernaryConv2d(8, 8, 3, padding=1)
+            self.ln = nn.LayerNorm(10, elementwise_affine=False)
+            self.drop = nn.Dropout(0.1, inplace=True)
+            self.emb = nn.Embedding(20, 4, padding_idx=0, max_norm=1.0)
+            self.fc = nn.Linear(148, 10)
+
+        def forward(self, x, ids):
+            h = self.apool(self.tc(self.pool(F.relu(self.bn(self.conv(x))))))
+            e = self.emb(ids).reshape(-1, 20)
+            return self.drop(self.ln(self.fc(torch.cat([h.reshape(-1, 128), e], 1))))
+
+    torch.manual_seed(6)
+    ref = Ref().eval()
+    x = torch.randn(2, 3, 17, 17)
+    ids = torch.randint(0, 20, (2, 5))
+    with torch.no_grad():
+        expected = ref(x, ids)
+    for level in LEVELS:
+        model = entry(load(ctx.compile_text(TORCH_CTOR_ARGS, level)))().eval()
+        if sorted(model.state_dict()) != sorted(ref.state_dict()):
+            raise AssertionError("%s: keys %s, torch.nn has %s"
+                                 % (level, sorted(model.state_dict()), sorted(ref.state_dict())))
+        model.load_state_dict(ref.state_dict())
+        with torch.no_grad():
+            got = model(x, ids)
+        check_close(got, expected, "torch constructor arguments %s" % level)
+
+
 def test_tutorial_cnn_matches_handwritten(ctx):
     """The tutorial-style CNN (functional ternary convolutions, fused at -O2 into
     fused_conv2d) equals hand-written PyTorch with the same weights, at every level."""
@@ -2214,6 +2274,7 @@ def all_tests():
         tests += [make_level_test(name), make_train_test(name), make_pack_test(name),
                   make_format_test(name), make_compile_test(name)]
     tests += [test_mnist_matches_handwritten, test_tutorial_cnn_matches_handwritten,
+              test_builtin_layers_take_torch_constructor_arguments,
               make_reference_test("resnet18", RefResNet18),
               make_reference_test("resnet34", RefResNet34),
               make_reference_test("resnet50", RefResNet50),
