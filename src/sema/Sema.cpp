@@ -1116,6 +1116,27 @@ void Checker::checkAssign(NodeId assign) {
     checkExpr(valueNode);
     return;
   }
+  // `let x` (no type, no value): the first assignment gives the variable its
+  // type, as if it had been its initializer (`let x` then `x = n` is `let x = n`).
+  if (tree_.kind(target) == NodeKind::Name && op == TokenKind::Equal) {
+    IdentifierId name = tokens().identifier(tree_.token(target));
+    std::optional<uint32_t> symbol = lookup(name);
+    if (symbol && module_.symbols[*symbol].kind == SymbolKind::Local &&
+        module_.types.kind(module_.symbols[*symbol].type) == TypeKind::Unknown) {
+      NodeId decl = module_.symbols[*symbol].decl;
+      if (tree_.kind(decl) == NodeKind::Let && !tree_.childA(decl).isValid() &&
+          !tree_.childB(decl).isValid()) {
+        checkExpr(target);  // records the use
+        ExprInfo value = checkExpr(valueNode);
+        if (module_.types.kind(value.type) != TypeKind::Error) {
+          module_.symbols[*symbol].type = value.type;
+          setType(decl, value.type);
+          symbolValue_[*symbol] = make(value.type, decl);
+        }
+        return;
+      }
+    }
+  }
   ExprInfo targetInfo = checkExpr(target);
   ExprInfo value = checkExpr(valueNode);
   if (op != TokenKind::Equal) {
@@ -1145,6 +1166,10 @@ void Checker::checkAssign(NodeId assign) {
       if (!trit) {
         report(Diag::NotTernary, valueNode, fmt(value.type), fmt(targetInfo.type));
       }
+    } else if (op == TokenKind::Equal) {
+      // An element takes the tensor's dtype: implicit widening only (a float
+      // into an int tensor narrows; 1000 does not fit an int8 element).
+      checkAssignable(value, module_.types.scalar(t.dtype), valueNode);
     }
     return;
   }

@@ -824,6 +824,28 @@ TEST(SemaScopeTest, UndefinedNameWithoutCloseMatchHasNoNote) {
   EXPECT_TRUE(c.diagnostics()[0].notes.empty());
 }
 
+TEST(SemaScopeTest, UntypedLetTakesTheTypeOfItsFirstAssignment) {
+  // `let x` then `x = n` is `let x = n`: an int, so `x / 2` floors (it was
+  // <unknown>, and true division returned 3.5 from a fn declared -> int).
+  Checked c("fn half(n: int, c: bool) -> int {\n    let x\n    if c { x = n } else { x = -n }\n"
+            "    return x / 2\n}\n");
+  EXPECT_PARSED(c);
+  EXPECT_TRUE(c.diagnostics().empty()) << diagNames(c.diagnostics());
+  EXPECT_EQ(c.typeOf("x"), "int32");
+  Checked narrowed("fn f(c: bool) -> float {\n    let x\n    if c { x = 1 } else { x = 2.5 }\n"
+                   "    return x\n}\n");
+  EXPECT_EQ(diagNames(narrowed.diagnostics()), "NarrowingConversion");
+}
+
+TEST(SemaScopeTest, TensorElementsTakeTheTensorsDtype) {
+  Checked c("fn f(x: Tensor<int32, [4]>, g: float) -> Tensor<int32, [4]> {\n"
+            "    let y = x\n    y[0] = g\n    y[1] = 7\n    return y\n}\n"
+            "fn b(x: Tensor<int8, [4]>) -> Tensor<int8, [4]> {\n"
+            "    let y = x\n    y[0] = 1000\n    return y\n}\n");
+  EXPECT_PARSED(c);
+  EXPECT_EQ(diagNames(c.diagnostics()), "NarrowingConversion LiteralDoesNotFit");
+}
+
 // ---- comparison chains -------------------------------------------------------
 
 TEST(SemaComparisonChainTest, ValidChainWarnsWithTheFix) {
