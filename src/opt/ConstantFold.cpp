@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include <cmath>
+#include <compare>
 #include <optional>
 
 #include "PassRegistry.h"
@@ -18,6 +19,28 @@
 namespace tritonc::opt {
 
 namespace {
+
+// An int against a float as Python orders them: exactly.
+std::partial_ordering intVersusFloat(int64_t i, double d) {
+  if (std::isnan(d)) return std::partial_ordering::unordered;
+  if (d >= 9223372036854775808.0) return std::partial_ordering::less;
+  if (d < -9223372036854775808.0) return std::partial_ordering::greater;
+  double whole = std::floor(d);
+  auto w = static_cast<int64_t>(whole);  // exact: |whole| < 2^63
+  if (i != w) return i <=> w;
+  return whole < d ? std::partial_ordering::less : std::partial_ordering::equivalent;
+}
+
+std::partial_ordering exactOrder(const ConstantValue& a, const ConstantValue& b) {
+  bool af = a.kind == ir::ConstKind::Float, bf = b.kind == ir::ConstKind::Float;
+  if (af && bf) return a.f <=> b.f;
+  if (!af && !bf) return a.i <=> b.i;
+  if (!af) return intVersusFloat(a.i, b.f);
+  std::partial_ordering r = intVersusFloat(b.i, a.f);
+  return r == std::partial_ordering::less      ? std::partial_ordering::greater
+         : r == std::partial_ordering::greater ? std::partial_ordering::less
+                                               : r;
+}
 
 using namespace ir;
 
@@ -189,12 +212,18 @@ class Folder {
           // math.pow raises there at run time (the checker warned): not folded.
           if (!mathPowRaises(x, y)) result(std::pow(x, y));
           return;
-        case OpKind::Eq: compare(x == y); return;
-        case OpKind::Ne: compare(x != y); return;
-        case OpKind::Lt: compare(x < y); return;
-        case OpKind::Le: compare(x <= y); return;
-        case OpKind::Gt: compare(x > y); return;
-        case OpKind::Ge: compare(x >= y); return;
+        default: break;
+      }
+      // Python compares an int with a float exactly (2**53 + 1 > 2.0**53),
+      // not through a double as the arithmetic above does.
+      std::partial_ordering order = exactOrder(*a, *b);
+      switch (o.kind) {
+        case OpKind::Eq: compare(order == 0); return;
+        case OpKind::Ne: compare(order != 0); return;
+        case OpKind::Lt: compare(order < 0); return;
+        case OpKind::Le: compare(order <= 0); return;
+        case OpKind::Gt: compare(order > 0); return;
+        case OpKind::Ge: compare(order >= 0); return;
         default: return;
       }
     }
