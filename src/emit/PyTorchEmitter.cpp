@@ -2093,7 +2093,10 @@ std::string Emitter::builtinExpr(OpId id) {
     case BuiltinFn::ActQuantInt8: return "tritonrt.act_quant_int8(" + arg[0] + ")";
     case BuiltinFn::Print: return "print(" + arg[0] + ")";
     case BuiltinFn::Assert:
-      return fmt::format("assert {}, {}", arg[0], has(1) ? arg[1] : "\"assertion failed\"");
+      // A bool tensor holds when every element does (Python's truth value of
+      // a tensor of several elements raises).
+      return fmt::format("assert {}{}, {}", arg[0], isTensor(val[0]) ? ".all()" : "",
+                         has(1) ? arg[1] : "\"assertion failed\"");
   }
   TRITONC_UNREACHABLE("emit: an unknown builtin");
 }

@@ -306,6 +306,27 @@ def test_builtin_layers_take_torch_constructor_arguments(ctx):
         check_close(got, expected, "torch constructor arguments %s" % level)
 
 
+def test_assert_on_a_bool_tensor_holds_when_every_element_does(ctx):
+    src = """
+fn positive(x: Tensor<float32, [?]>) -> Tensor<float32, [?]> {
+    assert(x > 0.0, "all elements must be positive")
+    return x
+}
+"""
+    for level in LEVELS:
+        m = load(ctx.compile_text(src, level))
+        got = m.positive(torch.tensor([1.0, 2.0]))
+        if not torch.equal(got, torch.tensor([1.0, 2.0])):
+            raise AssertionError("%s: positive() returned %s" % (level, got))
+        try:
+            m.positive(torch.tensor([1.0, -2.0]))
+        except AssertionError as e:
+            if "all elements must be positive" not in str(e):
+                raise AssertionError("%s: the assertion says %r" % (level, str(e)))
+        else:
+            raise AssertionError("%s: a negative element passed the assert" % level)
+
+
 def test_tutorial_cnn_matches_handwritten(ctx):
     """The tutorial-style CNN (functional ternary convolutions, fused at -O2 into
     fused_conv2d) equals hand-written PyTorch with the same weights, at every level."""
@@ -2275,6 +2296,7 @@ def all_tests():
                   make_format_test(name), make_compile_test(name)]
     tests += [test_mnist_matches_handwritten, test_tutorial_cnn_matches_handwritten,
               test_builtin_layers_take_torch_constructor_arguments,
+              test_assert_on_a_bool_tensor_holds_when_every_element_does,
               make_reference_test("resnet18", RefResNet18),
               make_reference_test("resnet34", RefResNet34),
               make_reference_test("resnet50", RefResNet50),
