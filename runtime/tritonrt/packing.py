@@ -62,6 +62,17 @@ def pack_ternary(q):
     return packed.contiguous()
 
 
+def _codes(packed):
+    """The 2-bit codes of a ``[rows, nbytes]`` packed tensor as ``[rows, 4 * nbytes]``
+    (row padding included)."""
+    if torch.onnx.is_in_onnx_export():
+        # ONNX has no bitwise AND of integers: the same codes with Mod (packed models export).
+        codes = torch.stack([torch.remainder(packed >> s, 4) for s in _SHIFTS], dim=-1)
+    else:
+        codes = torch.stack([(packed >> s) & 3 for s in _SHIFTS], dim=-1)
+    return codes.reshape(packed.shape[0], packed.shape[1] * 4)
+
+
 def unpack_ternary(packed, shape, check=False):
     """Unpack ``pack_ternary`` output to an ``int8`` tensor of ``shape`` (values -1, 0, 1).
 
@@ -78,14 +89,7 @@ def unpack_ternary(packed, shape, check=False):
             "unpack_ternary: %d packed bytes do not hold a tensor of shape %s (expected %d)"
             % (packed.numel(), list(shape), rows * nbytes)
         )
-    p = packed.reshape(rows, nbytes)
-    if torch.onnx.is_in_onnx_export():
-        # ONNX has no bitwise AND of integers: the same codes with Mod (packed models export).
-        codes = torch.stack([torch.remainder(p >> s, 4) for s in _SHIFTS], dim=-1)
-    else:
-        codes = torch.stack([(p >> s) & 3 for s in _SHIFTS], dim=-1)
-    codes = codes.reshape(rows, nbytes * 4)
-    codes = codes[:, :cols]
+    codes = _codes(packed.reshape(rows, nbytes))[:, :cols]
     if check and codes.numel() and bool((codes == 3).any()):
         raise ValueError("unpack_ternary: invalid code 0b11 in packed data")
     return (codes.to(torch.int8) - 1).reshape(shape)
@@ -297,30 +301,28 @@ def _check_packed_state(module, state_dict, prefix, local_metadata, strict, miss
         key = prefix + name
         packed = state_dict.get(key)
         rows, cols = _rows_cols(packed_rows_shape(module, name, shape))
-        if not isinstance(packed, torch.Tensor) or packed.dtype != torch.uint8 \
-                or tuple(packed.shape) != (rows, (cols + 3) // 4):
-            continue  # torch reports the missing key, the dtype or the size mismatch
-        codes = torch.stack([(packed >> s) & 3 for s in _SHIFTS], dim=-1).reshape(rows, -1)
-        if codes.numel() and bool((codes == 3).any()):
-            error_msgs.append("tritonrt: %s holds the invalid 2-bit code 0b11 (the format's "
-                              "codes are 00 = -1, 01 = 0, 10 = +1)" % key)
-        elif codes.numel() and bool((codes[:, cols:] != 1).any()):
-            error_msgs.append(
-                "tritonrt: %s does not hold a weight of shape %s: its rows of %d values are "
-                "padded to %d with nonzero codes, so it was packed from a weight with longer "
-                "rows (a checkpoint of a model with another in_features or kernel size)"
-                % (key, list(shape), cols, codes.shape[1]))
-    for key, value in list(state_dict.items()):
-        if key.startswith(prefix) and key.endswith("_scale") and \
-                key[len(prefix):-len("_scale")] in getattr(module, "_tritonrt_shapes", {}) and \
-                isinstance(value, torch.Tensor) and value.dim() != 0:
-            if value.numel() == 1:
-                state_dict[key] = value.reshape(())
+        # (Anything else torch reports: a missing key, the dtype, a size mismatch.)
+        if isinstance(packed, torch.Tensor) and packed.dtype == torch.uint8 \
+                and tuple(packed.shape) == (rows, (cols + 3) // 4) and packed.numel():
+            codes = _codes(packed)
+            if bool((codes == 3).any()):
+                error_msgs.append("tritonrt: %s holds the invalid 2-bit code 0b11 (the "
+                                  "format's codes are 00 = -1, 01 = 0, 10 = +1)" % key)
+            elif bool((codes[:, cols:] != 1).any()):
+                error_msgs.append(
+                    "tritonrt: %s does not hold a weight of shape %s: its rows of %d values "
+                    "are padded to %d with nonzero codes, so it was packed from a weight with "
+                    "longer rows (a checkpoint of a model with another in_features or kernel "
+                    "size)" % (key, list(shape), cols, codes.shape[1]))
+        scale = state_dict.get(key + "_scale")
+        if isinstance(scale, torch.Tensor) and scale.dim() != 0:
+            if scale.numel() == 1:
+                state_dict[key + "_scale"] = scale.reshape(())
             else:
                 error_msgs.append(
-                    "tritonrt: %s has %d values (shape %s); a packed weight has one float32 "
-                    "scale per tensor (0-d); per-channel scales are not supported"
-                    % (key, value.numel(), tuple(value.shape)))
+                    "tritonrt: %s_scale has %d values (shape %s); a packed weight has one "
+                    "float32 scale per tensor (0-d); per-channel scales are not supported"
+                    % (key, scale.numel(), tuple(scale.shape)))
 
 
 def pack(module):

@@ -137,19 +137,40 @@ std::string codePointName(char32_t cp) {
   return fmt::format("<U+{:04X}>", static_cast<uint32_t>(cp));
 }
 
-char32_t decodeUtf8(std::string_view bytes) {
-  if (bytes.empty()) {
-    return 0;
+Utf8Char decodeUtf8(std::string_view text) {
+  if (text.empty()) {
+    return {};
   }
-  auto byte = [&](size_t i) { return static_cast<char32_t>(static_cast<unsigned char>(bytes[i])); };
-  switch (bytes.size()) {
-    case 1: return byte(0);
-    case 2: return (byte(0) & 0x1F) << 6 | (byte(1) & 0x3F);
-    case 3: return (byte(0) & 0x0F) << 12 | (byte(1) & 0x3F) << 6 | (byte(2) & 0x3F);
-    default:
-      return (byte(0) & 0x07) << 18 | (byte(1) & 0x3F) << 12 | (byte(2) & 0x3F) << 6 |
-             (byte(3) & 0x3F);
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  unsigned char c = byte(0);
+  if (c < 0x80) {
+    return {1, c};
   }
+  size_t length;
+  char32_t min;
+  char32_t cp;
+  if ((c & 0xE0) == 0xC0) {
+    length = 2, min = 0x80, cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    length = 3, min = 0x800, cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    length = 4, min = 0x10000, cp = c & 0x07;
+  } else {
+    return {};
+  }
+  if (text.size() < length) {
+    return {};
+  }
+  for (size_t i = 1; i < length; ++i) {
+    if ((byte(i) & 0xC0) != 0x80) {
+      return {};
+    }
+    cp = (cp << 6) | (byte(i) & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+    return {};
+  }
+  return {length, cp};
 }
 
 }  // namespace tritonc

@@ -88,26 +88,19 @@ void renderSnippet(std::string& out, const SourceBuffer& source, SourceRange ran
     } else if (c == '\t') {
       shown += '\t';
     } else {
-      // A valid UTF-8 sequence prints as itself; anything else unprintable
-      // as <XX>.
-      size_t need = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-      bool valid = need > 0 && i + need <= line.size();
-      for (size_t k = 1; valid && k < need; ++k) {
-        valid = (bytes[i + k] & 0xC0) == 0x80;
-      }
-      if (valid) {
-        len = need;
-        // As wide as the terminal shows it, so the caret lines up under CJK
-        // text and emoji; an invisible character is named instead.
-        char32_t cp = decodeUtf8(line.substr(i, need));
-        if (isInvisibleCharacter(cp)) {
-          std::string name = codePointName(cp);
-          shown += name;
-          width = name.size();
-        } else {
-          shown.append(line.substr(i, need));
-          width = static_cast<size_t>(displayWidth(cp));
-        }
+      // A valid UTF-8 character prints as itself, as wide as the terminal
+      // shows it (so the caret lines up under CJK text and emoji); an
+      // invisible one is named, anything else unprintable shown as <XX>.
+      Utf8Char ch = c >= 0x80 ? decodeUtf8(line.substr(i)) : Utf8Char{};
+      if (ch.length > 0 && isInvisibleCharacter(ch.codePoint)) {
+        len = ch.length;
+        std::string name = codePointName(ch.codePoint);
+        shown += name;
+        width = name.size();
+      } else if (ch.length > 0) {
+        len = ch.length;
+        shown.append(line.substr(i, len));
+        width = static_cast<size_t>(displayWidth(ch.codePoint));
       } else {
         constexpr char kHex[] = "0123456789ABCDEF";
         shown += '<';

@@ -56,35 +56,9 @@ inline bool isDecimal(unsigned char c) { return (kCharClasses[c] & kDecimal) != 
 
 // Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid.
 size_t utf8SequenceLength(const unsigned char* p, const unsigned char* end) {
-  unsigned char c = p[0];
-  if (c < 0x80) {
-    return 1;
-  }
-  size_t len;
-  uint32_t min;
-  uint32_t cp;
-  if ((c & 0xE0) == 0xC0) {
-    len = 2, min = 0x80, cp = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
-    len = 3, min = 0x800, cp = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
-    len = 4, min = 0x10000, cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (static_cast<size_t>(end - p) < len) {
-    return 0;
-  }
-  for (size_t i = 1; i < len; ++i) {
-    if ((p[i] & 0xC0) != 0x80) {
-      return 0;
-    }
-    cp = (cp << 6) | (p[i] & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-    return 0;
-  }
-  return len;
+  return decodeUtf8(std::string_view(reinterpret_cast<const char*>(p),
+                                     static_cast<size_t>(end - p)))
+      .length;
 }
 
 struct KeywordEntry {
@@ -654,12 +628,13 @@ void Lexer::lexUnexpected() {
   if (c >= 0x80 && utf8SequenceLength(start, end_) == 0) {
     error(Diag::InvalidUtf8, start, run, static_cast<unsigned>(c));
   } else if (c >= 0x80) {
-    std::string_view character(reinterpret_cast<const char*>(start),
-                               utf8SequenceLength(start, end_));
+    Utf8Char ch = decodeUtf8(std::string_view(reinterpret_cast<const char*>(start),
+                                              static_cast<size_t>(end_ - start)));
     // A zero-width space or a bidi control would read as '' in the message.
-    char32_t cp = decodeUtf8(character);
     error(Diag::UnexpectedCharacter, start, run,
-          isInvisibleCharacter(cp) ? codePointName(cp) : std::string(character));
+          isInvisibleCharacter(ch.codePoint)
+              ? codePointName(ch.codePoint)
+              : std::string(reinterpret_cast<const char*>(start), ch.length));
   } else if (c < 0x20 || c == 0x7F) {
     error(Diag::UnexpectedCharacter, start, run,
           fmt::format("\\x{:02X}", static_cast<unsigned>(c)));

@@ -779,17 +779,19 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
             builtinLayerParams(static_cast<BuiltinLayer>(decl))[i].defaultText;
         bool boolParam = spelled == "true" || spelled == "false";
         bool strParam = !spelled.empty() && spelled.front() == '"';
-        if (lenient) {
-        } else if (boolParam && !(number && t.dtype == DType::Bool)) {
-          report(Diag::ArgumentType, arg.info.node, names[i], name, "a bool", fmt(arg.info.type));
-        } else if (strParam && !(t.kind == TypeKind::Scalar && t.dtype == DType::Str)) {
-          report(Diag::ArgumentType, arg.info.node, names[i], name, "a string",
-                 fmt(arg.info.type));
-        } else if (!boolParam && !strParam && floating[i] && !number) {
-          report(Diag::ArgumentType, arg.info.node, names[i], name, "a number", fmt(arg.info.type));
-        } else if (!boolParam && !strParam && !floating[i] && !integer && !list) {
-          report(Diag::ArgumentType, arg.info.node, names[i], name, "an integer",
-                 fmt(arg.info.type));
+        // What the parameter takes, from its default's spelling (Builtins.def).
+        const char* wanted = nullptr;
+        if (boolParam) {
+          wanted = number && t.dtype == DType::Bool ? nullptr : "a bool";
+        } else if (strParam) {
+          wanted = t.kind == TypeKind::Scalar && t.dtype == DType::Str ? nullptr : "a string";
+        } else if (floating[i]) {
+          wanted = number ? nullptr : "a number";
+        } else {
+          wanted = integer || list ? nullptr : "an integer";
+        }
+        if (!lenient && wanted != nullptr) {
+          report(Diag::ArgumentType, arg.info.node, names[i], name, wanted, fmt(arg.info.type));
         }
       }
       // Integers (and bools: affine=false) as dimensions, for shapes and members.

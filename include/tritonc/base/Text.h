@@ -32,7 +32,13 @@ bool isInvisibleCharacter(char32_t cp);
 /// `<U+XXXX>` for code point `cp`.
 std::string codePointName(char32_t cp);
 
-/// The code point of the valid UTF-8 sequence `bytes` (its whole length).
-char32_t decodeUtf8(std::string_view bytes);
+/// The UTF-8 character at the start of `text`: its length in bytes (1..4) and
+/// code point, or length 0 when the bytes are not valid UTF-8 (truncated,
+/// overlong, a surrogate, beyond U+10FFFF).
+struct Utf8Char {
+  size_t length = 0;
+  char32_t codePoint = 0;
+};
+Utf8Char decodeUtf8(std::string_view text);
 
 }  // namespace tritonc
