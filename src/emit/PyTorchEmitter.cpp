@@ -1502,10 +1502,13 @@ void Emitter::emitOp(OpId id, int depth) {
                                    : "return " + unparenthesized(e(operands[0]), room(depth, 7)));
       return;
     case OpKind::IndexAssign: {
-      // Value semantics: the new value is a copy with the part replaced.
+      // Value semantics: the new value is a copy with the part replaced (a
+      // list's elements are values too, so a shallow copy is enough).
       std::string t = local(results[0]);
       std::string index = indexList(id, 1);
-      line(depth, fmt::format("{} = {}.clone()", t, e(operands[0])));
+      bool list = m_.types.kind(m_.typeOf(operands[0])) == TypeKind::List;
+      line(depth, list ? fmt::format("{} = list({})", t, e(operands[0]))
+                       : fmt::format("{} = {}.clone()", t, e(operands[0])));
       line(depth, fmt::format("{}[{}] = {}", t, index, e(operands.back())));
       return;
     }

@@ -263,6 +263,10 @@ class Call {
   void toFloat(size_t i, DType dtype) {
     if (has(i) && !lenient(i)) c_.convertToFloat(arg(i), dtype);
   }
+  /// Argument i of a product (`linear`), converted to the result's `dtype`.
+  void toProductDType(size_t i, DType dtype) {
+    if (has(i) && !lenient(i)) c_.convertToProduct(arg(i), dtype);
+  }
   bool failed() const { return failed_; }
   Checker& checker() { return c_; }
   NodeId node() const { return call_; }
@@ -1145,9 +1149,9 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                   : x->ternary            ? c.floatOf(*w)
                   : w->ternary            ? c.floatOf(*x)
                                           : promote(x->dtype, w->dtype);
-    c.toFloat(0, dtype);
-    c.toFloat(1, dtype);
-    c.toFloat(2, dtype);
+    c.toProductDType(0, dtype);
+    c.toProductDType(1, dtype);
+    c.toProductDType(2, dtype);
     if (c.has(2) && !c.lenient(2) && ts.isTensor(c.arg(2).type) && ts.node(c.arg(2).type).rankKnown) {
       if (!c.checker().broadcast(xs, ts.shape(c.arg(2).type), call, "linear")) return c.error();
     }

@@ -1110,11 +1110,17 @@ void Checker::checkAssign(NodeId assign) {
       return;
     }
   }
-  if (tree_.kind(target) == NodeKind::Member) {
-    report(Diag::CannotAssign, target, "the member",
-           std::string(tokens().spelling(tree_.token(target))));
-    checkExpr(valueNode);
-    return;
+  // `m.w = v`, and `y.T[0] = v` or `y.shape[0] = n` (a part of a member:
+  // value semantics would write a copy of `y.T` that nothing reads).
+  for (NodeId part = target; tree_.kind(part) == NodeKind::Index ||
+                             tree_.kind(part) == NodeKind::Member;
+       part = tree_.childA(part)) {
+    if (tree_.kind(part) == NodeKind::Member) {
+      report(Diag::CannotAssign, part, "the member",
+             std::string(tokens().spelling(tree_.token(part))));
+      checkExpr(valueNode);
+      return;
+    }
   }
   // `let x` (no type, no value): the first assignment gives the variable its
   // type, as if it had been its initializer (`let x` then `x = n` is `let x = n`).
@@ -1650,9 +1656,9 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
   // Scalars with scalars: promotion; constants and dimensions fold.
   if (ta.kind == TypeKind::Scalar && tb.kind == TypeKind::Scalar) {
     DType dtype;
-    if (a.literal && !b.literal && (isFloating(tb.dtype) || !isFloating(ta.dtype))) {
+    if (a.literal && !b.literal && literalAdapts(a, ta.dtype, tb.dtype)) {
       dtype = tb.dtype;
-    } else if (b.literal && !a.literal && (isFloating(ta.dtype) || !isFloating(tb.dtype))) {
+    } else if (b.literal && !a.literal && literalAdapts(b, tb.dtype, ta.dtype)) {
       dtype = ta.dtype;
     } else {
       dtype = promote(ta.dtype, tb.dtype);
@@ -1719,10 +1725,26 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
   } else if (ta.kind == TypeKind::Tensor && tb.kind == TypeKind::Tensor) {
     dtype = promote(ta.dtype, tb.dtype);
   } else {
-    // Tensor with scalar: a scalar does not widen the tensor unless it brings floats to ints.
-    const TypeStore::Node& tensor = ta.kind == TypeKind::Tensor ? ta : tb;
-    const TypeStore::Node& scalar = ta.kind == TypeKind::Tensor ? tb : ta;
-    dtype = isFloating(scalar.dtype) && !isFloating(tensor.dtype) ? DType::Float32 : tensor.dtype;
+    // Tensor with scalar: a literal takes the tensor's dtype when its value
+    // fits (`x * 2` keeps x's dtype); anything else promotes as two tensors
+    // do (LANGUAGE.md section 3): an int8 tensor with an `int` is int32, and
+    // so is one with the literal 300.
+    bool aTensor = ta.kind == TypeKind::Tensor;
+    const ExprInfo& scalarInfo = aTensor ? b : a;
+    DType tensorDType = aTensor ? ta.dtype : tb.dtype;
+    DType scalarDType = aTensor ? tb.dtype : ta.dtype;
+    dtype = scalarInfo.literal && literalAdapts(scalarInfo, scalarDType, tensorDType)
+                ? tensorDType
+                : promote(tensorDType, scalarDType);
+  }
+  // torch computes a tensor with a Python number, or with a 0-d tensor of the
+  // same category, in the dimensioned tensor's dtype: an operand narrower
+  // than the promoted dtype is converted so that the module computes what
+  // the checker typed (`x_int8 < n` compares in int32, not with n wrapped to
+  // int8; `a_f16 - mean(x_f32)` subtracts in float32).
+  if (!ternary && !aT && !bT) {
+    convertOperand(a, b, dtype);
+    convertOperand(b, a, dtype);
   }
   if (kind == TokenKind::Slash && isIntegral(dtype) && !ternary) {
     dtype = DType::Float32;  // true division of tensors, as torch
@@ -1730,12 +1752,10 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
   if (dtype == DType::Trit && !ternary) {
     dtype = DType::Int8;
   }
-  // Two float tensors of different dtypes (a ternary value is a float32 one
-  // when it runs): torch's promotion differs from LANGUAGE.md section 3 for
-  // float16 with bfloat16 (float32 there) and for a 0-d operand (a reduction,
-  // whose dtype never wins in torch), so the narrower operand is converted.
+  // Two float tensors of different dtypes where one is ternary (a float32
+  // value when it runs): the narrower operand is converted, as above.
   if (!comparison && isFloating(dtype) && ta.kind == TypeKind::Tensor &&
-      tb.kind == TypeKind::Tensor && tree_.kind(node) == NodeKind::Binary) {
+      tb.kind == TypeKind::Tensor && tree_.kind(node) == NodeKind::Binary && (aT || bT)) {
     DType da = ta.ternary ? DType::Float32 : ta.dtype;
     DType db = tb.ternary ? DType::Float32 : tb.dtype;
     if (da != db && isFloating(da) && isFloating(db)) {
@@ -1817,9 +1837,10 @@ ExprInfo Checker::matmul(const ExprInfo& a, const ExprInfo& b, NodeId node, std:
   } else {
     dtype = promote(ta.dtype, tb.dtype);
   }
-  // torch.matmul does not promote: an integer side meets a float one.
-  convertToFloat(a, dtype);
-  convertToFloat(b, dtype);
+  // torch.matmul does not promote: an integer side meets a float one, an
+  // int8 side an int32 one.
+  convertToProduct(a, dtype);
+  convertToProduct(b, dtype);
   if (!ta.rankKnown || !tb.rankKnown) {
     return make(ts.tensorAnyRank(dtype), node);
   }
@@ -2349,6 +2370,45 @@ bool Checker::checkAssignable(const ExprInfo& value, TypeId target, NodeId where
     noteConversion(value, target, where);
   }
   return ok;
+}
+
+bool Checker::literalAdapts(const ExprInfo& literal, DType literalDType, DType context) const {
+  if (isFloating(literalDType) && !isFloating(context)) {
+    return false;  // `n * 0.5` is a float
+  }
+  if (literal.intValue && isIntegral(literalDType)) {
+    return fitsInteger(context == DType::Trit ? DType::Int8 : context, *literal.intValue);
+  }
+  if (literal.floatValue && context == DType::Float16) {
+    return std::abs(*literal.floatValue) <= 65504.0;
+  }
+  return true;
+}
+
+void Checker::convertOperand(const ExprInfo& value, const ExprInfo& other, DType dtype) {
+  TypeStore& ts = module_.types;
+  if (!ts.isTensor(value.type) || dtype == DType::Bool || dtype == DType::Trit) return;
+  DType own = ts.node(value.type).dtype;
+  // A trit tensor is held as floats (docs/pytorch.md), exact in any dtype.
+  if (own == dtype || own == DType::Trit) return;
+  if (isIntegral(own) && isFloating(dtype)) {
+    // An integer tensor with a float: torch takes the float tensor's dtype,
+    // or float32 for a Python float; only a float16 or bfloat16 number needs
+    // the conversion.
+    bool otherScalar = ts.kind(other.type) == TypeKind::Scalar;
+    if (!otherScalar || dtype == DType::Float32) return;
+  }
+  convertTo(value, dtype);
+}
+
+void Checker::convertToProduct(const ExprInfo& value, DType dtype) {
+  TypeStore& ts = module_.types;
+  if (isFloating(dtype)) {
+    convertTo(value, dtype);
+  } else if (ts.isTensor(value.type) && !ts.node(value.type).ternary &&
+             ts.node(value.type).dtype != DType::Trit) {
+    convertTo(value, dtype);  // trits are held as floats (docs/pytorch.md)
+  }
 }
 
 void Checker::convertToFloat(const ExprInfo& value, DType dtype) {

@@ -114,6 +114,15 @@ class Checker {
   /// where torch rejects integer tensors and mixed float dtypes. Ternary
   /// tensors are float32 at run time (x: float16 @ w: ternary converts w).
   void convertToFloat(const ExprInfo& value, DType dtype);
+  /// Converts an operand of a product (`@`, `linear`) to its result \p dtype:
+  /// torch's matmul does not promote.
+  void convertToProduct(const ExprInfo& value, DType dtype);
+  /// Converts \p value, an operand of an element-wise operator, to \p dtype
+  /// where torch would otherwise compute it in its own narrower dtype.
+  void convertOperand(const ExprInfo& value, const ExprInfo& other, DType dtype);
+  /// Whether a literal of \p literalDType takes the other operand's dtype
+  /// \p context (LANGUAGE.md section 3: when its value fits).
+  bool literalAdapts(const ExprInfo& literal, DType literalDType, DType context) const;
   /// A tensor `value` is converted to `dtype` where it is used (irgen casts it).
   void convertTo(const ExprInfo& value, DType dtype);
   /// torch.matmul typing of a @ b.

@@ -2094,6 +2094,95 @@ fn mix(a: Tensor<float16, [?, 4]>, b: Tensor<bfloat16, [?, 4]>) -> Tensor<bfloat
         check_close(got.float(), torch.full((1, 4), 2.0), level)
 
 
+def test_tensor_with_a_number_promotes_as_the_language_says(ctx):
+    """A tensor with a scalar variable, a wider 0-d tensor, or a literal that does not fit its
+    dtype computes in the promoted dtype of LANGUAGE.md section 3, where torch keeps the
+    tensor's dtype (an int8 tensor compared with 200 wrapped it to -56; `x_int8 == 300` was
+    True for 44; float16 + 70000.0 overflowed to inf). A literal that fits still adapts.
+    Products of integer tensors of two widths compute in the wider (torch raised)."""
+    src = """
+fn lt_var(x: Tensor<int8, [?]>, n: int) -> Tensor<bool, [?]> { return x < n }
+fn eq_lit(x: Tensor<int8, [?]>) -> Tensor<bool, [?]> { return x == 300 }
+fn add_var(x: Tensor<int8, [?]>, n: int) -> Tensor<int32, [?]> { return x + n }
+fn mul_lit(x: Tensor<int8, [?]>) -> Tensor<int32, [?]> { return x * 300 }
+fn mul_fit(x: Tensor<int8, [?]>) -> Tensor<int8, [?]> { return x * 2 }
+fn f16_var(x: Tensor<float16, [?]>, f: float) -> Tensor<float32, [?]> { return x + f }
+fn f16_lit(x: Tensor<float16, [?]>) -> Tensor<float32, [?]> { return x * 70000.0 }
+fn f16_fit(x: Tensor<float16, [?]>) -> Tensor<float16, [?]> { return x * 0.5 }
+fn int_half(x: Tensor<int16, [?]>, h: float16) -> Tensor<float16, [?]> { return x * h }
+fn add_sum(x: Tensor<int8, [?]>, y: Tensor<int32, [?]>) -> Tensor<int64, [?]> {
+    return x + sum(y)
+}
+fn add_elem(x: Tensor<int8, [?]>, y: Tensor<int32, [?]>) -> Tensor<int32, [?]> {
+    return x + y[0]
+}
+fn lt_max(x: Tensor<int8, [?]>, y: Tensor<int32, [?]>) -> Tensor<bool, [?]> { return x < max(y) }
+fn mm(x: Tensor<int8, [?, 2]>, w: Tensor<int32, [2, 3]>) -> Tensor<int32, [?, 3]> { return x @ w }
+fn lin(x: Tensor<int64, [?, 2]>, w: Tensor<int16, [3, 2]>) -> Tensor<int64, [?, 3]> {
+    return linear(x, w)
+}
+"""
+    x = torch.tensor([44, 1], dtype=torch.int8)
+    h = torch.tensor([1.0, 2.0], dtype=torch.float16)
+    y = torch.tensor([300, 200], dtype=torch.int32)
+    wide = x.to(torch.int64)
+    cases = [
+        ("lt_var", (x, 200), wide < 200),
+        ("eq_lit", (x,), wide == 300),
+        ("add_var", (x, 200), (wide + 200).int()),
+        ("mul_lit", (x,), (wide * 300).int()),
+        ("mul_fit", (x,), x * 2),
+        ("f16_var", (h, 70000.0), h.float() + 70000.0),
+        ("f16_lit", (h,), h.float() * 70000.0),
+        ("f16_fit", (h,), h * 0.5),
+        ("int_half", (torch.tensor([3, -5], dtype=torch.int16), 0.5),
+         torch.tensor([1.5, -2.5], dtype=torch.float16)),
+        ("add_sum", (x, y), wide + 500),
+        ("add_elem", (x, y), (wide + 300).int()),
+        ("lt_max", (x, y), wide < 300),
+        ("mm", (x.reshape(1, 2), torch.full((2, 3), 100, dtype=torch.int32)),
+         torch.full((1, 3), 4500, dtype=torch.int32)),
+        ("lin", (wide.reshape(1, 2), torch.full((3, 2), 1000, dtype=torch.int16)),
+         torch.full((1, 3), 45000, dtype=torch.int64)),
+    ]
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        for name, args, want in cases:
+            got = getattr(module, name)(*args)
+            if got.dtype != want.dtype or not torch.equal(got, want):
+                raise AssertionError("%s: %s gives %r, wanted %r" % (level, name, got, want))
+
+
+def test_list_elements_can_be_assigned(ctx):
+    """`xs[i] = v` on a list replaces one element of a copy (value semantics, as for tensors):
+    the module once called `.clone()` on the Python list."""
+    src = """
+fn first(n: int) -> int {
+    let xs = [1, 2, 3]
+    let ys = xs
+    ys[0] = 100
+    return xs[0] + ys[0] * n
+}
+fn loop(n: int) -> int {
+    let xs = [n, n]
+    for i in range(2) { xs[i] = xs[i] * 10 + i }
+    return xs[0] + xs[1]
+}
+fn rows(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    let parts = [x, x]
+    parts[1] = x * 2.0
+    return parts[0] + parts[1]
+}
+"""
+    x = torch.arange(8.0).reshape(2, 4)
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        got = (module.first(5), module.loop(2))
+        if got != (501, 41):
+            raise AssertionError("%s: list assignment gives %s" % (level, got))
+        check_close(module.rows(x), 3.0 * x, level)
+
+
 def test_powers_of_negative_numbers_agree_at_every_level(ctx):
     """A negative base of `**` or `pow` keeps its sign at every level (-O1 and up once wrote
     `-3.0 ** 2.0`, which Python reads as -(3.0 ** 2.0) = -9.0), and two numbers with a
@@ -2329,6 +2418,8 @@ def all_tests():
               test_inputs_are_checked_against_their_declared_type_at_O0,
               test_values_of_unknown_rank_are_checked_at_O0,
               test_mixed_float_operands_take_the_language_dtype,
+    test_tensor_with_a_number_promotes_as_the_language_says,
+    test_list_elements_can_be_assigned,
               test_powers_of_negative_numbers_agree_at_every_level,
     test_scalar_sigmoid_never_overflows,
               test_weights_keep_their_declared_dtypes,
