@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "PassRegistry.h"
+#include "tritonc/base/PythonLimits.h"
 
 namespace tritonc::opt {
 
@@ -48,6 +49,41 @@ bool containsOp(const Module& m, BlockId block, bool (*predicate)(const Op&)) {
     }
   }
   return false;
+}
+
+/// Control flow around or inside a block, as the emitter writes it: every
+/// `if`, `for` and `while` is one indentation level, every loop one of
+/// CPython's statically nested blocks.
+struct Nesting {
+  int blocks = 0;
+  int loops = 0;
+};
+
+bool isControlFlow(OpKind k) { return k == OpKind::If || k == OpKind::For || k == OpKind::While; }
+bool isLoop(OpKind k) { return k == OpKind::For || k == OpKind::While; }
+
+Nesting nestingAround(const Module& m, BlockId block) {
+  Nesting n;
+  for (OpId op = m.blocks[block.index].parent; op.isValid();
+       op = m.blocks[m.op(op).parent.index].parent) {
+    n.blocks += isControlFlow(m.op(op).kind) ? 1 : 0;
+    n.loops += isLoop(m.op(op).kind) ? 1 : 0;
+  }
+  return n;
+}
+
+Nesting nestingInside(const Module& m, BlockId block) {
+  Nesting deepest;
+  for (OpId id : m.blocks[block.index].ops) {
+    const Op& o = m.op(id);
+    for (BlockId region : o.regions) {
+      if (!region.isValid()) continue;
+      Nesting inner = nestingInside(m, region);
+      deepest.blocks = std::max(deepest.blocks, inner.blocks + (isControlFlow(o.kind) ? 1 : 0));
+      deepest.loops = std::max(deepest.loops, inner.loops + (isLoop(o.kind) ? 1 : 0));
+    }
+  }
+  return deepest;
 }
 
 class Inliner {
@@ -216,6 +252,15 @@ class Inliner {
     const Function& g = m_.functions[callee];
     size_t size = countOps(m_, g.body);
     if (size > budget_) return;
+    // A copy nests the callee's control flow inside the caller's: it must
+    // stay within what CPython compiles (the checker holds each body to it;
+    // a class and its method take two of the indentation levels).
+    Nesting around = nestingAround(m_, c.parent);
+    Nesting inside = nestingInside(m_, g.body);
+    if (around.loops + inside.loops > kMaxPythonLoops ||
+        around.blocks + inside.blocks + 2 > kMaxPythonIndent) {
+      return;
+    }
     std::vector<ValueId> hypers(g.hypers.size());
     std::vector<ValueId> weights(g.weights.size());
     std::vector<ValueId> inputs(g.inputs.size());

@@ -20,6 +20,7 @@
 
 #include "Habits.h"
 #include "SemaImpl.h"
+#include "tritonc/base/PythonLimits.h"
 #include "tritonc/base/PythonMath.h"
 #include "tritonc/base/PythonNames.h"
 #include "tritonc/base/Text.h"
@@ -903,6 +904,18 @@ void Checker::checkCondition(NodeId cond, const ExprInfo& info, bool branch) {
   }
 }
 
+// The 21st loop of a nest: CPython rejects the module at import ("too many
+// statically nested blocks"). Reported once per nest, at the loop keyword.
+void Checker::checkLoopNesting(NodeId loop) {
+  if (ctx_.loopDepth != kMaxPythonLoops) return;
+  // A `for` node's token is its variable, the keyword the one before it.
+  TokenId token = tree_.token(loop);
+  if (tree_.kind(loop) == NodeKind::For) token.index -= 1;
+  SourceRange keyword = tokens().range(token);
+  diags_->report(Diag::LoopsTooDeepForPython, source(), keyword, kMaxPythonLoops + 1,
+                 kMaxPythonLoops);
+}
+
 bool Checker::checkStatement(NodeId statement) {
   switch (tree_.kind(statement)) {
     case NodeKind::Let: checkLet(statement); return false;
@@ -994,6 +1007,7 @@ bool Checker::checkStatement(NodeId statement) {
       pushScope();
       IdentifierId var = tokens().identifier(tree_.token(statement));
       declare(Symbol{SymbolKind::LoopVar, var, statement, varType, 0}, statement);
+      checkLoopNesting(statement);
       ++ctx_.loopDepth;
       checkBlock(tree_.childB(statement));
       --ctx_.loopDepth;
@@ -1003,6 +1017,7 @@ bool Checker::checkStatement(NodeId statement) {
     case NodeKind::While: {
       NodeId cond = tree_.childA(statement);
       checkCondition(cond, checkExpr(cond), /*branch=*/false);
+      checkLoopNesting(statement);
       ++ctx_.loopDepth;
       checkBlock(tree_.childB(statement));
       --ctx_.loopDepth;

@@ -210,6 +210,7 @@ class Checker {
   void checkTopLevelLet(NodeId let);
   bool checkBlock(NodeId block);  ///< returns true when every path returns
   bool checkStatement(NodeId statement);
+  void checkLoopNesting(NodeId loop);
   void checkLet(NodeId let);
   void checkAssign(NodeId assign);
   /// `branch`: an `if` (a mask can replace it), not a `while`.

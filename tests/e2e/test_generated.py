@@ -2183,6 +2183,22 @@ fn rows(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
         check_close(module.rows(x), 3.0 * x, level)
 
 
+def test_inlining_keeps_loop_nests_within_python_limits(ctx):
+    """CPython compiles at most 20 nested loops in one function. The checker holds each body to
+    that; the inliner must not nest a callee's 10 loops inside a caller's 15 (at -O3 the module
+    failed at import with "too many statically nested blocks")."""
+    def nest(count, var, trips, body):
+        head = "".join("for %s%d in range(%d) {\n" % (var, i, trips) for i in range(count))
+        return head + body + "\n" + "}\n" * count
+    src = ("fn inner(c: int) -> int {\nlet d = c\n" + nest(10, "j", 2, "d += 1") +
+           "return d\n}\n" + "fn outer() -> int {\nlet c = 0\n" + nest(15, "i", 1, "c = inner(c)") +
+           "return c\n}\n")
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        if module.outer() != 1024:
+            raise AssertionError("%s: outer() gives %s" % (level, module.outer()))
+
+
 def test_powers_of_negative_numbers_agree_at_every_level(ctx):
     """A negative base of `**` or `pow` keeps its sign at every level (-O1 and up once wrote
     `-3.0 ** 2.0`, which Python reads as -(3.0 ** 2.0) = -9.0), and two numbers with a
@@ -2420,6 +2436,7 @@ def all_tests():
               test_mixed_float_operands_take_the_language_dtype,
     test_tensor_with_a_number_promotes_as_the_language_says,
     test_list_elements_can_be_assigned,
+    test_inlining_keeps_loop_nests_within_python_limits,
               test_powers_of_negative_numbers_agree_at_every_level,
     test_scalar_sigmoid_never_overflows,
               test_weights_keep_their_declared_dtypes,

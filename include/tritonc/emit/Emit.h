@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tritonc/base/Expected.h"
+#include "tritonc/base/PythonLimits.h"
 #include "tritonc/ir/IR.h"
 
 namespace tritonc {
@@ -102,8 +103,6 @@ std::string stampPyTorch(std::string code, std::string_view sourceName,
 /// The same for a `<stem>_kernels.cu`.
 std::string stampCuda(std::string code, std::string_view sourceName);
 
-/// The deepest indentation the emitter writes (Python's parser stops at 100).
-inline constexpr int kMaxPythonIndent = 99;
 
 // ---- CUDA target ------------------------------------------------------------------------
 

@@ -1,0 +1,19 @@
+//===- PythonLimits.h - limits of CPython's compiler that generated code meets -===//
+//
+// A program the compiler accepts never fails at import (LANGUAGE.md §6), so
+// the checker, the inliner and the emitter keep generated code within what
+// CPython compiles.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+namespace tritonc {
+
+/// The deepest indentation the emitter writes (Python's parser stops at 100).
+inline constexpr int kMaxPythonIndent = 99;
+
+/// Loops nested in one function body: CPython's limit of 20 statically
+/// nested blocks (CO_MAXBLOCKS; "too many statically nested blocks").
+inline constexpr int kMaxPythonLoops = 20;
+
+}  // namespace tritonc
