@@ -1959,9 +1959,22 @@ std::string Emitter::builtinExpr(OpId id) {
     case BuiltinFn::Sign:
       return scalarArg(0) ? fmt::format("(({0} > 0) - ({0} < 0))", raw[0])
                           : "torch.sign(" + arg[0] + ")";
-    case BuiltinFn::Floor: return scalarArg(0) ? math("floor") : "torch.floor(" + arg[0] + ")";
-    case BuiltinFn::Ceil: return scalarArg(0) ? math("ceil") : "torch.ceil(" + arg[0] + ")";
-    case BuiltinFn::Round: return scalarArg(0) ? fmt::format("round({})", arg[0]) : "torch.round(" + arg[0] + ")";
+    case BuiltinFn::Floor:
+    case BuiltinFn::Ceil: {
+      const char* name = fn == BuiltinFn::Floor ? "floor" : "ceil";
+      if (!scalarArg(0)) return fmt::format("torch.{}({})", name, arg[0]);
+      if (!isFloating(m_.types.node(m_.typeOf(val[0])).dtype)) return math(name);
+      // A float stays a float, as torch's (math.floor gives an int and
+      // raises on inf and nan).
+      usesMath_ = true;
+      return fmt::format("(float(math.{0}({1})) if math.isfinite({1}) else {1})", name, arg[0]);
+    }
+    case BuiltinFn::Round:
+      // round(x, 0) of a float is a float (round(x) an int); halves to even, as torch.round.
+      if (!scalarArg(0)) return "torch.round(" + arg[0] + ")";
+      return isFloating(m_.types.node(m_.typeOf(val[0])).dtype)
+                 ? fmt::format("round({}, 0)", arg[0])
+                 : fmt::format("round({})", arg[0]);
     case BuiltinFn::Exp: return scalarArg(0) ? math("exp") : "torch.exp(" + arg[0] + ")";
     case BuiltinFn::Log: return scalarArg(0) ? math("log") : "torch.log(" + arg[0] + ")";
     case BuiltinFn::Sqrt: return scalarArg(0) ? math("sqrt") : "torch.sqrt(" + arg[0] + ")";

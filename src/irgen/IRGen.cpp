@@ -125,6 +125,7 @@ class IRGen {
   void emitInputChecks(const CallableInfo& info);
   ValueId genName(NodeId node);
   ValueId genLiteral(NodeId node);
+  ValueId genInt64Min(NodeId node);
   ValueId genCall(NodeId node);
   bool isStateful(BuiltinFn fn, const CallInfo& call) const;
   /// The index operands and codes of an Index node (after its base operand).
@@ -818,8 +819,13 @@ ValueId IRGen::genValue(NodeId node) {
     case NodeKind::BoolLit: return genLiteral(node);
     case NodeKind::Paren: return gen(tree_.childA(node));
     case NodeKind::Unary: {
-      ValueId operand = gen(tree_.childA(node));
+      NodeId child = tree_.childA(node);
       TokenKind op = tokens_.kind(tree_.token(node));
+      if (op == TokenKind::Minus && tree_.kind(child) == NodeKind::IntLit &&
+          tokens_.intValue(tree_.token(child)) == static_cast<uint64_t>(INT64_MAX) + 1) {
+        return genInt64Min(node);  // 2^63 itself is no int64
+      }
+      ValueId operand = gen(child);
       if (op == TokenKind::Plus) {
         return operand;
       }
@@ -923,6 +929,21 @@ ValueId IRGen::genName(NodeId node) {
   ValueId value = env_[symbol];
   TRITONC_CHECK(value.isValid(), "irgen: a variable used before its definition");
   return value;
+}
+
+// `-9223372036854775808`: one constant, in the type its context gave it.
+ValueId IRGen::genInt64Min(NodeId node) {
+  TypeId type = typeOf(node);
+  OpId op = emit(OpKind::Constant, {}, std::span<const TypeId>(&type, 1), node);
+  Op& o = m_.op(op);
+  if (isFloating(m_.types.node(type).dtype)) {
+    o.constKind = ConstKind::Float;
+    o.floatAttr = -9223372036854775808.0;
+  } else {
+    o.constKind = ConstKind::Int;
+    o.intAttr = INT64_MIN;
+  }
+  return m_.result(op);
 }
 
 ValueId IRGen::genLiteral(NodeId node) {

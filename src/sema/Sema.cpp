@@ -1424,8 +1424,21 @@ ExprInfo Checker::checkLiteral(NodeId node) {
 }
 
 ExprInfo Checker::checkUnary(NodeId node) {
-  ExprInfo operand = checkExpr(tree_.childA(node));
   TokenKind op = tokens().kind(tree_.token(node));
+  NodeId child = tree_.childA(node);
+  if (op == TokenKind::Minus && tree_.kind(child) == NodeKind::IntLit &&
+      tokens().intValue(tree_.token(child)) == static_cast<uint64_t>(INT64_MAX) + 1) {
+    // int64's minimum: 2^63 alone does not fit, its negation does (as in C,
+    // where the literal is written -9223372036854775807 - 1 for this reason).
+    ExprInfo result = make(module_.types.scalar(DType::Int64), node);
+    result.literal = true;
+    result.hyperConst = true;
+    result.intValue = INT64_MIN;
+    result.dim = dims().constant(INT64_MIN);
+    setType(child, result.type);
+    return result;
+  }
+  ExprInfo operand = checkExpr(child);
   std::string_view spellingText = tokens().spelling(tree_.token(node));
   if (module_.types.isLenient(operand.type)) {
     return make(operand.type, node);
@@ -1619,10 +1632,16 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
   bool aValue = ta.kind == TypeKind::Scalar || ta.kind == TypeKind::Tensor;
   bool bValue = tb.kind == TypeKind::Scalar || tb.kind == TypeKind::Tensor;
   bool comparison = isComparison(kind);
+  // A bool widens like any number next to another dtype (LANGUAGE.md
+  // section 3: `x * mask` is float32, `flag + 1` an int). Two bools only
+  // compare for equality (`&&` and `||` are the arithmetic of bools), and a
+  // comparison chain never compares its first result with a number.
   bool bools = ta.dtype == DType::Bool || tb.dtype == DType::Bool;
+  bool bothBools = ta.dtype == DType::Bool && tb.dtype == DType::Bool;
   if (!aValue || !bValue || ta.dtype == DType::Str || tb.dtype == DType::Str ||
-      (bools && !(comparison && ta.dtype == tb.dtype &&
-                  (kind == TokenKind::EqualEqual || kind == TokenKind::BangEqual)))) {
+      (bothBools &&
+       !(comparison && (kind == TokenKind::EqualEqual || kind == TokenKind::BangEqual))) ||
+      (bools && !bothBools && node == chainedComparison_)) {
     if (ta.kind == TypeKind::List && tb.kind == TypeKind::List && kind == TokenKind::EqualEqual) {
       return make(bool_, node);
     }
@@ -2390,6 +2409,9 @@ bool Checker::checkAssignable(const ExprInfo& value, TypeId target, NodeId where
 bool Checker::literalAdapts(const ExprInfo& literal, DType literalDType, DType context) const {
   if (isFloating(literalDType) && !isFloating(context)) {
     return false;  // `n * 0.5` is a float
+  }
+  if (context == DType::Bool) {
+    return false;  // `flag + 1` is an int, `mask * 2` an int32 tensor
   }
   if (literal.intValue && isIntegral(literalDType)) {
     return fitsInteger(context == DType::Trit ? DType::Int8 : context, *literal.intValue);

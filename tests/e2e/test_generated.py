@@ -2199,6 +2199,79 @@ def test_inlining_keeps_loop_nests_within_python_limits(ctx):
             raise AssertionError("%s: outer() gives %s" % (level, module.outer()))
 
 
+def test_bools_widen_in_arithmetic(ctx):
+    """`bool` is the bottom of LANGUAGE.md section 3's promotion order: a mask times a float
+    tensor is float32, `flag + 1` an int, `mask * n` an int32 tensor (torch would give int64
+    for a Python int). Two bools still only compare for equality."""
+    src = """
+fn masked(x: Tensor<float32, [?]>, m: Tensor<bool, [?]>) -> Tensor<float32, [?]> { return x * m }
+fn plus(a: bool) -> int { return a + 1 }
+fn scaled(a: bool, f: float) -> float { return f * a }
+fn bumped(x: Tensor<int8, [?]>, m: Tensor<bool, [?]>) -> Tensor<int8, [?]> { return x + m }
+fn times(m: Tensor<bool, [?]>, n: int) -> Tensor<int32, [?]> { return m * n }
+fn twice(m: Tensor<bool, [?]>) -> Tensor<int32, [?]> { return m * 2 }
+fn same(a: bool, n: int) -> bool { return a == n }
+"""
+    m = torch.tensor([True, False])
+    cases = [
+        ("masked", (torch.tensor([1.5, 2.0]), m), torch.tensor([1.5, 0.0])),
+        ("bumped", (torch.tensor([1, 2], dtype=torch.int8), m),
+         torch.tensor([2, 2], dtype=torch.int8)),
+        ("times", (m, 300), torch.tensor([300, 0], dtype=torch.int32)),
+        ("twice", (m,), torch.tensor([2, 0], dtype=torch.int32)),
+    ]
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        got = (module.plus(True), module.scaled(True, 2.5), module.same(True, 1))
+        if got != (2, 2.5, True):
+            raise AssertionError("%s: bool scalars give %s" % (level, got))
+        for name, args, want in cases:
+            got = getattr(module, name)(*args)
+            if got.dtype != want.dtype or not torch.equal(got, want):
+                raise AssertionError("%s: %s gives %r, wanted %r" % (level, name, got, want))
+
+
+def test_int64_minimum_is_a_literal(ctx):
+    """`-9223372036854775808` is int64's minimum: 2^63 alone does not fit int64, its negation
+    does (it was LiteralDoesNotFit)."""
+    src = """
+let LOWEST: int64 = -9223372036854775808
+fn lo() -> int64 { return -9223372036854775808 }
+fn as_float() -> float { return -9223372036854775808 }
+fn below(n: int64) -> bool { return n > -9223372036854775808 }
+"""
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        got = (module.LOWEST, module.lo(), module.as_float(), module.below(-2 ** 63),
+               module.below(0))
+        if got != (-2 ** 63, -2 ** 63, -2.0 ** 63, False, True):
+            raise AssertionError("%s: int64 minimum gives %s" % (level, got))
+
+
+def test_scalar_rounding_keeps_floats(ctx):
+    """`floor`, `ceil` and `round` of a float scalar are floats with torch's meaning: 2.0 (not
+    2), inf and nan pass through (math.floor raised OverflowError/ValueError), halves round to
+    even. Of an int they stay ints."""
+    src = """
+fn fl(a: float) -> float { return floor(a) }
+fn ce(a: float) -> float { return ceil(a) }
+fn rd(a: float) -> float { return round(a) }
+fn whole(n: int) -> int { return floor(n) + ceil(n) + round(n) }
+"""
+    values = [2.5, -2.5, 3.5, -0.5, float("inf"), float("-inf"), float("nan")]
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        for name, op in (("fl", torch.floor), ("ce", torch.ceil), ("rd", torch.round)):
+            got = torch.tensor([getattr(module, name)(v) for v in values], dtype=torch.float64)
+            want = op(torch.tensor(values, dtype=torch.float64))
+            kinds = {type(getattr(module, name)(v)) for v in values}
+            if kinds != {float} or not torch.equal(got.nan_to_num(7.0), want.nan_to_num(7.0)):
+                raise AssertionError("%s: %s gives %s (%s), wanted %s" % (level, name, got, kinds,
+                                                                       want))
+        if module.whole(3) != 9 or type(module.whole(3)) is not int:
+            raise AssertionError("%s: whole(3) gives %r" % (level, module.whole(3)))
+
+
 def test_powers_of_negative_numbers_agree_at_every_level(ctx):
     """A negative base of `**` or `pow` keeps its sign at every level (-O1 and up once wrote
     `-3.0 ** 2.0`, which Python reads as -(3.0 ** 2.0) = -9.0), and two numbers with a
@@ -2436,6 +2509,9 @@ def all_tests():
               test_mixed_float_operands_take_the_language_dtype,
     test_tensor_with_a_number_promotes_as_the_language_says,
     test_list_elements_can_be_assigned,
+    test_bools_widen_in_arithmetic,
+    test_int64_minimum_is_a_literal,
+    test_scalar_rounding_keeps_floats,
     test_inlining_keeps_loop_nests_within_python_limits,
               test_powers_of_negative_numbers_agree_at_every_level,
     test_scalar_sigmoid_never_overflows,
