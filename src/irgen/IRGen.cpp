@@ -716,8 +716,14 @@ ValueId IRGen::dimValue(DimId dim) {
       if (callable_ < 0) return ValueId{};
       const CallableInfo& info = cm_.callables[callable_];
       for (size_t i = 0; i < info.params.size(); ++i) {
-        if (info.params[i].name == n.var && info.params[i].cls == ParamClass::Hyper) {
-          return paramValue(static_cast<uint32_t>(i));
+        const ParamInfo& p = info.params[i];
+        if (p.name != n.var) continue;
+        if (p.cls == ParamClass::Hyper) return paramValue(static_cast<uint32_t>(i));
+        // A fn's integer input (`fn f(n: int, x: Tensor<float32, [n]>)`), as
+        // it was passed: the types speak of the entry value.
+        if (p.cls == ParamClass::Input && inBody_ && m_.types.isScalar(p.type) &&
+            isIntegral(m_.types.node(p.type).dtype)) {
+          return params_[i];
         }
       }
       for (size_t i = 0; i < info.shapeVars.size(); ++i) {

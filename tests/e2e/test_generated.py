@@ -2002,8 +2002,9 @@ def expect_check_failures(cases):
 
 def test_inputs_are_checked_against_their_declared_type_at_O0(ctx):
     """At -O0 a tensor input of the wrong rank or of a size its declared type fixes (a
-    constant, a hyperparameter, a size variable another input binds) fails at entry with the
-    parameter's location; -O2 trusts the declared type; valid inputs pass at both."""
+    constant, a hyperparameter, a size variable another input binds, a fn's int input) fails at
+    entry with the parameter's location; -O2 trusts the declared type; valid inputs pass at
+    both."""
     src = """
 layer Net(n_out: int = 4, w: TernaryTensor<trit, [6, n_out]>,
           x: Tensor<float32, [?, 6]>, y: Tensor<float32, [?, n_out]>) -> Tensor<float32, [?, n_out]> {
@@ -2012,6 +2013,7 @@ layer Net(n_out: int = 4, w: TernaryTensor<trit, [6, n_out]>,
 fn pair(a: Tensor<float32, [?, k]>, b: Tensor<float32, [k, ?]>) -> Tensor<float32, [?, ?]> {
     return a @ b
 }
+fn scale(n: int, x: Tensor<float32, [n]>) -> Tensor<float32, [n]> { return x * float32(n) }
 """
     module = load(ctx.compile_text(src, "-O0"))
     model = module.Net().eval()
@@ -2024,12 +2026,15 @@ fn pair(a: Tensor<float32, [?, k]>, b: Tensor<float32, [k, ?]>) -> Tensor<float3
          ":3:39: shape mismatch: dimension 1 of 'y' is 3, but n_out = 4 was expected"),
         (lambda: module.pair(torch.ones(2, 3), torch.ones(4, 2)),
          ":6:37: shape mismatch: dimension 0 of 'b' is 4, but k = 3 was expected"),
+        (lambda: module.scale(2, torch.ones(3)),
+         ":9:18: shape mismatch: dimension 0 of 'x' is 3, but n = 2 was expected"),
     ]
     expect_check_failures(cases)
     with torch.no_grad():
         check_close(model(torch.ones(2, 6), torch.zeros(2, 4)),
                     torch.ones(2, 6) @ tritonrt.weight(model, "w"), "-O0 valid input")
     check_close(module.pair(torch.ones(2, 3), torch.ones(3, 2)), torch.full((2, 2), 3.0), "-O0")
+    check_close(module.scale(3, torch.ones(3)), torch.full((3,), 3.0), "-O0")
     # -O2 trusts the types: the same wrong call reaches torch, which raises its own error.
     fast = load(ctx.compile_text(src, "-O2")).Net().eval()
     try:
