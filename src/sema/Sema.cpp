@@ -370,10 +370,26 @@ DimId Checker::resolveDim(NodeId dim, int callable) {
         report(Diag::NoneDimension, dim);
         return dims().unknown();
       }
-      if (std::optional<uint32_t> symbol = lookup(name)) {
+      // A parameter of the callable shadows a module-level constant.
+      bool parameter = false;
+      if (callable >= static_cast<int>(module_.firstLocal)) {
+        for (NodeId param : tree_.list(tree_.listA(module_.callables[callable].node))) {
+          parameter = parameter || (tree_.kind(param) == NodeKind::Param &&
+                                    tokens().identifier(tree_.token(param)) == name);
+        }
+      }
+      std::optional<uint32_t> symbol = parameter ? std::nullopt : lookup(name);
+      if (symbol) {
         const Symbol& s = module_.symbols[*symbol];
         if (s.kind == SymbolKind::Constant && symbolValue_[*symbol].intValue) {
           return dims().constant(*symbolValue_[*symbol].intValue);
+        }
+        if (s.kind == SymbolKind::Constant) {
+          // Not a size variable (it would become a hidden hyperparameter the
+          // callers must pass): an error once the constant is checked, unless
+          // its own initializer already is one.
+          constantDims_.emplace_back(dim, *symbol);
+          return dims().var(name);
         }
       }
       return dims().var(name);
@@ -498,7 +514,13 @@ void Checker::checkSignature(int index) {
       // A fn has no weights: all its tensor parameters are inputs.
       p.cls = fullyKnown && !info.isFn ? ParamClass::Weight : ParamClass::Input;
     } else if (t.kind == TypeKind::Error) {
-      p.cls = ParamClass::Input;
+      // A type that did not resolve keeps its parameter in the signature, in
+      // the class its spelling suggests (`in_ch: intx` is a hyperparameter),
+      // so that calls are not errors too.
+      NodeId typeNode = tree_.childA(param);
+      bool generic = typeNode.isValid() && tree_.kind(typeNode) == NodeKind::TypeName &&
+                     tree_.listA(typeNode).isValid() && !tree_.list(tree_.listA(typeNode)).empty();
+      p.cls = generic || info.isFn ? ParamClass::Input : ParamClass::Hyper;
     } else {
       p.cls = info.isFn ? ParamClass::Input : ParamClass::Hyper;
     }
@@ -517,6 +539,11 @@ void Checker::checkSignature(int index) {
       }
     }
     for (IdentifierId var : vars) {
+      std::optional<uint32_t> symbol = lookup(var);
+      if (symbol && module_.symbols[*symbol].kind == SymbolKind::Constant &&
+          std::find(declared.begin(), declared.end(), var) == declared.end()) {
+        continue;  // a constant without an integer value (ConstantSizeNotInteger)
+      }
       if (std::find(declared.begin(), declared.end(), var) == declared.end()) {
         ParamInfo p;
         p.name = var;
@@ -850,6 +877,7 @@ void Checker::checkTopLevelLet(NodeId let) {
   setType(let, type);
   if (symbol != kNoSymbol) {
     constantDefined_.insert(symbol);
+    if (module_.types.isLenient(value.type)) constantFailed_.insert(symbol);
     module_.symbols[symbol].type = type;
     value.type = type;
     value.hyperConst = value.hyperConst || value.intValue.has_value() ||
@@ -978,7 +1006,9 @@ bool Checker::checkStatement(NodeId statement) {
       NodeId cond = tree_.childA(statement);
       ExprInfo c = checkExpr(cond);
       checkCondition(cond, c, /*branch=*/true);
-      bool dynamic = !c.hyperConst;
+      // (A condition that is already an error counts as hyperparameters:
+      // the sub-modules under it are not errors too.)
+      bool dynamic = !c.hyperConst && !module_.types.isLenient(c.type);
       ctx_.dynamicIfDepth += dynamic ? 1 : 0;
       ++ctx_.ifDepth;
       // Only a test of hyperparameters decides which sub-modules exist (the
@@ -2775,6 +2805,11 @@ CheckedModule Checker::run() {
   }
   checkRecursiveInstantiation();
   checkCreatedArguments();
+  for (auto [dim, symbol] : constantDims_) {
+    if (!constantFailed_.count(symbol)) {
+      report(Diag::ConstantSizeNotInteger, dim, spelling(module_.symbols[symbol].name));
+    }
+  }
   for (int i = static_cast<int>(module_.callables.size()) - 1;
        i >= static_cast<int>(module_.firstLocal); --i) {
     if (!module_.callables[i].isFn) {

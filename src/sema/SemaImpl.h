@@ -321,6 +321,9 @@ class Checker {
   std::vector<Binding> undo_;
   std::vector<size_t> scopeMarks_;
   std::vector<ExprInfo> symbolValue_;  ///< what is known of a symbol's value
+  /// Shapes naming a constant whose value is not an integer of literals.
+  std::vector<std::pair<NodeId, uint32_t>> constantDims_;
+  std::unordered_set<uint32_t> constantFailed_;  ///< constants whose initializer is an error
   Context ctx_;
   TypeId int32_, float32_, bool_, str_;
   const ImportContext* imports_ = nullptr;
