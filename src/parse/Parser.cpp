@@ -603,6 +603,7 @@ class Parser {
   bool expectStatementEnd(NodeId statement);
   bool closeBlocksBeforeItem();
   void skipPythonBody();
+  void skipRestOfCallable();
   void warnSignStatement(NodeId expr);
   std::string_view textOf(NodeId node) const {
     SourceRange range = tree_.range(node);
@@ -647,6 +648,7 @@ Tree Parser::run() {
     if (panic_) {
       synchronize(0);
       skipPythonBody();
+      skipRestOfCallable();
       unwindToItem_ = false;
       // At top level a stray '}' would stop synchronization forever.
       if (at(TokenKind::RBrace) && openDelims_.empty()) {
@@ -674,6 +676,42 @@ void Parser::skipPythonBody() {
          (!newlineBefore() || source.lineCol(tokens_.range(pos_).begin).column > itemColumn)) {
     ++pos_.index;
   }
+}
+
+// After a broken `layer` or `fn` header (`layer Net` with its '(' forgotten,
+// a stray ')' in a parameter's type), the rest of the item is skipped up to
+// the next line that starts an item at the broken one's column or left of
+// it: its remaining parameter lines and its body are not each reported as
+// a misplaced top-level statement.
+void Parser::skipRestOfCallable() {
+  if (!itemStart_.isValid()) return;
+  TokenKind kind = tokens_.kind(itemStart_);
+  std::string_view word = tokens_.spelling(itemStart_);
+  bool callable = kind == TokenKind::KwLayer || kind == TokenKind::KwFn ||
+                  (kind == TokenKind::Identifier && (word == "def" || word == "class"));
+  if (!callable) return;
+  const SourceBuffer& source = tokens_.source();
+  uint32_t itemColumn = source.lineCol(tokens_.range(itemStart_).begin).column;
+  auto startsItem = [&] {
+    switch (peekKind()) {
+      case TokenKind::KwLayer:
+      case TokenKind::KwFn:
+      case TokenKind::KwMain:
+      case TokenKind::KwImport:
+      case TokenKind::KwLet: return true;
+      case TokenKind::Identifier: {
+        std::string_view w = tokens_.spelling(pos_);
+        return w == "def" || w == "class" || w == "from";
+      }
+      default: return false;
+    }
+  };
+  while (!atEnd() &&
+         !(newlineBefore() && startsItem() &&
+           source.lineCol(tokens_.range(pos_).begin).column <= itemColumn)) {
+    ++pos_.index;
+  }
+  openDelims_.clear();
 }
 
 // item = import | layer | fn | main | let_stmt ;
