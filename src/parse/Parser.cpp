@@ -577,6 +577,7 @@ class Parser {
   // The rare paths of the habit diagnostics are out of line (and cold), so
   // the hot functions they branch from keep small frames.
   [[gnu::noinline]] NodeId parsePythonOperator(int minPrecedence);
+  [[gnu::noinline]] bool incrementHabit();
   // The cheap test before parsePythonOperator(), on the token array only:
   // the current name is two or three letters long (`or`, `and`, `is`) and
   // does not start a new statement (for a name, startsNewStatement() is a
@@ -1613,11 +1614,39 @@ NodeId Parser::parseBinary(int minPrecedence) {
     if (precedence < minPrecedence || startsNewStatement()) {
       break;
     }
+    if ((at(TokenKind::Plus) || at(TokenKind::Minus)) && peekKind(1) == peekKind() &&
+        incrementHabit()) [[unlikely]] {
+      break;
+    }
     TokenId op = consume();
     NodeId rhs = parseBinary(precedence + 1);
     lhs = add2(NodeKind::Binary, op, lhs, rhs);
   }
   return lhs;
+}
+
+// C's `i++` and `i--` (as a statement: the doubled operator ends the line):
+// reported with the assignment to write. Otherwise the line would continue
+// on the next one, as a line ending in an operator does, and the error
+// would come there, about something else.
+bool Parser::incrementHabit() {
+  TokenId first = pos_;
+  TokenId second{pos_.index + 1};
+  TokenId after{pos_.index + 2};
+  if (tokens_.range(first).end != tokens_.range(second).begin) return false;
+  TokenKind next = tokens_.kind(after);
+  if (!(next == TokenKind::EndOfFile || next == TokenKind::Semicolon ||
+        next == TokenKind::RBrace || tokens_.hasNewlineBefore(after))) {
+    return false;
+  }
+  bool plus = at(TokenKind::Plus);
+  std::string_view target = "x";
+  if (first.index > 0 && tokens_.kind(TokenId{first.index - 1}) == TokenKind::Identifier) {
+    target = tokens_.spelling(TokenId{first.index - 1});
+  }
+  error(Diag::PythonOperator, rangeOf(first, second), plus ? "++" : "--",
+        fmt::format("{} {}= 1", target, plus ? "+" : "-"));
+  return true;
 }
 
 // Python's `a or b`, `a and b`, `a is b`, `a is not b` at the current
