@@ -603,7 +603,16 @@ void Checker::checkSignature(int index) {
         bool first = std::none_of(shape.begin(), shape.begin() + static_cast<ptrdiff_t>(i),
                                   [&](DimId d) { return dims().mentions(d, n.var); });
         if (first && !bound(n.var)) {
-          report(Diag::UnboundSizeVariable, tree_.childB(node), spelling(n.var));
+          // At the dimension that names it (`[?, m]`), else the whole type.
+          NodeId at = tree_.childB(node);
+          if (tree_.kind(at) == NodeKind::TypeName && tree_.listA(at).isValid()) {
+            for (NodeId arg : tree_.list(tree_.listA(at))) {
+              if (tree_.kind(arg) != NodeKind::Shape) continue;
+              auto dimsOf = tree_.list(tree_.listA(arg));
+              if (i < dimsOf.size()) at = dimsOf[i];
+            }
+          }
+          report(Diag::UnboundSizeVariable, at, spelling(n.var));
         }
       }
     }
