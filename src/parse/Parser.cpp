@@ -560,6 +560,7 @@ class Parser {
   NodeId parseBlock();
   NodeId parseStatement();
   NodeId parseLet();
+  NodeId parseLetAfterKeyword();
   NodeId parseIf();
   NodeId parseCondition();
   void errorExpectedBlock(std::string_view what, std::string_view keyword, NodeId expr);
@@ -1002,6 +1003,29 @@ NodeId Parser::parseParam() {
     return addError(pos_);
   }
   TokenId name = consume();
+  if (!at(TokenKind::Colon) && (at(TokenKind::Comma) || at(TokenKind::RParen)) &&
+      tokens_.spelling(name) == "self") {
+    // Python's `def forward(self, x)`: reported, and the parameter dropped.
+    errorAndGoOn(Diag::SelfReference, tokens_.range(name));
+    return addError(name);
+  }
+  if (!at(TokenKind::Colon) && at(TokenKind::Identifier) && !newlineBefore()) {
+    // `x Tensor<float32, [?, 4]>`: a type follows, its ':' is missing.
+    Checkpoint point = checkpoint();
+    NodeId type;
+    {
+      QuietScope trial(*this);
+      type = parseType();
+    }
+    if (!panic_ && (at(TokenKind::Comma) || at(TokenKind::RParen) || at(TokenKind::Equal))) {
+      errorAndGoOn(Diag::ExpectedToken, expectedAt(TokenId{name.index + 1}), "':' before the type",
+                   describe(TokenId{name.index + 1}));
+      NodeId init;
+      if (consumeEqual()) init = parseExpression();
+      return add2(NodeKind::Param, name, type, init);
+    }
+    rewind(point);
+  }
   if (!at(TokenKind::Colon)) {
     auto builder = error(Diag::MissingParamType, tokens_.range(name), tokens_.spelling(name));
     if (builder) {
@@ -1100,6 +1124,14 @@ NodeId Parser::parseStatement() {
       error(Diag::ExpectedStatement, tokens_.range(start), describe(start));
       return addError(start);
     default: {
+      if (at(TokenKind::Identifier) && peekKind(1) == TokenKind::Colon &&
+          !tokens_.hasNewlineBefore(TokenId{pos_.index + 1})) [[unlikely]] {
+        // Python's annotated assignment `x: int = 3`: a declaration without
+        // its 'let', parsed as the declaration.
+        errorAndGoOn(Diag::MissingLet, tokens_.range(start), tokens_.spelling(start));
+        node = parseLetAfterKeyword();
+        break;
+      }
       NodeId expr = parseExpression();
       if (panic_) {
         return expr;
@@ -1205,6 +1237,10 @@ bool Parser::expectStatementEnd(NodeId statement) {
 // let_stmt = "let" IDENT [ ":" type ] [ "=" expr ] ;
 NodeId Parser::parseLet() {
   consume();  // 'let'
+  return parseLetAfterKeyword();
+}
+
+NodeId Parser::parseLetAfterKeyword() {
   if (!at(TokenKind::Identifier)) {
     error(Diag::ExpectedIdentifier, expectedAt(pos_), "a name after 'let'", describe(pos_));
     return addError(pos_);

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
 
@@ -173,6 +174,19 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
   }
   if (text == "self") {
     report(Diag::SelfReference, node);
+    return;
+  }
+  if (text == "pass") {
+    // Python's empty statement: a block may be empty, `{ }`.
+    diags_->report(Diag::UndefinedName, source(), rangeOf(node), text)
+        .note(Note::PythonPass, source(), rangeOf(node));
+    return;
+  }
+  if (std::optional<std::string_view> dsl = dslNameForForeign(text);
+      dsl && *dsl != text && std::isupper(static_cast<unsigned char>(text[0]))) {
+    // torch.nn's module spellings of functions (`ReLU(x)` is `relu(x)`).
+    diags_->report(Diag::UndefinedName, source(), rangeOf(node), text)
+        .note(Note::DidYouMean, source(), rangeOf(node), *dsl);
     return;
   }
   auto builder = diags_->report(Diag::UndefinedName, source(), rangeOf(node), text);

@@ -60,6 +60,31 @@ TEST(DiagnosticsTest, KindTablesMatchTheDefFile) {
   EXPECT_EQ(severityName(Severity::Note), "note");
 }
 
+// Every message is a valid format string: a stray '{' (`'{ }'` written for
+// an empty block) threw at the first report of its kind.
+TEST(DiagnosticsTest, EveryMessageFormats) {
+  auto formats = [](std::string_view format) {
+    try {
+      // Integers satisfy every spec used ({0}, {0:02X}) as well as strings.
+      (void)fmt::format(fmt::runtime(format), 1, 2, 3, 4, 5);
+      return true;
+    } catch (const fmt::format_error&) {
+      return false;
+    }
+  };
+  for (const KindInfo& info : kKinds) {
+    EXPECT_TRUE(formats(diagFormat(info.kind))) << info.name;
+  }
+  constexpr Note kNotes[] = {
+#define NOTE(Kind, Format) Note::Kind,
+#include "tritonc/diag/Diagnostics.def"
+  };
+  for (Note note : kNotes) {
+    EXPECT_TRUE(formats(noteFormat(note))) << noteFormat(note);
+  }
+  EXPECT_FALSE(formats("an empty block, '{ }'"));
+}
+
 TEST(DiagnosticsTest, ReportFormatsTheMessage) {
   Harness h("let x = (1\n");
   h.diags.report(Diag::ExpectedToken, h.source, SourceRange{10, 10}, "')'", "end of file");
