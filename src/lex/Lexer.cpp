@@ -466,8 +466,16 @@ void Lexer::lexNumber() {
       ++p_;
     }
     if (ok) {
-      error(Diag::InvalidDigit, invalid, 1, std::string(1, static_cast<char>(*invalid)),
-            isFloat ? "floating-point" : "decimal");
+      auto builder = error(Diag::InvalidDigit, invalid, 1,
+                           std::string(1, static_cast<char>(*invalid)),
+                           isFloat ? "floating-point" : "decimal");
+      if (!isFloat && !isDecimal(*invalid)) {
+        // `3x`, `2conv`: a name that starts with a digit. An error token,
+        // which the parser skips silently (`let 3x = 1` is one error).
+        builder.note(Note::NameStartsWithDigit);
+        addToken(TokenKind::Error, start);
+        return;
+      }
       ok = false;
     }
   }

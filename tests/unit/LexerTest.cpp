@@ -705,6 +705,18 @@ TEST(LexerTest, InvalidDigit) {
   }
 }
 
+TEST(LexerTest, NameStartingWithADigitIsAnErrorToken) {
+  // `let 3x = 1`: one error, with a note; the parser skips the error token
+  // silently (it once also reported "expected a name, found 3x").
+  Lexed lexed("3x");
+  const Diagnostic* d = expectOneDiag(lexed, Diag::InvalidDigit, 1, 2);
+  ASSERT_NE(d, nullptr);
+  ASSERT_EQ(d->notes.size(), 1u);
+  EXPECT_EQ(d->notes[0].message, "a name cannot start with a digit");
+  ASSERT_EQ(lexed.size(), 2u) << lexed.kindNames();
+  EXPECT_EQ(lexed.kindNames(), "Error EndOfFile");
+}
+
 TEST(LexerTest, MisplacedDigitSeparator) {
   struct Case {
     const char* text;
