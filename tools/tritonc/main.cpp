@@ -390,14 +390,26 @@ int run(int argc, char** argv) {
         for (const std::string& name : option->get_lnames()) flags.push_back("--" + name);
         for (const std::string& name : option->get_snames()) flags.push_back("-" + name);
       }
-      std::vector<std::string_view> candidates(flags.begin(), flags.end());
+      // Compared without their dashes, which every flag shares (`--bogus`
+      // is not close to `--jobs`).
+      std::vector<std::string_view> candidates;
+      for (const std::string& flag : flags) {
+        candidates.push_back(std::string_view(flag).substr(flag.find_first_not_of('-')));
+      }
       for (auto word = args.rbegin(); word != args.rend(); ++word) {
         if (!word->starts_with("--")) continue;
         std::string_view name = std::string_view(*word).substr(0, word->find('='));
         if (std::find(flags.begin(), flags.end(), name) != flags.end()) continue;
-        std::string_view hint = closestMatch(name, candidates);
+        std::string_view hint = closestMatch(name.substr(2), candidates);
+        std::string dashed;
+        if (!hint.empty()) {
+          // The flag the hint is the tail of.
+          size_t i = static_cast<size_t>(std::find(candidates.begin(), candidates.end(), hint) -
+                                         candidates.begin());
+          dashed = flags[i];
+        }
         message = fmt::format("unknown option '{}'{}", name,
-                              hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint));
+                              dashed.empty() ? "" : fmt::format(" (did you mean '{}'?)", dashed));
         break;
       }
     }
