@@ -399,11 +399,10 @@ DimId Checker::resolveDim(NodeId dim, int callable) {
           return dims().constant(*symbolValue_[*symbol].intValue);
         }
         if (s.kind == SymbolKind::Constant) {
-          // Not a size variable (it would become a hidden hyperparameter the
-          // callers must pass): an error once the constant is checked, unless
-          // its own initializer already is one.
+          // Not a size variable (checkSignature makes it no hidden
+          // hyperparameter the callers must pass): an error once the constant
+          // is checked, unless its own initializer already is one.
           constantDims_.emplace_back(dim, *symbol);
-          return dims().var(name);
         }
       }
       return dims().var(name);
