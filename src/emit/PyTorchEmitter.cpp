@@ -1907,6 +1907,9 @@ std::string Emitter::builtinExpr(OpId id) {
     return has(i) ? fmt::format(", {}={}", pyName, arg[i]) : std::string();
   };
   auto scalarArg = [&](size_t i) { return has(i) && isScalar(val[i]); };
+  auto floatScalarArg = [&](size_t i) {
+    return scalarArg(i) && isFloating(m_.types.node(m_.typeOf(val[i])).dtype);
+  };
   TypeId resultType = o.resultsCount > 0 ? m_.typeOf(m_.result(id)) : TypeId{};
   std::string resultDType = resultType.isValid() && m_.types.isTensor(resultType)
                                 ? createdDType(m_.types.node(resultType).dtype)
@@ -1963,7 +1966,7 @@ std::string Emitter::builtinExpr(OpId id) {
     case BuiltinFn::Ceil: {
       const char* name = fn == BuiltinFn::Floor ? "floor" : "ceil";
       if (!scalarArg(0)) return fmt::format("torch.{}({})", name, arg[0]);
-      if (!isFloating(m_.types.node(m_.typeOf(val[0])).dtype)) return math(name);
+      if (!floatScalarArg(0)) return math(name);
       // A float stays a float, as torch's (math.floor gives an int and
       // raises on inf and nan).
       usesMath_ = true;
@@ -1972,9 +1975,7 @@ std::string Emitter::builtinExpr(OpId id) {
     case BuiltinFn::Round:
       // round(x, 0) of a float is a float (round(x) an int); halves to even, as torch.round.
       if (!scalarArg(0)) return "torch.round(" + arg[0] + ")";
-      return isFloating(m_.types.node(m_.typeOf(val[0])).dtype)
-                 ? fmt::format("round({}, 0)", arg[0])
-                 : fmt::format("round({})", arg[0]);
+      return floatScalarArg(0) ? "round(" + arg[0] + ", 0)" : "round(" + arg[0] + ")";
     case BuiltinFn::Exp: return scalarArg(0) ? math("exp") : "torch.exp(" + arg[0] + ")";
     case BuiltinFn::Log: return scalarArg(0) ? math("log") : "torch.log(" + arg[0] + ")";
     case BuiltinFn::Sqrt: return scalarArg(0) ? math("sqrt") : "torch.sqrt(" + arg[0] + ")";

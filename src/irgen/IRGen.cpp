@@ -825,13 +825,11 @@ ValueId IRGen::genValue(NodeId node) {
     case NodeKind::BoolLit: return genLiteral(node);
     case NodeKind::Paren: return gen(tree_.childA(node));
     case NodeKind::Unary: {
-      NodeId child = tree_.childA(node);
-      TokenKind op = tokens_.kind(tree_.token(node));
-      if (op == TokenKind::Minus && tree_.kind(child) == NodeKind::IntLit &&
-          tokens_.intValue(tree_.token(child)) == static_cast<uint64_t>(INT64_MAX) + 1) {
+      if (tree_.isInt64Minimum(node)) {
         return genInt64Min(node);  // 2^63 itself is no int64
       }
-      ValueId operand = gen(child);
+      ValueId operand = gen(tree_.childA(node));
+      TokenKind op = tokens_.kind(tree_.token(node));
       if (op == TokenKind::Plus) {
         return operand;
       }
@@ -940,15 +938,10 @@ ValueId IRGen::genName(NodeId node) {
 // `-9223372036854775808`: one constant, in the type its context gave it.
 ValueId IRGen::genInt64Min(NodeId node) {
   TypeId type = typeOf(node);
+  if (!isFloating(m_.types.node(type).dtype)) return constantInt(INT64_MIN, type);
   OpId op = emit(OpKind::Constant, {}, std::span<const TypeId>(&type, 1), node);
-  Op& o = m_.op(op);
-  if (isFloating(m_.types.node(type).dtype)) {
-    o.constKind = ConstKind::Float;
-    o.floatAttr = -9223372036854775808.0;
-  } else {
-    o.constKind = ConstKind::Int;
-    o.intAttr = INT64_MIN;
-  }
+  m_.op(op).constKind = ConstKind::Float;
+  m_.op(op).floatAttr = -9223372036854775808.0;
   return m_.result(op);
 }
 

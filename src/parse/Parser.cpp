@@ -593,7 +593,7 @@ class Parser {
   [[gnu::cold]] NodeId parsePythonNot();
   [[gnu::cold]] NodeId parseEllipsisIndex();
   [[gnu::cold]] void reportMissingComma(std::string_view what);
-  [[gnu::cold]] NodeId parseTypeWithoutColon();
+  [[gnu::cold]] NodeId parseTypeWithoutColon(bool parameter = false);
   [[gnu::cold]] NodeId parseAssignInCondition();
   [[gnu::cold]] NodeId parseNegativeDimension();
   [[gnu::cold]] NodeId reportReturnTuple(TokenId start);
@@ -1011,20 +1011,11 @@ NodeId Parser::parseParam() {
   }
   if (!at(TokenKind::Colon) && at(TokenKind::Identifier) && !newlineBefore()) {
     // `x Tensor<float32, [?, 4]>`: a type follows, its ':' is missing.
-    Checkpoint point = checkpoint();
-    NodeId type;
-    {
-      QuietScope trial(*this);
-      type = parseType();
-    }
-    if (!panic_ && (at(TokenKind::Comma) || at(TokenKind::RParen) || at(TokenKind::Equal))) {
-      errorAndGoOn(Diag::ExpectedToken, expectedAt(TokenId{name.index + 1}), "':' before the type",
-                   describe(TokenId{name.index + 1}));
+    if (NodeId type = parseTypeWithoutColon(/*parameter=*/true); type.isValid()) {
       NodeId init;
       if (consumeEqual()) init = parseExpression();
       return add2(NodeKind::Param, name, type, init);
     }
-    rewind(point);
   }
   if (!at(TokenKind::Colon)) {
     auto builder = error(Diag::MissingParamType, tokens_.range(name), tokens_.spelling(name));
@@ -1261,10 +1252,11 @@ NodeId Parser::parseLetAfterKeyword() {
   return add2(NodeKind::Let, name, type, init);
 }
 
-// `let w Tensor<...> = ...`: when a type and then '=' or the end of the
-// statement follow, the ':' is what is missing (reported; the type is kept).
+// `let w Tensor<...> = ...` (or the parameter `w Tensor<...>,`): when a type
+// and then '=' or the end of the statement (of the parameter: ',', ')' or
+// '=') follow, the ':' is what is missing (reported; the type is kept).
 // Otherwise the parser rewinds and returns no type.
-NodeId Parser::parseTypeWithoutColon() {
+NodeId Parser::parseTypeWithoutColon(bool parameter) {
   TokenId where = pos_;
   Checkpoint point = checkpoint();
   NodeId type;
@@ -1272,8 +1264,10 @@ NodeId Parser::parseTypeWithoutColon() {
     QuietScope trial(*this);
     type = parseType();
   }
-  if (!panic_ && (splitEqual_ || at(TokenKind::Equal) || at(TokenKind::Semicolon) ||
-                  at(TokenKind::RBrace) || atEnd() || newlineBefore())) {
+  bool ends = parameter ? at(TokenKind::Comma) || at(TokenKind::RParen) || at(TokenKind::Equal)
+                        : splitEqual_ || at(TokenKind::Equal) || at(TokenKind::Semicolon) ||
+                              at(TokenKind::RBrace) || atEnd() || newlineBefore();
+  if (!panic_ && ends) {
     errorAndGoOn(Diag::ExpectedToken, expectedAt(where), "':' before the type",
                  describe(where));
     return type;

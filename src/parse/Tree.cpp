@@ -48,6 +48,13 @@ Layout layoutOf(NodeKind kind) {
 
 std::string_view nodeKindName(NodeKind kind) { return kNodeNames[static_cast<size_t>(kind)]; }
 
+bool Tree::isInt64Minimum(NodeId id) const {
+  if (kind(id) != NodeKind::Unary || tokens_->kind(token(id)) != TokenKind::Minus) return false;
+  NodeId literal = childA(id);
+  return kind(literal) == NodeKind::IntLit &&
+         tokens_->intValue(token(literal)) == static_cast<uint64_t>(INT64_MAX) + 1;
+}
+
 SourceRange Tree::range(NodeId id) const {
   SourceRange result = tokens_->range(token(id));
   std::vector<NodeId> stack{id};

@@ -1478,10 +1478,7 @@ ExprInfo Checker::checkLiteral(NodeId node) {
 ExprInfo Checker::checkUnary(NodeId node) {
   TokenKind op = tokens().kind(tree_.token(node));
   NodeId child = tree_.childA(node);
-  if (op == TokenKind::Minus && tree_.kind(child) == NodeKind::IntLit &&
-      tokens().intValue(tree_.token(child)) == static_cast<uint64_t>(INT64_MAX) + 1) {
-    // int64's minimum: 2^63 alone does not fit, its negation does (as in C,
-    // where the literal is written -9223372036854775807 - 1 for this reason).
+  if (tree_.isInt64Minimum(node)) {
     ExprInfo result = make(module_.types.scalar(DType::Int64), node);
     result.literal = true;
     result.hyperConst = true;
@@ -2468,10 +2465,7 @@ bool Checker::literalAdapts(const ExprInfo& literal, DType literalDType, DType c
   if (literal.intValue && isIntegral(literalDType)) {
     return fitsInteger(context == DType::Trit ? DType::Int8 : context, *literal.intValue);
   }
-  if (literal.floatValue && context == DType::Float16) {
-    return std::abs(*literal.floatValue) <= 65504.0;
-  }
-  return true;
+  return !literal.floatValue || fitsFloat(context, *literal.floatValue);
 }
 
 void Checker::convertOperand(const ExprInfo& value, const ExprInfo& other, DType dtype) {
@@ -2491,13 +2485,9 @@ void Checker::convertOperand(const ExprInfo& value, const ExprInfo& other, DType
 }
 
 void Checker::convertToProduct(const ExprInfo& value, DType dtype) {
-  TypeStore& ts = module_.types;
-  if (isFloating(dtype)) {
-    convertTo(value, dtype);
-  } else if (ts.isTensor(value.type) && !ts.node(value.type).ternary &&
-             ts.node(value.type).dtype != DType::Trit) {
-    convertTo(value, dtype);  // trits are held as floats (docs/pytorch.md)
-  }
+  // Trits are held as floats (docs/pytorch.md): never converted to an integer.
+  const TypeStore::Node& t = module_.types.node(value.type);
+  if (isFloating(dtype) || (!t.ternary && t.dtype != DType::Trit)) convertTo(value, dtype);
 }
 
 void Checker::convertToFloat(const ExprInfo& value, DType dtype) {
@@ -2579,7 +2569,7 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
         return true;
       }
       if (value.floatValue && isFloating(t.dtype)) {
-        if (t.dtype == DType::Float16 && std::abs(*value.floatValue) > 65504.0) {
+        if (!fitsFloat(t.dtype, *value.floatValue)) {
           report(Diag::LiteralDoesNotFit, where, fmt::format("the value {}", *value.floatValue),
                  "float16");
           return false;

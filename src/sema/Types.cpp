@@ -1,6 +1,7 @@
 //===- Types.cpp - types and symbolic dimensions --------------------------===//
 #include "tritonc/sema/Types.h"
 
+#include <cmath>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -47,6 +48,10 @@ bool isIntegral(DType dtype) { return dtype <= DType::Int64; }
 bool isFloating(DType dtype) { return dtype >= DType::Float16 && dtype <= DType::Float32; }
 bool isNumeric(DType dtype) { return dtype != DType::Str; }
 DType promote(DType a, DType b) { return std::max(a, b); }
+
+bool fitsFloat(DType dtype, double value) {
+  return dtype != DType::Float16 || std::abs(value) <= 65504.0;
+}
 
 bool fitsInteger(DType dtype, int64_t value) {
   switch (dtype) {

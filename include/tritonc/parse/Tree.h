@@ -77,6 +77,9 @@ class Tree {
   }
   /// The source text covered by a node and all of its children.
   SourceRange range(NodeId id) const;
+  /// Whether `id` is `-9223372036854775808`: unary minus on the literal 2^63,
+  /// which alone does not fit int64 and negated is its minimum.
+  bool isInt64Minimum(NodeId id) const;
   /// Calls `visit` with the Name node of every variable assigned in the
   /// statements under `body` (nested blocks, branches and loops included;
   /// `x[i] = v` and `x.m = v` assign x).

@@ -35,6 +35,9 @@ bool isNumeric(DType dtype);   ///< everything but str
 DType promote(DType a, DType b);
 /// Whether a value of `value` fits `dtype` (literals take their context's type).
 bool fitsInteger(DType dtype, int64_t value);
+/// Whether a float constant is finite in float dtype `dtype` (float16's
+/// largest is 65504; bfloat16 and float32 hold every literal that parses).
+bool fitsFloat(DType dtype, double value);
 
 struct DimId {
   uint32_t index = UINT32_MAX;
