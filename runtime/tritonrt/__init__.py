@@ -11,7 +11,7 @@ from .fused import ACTIVATIONS, activation, conv_bn_act, fused_conv2d, fused_mat
 from .layers import TernaryConv2d, TernaryLinear
 from .loader import CompileError, CompilerWarning, compile_model, find_tritonc, load, output_dir
 from .packing import (clear_cache, is_packed, pack, pack_ternary, packed_by_columns,
-                      packed_shape, unpack_ternary, weight)
+                      packed_shape, unpack, unpack_ternary, weight)
 from .quant import (
     EPS,
     METHODS,
@@ -57,6 +57,7 @@ __all__ = [
     "ternary_quantize",
     "ternary_quantize_parts",
     "ternary_weights",
+    "unpack",
     "unpack_ternary",
     "use_kernels",
     "weight",

@@ -9,6 +9,7 @@ weight), each row padded with code ``01`` to a multiple of 4, giving a ``uint8``
 (a 0-d tensor is one row of one element: ``[1, 1]``).
 """
 
+import math
 import warnings
 import weakref
 
@@ -16,8 +17,8 @@ import torch
 
 from .quant import _as_shape, _prod, ternary_quantize, ternary_quantize_parts
 
-__all__ = ["pack_ternary", "unpack_ternary", "weight", "pack", "is_packed", "packed_shape",
-           "packed_by_columns"]
+__all__ = ["pack_ternary", "unpack_ternary", "weight", "pack", "unpack", "is_packed",
+           "packed_shape", "packed_by_columns"]
 
 _SHIFTS = (0, 2, 4, 6)
 
@@ -257,6 +258,10 @@ def weight(module, name):
 def _pack_one(m):
     names = tuple(getattr(m, "_ternary_weights", ()) or ())
     shapes = {}
+    # What unpack() needs to give the weights back as they were: the parameters' order (an
+    # optimizer's state follows it), and whether each weight was a parameter that trained.
+    latents = {}
+    order = tuple(m._parameters)
     for name in names:
         latent = getattr(m, name, None)
         if latent is None:
@@ -271,10 +276,13 @@ def _pack_one(m):
             q = q.t().contiguous()  # rows along the reduction dimension
         packed = pack_ternary(q).to(latent.device)
         if name in m._parameters:
+            latents[name] = ("parameter", latent.requires_grad)
             del m._parameters[name]
         elif name in m._buffers:
+            latents[name] = ("buffer", False)
             del m._buffers[name]
         else:
+            latents[name] = ("attribute", False)
             delattr(m, name)
         m.register_buffer(name, packed)
         # float32, as the format says; a model converted before packing (.double(),
@@ -284,8 +292,10 @@ def _pack_one(m):
         m.register_buffer(name + "_scale", s.to(device=latent.device, dtype=dtype))
         shapes[name] = tuple(latent.shape)
     m._tritonrt_shapes = shapes
+    m._tritonrt_latents = (latents, order)
     m._tritonrt_packed = True
-    m._register_load_state_dict_pre_hook(_check_packed_state, with_module=True)
+    m._tritonrt_load_hook = m._register_load_state_dict_pre_hook(_check_packed_state,
+                                                                 with_module=True)
 
 
 def _check_packed_state(module, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -363,8 +373,7 @@ def pack(module):
     if not getattr(module, "_tritonrt_refuses_training", False):
         # Before anything runs: a batch norm ahead of the first ternary weight would
         # otherwise update its running statistics in a call that then raises.
-        module.register_forward_pre_hook(_refuse_training)
-        module._tritonrt_refuses_training = True
+        module._tritonrt_refuses_training = module.register_forward_pre_hook(_refuse_training)
     module.eval()
     return module
 
@@ -372,3 +381,180 @@ def pack(module):
 def _refuse_training(module, inputs):
     if module.training:
         raise RuntimeError(_TRAINING_MESSAGE % type(module).__name__)
+
+
+def _latent_for(q, s, method, threshold):
+    """A latent weight whose quantization with ``method`` gives back ``q`` and ``s``, as
+    ``(latent, exact)``; ``exact`` is False when the recomputed scale differs from ``s`` in
+    its last bits. None when no latent of this form gives back ``q`` (a threshold >= 1
+    with few zeros keeps nothing).
+
+    The nonzero trits get (nearly) one magnitude: absmean's scale is the sum of all
+    magnitudes over ``numel``, threshold's the sum over the nonzero count, so the sum ``S``
+    to aim for is ``s`` times that divisor. For float32/float64 weights the magnitudes are
+    multiples of ``ulp(S)`` spread as evenly as ``S`` allows: every partial sum is then a
+    float, so the quantizer's sum is ``S`` exactly in any summation order, and one of the
+    ``S`` next to ``s * divisor`` divides back to ``s`` bit for bit."""
+    nonzero = q.reshape(-1).nonzero().reshape(-1)
+    count = nonzero.numel()
+    if count == 0:
+        return torch.zeros(q.shape, dtype=s.dtype, device=s.device), True
+    target = s.reshape(())
+    signs = q.reshape(-1)[nonzero].to(s.dtype)
+    q8 = q.to(torch.int8)
+    divisor = count if method == "threshold" else max(q.numel(), 1)
+
+    def attempt(mags):
+        """The latent with these magnitudes, and how its scale compares with ``s`` (-1, 0,
+        1), or None there when its trits are not ``q``."""
+        latent = torch.zeros(q.numel(), dtype=s.dtype, device=s.device)
+        latent[nonzero] = signs * mags
+        latent = latent.reshape(q.shape)
+        q2, s2 = ternary_quantize_parts(latent, method=method, threshold=threshold)
+        if not torch.equal(q2, q8):
+            return latent, None
+        s2 = s2.to(target.dtype)
+        return latent, 0 if bool(s2 == target) else -1 if bool(s2 < target) else 1
+
+    def spread(lo, hi, first):
+        """``hi`` for the first ``first`` nonzero trits, ``lo`` for the others."""
+        mags = torch.full((count,), float(lo), dtype=s.dtype, device=s.device)
+        mags[:first] = hi
+        return mags
+
+    mantissa = {torch.float32: 24, torch.float64: 53}.get(s.dtype)
+    best = None
+    if mantissa is not None and float(target) > 0:
+        aim = torch.tensor(float(target) * divisor, dtype=s.dtype)
+        for sum_ in _around(aim, 3):
+            exponent = math.frexp(float(sum_))[1]
+            unit = math.ldexp(1.0, exponent - mantissa)  # ulp(S)
+            base, extra = divmod(int(float(sum_) / unit), count)
+            if base == 0:
+                break
+            latent, order = attempt(spread(base * unit, (base + 1) * unit, extra))
+            if order == 0:
+                return latent, True
+            if order is not None and best is None:
+                best = latent
+    # float16/bfloat16 weights (the quantizer sums them in float32, exactly while there are
+    # fewer than 2^13 of them), or no exact sum: two neighbouring magnitudes, bisecting how
+    # many trits take the larger one (the scale grows with it).
+    for lo in _around(target * (divisor / count), 4):
+        hi = _step(lo, 1)
+        latent, low = attempt(spread(lo, hi, 0))
+        if low == 0:
+            return latent, True
+        if low is None or low > 0:
+            continue
+        if best is None:
+            best = latent
+        latent, high = attempt(spread(lo, hi, count))
+        if high == 0:
+            return latent, True
+        if high is None or high < 0:
+            continue
+        a, b = 0, count  # too small with a, too large with b
+        while b - a > 1:
+            k = (a + b) // 2
+            latent, order = attempt(spread(lo, hi, k))
+            if order == 0:
+                return latent, True
+            if order is None:
+                break
+            a, b = (k, b) if order < 0 else (a, k)
+    return (best, False) if best is not None else None
+
+
+def _step(x, d):
+    """The float ``d`` steps from the positive 0-d float ``x`` in its dtype
+    (``torch.nextafter`` has no float16 kernel on CPU in torch 1.13)."""
+    width = {torch.float16: torch.int16, torch.bfloat16: torch.int16,
+             torch.float32: torch.int32, torch.float64: torch.int64}[x.dtype]
+    return (x.reshape(1).view(width) + d).view(x.dtype).reshape(())
+
+
+def _around(x, steps):
+    """``x`` and its ``steps`` neighbours on each side, nearest first."""
+    yield x
+    for i in range(1, steps + 1):
+        yield _step(x, i)
+        yield _step(x, -i)
+
+
+
+def unpack(module):
+    """The inverse of ``pack``, in place: every packed ternary weight of the module tree
+    becomes a trainable latent parameter again (a buffer or plain attribute if it was one),
+    in the parameters' original order, and the ``<name>_scale`` buffers, the training guard
+    and the packed ``load_state_dict`` check go. Use it to resume quantization-aware
+    training from a packed checkpoint: ``m = pack(Model(...)); m.load_state_dict(packed);
+    unpack(m).train()``.
+
+    The latent value of a weight with trits ``q`` and scale ``s`` is ``q * c``, with ``c``
+    chosen so that quantizing it with the weight's method gives back ``q`` and ``s`` exactly
+    (``s * numel / nonzeros`` for absmean), so the unpacked module's eval outputs equal the
+    packed module's. Raises ``ValueError`` for packed data holding the invalid code ``11``
+    and for a weight no latent of this form reproduces. The module keeps its mode (eval
+    after ``pack``). A module tree with nothing packed is returned unchanged. Returns
+    ``module``.
+    """
+    holders = [m for m in module.modules()
+               if getattr(m, "_tritonrt_packed", False) and hasattr(m, "_tritonrt_shapes")]
+    restored = []
+    for m in holders:
+        latents, order = getattr(m, "_tritonrt_latents", ({}, ()))
+        values = {}
+        for name, shape in m._tritonrt_shapes.items():
+            rows = packed_rows_shape(m, name, shape)
+            q = unpack_ternary(getattr(m, name), rows, check=True)
+            if packed_by_columns(m, name):
+                q = q.t().contiguous()
+            scale = getattr(m, name + "_scale")
+            method, threshold = _method_of(m, name)
+            found = _latent_for(q, scale, method, threshold)
+            if found is None:
+                raise ValueError(
+                    "tritonrt.unpack: no latent weight quantizes back to %s.%s with method "
+                    "%r and threshold %r" % (type(m).__name__, name, method, threshold))
+            values[name], exact = found
+            if not exact:
+                warnings.warn(
+                    "tritonrt.unpack: the scale of %s.%s is recomputed from its latent "
+                    "weight with a rounding difference in the last bits, so the unpacked "
+                    "module's outputs may differ from the packed one's by as much"
+                    % (type(m).__name__, name), stacklevel=2)
+        restored.append((m, values, latents, order))
+    # Nothing changes until every weight has its latent value (an error leaves the module
+    # packed and usable).
+    for m, values, latents, order in restored:
+        for name, latent in values.items():
+            kind, requires_grad = latents.get(name, ("parameter", True))
+            del m._buffers[name]
+            del m._buffers[name + "_scale"]
+            if kind == "parameter":
+                m.register_parameter(name, torch.nn.Parameter(latent, requires_grad))
+            elif kind == "buffer":
+                m.register_buffer(name, latent)
+            else:
+                setattr(m, name, latent)
+        if order:
+            params = dict(m._parameters)
+            m._parameters.clear()
+            for name in tuple(n for n in order if n in params) + tuple(
+                    n for n in params if n not in order):
+                m._parameters[name] = params[name]
+        for attr in ("_tritonrt_shapes", "_tritonrt_latents"):
+            m.__dict__.pop(attr, None)
+    for m in module.modules():
+        hook = m.__dict__.pop("_tritonrt_load_hook", None)
+        if hook is not None:
+            hook.remove()
+        guard = m.__dict__.pop("_tritonrt_refuses_training", None)
+        if guard is not None and not isinstance(guard, bool):
+            guard.remove()
+        m.__dict__.pop("_tritonrt_packed", None)
+        if "_tritonrt_shapes" in m.__dict__ and not m._tritonrt_shapes:
+            del m.__dict__["_tritonrt_shapes"]
+    clear_cache(module)
+    return module

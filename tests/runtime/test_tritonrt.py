@@ -400,6 +400,72 @@ class PackedModuleTests(unittest.TestCase):
             self.assertTrue(torch.equal(a(x), b(x)))
         self.assertEqual(len(buf.getvalue()) > 0, True)
 
+    def test_unpack_resumes_training_from_a_packed_checkpoint(self):
+        # Block has a by-rows conv, a grouped conv with bias, a linear and a threshold-method
+        # weight; TutorialMLP's w1/w2 are packed by columns (x @ w).
+        for make, x in ((Block, torch.randn(2, 3, 8, 8)), (TutorialMLP, torch.randn(4, 64))):
+            torch.manual_seed(11)
+            trained = make()
+            trained.train()
+            trained(x)
+            trained.eval()
+            names = [n for n, _ in trained.named_parameters()]
+            sd = pack(copy.deepcopy(trained)).state_dict()
+
+            m = pack(make())
+            m.load_state_dict(sd)
+            with torch.no_grad():
+                y_packed = m(x)
+            self.assertIs(tritonrt.unpack(m), m)
+            self.assertFalse(tritonrt.is_packed(m))
+            self.assertFalse(any(k.endswith("_scale") for k in m.state_dict()))
+            # The parameters are back, in the order an optimizer's state follows.
+            self.assertEqual([n for n, _ in m.named_parameters()], names)
+            with torch.no_grad():
+                self.assertTrue(torch.equal(m(x), y_packed), make.__name__)
+            # ... and they train: a step changes every ternary latent weight.
+            m.train()
+            opt = torch.optim.SGD(m.parameters(), lr=0.1)
+            m(x).square().mean().backward()
+            latents = {n: p.detach().clone() for n, p in m.named_parameters()}
+            opt.step()
+            for prefix, sub in m.named_modules():
+                for w in getattr(sub, "_ternary_weights", ()):
+                    key = (prefix + "." if prefix else "") + w
+                    self.assertFalse(torch.equal(latents[key], m.get_parameter(key)), key)
+            # An unpacked module packs again to the checkpoint it came from.
+            m.load_state_dict({k: v for k, v in latents.items()}, strict=False)
+            m.eval()
+            again = pack(m).state_dict()
+            for k, v in sd.items():
+                if v.dtype == torch.uint8 or k.endswith("_scale"):
+                    self.assertTrue(torch.equal(again[k], v), k)
+
+    def test_unpack_keeps_float64_and_rejects_invalid_codes(self):
+        torch.manual_seed(5)
+        m = pack(TernaryLinear(10, 6).double())
+        x = torch.randn(3, 10, dtype=torch.float64)
+        with torch.no_grad():
+            y = m(x)
+        tritonrt.unpack(m)
+        self.assertEqual(m.weight.dtype, torch.float64)
+        with torch.no_grad():
+            self.assertTrue(torch.equal(m(x), y))
+
+        bad = pack(TernaryLinear(8, 2))
+        with torch.no_grad():
+            bad.weight[0, 0] = 0xFF  # four 0b11 codes
+        with self.assertRaises(ValueError) as ctx:
+            tritonrt.unpack(bad)
+        self.assertIn("invalid code", str(ctx.exception))
+        self.assertTrue(tritonrt.is_packed(bad))  # an error leaves it packed
+
+        plain = TernaryLinear(4, 2)
+        before = copy.deepcopy(plain.state_dict())
+        tritonrt.unpack(plain)  # nothing packed: unchanged
+        self.assertEqual(set(plain.state_dict()), set(before))
+        self.assertTrue(all(torch.equal(plain.state_dict()[k], v) for k, v in before.items()))
+
     def test_packed_state_dict_rejects_per_channel_scales(self):
         # torch would load a 1-D scale into the 0-d buffer by taking its first element.
         sd = pack(Block()).state_dict()
