@@ -6,7 +6,11 @@ per byte, element ``j`` of a row at bits ``2 * (j % 4)``. A weight of shape
 dimension: ``[out, in]`` for a linear weight, ``[out, in/groups * kh * kw]`` for a conv
 weight), each row padded with code ``01`` to a multiple of 4, giving a ``uint8`` tensor
 ``[d0, ceil(d1 * ... * dn / 4)]``. A 1-D weight of ``n`` elements is one row: ``[1, ceil(n/4)]``
-(a 0-d tensor is one row of one element: ``[1, 1]``).
+(a 0-d tensor is one row of one element: ``[1, 1]``). Weights of matrix products are packed
+along their reduction dimension whatever their layout: the compiler lists those reduced over
+their second-to-last dimension (``x @ w``) in ``_ternary_packed_by_columns`` and batched ones
+reduced over their last (``w @ y``, rank >= 3) in ``_ternary_packed_by_last_dim``; their rows
+are runs of that dimension (``packed_rows_shape``).
 """
 
 import math
@@ -18,7 +22,7 @@ import torch
 from .quant import _as_shape, _prod, ternary_quantize, ternary_quantize_parts
 
 __all__ = ["pack_ternary", "unpack_ternary", "weight", "pack", "unpack", "is_packed",
-           "packed_shape", "packed_by_columns"]
+           "packed_shape", "packed_by_columns", "packed_by_last_dim"]
 
 _SHIFTS = (0, 2, 4, 6)
 
@@ -124,17 +128,52 @@ def _scaled(q, scale, shape):
 
 
 def packed_by_columns(module, name):
-    """Whether the ternary weight ``name`` of ``module`` is packed by columns: a 2-D weight
-    whose reduction dimension is its first (``x @ w``, ``w`` ``[in, out]``), listed by the
-    compiler in the class attribute ``_ternary_packed_by_columns``. Its packed rows are the
-    rows of ``w.T`` (``[out, ceil(in / 4)]`` bytes), so every packed row runs along the
-    reduction dimension, as TOOLCHAIN.md's format requires."""
+    """Whether the ternary weight ``name`` of ``module`` is packed by columns: a weight of
+    rank >= 2 whose reduction dimension is its second-to-last (``x @ w``, ``w`` ``[in, out]``
+    or ``[..., in, out]``), listed by the compiler in the class attribute
+    ``_ternary_packed_by_columns``. Its packed rows are the rows of ``w`` with its last two
+    dimensions swapped (``[out, ceil(in / 4)]`` bytes for a 2-D weight), so every packed row
+    runs along the reduction dimension, as TOOLCHAIN.md's format requires."""
     return name in (getattr(module, "_ternary_packed_by_columns", ()) or ())
 
 
+def packed_by_last_dim(module, name):
+    """Whether the ternary weight ``name`` (rank >= 3) is reduced over its last dimension
+    in a batched product (``w @ y``), listed in ``_ternary_packed_by_last_dim``: its packed
+    rows are runs of the last dimension (``numel / shape[-1]`` of them), not the rows of its
+    first dimension (which would run across several reductions)."""
+    return name in (getattr(module, "_ternary_packed_by_last_dim", ()) or ())
+
+
 def packed_rows_shape(module, name, shape):
-    """The shape whose rows are packed: ``shape`` reversed for a weight packed by columns."""
-    return (shape[1], shape[0]) if packed_by_columns(module, name) else tuple(shape)
+    """The shape whose rows are packed: ``[rows, run]`` for a weight reduced over its last
+    dimension in a batched product or packed by columns (its last two dimensions swapped),
+    ``shape`` itself otherwise (the format's ``[d0, d1 * ... * dn]`` rows)."""
+    shape = tuple(shape)
+    if len(shape) >= 2 and packed_by_columns(module, name):
+        return (_prod(shape[:-2]) * shape[-1], shape[-2])
+    if len(shape) >= 3 and packed_by_last_dim(module, name):
+        return (_prod(shape[:-1]), shape[-1])
+    return shape
+
+
+def _to_rows(module, name, q):
+    """``q`` (of the weight's shape) as the tensor whose rows are packed."""
+    rows = packed_rows_shape(module, name, q.shape)
+    if q.dim() >= 2 and packed_by_columns(module, name):
+        q = q.transpose(-1, -2)
+    return q.reshape(rows).contiguous() if rows != tuple(q.shape) else q
+
+
+def _from_rows(module, name, rows, shape):
+    """The inverse of ``_to_rows``: the tensor of the weight's ``shape``, contiguous like a
+    latent weight (so torch takes the same kernels for the packed and unpacked modules, and
+    their outputs agree bit for bit)."""
+    shape = tuple(shape)
+    if len(shape) >= 2 and packed_by_columns(module, name):
+        swapped = shape[:-2] + (shape[-1], shape[-2])
+        return rows.reshape(swapped).transpose(-1, -2).contiguous()
+    return rows.reshape(shape)
 
 
 def is_packed(module):
@@ -236,11 +275,8 @@ def weight(module, name):
 
         def unpacked():
             rows = packed_rows_shape(module, name, shape)
-            w = _scaled(unpack_ternary(packed, rows), scale, rows)
-            if packed_by_columns(module, name):
-                # Contiguous like the latent weight, so torch takes the same GEMM path and
-                # the packed module's outputs equal the unpacked ones bit for bit.
-                w = w.t().contiguous()
+            w = _from_rows(module, name, _scaled(unpack_ternary(packed, rows), scale, rows),
+                           shape)
             # Lets tritonrt.fused_matmul find the packed codes for the CUDA kernels.
             w._tritonrt_source = (weakref.ref(module), name)
             return w
@@ -272,9 +308,7 @@ def _pack_one(m):
             )
         method, threshold = _method_of(m, name)
         q, s = ternary_quantize_parts(latent, method=method, threshold=threshold)
-        if packed_by_columns(m, name):
-            q = q.t().contiguous()  # rows along the reduction dimension
-        packed = pack_ternary(q).to(latent.device)
+        packed = pack_ternary(_to_rows(m, name, q)).to(latent.device)
         if name in m._parameters:
             latents[name] = ("parameter", latent.requires_grad)
             del m._parameters[name]
@@ -507,9 +541,7 @@ def unpack(module):
         values = {}
         for name, shape in m._tritonrt_shapes.items():
             rows = packed_rows_shape(m, name, shape)
-            q = unpack_ternary(getattr(m, name), rows, check=True)
-            if packed_by_columns(m, name):
-                q = q.t().contiguous()
+            q = _from_rows(m, name, unpack_ternary(getattr(m, name), rows, check=True), shape)
             scale = getattr(m, name + "_scale")
             method, threshold = _method_of(m, name)
             found = _latent_for(q, scale, method, threshold)

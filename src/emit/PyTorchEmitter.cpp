@@ -1098,12 +1098,15 @@ void Emitter::emitLayer(size_t index) {
 
   // The class.
   out_ += fmt::format("class {}(nn.Module):\n", className);
-  // The ternary weights, and those packed by columns (the right operand of
-  // `@`: their reduction dimension is the first; irgen/PackLayout.h).
-  std::vector<std::string> ternary, byColumns;
+  // The ternary weights, and those whose packed runs are not the rows of the
+  // tensor as stored: by columns (the right operand of `@`: reduced over the
+  // second-to-last dimension) or along the last dimension (a batched weight
+  // on the left of `@`); irgen/PackLayout.h.
+  std::vector<std::string> ternary, byColumns, byLastDim;
   for (const WeightDecl& w : f.weights) {
     if (m_.types.isTernary(w.type)) ternary.push_back(pyString(member(w.name)));
-    if (w.packByColumns) byColumns.push_back(pyString(member(w.name)));
+    if (w.packRuns == PackRuns::Columns) byColumns.push_back(pyString(member(w.name)));
+    if (w.packRuns == PackRuns::LastDim) byLastDim.push_back(pyString(member(w.name)));
   }
   auto tupleOf = [](const std::vector<std::string>& items) {
     std::string tuple;
@@ -1114,6 +1117,9 @@ void Emitter::emitLayer(size_t index) {
     line(1, fmt::format("_ternary_weights = ({})", tupleOf(ternary)));
     if (!byColumns.empty()) {
       line(1, fmt::format("_ternary_packed_by_columns = ({})", tupleOf(byColumns)));
+    }
+    if (!byLastDim.empty()) {
+      line(1, fmt::format("_ternary_packed_by_last_dim = ({})", tupleOf(byLastDim)));
     }
     out_ += "\n";
   }

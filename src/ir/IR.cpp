@@ -207,8 +207,10 @@ class Printer {
       if (w.sparsity > 0.0) {
         out_ += fmt::format(" (sparsity {})", formatFloat(w.sparsity));
       }
-      if (w.packByColumns) {
+      if (w.packRuns == PackRuns::Columns) {
         out_ += " (packed by columns)";
+      } else if (w.packRuns == PackRuns::LastDim) {
+        out_ += " (packed along its last dimension)";
       }
       printRegion(w.init, 1, " = ");
       out_ += "\n";

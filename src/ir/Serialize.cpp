@@ -154,7 +154,7 @@ void serializeTo(const Module& m, std::string& out) {
       w.put(d.type);
       w.put(d.init);
       w.put(d.sparsity);
-      w.put(static_cast<uint8_t>(d.packByColumns));
+      w.put(static_cast<uint8_t>(d.packRuns));
     }
     w.put(static_cast<uint32_t>(f.inputs.size()));
     for (const InputDecl& d : f.inputs) {
@@ -343,7 +343,9 @@ Expected<Module> deserialize(std::string_view bytes, Interner& interner) {
       d.type = TypeId{r.getId(types, false)};
       d.init = BlockId{r.getId(blockCount)};
       d.sparsity = r.get<double>();
-      d.packByColumns = r.get<uint8_t>() != 0;
+      auto runs = r.get<uint8_t>();
+      if (runs > static_cast<uint8_t>(PackRuns::LastDim)) r.fail();
+      d.packRuns = static_cast<PackRuns>(runs);
       f.weights.push_back(d);
     }
     uint32_t inputs = r.getCount(12);

@@ -1,8 +1,8 @@
-//===- PackLayout.cpp - which ternary weights pack by columns -------------===//
+//===- PackLayout.cpp - how ternary weights pack along their reductions ---===//
 //
 // A small interprocedural use analysis. Per function, each weight and input
 // gets a summary of the dimension its value is reduced along: nowhere (only
-// element-wise or other uses), its first (the right operand of `@` or
+// element-wise or other uses), its second-to-last (the right operand of `@` or
 // `matmul`), its last (the left operand, `linear`'s weight), or both. A value
 // that only changes form (quantized, negated, converted, ...) is the same
 // value for this purpose. A value passed to an application or fn call takes
@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "PackLayout.h"
 
+#include <algorithm>
+#include <limits>
 #include <optional>
 #include <unordered_map>
 
@@ -24,11 +26,11 @@ namespace {
 using namespace ir;
 
 enum class Use : uint8_t {
-  None,       ///< not used
-  Neutral,    ///< used, but reduced along no dimension
-  FirstDim,   ///< reduced along its first dimension (`x @ w`)
-  LastDim,    ///< reduced along its last dimension (`w @ y`, `linear(x, w)`)
-  Conflict,   ///< both
+  None,          ///< not used
+  Neutral,       ///< used, but reduced along no dimension
+  SecondToLast,  ///< reduced along its second-to-last dimension (`x @ w`)
+  LastDim,       ///< reduced along its last dimension (`w @ y`, `linear(x, w)`)
+  Conflict,      ///< both
 };
 
 Use join(Use a, Use b) {
@@ -59,28 +61,35 @@ bool keepsLayout(const Module& m, OpId id) {
   }
 }
 
-// A constant integer operand's value.
+// A constant integer operand's value (`-1` is the negation of a constant
+// before the optimizer folds it).
 std::optional<int64_t> constantInt(const Module& m, ValueId v) {
   OpId def = m.values[v.index].def;
-  if (!def.isValid() || m.op(def).kind != OpKind::Constant ||
-      m.op(def).constKind != ConstKind::Int) {
-    return std::nullopt;
+  if (!def.isValid()) return std::nullopt;
+  const Op& o = m.op(def);
+  if (o.kind == OpKind::Neg && !m.operands(def).empty()) {
+    std::optional<int64_t> negated = constantInt(m, m.operands(def)[0]);
+    if (!negated || *negated == std::numeric_limits<int64_t>::min()) return std::nullopt;
+    return -*negated;
   }
-  return m.op(def).intAttr;
+  if (o.kind != OpKind::Constant || o.constKind != ConstKind::Int) return std::nullopt;
+  return o.intAttr;
 }
 
-// Whether op `id` swaps the two dimensions of a 2-D operand (`w.T`,
-// `transpose(w)`, `transpose(w, 0, 1)`): a reduction of the result along
-// its first dimension reduces the operand along its last.
-bool transposes2D(const Module& m, OpId id) {
+// Whether op `id` swaps the last two dimensions of its operand (`w.T` of a
+// 2-D `w`, `transpose(w)`, `transpose(w, 0, 1)`, `transpose(v, -1, -2)`): a
+// reduction of the result along its second-to-last dimension reduces the
+// operand along its last.
+bool swapsLastTwo(const Module& m, OpId id) {
   const Op& o = m.op(id);
   std::span<const ValueId> operands = m.operands(id);
   if (operands.empty() || o.resultsCount == 0) return false;
   TypeId t = m.typeOf(operands[0]);
-  if (!m.types.isTensor(t) || !m.types.node(t).rankKnown || m.types.shape(t).size() != 2) {
+  if (!m.types.isTensor(t) || !m.types.node(t).rankKnown || m.types.shape(t).size() < 2) {
     return false;
   }
-  if (o.kind == OpKind::TransposeAll) return true;
+  auto rank = static_cast<int64_t>(m.types.shape(t).size());
+  if (o.kind == OpKind::TransposeAll) return rank == 2;
   if ((o.kind != OpKind::Builtin && o.kind != OpKind::BuiltinStateful) ||
       static_cast<BuiltinFn>(o.intAttr) != BuiltinFn::Transpose) {
     return false;
@@ -93,7 +102,8 @@ bool transposes2D(const Module& m, OpId id) {
     if (!d) return false;
     dims[params[i] - 1] = *d;
   }
-  return ((dims[0] % 2) + 2) % 2 != ((dims[1] % 2) + 2) % 2;
+  for (int64_t& d : dims) d = d < 0 ? d + rank : d;
+  return std::min(dims[0], dims[1]) == rank - 2 && std::max(dims[0], dims[1]) == rank - 1;
 }
 
 class PackLayouts {
@@ -107,10 +117,14 @@ class PackLayouts {
       const Summary& s = summarize(f);
       for (size_t w = 0; w < fn.weights.size(); ++w) {
         WeightDecl& decl = fn.weights[w];
-        decl.packByColumns = m_.types.isTernary(decl.type) && m_.types.isTensor(decl.type) &&
-                             m_.types.node(decl.type).rankKnown &&
-                             m_.types.shape(decl.type).size() == 2 &&
-                             s.weights[w] == Use::FirstDim;
+        decl.packRuns = PackRuns::Rows;
+        if (!m_.types.isTernary(decl.type) || !m_.types.isTensor(decl.type) ||
+            !m_.types.node(decl.type).rankKnown) {
+          continue;
+        }
+        size_t rank = m_.types.shape(decl.type).size();
+        if (rank >= 2 && s.weights[w] == Use::SecondToLast) decl.packRuns = PackRuns::Columns;
+        if (rank >= 3 && s.weights[w] == Use::LastDim) decl.packRuns = PackRuns::LastDim;
       }
     }
   }
@@ -167,11 +181,12 @@ class PackLayouts {
     s.inputs.assign(fn.inputs.size(), Use::None);
     if (fn.body.isValid()) {
       // The values tracked: the body's arguments (inputs) and weight reads,
-      // and what they become through layout-keeping ops and 2-D transposes.
+      // and what they become through layout-keeping ops and transposes of
+      // their last two dimensions.
       struct Tracked {
         bool weight;
         uint32_t index;
-        bool transposed;  ///< its dimensions swapped: first and last trade places
+        bool transposed;  ///< its last two dimensions swapped: they trade places
       };
       std::unordered_map<uint32_t, Tracked> tracked;  // by value
       const Block& body = m_.blocks[fn.body.index];
@@ -183,7 +198,9 @@ class PackLayouts {
         auto it = tracked.find(v.index);
         if (it == tracked.end()) return;
         if (it->second.transposed) {
-          use = use == Use::FirstDim ? Use::LastDim : use == Use::LastDim ? Use::FirstDim : use;
+          use = use == Use::SecondToLast ? Use::LastDim
+                : use == Use::LastDim    ? Use::SecondToLast
+                                         : use;
         }
         Use& slot = it->second.weight ? weights[it->second.index] : inputs[it->second.index];
         slot = join(slot, use);
@@ -208,7 +225,7 @@ class PackLayouts {
                           : Use::Neutral;
             note(operands[i], use);
           }
-        } else if (bool swaps = transposes2D(m_, id);
+        } else if (bool swaps = swapsLastTwo(m_, id);
                    (swaps || keepsLayout(m_, id)) && o.resultsCount > 0 && !operands.empty() &&
                    tracked.count(operands[0].index) != 0) {
           Tracked t = tracked[operands[0].index];
@@ -226,7 +243,7 @@ class PackLayouts {
             if (matmul && operands.size() >= 2 && i < 2) {
               use = operands[0] == operands[1] ? Use::Conflict
                     : i == 0                   ? Use::LastDim
-                                               : Use::FirstDim;
+                                               : Use::SecondToLast;
             } else if (linear && i == 1) {
               use = Use::LastDim;
             }

@@ -1417,6 +1417,63 @@ layer Net(a: TernaryTensor<trit, [6, 5]>, l: TernaryTensor<trit, [3, 5]>,
                              % (before - after).abs().max().item())
 
 
+def test_batched_weights_pack_along_their_reduction_dimension(ctx):
+    """A ternary weight of rank 3 in a batched product is packed in runs of its reduction
+    dimension too: `x @ w` (w [b, k, n]) reduces over k, so its packed rows are the b * n
+    runs of k (w with its last two dimensions swapped); `w @ y` (w [b, n, k]) reduces over its
+    last dimension, so its rows are the b * n runs of k as stored, not the b rows of n * k
+    that the format's [d0, d1 * ... * dn] rule gives conv weights (those would run across
+    several reductions, with no padding between them). `transpose(w, -1, -2) @ y` counts as
+    `x @ w`. Packed outputs are unchanged and a packed model unpacks to equal outputs."""
+    src = """
+layer Heads(wr: TernaryTensor<trit, [2, 6, 3]>, wl: TernaryTensor<trit, [2, 3, 5]>,
+            wt: TernaryTensor<trit, [2, 7, 3]>, conv: TernaryTensor<trit, [4, 2, 3, 3]>,
+            x: Tensor<float32, [2, ?, 6]>, y: Tensor<float32, [2, 5, ?]>,
+            z: Tensor<float32, [2, ?, 7]>, img: Tensor<float32, [?, 2, 5, 5]>)
+        -> Tensor<float32, [2, 3, ?]> {
+    let a = x @ wr
+    let b = wl @ y
+    let c = transpose(wt, -1, -2) @ transpose(z, -1, -2)
+    return transpose(a, -1, -2) + b + c + sum(conv2d(img, conv))
+}
+"""
+    gen = torch.Generator().manual_seed(4)
+    inputs = (torch.randn(2, 4, 6, generator=gen), torch.randn(2, 5, 4, generator=gen),
+              torch.randn(2, 4, 7, generator=gen), torch.randn(1, 2, 5, 5, generator=gen))
+    for level in LEVELS:
+        torch.manual_seed(5)
+        cls = entry(load(ctx.compile_text(src, level)))
+        if sorted(getattr(cls, "_ternary_packed_by_columns", ())) != ["wr", "wt"] or \
+                tuple(getattr(cls, "_ternary_packed_by_last_dim", ())) != ("wl",):
+            raise AssertionError("%s: by columns %r, by last dim %r" % (
+                level, getattr(cls, "_ternary_packed_by_columns", None),
+                getattr(cls, "_ternary_packed_by_last_dim", None)))
+        model = cls().eval()
+        with torch.no_grad():
+            before = model(*inputs)
+        q = {name: tritonrt.quant.ternary_quantize_parts(getattr(model, name))[0]
+             for name in ("wr", "wl", "wt", "conv")}
+        tritonrt.pack(model)
+        sd = model.state_dict()
+        runs = {"wr": q["wr"].transpose(-1, -2).reshape(6, 6),  # 2 * 3 runs of k = 6
+                "wl": q["wl"].reshape(6, 5),                   # 2 * 3 runs of k = 5
+                "wt": q["wt"].transpose(-1, -2).reshape(6, 7),  # transpose(wt) @ z: k = 7
+                "conv": q["conv"].reshape(4, 18)}              # [out, in * kh * kw]
+        for name, rows in runs.items():
+            if not torch.equal(sd[name], tritonrt.pack_ternary(rows)):
+                raise AssertionError("%s: %s packed as %s, expected runs %s"
+                                     % (level, name, tuple(sd[name].shape), tuple(rows.shape)))
+        with torch.no_grad():
+            after = model(*inputs)
+        if not torch.equal(before, after):
+            raise AssertionError("%s: packed outputs differ" % level)
+        tritonrt.unpack(model)
+        with torch.no_grad():
+            again = model(*inputs)
+        if not torch.equal(before, again):
+            raise AssertionError("%s: unpacked outputs differ" % level)
+
+
 def test_locals_never_shadow_module_names(ctx):
     """A constant or fn named like a temporary (`t`, `t_2`, `t_3`), and a `let` shadowing a
     constant after reading it: Python makes every name a function assigns local to the whole
@@ -2527,6 +2584,7 @@ def all_tests():
               test_constants_computed_by_fns, test_quantize_semantics_agree_across_levels,
               test_runtime_dtypes_follow_static_types,
               test_packed_rows_run_along_the_reduction_dimension,
+    test_batched_weights_pack_along_their_reduction_dimension,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
               test_every_accepted_golden_imports, test_members_and_main,
               test_failed_compile_writes_nothing]

@@ -89,14 +89,22 @@ struct HyperDecl {
   bool implicit = false;   ///< a size variable promoted to a keyword-only int
   BlockId defaultValue;    ///< yields the default, or invalid
 };
+/// How a ternary weight's packed rows run (TOOLCHAIN.md packs them along the
+/// reduction dimension; irgen/PackLayout.h decides).
+enum class PackRuns : uint8_t {
+  Rows,     ///< the rows of the tensor as stored, `[d0, d1 * ... * dn]` (linear, conv)
+  Columns,  ///< reduced over its second-to-last dimension (the right operand of `@`):
+            ///< the rows of `w` with its last two dimensions swapped
+  LastDim,  ///< a weight of rank >= 3 reduced over its last dimension (the left operand
+            ///< of a batched `@`): runs of its last dimension, not rows of `d0`
+};
+
 struct WeightDecl {
   IdentifierId name;
   TypeId type;
   BlockId init;            ///< yields the initial value, or invalid for the type's default
   double sparsity = 0.0;   ///< fraction of zero trits at initialization (zero-skip pass)
-  /// A 2-D ternary weight that reduces over its first dimension (the right
-  /// operand of `@`): packed by columns (irgen/PackLayout.h).
-  bool packByColumns = false;
+  PackRuns packRuns = PackRuns::Rows;
 };
 struct InputDecl {
   IdentifierId name;
