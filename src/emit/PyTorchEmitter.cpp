@@ -327,6 +327,13 @@ class Emitter {
   /// Fills reserved_ with the Python names of the declarations `f` refers to.
   void reserveReferences(const Function& f);
   std::string local(ValueId v) {
+    if (auto preset = presetNames_.find(v.index); preset != presetNames_.end()) {
+      std::string n = std::move(preset->second);
+      presetNames_.erase(preset);
+      expr_[v.index] = n;
+      bound_.insert(v.index);
+      return n;
+    }
     const Value& value = m_.values[v.index];
     std::string base = value.name.isValid() ? name(value.name) : "t";
     // A constant's initializer runs at module level: its temporaries are
@@ -436,6 +443,14 @@ class Emitter {
 
   // ---- statements ------------------------------------------------------------------
   void emitBlock(BlockId block, int depth);
+  /// The nesting depth of a statement written at `depth`, counting the `else`
+  /// blocks being written as `elif`s.
+  int nesting(int depth) const { return depth - static_cast<int>(elseFrames_.size()); }
+  void noteDepth(int nesting);
+  void noteHeader(int nesting, uint32_t loc);
+  /// Ends the `else` block written from `elseAt` (the `else:` line at
+  /// `depth`): an `elif` when it holds one `if` statement and nothing else.
+  void closeElse(size_t elseAt, int depth);
   void findDeadOps(BlockId body, bool instancesHoisted);
   void emitOp(OpId id, int depth);
   std::string opExpr(OpId id);
@@ -503,6 +518,17 @@ class Emitter {
   std::string dtypeAnchor_;
   int maxDepth_ = 0;
   uint32_t tooDeepAt_ = UINT32_MAX;
+  /// An `else` block being written, which becomes `elif` if all it holds is
+  /// one `if` statement: its statements are counted one level shallower than
+  /// written, and corrected when it stays an `else` (closeElse).
+  struct ElseFrame {
+    int maxDepth = 0;
+    std::vector<std::pair<int, uint32_t>> headers;  ///< (depth, source offset)
+  };
+  std::vector<ElseFrame> elseFrames_;
+  /// Names given to values before they are defined: the results of an `if`
+  /// that an `else` block yields take the outer `if`'s (an `elif`).
+  std::unordered_map<uint32_t, std::string> presetNames_;
   std::unordered_set<uint32_t> dead_;  ///< pure ops whose results nothing emitted reads
   std::string shapeHint_;  ///< a weight's declared shape, for creation calls without one
   std::unordered_map<uint32_t, uint32_t> useCounts_;  ///< per value, in the function emitted
@@ -574,7 +600,7 @@ void Emitter::assignAll(int depth, const std::vector<std::string>& targets,
 // columns the way black does: one argument per line, trailing comma.
 void Emitter::line(int depth, const std::string& text) {
   constexpr size_t kMaxColumns = 100;
-  maxDepth_ = std::max(maxDepth_, depth);
+  noteDepth(nesting(depth));
   size_t indent = static_cast<size_t>(depth) * 4;
   if (indent + text.size() > kMaxColumns) {
     // The call whose closing parenthesis ends the line (before a ':', or a ','
@@ -603,17 +629,20 @@ void Emitter::line(int depth, const std::string& text) {
         out_.append(indent, ' ');
         out_ += text.substr(0, open + 1);
         out_ += '\n';
+        // A parenthesized expression (`if (`, `return (`), not a call or a
+        // tuple, gets no trailing comma: `(a,)` would be a tuple.
+        char before = open == 0 ? ' ' : text[open - 1];
+        bool call = std::isalnum(static_cast<unsigned char>(before)) != 0 || before == '_' ||
+                    before == ')' || before == ']';
+        std::string_view comma = call || !commas.empty() ? "," : "";
         size_t start = open + 1;
         commas.push_back(end - 1);
-        for (size_t comma : commas) {
-          std::string arg = text.substr(start, comma - start);
+        for (size_t at : commas) {
+          std::string arg = text.substr(start, at - start);
           size_t first = arg.find_first_not_of(' ');
           arg = first == std::string::npos ? "" : arg.substr(first);
-          if (!arg.empty()) {
-            bool star = arg == "*";
-            line(depth + 1, star ? arg + "," : arg + ",");
-          }
-          start = comma + 1;
+          if (!arg.empty()) line(depth + 1, arg + std::string(comma));
+          start = at + 1;
         }
         out_.append(indent, ' ');
         out_ += text.substr(end - 1);
@@ -1389,15 +1418,71 @@ void Emitter::releaseDeadTensors(BlockId block, int depth, const std::vector<siz
   out_.append(tail, copied - at.front().first, std::string::npos);
 }
 
+void Emitter::noteDepth(int nesting) {
+  if (elseFrames_.empty()) {
+    maxDepth_ = std::max(maxDepth_, nesting);
+  } else {
+    elseFrames_.back().maxDepth = std::max(elseFrames_.back().maxDepth, nesting);
+  }
+}
+
+// The `if`, `for` or `while` at `nesting` has its body one level deeper.
+void Emitter::noteHeader(int nesting, uint32_t loc) {
+  if (!elseFrames_.empty()) {
+    elseFrames_.back().headers.emplace_back(nesting, loc);
+  } else if (nesting + 1 > kMaxPythonIndent && tooDeepAt_ == UINT32_MAX) {
+    tooDeepAt_ = loc;
+  }
+}
+
+void Emitter::closeElse(size_t elseAt, int depth) {
+  ElseFrame frame = std::move(elseFrames_.back());
+  elseFrames_.pop_back();
+  std::string indent(static_cast<size_t>(depth) * 4, ' ');
+  std::string inner = indent + "    ";
+  std::string_view text = std::string_view(out_).substr(elseAt);
+  size_t body = text.find('\n') + 1;  // after "else:"
+  if (text.substr(body) == inner + "pass\n") {
+    out_.resize(elseAt);  // an empty else branch
+    return;
+  }
+  // The lines of the block (each ends with '\n').
+  std::vector<std::string_view> lines;
+  for (size_t at = body; at < text.size();) {
+    size_t end = std::min(text.find('\n', at), text.size() - 1) + 1;
+    lines.push_back(text.substr(at, end - at));
+    at = end;
+  }
+  // One `if` statement: every later line at the block's indentation is its
+  // `elif`/`else:`, or closes its wrapped condition (`):`).
+  bool oneIf = !lines.empty() && lines[0].starts_with(inner + "if ");
+  for (size_t i = 1; oneIf && i < lines.size(); ++i) {
+    std::string_view rest = lines[i];
+    if (!rest.starts_with(inner)) {
+      oneIf = false;
+    } else if (rest.size() > inner.size() && rest[inner.size()] != ' ') {
+      rest.remove_prefix(inner.size());
+      oneIf = rest.starts_with("elif ") || rest.starts_with("else:") || rest.starts_with(")");
+    }
+  }
+  int shift = oneIf ? 0 : 1;  // an `else:` keeps its block one level deeper
+  for (const auto& [nesting, loc] : frame.headers) noteHeader(nesting + shift, loc);
+  noteDepth(frame.maxDepth + shift);
+  if (!oneIf) return;
+  std::string chain = indent + "el";
+  chain.append(lines[0].substr(inner.size()));
+  for (size_t i = 1; i < lines.size(); ++i) chain.append(lines[i].substr(4));
+  out_.replace(elseAt, std::string::npos, chain);
+}
+
 void Emitter::emitOp(OpId id, int depth) {
   const Op& o = m_.op(id);
   std::span<const ValueId> operands = m_.operands(id);
   std::span<const ValueId> results = m_.results(id);
   // (Offsets are in the compiled file; an imported file's code has none here.)
-  if (depth + 1 > kMaxPythonIndent && tooDeepAt_ == UINT32_MAX &&
-      (fn_ == nullptr || fn_->origin == 0) &&
+  if ((fn_ == nullptr || fn_->origin == 0) &&
       (o.kind == OpKind::If || o.kind == OpKind::For || o.kind == OpKind::While)) {
-    tooDeepAt_ = o.loc;
+    noteHeader(nesting(depth), o.loc);
   }
   switch (o.kind) {
     case OpKind::Constant:
@@ -1430,11 +1515,21 @@ void Emitter::emitOp(OpId id, int depth) {
       emitBlock(o.regions[0], depth + 1);
       size_t elseAt = out_.size();
       line(depth, "else:");
-      emitBlock(o.regions[1], depth + 1);
-      std::string indent(static_cast<size_t>(depth) * 4, ' ');
-      if (std::string_view(out_).substr(elseAt) == indent + "else:\n" + indent + "    pass\n") {
-        out_.resize(elseAt);  // an empty else branch
+      // An `if` whose results the else block yields, in order, assigns ours
+      // itself, so that the block can be an `elif`.
+      const Block& otherwise = m_.blocks[o.regions[1].index];
+      if (!targets.empty() && !otherwise.ops.empty() &&
+          m_.op(otherwise.ops.back()).kind == OpKind::Yield) {
+        std::span<const ValueId> yielded = m_.operands(otherwise.ops.back());
+        OpId inner = m_.values[yielded[0].index].def;
+        if (inner.isValid() && m_.op(inner).kind == OpKind::If &&
+            std::ranges::equal(yielded, m_.results(inner)) && yielded.size() == targets.size()) {
+          for (size_t i = 0; i < yielded.size(); ++i) presetNames_[yielded[i].index] = targets[i];
+        }
       }
+      elseFrames_.emplace_back();
+      emitBlock(o.regions[1], depth + 1);
+      closeElse(elseAt, depth);
       yieldTargets_.pop_back();
       return;
     }

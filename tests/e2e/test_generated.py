@@ -2261,6 +2261,45 @@ def test_inlining_keeps_loop_nests_within_python_limits(ctx):
             raise AssertionError("%s: outer() gives %s" % (level, module.outer()))
 
 
+def test_else_if_chains_are_written_with_elif(ctx):
+    """An else-if chain of 150 arms is written as `if ... elif ...` (nesting each `if` in the
+    previous `else:` would pass Python's 100 indentation levels), both when the arms return and
+    when they assign a variable, and picks the right arm. At -O0, which writes each condition
+    as a statement of its own, such a chain nests, and the compiler says it is too deep; one of
+    60 arms compiles there too and picks the right arm (conditions written past the 100th
+    column were wrapped as `(k == 30,)`, a tuple, which is always true)."""
+    def chain(arms, style):
+        lines = ["fn pick(k: int) -> int {", "    let r = -1"]
+        for i in range(arms):
+            head = "    if" if i == 0 else "    } else if"
+            lines.append("%s k == %d {" % (head, i))
+            lines.append("        return %d" % (i * i) if style == "return" else
+                         "        r = %d" % (i * i))
+        lines += ["    }", "    return r", "}"]
+        return "\n".join(lines) + "\n"
+    for arms, levels in ((150, LEVELS[1:]), (60, LEVELS)):
+        for style in ("return", "assign"):
+            src = chain(arms, style)
+            for level in levels:
+                path = ctx.compile_text(src, level)
+                module = load(path)
+                got = [module.pick(k) for k in (0, 1, 29, 30, arms - 1, arms, -3)]
+                want = [0, 1, 29 * 29, 30 * 30, (arms - 1) ** 2, -1, -1]
+                if got != want:
+                    raise AssertionError("%d arms, %s, %s: %s, expected %s"
+                                         % (arms, style, level, got, want))
+                elifs = open(path).read().count("elif ")
+                if level != "-O0" and elifs != arms - 1:
+                    raise AssertionError("%d arms, %s, %s: %d elifs" % (arms, style, level, elifs))
+    src = os.path.join(ctx.workdir, "chain150.tri")
+    with open(src, "w") as f:
+        f.write(chain(150, "return"))
+    proc = subprocess.run([ctx.tritonc, "compile", "-O0", "-o", os.path.join(ctx.workdir, "c.py"),
+                           src], capture_output=True, text=True)
+    if proc.returncode != 1 or "[TooDeepForPython]" not in proc.stderr:
+        raise AssertionError("-O0: exit %d, %s" % (proc.returncode, proc.stderr))
+
+
 def test_bools_widen_in_arithmetic(ctx):
     """`bool` is the bottom of LANGUAGE.md section 3's promotion order: a mask times a float
     tensor is float32, `flag + 1` an int, `mask * n` an int32 tensor (torch would give int64
@@ -2575,6 +2614,7 @@ def all_tests():
     test_int64_minimum_is_a_literal,
     test_scalar_rounding_keeps_floats,
     test_inlining_keeps_loop_nests_within_python_limits,
+    test_else_if_chains_are_written_with_elif,
               test_powers_of_negative_numbers_agree_at_every_level,
     test_scalar_sigmoid_never_overflows,
               test_weights_keep_their_declared_dtypes,
