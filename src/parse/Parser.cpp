@@ -561,6 +561,9 @@ class Parser {
   NodeId parseStatement();
   NodeId parseLet();
   NodeId parseLetAfterKeyword();
+  /// Another language's declaration keyword (`var x = 1`, `const N: int = 4`):
+  /// reported, then parsed as the `let` it stands for.
+  [[gnu::noinline]] bool declarationHabit();
   NodeId parseIf();
   NodeId parseCondition();
   void errorExpectedBlock(std::string_view what, std::string_view keyword, NodeId expr);
@@ -757,6 +760,11 @@ NodeId Parser::parseItem() {
   }
   TokenId start = pos_;
   if (at(TokenKind::Identifier)) {
+    if (declarationHabit()) {
+      NodeId let = parseLetAfterKeyword();
+      expectStatementEnd(let);
+      return let;
+    }
     std::string_view word = tokens_.spelling(start);
     if (word == "def" || word == "class") {
       return parsePythonDefinition();
@@ -1115,6 +1123,10 @@ NodeId Parser::parseStatement() {
       error(Diag::ExpectedStatement, tokens_.range(start), describe(start));
       return addError(start);
     default: {
+      if (at(TokenKind::Identifier) && declarationHabit()) [[unlikely]] {
+        node = parseLetAfterKeyword();
+        break;
+      }
       if (at(TokenKind::Identifier) && peekKind(1) == TokenKind::Colon &&
           !tokens_.hasNewlineBefore(TokenId{pos_.index + 1})) [[unlikely]] {
         // Python's annotated assignment `x: int = 3`: a declaration without
@@ -1231,7 +1243,29 @@ NodeId Parser::parseLet() {
   return parseLetAfterKeyword();
 }
 
+bool Parser::declarationHabit() {
+  std::string_view word = tokens_.spelling(pos_);
+  if ((word != "var" && word != "val" && word != "const" && word != "auto") ||
+      peekKind(1) != TokenKind::Identifier || tokens_.hasNewlineBefore(TokenId{pos_.index + 1}) ||
+      (peekKind(2) != TokenKind::Equal && peekKind(2) != TokenKind::Colon)) {
+    return false;
+  }
+  error(Diag::MisspelledKeyword, tokens_.range(pos_), word, "declare it with 'let'");
+  consume();
+  panic_ = false;
+  return true;
+}
+
 NodeId Parser::parseLetAfterKeyword() {
+  if (at(TokenKind::Identifier) && tokens_.spelling(pos_) == "mut" &&
+      peekKind(1) == TokenKind::Identifier && !tokens_.hasNewlineBefore(TokenId{pos_.index + 1}))
+      [[unlikely]] {
+    // Rust's `let mut x = 0`: every `let` variable can be assigned again.
+    error(Diag::MisspelledKeyword, tokens_.range(pos_), "mut",
+          "leave it out (a 'let' variable can be assigned again)");
+    consume();
+    panic_ = false;
+  }
   if (!at(TokenKind::Identifier)) {
     error(Diag::ExpectedIdentifier, expectedAt(pos_), "a name after 'let'", describe(pos_));
     return addError(pos_);
