@@ -194,6 +194,12 @@ DiagnosticBuilder::~DiagnosticBuilder() {
 }
 
 void DiagnosticEngine::emit(Diagnostic diagnostic) {
+  for (auto it = contexts_.rbegin(); it != contexts_.rend(); ++it) {
+    if (it->first == diagnostic.source && diagnostic.source != nullptr) {
+      diagnostic.notes.insert(diagnostic.notes.end(), it->second.begin(), it->second.end());
+      break;
+    }
+  }
   if (recorder_ != nullptr) {
     recorder_->push_back(diagnostic);
   }

@@ -1069,7 +1069,10 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
             std::optional<CheckedModule> imported;
             {
               ScopedTimer timer(ftimings, "type checker", file.source->name());
+              fdiags.pushContext(*file.source,
+                                 floader.importChain(index, source, *tokens, *imports));
               imported.emplace(check(*file.tree, finterner, fdiags, &forFile));
+              fdiags.popContext();
             }
             if (fdiags.errorCount() != before) break;
             program->add(index, file, *imported, irgenOptions, ftimings);

@@ -70,8 +70,50 @@ std::vector<TokenId> importPaths(const TokenizedBuffer& tokens) {
   return paths;
 }
 
+std::vector<DiagnosticNote> ImportLoader::chainOf(const std::vector<Frame>& stack, size_t top) {
+  std::vector<DiagnosticNote> notes;
+  for (size_t k = top; k > 0 && k < stack.size(); --k) {
+    notes.push_back(makeNote(Note::ImportedHere, *stack[k - 1].source, stack[k].importedAt,
+                             stack[k].source->name()));
+  }
+  return notes;
+}
+
+std::vector<DiagnosticNote> ImportLoader::importChain(int index, const SourceBuffer& root,
+                                                      const TokenizedBuffer& rootTokens,
+                                                      const std::vector<ImportEdge>& edges) const {
+  // Breadth first from the root: each file's importer on a shortest chain
+  // (-1: the root) and the path token there.
+  std::vector<std::pair<int, TokenId>> parent(files_.size(), {-2, TokenId{}});
+  std::vector<int> queue;
+  for (const ImportEdge& edge : edges) {
+    if (edge.target >= 0 && parent[static_cast<size_t>(edge.target)].first == -2) {
+      parent[static_cast<size_t>(edge.target)] = {-1, edge.path};
+      queue.push_back(edge.target);
+    }
+  }
+  for (size_t next = 0; next < queue.size(); ++next) {
+    for (const ImportEdge& edge : files_[static_cast<size_t>(queue[next])]->imports) {
+      if (edge.target >= 0 && parent[static_cast<size_t>(edge.target)].first == -2) {
+        parent[static_cast<size_t>(edge.target)] = {queue[next], edge.path};
+        queue.push_back(edge.target);
+      }
+    }
+  }
+  std::vector<DiagnosticNote> notes;
+  for (int at = index; at >= 0 && parent[static_cast<size_t>(at)].first != -2;) {
+    auto [importer, path] = parent[static_cast<size_t>(at)];
+    const SourceBuffer& from = importer < 0 ? root : *file(importer).source;
+    const TokenizedBuffer& tokens = importer < 0 ? rootTokens : *file(importer).tokens;
+    notes.push_back(makeNote(Note::ImportedHere, from, tokens.range(path), file(at).source->name()));
+    at = importer;
+  }
+  return notes;
+}
+
 int ImportLoader::loadFile(const std::string& path, const std::string& canonical,
-                           DiagnosticEngine& diags, Timings* timings, std::string* error) {
+                           DiagnosticEngine& diags, Timings* timings, std::string* error,
+                           std::vector<DiagnosticNote> chain) {
   Expected<SourceBuffer> read = SourceBuffer::readFile(path);
   if (!read) {
     *error = read.error().message;
@@ -82,6 +124,7 @@ int ImportLoader::loadFile(const std::string& path, const std::string& canonical
   file->stem = pythonStem(path);
   file->source = std::make_unique<SourceBuffer>(std::move(*read));
   size_t errors = diags.errorCount();
+  diags.pushContext(*file->source, std::move(chain));
   {
     ScopedTimer timer(timings, "lexer", file->source->name());
     file->tokens = std::make_unique<TokenizedBuffer>(lex(*file->source, interner_, diags));
@@ -90,6 +133,7 @@ int ImportLoader::loadFile(const std::string& path, const std::string& canonical
     ScopedTimer timer(timings, "parser", file->source->name());
     file->tree = std::make_unique<Tree>(parse(*file->tokens, diags));
   }
+  diags.popContext();
   file->syntaxOk = diags.errorCount() == errors;
   auto index = static_cast<int>(files_.size());
   files_.push_back(std::move(file));
@@ -149,8 +193,14 @@ bool ImportLoader::visit(const SourceBuffer& from, const TokenizedBuffer& fromTo
   }
   auto known = byCanonical_.find(canonical);
   std::string error;
-  int index = known != byCanonical_.end() ? known->second
-                                          : loadFile(found, canonical, diags, timings, &error);
+  int index = -1;
+  if (known != byCanonical_.end()) {
+    index = known->second;
+  } else {
+    std::vector<DiagnosticNote> chain = chainOf(stack, stack.size() - 1);
+    chain.insert(chain.begin(), makeNote(Note::ImportedHere, from, at, found));
+    index = loadFile(found, canonical, diags, timings, &error, std::move(chain));
+  }
   if (index < 0) {
     diags.report(Diag::ImportNotReadable, from, at, spelling, error);
     return false;
@@ -165,7 +215,8 @@ bool ImportLoader::visit(const SourceBuffer& from, const TokenizedBuffer& fromTo
     done[static_cast<size_t>(index)] = 1;
     return false;  // its errors are reported; its imports are not followed
   }
-  stack.push_back(Frame{file.source.get(), canonical});
+  stack.push_back(Frame{file.source.get(), canonical, at});
+  diags.pushContext(*file.source, chainOf(stack, stack.size() - 1));
   bool ok = true;
   if (file.imports.empty()) {
     for (TokenId path : importPaths(*file.tokens)) file.imports.push_back(ImportEdge{path, -1});
@@ -174,6 +225,7 @@ bool ImportLoader::visit(const SourceBuffer& from, const TokenizedBuffer& fromTo
     ok = visit(*file.source, *file.tokens, edge.path, stack, order, done, diags, timings,
                edge.target) && ok;
   }
+  diags.popContext();
   stack.pop_back();
   if (done.size() < files_.size()) done.resize(files_.size(), 0);
   done[static_cast<size_t>(index)] = 1;
@@ -190,7 +242,7 @@ std::optional<std::vector<ImportEdge>> ImportLoader::load(const SourceBuffer& ro
                                                           Timings* timings) {
   std::vector<ImportEdge> edges;
   for (TokenId path : importPaths(rootTokens)) edges.push_back(ImportEdge{path, -1});
-  std::vector<Frame> stack{Frame{&root, canonicalPath(root.name())}};
+  std::vector<Frame> stack{Frame{&root, canonicalPath(root.name()), SourceRange{}}};
   std::vector<char> done(files_.size(), 0);
   order.clear();
   bool ok = true;

@@ -66,6 +66,12 @@ class ImportLoader {
                                               Timings* timings);
 
   const ImportedFile& file(int index) const { return *files_[static_cast<size_t>(index)]; }
+  /// The notes that say how `root` (whose imports resolved to `edges`)
+  /// reaches imported file `index`: "'lib.tri' is imported here" at each
+  /// import on a shortest chain, innermost first.
+  std::vector<DiagnosticNote> importChain(int index, const SourceBuffer& root,
+                                          const TokenizedBuffer& rootTokens,
+                                          const std::vector<ImportEdge>& edges) const;
   /// How many files were loaded so far (including ones a failed load reached).
   int fileCount() const { return static_cast<int>(files_.size()); }
 
@@ -73,14 +79,17 @@ class ImportLoader {
   struct Frame {
     const SourceBuffer* source;
     std::string canonical;
+    SourceRange importedAt;  ///< the path that imports it, in the frame before
   };
+  /// How the file of frame `top` was reached from the root (frame 0).
+  static std::vector<DiagnosticNote> chainOf(const std::vector<Frame>& stack, size_t top);
   /// Resolves, loads and visits one import; false when it failed.
   bool visit(const SourceBuffer& from, const TokenizedBuffer& fromTokens, TokenId path,
              std::vector<Frame>& stack, std::vector<int>& order, std::vector<char>& done,
              DiagnosticEngine& diags, Timings* timings, int& target);
   /// Reads and parses a file; -1 with `error` set when it cannot be read.
   int loadFile(const std::string& path, const std::string& canonical, DiagnosticEngine& diags,
-               Timings* timings, std::string* error);
+               Timings* timings, std::string* error, std::vector<DiagnosticNote> chain);
 
   Interner& interner_;
   std::vector<std::string> includeDirs_;

@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tritonc/source/SourceBuffer.h"
@@ -60,6 +61,14 @@ struct DiagnosticNote {
   SourceRange range;
   std::string message;
 };
+
+/// A note of `kind` located at `range` in `source`, to attach later.
+template <typename... Args>
+DiagnosticNote makeNote(Note kind, const SourceBuffer& source, SourceRange range,
+                        Args&&... args) {
+  return DiagnosticNote{&source, range,
+                        fmt::format(fmt::runtime(noteFormat(kind)), std::forward<Args>(args)...)};
+}
 
 /// One finished diagnostic.
 struct Diagnostic {
@@ -257,12 +266,21 @@ class DiagnosticEngine {
   /// been reported: -Werror, -q and the error limit apply again.
   void replay(Diagnostic diagnostic) { emit(std::move(diagnostic)); }
 
+  /// While set, every diagnostic located in `source` gets `notes` after its
+  /// own: the chain of imports through which the file being read or checked
+  /// was reached (clang's "In file included from"). Nested; popped in order.
+  void pushContext(const SourceBuffer& source, std::vector<DiagnosticNote> notes) {
+    contexts_.emplace_back(&source, std::move(notes));
+  }
+  void popContext() { contexts_.pop_back(); }
+
  private:
   friend class DiagnosticBuilder;
   void emit(Diagnostic diagnostic);
 
   DiagnosticConsumer* consumer_;
   std::vector<Diagnostic>* recorder_ = nullptr;
+  std::vector<std::pair<const SourceBuffer*, std::vector<DiagnosticNote>>> contexts_;
   DiagnosticOptions options_;
   size_t errorCount_ = 0;
   size_t warningCount_ = 0;
