@@ -524,15 +524,20 @@ class Parser {
 
   // Counts one level of nesting for as long as it lives; `ok()` is false
   // (after one diagnostic) when the limit is exceeded.
+  // What nests decides the advice: a sub-expression can be bound with
+  // `let`, a block moved into a `fn`; a type has no way out.
+  enum class Nested : uint8_t { Expression, Block, Type };
   class NestingGuard {
    public:
-    explicit NestingGuard(Parser& parser) : parser_(parser) {
+    explicit NestingGuard(Parser& parser, Nested what = Nested::Expression) : parser_(parser) {
       if (++parser_.nesting_ > ParseLimits::kMaxNesting) {
         ok_ = false;
         auto builder = parser_.error(Diag::NestingTooDeep, parser_.tokens_.range(parser_.pos_),
                                      ParseLimits::kMaxNesting);
-        if (builder) {
+        if (builder && what == Nested::Expression) {
           builder->note(Note::NestingHint);
+        } else if (builder && what == Nested::Block) {
+          builder->note(Note::BlockNestingHint);
         }
         parser_.panic_ = true;
         parser_.unwindToItem_ = true;
@@ -981,7 +986,7 @@ NodeId Parser::parseMain() {
 // params = param { "," param } [ "," ] ;   (after the opening parenthesis)
 uint32_t Parser::parseParams(TokenId open) {
   size_t params = listMark();
-  NestingGuard guard(*this);
+  NestingGuard guard(*this, Nested::Type);
   if (!guard.ok()) {
     return addList(params);
   }
@@ -1044,7 +1049,7 @@ NodeId Parser::parseParam() {
 // block = "{" { stmt } "}" ;
 NodeId Parser::parseBlock() {
   TokenId open = pos_;
-  NestingGuard guard(*this);
+  NestingGuard guard(*this, Nested::Block);
   if (!guard.ok()) {
     return addError(open);
   }
@@ -1450,7 +1455,7 @@ NodeId Parser::parseType() {
   if (!at(TokenKind::Less)) {
     return add(NodeKind::TypeName, name);
   }
-  NestingGuard guard(*this);
+  NestingGuard guard(*this, Nested::Type);
   if (!guard.ok()) {
     return addError(name);
   }
@@ -1528,7 +1533,7 @@ NodeId Parser::parseBracketTypeArguments(TokenId name) {
   size_t args = listMark();
   {
     QuietScope trial(*this);
-    NestingGuard guard(*this);
+    NestingGuard guard(*this, Nested::Type);
     if (guard.ok()) {
       consume();  // '['
       while (!panic_ && !at(TokenKind::RBracket)) {
@@ -1555,7 +1560,7 @@ NodeId Parser::parseBracketTypeArguments(TokenId name) {
 
 // shape = "[" [ dim { "," dim } ] "]" ;
 NodeId Parser::parseShape() {
-  NestingGuard guard(*this);
+  NestingGuard guard(*this, Nested::Type);
   TokenId open = pos_;
   if (!guard.ok()) {
     return addError(open);
@@ -1615,7 +1620,7 @@ NodeId Parser::parseDimAtom() {
     case TokenKind::IntLiteral: return add(NodeKind::IntLit, consume());
     case TokenKind::Identifier: return add(NodeKind::Name, consume());
     case TokenKind::LParen: {
-      NestingGuard guard(*this);
+      NestingGuard guard(*this, Nested::Type);
       if (!guard.ok()) {
         return addError(pos_);
       }

@@ -800,6 +800,28 @@ TEST(ParserTest, NestingOf257ParensIsTooDeep) {
             "bind part of the expression to a name with 'let' to reduce nesting");
 }
 
+TEST(ParserTest, TooDeepNestingAdvisesByWhatNests) {
+  // Blocks: a 'let' cannot help, a 'fn' can.
+  std::string blocks = "fn f(x: int) -> int {\n";
+  for (int i = 0; i < 300; ++i) blocks += "if true {\n";
+  for (int i = 0; i < 300; ++i) blocks += "}\n";
+  blocks += "return x\n}\n";
+  Parsed b(blocks);
+  ASSERT_EQ(b.diagnostics().size(), 1u) << diagNames(b.diagnostics());
+  EXPECT_EQ(b.diagnostics()[0].kind, Diag::NestingTooDeep);
+  ASSERT_EQ(b.diagnostics()[0].notes.size(), 1u);
+  EXPECT_EQ(b.diagnostics()[0].notes[0].message,
+            "move the inner blocks into a 'fn' to reduce nesting");
+  // Types: no advice (neither helps).
+  std::string type = "fn f(x: ";
+  for (int i = 0; i < 300; ++i) type += "Tensor<";
+  type += "float32" + std::string(300, '>') + ") -> int { return 0 }\n";
+  Parsed t(type);
+  ASSERT_FALSE(t.diagnostics().empty());
+  EXPECT_EQ(t.diagnostics()[0].kind, Diag::NestingTooDeep);
+  EXPECT_TRUE(t.diagnostics()[0].notes.empty());
+}
+
 TEST(ParserTest, HundredThousandNestedParensGiveOneDiagnostic) {
   Parsed p(nestedParens(100000) + "\nlet y = 2\n");
   ASSERT_EQ(p.diagnostics().size(), 1u) << diagNames(p.diagnostics());
