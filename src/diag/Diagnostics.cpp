@@ -370,22 +370,34 @@ std::string_view closestMatch(std::string_view word,
   unsigned limit = std::max<unsigned>(1, static_cast<unsigned>(word.size() + 2) / 3);
   std::string_view best;
   unsigned bestDistance = limit + 1;
+  auto sharedPrefix = [&](std::string_view candidate) {
+    size_t n = 0;
+    while (n < word.size() && n < candidate.size() && word[n] == candidate[n]) ++n;
+    return n;
+  };
   for (std::string_view candidate : candidates) {
     // The length difference bounds the distance from below.
     size_t gap = candidate.size() > word.size() ? candidate.size() - word.size()
                                                 : word.size() - candidate.size();
-    if (candidate == word || gap >= bestDistance) {
+    if (candidate == word || gap > bestDistance) {
       continue;
     }
     unsigned distance = editDistance(word, candidate, limit);
     // A word replaced whole (`F` for `x`) is a different word, not a typo.
-    if (distance >= word.size()) {
+    if (distance > limit || distance >= word.size() || distance > bestDistance) {
       continue;
     }
-    if (distance < bestDistance) {
-      bestDistance = distance;
-      best = candidate;
+    // Equally close: the one that keeps more of the word's start (`int3`:
+    // 'int32', not 'int'), then the one nearer its length (`float64`:
+    // 'float32', not 'float'), then the first.
+    if (distance == bestDistance) {
+      size_t kept = sharedPrefix(candidate), bestKept = sharedPrefix(best);
+      size_t bestGap = best.size() > word.size() ? best.size() - word.size()
+                                                 : word.size() - best.size();
+      if (kept < bestKept || (kept == bestKept && gap >= bestGap)) continue;
     }
+    bestDistance = distance;
+    best = candidate;
   }
   return best;
 }

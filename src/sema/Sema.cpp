@@ -484,9 +484,10 @@ TypeId Checker::resolveType(NodeId type, int callable) {
     }
     return module_.types.scalar(*dtype);
   }
+  // The commoner first: of equally close names the first is suggested.
   std::vector<std::string_view> known = {"Tensor", "TernaryTensor", "tensor", "bool", "trit",
-                                         "int8", "int16", "int32", "int64", "int", "float16",
-                                         "bfloat16", "float32", "float", "str"};
+                                         "int", "float", "float32", "int32", "int64", "int8",
+                                         "int16", "float16", "bfloat16", "str"};
   auto builder = diags_->report(Diag::UnknownType, source(), tokens().range(nameToken), name);
   std::string_view match = closestMatch(name, known);
   if (!match.empty()) {

@@ -491,7 +491,17 @@ TEST(DiagnosticsTest, ClosestMatchRejectsDistantWordsAndExactMatches) {
 TEST(DiagnosticsTest, ClosestMatchPrefersTheFirstOfEquallyCloseCandidates) {
   EXPECT_EQ(closestMatch("lat", {"let", "lit"}), "let");
   EXPECT_EQ(closestMatch("lat", {"lit", "let"}), "lit");
-  EXPECT_EQ(closestMatch("lat", {"lxyz", "lit", "lad"}), "lit");
+  EXPECT_EQ(closestMatch("lat", {"lxyz", "lit", "lid"}), "lit");
+}
+
+TEST(DiagnosticsTest, ClosestMatchBreaksTiesByPrefixThenLength) {
+  // All one edit away: the one keeping more of the word's start wins.
+  EXPECT_EQ(closestMatch("lat", {"lit", "lad"}), "lad");
+  EXPECT_EQ(closestMatch("int3", {"int", "int8", "int32"}), "int32");
+  EXPECT_EQ(closestMatch("int6", {"int16", "int64"}), "int64");
+  // Two edits each, same start: the one of the word's length.
+  EXPECT_EQ(closestMatch("float64", {"float", "float32", "float16"}), "float32");
+  EXPECT_EQ(closestMatch("floatt", {"float16", "float"}), "float");
 }
 
 }  // namespace
