@@ -633,6 +633,13 @@ class Parser {
   bool repaired_ = false;  ///< errorAndGoOn() reported in this statement
   bool closeBlocks_ = false;  ///< a '}' is missing before an item: close every block
   TokenId itemStart_;         ///< first token of the item being parsed
+  /// The '}' that ended the last body although it is indented as the body's
+  /// statements are (an extra '}' inside it?), with the item's name and
+  /// column; cleared by an item that starts at that column or left of it.
+  TokenId earlyClose_;
+  TokenId earlyCloseName_;
+  uint32_t earlyCloseColumn_ = 0;
+  void noteEarlyClose(TokenId name);
   bool bracesMatched_ = false;
   std::vector<uint32_t> unmatchedBraces_;  ///< '{' tokens without a '}' (ascending)
   bool splitEqual_ = false;  ///< a '>=' closed a type: its '=' is pending
@@ -751,6 +758,10 @@ Tree Parser::runItems(std::span<const ItemTokens> items, bool& complete) {
 }
 
 NodeId Parser::parseItem() {
+  if (earlyClose_.isValid() &&
+      tokens_.source().lineCol(tokens_.range(pos_).begin).column <= earlyCloseColumn_) {
+    earlyClose_ = TokenId{};
+  }
   switch (peekKind()) {
     case TokenKind::KwImport: return parseImport();
     case TokenKind::KwLayer: return parseCallable(NodeKind::Layer);
@@ -779,7 +790,11 @@ NodeId Parser::parseItem() {
     }
   }
   auto builder = error(Diag::ExpectedItem, tokens_.range(start), describe(start));
-  if (builder && at(TokenKind::Identifier)) {
+  if (builder && earlyClose_.isValid()) {
+    builder->note(Note::BodyEndedEarly, tokens_.source(), tokens_.range(earlyClose_),
+                  tokens_.spelling(earlyCloseName_));
+    earlyClose_ = TokenId{};
+  } else if (builder && at(TokenKind::Identifier)) {
     std::string_view match = closestMatch(tokens_.spelling(start), itemKeywords());
     if (!match.empty()) {
       builder->note(Note::DidYouMean, tokens_.source(), tokens_.range(start), match);
@@ -957,6 +972,7 @@ NodeId Parser::parseCallable(NodeKind kind, bool quietHeader) {
   }
   quiet.reset();
   NodeId body = parseBlock();
+  noteEarlyClose(name);
   return add(kind, name, params, returnType.index, body.index,
              std::max({depthOfList(params), depthOf(returnType.index), depthOf(body.index)}));
 }
@@ -980,7 +996,22 @@ NodeId Parser::parseMain() {
     return addError(keyword);
   }
   NodeId body = parseBlock();
+  noteEarlyClose(keyword);
   return add(NodeKind::Main, keyword, kNone, kNone, body.index, depthOf(body.index));
+}
+
+void Parser::noteEarlyClose(TokenId name) {
+  earlyClose_ = TokenId{};
+  if (pos_.index == 0 || !itemStart_.isValid()) return;
+  TokenId close{pos_.index - 1};
+  const SourceBuffer& source = tokens_.source();
+  uint32_t column = source.lineCol(tokens_.range(itemStart_).begin).column;
+  if (tokens_.kind(close) == TokenKind::RBrace && tokens_.hasNewlineBefore(close) &&
+      source.lineCol(tokens_.range(close).begin).column > column) {
+    earlyClose_ = close;
+    earlyCloseName_ = name;
+    earlyCloseColumn_ = column;
+  }
 }
 
 // params = param { "," param } [ "," ] ;   (after the opening parenthesis)
