@@ -105,7 +105,8 @@ std::vector<DiagnosticNote> ImportLoader::importChain(int index, const SourceBuf
     auto [importer, path] = parent[static_cast<size_t>(at)];
     const SourceBuffer& from = importer < 0 ? root : *file(importer).source;
     const TokenizedBuffer& tokens = importer < 0 ? rootTokens : *file(importer).tokens;
-    notes.push_back(makeNote(Note::ImportedHere, from, tokens.range(path), file(at).source->name()));
+    notes.push_back(
+        makeNote(Note::ImportedHere, from, tokens.range(path), file(at).source->name()));
     at = importer;
   }
   return notes;

@@ -263,7 +263,8 @@ class Planner {
     // A weight packed by columns (x @ W) is stored as the rows of W^T, [n, k]:
     // the F.linear layout (tritonrt.cuda.packed_linear asks for that kernel).
     const auto weight = static_cast<size_t>(m_.op(def).intAttr);
-    bool byColumns = weight < f.fn->weights.size() && f.fn->weights[weight].packRuns == ir::PackRuns::Columns;
+    bool byColumns = weight < f.fn->weights.size() &&
+                     f.fn->weights[weight].packRuns == PackRuns::Columns;
     if (byColumns && !kn) return;  // no launcher reads it as F.linear's weight
     k.kn = kn && !byColumns;
     k.act = actName(act);

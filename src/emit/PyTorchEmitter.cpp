@@ -1521,9 +1521,9 @@ void Emitter::emitOp(OpId id, int depth) {
       if (!targets.empty() && !otherwise.ops.empty() &&
           m_.op(otherwise.ops.back()).kind == OpKind::Yield) {
         std::span<const ValueId> yielded = m_.operands(otherwise.ops.back());
-        OpId inner = m_.values[yielded[0].index].def;
+        OpId inner = yielded.size() == targets.size() ? m_.values[yielded[0].index].def : OpId{};
         if (inner.isValid() && m_.op(inner).kind == OpKind::If &&
-            std::ranges::equal(yielded, m_.results(inner)) && yielded.size() == targets.size()) {
+            std::ranges::equal(yielded, m_.results(inner))) {
           for (size_t i = 0; i < yielded.size(); ++i) presetNames_[yielded[i].index] = targets[i];
         }
       }
