@@ -162,7 +162,7 @@ def _to_rows(module, name, q):
     rows = packed_rows_shape(module, name, q.shape)
     if q.dim() >= 2 and packed_by_columns(module, name):
         q = q.transpose(-1, -2)
-    return q.reshape(rows).contiguous() if rows != tuple(q.shape) else q
+    return q.reshape(rows)
 
 
 def _from_rows(module, name, rows, shape):
@@ -458,7 +458,7 @@ def _latent_for(q, s, method, threshold):
 
     mantissa = {torch.float32: 24, torch.float64: 53}.get(s.dtype)
     best = None
-    if mantissa is not None and float(target) > 0:
+    if mantissa is not None and 0 < float(target) * divisor < float(torch.finfo(s.dtype).max):
         aim = torch.tensor(float(target) * divisor, dtype=s.dtype)
         for sum_ in _around(aim, 3):
             exponent = math.frexp(float(sum_))[1]
