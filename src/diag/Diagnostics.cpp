@@ -196,7 +196,8 @@ DiagnosticBuilder::~DiagnosticBuilder() {
 void DiagnosticEngine::emit(Diagnostic diagnostic) {
   for (auto it = contexts_.rbegin(); it != contexts_.rend(); ++it) {
     if (it->first == diagnostic.source && diagnostic.source != nullptr) {
-      diagnostic.notes.insert(diagnostic.notes.end(), it->second.begin(), it->second.end());
+      std::vector<DiagnosticNote> notes = it->second();
+      diagnostic.notes.insert(diagnostic.notes.end(), notes.begin(), notes.end());
       break;
     }
   }

@@ -1069,8 +1069,9 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
             std::optional<CheckedModule> imported;
             {
               ScopedTimer timer(ftimings, "type checker", file.source->name());
-              fdiags.pushContext(*file.source,
-                                 floader.importChain(index, source, *tokens, *imports));
+              fdiags.pushContext(*file.source, [&, index] {
+                return floader.importChain(index, source, *tokens, *imports);
+              });
               imported.emplace(check(*file.tree, finterner, fdiags, &forFile));
               fdiags.popContext();
             }

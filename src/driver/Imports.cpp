@@ -114,7 +114,7 @@ std::vector<DiagnosticNote> ImportLoader::importChain(int index, const SourceBuf
 
 int ImportLoader::loadFile(const std::string& path, const std::string& canonical,
                            DiagnosticEngine& diags, Timings* timings, std::string* error,
-                           std::vector<DiagnosticNote> chain) {
+                           const std::function<std::vector<DiagnosticNote>()>& chain) {
   Expected<SourceBuffer> read = SourceBuffer::readFile(path);
   if (!read) {
     *error = read.error().message;
@@ -125,7 +125,7 @@ int ImportLoader::loadFile(const std::string& path, const std::string& canonical
   file->stem = pythonStem(path);
   file->source = std::make_unique<SourceBuffer>(std::move(*read));
   size_t errors = diags.errorCount();
-  diags.pushContext(*file->source, std::move(chain));
+  diags.pushContext(*file->source, chain);
   {
     ScopedTimer timer(timings, "lexer", file->source->name());
     file->tokens = std::make_unique<TokenizedBuffer>(lex(*file->source, interner_, diags));
@@ -198,9 +198,12 @@ bool ImportLoader::visit(const SourceBuffer& from, const TokenizedBuffer& fromTo
   if (known != byCanonical_.end()) {
     index = known->second;
   } else {
-    std::vector<DiagnosticNote> chain = chainOf(stack, stack.size() - 1);
-    chain.insert(chain.begin(), makeNote(Note::ImportedHere, from, at, found));
-    index = loadFile(found, canonical, diags, timings, &error, std::move(chain));
+    // How the new file is reached: this import, then the importing file's chain.
+    index = loadFile(found, canonical, diags, timings, &error, [&] {
+      std::vector<DiagnosticNote> chain = chainOf(stack, stack.size() - 1);
+      chain.insert(chain.begin(), makeNote(Note::ImportedHere, from, at, found));
+      return chain;
+    });
   }
   if (index < 0) {
     diags.report(Diag::ImportNotReadable, from, at, spelling, error);
@@ -217,7 +220,8 @@ bool ImportLoader::visit(const SourceBuffer& from, const TokenizedBuffer& fromTo
     return false;  // its errors are reported; its imports are not followed
   }
   stack.push_back(Frame{file.source.get(), canonical, at});
-  diags.pushContext(*file.source, chainOf(stack, stack.size() - 1));
+  diags.pushContext(*file.source,
+                    [&stack, top = stack.size() - 1] { return chainOf(stack, top); });
   bool ok = true;
   if (file.imports.empty()) {
     for (TokenId path : importPaths(*file.tokens)) file.imports.push_back(ImportEdge{path, -1});

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -89,7 +90,8 @@ class ImportLoader {
              DiagnosticEngine& diags, Timings* timings, int& target);
   /// Reads and parses a file; -1 with `error` set when it cannot be read.
   int loadFile(const std::string& path, const std::string& canonical, DiagnosticEngine& diags,
-               Timings* timings, std::string* error, std::vector<DiagnosticNote> chain);
+               Timings* timings, std::string* error,
+               const std::function<std::vector<DiagnosticNote>()>& chain);
 
   Interner& interner_;
   std::vector<std::string> includeDirs_;

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -266,10 +267,14 @@ class DiagnosticEngine {
   /// been reported: -Werror, -q and the error limit apply again.
   void replay(Diagnostic diagnostic) { emit(std::move(diagnostic)); }
 
-  /// While set, every diagnostic located in `source` gets `notes` after its
-  /// own: the chain of imports through which the file being read or checked
-  /// was reached (clang's "In file included from"). Nested; popped in order.
-  void pushContext(const SourceBuffer& source, std::vector<DiagnosticNote> notes) {
+  /// While set, every diagnostic located in `source` gets the notes that
+  /// `notes()` makes after its own: the chain of imports through which the
+  /// file being read or checked was reached (clang's "In file included
+  /// from"). Made only when such a diagnostic is reported (most files have
+  /// none), so what `notes` refers to must outlive the context. Nested;
+  /// popped in order.
+  void pushContext(const SourceBuffer& source,
+                   std::function<std::vector<DiagnosticNote>()> notes) {
     contexts_.emplace_back(&source, std::move(notes));
   }
   void popContext() { contexts_.pop_back(); }
@@ -280,7 +285,8 @@ class DiagnosticEngine {
 
   DiagnosticConsumer* consumer_;
   std::vector<Diagnostic>* recorder_ = nullptr;
-  std::vector<std::pair<const SourceBuffer*, std::vector<DiagnosticNote>>> contexts_;
+  std::vector<std::pair<const SourceBuffer*, std::function<std::vector<DiagnosticNote>()>>>
+      contexts_;
   DiagnosticOptions options_;
   size_t errorCount_ = 0;
   size_t warningCount_ = 0;
