@@ -28,6 +28,7 @@
 #include "tritonc/base/Check.h"
 #include "tritonc/base/FileSystem.h"
 #include "tritonc/base/Interner.h"
+#include "tritonc/base/PythonLimits.h"
 #include "tritonc/base/Timings.h"
 #include "tritonc/base/Workers.h"
 #include "tritonc/cache/Cache.h"
@@ -975,6 +976,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     }
     std::unique_ptr<Interner> cachedInterner;
     std::optional<ir::Module> module;
+    Stage fileLast = lastStage;  // later than lastStage for a deep file's `check`
     // Another worker checking the same program is waited for: its IR is
     // then an L1 hit instead of a second compile.
     std::optional<cache::Cache::Claim> l2Claim;
@@ -1048,6 +1050,14 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         }
         writeStdout(tree->dump());
       }
+      // `check` stops after type checking, but only the emitter knows whether
+      // control flow nests deeper than Python allows: a tree that deep (rare)
+      // goes on through it, writing nothing, so that `check` rejects what
+      // `compile` at the default level would.
+      if (lastStage == Stage::Check &&
+          tree->deepestItem() >= kTreeDepthNeedingEmitterCheck) {
+        fileLast = Stage::Emit;
+      }
       logMessage(LogLevel::Debug, fmt::format("{}: {} tokens, {} nodes", source.name(),
                                               tokens->size(), tree->size()));
       // A file with syntax errors is not type-checked: its tree has holes that
@@ -1061,7 +1071,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         std::optional<ProgramBuilder> program;
         std::optional<ImportContext> context;
         if (imports) {
-          program.emplace(lastStage >= Stage::Ir);
+          program.emplace(fileLast >= Stage::Ir);
           for (int index : importOrder) {
             const ImportedFile& file = floader.file(index);
             ImportContext forFile = program->contextFor(*file.tree, file.imports, floader);
@@ -1100,7 +1110,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
           }
           writeStdout(checked->dump());
         }
-        if (lastStage >= Stage::Ir && fdiags.errorCount() == fileErrorsStart) {
+        if (fileLast >= Stage::Ir && fdiags.errorCount() == fileErrorsStart) {
           flushDiagnostics();
           if (program) {
             ScopedTimer timer(ftimings, "IR generation", source.name());
@@ -1137,7 +1147,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       }
     }
     if (module) {
-      int status = runMiddleEnd(options, lastStage, *module, ftimings,
+      int status = runMiddleEnd(options, fileLast, *module, ftimings,
                                 multipleFiles ? source.name() : std::string(), source,
                                 fdiags, result, emitJobs);
       if (status != kExitSuccess) {

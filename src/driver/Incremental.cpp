@@ -23,6 +23,7 @@
 #include "Log.h"
 #include "tritonc/base/Bytes.h"
 #include "tritonc/base/Check.h"
+#include "tritonc/base/PythonLimits.h"
 #include "tritonc/emit/Emit.h"
 #include "tritonc/irgen/IRGen.h"
 #include "tritonc/lex/Lex.h"
@@ -778,6 +779,9 @@ GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
     }
     if (!group.collected.diagnostics.empty()) {
       return fail(group, "a declaration has diagnostics");
+    }
+    if (lastStage < Stage::Emit && tree->deepestItem() >= kTreeDepthNeedingEmitterCheck) {
+      return fail(group, "a declaration nests deep enough for the emitter to check it");
     }
     if (lastStage < Stage::Emit || failed) return;
     IRGenOptions irgen;

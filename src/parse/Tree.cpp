@@ -55,6 +55,14 @@ bool Tree::isInt64Minimum(NodeId id) const {
          tokens_->intValue(token(literal)) == static_cast<uint64_t>(INT64_MAX) + 1;
 }
 
+unsigned Tree::deepestItem() const {
+  unsigned deepest = 0;
+  if (root_.isValid()) {
+    for (NodeId item : list(listA(root_))) deepest = std::max(deepest, depth(item));
+  }
+  return deepest;
+}
+
 SourceRange Tree::range(NodeId id) const {
   SourceRange result = tokens_->range(token(id));
   std::vector<NodeId> stack{id};

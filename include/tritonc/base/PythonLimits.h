@@ -16,4 +16,10 @@ inline constexpr int kMaxPythonIndent = 99;
 /// nested blocks (CO_MAXBLOCKS; "too many statically nested blocks").
 inline constexpr int kMaxPythonLoops = 20;
 
+/// A syntax tree at least this deep may nest far enough to reach
+/// kMaxPythonIndent once emitted (every level of indentation is at least one
+/// level of the tree, plus the item, its body and the statement). Shallower
+/// trees never do, so `check` runs the emitter only on deeper ones.
+inline constexpr unsigned kTreeDepthNeedingEmitterCheck = 64;
+
 }  // namespace tritonc

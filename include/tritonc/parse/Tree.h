@@ -59,6 +59,8 @@ class Tree {
   NodeKind kind(NodeId id) const { return nodes_[id.index].kind; }
   TokenId token(NodeId id) const { return nodes_[id.index].token; }
   unsigned depth(NodeId id) const { return nodes_[id.index].depth; }
+  /// The depth of the deepest item (layer, fn, main, ...) of the program.
+  unsigned deepestItem() const;
   /// Operand a/b/c as a child node (invalid when absent).
   NodeId childA(NodeId id) const { return NodeId{nodes_[id.index].a}; }
   NodeId childB(NodeId id) const { return NodeId{nodes_[id.index].b}; }
