@@ -882,8 +882,11 @@ void Checker::checkTopLevelLet(NodeId let) {
   TypeId declared = tree_.childA(let).isValid() ? resolveType(tree_.childA(let), -1)
                                                 : TypeId{};
   ExprInfo value;
-  if (tree_.childB(let).isValid()) {
-    value = checkExpr(tree_.childB(let));
+  if (NodeId init = tree_.childB(let); init.isValid()) {
+    // A call learns the name it is bound to (an instantiation's message uses it).
+    value = tree_.kind(init) == NodeKind::Call
+                ? requireValue(checkCall(init, tokens().identifier(tree_.token(let))), init)
+                : checkExpr(init);
     if (declared.isValid()) {
       checkAssignable(value, declared, tree_.childB(let));
       value = literalToContext(value, declared);

@@ -623,7 +623,10 @@ void Checker::bindRemainingToUnknown(TypeId type, std::unordered_map<uint32_t, D
 void Checker::noteInstantiationRules(NodeId call, std::string_view name, IdentifierId letName,
                                      const std::vector<ExprInfo>& args) {
   if (ctx_.callable < 0 && !ctx_.isMain) {
-    report(Diag::InstantiationAtTopLevel, call, name);
+    // Named by the `let` that would hold it: `let FC = Linear(4, 4)`.
+    report(Diag::InstantiationAtTopLevel, call,
+           letName.isValid() ? fmt::format("'{}' (a '{}')", spelling(letName), name)
+                             : fmt::format("'{}'", name));
   } else if (!letName.isValid()) {
     report(Diag::InstantiationNotNamed, call, name);
   } else if (ctx_.isFn) {
