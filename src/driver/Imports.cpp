@@ -4,11 +4,13 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <climits>
 #include <cstdlib>
+#include <filesystem>
 
 namespace tritonc {
 
@@ -142,6 +144,41 @@ int ImportLoader::loadFile(const std::string& path, const std::string& canonical
   return index;
 }
 
+namespace {
+
+/// For an import that names no file: a `.tri` file in a searched directory
+/// whose path is a likely typo of the spelling (`lib_okk.tri`, `lib_ok` for
+/// `lib_ok.tri`), spelled as the import would write it; empty if none.
+/// `searched` holds the spelling joined to each directory, in search order.
+std::string nearbyImport(const std::string& spelling, const std::vector<std::string>& searched) {
+  if (spelling.empty()) return {};
+  size_t slash = spelling.rfind('/');
+  std::string folder = slash == std::string::npos ? "" : spelling.substr(0, slash + 1);
+  std::vector<std::string> names;
+  for (const std::string& path : searched) {
+    std::string withExtension = path + ".tri";
+    struct stat info {};
+    if (::stat(withExtension.c_str(), &info) == 0 && S_ISREG(info.st_mode)) {
+      return spelling + ".tri";  // the extension is part of the name
+    }
+    std::string dir = path.substr(0, path.size() - (spelling.size() - folder.size()));
+    std::error_code error;
+    std::filesystem::directory_iterator it(dir.empty() ? "." : dir, error);
+    for (; !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+      std::string name = it->path().filename().string();
+      if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tri") == 0) {
+        names.push_back(folder + name);
+      }
+      if (names.size() >= 4096) break;  // a directory of generated files: enough
+    }
+  }
+  std::sort(names.begin(), names.end());
+  std::vector<std::string_view> views(names.begin(), names.end());
+  return std::string(closestMatch(spelling, views));
+}
+
+}  // namespace
+
 bool ImportLoader::visit(const SourceBuffer& from, const TokenizedBuffer& fromTokens,
                          TokenId pathToken, std::vector<Frame>& stack, std::vector<int>& order,
                          std::vector<char>& done, DiagnosticEngine& diags, Timings* timings,
@@ -169,10 +206,13 @@ bool ImportLoader::visit(const SourceBuffer& from, const TokenizedBuffer& fromTo
     std::vector<std::string> searched;
     searched.push_back(directoryOf(from.name()).empty() ? "." : directoryOf(from.name()));
     for (const std::string& dir : includeDirs_) searched.push_back(dir);
-    diags.report(Diag::ImportNotFound, from, at, spelling)
-        .note(Note::ImportSearched,
-              fmt::format("{}{}", fmt::join(searched, ", "),
-                          includeDirs_.empty() ? " (add directories with -I DIR)" : ""));
+    auto builder = diags.report(Diag::ImportNotFound, from, at, spelling);
+    if (std::string near = nearbyImport(spelling, candidates); !near.empty()) {
+      builder.note(Note::DidYouMean, near);
+    }
+    builder.note(Note::ImportSearched,
+                 fmt::format("{}{}", fmt::join(searched, ", "),
+                             includeDirs_.empty() ? " (add directories with -I DIR)" : ""));
     return false;
   }
   if (std::string why = notImportable(found); !why.empty()) {
