@@ -2115,7 +2115,11 @@ std::string Emitter::builtinExpr(OpId id) {
       bool elementwise = has(1) && (!intScalar(val[1]) || scalarArg(0));
       if (elementwise) {
         if (scalarArg(0) && isScalar(val[1])) {
-          return fmt::format("{}({}, {})", isMax ? "max" : "min", arg[0], arg[1]);
+          std::string call = fmt::format("{}({}, {})", isMax ? "max" : "min", arg[0], arg[1]);
+          // NaN wins, as in torch.minimum: Python's min(1.0, nan) is 1.0
+          // (min(nan, 1.0) is already nan).
+          if (!floatScalarArg(1)) return call;
+          return fmt::format("({0} if {1} == {1} else {2})", call, raw[1], arg[1]);
         }
         if (scalarArg(0) || isScalar(val[1])) {
           const std::string& t = scalarArg(0) ? arg[1] : arg[0];

@@ -19,6 +19,7 @@ Prints `N passed, N failed` and exits non-zero on any failure.
 import argparse
 import copy
 import importlib.util
+import math
 import os
 import re
 import subprocess
@@ -2373,6 +2374,35 @@ fn whole(n: int) -> int { return floor(n) + ceil(n) + round(n) }
             raise AssertionError("%s: whole(3) gives %r" % (level, module.whole(3)))
 
 
+def test_scalar_min_max_propagate_nan(ctx):
+    """Scalar `min`/`max` of floats give nan when either side is nan, as torch.minimum and
+    torch.maximum do (Python's min(1.0, nan) is 1.0, min(nan, 1.0) nan), at every level,
+    constant-folded or not."""
+    src = """
+fn lo(a: float, b: float) -> float { return min(a, b) }
+fn hi(a: float, b: float) -> float { return max(a, b) }
+fn mixed(a: int, b: float) -> float { return min(a, b) + max(b, a) }
+fn folded() -> float { return min(1.0, 2.0) + max(3.0, -1.0) }
+"""
+    nan = float("nan")
+    pairs = [(1.0, nan), (nan, 1.0), (nan, nan), (1.0, 2.0), (2.0, -1.0), (float("inf"), 3.0)]
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        for a, b in pairs:
+            for name, op in (("lo", torch.minimum), ("hi", torch.maximum)):
+                got = getattr(module, name)(a, b)
+                want = op(torch.tensor(a, dtype=torch.float64),
+                          torch.tensor(b, dtype=torch.float64)).item()
+                if not (got == want or (got != got and want != want)):
+                    raise AssertionError("%s: %s(%r, %r) gives %r, torch %r" % (level, name, a, b,
+                                                                               got, want))
+        if not math.isnan(module.mixed(1, nan)) or module.mixed(1, 2.0) != 3.0:
+            raise AssertionError("%s: mixed gives %r, %r" % (level, module.mixed(1, nan),
+                                                            module.mixed(1, 2.0)))
+        if module.folded() != 4.0:
+            raise AssertionError("%s: folded() gives %r" % (level, module.folded()))
+
+
 def test_powers_of_negative_numbers_agree_at_every_level(ctx):
     """A negative base of `**` or `pow` keeps its sign at every level (-O1 and up once wrote
     `-3.0 ** 2.0`, which Python reads as -(3.0 ** 2.0) = -9.0), and two numbers with a
@@ -2613,6 +2643,7 @@ def all_tests():
     test_bools_widen_in_arithmetic,
     test_int64_minimum_is_a_literal,
     test_scalar_rounding_keeps_floats,
+    test_scalar_min_max_propagate_nan,
     test_inlining_keeps_loop_nests_within_python_limits,
     test_else_if_chains_are_written_with_elif,
               test_powers_of_negative_numbers_agree_at_every_level,
