@@ -2036,6 +2036,10 @@ ExprInfo Checker::checkList(NodeId node) {
       result.listShape.push_back(d);
     }
   }
+  // Reported once: at the list that, with the lists inside it, first passes the limit.
+  if (result.listShape.size() == kMaxTensorLiteralRank + 1) {
+    report(Diag::ListTooDeep, node, result.listShape.size(), kMaxTensorLiteralRank);
+  }
   result.type = module_.types.list(elementType, static_cast<uint32_t>(elements.size()));
   return result;
 }

@@ -16,6 +16,10 @@ inline constexpr int kMaxPythonIndent = 99;
 /// nested blocks (CO_MAXBLOCKS; "too many statically nested blocks").
 inline constexpr int kMaxPythonLoops = 20;
 
+/// The deepest nested list torch.tensor() turns into a tensor ("too many
+/// dimensions" past it).
+inline constexpr size_t kMaxTensorLiteralRank = 128;
+
 /// A syntax tree at least this deep may nest far enough to reach
 /// kMaxPythonIndent once emitted (every level of indentation is at least one
 /// level of the tree, plus the item, its body and the statement). Shallower
