@@ -788,25 +788,29 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     logMessage(LogLevel::Verbose, "pipeline: " + pipeline);
   }
 
-  // Read every input first: a missing file is a usage error, reported before
-  // any work is done.
+  // Read every input first: a missing file (or a directory) is a usage error,
+  // reported before any work is done; a file that is there but cannot be
+  // read (permissions, an I/O error) is the environment's.
   std::vector<SourceBuffer> sources;
   sources.reserve(options.inputs.size());
   {
     ScopedTimer timer(timings.get(), "read inputs");
-    bool missing = false;
+    int failed = kExitSuccess;
     for (const std::string& path : options.inputs) {
       Expected<SourceBuffer> source = SourceBuffer::readFile(path);
       if (!source) {
         diags.reportForPath(Diag::CannotReadFile, "", source.error().message).about(path);
-        missing = true;
+        struct stat info {};
+        bool usage = ::stat(path.c_str(), &info) == 0 ? S_ISDIR(info.st_mode)
+                                                      : errno == ENOENT || errno == ENOTDIR;
+        failed = std::max<int>(failed, usage ? kExitUsageError : kExitInternalError);
         continue;
       }
       sources.push_back(std::move(*source));
     }
-    if (missing) {
+    if (failed != kExitSuccess) {
       sorter.flush();
-      return kExitUsageError;
+      return failed;
     }
   }
   if (lastStage == Stage::Emit && !options.stopAfter && !outputsAreDistinct(options, diags)) {

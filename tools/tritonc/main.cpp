@@ -11,6 +11,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -445,13 +446,27 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
+// Dumps, `--version`, `cache stats` and `config get` write to stdout; a
+// write that failed (a full disk, a closed descriptor) is an environment
+// error, not a success with a truncated dump (coreutils and clang do the same).
+int finishStandardOutput(int status) {
+  errno = 0;
+  bool flushed = std::fflush(stdout) == 0;
+  int error = flushed ? 0 : errno;
+  // A failed run has reported what went wrong already (`-o -` its write).
+  if ((flushed && !std::ferror(stdout)) || status != kExitSuccess) return status;
+  std::fprintf(stderr, "tritonc: error: cannot write to standard output%s%s\n",
+               error != 0 ? ": " : "", error != 0 ? std::strerror(error) : "");
+  return kExitInternalError;
+}
+
 int main(int argc, char** argv) {
   // A heap grows 1 MiB at a time instead of 128 KiB: the threads of -j each
   // allocate in an arena of their own, and growing it by mprotect calls of
   // 128 KiB made a second thread emitting code run at half speed.
   mallopt(M_TOP_PAD, 1 << 20);
   try {
-    return run(argc, argv);
+    return finishStandardOutput(run(argc, argv));
   } catch (const std::bad_alloc&) {
     std::fputs("tritonc: error: out of memory\n", stderr);
     return kExitInternalError;
