@@ -1239,7 +1239,15 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     // The workers' sources (imported files) must outlive their diagnostics,
     // which are printed by now.
   }
-  std::fflush(stdout);
+  // The dumps are complete, or the environment failed (a full disk).
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    int error = errno;
+    diags.reportForPath(Diag::CannotWriteFile, "", "standard output",
+                        error != 0 ? std::strerror(error) : "a write failed");
+    sorter.flush();
+    return kExitInternalError;
+  }
 
   int exitCode = diags.hasErrors() ? kExitSourceError : kExitSuccess;
   // `check` and --stop-after write nothing; a compile writes only when every

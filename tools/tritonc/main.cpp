@@ -455,8 +455,8 @@ int finishStandardOutput(int status) {
   int error = flushed ? 0 : errno;
   // A failed run has reported what went wrong already (`-o -` its write).
   if ((flushed && !std::ferror(stdout)) || status != kExitSuccess) return status;
-  std::fprintf(stderr, "tritonc: error: cannot write to standard output%s%s\n",
-               error != 0 ? ": " : "", error != 0 ? std::strerror(error) : "");
+  std::fprintf(stderr, "tritonc: error: cannot write 'standard output': %s [CannotWriteFile]\n",
+               error != 0 ? std::strerror(error) : "a write failed");
   return kExitInternalError;
 }
 
