@@ -712,6 +712,12 @@ bool outputOverwritesSource(const std::vector<PlannedOutput>& outputs,
 bool outputsAreDistinct(const CompileOptions& options, DiagnosticEngine& diags) {
   // Several inputs write into the -o directory: a file there is a usage error
   // found now, not a write that fails after the compile.
+  if (options.inputs.size() > 1 && options.output == "-") {
+    diags.reportForPath(Diag::CommandLine, "",
+                        "-o - writes one module to standard output; with several inputs -o "
+                        "names the directory their modules go to");
+    return false;
+  }
   struct stat st {};
   if (options.inputs.size() > 1 && !options.output.empty() &&
       ::stat(options.output.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <regex>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -114,11 +115,22 @@ void applyReportingChoices(const ReportingChoices& choices, CompileOptions& o) {
   }
 }
 
+// `-o ""` or `--entry ""` is a mistake in a script (an unset variable), not
+// a request for the default.
+CLI::Validator nonEmpty(const char* what) {
+  return CLI::Validator(
+      [what](std::string& value) {
+        return value.empty() ? fmt::format("an empty {} was given", what) : std::string();
+      },
+      "");
+}
+
 // Flags of compile and watch.
 void addCompileFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choices,
                      std::string& stopAfter, std::string& optLevel, CLI::Option** timeTraceOpt,
                      std::string& timeTrace) {
-  cmd->add_option("-o", o.output, "Output file (one input) or directory (several inputs)");
+  cmd->add_option("-o", o.output, "Output file (one input) or directory (several inputs)")
+      ->check(nonEmpty("path"));
   cmd->add_option("-O", optLevel, "Optimization level (default 1)")
       ->check(CLI::IsMember({"0", "1", "2", "3", "s"}))
       ->option_text("0|1|2|3|s");
@@ -155,7 +167,8 @@ void addCompileFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choices
       ->option_text("f32|f16|bf16,...");
   cmd->add_option("--nvcc", o.nvcc, "The nvcc to use (default: $TRITONC_NVCC, PATH, /usr/local/cuda/bin)")
       ->option_text("PATH");
-  cmd->add_option("--entry", o.entry, "The layer that is the model's entry point");
+  cmd->add_option("--entry", o.entry, "The layer that is the model's entry point")
+      ->check(nonEmpty("layer name"));
   cmd->add_option("-I", o.includeDirs, "Also look for imported files in DIR (repeatable)")
       ->option_text("DIR")
       ->take_all()
@@ -250,7 +263,8 @@ int run(int argc, char** argv) {
       ->required()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   addReportingFlags(check, options, choices);
-  check->add_option("--entry", options.entry, "The layer that is the model's entry point");
+  check->add_option("--entry", options.entry, "The layer that is the model's entry point")
+      ->check(nonEmpty("layer name"));
   check->add_option("-I", options.includeDirs, "Also look for imported files in DIR (repeatable)")
       ->option_text("DIR")
       ->take_all()
@@ -372,6 +386,19 @@ int run(int argc, char** argv) {
     level = found;
     commandPath += " " + found->get_name();
   }
+  // Only options before any command (`tritonc --bogus`): CLI11 would say
+  // that a subcommand is required.
+  if (level == &app && !args.back().empty() && args.back()[0] == '-' &&
+      std::none_of(args.begin(), args.end(), [](const std::string& a) {
+        return a == "--help" || a == "-h" || a == "--version";
+      })) {
+    std::string_view word = std::string_view(args.back()).substr(0, args.back().find('='));
+    std::string_view hint = closestMatch(word.substr(word.find_first_not_of('-')),
+                                         {"version", "help"});
+    return usageError(fmt::format("unknown option '{}'{}; the commands are: {}", word,
+                                  hint.empty() ? "" : fmt::format(" (did you mean '--{}'?)", hint),
+                                  fmt::join(commandNames(&app), ", ")));
+  }
   if (level != &app && level->get_require_subcommand_min() > 0 &&
       std::none_of(args.begin(), args.end(), [](const std::string& a) {
         return a == "--help" || a == "-h";
@@ -398,10 +425,15 @@ int run(int argc, char** argv) {
         candidates.push_back(std::string_view(flag).substr(flag.find_first_not_of('-')));
       }
       for (auto word = args.rbegin(); word != args.rend(); ++word) {
-        if (!word->starts_with("--")) continue;
+        if (word->size() < 2 || (*word)[0] != '-') continue;
         std::string_view name = std::string_view(*word).substr(0, word->find('='));
         if (std::find(flags.begin(), flags.end(), name) != flags.end()) continue;
-        std::string_view hint = closestMatch(name.substr(2), candidates);
+        // A short option with its value attached (`-j4`, `-O2`) is known.
+        if (!word->starts_with("--") &&
+            std::find(flags.begin(), flags.end(), word->substr(0, 2)) != flags.end()) {
+          continue;
+        }
+        std::string_view hint = closestMatch(name.substr(name.find_first_not_of('-')), candidates);
         std::string dashed;
         if (!hint.empty()) {
           // The flag the hint is the tail of.
@@ -413,6 +445,16 @@ int run(int argc, char** argv) {
                               dashed.empty() ? "" : fmt::format(" (did you mean '{}'?)", dashed));
         break;
       }
+    }
+    // CLI11's wording of a missing or out-of-range value, in ours.
+    static const std::regex missing(R"(^(\S+): \d+ required .* missing$)");
+    static const std::regex range(R"(^(\S+): Value (.*) not in range (\S+) to (\S+)$)");
+    std::smatch match;
+    if (std::regex_match(message, match, missing)) {
+      message = fmt::format("{} needs a value", match[1].str());
+    } else if (std::regex_match(message, match, range)) {
+      message = fmt::format("{}: '{}' is not a number from {} to {}", match[1].str(),
+                            match[2].str(), match[3].str(), match[4].str());
     }
     return usageError(message);
   }
