@@ -143,7 +143,8 @@ bool writeTemporary(const std::string& path, std::string_view contents, std::str
                     std::string* error) {
   temp = temporaryPathFor(path);
   removeFileOnSignal(temp);
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  // 0666 less the umask, as every compiler and editor creates files.
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) {
     *error = std::strerror(errno);
     keepFileOnSignal(temp);

@@ -176,7 +176,7 @@ Counters parseCounters(std::string_view text) {
 
 StatsFile::StatsFile(const std::string& dir) {
   std::string path = dir + "/stats";
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);  // less the umask
   if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
     ::close(fd_);
     fd_ = -1;

@@ -169,25 +169,40 @@ std::string outputPathFor(const CompileOptions& options, const std::string& inpu
   return dir + fileStem(input) + ".py";
 }
 
-// `<stem>_kernels.cu` and `.so` go next to the Python module.
-std::string cudaPathFor(const CompileOptions& options, const std::string& input, const char* ext) {
-  std::string py = outputPathFor(options, input);
+// The directory of a module's companion files (`.cu`, `.so`, the time trace),
+// "" for the current one: the module's own, unless the module goes to
+// standard output or a device (`-o /dev/null`).
+std::string companionDirectory(const std::string& py) {
+  struct stat st {};
+  if (py == "-" || (::stat(py.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
+    return "";
+  }
   size_t slash = py.find_last_of('/');
-  std::string dir = slash == std::string::npos ? "" : py.substr(0, slash + 1);
-  return dir + fileStem(input) + "_kernels" + ext;
+  return slash == std::string::npos || py.compare(0, slash + 1, "./") == 0 ? ""
+                                                                           : py.substr(0, slash + 1);
 }
 
-// --time-trace without a file: `<stem>.trace.json` (the first input's stem)
+// `<stem>_kernels.cu` and `.so` go next to the Python module.
+std::string cudaPathFor(const CompileOptions& options, const std::string& input, const char* ext) {
+  return companionDirectory(outputPathFor(options, input)) + fileStem(input) + "_kernels" + ext;
+}
+
+// Where --time-trace writes: `<stem>.trace.json` (the first input's stem)
 // next to the first input's module, as clang puts its trace next to the
-// object file.
-std::string defaultTraceName(const CompileOptions& options) {
-  if (options.inputs.empty()) return "tritonc.trace.json";
-  std::string py = outputPathFor(options, options.inputs.front());
-  size_t slash = py.find_last_of('/');
-  std::string dir = slash == std::string::npos || py.compare(0, slash + 1, "./") == 0
-                        ? ""
-                        : py.substr(0, slash + 1);
-  return dir + fileStem(options.inputs.front()) + ".trace.json";
+// object file, or in the current directory when the module goes to standard
+// output or a device (`-o /dev/null`); `--time-trace=DIR` puts it in DIR.
+std::string traceName(const CompileOptions& options) {
+  std::string name =
+      (options.inputs.empty() ? std::string("tritonc") : fileStem(options.inputs.front())) +
+      ".trace.json";
+  struct stat st {};
+  if (options.timeTrace && !options.timeTrace->empty()) {
+    const std::string& given = *options.timeTrace;
+    bool dir = ::stat(given.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    return !dir ? given : given.back() == '/' ? given + name : given + "/" + name;
+  }
+  if (options.inputs.empty()) return name;
+  return companionDirectory(outputPathFor(options, options.inputs.front())) + name;
 }
 
 // The flags that shape the generated code, for its header comment.
@@ -665,8 +680,7 @@ std::vector<PlannedOutput> outputsOf(const CompileOptions& options) {
     }
   }
   if (options.timeTrace) {
-    outputs.push_back({options.timeTrace->empty() ? defaultTraceName(options)
-                                                  : *options.timeTrace,
+    outputs.push_back({traceName(options),
                        "the time trace", true});
   }
   return outputs;
@@ -1365,7 +1379,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     // The trace of a compile that ran (also with --stop-after, which asks
     // for the front end's times); a failed compile writes no file.
     if (options.timeTrace && exitCode == kExitSuccess) {
-      std::string path = options.timeTrace->empty() ? defaultTraceName(options) : *options.timeTrace;
+      std::string path = traceName(options);
       std::string error;
       if (!outputs.stage(path, timings->formatChromeTrace(), &error)) {
         return fail(path, error);

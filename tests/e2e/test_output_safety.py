@@ -7,7 +7,9 @@
   file an input imports is a usage error (exit 2) and the source is left as it was;
 - a failed compile (exit 1 or 3) leaves no output of an earlier compile at the paths it
   would have written, but never removes a file tritonc did not generate;
-- the time trace goes next to the first module, and a failed compile writes none.
+- the time trace goes next to the first module (in the current directory when the module
+  goes to a device, in DIR for --time-trace=DIR), and a failed compile writes none;
+- outputs are created 0666 less the umask.
 Ends with "N passed, N failed".
 """
 import os
@@ -148,11 +150,45 @@ def test_the_time_trace_goes_next_to_the_module(ctx):
     check("bad.trace.json" not in ctx.files(), "a failed compile wrote a trace")
 
 
+def test_a_trace_beside_a_device_goes_to_the_current_directory(ctx):
+    """`-o /dev/null --time-trace` writes `<stem>.trace.json` in the current directory, not a
+    new file in /dev, and `--time-trace=DIR` writes `DIR/<stem>.trace.json`."""
+    ctx.write("dev.tri", GOOD)
+    stray = "/dev/dev.trace.json"
+    check(not os.path.exists(stray), stray + " exists before the test")
+    ctx.run("compile", "dev.tri", "-o", "/dev/null", "--time-trace")
+    try:
+        check(not os.path.exists(stray), "the trace was written in /dev")
+    finally:
+        if os.path.exists(stray):
+            os.unlink(stray)
+    check("dev.trace.json" in ctx.files(), ctx.files())
+    os.mkdir(ctx.path("traces"))
+    ctx.run("compile", "dev.tri", "-o", "/dev/null", "--time-trace=traces")
+    check(os.listdir(ctx.path("traces")) == ["dev.trace.json"], os.listdir(ctx.path("traces")))
+
+
+def test_outputs_are_created_with_the_umask(ctx):
+    """Modules and traces are created 0666 less the umask, as compilers and editors create
+    files (a shared build directory with umask 002 gets group-writable outputs)."""
+    ctx.write("um.tri", GOOD)
+    old = os.umask(0o002)
+    try:
+        ctx.run("compile", "um.tri", "-o", "um.py", "--time-trace")
+    finally:
+        os.umask(old)
+    for name in ("um.py", "um.trace.json"):
+        mode = os.stat(ctx.path(name)).st_mode & 0o777
+        check(mode == 0o664, "%s has mode %o, wanted 664" % (name, mode))
+
+
 TESTS = [test_another_name_of_an_input_is_not_overwritten,
          test_an_imported_file_is_not_overwritten,
          test_a_failed_compile_removes_the_output_of_an_earlier_one,
          test_a_failed_compile_keeps_files_tritonc_did_not_write,
-         test_the_time_trace_goes_next_to_the_module]
+         test_the_time_trace_goes_next_to_the_module,
+         test_a_trace_beside_a_device_goes_to_the_current_directory,
+         test_outputs_are_created_with_the_umask]
 
 
 if __name__ == "__main__":
