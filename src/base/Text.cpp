@@ -11,7 +11,8 @@ constexpr char kHex[] = "0123456789abcdef";
 
 void appendJsonString(std::string& out, std::string_view text) {
   out += '"';
-  for (char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -23,8 +24,13 @@ void appendJsonString(std::string& out, std::string_view text) {
           out += "\\u00";
           out += kHex[(c >> 4) & 15];
           out += kHex[c & 15];
-        } else {
+        } else if (static_cast<unsigned char>(c) < 0x80) {
           out += c;
+        } else if (Utf8Char ch = decodeUtf8(text.substr(i)); ch.length > 0) {
+          out.append(text.substr(i, ch.length));
+          i += ch.length - 1;
+        } else {
+          out += "\\ufffd";  // JSON is UTF-8: a byte that is not becomes U+FFFD
         }
     }
   }
@@ -33,7 +39,8 @@ void appendJsonString(std::string& out, std::string_view text) {
 
 std::string quoteForDump(std::string_view text) {
   std::string out = "\"";
-  for (char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
     switch (c) {
       case '\n': out += "\\n"; break;
       case '\t': out += "\\t"; break;
@@ -43,8 +50,15 @@ std::string quoteForDump(std::string_view text) {
       default:
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
           out += fmt::format("\\x{:02X}", static_cast<unsigned>(static_cast<unsigned char>(c)));
-        } else {
+        } else if (static_cast<unsigned char>(c) < 0x80) {
           out += c;
+        } else if (Utf8Char ch = decodeUtf8(text.substr(i)); ch.length > 0) {
+          out.append(text.substr(i, ch.length));
+          i += ch.length - 1;
+        } else {
+          // Not UTF-8 (a file name's byte): an escape, so that the Python
+          // file stays UTF-8 and imports.
+          out += fmt::format("\\x{:02X}", static_cast<unsigned>(static_cast<unsigned char>(c)));
         }
     }
   }

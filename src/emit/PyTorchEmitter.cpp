@@ -2336,11 +2336,22 @@ Expected<std::string> emitPyTorch(const ir::Module& module, const EmitOptions& o
 namespace {
 
 // A file name in a one-line comment: control characters (a newline would end
-// the comment and start code) become '?'.
+// the comment and start code) and bytes that are not UTF-8 (Python reads the
+// file as UTF-8) become '?'.
 std::string commentSafe(std::string_view name) {
-  std::string out(name);
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  std::string out;
+  for (size_t i = 0; i < name.size(); ++i) {
+    auto byte = static_cast<unsigned char>(name[i]);
+    if (byte < 0x20 || byte == 0x7f) {
+      out += '?';
+    } else if (byte < 0x80) {
+      out += name[i];
+    } else if (Utf8Char ch = decodeUtf8(name.substr(i)); ch.length > 0) {
+      out.append(name.substr(i, ch.length));
+      i += ch.length - 1;
+    } else {
+      out += '?';
+    }
   }
   return out;
 }

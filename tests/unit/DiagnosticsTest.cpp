@@ -1,5 +1,6 @@
 //===- DiagnosticsTest.cpp - engine, text and JSON rendering --------------===//
 #include "tritonc/diag/Diagnostics.h"
+#include "tritonc/base/Text.h"
 
 #include <gtest/gtest.h>
 
@@ -506,3 +507,13 @@ TEST(DiagnosticsTest, ClosestMatchBreaksTiesByPrefixThenLength) {
 
 }  // namespace
 }  // namespace tritonc
+
+// File names are bytes: one that is not UTF-8 must still give valid JSON and
+// a Python string literal (the generated module is read as UTF-8).
+TEST(DiagnosticsTest, QuotedTextStaysUtf8) {
+  std::string json;
+  tritonc::appendJsonString(json, "r\xffn\xc3\xa9.tri");  // a stray byte, then a valid 'é'
+  EXPECT_EQ(json, "\"r\\ufffdn\xc3\xa9.tri\"");
+  EXPECT_EQ(tritonc::quoteForDump("r\xffn\xc3\xa9\x01.tri"), "\"r\\xFFn\xc3\xa9\\x01.tri\"");
+  EXPECT_EQ(tritonc::quoteForDump("\xe2\x82"), "\"\\xE2\\x82\"");  // a truncated sequence
+}
