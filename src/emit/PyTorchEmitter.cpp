@@ -2011,6 +2011,18 @@ std::string Emitter::builtinExpr(OpId id) {
   auto floatScalarArg = [&](size_t i) {
     return scalarArg(i) && isFloating(m_.types.node(m_.typeOf(val[i])).dtype);
   };
+  // A `keepdim=true` given as a constant.
+  auto keepsAllDims = [&](size_t i) { return has(i) && arg[i] == "True"; };
+  // Every dimension of argument i, as a `dim=` value: `(0, 1)` when its rank
+  // is known, else computed.
+  auto allDims = [&](size_t i) {
+    TypeId type = m_.typeOf(val[i]);
+    if (!m_.types.node(type).rankKnown) return fmt::format("tuple(range({}.dim()))", raw[i]);
+    size_t rank = m_.types.shape(type).size();
+    std::string dims = "(";
+    for (size_t d = 0; d < rank; ++d) dims += fmt::format("{}{}", d ? ", " : "", d);
+    return dims + (rank == 1 ? ",)" : ")");
+  };
   TypeId resultType = o.resultsCount > 0 ? m_.typeOf(m_.result(id)) : TypeId{};
   std::string resultDType = resultType.isValid() && m_.types.isTensor(resultType)
                                 ? createdDType(m_.types.node(resultType).dtype)
@@ -2097,14 +2109,25 @@ std::string Emitter::builtinExpr(OpId id) {
       return power(raw[0], raw[1], scalarArg(1) && m_.types.isScalar(resultType) &&
                                        isFloating(m_.types.node(resultType).dtype));
     case BuiltinFn::Clip:
-      return scalarArg(0) ? fmt::format("min(max({}, {}), {})", arg[0], arg[1], arg[2])
-                          : fmt::format("torch.clamp({}, {}, {})", arg[0], arg[1], arg[2]);
+      if (scalarArg(0)) return fmt::format("min(max({}, {}), {})", arg[0], arg[1], arg[2]);
+      // torch.clamp takes two numbers or two tensors as bounds, not one of each.
+      if (isScalar(val[1]) != isScalar(val[2])) {
+        return fmt::format("torch.clamp(torch.clamp({}, min={}), max={})", arg[0], arg[1],
+                           arg[2]);
+      }
+      return fmt::format("torch.clamp({}, {}, {})", arg[0], arg[1], arg[2]);
     case BuiltinFn::Sum:
     case BuiltinFn::Mean:
     case BuiltinFn::Std:
     case BuiltinFn::Argmax: {
       const char* f = fn == BuiltinFn::Sum ? "sum" : fn == BuiltinFn::Mean ? "mean"
                       : fn == BuiltinFn::Std ? "std" : "argmax";
+      if (!has(1) && keepsAllDims(2)) {
+        // `sum(x, keepdim=true)`: every dimension reduced to 1, as the
+        // checker types it (torch drops keepdim without a dim).
+        if (fn == BuiltinFn::Argmax) return fmt::format("torch.argmax({}, keepdim=True)", arg[0]);
+        return fmt::format("torch.{}({}, dim={}, keepdim=True)", f, arg[0], allDims(0));
+      }
       if (!has(1)) return fmt::format("torch.{}({})", f, arg[0]);
       return fmt::format("torch.{}({}, dim={}{})", f, arg[0], arg[1], kw(2, "keepdim"));
     }
@@ -2127,6 +2150,10 @@ std::string Emitter::builtinExpr(OpId id) {
           return fmt::format("torch.clamp({}, {}={})", t, isMax ? "min" : "max", s);
         }
         return fmt::format("torch.{}({}, {})", isMax ? "maximum" : "minimum", arg[0], arg[1]);
+      }
+      if (!has(1) && keepsAllDims(2)) {
+        return fmt::format("torch.{}({}, dim={}, keepdim=True)", isMax ? "amax" : "amin", arg[0],
+                           allDims(0));
       }
       if (!has(1)) return fmt::format("torch.{}({})", isMax ? "max" : "min", arg[0]);
       return fmt::format("torch.{}({}, dim={}{})", isMax ? "amax" : "amin", arg[0], arg[1],

@@ -2403,6 +2403,44 @@ fn folded() -> float { return min(1.0, 2.0) + max(3.0, -1.0) }
             raise AssertionError("%s: folded() gives %r" % (level, module.folded()))
 
 
+def test_clip_bounds_and_keepdim_without_dim(ctx):
+    """`clip` with one tensor bound and one number bound (torch.clamp takes two of a kind), and
+    reductions with `keepdim=true` but no `dim`, which keep every dimension as 1 as the checker
+    types them (torch drops keepdim without a dim)."""
+    src = """
+fn lo_t(x: Tensor<float32, [?, 4]>, lo: Tensor<float32, [4]>) -> Tensor<float32, [?, 4]> {
+    return clip(x, lo, 0.5)
+}
+fn hi_t(x: Tensor<float32, [?, 4]>, hi: Tensor<float32, [4]>) -> Tensor<float32, [?, 4]> {
+    return clip(x, -0.5, hi)
+}
+fn kept(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [1, 1]> {
+    return sum(x, keepdim=true) + mean(x, keepdim=true) + max(x, keepdim=true) +
+        min(x, keepdim=true) + std(x, keepdim=true)
+}
+fn kept_arg(x: Tensor<float32, [?, 4]>) -> Tensor<int64, [1, 1]> { return argmax(x, keepdim=true) }
+fn corner(x: Tensor<float32, [?, 4]>) -> Tensor<float32, []> { return sum(x, keepdim=true)[0, 0] }
+"""
+    x = torch.randn(3, 4)
+    bound = torch.tensor([-1.0, 0.0, 0.2, 1.0])
+    all_dims = (0, 1)
+    want = (x.sum(dim=all_dims, keepdim=True) + x.mean(dim=all_dims, keepdim=True)
+            + x.amax(dim=all_dims, keepdim=True) + x.amin(dim=all_dims, keepdim=True)
+            + x.std(dim=all_dims, keepdim=True))
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        check_close(module.lo_t(x, bound), torch.clamp(torch.maximum(x, bound), max=0.5), level)
+        check_close(module.hi_t(x, bound), torch.minimum(torch.clamp(x, min=-0.5), bound), level)
+        got = module.kept(x)
+        if got.shape != (1, 1):
+            raise AssertionError("%s: keepdim without dim gives shape %s" % (level, got.shape))
+        check_close(got, want, level)
+        arg = module.kept_arg(x)
+        if arg.shape != (1, 1) or arg.item() != torch.argmax(x).item():
+            raise AssertionError("%s: argmax(keepdim=true) gives %s" % (level, arg))
+        check_close(module.corner(x), x.sum(), level)
+
+
 def test_powers_of_negative_numbers_agree_at_every_level(ctx):
     """A negative base of `**` or `pow` keeps its sign at every level (-O1 and up once wrote
     `-3.0 ** 2.0`, which Python reads as -(3.0 ** 2.0) = -9.0), and two numbers with a
@@ -2644,6 +2682,7 @@ def all_tests():
     test_int64_minimum_is_a_literal,
     test_scalar_rounding_keeps_floats,
     test_scalar_min_max_propagate_nan,
+    test_clip_bounds_and_keepdim_without_dim,
     test_inlining_keeps_loop_nests_within_python_limits,
     test_else_if_chains_are_written_with_elif,
               test_powers_of_negative_numbers_agree_at_every_level,
