@@ -407,7 +407,9 @@ class Emitter {
                  fnsTakingDevice_[static_cast<size_t>(fn_ - m_.functions.data())];
     return takes ? "_device" : "";
   }
-  void line(int depth, const std::string& text);
+  /// `bracketed`: the text is inside brackets (an argument of a wrapped
+  /// call), so it may also break between operands.
+  void line(int depth, const std::string& text, bool bracketed = false);
   /// The columns left on a line at `depth` after `used` characters.
   static size_t room(int depth, size_t used) {
     size_t taken = static_cast<size_t>(depth) * 4 + used;
@@ -598,10 +600,38 @@ void Emitter::assignAll(int depth, const std::vector<std::string>& targets,
 
 // Writes one statement, wrapping a call (or signature) longer than 100
 // columns the way black does: one argument per line, trailing comma.
-void Emitter::line(int depth, const std::string& text) {
+void Emitter::line(int depth, const std::string& text, bool bracketed) {
   constexpr size_t kMaxColumns = 100;
   noteDepth(nesting(depth));
   size_t indent = static_cast<size_t>(depth) * 4;
+  if (indent + text.size() > kMaxColumns && bracketed) {
+    // Inside brackets a line may break anywhere between tokens: before each
+    // top-level `+` or `-`, as black breaks a long sum.
+    std::vector<size_t> breaks;
+    int level = 0;
+    for (size_t i = 0; i + 2 < text.size(); ++i) {
+      char c = text[i];
+      if (isQuote(c)) {
+        i = stringEnd(text, i);
+      } else if (c == '(' || c == '[' || c == '{') {
+        ++level;
+      } else if (c == ')' || c == ']' || c == '}') {
+        --level;
+      } else if (c == ' ' && level == 0 && (text[i + 1] == '+' || text[i + 1] == '-') &&
+                 text[i + 2] == ' ' && i > 0) {
+        breaks.push_back(i);
+      }
+    }
+    if (!breaks.empty()) {
+      size_t start = 0;
+      breaks.push_back(text.size());
+      for (size_t at : breaks) {
+        line(depth, text.substr(start, at - start), true);
+        start = at + 1;  // past the space: the next part starts at its operator
+      }
+      return;
+    }
+  }
   if (indent + text.size() > kMaxColumns) {
     // The call whose closing parenthesis ends the line (before a ':', or a ','
     // when the line is itself an argument of a wrapped call).
@@ -617,6 +647,8 @@ void Emitter::line(int depth, const std::string& text) {
         if (isQuote(c)) {
           i = stringEnd(text, i);
         } else if (c == '(' || c == '[' || c == '{') {
+          // The commas of an earlier group (`f(a, b) + g(`) are not this one's.
+          if (opens.empty()) commas.clear();
           opens.push_back(i);
         } else if ((c == ')' || c == ']' || c == '}') && !opens.empty()) {
           opens.pop_back();
@@ -625,6 +657,29 @@ void Emitter::line(int depth, const std::string& text) {
         }
       }
       if (opens.size() == 1 && text[opens[0]] == '(') open = opens[0];
+      // `(a / b).masked_fill(` itself too long: the leading parenthesized
+      // expression is opened first, black-style, and the call follows its `)`.
+      if (open != std::string::npos && indent + open + 1 > kMaxColumns && text[0] == '(') {
+        size_t close = 0;
+        int level = 0;
+        for (size_t i = 0; i < open; ++i) {
+          if (isQuote(text[i])) {
+            i = stringEnd(text, i);
+          } else if (text[i] == '(' || text[i] == '[' || text[i] == '{') {
+            ++level;
+          } else if ((text[i] == ')' || text[i] == ']' || text[i] == '}') && --level == 0) {
+            close = i;
+            break;
+          }
+        }
+        if (close > 1) {
+          out_.append(indent, ' ');
+          out_ += "(\n";
+          line(depth + 1, text.substr(1, close - 1), true);
+          line(depth, text.substr(close), bracketed);
+          return;
+        }
+      }
       if (open != std::string::npos && open + 1 < end - 1) {
         out_.append(indent, ' ');
         out_ += text.substr(0, open + 1);
@@ -641,7 +696,7 @@ void Emitter::line(int depth, const std::string& text) {
           std::string arg = text.substr(start, at - start);
           size_t first = arg.find_first_not_of(' ');
           arg = first == std::string::npos ? "" : arg.substr(first);
-          if (!arg.empty()) line(depth + 1, arg + std::string(comma));
+          if (!arg.empty()) line(depth + 1, arg + std::string(comma), true);
           start = at + 1;
         }
         out_.append(indent, ' ');

@@ -2441,6 +2441,31 @@ fn corner(x: Tensor<float32, [?, 4]>) -> Tensor<float32, []> { return sum(x, kee
         check_close(module.corner(x), x.sum(), level)
 
 
+def test_long_attention_expressions_wrap_into_valid_python(ctx):
+    """At -Os the attention with an additive padding mask is written out as one expression; its
+    line wrapping once took an earlier call's commas for the last call's and wrote a module
+    that failed at import. Every level imports and computes softmax(q k^T / sqrt(d) + mask) v."""
+    src = """
+fn attend(query: Tensor<float32, [?, ?, ?, ?]>, keys: Tensor<float32, [?, ?, ?, ?]>,
+          values: Tensor<float32, [?, ?, ?, ?]>, pad: Tensor<float32, [?, ?]>)
+    -> Tensor<float32, [?, ?, ?, ?]> {
+    let bias = reshape(pad * -1e9, [pad.shape[0], 1, 1, pad.shape[1]])
+    return scaled_dot_product_attention(query, keys, values, mask=bias)
+}
+"""
+    q, k, v = torch.randn(2, 3, 5, 4), torch.randn(2, 3, 6, 4), torch.randn(2, 3, 6, 4)
+    pad = (torch.rand(2, 6) > 0.7).float()
+    bias = (pad * -1e9).reshape(2, 1, 1, 6)
+    want = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(4) + bias, dim=-1) @ v
+    for level in LEVELS:
+        path = ctx.compile_text(src, level)
+        with open(path) as f:
+            long_lines = [n for n, text in enumerate(f, 1) if len(text.rstrip("\n")) > 100]
+        if long_lines:
+            raise AssertionError("%s: lines over 100 columns: %s" % (level, long_lines))
+        check_close(load(path).attend(q, k, v, pad), want, level)
+
+
 def test_powers_of_negative_numbers_agree_at_every_level(ctx):
     """A negative base of `**` or `pow` keeps its sign at every level (-O1 and up once wrote
     `-3.0 ** 2.0`, which Python reads as -(3.0 ** 2.0) = -9.0), and two numbers with a
@@ -2683,6 +2708,7 @@ def all_tests():
     test_scalar_rounding_keeps_floats,
     test_scalar_min_max_propagate_nan,
     test_clip_bounds_and_keepdim_without_dim,
+    test_long_attention_expressions_wrap_into_valid_python,
     test_inlining_keeps_loop_nests_within_python_limits,
     test_else_if_chains_are_written_with_elif,
               test_powers_of_negative_numbers_agree_at_every_level,
