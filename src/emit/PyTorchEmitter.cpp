@@ -1876,7 +1876,15 @@ std::string Emitter::opExpr(OpId id) {
       }
       return fmt::format("{0}.permute(*range({0}.dim() - 1, -1, -1))", a(0));
     }
-    case OpKind::InstanceMember: return a(0) + "." + pyMember(m_.strings[o.strAttr]);
+    case OpKind::InstanceMember: {
+      // A sub-module's ternary weight (`enc.weight` in a tied decoder) is its
+      // value s * q, or its packed codes unpacked, as the sub-module reads it.
+      const std::string& member = m_.strings[o.strAttr];
+      if (m_.types.isTernary(resultType)) {
+        return fmt::format("tritonrt.weight({}, {})", a(0), pyString(pyMember(member)));
+      }
+      return a(0) + "." + pyMember(member);
+    }
     case OpKind::Add: return binary("+");
     case OpKind::Sub: return binary("-");
     case OpKind::Mul: return binary("*");

@@ -2466,6 +2466,42 @@ fn attend(query: Tensor<float32, [?, ?, ?, ?]>, keys: Tensor<float32, [?, ?, ?, 
         check_close(load(path).attend(q, k, v, pad), want, level)
 
 
+def test_a_sub_modules_ternary_weight_read_as_a_member_is_quantized(ctx):
+    """A tied decoder reads the encoder's ternary weight as `enc.weight`: the value is s * q (as
+    the encoder uses it), gradients reach the latent weight through both uses, and the packed
+    module gives the same eval output (it read the raw latent floats, and after packing the
+    uint8 codes)."""
+    src = """
+layer Proj(w: TernaryTensor<trit, [8, 4]>, x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 4]> {
+    return x @ w
+}
+layer TiedAE(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
+    let enc = TernaryLinear(8, 4, bias=false)
+    let proj = Proj()
+    return linear(enc(x), enc.weight.T) + proj(x) @ proj.w.T
+}
+"""
+    torch.manual_seed(3)
+    x = torch.randn(3, 8)
+    for level in LEVELS:
+        model = load(ctx.compile_text(src, level)).TiedAE().eval()
+        with torch.no_grad():
+            w = tritonrt.ternary_quantize(model.enc.weight)
+            p = tritonrt.ternary_quantize(model.proj.w)
+            want = F.linear(F.linear(x, w), w.T) + (x @ p) @ p.T
+            check_close(model(x), want, level)
+        model.train()
+        model(x).pow(2).sum().backward()
+        for name in ("enc.weight", "proj.w"):
+            grad = model.get_parameter(name).grad
+            if grad is None or not grad.abs().sum() > 0:
+                raise AssertionError("%s: no gradient reaches %s" % (level, name))
+        model.eval()
+        tritonrt.pack(model)
+        with torch.no_grad():
+            check_close(model(x), want, level + " packed")
+
+
 def test_powers_of_negative_numbers_agree_at_every_level(ctx):
     """A negative base of `**` or `pow` keeps its sign at every level (-O1 and up once wrote
     `-3.0 ** 2.0`, which Python reads as -(3.0 ** 2.0) = -9.0), and two numbers with a
@@ -2709,6 +2745,7 @@ def all_tests():
     test_scalar_min_max_propagate_nan,
     test_clip_bounds_and_keepdim_without_dim,
     test_long_attention_expressions_wrap_into_valid_python,
+    test_a_sub_modules_ternary_weight_read_as_a_member_is_quantized,
     test_inlining_keeps_loop_nests_within_python_limits,
     test_else_if_chains_are_written_with_elif,
               test_powers_of_negative_numbers_agree_at_every_level,
