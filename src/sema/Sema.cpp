@@ -852,6 +852,7 @@ void Checker::checkCallableBody(int index) {
   collectAssigned(body);
   bool returns = checkBlock(body);
   checkDefiniteAssignment(body);
+  checkPackedScaleNames(info);
   if (!returns && module_.types.kind(info.returnType) != TypeKind::Void &&
       !module_.types.isLenient(info.returnType)) {
     // Control falls off the end at the closing '}'.
@@ -864,6 +865,27 @@ void Checker::checkCallableBody(int index) {
     }
   }
   popScope();
+}
+
+// Packing a ternary weight `w` adds the attribute (and state_dict key)
+// `w_scale` to its module (TOOLCHAIN.md): a parameter or sub-module of that
+// name would be overwritten or collide.
+void Checker::checkPackedScaleNames(const CallableInfo& info) {
+  if (info.isFn) return;
+  std::unordered_map<std::string_view, NodeId> names;  // spelling -> where it is defined
+  for (const ParamInfo& p : info.params) {  // inputs are forward's locals, not attributes
+    if (p.node.isValid() && p.cls != ParamClass::Input) names.emplace(spelling(p.name), p.node);
+  }
+  for (const auto& [name, node] : ctx_.attributes) {
+    names.emplace(spelling(IdentifierId{name}), node);
+  }
+  for (const ParamInfo& p : info.params) {
+    if (p.cls != ParamClass::Weight || !module_.types.isTernary(p.type)) continue;
+    std::string scale = std::string(spelling(p.name)) + "_scale";
+    auto it = names.find(scale);
+    if (it == names.end() || !it->second.isValid()) continue;
+    report(Diag::PackedScaleNameTaken, it->second, scale, spelling(p.name));
+  }
 }
 
 void Checker::checkMain(NodeId mainNode) {

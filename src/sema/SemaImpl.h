@@ -211,6 +211,7 @@ class Checker {
   bool checkBlock(NodeId block);  ///< returns true when every path returns
   bool checkStatement(NodeId statement);
   void checkLoopNesting(NodeId loop);
+  void checkPackedScaleNames(const CallableInfo& info);
   void checkLet(NodeId let);
   void checkAssign(NodeId assign);
   /// `branch`: an `if` (a mask can replace it), not a `while`.
