@@ -315,6 +315,27 @@ DimId ceilWindowOutput(DimStore& ds, DimId in, DimId kernel, DimId stride, DimId
 }
 
 // Sizes in a created tensor's shape must not be negative.
+// Whether argument i, when given as a tensor of known rank, can have the
+// shape `want`; a provable mismatch (another rank, or a dimension that
+// differs) is reported at the argument as §3 asks ("an error naming both
+// shapes") and gives false.
+bool fitsShape(Call& c, size_t i, std::span<const DimId> want) {
+  if (!c.has(i) || c.lenient(i) || !c.ts().isTensor(c.arg(i).type) ||
+      !c.ts().node(c.arg(i).type).rankKnown) {
+    return true;
+  }
+  std::span<const DimId> got = c.ts().shape(c.arg(i).type);
+  bool mismatch = got.size() != want.size();
+  for (size_t k = 0; k < got.size() && !mismatch; ++k) {
+    mismatch = c.ds().equal(got[k], want[k]) == Decision::No;
+  }
+  if (mismatch) {
+    c.checker().report(Diag::ShapeMismatch, c.arg(i).node, c.name(), c.checker().fmtShape(got),
+                       c.checker().fmtShape(want));
+  }
+  return !mismatch;
+}
+
 bool nonNegative(Call& c, const std::optional<std::vector<DimId>>& shape, size_t argIndex) {
   if (!shape) {
     return true;
@@ -1021,6 +1042,15 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                              c.checker().fmtShape(*normalized));
           return c.error();
         }
+        // The weight and bias have the normalized shape.
+        if (!fitsShape(c, 2, *normalized) || !fitsShape(c, 3, *normalized)) return c.error();
+      }
+    }
+    if (fn == BuiltinFn::BatchNormFn && x->rankKnown && c.shape(0).size() >= 2) {
+      // weight, bias, running_mean, running_var: one value per channel.
+      std::vector<DimId> channels{c.shape(0)[1]};
+      for (size_t i = 1; i <= 4; ++i) {
+        if (!fitsShape(c, i, channels)) return c.error();
       }
     }
     c.toFloat(0, c.floatOf(*x));
@@ -1174,6 +1204,8 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         (!depthwise && (!positive(c, 5, dilation) || !positive(c, 6, groups)))) {
       return c.error();
     }
+    // The bias has one value per output channel.
+    if (!depthwise && !fitsShape(c, 2, std::vector<DimId>{ws[0]})) return c.error();
     ExprInfo result = conv(c, x, 0, ws[0], ws[1], ws[2], ws[3], stride, padding, dilation, groups);
     // F.conv2d takes one float dtype: the input's, or the weight's wider one.
     DType dtype = x->ternary ? c.floatOf(*w) : w->ternary ? c.floatOf(*x)
@@ -1250,6 +1282,26 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                          ds.format(ks.back(), c.checker().interner()));
       return c.error();
     }
+    // The values come one per key: v [..., S, Ev] with k [..., S, E].
+    if (ds.equal(ks[ks.size() - 2], vs[vs.size() - 2]) == Decision::No) {
+      c.checker().report(Diag::ShapeMismatch, c.arg(2).node, c.name(),
+                         c.checker().fmtShape(ks), c.checker().fmtShape(vs));
+      return c.error();
+    }
+    // The mask broadcasts to the scores [..., L, S].
+    if (c.has(3) && !c.lenient(3) && ts.isTensor(c.arg(3).type) &&
+        ts.node(c.arg(3).type).rankKnown) {
+      std::vector<DimId> scores = qs;
+      scores.back() = ks[ks.size() - 2];
+      std::vector<DimId> mask = c.shape(3);
+      std::optional<std::vector<DimId>> joined = c.checker().broadcast(scores, mask, call, c.name());
+      if (!joined) return c.error();
+      if (joined->size() != scores.size()) {  // a mask of higher rank than the scores
+        c.checker().report(Diag::ShapeMismatch, c.arg(3).node, c.name(),
+                           c.checker().fmtShape(scores), c.checker().fmtShape(mask));
+        return c.error();
+      }
+    }
     qs.back() = vs.back();
     return c.result(ts.tensor(c.floatOf(*q), qs));
   }
@@ -1261,6 +1313,12 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     // target keeps its integer class indices.
     c.toFloat(0, DType::Float32);
     if (fn == BuiltinFn::MseLoss) c.toFloat(1, DType::Float32);
+    bool ranks = !c.lenient(0) && !c.lenient(1) && ts.node(c.arg(0).type).rankKnown &&
+                 ts.node(c.arg(1).type).rankKnown;
+    if (fn == BuiltinFn::MseLoss && ranks &&
+        !c.checker().broadcast(c.shape(0), c.shape(1), call, c.name())) {
+      return c.error();
+    }
     if (fn == BuiltinFn::CrossEntropy && !c.lenient(0) && !c.lenient(1)) {
       // The target is class indices (torch wants int64: an int32 target is
       // converted) or float probabilities shaped like the logits.
@@ -1268,6 +1326,17 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       const TypeStore::Node& target = ts.node(c.arg(1).type);
       if (isIntegral(target.dtype) && target.dtype != DType::Bool && !target.ternary) {
         c.checker().convertTo(c.arg(1), DType::Int64);
+        // Class indices: the logits' shape without its class dimension,
+        // [N, C, d...] -> [N, d...] ([C] -> []).
+        if (ranks && !c.shape(0).empty()) {
+          std::vector<DimId> want = c.shape(0);
+          want.erase(want.begin() + (want.size() >= 2 ? 1 : 0));
+          if (!fitsShape(c, 1, want)) return c.error();
+        }
+      } else if (target.dtype != DType::Bool && !target.ternary && ranks &&
+                 ts.shape(c.arg(1).type).size() == ts.shape(c.arg(0).type).size()) {
+        // Probabilities: shaped like the logits.
+        if (!fitsShape(c, 1, c.shape(0))) return c.error();
       } else if (target.dtype == DType::Bool || target.ternary ||
                  (logits.rankKnown && target.rankKnown &&
                   ts.shape(c.arg(1).type).size() + 1 == ts.shape(c.arg(0).type).size())) {
