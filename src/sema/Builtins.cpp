@@ -1074,6 +1074,12 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
           !isFloating(ts.node(base.type).dtype)) {
         base.type = ts.withDType(base.type, DType::Float32);
       }
+      // A bool tensor with an integer number: torch computes in int64
+      // (`clip(mask, 0, 1)` is no longer a mask).
+      if (t.kind == TypeKind::Scalar && isIntegral(t.dtype) && t.dtype != DType::Bool &&
+          ts.isTensor(base.type) && ts.node(base.type).dtype == DType::Bool) {
+        base.type = ts.withDType(base.type, DType::Int64);
+      }
       if (rule == R::Pow && t.kind == TypeKind::Scalar && ts.isScalar(base.type)) {
         // Two numbers: a float unless both are integers and the exponent is
         // not negative (2 ** -1 is 0.5), as Python's `**`.

@@ -2404,9 +2404,10 @@ fn folded() -> float { return min(1.0, 2.0) + max(3.0, -1.0) }
 
 
 def test_clip_bounds_and_keepdim_without_dim(ctx):
-    """`clip` with one tensor bound and one number bound (torch.clamp takes two of a kind), and
+    """`clip` with one tensor bound and one number bound (torch.clamp takes two of a kind),
     reductions with `keepdim=true` but no `dim`, which keep every dimension as 1 as the checker
-    types them (torch drops keepdim without a dim)."""
+    types them (torch drops keepdim without a dim), and `clip`/`pow` of a bool tensor with
+    integers, typed int64 as torch computes them (they were typed bool: a mask)."""
     src = """
 fn lo_t(x: Tensor<float32, [?, 4]>, lo: Tensor<float32, [4]>) -> Tensor<float32, [?, 4]> {
     return clip(x, lo, 0.5)
@@ -2420,6 +2421,7 @@ fn kept(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [1, 1]> {
 }
 fn kept_arg(x: Tensor<float32, [?, 4]>) -> Tensor<int64, [1, 1]> { return argmax(x, keepdim=true) }
 fn corner(x: Tensor<float32, [?, 4]>) -> Tensor<float32, []> { return sum(x, keepdim=true)[0, 0] }
+fn mask_clip(m: Tensor<bool, [?]>) -> Tensor<int64, [?]> { return clip(m, 0, 10) + pow(m, 2) }
 """
     x = torch.randn(3, 4)
     bound = torch.tensor([-1.0, 0.0, 0.2, 1.0])
@@ -2439,6 +2441,11 @@ fn corner(x: Tensor<float32, [?, 4]>) -> Tensor<float32, []> { return sum(x, kee
         if arg.shape != (1, 1) or arg.item() != torch.argmax(x).item():
             raise AssertionError("%s: argmax(keepdim=true) gives %s" % (level, arg))
         check_close(module.corner(x), x.sum(), level)
+        # A bool tensor with integer numbers computes in int64, as typed.
+        m = torch.tensor([True, False, True])
+        got = module.mask_clip(m)
+        if got.dtype != torch.int64 or got.tolist() != [2, 0, 2]:
+            raise AssertionError("%s: clip/pow of a mask give %s" % (level, got))
 
 
 def test_long_attention_expressions_wrap_into_valid_python(ctx):
