@@ -1855,6 +1855,18 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
     convertOperand(a, b, dtype);
     convertOperand(b, a, dtype);
   }
+  // torch has no `-` for bools ("Subtraction ... with a bool tensor is not
+  // supported"): a bool operand, tensor or number, becomes the result's dtype.
+  if (kind == TokenKind::Minus && dtype != DType::Bool) {
+    for (const ExprInfo* operand : {&a, &b}) {
+      TypeStore::Node t = ts.node(operand->type);  // a copy: types are made below
+      if (t.dtype != DType::Bool || t.ternary || !operand->node.isValid()) continue;
+      DType to = ternary || aT || bT ? DType::Float32 : dtype;
+      module_.conversions[operand->node.index] =
+          t.kind == TypeKind::Tensor ? ts.withDType(operand->type, to)
+                                     : ts.scalar(isFloating(to) ? DType::Float32 : DType::Int32);
+    }
+  }
   if (kind == TokenKind::Slash && isIntegral(dtype) && !ternary) {
     dtype = DType::Float32;  // true division of tensors, as torch
   }

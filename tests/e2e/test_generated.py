@@ -2509,6 +2509,38 @@ layer TiedAE(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
             check_close(model(x), want, level + " packed")
 
 
+def test_subtracting_a_bool_converts_it(ctx):
+    """torch has no `-` for bools: a bool tensor or flag subtracted from (or by) a float, int or
+    ternary operand is converted to the result's dtype, as the checker types it."""
+    src = """
+fn a(x: Tensor<float32, [?]>, m: Tensor<bool, [?]>) -> Tensor<float32, [?]> { return x - m }
+fn b(x: Tensor<float32, [?]>, m: Tensor<bool, [?]>) -> Tensor<float32, [?]> { return m - x }
+fn c(t: TernaryTensor<trit, [?]>, m: Tensor<bool, [?]>) -> Tensor<float32, [?]> { return m - t }
+fn d(x: Tensor<float32, [?]>, flag: bool) -> Tensor<float32, [?]> { return x - flag }
+fn e(x: Tensor<int32, [?]>, flag: bool) -> Tensor<int32, [?]> { return flag - x }
+fn g(m: Tensor<bool, [?]>, s: float) -> Tensor<float32, [?]> {
+    let y = s - m
+    y -= m
+    return y
+}
+"""
+    x = torch.tensor([1.5, -2.0, 0.0])
+    m = torch.tensor([True, False, True])
+    xi = torch.tensor([1, 2, 3], dtype=torch.int32)
+    mf = m.float()
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        check_close(module.a(x, m), x - mf, level)
+        check_close(module.b(x, m), mf - x, level)
+        check_close(module.c(torch.tensor([1.0, 0.0, -1.0]), m), mf - torch.tensor([1.0, 0, -1]),
+                    level)
+        check_close(module.d(x, True), x - 1, level)
+        got = module.e(xi, True)
+        if got.dtype != torch.int32 or got.tolist() != [0, -1, -2]:
+            raise AssertionError("%s: flag - x gives %s" % (level, got))
+        check_close(module.g(m, 0.5), 0.5 - 2 * mf, level)
+
+
 def test_powers_of_negative_numbers_agree_at_every_level(ctx):
     """A negative base of `**` or `pow` keeps its sign at every level (-O1 and up once wrote
     `-3.0 ** 2.0`, which Python reads as -(3.0 ** 2.0) = -9.0), and two numbers with a
@@ -2753,6 +2785,7 @@ def all_tests():
     test_clip_bounds_and_keepdim_without_dim,
     test_long_attention_expressions_wrap_into_valid_python,
     test_a_sub_modules_ternary_weight_read_as_a_member_is_quantized,
+    test_subtracting_a_bool_converts_it,
     test_inlining_keeps_loop_nests_within_python_limits,
     test_else_if_chains_are_written_with_elif,
               test_powers_of_negative_numbers_agree_at_every_level,
