@@ -872,7 +872,7 @@ void Checker::checkCallableBody(int index) {
 // name would be overwritten or collide.
 void Checker::checkPackedScaleNames(const CallableInfo& info) {
   if (info.isFn) return;
-  std::unordered_map<std::string_view, NodeId> names;  // spelling -> where it is defined
+  std::unordered_map<std::string, NodeId> names;  // spelling -> where it is defined
   for (const ParamInfo& p : info.params) {  // inputs are forward's locals, not attributes
     if (p.node.isValid() && p.cls != ParamClass::Input) names.emplace(spelling(p.name), p.node);
   }
