@@ -26,9 +26,8 @@ void appendJsonString(std::string& out, std::string_view text) {
           out += kHex[c & 15];
         } else if (static_cast<unsigned char>(c) < 0x80) {
           out += c;
-        } else if (Utf8Char ch = decodeUtf8(text.substr(i)); ch.length > 0) {
-          out.append(text.substr(i, ch.length));
-          i += ch.length - 1;
+        } else if (size_t n = appendUtf8Char(out, text, i); n > 0) {
+          i += n - 1;
         } else {
           out += "\\ufffd";  // JSON is UTF-8: a byte that is not becomes U+FFFD
         }
@@ -52,9 +51,8 @@ std::string quoteForDump(std::string_view text) {
           out += fmt::format("\\x{:02X}", static_cast<unsigned>(static_cast<unsigned char>(c)));
         } else if (static_cast<unsigned char>(c) < 0x80) {
           out += c;
-        } else if (Utf8Char ch = decodeUtf8(text.substr(i)); ch.length > 0) {
-          out.append(text.substr(i, ch.length));
-          i += ch.length - 1;
+        } else if (size_t n = appendUtf8Char(out, text, i); n > 0) {
+          i += n - 1;
         } else {
           // Not UTF-8 (a file name's byte): an escape, so that the Python
           // file stays UTF-8 and imports.
@@ -149,6 +147,12 @@ bool isInvisibleCharacter(char32_t cp) {
 
 std::string codePointName(char32_t cp) {
   return fmt::format("<U+{:04X}>", static_cast<uint32_t>(cp));
+}
+
+size_t appendUtf8Char(std::string& out, std::string_view text, size_t i) {
+  size_t length = decodeUtf8(text.substr(i)).length;
+  out.append(text.substr(i, length));
+  return length;
 }
 
 Utf8Char decodeUtf8(std::string_view text) {

@@ -2436,9 +2436,8 @@ std::string commentSafe(std::string_view name) {
       out += '?';
     } else if (byte < 0x80) {
       out += name[i];
-    } else if (Utf8Char ch = decodeUtf8(name.substr(i)); ch.length > 0) {
-      out.append(name.substr(i, ch.length));
-      i += ch.length - 1;
+    } else if (size_t n = appendUtf8Char(out, name, i); n > 0) {
+      i += n - 1;
     } else {
       out += '?';
     }

@@ -41,4 +41,9 @@ struct Utf8Char {
 };
 Utf8Char decodeUtf8(std::string_view text);
 
+/// Appends the UTF-8 character that starts at `text[i]` (a byte >= 0x80) to
+/// `out` and returns its length, or returns 0 (appending nothing) when the
+/// bytes there are not valid UTF-8: the caller writes its own substitute.
+size_t appendUtf8Char(std::string& out, std::string_view text, size_t i);
+
 }  // namespace tritonc
