@@ -2074,6 +2074,9 @@ std::string Emitter::builtinExpr(OpId id) {
   auto floatScalarArg = [&](size_t i) {
     return scalarArg(i) && isFloating(m_.types.node(m_.typeOf(val[i])).dtype);
   };
+  auto boolArg = [&](size_t i) {
+    return has(i) && m_.types.node(m_.typeOf(val[i])).dtype == DType::Bool;
+  };
   // A `keepdim=true` given as a constant.
   auto keepsAllDims = [&](size_t i) { return has(i) && arg[i] == "True"; };
   // Every dimension of argument i, as a `dim=` value: `(0, 1)` when its rank
@@ -2134,13 +2137,19 @@ std::string Emitter::builtinExpr(OpId id) {
     case BuiltinFn::Stack: return fmt::format("torch.stack({}, dim={})", arg[0], has(1) ? arg[1] : "0");
     case BuiltinFn::Split:
       return fmt::format("list(torch.split({}, {}, dim={}))", arg[0], arg[1], has(2) ? arg[2] : "0");
-    case BuiltinFn::Abs: return scalarArg(0) ? fmt::format("abs({})", arg[0]) : "torch.abs(" + arg[0] + ")";
+    // Of a bool, abs, sign, floor, ceil and round are the identity (torch
+    // has no bool kernels for most of them; Python's give ints).
+    case BuiltinFn::Abs:
+      if (boolArg(0)) return raw[0];
+      return scalarArg(0) ? fmt::format("abs({})", arg[0]) : "torch.abs(" + arg[0] + ")";
     case BuiltinFn::Sign:
+      if (boolArg(0)) return raw[0];
       return scalarArg(0) ? fmt::format("(({0} > 0) - ({0} < 0))", raw[0])
                           : "torch.sign(" + arg[0] + ")";
     case BuiltinFn::Floor:
     case BuiltinFn::Ceil: {
       const char* name = fn == BuiltinFn::Floor ? "floor" : "ceil";
+      if (boolArg(0)) return raw[0];
       if (!scalarArg(0)) return fmt::format("torch.{}({})", name, arg[0]);
       if (!floatScalarArg(0)) return math(name);
       // A float stays a float, as torch's (math.floor gives an int and
@@ -2150,6 +2159,7 @@ std::string Emitter::builtinExpr(OpId id) {
     }
     case BuiltinFn::Round:
       // round(x, 0) of a float is a float (round(x) an int); halves to even, as torch.round.
+      if (boolArg(0)) return raw[0];
       if (!scalarArg(0)) return "torch.round(" + arg[0] + ")";
       return floatScalarArg(0) ? "round(" + arg[0] + ", 0)" : "round(" + arg[0] + ")";
     case BuiltinFn::Exp: return scalarArg(0) ? math("exp") : "torch.exp(" + arg[0] + ")";
@@ -2185,6 +2195,8 @@ std::string Emitter::builtinExpr(OpId id) {
     case BuiltinFn::Argmax: {
       const char* f = fn == BuiltinFn::Sum ? "sum" : fn == BuiltinFn::Mean ? "mean"
                       : fn == BuiltinFn::Std ? "std" : "argmax";
+      // torch has no argmax of bools: as bytes, the first True (else 0).
+      if (fn == BuiltinFn::Argmax && boolArg(0)) arg[0] = raw[0] + ".to(torch.uint8)";
       if (!has(1) && keepsAllDims(2)) {
         // `sum(x, keepdim=true)`: every dimension reduced to 1, as the
         // checker types it (torch drops keepdim without a dim).

@@ -510,6 +510,14 @@ ExprInfo conv(Call& c, const TypeStore::Node* x, size_t xi, DimId outChannels, D
   return c.result(c.ts().tensor(dtype, out));
 }
 
+// What an operand of `fn` must be when torch has no kernel for bools and
+// every operand is one.
+std::string boolsNeedConverting(std::string_view fn) {
+  return fmt::format("a tensor of numbers (torch has no {} of bools: convert with int32(...) or "
+                     "float32(...))",
+                     fn);
+}
+
 // concat or stack of a list literal [a, b, ...]: every element is checked
 // against the first, as torch.cat and torch.stack do (same rank; sizes equal
 // except, for concat, along `dim`, where they add up).
@@ -527,15 +535,8 @@ ExprInfo joinTensors(Call& c, bool stack) {
     dtype = t.ternary ? promote(dtype, DType::Float32) : promote(dtype, t.dtype);
   }
   if (ternary) dtype = DType::Trit;
-  for (TypeId e : elements) {
-    if (!ts.node(e).rankKnown) return c.result(ts.tensorAnyRank(dtype, ternary));
-  }
-  std::vector<DimId> shape(ts.shape(elements[0]).begin(), ts.shape(elements[0]).end());
-  std::optional<size_t> d = c.dimIndex(1, stack ? shape.size() + 1 : shape.size(), 0);
-  if (c.failed()) return c.error();
-  if (!d) return c.result(ts.tensorAnyRank(dtype, ternary));
-  // The elements' nodes, for -O0's run-time checks of sizes that cannot be
-  // decided here (a list literal's elements; none for a list variable).
+  // The elements' nodes, for conversions and -O0's run-time checks of sizes
+  // that cannot be decided here (a list literal's elements; none for a list variable).
   std::vector<NodeId> nodes;
   const Tree& tree = c.checker().tree();
   NodeId listNode = c.arg(0).node;
@@ -543,6 +544,25 @@ ExprInfo joinTensors(Call& c, bool stack) {
   if (listNode.isValid() && tree.kind(listNode) == NodeKind::List) {
     for (NodeId element : tree.list(tree.listA(listNode))) nodes.push_back(element);
   }
+  if (!ternary && nodes.size() == elements.size()) {
+    // torch.cat computes float16 with bfloat16 in float32: the elements are
+    // converted to the dtype the checker gives.
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      ExprInfo element;
+      element.type = elements[k];
+      element.node = nodes[k];
+      ExprInfo other;
+      other.type = elements[k == 0 && elements.size() > 1 ? 1 : 0];
+      c.checker().convertOperand(element, other, dtype);
+    }
+  }
+  for (TypeId e : elements) {
+    if (!ts.node(e).rankKnown) return c.result(ts.tensorAnyRank(dtype, ternary));
+  }
+  std::vector<DimId> shape(ts.shape(elements[0]).begin(), ts.shape(elements[0]).end());
+  std::optional<size_t> d = c.dimIndex(1, stack ? shape.size() + 1 : shape.size(), 0);
+  if (c.failed()) return c.error();
+  if (!d) return c.result(ts.tensorAnyRank(dtype, ternary));
   for (size_t k = 1; k < elements.size(); ++k) {
     std::span<const DimId> other = ts.shape(elements[k]);
     bool mismatch = other.size() != shape.size();
@@ -1064,6 +1084,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
   if (rule == R::Pow || rule == R::Clip) {
     ExprInfo base = elementwise(c, false, false);
     if (ts.kind(base.type) == TypeKind::Error) return base;
+    bool tensorOperands = false;  // a tensor exponent or bound
     for (size_t i = 1; i < (rule == R::Pow ? 2u : 3u); ++i) {
       if (c.lenient(i)) continue;
       const TypeStore::Node t = ts.node(c.arg(i).type);  // a copy: types are made below
@@ -1092,14 +1113,19 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
           return c.error();
         }
       }
+      if (rule == R::Pow && !c.lenient(0)) {
+        c.checker().negativeIntegerPower(c.arg(0), c.arg(i), c.node(), c.arg(0).node);
+      }
       if (t.kind != TypeKind::Tensor) continue;
       if (rule == R::Clip && !ts.isTensor(base.type)) {
         return c.wrong(0, "a tensor when a bound is a tensor");
       }
       // A tensor exponent: the result has both shapes broadcast (2.0 ** x is a tensor).
       const TypeStore::Node b = ts.node(base.type);
-      DType dtype = promote(b.ternary ? DType::Float32 : b.dtype,
-                            t.ternary ? DType::Float32 : t.dtype);
+      ExprInfo current = c.arg(0);
+      current.type = base.type;
+      DType dtype = c.checker().elementwiseDType(current, c.arg(i));
+      tensorOperands = true;
       if (!b.rankKnown && b.kind == TypeKind::Tensor) {
         base.type = ts.tensorAnyRank(dtype);
       } else if (!t.rankKnown) {
@@ -1112,6 +1138,20 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
             c.checker().broadcast(bs, ts.shape(c.arg(i).type), c.node(), c.name());
         if (!shape) return c.error();
         base.type = ts.tensor(dtype, *shape);
+      }
+    }
+    if (ts.isTensor(base.type) && ts.node(base.type).dtype == DType::Bool) {
+      // Every operand a bool: torch has no pow or clamp of bools.
+      return c.wrong(0, boolsNeedConverting(c.name()));
+    }
+    if (tensorOperands && ts.isTensor(base.type)) {
+      // As for max(a, b): torch.pow and torch.clamp would compute float16
+      // with bfloat16 in float32, or ignore a 0-d operand's wider dtype.
+      DType dtype = ts.node(base.type).dtype;
+      for (size_t i = 1; i < (rule == R::Pow ? 2u : 3u); ++i) {
+        if (c.lenient(i) || !ts.isTensor(c.arg(i).type)) continue;
+        c.checker().convertOperand(c.arg(0), c.arg(i), dtype);
+        c.checker().convertOperand(c.arg(i), c.arg(0), dtype);
       }
     }
     return c.result(base.type);
@@ -1143,7 +1183,12 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         }
         std::optional<std::vector<DimId>> shape = c.checker().broadcast(sa, sb, call, c.name());
         if (!shape) return c.error();
-        DType dtype = first.ternary || second.ternary ? DType::Float32 : promote(first.dtype, second.dtype);
+        // torch.maximum computes float16 with bfloat16 in float32, and a
+        // tensor with a 0-d one of its category in its own dtype: the
+        // operands are converted to the dtype the checker gives.
+        DType dtype = c.checker().elementwiseDType(c.arg(0), c.arg(1));
+        c.checker().convertOperand(c.arg(0), c.arg(1), dtype);
+        c.checker().convertOperand(c.arg(1), c.arg(0), dtype);
         return c.result(ts.tensor(dtype, *shape));
       }
     }
@@ -1185,6 +1230,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                   : x->ternary            ? c.floatOf(*w)
                   : w->ternary            ? c.floatOf(*x)
                                           : promote(x->dtype, w->dtype);
+    if (dtype == DType::Bool) return c.wrong(0, boolsNeedConverting("linear"));
     c.toProductDType(0, dtype);
     c.toProductDType(1, dtype);
     c.toProductDType(2, dtype);
@@ -1226,6 +1272,9 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     const TypeStore::Node* x = c.tensor(0);
     if (c.failed()) return c.error();
     if (x == nullptr) return c.unknown();
+    // Pools compute in floats (torch has no integer or bool pooling; an
+    // average is a float): an integer tensor is converted.
+    c.toFloat(0, c.floatOf(*x));
     if (!x->rankKnown) return c.result(ts.tensorAnyRank(c.floatOf(*x)));
     std::vector<DimId> shape = c.shape(0);
     if (shape.size() != 4 && shape.size() != 3) return c.wrong(0, "a 4-D tensor [N, C, H, W]");
@@ -1264,6 +1313,11 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (c.failed()) return c.error();
     if (ids == nullptr || table == nullptr) return c.unknown();
     if (!isIntegral(ids->dtype) || ids->ternary) return c.wrong(0, "an integer tensor of ids");
+    // torch.embedding takes int32 or int64 ids; the rows are typed as floats.
+    if (ids->dtype != DType::Int32 && ids->dtype != DType::Int64) {
+      c.checker().convertTo(c.arg(0), DType::Int64);
+    }
+    c.toFloat(1, c.floatOf(*table));
     if (!ids->rankKnown || !table->rankKnown) return c.result(ts.tensorAnyRank(c.floatOf(*table)));
     std::vector<DimId> ts2 = c.shape(1);
     if (ts2.size() != 2) return c.wrong(1, "a 2-D table [n, d]");
@@ -1277,7 +1331,10 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     const TypeStore::Node* v = c.tensor(2);
     if (c.failed()) return c.error();
     if (q == nullptr || k == nullptr || v == nullptr) return c.unknown();
-    if (!q->rankKnown || !k->rankKnown || !v->rankKnown) return c.result(ts.tensorAnyRank(c.floatOf(*q)));
+    // Queries, keys and values share one float dtype in torch: the promoted one.
+    DType dtype = promote(c.floatOf(*q), promote(c.floatOf(*k), c.floatOf(*v)));
+    for (size_t i = 0; i < 3; ++i) c.toFloat(i, dtype);
+    if (!q->rankKnown || !k->rankKnown || !v->rankKnown) return c.result(ts.tensorAnyRank(dtype));
     std::vector<DimId> qs = c.shape(0);
     std::vector<DimId> ks = c.shape(1);
     std::vector<DimId> vs = c.shape(2);
@@ -1309,7 +1366,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       }
     }
     qs.back() = vs.back();
-    return c.result(ts.tensor(c.floatOf(*q), qs));
+    return c.result(ts.tensor(dtype, qs));
   }
   if (rule == R::Loss) {
     c.tensor(0);
@@ -1469,6 +1526,9 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
   }
   const TypeStore::Node& t = ts.node(x.type);
   DType dtype = isFloating(t.dtype) ? t.dtype : DType::Float32;
+  // Every layer but Embedding (whose input is ids) computes in floats: an
+  // integer or bool tensor is converted, as the result's dtype says.
+  if (rule != R::Embedding) checker.convertToFloat(x, dtype);
   auto arg = [&](size_t i, int64_t fallback) {
     if (i < instance.args.size() && !ds.isUnknown(instance.args[i])) {
       return instance.args[i];
@@ -1599,6 +1659,7 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
                      checker.fmt(x.type));
       return checker.make(ts.error(), call);
     }
+    if (t.dtype != DType::Int32 && t.dtype != DType::Int64) checker.convertTo(x, DType::Int64);
     shape.push_back(arg(1, 0));
     return checker.make(ts.tensor(DType::Float32, shape), call);
   }

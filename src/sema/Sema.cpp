@@ -1356,6 +1356,24 @@ void Checker::widenAfterReassignment(NodeId target, TypeId assigned) {
   if (changed) module_.symbols[symbol].type = ts.tensor(h.dtype, joined, h.ternary);
 }
 
+bool Checker::negativeIntegerPower(const ExprInfo& base, const ExprInfo& exponent, NodeId node,
+                                   NodeId baseNode) {
+  const TypeStore& ts = module_.types;
+  if (ts.isLenient(base.type) || ts.isLenient(exponent.type)) return false;
+  const TypeStore::Node& tb = ts.node(base.type);
+  if (tb.kind != TypeKind::Tensor || tb.ternary || tb.dtype == DType::Trit || !isIntegral(tb.dtype) ||
+      !isIntegral(ts.node(exponent.type).dtype) || !exponent.intValue || *exponent.intValue >= 0 ||
+      ctx_.shortCircuitDepth != 0) {
+    return false;
+  }
+  // torch rejects integer tensors to negative integer powers.
+  bool atImport = ctx_.callable < 0 && !ctx_.isMain;
+  diags_->report(atImport ? Diag::NegativeIntegerPower : Diag::NegativeIntegerPowerWhenRun,
+                 source(), rangeOf(node), *exponent.intValue)
+      .note(Note::FloatPower, source(), rangeOf(baseNode), *exponent.intValue);
+  return true;
+}
+
 bool Checker::powOutsideDomain(const ExprInfo& base, const ExprInfo& exponent, NodeId node) {
   std::optional<double> x = base.number();
   std::optional<double> y = exponent.number();
@@ -1747,12 +1765,7 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
                        kind == TokenKind::Slash ? "division" : "modulo"));
     raises = true;
   }
-  if (integers && kind == TokenKind::StarStar && b.intValue && *b.intValue < 0 &&
-      ta.kind == TypeKind::Tensor && ctx_.shortCircuitDepth == 0) {
-    // torch rejects integer tensors to negative integer powers.
-    diags_->report(atImport ? Diag::NegativeIntegerPower : Diag::NegativeIntegerPowerWhenRun,
-                   source(), rangeOf(node), *b.intValue)
-        .note(Note::FloatPower, source(), rangeOf(tree_.childA(node)), *b.intValue);
+  if (kind == TokenKind::StarStar && negativeIntegerPower(a, b, node, tree_.childA(node))) {
     raises = true;
   }
   if (kind == TokenKind::StarStar && ta.kind == TypeKind::Scalar && tb.kind == TypeKind::Scalar &&
@@ -2508,6 +2521,24 @@ bool Checker::literalAdapts(const ExprInfo& literal, DType literalDType, DType c
     return fitsInteger(context == DType::Trit ? DType::Int8 : context, *literal.intValue);
   }
   return !literal.floatValue || fitsFloat(context, *literal.floatValue);
+}
+
+DType Checker::elementwiseDType(const ExprInfo& a, const ExprInfo& b) const {
+  const TypeStore& ts = module_.types;
+  const TypeStore::Node& ta = ts.node(a.type);
+  const TypeStore::Node& tb = ts.node(b.type);
+  DType da = ta.ternary ? DType::Float32 : ta.dtype;
+  DType db = tb.ternary ? DType::Float32 : tb.dtype;
+  DType dtype = promote(da, db);
+  if (ta.kind != tb.kind) {
+    bool aTensor = ta.kind == TypeKind::Tensor;
+    const ExprInfo& number = aTensor ? b : a;
+    DType tensorDType = aTensor ? da : db;
+    if (number.literal && literalAdapts(number, aTensor ? db : da, tensorDType)) {
+      dtype = tensorDType;
+    }
+  }
+  return dtype == DType::Trit ? DType::Int8 : dtype;
 }
 
 void Checker::convertOperand(const ExprInfo& value, const ExprInfo& other, DType dtype) {

@@ -120,6 +120,16 @@ class Checker {
   /// Converts \p value, an operand of an element-wise operator, to \p dtype
   /// where torch would otherwise compute it in its own narrower dtype.
   void convertOperand(const ExprInfo& value, const ExprInfo& other, DType dtype);
+  /// Reports an integer tensor `base` raised to a negative integer constant
+  /// (torch raises when it runs; an error at import); true when reported.
+  bool negativeIntegerPower(const ExprInfo& base, const ExprInfo& exponent, NodeId node,
+                            NodeId baseNode);
+  /// The dtype of an element-wise builtin of two values, at least one a
+  /// tensor (`max(a, b)`, `pow`, `clip`), as the arithmetic operators type
+  /// it: a literal number takes the tensor's dtype when it fits, a ternary
+  /// tensor counts as float32. Callers convert the operands with
+  /// convertOperand.
+  DType elementwiseDType(const ExprInfo& a, const ExprInfo& b) const;
   /// Whether a literal of \p literalDType takes the other operand's dtype
   /// \p context (LANGUAGE.md section 3: when its value fits).
   bool literalAdapts(const ExprInfo& literal, DType literalDType, DType context) const;

@@ -2541,6 +2541,126 @@ fn g(m: Tensor<bool, [?]>, s: float) -> Tensor<float32, [?]> {
         check_close(module.g(m, 0.5), 0.5 - 2 * mf, level)
 
 
+def test_rounding_and_argmax_of_bools(ctx):
+    """abs, sign, floor, ceil and round of a bool (tensor or flag) are the identity, typed bool
+    as the checker types them (torch has no bool kernels for abs/floor/ceil/round and Python's
+    give ints); argmax of a bool tensor is the first True, as numpy's."""
+    src = """
+fn r(m: Tensor<bool, [?, ?]>) -> Tensor<bool, [?, ?]> {
+    return abs(m) && floor(m) && ceil(m) && round(m) && sign(m)
+}
+fn am(m: Tensor<bool, [?, ?]>) -> Tensor<int64, [?]> { return argmax(m, dim=1) }
+fn aall(m: Tensor<bool, [?, ?]>) -> Tensor<int64, []> { return argmax(m) }
+fn flag(b: bool) -> bool { return abs(b) && round(b) && sign(b) }
+"""
+    m = torch.tensor([[False, True, True], [False, False, False], [True, False, True]])
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        got = module.r(m)
+        if got.dtype != torch.bool or not torch.equal(got, m):
+            raise AssertionError("%s: rounding bools gives %s" % (level, got))
+        if module.am(m).tolist() != [1, 0, 0]:
+            raise AssertionError("%s: argmax(m, dim=1) gives %s" % (level, module.am(m)))
+        if module.aall(m).item() != 1:
+            raise AssertionError("%s: argmax(m) gives %s" % (level, module.aall(m)))
+        if module.flag(True) is not True or module.flag(False) is not False:
+            raise AssertionError("%s: abs/round/sign of a flag gives %r" % (level, module.flag(True)))
+
+
+def test_builtins_of_two_dtypes_compute_in_the_checked_dtype(ctx):
+    """max, min, pow, clip, concat and stack of two dtypes give the dtype the checker types
+    (LANGUAGE.md section 3) at run time: torch computes float16 with bfloat16 in float32 and a
+    tensor with a 0-d one of its category in its own dtype, so the operands are converted, as
+    for the arithmetic operators; a literal number takes the tensor's dtype."""
+    src = """
+fn mx(x: Tensor<float16, [?]>, y: Tensor<bfloat16, [?]>) -> Tensor<bfloat16, [?]> {
+    return max(x, y)
+}
+fn mn(x: Tensor<int32, [?]>, y: Tensor<int64, [?]>) -> Tensor<int64, [?]> {
+    return min(x, sum(y))
+}
+fn pw(x: Tensor<bfloat16, [?]>, y: Tensor<float32, [?]>) -> Tensor<float32, [?]> {
+    return pow(x, mean(y))
+}
+fn cl(x: Tensor<int8, [?]>, a: Tensor<int32, [?]>) -> Tensor<int64, [?]> {
+    return clip(x, sum(a) - 8, sum(a))
+}
+fn two(x: Tensor<bfloat16, [?]>) -> Tensor<bfloat16, [?]> { return pow(2.0, x) }
+fn lit(x: Tensor<bfloat16, [?]>) -> Tensor<bfloat16, [?]> { return max(x, 2.5) }
+fn cat(x: Tensor<float16, [?]>, y: Tensor<bfloat16, [?]>) -> Tensor<bfloat16, [?]> {
+    return concat([x, y])
+}
+fn stk(x: Tensor<float16, [?]>, y: Tensor<bfloat16, [?]>) -> Tensor<bfloat16, [2, ?]> {
+    return stack([x, y])
+}
+"""
+    h = torch.tensor([1.5, -2.0, 3.25], dtype=torch.float16)
+    b = torch.tensor([0.5, -1.0, 4.0], dtype=torch.bfloat16)
+    i32 = torch.tensor([100, -7, 3], dtype=torch.int32)
+    i64 = torch.tensor([2 ** 40, 5, -1], dtype=torch.int64)
+    f = torch.tensor([1.0, 2.0, 3.5])
+    i8 = torch.tensor([-100, 20, 100], dtype=torch.int8)
+    expected = {
+        "mx": ((h, b), torch.maximum(h.to(torch.bfloat16), b)),
+        "mn": ((i32, i64), torch.minimum(i32.to(torch.int64), i64.sum())),
+        "pw": ((b.abs(), f), torch.pow(b.abs().float(), f.mean())),
+        "cl": ((i8, i32), torch.clamp(i8.to(torch.int64), 88, 96)),
+        "two": ((b,), torch.pow(2.0, b)),
+        "lit": ((b,), torch.clamp(b, min=2.5)),
+        "cat": ((h, b), torch.cat([h.to(torch.bfloat16), b])),
+        "stk": ((h, b), torch.stack([h.to(torch.bfloat16), b])),
+    }
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        for name, (args, want) in expected.items():
+            got = getattr(module, name)(*args)
+            if got.dtype != want.dtype or not torch.equal(got, want):
+                raise AssertionError("%s: %s gives %s, want %s" % (level, name, got, want))
+
+
+def test_pools_embeddings_and_attention_take_any_dtype_the_checker_accepts(ctx):
+    """torch has no integer pooling, takes only int32/int64 ids and one float dtype in
+    attention: integer feature maps are pooled as float32 (the checker types pools as floats),
+    int8/int16/bool ids index the table, and queries, keys and values of two float dtypes
+    compute in the promoted one; built-in layers convert an integer input the same way."""
+    src = """
+fn mp(x: Tensor<int8, [?, 1, 4, 4]>) -> Tensor<float32, [?, 1, 2, 2]> { return maxpool2d(x, 2) }
+fn ap(x: Tensor<int32, [?, 1, 4, 4]>) -> Tensor<float32, [?, 1, 2, 2]> { return avgpool2d(x, 2) }
+fn gp(x: Tensor<bool, [?, 1, 4, 4]>) -> Tensor<float32, [?, 1, 1, 1]> { return global_avgpool(x) }
+fn em(ids: Tensor<int8, [?]>, table: Tensor<float32, [5, 2]>) -> Tensor<float32, [?, 2]> {
+    return embedding(ids, table)
+}
+fn sd(q: Tensor<float32, [?, 3, 4]>, k: Tensor<bfloat16, [?, 5, 4]>) -> Tensor<float32, [?, 3, 4]> {
+    return scaled_dot_product_attention(q, k, k)
+}
+layer Pools(x: Tensor<int64, [?, 1, 4, 4]>, ids: Tensor<int16, [?]>) -> Tensor<float32, [?]> {
+    let pool = MaxPool2d(2)
+    let avg = AdaptiveAvgPool2d(1)
+    let emb = Embedding(5, 1)
+    return sum(flatten(pool(x)), dim=1) + sum(flatten(avg(x)), dim=1) + sum(emb(ids), dim=1)
+}
+"""
+    x8 = torch.arange(32, dtype=torch.int8).reshape(2, 1, 4, 4)
+    ids = torch.tensor([4, 0, 2])
+    table = torch.arange(10, dtype=torch.float32).reshape(5, 2)
+    q = torch.randn(2, 3, 4)
+    k = torch.randn(2, 5, 4).to(torch.bfloat16)
+    kf = k.float()
+    attention = torch.softmax(q @ kf.transpose(-2, -1) / 2.0, dim=-1) @ kf
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        check_close(module.mp(x8), F.max_pool2d(x8.float(), 2), level)
+        check_close(module.ap(x8.int()), F.avg_pool2d(x8.float(), 2), level)
+        check_close(module.gp(x8 > 9), (x8 > 9).float().mean(dim=(2, 3), keepdim=True), level)
+        check_close(module.em(ids.to(torch.int8), table), table[ids], level)
+        check_close(module.sd(q, k), attention, level)
+        torch.manual_seed(0)
+        pools = module.Pools()
+        want = (F.max_pool2d(x8.float(), 2).sum(dim=(1, 2, 3)) + x8.float().mean(dim=(1, 2, 3))
+                + pools.emb.weight[:2, 0])
+        check_close(pools(x8.long(), torch.tensor([0, 1], dtype=torch.int16)), want, level)
+
+
 def test_powers_of_negative_numbers_agree_at_every_level(ctx):
     """A negative base of `**` or `pow` keeps its sign at every level (-O1 and up once wrote
     `-3.0 ** 2.0`, which Python reads as -(3.0 ** 2.0) = -9.0), and two numbers with a
@@ -2786,6 +2906,9 @@ def all_tests():
     test_long_attention_expressions_wrap_into_valid_python,
     test_a_sub_modules_ternary_weight_read_as_a_member_is_quantized,
     test_subtracting_a_bool_converts_it,
+    test_rounding_and_argmax_of_bools,
+    test_builtins_of_two_dtypes_compute_in_the_checked_dtype,
+    test_pools_embeddings_and_attention_take_any_dtype_the_checker_accepts,
     test_inlining_keeps_loop_nests_within_python_limits,
     test_else_if_chains_are_written_with_elif,
               test_powers_of_negative_numbers_agree_at_every_level,
