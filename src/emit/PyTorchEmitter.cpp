@@ -2090,6 +2090,21 @@ std::string Emitter::builtinExpr(OpId id) {
     return dims + (rank == 1 ? ",)" : ")");
   };
   TypeId resultType = o.resultsCount > 0 ? m_.typeOf(m_.result(id)) : TypeId{};
+  // A builtin of Python numbers gives the operand Python picks (max(3, 2.5)
+  // is 3, sign(2.5) is 1): converted to the result's type where an operand
+  // is of another kind (bool, int, float).
+  auto asResultNumber = [&](std::string expr, std::initializer_list<size_t> from) {
+    if (!resultType.isValid() || !m_.types.isScalar(resultType)) return expr;
+    DType r = m_.types.node(resultType).dtype;
+    auto kind = [](DType d) { return d == DType::Bool ? 0 : isFloating(d) ? 2 : 1; };
+    bool differs = false;
+    for (size_t i : from) {
+      differs = differs || (scalarArg(i) && kind(m_.types.node(m_.typeOf(val[i])).dtype) != kind(r));
+    }
+    if (!differs) return expr;
+    return fmt::format("{}({})", r == DType::Bool ? "bool" : isFloating(r) ? "float" : "int",
+                       unparenthesized(expr, std::string::npos));
+  };
   std::string resultDType = resultType.isValid() && m_.types.isTensor(resultType)
                                 ? createdDType(m_.types.node(resultType).dtype)
                                 : "torch.float32";
@@ -2144,8 +2159,12 @@ std::string Emitter::builtinExpr(OpId id) {
       return scalarArg(0) ? fmt::format("abs({})", arg[0]) : "torch.abs(" + arg[0] + ")";
     case BuiltinFn::Sign:
       if (boolArg(0)) return raw[0];
-      return scalarArg(0) ? fmt::format("(({0} > 0) - ({0} < 0))", raw[0])
-                          : "torch.sign(" + arg[0] + ")";
+      if (!scalarArg(0)) return "torch.sign(" + arg[0] + ")";
+      // Of a float, a float (and nan stays nan), as torch.sign.
+      if (floatScalarArg(0)) {
+        return fmt::format("(float(({0} > 0) - ({0} < 0)) if {0} == {0} else {0})", raw[0]);
+      }
+      return fmt::format("(({0} > 0) - ({0} < 0))", raw[0]);
     case BuiltinFn::Floor:
     case BuiltinFn::Ceil: {
       const char* name = fn == BuiltinFn::Floor ? "floor" : "ceil";
@@ -2179,10 +2198,15 @@ std::string Emitter::builtinExpr(OpId id) {
       return "torch.sigmoid(" + arg[0] + ")";
     case BuiltinFn::Pow:
       if (!scalarArg(0)) return fmt::format("torch.pow({}, {})", arg[0], arg[1]);
-      return power(raw[0], raw[1], scalarArg(1) && m_.types.isScalar(resultType) &&
-                                       isFloating(m_.types.node(resultType).dtype));
+      return asResultNumber(
+          power(raw[0], raw[1], scalarArg(1) && m_.types.isScalar(resultType) &&
+                                    isFloating(m_.types.node(resultType).dtype)),
+          {0, 1});
     case BuiltinFn::Clip:
-      if (scalarArg(0)) return fmt::format("min(max({}, {}), {})", arg[0], arg[1], arg[2]);
+      if (scalarArg(0)) {
+        return asResultNumber(fmt::format("min(max({}, {}), {})", arg[0], arg[1], arg[2]),
+                              {0, 1, 2});
+      }
       // torch.clamp takes two numbers or two tensors as bounds, not one of each.
       if (isScalar(val[1]) != isScalar(val[2])) {
         return fmt::format("torch.clamp(torch.clamp({}, min={}), max={})", arg[0], arg[1],
@@ -2213,7 +2237,8 @@ std::string Emitter::builtinExpr(OpId id) {
       bool elementwise = has(1) && (!intScalar(val[1]) || scalarArg(0));
       if (elementwise) {
         if (scalarArg(0) && isScalar(val[1])) {
-          std::string call = fmt::format("{}({}, {})", isMax ? "max" : "min", arg[0], arg[1]);
+          std::string call = asResultNumber(
+              fmt::format("{}({}, {})", isMax ? "max" : "min", arg[0], arg[1]), {0, 1});
           // NaN wins, as in torch.minimum: Python's min(1.0, nan) is 1.0
           // (min(nan, 1.0) is already nan).
           if (!floatScalarArg(1)) return call;

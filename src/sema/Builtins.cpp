@@ -1101,9 +1101,14 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
           ts.isTensor(base.type) && ts.node(base.type).dtype == DType::Bool) {
         base.type = ts.withDType(base.type, DType::Int64);
       }
+      if (rule == R::Clip && t.kind == TypeKind::Scalar && ts.isScalar(base.type)) {
+        // Numbers: min(max(x, lo), hi) is any of them, typed as they promote.
+        base.type = ts.scalar(promote(ts.node(base.type).dtype, t.dtype));
+      }
       if (rule == R::Pow && t.kind == TypeKind::Scalar && ts.isScalar(base.type)) {
         // Two numbers: a float unless both are integers and the exponent is
-        // not negative (2 ** -1 is 0.5), as Python's `**`.
+        // not negative (2 ** -1 is 0.5), as Python's `**` (of a bool, an int).
+        if (ts.node(base.type).dtype == DType::Bool) base.type = ts.scalar(DType::Int32);
         DType bd = ts.node(base.type).dtype;
         if (isIntegral(bd) &&
             (isFloating(t.dtype) || (c.arg(i).intValue && *c.arg(i).intValue < 0))) {

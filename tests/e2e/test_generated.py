@@ -2661,6 +2661,37 @@ layer Pools(x: Tensor<int64, [?, 1, 4, 4]>, ids: Tensor<int16, [?]>) -> Tensor<f
         check_close(pools(x8.long(), torch.tensor([0, 1], dtype=torch.int16)), want, level)
 
 
+def test_builtins_of_numbers_give_the_checked_type(ctx):
+    """Of Python numbers, max/min/clip give the operand Python picks and sign of a float an
+    int: the module converts the result to the type the checker gives (a float from
+    max(int, float), an int from clip(int, lo, hi) of ints, a float from sign(float), nan
+    kept), so a later use (range, a shape, printing) sees that type."""
+    src = """
+fn mx(a: int, b: float) -> float { return max(a, b) }
+fn mn(a: bool, b: int) -> int { return min(a, b) }
+fn cl(a: int, lo: float, hi: float) -> float { return clip(a, lo, hi) }
+fn ci(a: bool, lo: int, hi: int) -> int { return clip(a, lo, hi) }
+fn sg(a: float) -> float { return sign(a) }
+fn pw(a: bool, b: int) -> int { return pow(a, b) }
+fn use(a: int, b: float) -> int { return int32(max(a, b)) + 1 }
+"""
+    cases = [
+        ("mx", (3, 2.5), 3.0, float), ("mx", (1, 2.5), 2.5, float),
+        ("mn", (True, 3), 1, int), ("cl", (3, 0.5, 2.5), 2.5, float),
+        ("cl", (1, 0.5, 2.5), 1.0, float), ("ci", (True, 2, 5), 2, int),
+        ("ci", (True, 0, 5), 1, int), ("sg", (2.5,), 1.0, float), ("sg", (-0.5,), -1.0, float),
+        ("sg", (0.0,), 0.0, float), ("pw", (True, 3), 1, int), ("use", (3, 2.5), 4, int),
+    ]
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        for name, args, want, kind in cases:
+            got = getattr(module, name)(*args)
+            if type(got) is not kind or got != want:
+                raise AssertionError("%s: %s%r gives %r, want %r" % (level, name, args, got, want))
+        if not math.isnan(module.sg(float("nan"))):
+            raise AssertionError("%s: sign(nan) gives %r" % (level, module.sg(float("nan"))))
+
+
 def test_powers_of_negative_numbers_agree_at_every_level(ctx):
     """A negative base of `**` or `pow` keeps its sign at every level (-O1 and up once wrote
     `-3.0 ** 2.0`, which Python reads as -(3.0 ** 2.0) = -9.0), and two numbers with a
@@ -2909,6 +2940,7 @@ def all_tests():
     test_rounding_and_argmax_of_bools,
     test_builtins_of_two_dtypes_compute_in_the_checked_dtype,
     test_pools_embeddings_and_attention_take_any_dtype_the_checker_accepts,
+    test_builtins_of_numbers_give_the_checked_type,
     test_inlining_keeps_loop_nests_within_python_limits,
     test_else_if_chains_are_written_with_elif,
               test_powers_of_negative_numbers_agree_at_every_level,
