@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -95,9 +96,11 @@ bool lookup(const YAML::Node& root, std::string_view key, YAML::Node* out) {
   return true;
 }
 
-// Every leaf of the file as a dotted key, to find misspelled ones.
+// Every leaf of the file as a dotted key, to find misspelled ones. An empty
+// section (`cache:` with nothing under it) has none.
 void collectLeaves(const YAML::Node& node, const std::string& prefix,
                    std::vector<std::string>& out) {
+  if (node.IsNull() && !prefix.empty()) return;
   if (!node.IsMap()) {
     out.push_back(prefix);
     return;
@@ -142,6 +145,136 @@ Expected<std::string> normalizeValue(const ConfigKey& key, std::string_view valu
   }
   if (value.empty()) return Error{std::string(key.name) + " takes a non-empty path"};
   return std::string(value);
+}
+
+// Every scalar of the file by dotted key, nested or flat alike: what the
+// file means, to compare an edit with.
+void collectValues(const YAML::Node& node, const std::string& prefix,
+                   std::vector<std::pair<std::string, std::string>>& out) {
+  if (node.IsMap()) {
+    for (const auto& item : node) {
+      std::string name = item.first.as<std::string>();
+      collectValues(item.second, prefix.empty() ? name : prefix + "." + name, out);
+    }
+  } else if (node.IsScalar()) {
+    out.emplace_back(prefix, node.Scalar());
+  } else if (!node.IsNull()) {
+    out.emplace_back(prefix, YAML::Dump(node));
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> meaning(const YAML::Node& root) {
+  std::vector<std::pair<std::string, std::string>> values;
+  collectValues(root, "", values);
+  std::sort(values.begin(), values.end());
+  return values;
+}
+
+std::vector<std::string> splitLines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+// The end of the scalar starting at `column` of `line`: past its closing
+// quote, or before a comment and trailing blanks.
+size_t scalarEnd(const std::string& line, size_t column) {
+  char quote = line[column];
+  if (quote == '"' || quote == '\'') {
+    for (size_t i = column + 1; i < line.size(); ++i) {
+      if (quote == '"' && line[i] == '\\') {
+        ++i;
+      } else if (line[i] == quote) {
+        if (quote == '\'' && i + 1 < line.size() && line[i + 1] == '\'') {
+          ++i;  // '' is a quote inside single quotes
+          continue;
+        }
+        return i + 1;
+      }
+    }
+    return std::string::npos;
+  }
+  size_t end = line.size();
+  for (size_t i = column; i < line.size(); ++i) {
+    if (line[i] == '#' && i > column && (line[i - 1] == ' ' || line[i - 1] == '\t')) {
+      end = i;
+      break;
+    }
+  }
+  while (end > column && (line[end - 1] == ' ' || line[end - 1] == '\t')) --end;
+  return end;
+}
+
+// `config set` as an edit of the file's text, so that its comments, order
+// and layout stay as the user wrote them (as `git config` does): the value
+// replaced where the key is, or the key added to the deepest section that
+// exists. nullopt where the file's shape (flow style, a value over several
+// lines) asks for rewriting it; the caller checks that the edit means what
+// a rewrite would.
+std::optional<std::string> editText(const std::string& text, const YAML::Node& root,
+                                    std::string_view key, const std::string& spelling) {
+  std::vector<std::string> lines = splitLines(text);
+  YAML::Node node;
+  if (lookup(root, key, &node)) {
+    if (!node.IsScalar()) return std::nullopt;
+    YAML::Mark mark = node.Mark();
+    if (mark.line < 0 || static_cast<size_t>(mark.line) >= lines.size()) return std::nullopt;
+    std::string& line = lines[static_cast<size_t>(mark.line)];
+    auto column = static_cast<size_t>(mark.column);
+    if (column >= line.size()) return std::nullopt;
+    size_t end = scalarEnd(line, column);
+    if (end == std::string::npos) return std::nullopt;
+    line.replace(column, end - column, spelling);
+  } else {
+    // The deepest section that exists: the new key goes first in it, indented
+    // as its first entry.
+    std::vector<std::string> parts = splitDots(key);
+    YAML::Node section(root);
+    size_t depth = 0;
+    while (depth + 1 < parts.size()) {
+      YAML::Node next;
+      if (!child(section, parts[depth], &next)) break;
+      if (!next.IsMap() || next.size() == 0 || next.Style() == YAML::EmitterStyle::Flow) {
+        return std::nullopt;
+      }
+      section.reset(next);
+      ++depth;
+    }
+    std::string block;
+    size_t insertAt = lines.size();
+    size_t indent = 0;
+    if (depth > 0) {
+      YAML::Mark first = section.begin()->first.Mark();
+      if (first.line < 0 || static_cast<size_t>(first.line) >= lines.size()) return std::nullopt;
+      insertAt = static_cast<size_t>(first.line);
+      indent = static_cast<size_t>(first.column);
+      // Above the comment that belongs to that entry.
+      while (insertAt > 0) {
+        const std::string& above = lines[insertAt - 1];
+        size_t at = above.find_first_not_of(' ');
+        if (at != indent || above[at] != '#') break;
+        --insertAt;
+      }
+    } else if (root.size() > 0 && root.Style() == YAML::EmitterStyle::Flow) {
+      return std::nullopt;
+    }
+    std::vector<std::string> added;
+    for (size_t i = depth; i < parts.size(); ++i) {
+      std::string entry = std::string(indent + 2 * (i - depth), ' ') + parts[i] + ":";
+      if (i + 1 == parts.size()) entry += " " + spelling;
+      added.push_back(entry);
+    }
+    lines.insert(lines.begin() + static_cast<long>(insertAt), added.begin(), added.end());
+  }
+  std::string out;
+  for (const std::string& line : lines) out += line + "\n";
+  return out;
 }
 
 Expected<YAML::Node> loadYaml(const std::string& path, bool* exists) {
@@ -278,8 +411,19 @@ Expected<bool> configSet(const std::string& path, std::string_view key, std::str
   TRITONC_TRY(normalized, normalizeValue(*known, value));
   bool exists = false;
   TRITONC_TRY(root, loadYaml(path, &exists));
+  std::string original;
+  if (exists) {
+    if (std::optional<std::string> read = readWholeFile(path)) original = std::move(*read);
+  }
   std::string text;
   try {
+    // The value as YAML writes it (a path quoted where it must be).
+    std::string kind = known->kind;
+    YAML::Emitter scalar;
+    scalar << normalized;
+    std::string spelling = kind == "path" ? std::string(scalar.c_str()) : normalized;
+    std::optional<std::string> edited =
+        exists ? editText(original, root, key, spelling) : std::nullopt;
     // A flat spelling of the key is replaced by the nested one.
     root.remove(std::string(key));
     std::vector<std::string> parts = splitDots(key);
@@ -292,13 +436,25 @@ Expected<bool> configSet(const std::string& path, std::string_view key, std::str
       }
       node.reset(child);
     }
-    std::string kind = known->kind;
     if (kind == "bool") node[parts.back()] = normalized == "true";
     else if (kind == "size") node[parts.back()] = std::stoull(normalized);
     else node[parts.back()] = normalized;
-    YAML::Emitter out;
-    out << root;
-    text = std::string(out.c_str()) + "\n";
+    // The edited text where it means what the rewritten file would.
+    bool sameMeaning = false;
+    if (edited) {
+      try {
+        sameMeaning = meaning(YAML::Load(*edited)) == meaning(root);
+      } catch (const YAML::Exception&) {
+        // rewritten below
+      }
+    }
+    if (sameMeaning) {
+      text = std::move(*edited);
+    } else {
+      YAML::Emitter out;
+      out << root;
+      text = std::string(out.c_str()) + "\n";
+    }
   } catch (const YAML::Exception& e) {
     return Error{path + ": " + e.what()};
   }

@@ -1474,6 +1474,30 @@ def test_config_get_set_and_errors(ctx):
           % proc.stderr)
 
 
+def test_config_set_keeps_comments_and_layout(ctx):
+    """`config set` edits the file as `git config` does: comments, order and the spelling of
+    other keys stay; a new key goes into the section that exists, a changed value is replaced
+    where it is (a trailing comment kept); an empty section is no unknown key."""
+    write(ctx.config, "# team settings\ncache:\n  # small disk\n  l2_ir:\n"
+                      "    max_size_mb: 10   # MiB\ncache.l3_code.ttl_days: 3  # flat\n")
+    ctx.run("config", "set", "cache.l2_ir.max_size_mb", "20")
+    ctx.run("config", "set", "cache.enabled", "off")
+    ctx.run("config", "set", "cache.l3_code.ttl_days", "9")
+    ctx.run("config", "set", "cache.dir", "/tmp/a dir: #x")
+    check_eq(read(ctx.config).decode(),
+             "# team settings\ncache:\n  dir: \"/tmp/a dir: #x\"\n  enabled: false\n"
+             "  # small disk\n  l2_ir:\n    max_size_mb: 20   # MiB\n"
+             "cache.l3_code.ttl_days: 9  # flat\n", "config file after sets")
+    for key, value in (("cache.l2_ir.max_size_mb", "20"), ("cache.enabled", "false"),
+                       ("cache.l3_code.ttl_days", "9"), ("cache.dir", "/tmp/a dir: #x")):
+        check_eq(ctx.run("config", "get", key).stdout, value + "\n", "get " + key)
+    write(ctx.config, "cache:\n")
+    proc = ctx.run("config", "get", "cache.enabled")
+    check_eq((proc.stdout, proc.stderr), ("true\n", ""), "an empty section")
+    ctx.run("config", "set", "cache.enabled", "false")
+    check_eq(ctx.run("config", "get", "cache.enabled").stdout, "false\n", "set in an empty section")
+
+
 def test_cache_dir_precedence(ctx):
     src = example("mnist_mlp")
     cfg_dir, env_dir, flag_dir = ctx.path("from-config"), ctx.path("from-env"), ctx.path("flag")
@@ -1696,6 +1720,7 @@ TESTS = [
     test_cache_disabled,
     test_debugging_flags_bypass_cache,
     test_config_get_set_and_errors,
+    test_config_set_keeps_comments_and_layout,
     test_cache_dir_precedence,
     test_broken_config_is_ignored_with_a_warning,
     test_cuda_library_comes_from_cache,
