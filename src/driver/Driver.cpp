@@ -808,6 +808,32 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     logMessage(LogLevel::Verbose, "pipeline: " + pipeline);
   }
 
+  // A dump of a stage that --stop-after never reaches would print nothing:
+  // said once, as clang's "argument unused during compilation" (a warning
+  // of the command line, which -Werror leaves alone).
+  {
+    struct Dump {
+      bool on;
+      const char* flag;
+      Stage stage;
+      const char* what;
+    };
+    const Dump dumps[] = {
+        {options.dumpAst, "--dump-ast", Stage::Parse, "parsing"},
+        {options.dumpTypes, "--dump-types", Stage::Check, "type checking"},
+        {options.dumpIr, "--dump-ir", Stage::Ir, "IR generation"},
+        {options.printAfterAll, "--print-after-all", Stage::Opt, "optimization"},
+        {options.dumpCode, "--dump-code", Stage::Emit, "code generation"},
+    };
+    DiagnosticEngine commandLine(*printer, DiagnosticOptions{false, options.quiet, 0});
+    for (const Dump& dump : dumps) {
+      if (dump.on && lastStage < dump.stage) {
+        commandLine.reportForPath(Diag::DumpNotReached, "", dump.flag, stageName(lastStage),
+                                  dump.what);
+      }
+    }
+  }
+
   // Read every input first: a missing file (or a directory) is a usage error,
   // reported before any work is done; a file that is there but cannot be
   // read (permissions, an I/O error) is the environment's.
