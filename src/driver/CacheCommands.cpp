@@ -151,12 +151,24 @@ int runCacheCommand(const CacheCommand& command) {
     return stats(settings, command.json);
   }
   if (command.action == "clear") {
+    // Each level named once, in level order (`--level l3,l2 --level l3`).
     std::vector<cache::Level> levels;
-    if (!command.level.empty()) levels.push_back(*cache::parseLevel(command.level));
+    for (cache::Level level : cache::kLevels) {
+      for (const std::string& name : command.levels) {
+        if (cache::parseLevel(name) == level) {
+          levels.push_back(level);
+          break;
+        }
+      }
+    }
     Expected<cache::MaintenanceReport> report = cache::clear(settings.dir, levels);
     if (!report) return fail(report.error().message);
+    std::string cleared;
+    for (cache::Level level : levels) {
+      cleared += (cleared.empty() ? "" : ", ") + std::string(levelName(level));
+    }
     writeStdout(fmt::format("cleared {}: removed {} entries ({})\n",
-                            command.level.empty() ? "the cache" : command.level, report->removed,
+                            levels.empty() ? "the cache" : cleared, report->removed,
                             cache::formatSize(report->removedBytes)));
     return failedRemovals(*report);
   }

@@ -1266,6 +1266,15 @@ def test_clear(ctx):
     _, out, d = compile_counted(ctx, models[0])
     expect_l3(d, False, "after clear")
     same_outputs(outputs(out), ctx.reference(models[0]), "after clear")
+    # Several levels at once: --level repeated or comma-separated, each named once.
+    ctx.compile(models[1])
+    for levels in (("--level", "l3", "--level", "L2"), ("--level", "l3,l2,l3")):
+        ctx.compile(models[0], "-O2")
+        proc = ctx.run("cache", "clear", *levels)
+        check(proc.stdout.startswith("cleared l2, l3: removed "), "clear %s says %r"
+              % (" ".join(levels), proc.stdout))
+        check_eq(ctx.entries("l2") + ctx.entries("l3"), [], "entries after clear %s"
+                 % " ".join(levels))
 
 
 # ---- 12. diagnostics -----------------------------------------------------------------------------

@@ -290,7 +290,9 @@ int run(int argc, char** argv) {
   CLI::App* cacheStats = cache->add_subcommand("stats", "Entries, sizes and hit rates per level");
   cacheStats->add_flag("--json", cacheCommand.json, "Print JSON");
   CLI::App* cacheClear = cache->add_subcommand("clear", "Remove cache entries");
-  cacheClear->add_option("--level", cacheCommand.level, "Only this level")
+  cacheClear->add_option("--level", cacheCommand.levels, "Only this level (repeat or l2,l3)")
+      ->delimiter(',')
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->transform(CLI::IsMember({"l1", "l2", "l3"}, CLI::ignore_case))
       ->option_text("l1|l2|l3");
   CLI::App* cachePrune = cache->add_subcommand("prune", "Evict old or excess entries (LRU)");

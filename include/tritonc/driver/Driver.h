@@ -37,7 +37,7 @@ int runWatch(const CompileOptions& options);
 struct CacheCommand {
   std::string action;          ///< stats, clear, prune, validate, get, set
   bool json = false;           ///< stats --json
-  std::string level;           ///< clear --level
+  std::vector<std::string> levels;  ///< clear --level (repeated or l2,l3), lower-case
   std::optional<uint64_t> days;
   std::string maxSize;         ///< prune --max-size
   bool maxSizeGiven = false;
