@@ -96,21 +96,6 @@ bool lookup(const YAML::Node& root, std::string_view key, YAML::Node* out) {
   return true;
 }
 
-// Every leaf of the file as a dotted key, to find misspelled ones. An empty
-// section (`cache:` with nothing under it) has none.
-void collectLeaves(const YAML::Node& node, const std::string& prefix,
-                   std::vector<std::string>& out) {
-  if (node.IsNull() && !prefix.empty()) return;
-  if (!node.IsMap()) {
-    out.push_back(prefix);
-    return;
-  }
-  for (const auto& item : node) {
-    std::string name = item.first.as<std::string>();
-    collectLeaves(item.second, prefix.empty() ? name : prefix + "." + name, out);
-  }
-}
-
 std::optional<bool> parseBool(std::string_view text) {
   for (const char* yes : {"true", "yes", "on", "1"}) {
     if (text == yes) return true;
@@ -147,8 +132,9 @@ Expected<std::string> normalizeValue(const ConfigKey& key, std::string_view valu
   return std::string(value);
 }
 
-// Every scalar of the file by dotted key, nested or flat alike: what the
-// file means, to compare an edit with.
+// Every value of the file by dotted key, nested or flat alike: what the file
+// means (to find misspelled keys and to compare an edit with). An empty
+// section (`cache:` with nothing under it) has none.
 void collectValues(const YAML::Node& node, const std::string& prefix,
                    std::vector<std::pair<std::string, std::string>>& out) {
   if (node.IsMap()) {
@@ -277,7 +263,9 @@ std::optional<std::string> editText(const std::string& text, const YAML::Node& r
   return out;
 }
 
-Expected<YAML::Node> loadYaml(const std::string& path, bool* exists) {
+// The file's mapping (and, in `text`, what it read).
+Expected<YAML::Node> loadYaml(const std::string& path, bool* exists,
+                              std::string* text = nullptr) {
   // No file: the defaults. A file that cannot be read (a directory, no
   // permission) is ignored with the warning of a malformed one.
   struct stat st {};
@@ -288,12 +276,13 @@ Expected<YAML::Node> loadYaml(const std::string& path, bool* exists) {
   if (S_ISDIR(st.st_mode)) {
     return Error{path + ": " + std::strerror(EISDIR)};
   }
-  std::optional<std::string> text = readWholeFile(path);
-  if (!text) {
+  std::optional<std::string> read = readWholeFile(path);
+  if (!read) {
     return Error{path + ": " + std::strerror(errno)};
   }
   try {
-    YAML::Node root = YAML::Load(*text);
+    YAML::Node root = YAML::Load(*read);
+    if (text != nullptr) *text = std::move(*read);
     if (root.IsNull()) return YAML::Node(YAML::NodeType::Map);
     if (!root.IsMap()) return Error{path + ": the configuration must be a YAML mapping"};
     return root;
@@ -354,9 +343,7 @@ Expected<Config> loadConfig(const std::string& path) {
   bool exists = false;
   TRITONC_TRY(root, loadYaml(path, &exists));
   try {
-    std::vector<std::string> leaves;
-    collectLeaves(root, "", leaves);
-    for (const std::string& leaf : leaves) {
+    for (const auto& [leaf, value] : meaning(root)) {
       if (findKey(leaf) == nullptr) {
         std::string hint = closestConfigKey(leaf);
         return Error{path + ": unknown key '" + leaf + "'" +
@@ -410,11 +397,8 @@ Expected<bool> configSet(const std::string& path, std::string_view key, std::str
   }
   TRITONC_TRY(normalized, normalizeValue(*known, value));
   bool exists = false;
-  TRITONC_TRY(root, loadYaml(path, &exists));
   std::string original;
-  if (exists) {
-    if (std::optional<std::string> read = readWholeFile(path)) original = std::move(*read);
-  }
+  TRITONC_TRY(root, loadYaml(path, &exists, &original));
   std::string text;
   try {
     // The value as YAML writes it (a path quoted where it must be).

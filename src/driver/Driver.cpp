@@ -825,11 +825,10 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         {options.printAfterAll, "--print-after-all", Stage::Opt, "optimization"},
         {options.dumpCode, "--dump-code", Stage::Emit, "code generation"},
     };
-    DiagnosticEngine commandLine(*printer, DiagnosticOptions{false, options.quiet, 0});
     for (const Dump& dump : dumps) {
       if (dump.on && lastStage < dump.stage) {
-        commandLine.reportForPath(Diag::DumpNotReached, "", dump.flag, stageName(lastStage),
-                                  dump.what);
+        DiagnosticEngine(*printer, DiagnosticOptions{false, options.quiet, 0})
+            .reportForPath(Diag::DumpNotReached, "", dump.flag, stageName(lastStage), dump.what);
       }
     }
   }

@@ -144,6 +144,28 @@ size_t stringEnd(std::string_view text, size_t at) {
 }
 bool isQuote(char c) { return c == '"' || c == '\''; }
 
+// Walks Python text `text[0, end)` outside its string literals: calls
+// visit(i, depth) for every other character, `depth` the brackets ((, [, {)
+// enclosing it; a bracket is at the depth of its pair (an opener before it
+// opens, a closer once it has closed). Stops where visit returns false;
+// returns the depth at the end.
+template <typename Visit>
+int walkBrackets(std::string_view text, size_t end, Visit visit) {
+  int depth = 0;
+  for (size_t i = 0; i < end; ++i) {
+    char c = text[i];
+    if (isQuote(c)) {
+      i = stringEnd(text, i);
+      continue;
+    }
+    bool closer = c == ')' || c == ']' || c == '}';
+    if (closer) --depth;
+    if (!visit(i, depth)) break;
+    if (c == '(' || c == '[' || c == '{') ++depth;
+  }
+  return depth;
+}
+
 // `text` without parentheses around the whole of it, where they are
 // redundant: as a statement's whole right-hand side, an `if` condition or a
 // returned value (`(a + b)` -> `a + b`; `(a, b)` keeps them). Kept when the
@@ -153,20 +175,14 @@ std::string unparenthesized(const std::string& text, size_t room) {
   if (text.size() < 2 || text.size() - 2 > room || text.front() != '(' || text.back() != ')') {
     return text;
   }
-  int depth = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
+  bool whole = true;  // `(a) + (b)` and a tuple `(a, b)` are not one parenthesized part
+  walkBrackets(text, text.size(), [&](size_t i, int depth) {
     char c = text[i];
-    if (isQuote(c)) {
-      i = stringEnd(text, i);
-    } else if (c == '(' || c == '[' || c == '{') {
-      ++depth;
-    } else if (c == ')' || c == ']' || c == '}') {
-      if (--depth == 0 && i + 1 != text.size()) return text;  // `(a) + (b)`
-    } else if (c == ',' && depth == 1) {
-      return text;  // a tuple
-    }
-  }
-  return text.substr(1, text.size() - 2);
+    bool closer = c == ')' || c == ']' || c == '}';
+    whole = !(closer && depth == 0 && i + 1 != text.size()) && !(c == ',' && depth == 1);
+    return whole;
+  });
+  return whole ? text.substr(1, text.size() - 2) : text;
 }
 
 /// Whether a ternary_quantize op depends on the training flag: only the
@@ -608,20 +624,13 @@ void Emitter::line(int depth, const std::string& text, bool bracketed) {
     // Inside brackets a line may break anywhere between tokens: before each
     // top-level `+` or `-`, as black breaks a long sum.
     std::vector<size_t> breaks;
-    int level = 0;
-    for (size_t i = 0; i + 2 < text.size(); ++i) {
-      char c = text[i];
-      if (isQuote(c)) {
-        i = stringEnd(text, i);
-      } else if (c == '(' || c == '[' || c == '{') {
-        ++level;
-      } else if (c == ')' || c == ']' || c == '}') {
-        --level;
-      } else if (c == ' ' && level == 0 && (text[i + 1] == '+' || text[i + 1] == '-') &&
-                 text[i + 2] == ' ' && i > 0) {
+    walkBrackets(text, text.size() - 2, [&](size_t i, int level) {
+      if (text[i] == ' ' && level == 0 && (text[i + 1] == '+' || text[i + 1] == '-') &&
+          text[i + 2] == ' ' && i > 0) {
         breaks.push_back(i);
       }
-    }
+      return true;
+    });
     if (!breaks.empty()) {
       size_t start = 0;
       breaks.push_back(text.size());
@@ -639,39 +648,28 @@ void Emitter::line(int depth, const std::string& text, bool bracketed) {
     if (end > 0 && (text[end - 1] == ':' || text[end - 1] == ',')) --end;
     if (end > 0 && text[end - 1] == ')') {
       // Find its opening parenthesis and the top-level commas, outside strings.
-      std::vector<size_t> opens;
       std::vector<size_t> commas;
-      size_t open = std::string::npos;
-      for (size_t i = 0; i + 1 < end; ++i) {
+      size_t group = std::string::npos;  // the top-level bracket open last
+      int unclosed = walkBrackets(text, end - 1, [&](size_t i, int level) {
         char c = text[i];
-        if (isQuote(c)) {
-          i = stringEnd(text, i);
-        } else if (c == '(' || c == '[' || c == '{') {
+        if ((c == '(' || c == '[' || c == '{') && level == 0) {
           // The commas of an earlier group (`f(a, b) + g(`) are not this one's.
-          if (opens.empty()) commas.clear();
-          opens.push_back(i);
-        } else if ((c == ')' || c == ']' || c == '}') && !opens.empty()) {
-          opens.pop_back();
-        } else if (c == ',' && opens.size() == 1) {
+          commas.clear();
+          group = i;
+        } else if (c == ',' && level == 1) {
           commas.push_back(i);
         }
-      }
-      if (opens.size() == 1 && text[opens[0]] == '(') open = opens[0];
+        return true;
+      });
+      size_t open = unclosed == 1 && text[group] == '(' ? group : std::string::npos;
       // `(a / b).masked_fill(` itself too long: the leading parenthesized
       // expression is opened first, black-style, and the call follows its `)`.
       if (open != std::string::npos && indent + open + 1 > kMaxColumns && text[0] == '(') {
         size_t close = 0;
-        int level = 0;
-        for (size_t i = 0; i < open; ++i) {
-          if (isQuote(text[i])) {
-            i = stringEnd(text, i);
-          } else if (text[i] == '(' || text[i] == '[' || text[i] == '{') {
-            ++level;
-          } else if ((text[i] == ')' || text[i] == ']' || text[i] == '}') && --level == 0) {
-            close = i;
-            break;
-          }
-        }
+        walkBrackets(text, open, [&](size_t i, int level) {
+          if ((text[i] == ')' || text[i] == ']' || text[i] == '}') && level == 0) close = i;
+          return close == 0;
+        });
         if (close > 1) {
           out_.append(indent, ' ');
           out_ += "(\n";

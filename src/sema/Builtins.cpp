@@ -1155,8 +1155,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       DType dtype = ts.node(base.type).dtype;
       for (size_t i = 1; i < (rule == R::Pow ? 2u : 3u); ++i) {
         if (c.lenient(i) || !ts.isTensor(c.arg(i).type)) continue;
-        c.checker().convertOperand(c.arg(0), c.arg(i), dtype);
-        c.checker().convertOperand(c.arg(i), c.arg(0), dtype);
+        c.checker().convertOperands(c.arg(0), c.arg(i), dtype);
       }
     }
     return c.result(base.type);
@@ -1192,8 +1191,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         // tensor with a 0-d one of its category in its own dtype: the
         // operands are converted to the dtype the checker gives.
         DType dtype = c.checker().elementwiseDType(c.arg(0), c.arg(1));
-        c.checker().convertOperand(c.arg(0), c.arg(1), dtype);
-        c.checker().convertOperand(c.arg(1), c.arg(0), dtype);
+        c.checker().convertOperands(c.arg(0), c.arg(1), dtype);
         return c.result(ts.tensor(dtype, *shape));
       }
     }

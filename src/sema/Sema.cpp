@@ -1865,8 +1865,7 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
   // the checker typed (`x_int8 < n` compares in int32, not with n wrapped to
   // int8; `a_f16 - mean(x_f32)` subtracts in float32).
   if (!ternary && !aT && !bT) {
-    convertOperand(a, b, dtype);
-    convertOperand(b, a, dtype);
+    convertOperands(a, b, dtype);
   }
   // torch has no `-` for bools ("Subtraction ... with a bool tensor is not
   // supported"): a bool operand, tensor or number, becomes the result's dtype.

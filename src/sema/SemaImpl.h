@@ -120,6 +120,11 @@ class Checker {
   /// Converts \p value, an operand of an element-wise operator, to \p dtype
   /// where torch would otherwise compute it in its own narrower dtype.
   void convertOperand(const ExprInfo& value, const ExprInfo& other, DType dtype);
+  /// Both operands of an element-wise operation converted as convertOperand does.
+  void convertOperands(const ExprInfo& a, const ExprInfo& b, DType dtype) {
+    convertOperand(a, b, dtype);
+    convertOperand(b, a, dtype);
+  }
   /// Reports an integer tensor `base` raised to a negative integer constant
   /// (torch raises when it runs; an error at import); true when reported.
   bool negativeIntegerPower(const ExprInfo& base, const ExprInfo& exponent, NodeId node,
