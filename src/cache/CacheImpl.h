@@ -20,7 +20,7 @@ struct EntryFile {
 /// Every entry file of a level (temporary files excluded).
 std::vector<EntryFile> listEntries(const std::string& dir, Level level);
 /// Temporary files older than an hour, left by killed processes.
-std::vector<std::string> listStaleTemporaries(const std::string& dir);
+std::vector<EntryFile> listStaleTemporaries(const std::string& dir);
 
 /// Removes the least recently used entries of `files` until the rest fit in
 /// `maxBytes` (strict LRU: once one does not fit, every older one goes too);

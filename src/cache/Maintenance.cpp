@@ -31,7 +31,19 @@ bool removeEntry(const std::string& path, MaintenanceReport& report) {
   }
   return false;
 }
+
+// Removes the temporary files that writes killed long ago left behind (a
+// write in progress is younger than an hour and kept), naming each in the
+// report; they are not entries, so neither `removed` nor `failed` counts them.
+void removeStaleTemporaries(const std::string& dir, MaintenanceReport& report) {
+  for (const detail::EntryFile& temp : detail::listStaleTemporaries(dir)) {
+    if (::unlink(temp.path.c_str()) != 0) continue;
+    report.staleTemporaries.push_back(temp.path.substr(dir.size() + 1));
+    report.staleBytes += temp.bytes;
+  }
+}
 }  // namespace
+
 namespace detail {
 
 namespace {
@@ -82,14 +94,18 @@ std::vector<EntryFile> listEntries(const std::string& dir, Level level) {
   return files;
 }
 
-std::vector<std::string> listStaleTemporaries(const std::string& dir) {
-  std::vector<std::string> stale;
+std::vector<EntryFile> listStaleTemporaries(const std::string& dir) {
+  std::vector<EntryFile> stale;
   int64_t hourAgo = nowNs() / 1000000000 - 3600;
   for (Level level : {Level::L2, Level::L3}) {
     walkLevel(dir, level, [&](const std::string& path, const char* name, const struct stat& st) {
-      if (isTemporary(name) && st.st_mtim.tv_sec < hourAgo) stale.push_back(path);
+      if (isTemporary(name) && st.st_mtim.tv_sec < hourAgo) {
+        stale.push_back(EntryFile{path, static_cast<uint64_t>(st.st_size), 0});
+      }
     });
   }
+  std::sort(stale.begin(), stale.end(),
+            [](const EntryFile& a, const EntryFile& b) { return a.path < b.path; });
   return stale;
 }
 
@@ -319,9 +335,7 @@ Expected<MaintenanceReport> prune(const Settings& settings, std::optional<uint64
       evicted[static_cast<int>(Level::L3)] += removed - (l2Count - l2Left);
     }
   }
-  for (const std::string& temp : detail::listStaleTemporaries(settings.dir)) {
-    ::unlink(temp.c_str());
-  }
+  removeStaleTemporaries(settings.dir, report);
   recount(settings.dir, {Level::L2, Level::L3}, /*reset=*/false, evicted);
   return report;
 }
@@ -355,9 +369,7 @@ Expected<MaintenanceReport> validate(const std::string& dir) {
       if (removeEntry(f.path, report)) report.removedBytes += f.bytes;
     }
   }
-  for (const std::string& temp : detail::listStaleTemporaries(dir)) {
-    ::unlink(temp.c_str());
-  }
+  removeStaleTemporaries(dir, report);
   {
     detail::StatsFile file(dir);
     if (file.locked()) {

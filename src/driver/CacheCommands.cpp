@@ -136,6 +136,15 @@ int stats(const cache::Settings& settings, bool json) {
 
 // After a report has been printed: entries that could not be removed make
 // the command fail (exit 3), naming the first and why.
+// "removed 2 stale temporary files (1.2 KiB) left by interrupted writes\n",
+// or nothing.
+std::string staleTemporaries(const cache::MaintenanceReport& report) {
+  size_t count = report.staleTemporaries.size();
+  if (count == 0) return "";
+  return fmt::format("removed {} stale temporary {} ({}) left by interrupted writes\n", count,
+                     count == 1 ? "file" : "files", cache::formatSize(report.staleBytes));
+}
+
 int failedRemovals(const cache::MaintenanceReport& report) {
   if (report.failed == 0) return kExitSuccess;
   return fail(fmt::format("could not remove {} {} ({})", report.failed,
@@ -191,9 +200,9 @@ int runCacheCommand(const CacheCommand& command) {
       entries += usage.entries;
       bytes += usage.bytes;
     }
-    writeStdout(fmt::format("pruned {} entries ({}); {} entries ({}) left\n", report->removed,
+    writeStdout(fmt::format("pruned {} entries ({}); {} entries ({}) left\n{}", report->removed,
                             cache::formatSize(report->removedBytes), entries,
-                            cache::formatSize(bytes)));
+                            cache::formatSize(bytes), staleTemporaries(*report)));
     return failedRemovals(*report);
   }
   if (command.action == "validate") {
@@ -203,8 +212,12 @@ int runCacheCommand(const CacheCommand& command) {
     for (const std::string& entry : report->corruptEntries) {
       out += "corrupt: " + entry + " (removed)\n";
     }
+    for (const std::string& temp : report->staleTemporaries) {
+      out += "stale temporary: " + temp + " (removed)\n";
+    }
     out += fmt::format("checked {} entries: {} valid, {} corrupt (removed)\n", report->checked,
                        report->checked - report->corrupt, report->corrupt);
+    out += staleTemporaries(*report);
     writeStdout(out);
     return failedRemovals(*report);
   }

@@ -231,6 +231,7 @@ class Ctx:
     def validate(self):
         """Runs `cache validate`; returns (checked, valid, corrupt, corrupt lines)."""
         proc = self.run("cache", "validate")
+        self.validate_stdout = proc.stdout
         m = re.search(r"^checked (\d+) entries: (\d+) valid, (\d+) corrupt \(removed\)$",
                       proc.stdout, re.M)
         check(m is not None, "cache validate printed no summary: %r" % proc.stdout)
@@ -759,6 +760,11 @@ def test_validate_removes_planted_corrupt_entries(ctx):
     check(os.path.exists(fresh_tmp),
           "validate removed a fresh temporary file (a write in progress)")
     check(not os.path.exists(stale_tmp), "validate kept a stale temporary file")
+    # ...and says so, naming it, as it names each corrupt entry
+    stale_lines = [l for l in ctx.validate_stdout.splitlines() if "temporary" in l]
+    check_eq(stale_lines, ["stale temporary: %s (removed)" % os.path.relpath(stale_tmp, ctx.cache),
+                           "removed 1 stale temporary file (7 B) left by interrupted writes"],
+             "what validate says about temporary files")
     after = ctx.levels()
     check_eq((after["l3"]["corrupt"] - before["l3"]["corrupt"],
               after["l2"]["corrupt"] - before["l2"]["corrupt"]), (4, 1),
@@ -893,8 +899,12 @@ def test_kill_during_large_write(ctx):
     old = time.time() - 2 * 3600
     for t in ctx.temporaries():
         os.utime(t, (old, old))
-    ctx.run("cache", "prune")
+    stale = ctx.temporaries()
+    proc = ctx.run("cache", "prune")
     check_eq(ctx.temporaries(), [], "temporary files older than an hour after cache prune")
+    check(re.search(r"^removed %d stale temporary files? \(.+\) left by interrupted writes$"
+                    % len(stale), proc.stdout, re.M) is not None,
+          "cache prune does not say it removed %d temporary files: %r" % (len(stale), proc.stdout))
 
 
 # ---- 9. unusable cache directory -----------------------------------------------------------------

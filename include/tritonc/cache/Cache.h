@@ -324,6 +324,10 @@ struct MaintenanceReport {
   uint64_t checked = 0;
   uint64_t corrupt = 0;
   std::vector<std::string> corruptEntries;  ///< "l3/ab/cd...: checksum mismatch"
+  /// Temporary files of writes that never finished (older than an hour),
+  /// removed by prune and validate: "l3/ab/cd....tmp.<pid>.<n>".
+  std::vector<std::string> staleTemporaries;
+  uint64_t staleBytes = 0;
   uint64_t failed = 0;        ///< entries that could not be removed
   std::string firstFailure;   ///< the first of them and why ("<path>: Permission denied")
 };
