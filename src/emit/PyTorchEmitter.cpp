@@ -132,6 +132,27 @@ std::string parenthesized(const std::string& text) {
   return "(" + text + ")";
 }
 
+// A Python string literal that `Emitter::line` can wrap: a long one becomes
+// adjacent literals in parentheses, `("... " "...")` (Python joins them),
+// each piece ending after a space where one is near and never inside a UTF-8
+// sequence or an escape.
+std::string pyStringLines(std::string_view text) {
+  constexpr size_t kPiece = 60;  // source bytes per literal
+  if (text.size() <= kPiece) return pyString(text);
+  std::string out = "(";
+  for (size_t i = 0; i < text.size();) {
+    size_t end = std::min(text.size(), i + kPiece);
+    if (end < text.size()) {
+      size_t space = text.rfind(' ', end - 1);
+      if (space != std::string_view::npos && space >= i + kPiece / 2) end = space + 1;
+      while (end > i + 1 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+    }
+    out += (i == 0 ? "" : " ") + pyString(text.substr(i, end - i));
+    i = end;
+  }
+  return out + ")";
+}
+
 // The index of the quote closing the Python string literal that opens at
 // `text[at]` (escapes skipped); text.size() when it is not closed.
 size_t stringEnd(std::string_view text, size_t at) {
@@ -622,11 +643,13 @@ void Emitter::line(int depth, const std::string& text, bool bracketed) {
   size_t indent = static_cast<size_t>(depth) * 4;
   if (indent + text.size() > kMaxColumns && bracketed) {
     // Inside brackets a line may break anywhere between tokens: before each
-    // top-level `+` or `-`, as black breaks a long sum.
+    // top-level `+` or `-`, as black breaks a long sum, and between adjacent
+    // string literals (pyStringLines).
     std::vector<size_t> breaks;
     walkBrackets(text, text.size() - 2, [&](size_t i, int level) {
-      if (text[i] == ' ' && level == 0 && (text[i + 1] == '+' || text[i + 1] == '-') &&
-          text[i + 2] == ' ' && i > 0) {
+      if (text[i] == ' ' && level == 0 && i > 0 &&
+          (((text[i + 1] == '+' || text[i + 1] == '-') && text[i + 2] == ' ') ||
+           (isQuote(text[i - 1]) && isQuote(text[i + 1])))) {
         breaks.push_back(i);
       }
       return true;
@@ -1833,7 +1856,7 @@ std::string Emitter::opExpr(OpId id) {
           if (m_.types.kind(resultType) == TypeKind::DTypeValue) {
             if (std::optional<DType> dt = dtypeFromName(text)) return torchDType(*dt);
           }
-          return pyString(text);
+          return pyStringLines(text);
         }
         case ConstKind::None: return "None";
       }

@@ -17,8 +17,10 @@ Prints `N passed, N failed` and exits non-zero on any failure.
 """
 
 import argparse
+import contextlib
 import copy
 import importlib.util
+import io
 import math
 import os
 import re
@@ -2473,6 +2475,54 @@ fn attend(query: Tensor<float32, [?, ?, ?, ?]>, keys: Tensor<float32, [?, ?, ?, 
         check_close(load(path).attend(q, k, v, pad), want, level)
 
 
+def test_long_strings_wrap_within_100_columns(ctx):
+    """A string from the source longer than a line (a top-level constant, a `str`
+    hyperparameter's default, a message printed by `main`) is written as adjacent literals in
+    parentheses, so the file keeps to 100 columns; Python joins them back into the same
+    string, escapes and non-ASCII text included."""
+    long_text = ("the model with the extremely long name compiled and ran; the output is "
+                 "\"fine\"\n -- \u00fcn\u00efc\u00f6d\u00e9 text that goes well past one "
+                 "hundred columns of text")
+    source_text = long_text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    src = """
+let BANNER = "%(t)s"
+
+layer Pick(mode: str = "%(t)s", x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    if mode == BANNER {
+        return relu(x)
+    }
+    return -x
+}
+
+layer Net(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    let same = Pick()
+    let other = Pick("short")
+    return same(x) + other(x)
+}
+
+main {
+    print("%(t)s")
+    print(BANNER)
+}
+""" % {"t": source_text}
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(11))
+    for level in LEVELS:
+        path = ctx.compile_text(src, level)
+        with open(path, encoding="utf-8") as f:
+            long_lines = [n for n, text in enumerate(f, 1) if len(text.rstrip("\n")) > 100]
+        if long_lines:
+            raise AssertionError("%s: lines over 100 columns: %s" % (level, long_lines))
+        module = load(path)
+        if module.BANNER != long_text:
+            raise AssertionError("%s: BANNER is %r" % (level, module.BANNER))
+        check_close(module.Net()(x), torch.relu(x) - x, level)
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            module.main()
+        if printed.getvalue() != long_text + "\n" + long_text + "\n":
+            raise AssertionError("%s: main printed %r" % (level, printed.getvalue()))
+
+
 def test_a_sub_modules_ternary_weight_read_as_a_member_is_quantized(ctx):
     """A tied decoder reads the encoder's ternary weight as `enc.weight`: the value is s * q (as
     the encoder uses it), gradients reach the latent weight through both uses, and the packed
@@ -2954,6 +3004,7 @@ def all_tests():
               test_packed_rows_run_along_the_reduction_dimension,
     test_batched_weights_pack_along_their_reduction_dimension,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
+              test_long_strings_wrap_within_100_columns,
               test_every_accepted_golden_imports, test_members_and_main,
               test_failed_compile_writes_nothing]
     return tests
