@@ -633,7 +633,8 @@ void Checker::noteInstantiationRules(NodeId call, std::string_view name, Identif
     report(Diag::InstantiationInFn, call, spelling(letName));
   } else if (ctx_.loopDepth > 0) {
     diags_->report(Diag::InstantiationInLoop, source(), rangeOf(call), spelling(letName))
-        .note(Note::MoveBeforeLoop);
+        .note(Note::MoveBeforeLoop, spelling(letName))
+        .note(Note::OnePerIteration, spelling(letName));
   } else if (ctx_.callable >= 0 && ctx_.dynamicIfDepth > 0) {
     report(Diag::InstanceConditionNotConstant, call);
   } else if (ctx_.callable >= 0) {
