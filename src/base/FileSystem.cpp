@@ -2,7 +2,9 @@
 #include "tritonc/base/FileSystem.h"
 
 #include <fcntl.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -83,8 +85,19 @@ bool writeAllAndClose(int fd, std::string_view contents, std::string* error) {
 constexpr int kSignalSlots = 128;
 std::atomic<char*> signalSlots[kSignalSlots];
 std::once_flag handlersInstalled;
+// The process groups of running children (runProcess), 0 when free; the
+// handler passes them the signal before it removes the files they write.
+constexpr int kGroupSlots = 16;
+std::atomic<pid_t> groupSlots[kGroupSlots];
 
 void removeFilesAndResignal(int signal) {
+  for (std::atomic<pid_t>& slot : groupSlots) {
+    if (pid_t group = slot.exchange(0); group > 0) {
+      ::kill(-group, signal);
+      // Children started in the background of a shell ignore SIGINT and SIGQUIT.
+      if (signal != SIGTERM) ::kill(-group, SIGTERM);
+    }
+  }
   for (std::atomic<char*>& slot : signalSlots) {
     if (char* path = slot.exchange(nullptr)) ::unlink(path);
   }
@@ -127,6 +140,73 @@ void keepFileOnSignal(const std::string& path) {
       return;
     }
   }
+}
+
+ProcessResult runProcess(const std::vector<std::string>& args, const std::string& logPath) {
+  std::call_once(handlersInstalled, installSignalHandlers);
+  ProcessResult result;
+  std::vector<char*> argv;
+  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attributes;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_init(&attributes);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logPath.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  // A group of its own (pgid = its pid), every signal unblocked (`watch`
+  // blocks SIGINT/SIGTERM for its signalfd) and the ones tritonc handles at
+  // their default action.
+  sigset_t none;
+  sigset_t handled;
+  sigemptyset(&none);
+  sigemptyset(&handled);
+  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) sigaddset(&handled, signal);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &handled);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                            POSIX_SPAWN_SETSIGDEF);
+  // Blocked from the spawn until the group is registered, so a signal in
+  // between cannot miss the child.
+  sigset_t all;
+  sigset_t old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  pid_t pid = 0;
+  int spawned = posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), environ);
+  std::atomic<pid_t>* slot = nullptr;
+  if (spawned == 0) {
+    for (std::atomic<pid_t>& s : groupSlots) {
+      pid_t expected = 0;
+      if (s.compare_exchange_strong(expected, pid)) {
+        slot = &s;
+        break;
+      }
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  if (spawned != 0) {
+    result.error = std::string("it could not be run: ") + std::strerror(spawned);
+    return result;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (slot != nullptr) {
+    pid_t mine = pid;
+    slot->compare_exchange_strong(mine, 0);
+  }
+  if (WIFEXITED(status)) {
+    result.exitCode = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.error = "killed by signal " + std::to_string(WTERMSIG(status));
+  }
+  return result;
 }
 
 namespace {
@@ -286,7 +366,6 @@ bool FileTransaction::stage(const std::string& path, std::string_view contents,
 
 bool FileTransaction::stageFile(const std::string& path, const std::string& temp,
                                 std::string* error) {
-  removeFileOnSignal(temp);
   staged_.push_back({path, temp, Kind::Replace, {}, {}, false});
   return !isDirectory(path, error);
 }

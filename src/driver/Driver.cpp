@@ -414,24 +414,19 @@ std::string runNvcc(const CompileOptions& options, const std::string& nvcc, cons
     args.push_back(fmt::format("arch=compute_{0},code=sm_{0}", arch));
   }
   args.insert(args.end(), {"-o", soTemp, "-x", "cu", cuTemp});
-  std::vector<llvm::StringRef> refs(args.begin(), args.end());
   std::string log = soTemp + ".log";
-  llvm::Optional<llvm::StringRef> redirects[] = {llvm::None, llvm::StringRef(log), llvm::StringRef(log)};
-  std::string error;
+  removeFileOnSignal(log);
   logMessage(LogLevel::Verbose, "running " + fmt::format("{}", fmt::join(args, " ")));
-  int rc = llvm::sys::ExecuteAndWait(nvcc, refs, llvm::None, redirects, 0, 0, &error);
-  std::string output;
-  if (llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(log)) {
-    output = (*buffer)->getBuffer().str();
-  }
+  ProcessResult run = runProcess(args, log);
+  std::string output = readWholeFile(log).value_or("");
   ::unlink(log.c_str());
-  if (rc == 0) {
+  keepFileOnSignal(log);
+  if (run.exitCode == 0) {
     return {};
   }
   // The last lines of nvcc's output say what failed.
   size_t keep = output.size() > 4000 ? output.size() - 4000 : 0;
-  std::string reason = rc < 0 ? (error.empty() ? "it could not be run" : error)
-                              : fmt::format("exit status {}", rc);
+  std::string reason = run.exitCode < 0 ? run.error : fmt::format("exit status {}", run.exitCode);
   return reason + (output.empty() ? "" : ":\n" + output.substr(keep));
 }
 
@@ -482,19 +477,28 @@ bool buildCudaLibraries(const CompileOptions& options, const NvccLookup& lookup,
     std::string soTemp = so + tag;
     std::string error;
     std::string failure;
+    // Both removed if a signal ends tritonc (and nvcc with it) meanwhile;
+    // the library stays registered until it is put in place.
+    removeFileOnSignal(cuTemp);
+    removeFileOnSignal(soTemp);
     bool written = writeFileAtomically(cuTemp, stampCuda(result.cu, baseName(name)), &error);
     if (written) {
       failure = runNvcc(options, nvcc, cuTemp, soTemp);
-      ::unlink(cuTemp.c_str());
     }
+    ::unlink(cuTemp.c_str());
+    keepFileOnSignal(cuTemp);
     if (!written || !failure.empty()) {
       ::unlink(soTemp.c_str());
+      keepFileOnSignal(soTemp);
       // An output directory that is missing or read-only is the output's
       // problem, reported as writing the outputs reports it; not nvcc's.
       if (!written) diags.reportForPath(Diag::CannotWriteFile, "", cuPath, error).about(cuPath);
       else diags.reportForPath(Diag::NvccFailed, "", cuPath, nvcc, ": " + failure).about(cuPath);
       for (FileResult& other : results) {
-        if (!other.soTemp.empty()) ::unlink(other.soTemp.c_str());
+        if (!other.soTemp.empty()) {
+          ::unlink(other.soTemp.c_str());
+          keepFileOnSignal(other.soTemp);
+        }
         other.soTemp.clear();
       }
       return false;
@@ -1351,7 +1355,10 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     diags.reportForPath(Diag::CannotWriteFile, "", path, error).about(path);
     sorter.flush();
     for (FileResult& result : results) {
-      if (!result.soTemp.empty()) ::unlink(result.soTemp.c_str());
+      if (!result.soTemp.empty()) {
+        ::unlink(result.soTemp.c_str());
+        keepFileOnSignal(result.soTemp);
+      }
     }
     return kExitInternalError;
   };

@@ -830,6 +830,54 @@ def test_concurrent_processes_share_one_cache(ctx):
     check_eq(checked, l3["entries"] + l2["entries"], "entries validate checked")
 
 
+def test_signal_during_nvcc_stops_it_and_leaves_nothing(ctx):
+    """SIGTERM or SIGINT sent to tritonc alone (as CI systems and `timeout` do) while nvcc
+    builds the kernels: tritonc dies of the signal, nvcc and its children die with it (they
+    once went on and wrote the library 20 s later), and no temporary file is left in the
+    output folder (the staged .cu and nvcc's log once were)."""
+    nvcc = ctx.path("bin", "slow_nvcc")
+    pid_file = ctx.path("slow_nvcc.pid")
+    write(nvcc, "#!/bin/sh\n"
+                "out=; prev=\n"
+                "for a in \"$@\"; do if [ \"$prev\" = \"-o\" ]; then out=$a; fi; prev=$a; done\n"
+                "sleep 30 &\n"
+                "echo \"$$ $!\" > '%s.tmp' && mv '%s.tmp' '%s'\n"
+                "wait\n"
+                "echo late > \"$out\"\n" % (pid_file, pid_file, pid_file))
+    os.chmod(nvcc, 0o755)
+
+    def alive(pid):
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                return f.read().split(") ")[-1][0] != "Z"  # a zombie has ended
+        except FileNotFoundError:
+            return False
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        out_dir = ctx.fresh_dir()
+        if os.path.exists(pid_file):
+            os.unlink(pid_file)
+        p = subprocess.Popen([ctx.tritonc, "compile", example("resnet18"), "--target", "cuda",
+                              "--nvcc", nvcc, "--no-cache", "-o",
+                              os.path.join(out_dir, "r.py")],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ctx.env,
+                             cwd=ctx.root)
+        deadline = time.monotonic() + 20
+        while not os.path.exists(pid_file) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        check(os.path.exists(pid_file), "the fake nvcc never started")
+        shell, sleeper = (int(x) for x in read(pid_file).split())
+        p.send_signal(sig)
+        p.wait(timeout=20)
+        check_eq(p.returncode, -sig, "exit of tritonc killed by %s" % sig.name)
+        deadline = time.monotonic() + 5
+        while (alive(shell) or alive(sleeper)) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        check(not alive(shell) and not alive(sleeper),
+              "nvcc (or its child) still runs after tritonc died of %s" % sig.name)
+        check_eq(sorted(os.listdir(out_dir)), [], "files in the output folder after %s" % sig.name)
+
+
 def test_kill_during_large_write(ctx):
     big = write_big_model(ctx.path("src", "big.tri"), 8000, 5)
     ref = ctx.reference(big, "-O2")
@@ -1727,6 +1775,7 @@ TESTS = [
     test_validate_removes_planted_corrupt_entries,
     test_concurrent_processes_share_one_cache,
     test_kill_during_large_write,
+    test_signal_during_nvcc_stops_it_and_leaves_nothing,
     test_unusable_cache_dir_compiles_with_one_warning,
     test_cache_write_failure_warns_once,
     test_maintenance_fails_when_it_cannot_remove,

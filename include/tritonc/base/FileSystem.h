@@ -53,8 +53,9 @@ class FileTransaction {
   /// False (with `error`) when the temporary file cannot be written.
   bool stage(const std::string& path, std::string_view contents, std::string* error);
   /// A file already written elsewhere on the same file system (`temp`,
-  /// which the transaction now owns), to be renamed to `path`. False (with
-  /// `error`) when `path` cannot take it.
+  /// which the transaction now owns; registered with removeFileOnSignal by
+  /// whoever wrote it), to be renamed to `path`. False (with `error`) when
+  /// `path` cannot take it.
   bool stageFile(const std::string& path, const std::string& temp, std::string* error);
   /// A file of an earlier build to remove at commit (if it exists).
   void stageRemoval(const std::string& path);
@@ -84,6 +85,19 @@ class FileTransaction {
 /// clang's RemoveFileOnSignal does.
 void removeFileOnSignal(const std::string& path);
 void keepFileOnSignal(const std::string& path);
+
+/// How a child process ended (runProcess).
+struct ProcessResult {
+  int exitCode = -1;   ///< its exit status; -1 when it did not exit normally
+  std::string error;   ///< otherwise why: "it could not be run: ...", "killed by signal 9"
+};
+
+/// Runs `args[0]` (a path) with `args`, its stdout and stderr appended to
+/// `logPath`, and waits for it. The child runs in a process group of its own,
+/// which a signal that ends tritonc (see removeFileOnSignal) ends too: `kill`
+/// of tritonc alone, as CI systems do, would otherwise leave it running and
+/// writing files (ninja runs its commands the same way).
+ProcessResult runProcess(const std::vector<std::string>& args, const std::string& logPath);
 
 /// `mkdir -p`; true when the directory exists afterwards.
 bool makeDirectories(const std::string& path, std::string* error);
