@@ -1963,7 +1963,10 @@ std::string Emitter::opExpr(OpId id) {
         if (from == DType::Float32 || from == DType::Trit) return clamped;
         return fmt::format("{}.to({})", clamped, torchDType(dt));
       }
-      return fmt::format("{}.to({})", a(0), torchDType(dt));
+      // To float32, the model's float dtype: the dtype anchor's in a body (an
+      // integer tensor added to a half model's activations stays half, and
+      // `ternary + ternary`, scaled floats of the weights' dtype, meets `x`).
+      return fmt::format("{}.to({})", a(0), createdDType(dt));
     }
     case OpKind::Index: return fmt::format("{}[{}]", a(0), indexList(id, 1));
     case OpKind::Builtin:

@@ -1822,6 +1822,33 @@ layer Stem(x: Tensor<float32, [?, 1, 8, 8]>, ids: Tensor<int64, [?]>) -> Tensor<
         check_close(got, F.linear(h, model.fc.weight, model.fc.bias) + 3.0, level)
 
 
+def test_ternary_sums_and_integer_tensors_follow_the_models_dtype(ctx):
+    """`ternary + ternary` (int8, scaled) and `ternary @ ternary` (int32) hold floats of the
+    weights' dtype, and an integer tensor added to activations is converted: all to the
+    model's float dtype, not float32. After `.double()` or `.to(torch.bfloat16)` the forward
+    once raised "expected scalar type Double but found Float" in the matmuls, and the integer
+    tensor turned a bfloat16 model's output into float32."""
+    src = """
+layer TwoTernary(w_a: TernaryTensor<trit, [4, 4]>, w_b: TernaryTensor<trit, [4, 4]>,
+                 x: Tensor<float32, [?, 4]>, bias: Tensor<int32, [?, 4]>)
+    -> Tensor<float32, [?, 4]> {
+    return x @ (w_a + w_b) + x @ (w_a @ w_b) + bias
+}
+"""
+    torch.manual_seed(5)
+    x = torch.randn(3, 4)
+    bias = torch.tensor([[1, -2, 0, 3]] * 3, dtype=torch.int32)
+    for level in LEVELS:
+        model = load(ctx.compile_text(src, level)).TwoTernary().eval()
+        with torch.no_grad():
+            want = model(x, bias)
+            for dtype, tol in ((torch.float64, 1e-5), (torch.bfloat16, 0.25)):
+                got = copy.deepcopy(model).to(dtype)(x.to(dtype), bias)
+                if got.dtype != dtype:
+                    raise AssertionError("%s: %s model gives %s" % (level, dtype, got.dtype))
+                check_close(got.float(), want, "%s in %s" % (level, dtype), atol=tol, rtol=tol)
+
+
 def test_zoo_runs_in_float64(ctx):
     """The models whose bodies create tensors or read constants (cnn_cifar's mean and std,
     ViT's class-token zeros), and two others, converted with `.double()`: unpacked and packed,
@@ -3005,6 +3032,7 @@ def all_tests():
     test_batched_weights_pack_along_their_reduction_dimension,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
               test_long_strings_wrap_within_100_columns,
+              test_ternary_sums_and_integer_tensors_follow_the_models_dtype,
               test_every_accepted_golden_imports, test_members_and_main,
               test_failed_compile_writes_nothing]
     return tests
