@@ -734,7 +734,14 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       if (v.kind != TypeKind::Scalar || v.dtype == DType::Str) return c.wrong(1, "a number");
       dtype = v.dtype == DType::Bool ? DType::Bool : isFloating(v.dtype) ? DType::Float32 : DType::Int64;
     }
-    return c.result(shape ? ts.tensor(dtype, *shape) : ts.tensorAnyRank(dtype));
+    ExprInfo full = c.result(shape ? ts.tensor(dtype, *shape) : ts.tensorAnyRank(dtype));
+    // The fill value, checked against the dtype the tensor takes (a weight's).
+    if (!c.lenient(1)) {
+      if (std::optional<double> n = c.arg(1).number()) {
+        full.lowest = full.highest = ExprInfo::Element{*n, c.arg(1).intValue, c.arg(1).node};
+      }
+    }
+    return full;
   }
   if (rule == R::Arange || rule == R::Range) {
     bool floats = false;
@@ -829,6 +836,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     }
     // Elements all -1, 0, 1 make a ternary tensor (LANGUAGE.md §3).
     bool ternary = c.arg(0).allTrits && (!explicitDtype || dtype == DType::Trit);
+    if (!ternary && !c.checker().elementsFit(c.arg(0), dtype)) return c.error();
     return c.result(ts.tensor(ternary ? DType::Trit : dtype, c.arg(0).listShape, ternary));
   }
   if (rule == R::Reshape) {

@@ -821,6 +821,7 @@ void Checker::checkCallableBody(int index) {
       // `h: Tensor<float16, [3]> = ones()`: a created initializer makes its
       // values in the weight's dtype (the module converts them).
       value.type = module_.types.withDType(value.type, module_.types.node(p.type).dtype);
+      if (!elementsFit(value, module_.types.node(p.type).dtype)) continue;
     }
     checkAssignable(value, p.type, init);
     if (p.cls == ParamClass::Hyper && !value.hyperConst && !module_.types.isLenient(value.type)) {
@@ -2065,6 +2066,17 @@ ExprInfo Checker::checkList(NodeId node) {
     result.listDims.push_back(isInt ? (e.dim.isValid() ? e.dim : dims().unknown())
                                     : dims().unknown());
     result.elementTypes.push_back(e.type);
+    auto extend = [&](const std::optional<ExprInfo::Element>& low,
+                      const std::optional<ExprInfo::Element>& high) {
+      if (low && (!result.lowest || low->value < result.lowest->value)) result.lowest = low;
+      if (high && (!result.highest || high->value > result.highest->value)) result.highest = high;
+    };
+    if (t.kind == TypeKind::List) {
+      extend(e.lowest, e.highest);
+    } else if (std::optional<double> n = e.number()) {
+      ExprInfo::Element element{*n, e.intValue, e.node};
+      extend(element, element);
+    }
   }
   if (!ints) {
     result.listDims.clear();
@@ -2620,6 +2632,24 @@ void Checker::noteConversion(const ExprInfo& value, TypeId target, NodeId node) 
   }
 }
 
+bool Checker::elementsFit(const ExprInfo& value, DType dtype) {
+  for (const std::optional<ExprInfo::Element>& e : {value.lowest, value.highest}) {
+    if (!e) continue;
+    // Integers are checked as integers (int64's largest is no double), and
+    // a float element in an integer tensor is a TypeMismatch already.
+    bool fits = e->integer ? fitsInteger(dtype, *e->integer)
+                           : isIntegral(dtype) || fitsFloat(dtype, e->value);
+    if (!fits) {
+      report(Diag::LiteralDoesNotFit, e->node,
+             fmt::format("the value {}",
+                         e->integer ? std::to_string(*e->integer) : formatFloat(e->value)),
+             dtypeName(dtype));
+      return false;
+    }
+  }
+  return true;
+}
+
 bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId where) {
   TypeStore& ts = module_.types;
   if (ts.isLenient(value.type) || ts.isLenient(target) || value.type == target) {
@@ -2730,6 +2760,7 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
         report(Diag::TypeMismatch, where, fmt(value.type), fmt(target));
         return false;
       }
+      if (!elementsFit(value, t.dtype)) return false;
     }
     if (t.rankKnown && !value.listShape.empty()) {
       std::span<const DimId> want = ts.shape(target);

@@ -33,6 +33,16 @@ struct ExprInfo {
   bool ragged = false;       ///< a nested list whose rows differ in length
   std::vector<DimId> listShape; ///< the shape of a nested list literal
   std::vector<TypeId> elementTypes; ///< a list literal's element types, in order
+  /// The smallest and largest known constant elements of a list literal (or
+  /// the value of `full(v)`), where they are, to check them against the
+  /// dtype of the tensor they become (`Tensor<int8, [2]> = [1, 300]`).
+  struct Element {
+    double value = 0;
+    std::optional<int64_t> integer;  ///< the value, when it is an integer constant
+    NodeId node;
+  };
+  std::optional<Element> lowest;
+  std::optional<Element> highest;
   NodeId node;               ///< the expression (for diagnostics)
 
   /// The known constant as a number (an integer converted), if any.
@@ -165,6 +175,11 @@ class Checker {
   /// A normalized dimension index (negative counts from the end), or nullopt
   /// after reporting DimOutOfRange.
   std::optional<size_t> normalizeDim(int64_t dim, size_t rank, NodeId node);
+
+  /// Whether the known constant elements of `value` (ExprInfo::lowest and
+  /// highest) fit in a tensor of `dtype`; reports LiteralDoesNotFit at the one
+  /// that does not (torch would raise, wrap or make inf when it runs).
+  bool elementsFit(const ExprInfo& value, DType dtype);
 
  private:
   // What the body being checked is.
