@@ -111,28 +111,50 @@ void writeStdout(std::string_view text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
 
-// --entry NAME picks the entry layer instead of the file's last one.
+// --entry NAME picks the entry layer instead of the file's last one, by the
+// name the file itself uses: its own layer, else one an `import "f.tri"`
+// brings in, or `alias.NAME` for one of `import "f.tri" as alias`. A layer of
+// that name the file cannot see (imported by an import) is the last resort.
 void selectEntry(CheckedModule& checked, const std::string& entry, const SourceBuffer& source,
-                 DiagnosticEngine& diags) {
-  std::vector<std::string_view> layers;
-  // The file's own layers first, then the ones it imports.
-  for (size_t k = 0; k < checked.callables.size(); ++k) {
-    size_t local = checked.callables.size() - checked.firstLocal;
-    size_t i = k < local ? checked.firstLocal + k : k - local;
-    const CallableInfo& c = checked.callables[i];
-    if (c.isFn) {
-      continue;
+                 const ImportContext* imports, DiagnosticEngine& diags) {
+  const Interner& interner = *checked.interner;
+  auto isLayer = [&](uint32_t index, std::string_view name) {
+    const CallableInfo& c = checked.callables[index];
+    return !c.isFn && interner.spelling(c.name) == name;
+  };
+  std::optional<uint32_t> found;
+  std::vector<std::string> visible;  // for the did-you-mean note
+  size_t dot = entry.find('.');
+  for (const Symbol& symbol : checked.symbols) {
+    std::string_view name = interner.spelling(symbol.name);
+    if (symbol.kind == SymbolKind::Layer) {
+      visible.emplace_back(name);
+      // The file's own layer shadows an imported one of the same name.
+      if (name == entry && (!found || symbol.ref >= checked.firstLocal)) found = symbol.ref;
+    } else if (symbol.kind == SymbolKind::ImportAlias && imports != nullptr &&
+               symbol.ref < imports->imports.size()) {
+      for (uint32_t index : imports->imports[symbol.ref].exports) {
+        if (checked.callables[index].isFn) continue;
+        std::string qualified =
+            fmt::format("{}.{}", name, interner.spelling(checked.callables[index].name));
+        if (qualified == entry) found = index;
+        visible.push_back(std::move(qualified));
+      }
     }
-    std::string_view name = checked.interner->spelling(c.name);
-    if (name == entry) {
-      checked.entryLayer = static_cast<int>(i);
-      return;
+  }
+  if (!found && dot == std::string::npos) {
+    for (uint32_t i = 0; i < checked.callables.size() && !found; ++i) {
+      if (isLayer(i, entry)) found = i;
     }
-    layers.push_back(name);
+  }
+  if (found) {
+    checked.entryLayer = static_cast<int>(*found);
+    return;
   }
   auto builder = diags.reportForPath(Diag::UnknownEntry, "", entry, source.name());
   builder.about(source.name());
-  std::string_view match = closestMatch(entry, layers);
+  std::vector<std::string_view> names(visible.begin(), visible.end());
+  std::string_view match = closestMatch(entry, names);
   if (!match.empty()) {
     builder.note(Note::DidYouMean, match);
   }
@@ -1155,7 +1177,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
           checked.emplace(check(*tree, finterner, fdiags, context ? &*context : nullptr));
         }
         if (!options.entry.empty()) {
-          selectEntry(*checked, options.entry, source, fdiags);
+          selectEntry(*checked, options.entry, source, context ? &*context : nullptr, fdiags);
         }
         if (options.dumpTypes) {
           if (multipleFiles) {

@@ -1849,6 +1849,33 @@ layer TwoTernary(w_a: TernaryTensor<trit, [4, 4]>, w_b: TernaryTensor<trit, [4, 
                 check_close(got.float(), want, "%s in %s" % (level, dtype), atol=tol, rtol=tol)
 
 
+def test_entry_names_a_layer_as_the_file_sees_it(ctx):
+    """`--entry Proj` is the layer the file calls `Proj` (its own, else the one an unqualified
+    import brings in), and `--entry a.Proj` the one of `import "a.tri" as a`: with two
+    imported files that both define `Proj`, `--entry Proj` once picked whichever was written
+    out as the Python class `Proj` (the aliased one) and the other could not be chosen."""
+    folder = tempfile.mkdtemp(dir=ctx.workdir)
+    for stem, factor in (("a", 1.0), ("b", 2.0)):
+        with open(os.path.join(folder, stem + ".tri"), "w") as f:
+            f.write("layer Proj(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {\n"
+                    "    return x * %s\n}\n" % factor)
+    main = os.path.join(folder, "main.tri")
+    with open(main, "w") as f:
+        f.write('import "a.tri" as a\nimport "b.tri"\n'
+                "layer Top(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {\n"
+                "    return Proj(x) + a.Proj(x) * 10.0\n}\n")
+    x = torch.ones(1, 4)
+    for name, want in (("Proj", 2.0), ("a.Proj", 1.0), ("Top", 12.0), (None, 12.0)):
+        flags = ["--entry", name] if name else []
+        module = load(ctx.compile(main, "-O1", *flags))
+        got = getattr(module, module.ENTRY)()(x)
+        check_close(got, torch.full((1, 4), want), "--entry %s" % name)
+    proc = subprocess.run([ctx.tritonc, "compile", main, "--entry", "b.Proj", "-o",
+                           os.path.join(folder, "out.py")], capture_output=True, text=True)
+    if proc.returncode != 1 or "did you mean 'a.Proj'?" not in proc.stderr:
+        raise AssertionError("--entry b.Proj: exit %d, %s" % (proc.returncode, proc.stderr))
+
+
 def test_zoo_runs_in_float64(ctx):
     """The models whose bodies create tensors or read constants (cnn_cifar's mean and std,
     ViT's class-token zeros), and two others, converted with `.double()`: unpacked and packed,
@@ -3033,6 +3060,7 @@ def all_tests():
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
               test_long_strings_wrap_within_100_columns,
               test_ternary_sums_and_integer_tensors_follow_the_models_dtype,
+              test_entry_names_a_layer_as_the_file_sees_it,
               test_every_accepted_golden_imports, test_members_and_main,
               test_failed_compile_writes_nothing]
     return tests
