@@ -131,7 +131,12 @@ void Checker::popScope() {
   size_t mark = scopeMarks_.back();
   scopeMarks_.pop_back();
   while (undo_.size() > mark) {
-    current_[undo_.back().identifier] = undo_.back().previous;
+    uint32_t identifier = undo_.back().identifier;
+    if (uint32_t symbol = current_[identifier]; symbol != 0) {
+      SymbolKind kind = module_.symbols[symbol - 1].kind;
+      if (kind == SymbolKind::Local || kind == SymbolKind::LoopVar) ctx_.ended[identifier] = symbol - 1;
+    }
+    current_[identifier] = undo_.back().previous;
     undo_.pop_back();
   }
 }
@@ -190,6 +195,13 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
     return;
   }
   auto builder = diags_->report(Diag::UndefinedName, source(), rangeOf(node), text);
+  if (auto ended = ctx_.ended.find(name.index); ended != ctx_.ended.end()) {
+    // `if c { let down = ... }` then `down(x)` after the block, as Python allows.
+    const Symbol& s = module_.symbols[ended->second];
+    builder.note(Note::DeclaredInEndedBlock, source(),
+                 tokens().range(tree_.token(s.decl)), text);
+    return;
+  }
   if (!diags_->takeSpellCheck()) {
     return;
   }

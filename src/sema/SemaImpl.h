@@ -202,6 +202,10 @@ class Checker {
     std::unordered_map<uint32_t, std::vector<std::vector<std::pair<uint32_t, uint8_t>>>>
         attributeBranches;
     bool returnsSeen = false;
+    /// Per identifier, the last `let` (or loop variable) of the body whose
+    /// block has ended, to explain a use after it (Python's names outlive
+    /// their `if`; these do not).
+    std::unordered_map<uint32_t, uint32_t> ended;
   };
   struct Binding {
     uint32_t identifier;
