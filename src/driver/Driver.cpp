@@ -1264,7 +1264,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     };
     std::vector<std::unique_ptr<Worker>> perFile(sources.size());
     std::atomic<size_t> next{0};
-    std::atomic<size_t> done{0};
+    size_t done = 0;  // files finished, under progressMutex
     bool progress = ::isatty(STDERR_FILENO) != 0 && !options.quiet;
     std::mutex progressMutex;
     auto work = [&](int track) {
@@ -1277,9 +1277,11 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         FileContext file{*w->diags, w->interner, *w->loader, w->timings.get(), [] {}};
         w->status = compileFile(sources[i], results[i], file);
         perFile[i] = std::move(w);
-        size_t finished = done.fetch_add(1) + 1;
         if (progress) {
+          // Counted under the lock that orders the redraws, so [6/16] never
+          // follows [16/16].
           std::lock_guard<std::mutex> guard(progressMutex);
+          size_t finished = ++done;
           std::string line = fmt::format("\r[{}/{}] {}", finished, sources.size(),
                                          sources[i].name());
           line.resize(std::max<size_t>(line.size(), 79), ' ');

@@ -214,6 +214,17 @@ def test_progress_line_only_on_a_terminal(tritonc, work):
                          timeout=120, env=dict(os.environ, TRITONC_CACHE_DIR=work + "/cache"))
     assert tty.returncode == 0, tty.stdout
     assert b"[6/6]" in tty.stdout and b"\r\x1b[K" in tty.stdout, tty.stdout
+    # The count only goes up ([6/16] once followed [16/16]: counted outside the lock that
+    # orders the redraws); each file is counted once.
+    args = ["compile"] + EXAMPLES + ["-o", out, "--no-cache", "-j", "8"]
+    command = " ".join("'%s'" % a for a in [tritonc] + args)
+    for attempt in range(5):
+        tty = subprocess.run([script, "-qec", command, "/dev/null"], cwd=work,
+                             capture_output=True, timeout=120,
+                             env=dict(os.environ, TRITONC_CACHE_DIR=work + "/cache"))
+        assert tty.returncode == 0, tty.stdout
+        counts = [int(n) for n in re.findall(rb"\[(\d+)/%d\]" % len(EXAMPLES), tty.stdout)]
+        assert counts == list(range(1, len(EXAMPLES) + 1)), (attempt, counts)
 
 
 def test_time_trace_has_a_track_per_worker(tritonc, work):
