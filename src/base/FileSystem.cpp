@@ -210,6 +210,28 @@ ProcessResult runProcess(const std::vector<std::string>& args, const std::string
 }
 
 namespace {
+std::atomic<int> standardOutputErrno{0};
+}  // namespace
+
+void writeStandardOutput(std::string_view text) {
+  errno = 0;
+  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size()) {
+    int expected = 0;
+    standardOutputErrno.compare_exchange_strong(expected, errno != 0 ? errno : EIO);
+  }
+}
+
+int flushStandardOutput() {
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    int error = errno;
+    int expected = 0;
+    standardOutputErrno.compare_exchange_strong(expected, error != 0 ? error : EIO);
+  }
+  return standardOutputErrno.load();
+}
+
+namespace {
 
 // Removes a file that removeFileOnSignal registered.
 void removeRegistered(const std::string& path) {

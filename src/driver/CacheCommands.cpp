@@ -8,13 +8,14 @@
 
 #include <fmt/format.h>
 
+#include "tritonc/base/FileSystem.h"
 #include "tritonc/base/Text.h"
 #include "tritonc/driver/Driver.h"
 
 namespace tritonc {
 namespace {
 
-void writeStdout(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+void writeStdout(const std::string& text) { writeStandardOutput(text); }
 
 // Environment failures of these commands: one diagnostic, exit 3.
 int fail(const std::string& message) {

@@ -107,9 +107,7 @@ std::unique_ptr<DiagnosticConsumer> makeConsumer(const CompileOptions& options) 
   return std::make_unique<TextDiagnosticConsumer>(stderr, useColor(options.color));
 }
 
-void writeStdout(std::string_view text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-}
+void writeStdout(std::string_view text) { writeStandardOutput(text); }
 
 // --entry NAME picks the entry layer instead of the file's last one, by the
 // name the file itself uses: its own layer, else one an `import "f.tri"`
@@ -1313,11 +1311,8 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     // which are printed by now.
   }
   // The dumps are complete, or the environment failed (a full disk).
-  errno = 0;
-  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    int error = errno;
-    diags.reportForPath(Diag::CannotWriteFile, "", "standard output",
-                        error != 0 ? std::strerror(error) : "a write failed");
+  if (int error = flushStandardOutput(); error != 0) {
+    diags.reportForPath(Diag::CannotWriteFile, "", "standard output", std::strerror(error));
     sorter.flush();
     return kExitInternalError;
   }

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tritonc/base/FileSystem.h"
 #include "tritonc/base/Version.h"
 #include "tritonc/diag/Diagnostics.h"
 #include "tritonc/driver/Driver.h"
@@ -227,7 +228,7 @@ int run(int argc, char** argv) {
   // `--version` answers before anything else is set up (start-up budget: 1 ms).
   if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
     std::string text = versionText();
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    writeStandardOutput(text);
     return kExitSuccess;
   }
 
@@ -494,13 +495,11 @@ int run(int argc, char** argv) {
 // write that failed (a full disk, a closed descriptor) is an environment
 // error, not a success with a truncated dump (coreutils and clang do the same).
 int finishStandardOutput(int status) {
-  errno = 0;
-  bool flushed = std::fflush(stdout) == 0;
-  int error = flushed ? 0 : errno;
+  int error = flushStandardOutput();
   // A failed run has reported what went wrong already (`-o -` its write).
-  if ((flushed && !std::ferror(stdout)) || status != kExitSuccess) return status;
+  if (error == 0 || status != kExitSuccess) return status;
   std::fprintf(stderr, "tritonc: error: cannot write 'standard output': %s [CannotWriteFile]\n",
-               error != 0 ? std::strerror(error) : "a write failed");
+               std::strerror(error));
   return kExitInternalError;
 }
 

@@ -99,6 +99,15 @@ struct ProcessResult {
 /// writing files (ninja runs its commands the same way).
 ProcessResult runProcess(const std::vector<std::string>& args, const std::string& logPath);
 
+/// Writes `text` to stdout (buffered). The errno of the first write that
+/// failed is kept for standardOutputError(): by the final fflush the stream
+/// only says that one did (`--dump-ir > /dev/full` says "No space left on
+/// device", not "a write failed").
+void writeStandardOutput(std::string_view text);
+/// Flushes stdout: 0 when everything written reached it, else the errno of
+/// the first failure (EIO when none was recorded).
+int flushStandardOutput();
+
 /// `mkdir -p`; true when the directory exists afterwards.
 bool makeDirectories(const std::string& path, std::string* error);
 
