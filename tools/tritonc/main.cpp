@@ -213,13 +213,23 @@ void applyCompileChoices(const std::string& optLevel, const std::string& stopAft
 }
 
 // CLI11 only knows single-letter short options; the gcc-style `-Werror` is
-// rewritten to its long spelling before parsing.
+// rewritten to its long spelling before parsing. A bare `-O` is `-O1`, as in
+// gcc and clang, and `--color` not followed by auto, always or never is
+// `--color=always`, as in GNU tools (CLI11 would take the next argument as
+// their value).
 std::vector<std::string> normalizeArgs(int argc, char** argv) {
   std::vector<std::string> args;
   args.reserve(static_cast<size_t>(argc));
   for (int i = argc - 1; i >= 1; --i) {  // CLI11 takes arguments in reverse order
     std::string arg = argv[i];
-    args.push_back(arg == "-Werror" ? "--Werror" : arg);
+    if (arg == "-Werror") arg = "--Werror";
+    else if (arg == "-O") arg = "-O1";
+    else if (arg == "--color" && (i + 1 == argc || (std::strcmp(argv[i + 1], "auto") != 0 &&
+                                                    std::strcmp(argv[i + 1], "always") != 0 &&
+                                                    std::strcmp(argv[i + 1], "never") != 0))) {
+      arg = "--color=always";
+    }
+    args.push_back(arg);
   }
   return args;
 }
