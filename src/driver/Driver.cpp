@@ -42,7 +42,6 @@
 #include "tritonc/sema/Sema.h"
 #include "tritonc/source/SourceBuffer.h"
 
-#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Program.h>
 
 namespace tritonc {

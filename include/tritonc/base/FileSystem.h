@@ -100,7 +100,7 @@ struct ProcessResult {
 ProcessResult runProcess(const std::vector<std::string>& args, const std::string& logPath);
 
 /// Writes `text` to stdout (buffered). The errno of the first write that
-/// failed is kept for standardOutputError(): by the final fflush the stream
+/// failed is kept for flushStandardOutput(): by the final fflush the stream
 /// only says that one did (`--dump-ir > /dev/full` says "No space left on
 /// device", not "a write failed").
 void writeStandardOutput(std::string_view text);
