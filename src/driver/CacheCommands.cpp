@@ -15,8 +15,6 @@
 namespace tritonc {
 namespace {
 
-void writeStdout(const std::string& text) { writeStandardOutput(text); }
-
 // Environment failures of these commands: one diagnostic, exit 3.
 int fail(const std::string& message) {
   TextDiagnosticConsumer printer(stderr, false);
@@ -98,7 +96,7 @@ int stats(const cache::Settings& settings, bool json) {
       out += fmt::format("{}{}:{}", i ? "," : "", jsonString(rows[i].name), level(rows[i]));
     }
     out += "},\"total\":" + level(total) + "}\n";
-    writeStdout(out);
+    writeStandardOutput(out);
     return kExitSuccess;
   }
   std::string out;
@@ -129,7 +127,7 @@ int stats(const cache::Settings& settings, bool json) {
   out += fmt::format("\n{} entries evicted so far; L1 lives in each process's memory (shared by "
                      "the files of one compile).\n",
                      total.c.evicted);
-  writeStdout(out);
+  writeStandardOutput(out);
   return kExitSuccess;
 }
 
@@ -177,7 +175,7 @@ int runCacheCommand(const CacheCommand& command) {
     for (cache::Level level : levels) {
       cleared += (cleared.empty() ? "" : ", ") + std::string(levelName(level));
     }
-    writeStdout(fmt::format("cleared {}: removed {} entries ({})\n",
+    writeStandardOutput(fmt::format("cleared {}: removed {} entries ({})\n",
                             levels.empty() ? "the cache" : cleared, report->removed,
                             cache::formatSize(report->removedBytes)));
     return failedRemovals(*report);
@@ -201,7 +199,7 @@ int runCacheCommand(const CacheCommand& command) {
       entries += usage.entries;
       bytes += usage.bytes;
     }
-    writeStdout(fmt::format("pruned {} entries ({}); {} entries ({}) left\n{}", report->removed,
+    writeStandardOutput(fmt::format("pruned {} entries ({}); {} entries ({}) left\n{}", report->removed,
                             cache::formatSize(report->removedBytes), entries,
                             cache::formatSize(bytes), staleTemporaries(*report)));
     return failedRemovals(*report);
@@ -219,7 +217,7 @@ int runCacheCommand(const CacheCommand& command) {
     out += fmt::format("checked {} entries: {} valid, {} corrupt (removed)\n", report->checked,
                        report->checked - report->corrupt, report->corrupt);
     out += staleTemporaries(*report);
-    writeStdout(out);
+    writeStandardOutput(out);
     return failedRemovals(*report);
   }
   return kExitUsageError;
@@ -249,7 +247,7 @@ int runConfigCommand(const CacheCommand& command) {
       DiagnosticEngine diags(printer);
       diags.reportForPath(Diag::ConfigIgnored, "", ignored);
     }
-    writeStdout(*value + "\n");
+    writeStandardOutput(*value + "\n");
     return kExitSuccess;
   }
   // A value of the wrong type is the user's mistake (exit 2); a file that

@@ -106,8 +106,6 @@ std::unique_ptr<DiagnosticConsumer> makeConsumer(const CompileOptions& options) 
   return std::make_unique<TextDiagnosticConsumer>(stderr, useColor(options.color));
 }
 
-void writeStdout(std::string_view text) { writeStandardOutput(text); }
-
 // --entry NAME picks the entry layer instead of the file's last one, by the
 // name the file itself uses: its own layer, else one an `import "f.tri"`
 // brings in, or `alias.NAME` for one of `import "f.tri" as alias`. A layer of
@@ -311,12 +309,12 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& mod
   }
   auto dump = [&](const std::string& title) {
     if (!header.empty()) {
-      writeStdout("# file: " + header + "\n");
+      writeStandardOutput("# file: " + header + "\n");
     }
     if (!title.empty()) {
-      writeStdout("// ----- IR after " + title + " ----- //\n");
+      writeStandardOutput("// ----- IR after " + title + " ----- //\n");
     }
-    writeStdout(module.print());
+    writeStandardOutput(module.print());
   };
   if (lastStage == Stage::Ir) {
     if (options.dumpIr) {
@@ -377,9 +375,9 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& mod
   }
   if (options.dumpCode) {
     if (!header.empty()) {
-      writeStdout("# file: " + header + "\n");
+      writeStandardOutput("# file: " + header + "\n");
     }
-    writeStdout(stampPyTorch(result.py, baseName(sourceName), library));
+    writeStandardOutput(stampPyTorch(result.py, baseName(sourceName), library));
   }
   if (options.target != "pytorch") {
     {
@@ -396,8 +394,8 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& mod
       result.hasCu = true;
     }
     if (options.dumpCode) {
-      writeStdout("// file: " + fileStem(sourceName) + "_kernels.cu\n");
-      writeStdout(stampCuda(result.cu, baseName(sourceName)));
+      writeStandardOutput("// file: " + fileStem(sourceName) + "_kernels.cu\n");
+      writeStandardOutput(stampCuda(result.cu, baseName(sourceName)));
     }
   }
   result.compiled = !options.stopAfter.has_value();
@@ -1081,9 +1079,9 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       }
       if (options.dumpTokens) {
         if (multipleFiles) {
-          writeStdout("# file: " + source.name() + "\n");
+          writeStandardOutput("# file: " + source.name() + "\n");
         }
-        writeStdout(tokens->dump());
+        writeStandardOutput(tokens->dump());
       }
       if (lastStage == Stage::Lex) {
         flushDiagnostics();
@@ -1118,9 +1116,9 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       }
       if (options.dumpAst) {
         if (multipleFiles) {
-          writeStdout("# file: " + source.name() + "\n");
+          writeStandardOutput("# file: " + source.name() + "\n");
         }
-        writeStdout(tree->dump());
+        writeStandardOutput(tree->dump());
       }
       // `check` stops after type checking, but only the emitter knows whether
       // control flow nests deeper than Python allows: a tree that deep (rare)
@@ -1178,9 +1176,9 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         }
         if (options.dumpTypes) {
           if (multipleFiles) {
-            writeStdout("# file: " + source.name() + "\n");
+            writeStandardOutput("# file: " + source.name() + "\n");
           }
-          writeStdout(checked->dump());
+          writeStandardOutput(checked->dump());
         }
         if (fileLast >= Stage::Ir && fdiags.errorCount() == fileErrorsStart) {
           flushDiagnostics();

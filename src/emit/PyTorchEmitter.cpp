@@ -132,23 +132,32 @@ std::string parenthesized(const std::string& text) {
   return "(" + text + ")";
 }
 
+// `text` cut into pieces of at most `width` bytes (at least one character
+// each), never inside a UTF-8 sequence; with `atSpaces`, a piece ends after
+// a space where one lies in its second half.
+std::vector<std::string_view> literalPieces(std::string_view text, size_t width, bool atSpaces) {
+  std::vector<std::string_view> pieces;
+  for (size_t i = 0; i < text.size();) {
+    size_t end = std::min(text.size(), i + width);
+    if (end < text.size()) {
+      size_t space = atSpaces ? text.rfind(' ', end - 1) : std::string_view::npos;
+      if (space != std::string_view::npos && space >= i + width / 2) end = space + 1;
+      while (end > i + 1 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+    }
+    pieces.push_back(text.substr(i, end - i));
+    i = end;
+  }
+  return pieces;
+}
+
 // A Python string literal that `Emitter::line` can wrap: a long one becomes
-// adjacent literals in parentheses, `("... " "...")` (Python joins them),
-// each piece ending after a space where one is near and never inside a UTF-8
-// sequence or an escape.
+// adjacent literals in parentheses, `("... " "...")` (Python joins them).
 std::string pyStringLines(std::string_view text) {
   constexpr size_t kPiece = 60;  // source bytes per literal
   if (text.size() <= kPiece) return pyString(text);
   std::string out = "(";
-  for (size_t i = 0; i < text.size();) {
-    size_t end = std::min(text.size(), i + kPiece);
-    if (end < text.size()) {
-      size_t space = text.rfind(' ', end - 1);
-      if (space != std::string_view::npos && space >= i + kPiece / 2) end = space + 1;
-      while (end > i + 1 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
-    }
-    out += (i == 0 ? "" : " ") + pyString(text.substr(i, end - i));
-    i = end;
+  for (std::string_view piece : literalPieces(text, kPiece, /*atSpaces=*/true)) {
+    out += (out.size() == 1 ? "" : " ") + pyString(piece);
   }
   return out + ")";
 }
@@ -1701,13 +1710,8 @@ void Emitter::emitOp(OpId id, int depth) {
       int room = 100 - (depth + 2) * 4 - 4;
       size_t width = room < 20 ? 20 : static_cast<size_t>(room);
       auto pieces = [&](const std::string& text, const char* lead) {
-        for (size_t i = 0; i < text.size();) {
-          size_t end = std::min(text.size(), i + width);
-          while (end < text.size() && end > i + 1 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) {
-            --end;  // never split a UTF-8 sequence
-          }
-          line(depth + 2, (i == 0 ? lead : "") + pyString(text.substr(i, end - i)));
-          i = end;
+        for (std::string_view piece : literalPieces(text, width, /*atSpaces=*/false)) {
+          line(depth + 2, (piece.data() == text.data() ? lead : "") + pyString(piece));
         }
       };
       line(depth + 1, "raise ValueError(");

@@ -131,12 +131,7 @@ void Checker::popScope() {
   size_t mark = scopeMarks_.back();
   scopeMarks_.pop_back();
   while (undo_.size() > mark) {
-    uint32_t identifier = undo_.back().identifier;
-    if (uint32_t symbol = current_[identifier]; symbol != 0) {
-      SymbolKind kind = module_.symbols[symbol - 1].kind;
-      if (kind == SymbolKind::Local || kind == SymbolKind::LoopVar) ctx_.ended[identifier] = symbol - 1;
-    }
-    current_[identifier] = undo_.back().previous;
+    current_[undo_.back().identifier] = undo_.back().previous;
     undo_.pop_back();
   }
 }
@@ -195,12 +190,15 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
     return;
   }
   auto builder = diags_->report(Diag::UndefinedName, source(), rangeOf(node), text);
-  if (auto ended = ctx_.ended.find(name.index); ended != ctx_.ended.end()) {
-    // `if c { let down = ... }` then `down(x)` after the block, as Python allows.
-    const Symbol& s = module_.symbols[ended->second];
-    builder.note(Note::DeclaredInEndedBlock, source(),
-                 tokens().range(tree_.token(s.decl)), text);
-    return;
+  // `if c { let down = ... }` then `down(x)` after the block, as Python
+  // allows: the body's last such `let` (checked in order, so declared above).
+  for (uint32_t i = static_cast<uint32_t>(module_.symbols.size()); i-- > ctx_.firstSymbol;) {
+    const Symbol& s = module_.symbols[i];
+    if (s.name == name && (s.kind == SymbolKind::Local || s.kind == SymbolKind::LoopVar)) {
+      builder.note(Note::DeclaredInEndedBlock, source(), tokens().range(tree_.token(s.decl)),
+                   text);
+      return;
+    }
   }
   if (!diags_->takeSpellCheck()) {
     return;
@@ -759,7 +757,7 @@ void Checker::checkInferredCalleesFirst(NodeId item) {
 
 void Checker::checkCallableBody(int index) {
   CallableInfo& info = module_.callables[index];
-  ctx_ = Context{};
+  resetContext();
   ctx_.callable = index;
   ctx_.isFn = info.isFn;
   pushScope();
@@ -902,7 +900,7 @@ void Checker::checkPackedScaleNames(const CallableInfo& info) {
 }
 
 void Checker::checkMain(NodeId mainNode) {
-  ctx_ = Context{};
+  resetContext();
   ctx_.isMain = true;
   pushScope();
   collectAssigned(tree_.childC(mainNode));
@@ -912,7 +910,7 @@ void Checker::checkMain(NodeId mainNode) {
 }
 
 void Checker::checkTopLevelLet(NodeId let) {
-  ctx_ = Context{};
+  resetContext();
   uint32_t symbol = module_.nodeSymbol[let.index];
   TypeId declared = tree_.childA(let).isValid() ? resolveType(tree_.childA(let), -1)
                                                 : TypeId{};

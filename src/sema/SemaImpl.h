@@ -202,11 +202,16 @@ class Checker {
     std::unordered_map<uint32_t, std::vector<std::vector<std::pair<uint32_t, uint8_t>>>>
         attributeBranches;
     bool returnsSeen = false;
-    /// Per identifier, the last `let` (or loop variable) of the body whose
-    /// block has ended, to explain a use after it (Python's names outlive
-    /// their `if`; these do not).
-    std::unordered_map<uint32_t, uint32_t> ended;
+    /// The body's first symbol: a use of an undeclared name looks among the
+    /// body's symbols for a `let` whose block has ended (Python's names
+    /// outlive their `if`; these do not).
+    uint32_t firstSymbol = 0;
   };
+  /// Starts checking a body (or a top-level let): a fresh Context.
+  void resetContext() {
+    ctx_ = Context{};
+    ctx_.firstSymbol = static_cast<uint32_t>(module_.symbols.size());
+  }
   struct Binding {
     uint32_t identifier;
     uint32_t previous;
