@@ -380,8 +380,14 @@ Expected<std::string> configGet(const std::string& path, std::string_view key,
   if (Expected<Config> loaded = loadConfig(path)) config = *loaded;
   else *ignored = loaded.error().message;
   std::string name = known->name;
-  if (name == "cache.enabled") return std::string(config.enabled ? "true" : "false");
-  if (name == "cache.dir") return config.dir;
+  // As a compile resolves them: TRITONC_NO_CACHE and TRITONC_CACHE_DIR
+  // override the file, and an unset directory is the default one (ccache's
+  // --get-config cache_dir does the same).
+  if (name == "cache.enabled" || name == "cache.dir") {
+    Settings settings = resolveSettings("", false);
+    if (name == "cache.dir") return settings.dir;
+    return std::string(settings.enabled ? "true" : "false");
+  }
   if (name == "cache.l2_ir.max_size_mb") return std::to_string(config.l2MaxSizeMb);
   if (name == "cache.l3_code.max_size_mb") return std::to_string(config.l3MaxSizeMb);
   return std::to_string(config.l3TtlDays);

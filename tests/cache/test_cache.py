@@ -1509,10 +1509,18 @@ def test_debugging_flags_bypass_cache(ctx):
 
 
 def test_config_get_set_and_errors(ctx):
-    defaults = {"cache.enabled": "true", "cache.dir": "", "cache.l2_ir.max_size_mb": "1024",
-                "cache.l3_code.max_size_mb": "4096", "cache.l3_code.ttl_days": "30"}
+    # cache.dir and cache.enabled are the values in effect, as a compile resolves them.
+    defaults = {"cache.enabled": "true", "cache.dir": ctx.env["TRITONC_CACHE_DIR"],
+                "cache.l2_ir.max_size_mb": "1024", "cache.l3_code.max_size_mb": "4096",
+                "cache.l3_code.ttl_days": "30"}
     for key, value in defaults.items():
         check_eq(ctx.run("config", "get", key).stdout, value + "\n", "default of " + key)
+    xdg = ctx.path("xdg")
+    check_eq(ctx.run("config", "get", "cache.dir", env={"XDG_CACHE_HOME": xdg},
+                     unset=("TRITONC_CACHE_DIR",)).stdout, xdg + "/tritonc\n",
+             "cache.dir from XDG_CACHE_HOME")
+    check_eq(ctx.run("config", "get", "cache.enabled", env={"TRITONC_NO_CACHE": "1"}).stdout,
+             "false\n", "cache.enabled with TRITONC_NO_CACHE=1")
     check(not os.path.exists(ctx.config), "config get created the file")
     values = {"cache.enabled": ("yes", "true"), "cache.dir": (ctx.path("cfg-cache"), None),
               "cache.l2_ir.max_size_mb": ("64", None), "cache.l3_code.max_size_mb": ("128", None),
@@ -1520,7 +1528,10 @@ def test_config_get_set_and_errors(ctx):
     for key, (value, normalized) in values.items():
         ctx.run("config", "set", key, value)
     for key, (value, normalized) in values.items():  # every key kept
-        check_eq(ctx.run("config", "get", key).stdout, (normalized or value) + "\n", "get " + key)
+        check_eq(ctx.run("config", "get", key, unset=("TRITONC_CACHE_DIR",)).stdout,
+                 (normalized or value) + "\n", "get " + key)
+    check_eq(ctx.run("config", "get", "cache.dir").stdout, ctx.env["TRITONC_CACHE_DIR"] + "\n",
+             "TRITONC_CACHE_DIR overrides cache.dir")
     s = ctx.stats(unset=("TRITONC_CACHE_DIR",))
     check_eq((s["levels"]["l2"]["limit_bytes"], s["levels"]["l3"]["limit_bytes"]),
              (64 << 20, 128 << 20), "limits in stats")
@@ -1557,7 +1568,8 @@ def test_config_set_keeps_comments_and_layout(ctx):
              "cache.l3_code.ttl_days: 9  # flat\n", "config file after sets")
     for key, value in (("cache.l2_ir.max_size_mb", "20"), ("cache.enabled", "false"),
                        ("cache.l3_code.ttl_days", "9"), ("cache.dir", "/tmp/a dir: #x")):
-        check_eq(ctx.run("config", "get", key).stdout, value + "\n", "get " + key)
+        check_eq(ctx.run("config", "get", key, unset=("TRITONC_CACHE_DIR",)).stdout,
+                 value + "\n", "get " + key)
     write(ctx.config, "cache:\n")
     proc = ctx.run("config", "get", "cache.enabled")
     check_eq((proc.stdout, proc.stderr), ("true\n", ""), "an empty section")

@@ -126,6 +126,36 @@ CLI::Validator nonEmpty(const char* what) {
       "");
 }
 
+// `--cuda-arch 80,sm_90`: compute capabilities, with or without `sm_`.
+CLI::Validator cudaArchList() {
+  return CLI::Validator(
+      [](std::string& list) {
+        for (const std::string& arch : splitList(list)) {
+          std::string digits = arch.rfind("sm_", 0) == 0 ? arch.substr(3) : arch;
+          if (digits.empty() || digits.size() > 4 ||
+              digits.find_first_not_of("0123456789") != std::string::npos) {
+            return "'" + arch + "' is not a compute capability such as 80 or sm_90";
+          }
+        }
+        return std::string();
+      },
+      "");
+}
+
+// `--cuda-dtypes f16,bf16`.
+CLI::Validator cudaDTypeList() {
+  return CLI::Validator(
+      [](std::string& list) {
+        for (const std::string& t : splitList(list)) {
+          if (t != "f32" && t != "f16" && t != "bf16") {
+            return "'" + t + "' is not one of f32, f16, bf16";
+          }
+        }
+        return std::string();
+      },
+      "");
+}
+
 // Flags of compile and watch.
 void addCompileFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choices,
                      std::string& stopAfter, std::string& optLevel, CLI::Option** timeTraceOpt,
@@ -140,36 +170,17 @@ void addCompileFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choices
       ->option_text("pytorch|cuda|all");
   cmd->add_option("--cuda-arch", choices.cudaArchs,
                   "CUDA compute capabilities to build kernels for (default 80,90)")
-      ->check(CLI::Validator(
-          [](std::string& list) {
-            for (const std::string& arch : splitList(list)) {
-              std::string digits = arch.rfind("sm_", 0) == 0 ? arch.substr(3) : arch;
-              if (digits.empty() || digits.size() > 4 ||
-                  digits.find_first_not_of("0123456789") != std::string::npos) {
-                return "'" + arch + "' is not a compute capability such as 80 or sm_90";
-              }
-            }
-            return std::string();
-          },
-          ""))
+      ->check(cudaArchList())
       ->option_text("ARCH,...");
   cmd->add_option("--cuda-dtypes", choices.cudaDTypes,
                   "Activation types of the CUDA launchers (default f32,f16,bf16)")
-      ->check(CLI::Validator(
-          [](std::string& list) {
-            for (const std::string& t : splitList(list)) {
-              if (t != "f32" && t != "f16" && t != "bf16") {
-                return "'" + t + "' is not one of f32, f16, bf16";
-              }
-            }
-            return std::string();
-          },
-          ""))
+      ->check(cudaDTypeList())
       ->option_text("f32|f16|bf16,...");
   cmd->add_option("--nvcc", o.nvcc, "The nvcc to use (default: $TRITONC_NVCC, PATH, /usr/local/cuda/bin)")
       ->option_text("PATH");
   cmd->add_option("--entry", o.entry, "The layer that is the model's entry point")
-      ->check(nonEmpty("layer name"));
+      ->check(nonEmpty("layer name"))
+      ->option_text("LAYER");
   cmd->add_option("-I", o.includeDirs, "Also look for imported files in DIR (repeatable)")
       ->option_text("DIR")
       ->take_all()
@@ -188,11 +199,11 @@ void addCompileFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choices
                                 "Write a Chrome trace JSON (default <stem>.trace.json)");
   (*timeTraceOpt)->option_text("[=FILE.json]");
   cmd->add_flag("--incremental", o.incremental, "Recompile only the layers that changed");
-  cmd->add_option("-j,--jobs", o.jobs, "Files compiled in parallel, 1 to 1024 (default: cores)")
-      ->check(CLI::Range(1u, 1024u))
+  cmd->add_option("-j,--jobs", o.jobs, "Files compiled in parallel, up to 1024 (0 or default: cores)")
+      ->check(CLI::Range(0u, 1024u))
       ->option_text("N");
   cmd->add_flag("--no-cache", o.noCache, "Do not use the compile cache");
-  cmd->add_option("--cache-dir", o.cacheDir, "Cache directory");
+  cmd->add_option("--cache-dir", o.cacheDir, "Cache directory")->option_text("DIR");
   cmd->add_flag("--low-memory", o.lowMemory, "Trade speed for a smaller memory footprint");
   addReportingFlags(cmd, o, choices);
 }
@@ -269,20 +280,50 @@ int run(int argc, char** argv) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   addCompileFlags(compile, options, choices, stopAfter, optLevel, &timeTraceOpt, timeTrace);
 
+  struct {
+    std::string optLevel, target, cudaArch, cudaDTypes, nvcc, cacheDir;
+    bool noCache = false, lowMemory = false, incremental = false;
+  } ignored;
   CLI::App* check = app.add_subcommand("check", "Parse and type-check; write no output files");
   check->add_option("FILE", options.inputs, "Input files (.tri)")
       ->required()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   addReportingFlags(check, options, choices);
   check->add_option("--entry", options.entry, "The layer that is the model's entry point")
-      ->check(nonEmpty("layer name"));
+      ->check(nonEmpty("layer name"))
+      ->option_text("LAYER");
   check->add_option("-I", options.includeDirs, "Also look for imported files in DIR (repeatable)")
       ->option_text("DIR")
       ->take_all()
       ->allow_extra_args(false);
-  check->add_option("-j,--jobs", options.jobs, "Files checked in parallel, 1 to 1024 (default: cores)")
-      ->check(CLI::Range(1u, 1024u))
+  check->add_option("-j,--jobs", options.jobs, "Files checked in parallel, up to 1024 (0 or default: cores)")
+      ->check(CLI::Range(0u, 1024u))
       ->option_text("N");
+  // The flags of a compile, so that a script passes one set of flags to
+  // both (as clang -fsyntax-only takes -O2): their values are checked, and
+  // nothing is generated or cached, so they change nothing.
+  const char* compileOnly = "Compile flags (accepted; a check generates nothing)";
+  check->add_option("-O", ignored.optLevel, "Optimization level")
+      ->check(CLI::IsMember({"0", "1", "2", "3", "s"}))
+      ->option_text("0|1|2|3|s")
+      ->group(compileOnly);
+  check->add_option("--target", ignored.target, "What a compile generates")
+      ->check(CLI::IsMember({"pytorch", "cuda", "all"}))
+      ->option_text("pytorch|cuda|all")
+      ->group(compileOnly);
+  check->add_option("--cuda-arch", ignored.cudaArch, "CUDA compute capabilities")
+      ->check(cudaArchList())
+      ->option_text("ARCH,...")
+      ->group(compileOnly);
+  check->add_option("--cuda-dtypes", ignored.cudaDTypes, "Activation types of CUDA launchers")
+      ->check(cudaDTypeList())
+      ->option_text("f32|f16|bf16,...")
+      ->group(compileOnly);
+  check->add_option("--nvcc", ignored.nvcc, "The nvcc to use")->option_text("PATH")->group(compileOnly);
+  check->add_flag("--no-cache", ignored.noCache, "Do not use the compile cache")->group(compileOnly);
+  check->add_option("--cache-dir", ignored.cacheDir, "Cache directory")->option_text("DIR")->group(compileOnly);
+  check->add_flag("--low-memory", ignored.lowMemory, "Smaller memory footprint")->group(compileOnly);
+  check->add_flag("--incremental", ignored.incremental, "Recompile changed layers")->group(compileOnly);
 
   CompileOptions watchOptions;
   std::string watchStop;
@@ -293,6 +334,10 @@ int run(int argc, char** argv) {
   std::string watchFile;  // one file: a second is an unexpected argument (exit 2)
   watch->add_option("FILE", watchFile, "Input file (.tri)")->required();
   addCompileFlags(watch, watchOptions, choices, watchStop, watchOpt, &watchTraceOpt, watchTrace);
+  // `tritonc compile --version`, as `clang -c --version`.
+  for (CLI::App* command : {compile, check, watch}) {
+    command->set_version_flag("--version", versionText());
+  }
 
   CLI::App* cache = app.add_subcommand("cache", "Inspect and maintain the compile cache");
   cache->require_subcommand(1);

@@ -155,7 +155,8 @@ std::string configPath();
 /// that is not valid YAML, or holds a key with a value of the wrong type, is
 /// an Error (callers warn and use the defaults).
 Expected<Config> loadConfig(const std::string& path);
-/// The value of `key` as `config get` prints it (the default when unset).
+/// The value of `key` as `config get` prints it: the one in effect, with
+/// TRITONC_CACHE_DIR and TRITONC_NO_CACHE applied (the default when unset).
 /// A configuration file that cannot be used (as compile ignores it, with a
 /// warning) gives the default value and sets `ignored` to why.
 Expected<std::string> configGet(const std::string& path, std::string_view key,
