@@ -8,7 +8,8 @@
 - a failed compile (exit 1 or 3) leaves no output of an earlier compile at the paths it
   would have written, but never removes a file tritonc did not generate;
 - the time trace goes next to the first module (in the current directory when the module
-  goes to a device, in DIR for --time-trace=DIR), and a failed compile writes none;
+  goes to a device, in DIR for --time-trace=DIR), and a failed compile writes none and
+  removes the one an earlier compile wrote there;
 - outputs are created 0666 less the umask.
 Ends with "N passed, N failed".
 """
@@ -148,6 +149,17 @@ def test_the_time_trace_goes_next_to_the_module(ctx):
     ctx.write("bad.tri", BAD)
     ctx.run("compile", "bad.tri", "--time-trace", expect=1)
     check("bad.trace.json" not in ctx.files(), "a failed compile wrote a trace")
+    # Nor does it leave the trace of an earlier compile, which a CI job would upload as
+    # this one's; a JSON file tritonc did not write stays.
+    ctx.write("t.tri", GOOD)
+    ctx.run("compile", "t.tri", "--time-trace")
+    check("t.trace.json" in ctx.files(), "no trace written")
+    ctx.write("t.tri", BAD)
+    ctx.run("compile", "t.tri", "--time-trace", expect=1)
+    check("t.trace.json" not in ctx.files(), "the trace of the earlier compile is still there")
+    ctx.write("mine.json", '{"traceEvents":[]}\n')
+    ctx.run("compile", "t.tri", "--time-trace=mine.json", expect=1)
+    check(ctx.read("mine.json") == '{"traceEvents":[]}\n', "a user's JSON file was removed")
 
 
 def test_a_trace_beside_a_device_goes_to_the_current_directory(ctx):
