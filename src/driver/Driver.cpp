@@ -155,7 +155,13 @@ void selectEntry(CheckedModule& checked, const std::string& entry, const SourceB
   }
 }
 
+// The input `-` (standard input), or the name its buffer has (`<stdin>`).
+bool isStandardInput(std::string_view path) {
+  return path == "-" || path == SourceBuffer::kStandardInputName;
+}
+
 std::string fileStem(const std::string& path) {
+  if (isStandardInput(path)) return "stdin";
   std::string stem = path;
   size_t slash = stem.find_last_of('/');
   if (slash != std::string::npos) {
@@ -171,8 +177,12 @@ std::string fileStem(const std::string& path) {
 // Where the Python module of `input` goes: -o names the file for one input
 // and the directory for several; the default is ./<stem>.py. For one input,
 // an -o that is a directory (or ends in '/') gets <stem>.py in it, as cp and
-// mv do: a directory cannot be the output file.
+// mv do: a directory cannot be the output file. The one input `-` without
+// -o writes to standard output, as a filter (`clang -S -` does too).
 std::string outputPathFor(const CompileOptions& options, const std::string& input) {
+  if (options.inputs.size() == 1 && options.output.empty() && isStandardInput(input)) {
+    return "-";
+  }
   if (options.inputs.size() == 1 && !options.output.empty()) {
     struct stat st {};
     bool directory = options.output.back() == '/' ||
@@ -719,10 +729,12 @@ bool outputOverwritesSource(const std::vector<PlannedOutput>& outputs,
   std::unordered_map<std::string, const std::string*> byPath;  // resolved path -> as given
   std::map<std::pair<dev_t, ino_t>, const std::string*> byIdentity;
   for (const std::string& source : sources) {
+    if (isStandardInput(source)) continue;  // not a file an output can replace
     byPath.emplace(resolvedPath(source, dirs), &source);
     if (auto id = fileIdentity(source, true)) byIdentity.emplace(*id, &source);
   }
   for (const auto& [path, what, trace] : outputs) {
+    if (path == "-") continue;  // standard output
     auto input = byPath.find(resolvedPath(path, dirs));
     const std::string* source = input != byPath.end() ? input->second : nullptr;
     if (source == nullptr) {
@@ -866,8 +878,15 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   {
     ScopedTimer timer(timings.get(), "read inputs");
     int failed = kExitSuccess;
+    if (std::count(options.inputs.begin(), options.inputs.end(), "-") > 1) {
+      diags.reportForPath(Diag::CommandLine, "",
+                          "'-' (standard input) is given more than once; it can be read once");
+      sorter.flush();
+      return kExitUsageError;
+    }
     for (const std::string& path : options.inputs) {
-      Expected<SourceBuffer> source = SourceBuffer::readFile(path);
+      Expected<SourceBuffer> source =
+          path == "-" ? SourceBuffer::readStandardInput() : SourceBuffer::readFile(path);
       if (!source) {
         diags.reportForPath(Diag::CannotReadFile, "", source.error().message).about(path);
         struct stat info {};

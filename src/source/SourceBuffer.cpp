@@ -45,6 +45,18 @@ Expected<SourceBuffer> SourceBuffer::readFile(const std::string& path) {
   if (fd < 0) {
     return Error{std::string("cannot open '") + path + "': " + std::strerror(errno)};
   }
+  return readDescriptor(fd, path);
+}
+
+Expected<SourceBuffer> SourceBuffer::readStandardInput() {
+  int fd = ::dup(STDIN_FILENO);
+  if (fd < 0) {
+    return Error{std::string("cannot read standard input: ") + std::strerror(errno)};
+  }
+  return readDescriptor(fd, std::string(kStandardInputName));
+}
+
+Expected<SourceBuffer> SourceBuffer::readDescriptor(int fd, const std::string& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
     int err = S_ISDIR(st.st_mode) ? EISDIR : errno;

@@ -527,6 +527,10 @@ int run(int argc, char** argv) {
     return runCheck(options);
   }
   if (*watch) {
+    if (watchFile == "-") {
+      return usageError("watch rereads a file when it changes; '-' (standard input) cannot be "
+                        "watched");
+    }
     watchOptions.inputs = {watchFile};
     applyCompileChoices(watchOpt, watchStop, watchTraceOpt, watchTrace, watchOptions);
     return runWatch(watchOptions);

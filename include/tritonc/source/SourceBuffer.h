@@ -28,8 +28,13 @@ class SourceBuffer {
   /// Largest input accepted: offsets must fit in 32 bits with room for sentinels.
   static constexpr size_t kMaxSize = size_t{1} << 31;
 
+  /// The name of a buffer read from standard input, as clang names it.
+  static constexpr std::string_view kStandardInputName = "<stdin>";
+
   /// Reads `path`; fails with a message when it cannot be read or is too large.
   static Expected<SourceBuffer> readFile(const std::string& path);
+  /// Reads standard input to its end (the input `-`), named `<stdin>`.
+  static Expected<SourceBuffer> readStandardInput();
   /// Wraps in-memory text (tests, fuzzers, benchmarks).
   static SourceBuffer fromString(std::string name, std::string text);
 
@@ -44,6 +49,8 @@ class SourceBuffer {
 
  private:
   SourceBuffer(std::string name, std::string text);
+  /// Reads `fd` to its end and closes it; `path` names it in errors and the buffer.
+  static Expected<SourceBuffer> readDescriptor(int fd, const std::string& path);
   std::string name_;
   std::string text_;
   std::vector<uint32_t> lineStarts_;
