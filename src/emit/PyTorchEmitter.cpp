@@ -480,6 +480,7 @@ class Emitter {
   void emitInstances(BlockId block, int depth, std::vector<std::string>& conditions);
   /// Writes the sub-modules held back under one condition (emitInstances).
   void flushInstances(int depth);
+  bool alwaysReturns(BlockId block) const;
   /// Whether an op's value (expression `value`) goes into the next statement
   /// instead of a local (EmitOptions::inlineSingleUse).
   bool inlineIntoNext(OpId id, const std::string& value) const;
@@ -1086,6 +1087,7 @@ std::string Emitter::instanceExpr(uint32_t index) const {
 // puts around them (conditions on hyperparameters only, as the checker
 // guarantees); an instance not created is None.
 void Emitter::emitInstances(BlockId block, int depth, std::vector<std::string>& conditions) {
+  size_t guards = 0;  // conditions added by guard clauses, for the rest of the block
   for (OpId id : m_.blocks[block.index].ops) {
     const Op& o = m_.op(id);
     if (o.kind == OpKind::Instantiate) {
@@ -1117,6 +1119,14 @@ void Emitter::emitInstances(BlockId block, int depth, std::vector<std::string>& 
       conditions.back() = "not " + parenthesized(c);
       emitInstances(o.regions[1], depth, conditions);
       conditions.pop_back();
+      // A guard clause (`if depth == 0 { return x }`): what follows in this
+      // block runs only in the branch that does not return, so the
+      // sub-modules it creates (maybe this layer itself) exist only then.
+      bool thenReturns = alwaysReturns(o.regions[0]);
+      if (c != "True" && thenReturns != alwaysReturns(o.regions[1])) {
+        conditions.push_back(thenReturns ? "not " + parenthesized(c) : c);
+        ++guards;
+      }
     } else if (o.kind == OpKind::For || o.kind == OpKind::While) {
       // The checker rejects sub-modules in loops.
     } else if (o.resultsCount == 1 && isScalar(m_.result(id)) &&
@@ -1126,6 +1136,17 @@ void Emitter::emitInstances(BlockId block, int depth, std::vector<std::string>& 
       expr_[m_.result(id).index] = opExpr(id);
     }
   }
+  conditions.resize(conditions.size() - guards);
+}
+
+// Whether every path through `block` ends in a `return`.
+bool Emitter::alwaysReturns(BlockId block) const {
+  const std::vector<OpId>& ops = m_.blocks[block.index].ops;
+  if (ops.empty()) return false;
+  const Op& last = m_.op(ops.back());
+  if (last.kind == OpKind::Return) return true;
+  return last.kind == OpKind::If && alwaysReturns(last.regions[0]) &&
+         alwaysReturns(last.regions[1]);
 }
 
 void Emitter::flushInstances(int depth) {

@@ -969,9 +969,21 @@ bool Checker::checkBlock(NodeId block) {
   }
   pushScope();
   bool returns = false;
+  int guards = 0;
   for (NodeId statement : tree_.list(tree_.listA(block))) {
     returns = checkStatement(statement) || returns;
+    // After a guard clause the rest of the block is in its other branch:
+    // sub-modules created there are conditional (a layer may create itself
+    // after `if depth == 0 { return x }`) and exclude those of the branch
+    // that returned.
+    if (std::optional<std::pair<uint32_t, uint8_t>> guard = std::exchange(ctx_.guard, {})) {
+      ctx_.branches.push_back(*guard);
+      ++ctx_.guardDepth;
+      ++guards;
+    }
   }
+  ctx_.branches.resize(ctx_.branches.size() - static_cast<size_t>(guards));
+  ctx_.guardDepth -= guards;
   popScope();
   return returns;
 }
@@ -1084,6 +1096,10 @@ bool Checker::checkStatement(NodeId statement) {
       if (!dynamic) ctx_.branches.pop_back();
       ctx_.dynamicIfDepth -= dynamic ? 1 : 0;
       --ctx_.ifDepth;
+      ctx_.guard.reset();  // an `else if` is not a guard of the enclosing block
+      if (!dynamic && thenReturns != elseReturns) {
+        ctx_.guard.emplace(statement.index, thenReturns ? 1 : 0);
+      }
       return thenReturns && elseReturns;
     }
     case NodeKind::For: {

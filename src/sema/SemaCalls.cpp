@@ -757,7 +757,7 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
   instance.builtin = builtin;
   instance.decl = decl;
   instance.site = call;
-  instance.conditional = ctx_.ifDepth > 0;
+  instance.conditional = ctx_.ifDepth > 0 || ctx_.guardDepth > 0;
   instance.name = letName;
   if (bound) {
     for (size_t i = 0; i < names.size(); ++i) {

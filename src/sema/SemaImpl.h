@@ -190,6 +190,13 @@ class Checker {
     int loopDepth = 0;
     int dynamicIfDepth = 0;  ///< enclosing ifs whose condition is not a hyperparameter test
     int ifDepth = 0;         ///< enclosing ifs of any kind
+    /// Guard clauses passed in the enclosing blocks: hyperparameter tests
+    /// one branch of which returns (`if depth == 0 { return x }`), so that
+    /// what follows runs only in the other branch.
+    int guardDepth = 0;
+    /// Set by an `if` statement that is such a guard: its If node and the
+    /// branch the statements after it belong to (checkBlock takes it).
+    std::optional<std::pair<uint32_t, uint8_t>> guard;
     int shortCircuitDepth = 0;  ///< enclosing right operands of && and ||
     std::unordered_set<uint32_t> assigned;  ///< identifiers assigned anywhere in the body
     /// Attribute names of the layer (weights, instances) and where they are defined.

@@ -1876,6 +1876,85 @@ def test_entry_names_a_layer_as_the_file_sees_it(ctx):
         raise AssertionError("--entry b.Proj: exit %d, %s" % (proc.returncode, proc.stderr))
 
 
+GUARD_CLAUSES = """
+layer Tree(d: int, depth: int, x: Tensor<float32, [?, d]>) -> Tensor<float32, [?, d]> {
+    if depth == 0 {
+        return x
+    }
+    let proj = TernaryLinear(d, d)
+    let child = Tree(d, depth - 1)
+    return relu(child(proj(x))) + x
+}
+layer Block(cin: int, cout: int, x: Tensor<float32, [?, cin]>) -> Tensor<float32, [?, cout]> {
+    let fc = Linear(cin, cout)
+    if cin == cout {
+        let scale = Linear(cout, cout, bias=false)
+        return relu(fc(x)) + scale(x)
+    }
+    let scale = Linear(cin, cout)
+    return relu(fc(x)) + scale(x)
+}
+layer Net(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 4]> {
+    let t = Tree(8, 3)
+    let same = Block(8, 8)
+    let down = Block(8, 4)
+    return down(same(t(x)))
+}
+"""
+
+
+def test_guard_clauses_decide_which_sub_modules_exist(ctx):
+    """After a guard clause on hyperparameters (`if depth == 0 { return x }`) the rest of the
+    body runs only in the other branch, as Python's early return: a layer may create itself
+    there (a recursive tree of depth 3), the sub-modules created there exist only in that
+    branch (no unused `scale.bias` in a block that returned early), and one name may be
+    created on both sides. State dict keys and outputs equal a hand-written recursive module
+    at every level; constructing it used to be RecursiveInstantiation."""
+    class Tree(nn.Module):
+        def __init__(self, d, depth):
+            super().__init__()
+            self.depth = depth
+            if depth != 0:
+                self.proj = tritonrt.TernaryLinear(d, d)
+                self.child = Tree(d, depth - 1)
+
+        def forward(self, x):
+            if self.depth == 0:
+                return x
+            return F.relu(self.child(self.proj(x))) + x
+
+    class Block(nn.Module):
+        def __init__(self, cin, cout):
+            super().__init__()
+            self.fc = nn.Linear(cin, cout)
+            self.scale = nn.Linear(cin, cout, bias=cin != cout)
+
+        def forward(self, x):
+            return F.relu(self.fc(x)) + self.scale(x)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.t = Tree(8, 3)
+            self.same = Block(8, 8)
+            self.down = Block(8, 4)
+
+        def forward(self, x):
+            return self.down(self.same(self.t(x)))
+
+    torch.manual_seed(0)
+    ref = Net().eval()
+    x = torch.randn(5, 8)
+    for level in LEVELS:
+        model = entry(load(ctx.compile_text(GUARD_CLAUSES, level)))().eval()
+        if sorted(model.state_dict()) != sorted(ref.state_dict()):
+            raise AssertionError("%s: keys %s, expected %s"
+                                 % (level, sorted(model.state_dict()), sorted(ref.state_dict())))
+        model.load_state_dict(ref.state_dict())
+        with torch.no_grad():
+            check_close(model(x), ref(x), "guard clauses at %s" % level)
+
+
 def test_zoo_runs_in_float64(ctx):
     """The models whose bodies create tensors or read constants (cnn_cifar's mean and std,
     ViT's class-token zeros), and two others, converted with `.double()`: unpacked and packed,
@@ -3061,6 +3140,7 @@ def all_tests():
               test_long_strings_wrap_within_100_columns,
               test_ternary_sums_and_integer_tensors_follow_the_models_dtype,
               test_entry_names_a_layer_as_the_file_sees_it,
+              test_guard_clauses_decide_which_sub_modules_exist,
               test_every_accepted_golden_imports, test_members_and_main,
               test_failed_compile_writes_nothing]
     return tests
