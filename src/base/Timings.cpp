@@ -233,10 +233,9 @@ std::string Timings::formatJson() const {
 }
 
 std::string Timings::formatChromeTrace() const {
-  std::string out = "{\"traceEvents\":[\n";
   // Names for the track: Perfetto and chrome://tracing show them.
-  out += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,"
-         "\"args\":{\"name\":\"tritonc\"}},\n";
+  std::string out(kChromeTraceHead);
+  out += ",\n";
   out += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,"
          "\"args\":{\"name\":\"main\"}}";
   int tracks = 1;

@@ -376,18 +376,19 @@ Expected<std::string> configGet(const std::string& path, std::string_view key,
   if (known == nullptr) {
     return Error{"unknown configuration key '" + std::string(key) + "'"};
   }
-  Config config;  // the value in effect: the default when compile ignores the file
-  if (Expected<Config> loaded = loadConfig(path)) config = *loaded;
-  else *ignored = loaded.error().message;
   std::string name = known->name;
   // As a compile resolves them: TRITONC_NO_CACHE and TRITONC_CACHE_DIR
   // override the file, and an unset directory is the default one (ccache's
   // --get-config cache_dir does the same).
   if (name == "cache.enabled" || name == "cache.dir") {
     Settings settings = resolveSettings("", false);
+    *ignored = settings.configWarning;
     if (name == "cache.dir") return settings.dir;
     return std::string(settings.enabled ? "true" : "false");
   }
+  Config config;  // the value in effect: the default when compile ignores the file
+  if (Expected<Config> loaded = loadConfig(path)) config = *loaded;
+  else *ignored = loaded.error().message;
   if (name == "cache.l2_ir.max_size_mb") return std::to_string(config.l2MaxSizeMb);
   if (name == "cache.l3_code.max_size_mb") return std::to_string(config.l3MaxSizeMb);
   return std::to_string(config.l3TtlDays);

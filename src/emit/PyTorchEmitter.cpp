@@ -1109,7 +1109,8 @@ void Emitter::emitInstances(BlockId block, int depth, std::vector<std::string>& 
       }
     } else if (o.kind == OpKind::If) {
       std::string c = e(m_.operands(id)[0]);
-      if (c == "None") {
+      bool known = c != "None";
+      if (!known) {
         // A condition on a value the constructor does not have: create
         // unconditionally (the forward body decides whether to use it).
         c = "True";
@@ -1123,7 +1124,7 @@ void Emitter::emitInstances(BlockId block, int depth, std::vector<std::string>& 
       // block runs only in the branch that does not return, so the
       // sub-modules it creates (maybe this layer itself) exist only then.
       bool thenReturns = alwaysReturns(o.regions[0]);
-      if (c != "True" && thenReturns != alwaysReturns(o.regions[1])) {
+      if (known && thenReturns != alwaysReturns(o.regions[1])) {
         conditions.push_back(thenReturns ? "not " + parenthesized(c) : c);
         ++guards;
       }

@@ -59,6 +59,11 @@ class Timings {
   std::string formatJson() const;
   /// A Chrome trace (chrome://tracing, Perfetto): {"traceEvents":[{ph:"X",...}]}.
   std::string formatChromeTrace() const;
+  /// How every trace of formatChromeTrace begins (the process named first):
+  /// how a trace tritonc wrote is told from another JSON file.
+  static constexpr std::string_view kChromeTraceHead =
+      "{\"traceEvents\":[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,"
+      "\"args\":{\"name\":\"tritonc\"}}";
 
  private:
   struct Row;
