@@ -1,11 +1,7 @@
 # Every third-party dependency comes from Debian's packages through find_package.
-find_package(LLVM 14 REQUIRED CONFIG)
-message(STATUS "Using LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
-# The static component libraries we use (ADT is header-only on top of Support).
-add_library(tritonc_llvm INTERFACE)
-target_include_directories(tritonc_llvm SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS})
-target_compile_definitions(tritonc_llvm INTERFACE ${LLVM_DEFINITIONS})
-target_link_libraries(tritonc_llvm INTERFACE LLVMSupport)
+# LLVM is not linked: its Support library served one function (finding nvcc
+# on PATH, now base/FileSystem's findProgramOnPath) and brought libtinfo, its
+# signal handlers and its static constructors into every start of tritonc.
 
 find_package(CLI11 REQUIRED CONFIG)
 find_package(fmt REQUIRED CONFIG)

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   cmake ninja-build g++ ccache python3
-  llvm-14-dev llvm-14-tools clang clang-14 libclang-rt-14-dev
+  llvm-14-tools clang clang-14 libclang-rt-14-dev
   libcli11-dev libfmt-dev libspdlog-dev libzstd-dev libxxhash-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch

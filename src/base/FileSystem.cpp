@@ -487,4 +487,24 @@ bool makeDirectories(const std::string& path, std::string* error) {
   return true;
 }
 
+std::string findProgramOnPath(std::string_view name) {
+  const char* path = std::getenv("PATH");
+  if (name.empty() || path == nullptr) return std::string();
+  std::string_view dirs = path;
+  while (true) {
+    size_t colon = dirs.find(':');
+    std::string_view dir = dirs.substr(0, colon);
+    std::string candidate = dir.empty() ? std::string(".") : std::string(dir);
+    candidate += '/';
+    candidate += name;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    if (colon == std::string_view::npos) return std::string();
+    dirs.remove_prefix(colon + 1);
+  }
+}
+
 }  // namespace tritonc

@@ -42,7 +42,6 @@
 #include "tritonc/sema/Sema.h"
 #include "tritonc/source/SourceBuffer.h"
 
-#include <llvm/Support/Program.h>
 
 namespace tritonc {
 
@@ -423,8 +422,8 @@ std::string findNvcc(const CompileOptions& options, std::string* searched) {
     return ::access(env, X_OK) == 0 ? std::string(env) : std::string();
   }
   *searched = "PATH and /usr/local/cuda/bin";
-  if (llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName("nvcc")) {
-    return *found;
+  if (std::string found = findProgramOnPath("nvcc"); !found.empty()) {
+    return found;
   }
   const char* fallback = "/usr/local/cuda/bin/nvcc";
   return ::access(fallback, X_OK) == 0 ? std::string(fallback) : std::string();

@@ -192,6 +192,38 @@ def test_failed_nvcc_writes_nothing(ctx):
         raise AssertionError("a failed nvcc left files: %s" % os.listdir(outdir))
 
 
+def test_nvcc_is_found_on_path(ctx):
+    # Without --nvcc or $TRITONC_NVCC, the first executable `nvcc` in $PATH runs (an empty
+    # PATH entry is the current directory, as for execvp); files called nvcc that cannot
+    # run and directories called nvcc are passed over.
+    work = tempfile.mkdtemp(dir=ctx.workdir)
+    for name in ("plain", "dir", "fake", "later"):
+        os.makedirs(os.path.join(work, name))
+    open(os.path.join(work, "plain", "nvcc"), "w").write("#!/bin/sh\nexit 0\n")
+    os.makedirs(os.path.join(work, "dir", "nvcc"))
+    log = os.path.join(work, "ran")
+    for name in ("fake", "later"):
+        with open(os.path.join(work, name, "nvcc"), "w") as f:
+            f.write("#!/bin/sh\necho %s >> %s\necho 'fake nvcc says no' >&2\nexit 1\n" % (name, log))
+        os.chmod(os.path.join(work, name, "nvcc"), 0o755)
+    env = {k: v for k, v in os.environ.items() if k != "TRITONC_NVCC"}
+    source = os.path.join(REPO, "examples", "mnist_mlp.tri")
+    for path, expected in [
+            (["plain", "dir", "fake", "later"], "fake"),
+            (["/nonexistent", "", "later"], "fake")]:  # "" = the current directory: fake/
+        env["PATH"] = ":".join(p if p.startswith("/") or not p else os.path.join(work, p)
+                               for p in path) + ":/usr/bin:/bin"
+        if os.path.exists(log):
+            os.remove(log)
+        proc = subprocess.run([ctx.tritonc, "compile", source, "-o", os.path.join(work, "m.py"),
+                               "--target", "cuda", "--no-cache"], capture_output=True, text=True,
+                              env=env, cwd=os.path.join(work, "fake"))
+        ran = open(log).read().split() if os.path.exists(log) else []
+        if proc.returncode != 3 or "[NvccFailed]" not in proc.stderr or ran != [expected]:
+            raise AssertionError("PATH=%s: exit %d, nvccs run %s: %s"
+                                 % (env["PATH"], proc.returncode, ran, proc.stderr))
+
+
 def test_unwritable_outputs_are_not_blamed_on_nvcc(ctx):
     # A missing output directory is CannotWriteFile whether or not nvcc runs; without
     # nvcc, no note says a .cu was written when the outputs could not be.
@@ -322,7 +354,7 @@ def main():
     tests += [test_functional_convolutions_get_launchers,
               test_cuda_module_runs_reference_path_on_cpu,
               test_no_nvcc_says_so_and_writes_the_source, test_failed_nvcc_writes_nothing,
-              test_unwritable_outputs_are_not_blamed_on_nvcc,
+              test_unwritable_outputs_are_not_blamed_on_nvcc, test_nvcc_is_found_on_path,
               test_every_ternary_op_reaches_its_kernel]
     tests += [make_nvcc_test(n) for n in args.nvcc_models.split(",") if n]
     workdir = tempfile.mkdtemp(prefix="tritonc-cuda-")

@@ -274,56 +274,69 @@ int run(int argc, char** argv) {
   std::string timeTrace;
   CLI::Option* timeTraceOpt = nullptr;
 
+  // Building a command's options is most of CLI11's cost (~40 us each for
+  // compile and watch): only the command that argv names gets them, all of
+  // them when argv names none (`tritonc --help`, `tritonc help compile`).
+  // Every command is still declared, for the messages below.
+  std::string_view first = argc > 1 ? std::string_view(argv[1]) : std::string_view();
+  bool anyNamed = first == "compile" || first == "check" || first == "watch" ||
+                  first == "cache" || first == "config";
+  auto wanted = [&](std::string_view command) { return !anyNamed || first == command; };
+
   CLI::App* compile = app.add_subcommand("compile", "Compile .tri files to PyTorch (and CUDA)");
-  compile->add_option("FILE", options.inputs, "Input files (.tri)")
-      ->required()
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  addCompileFlags(compile, options, choices, stopAfter, optLevel, &timeTraceOpt, timeTrace);
+  if (wanted("compile")) {
+    compile->add_option("FILE", options.inputs, "Input files (.tri)")
+        ->required()
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    addCompileFlags(compile, options, choices, stopAfter, optLevel, &timeTraceOpt, timeTrace);
+  }
 
   struct {
     std::string optLevel, target, cudaArch, cudaDTypes, nvcc, cacheDir;
     bool noCache = false, lowMemory = false, incremental = false;
   } ignored;
   CLI::App* check = app.add_subcommand("check", "Parse and type-check; write no output files");
-  check->add_option("FILE", options.inputs, "Input files (.tri)")
-      ->required()
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  addReportingFlags(check, options, choices);
-  check->add_option("--entry", options.entry, "The layer that is the model's entry point")
-      ->check(nonEmpty("layer name"))
-      ->option_text("LAYER");
-  check->add_option("-I", options.includeDirs, "Also look for imported files in DIR (repeatable)")
-      ->option_text("DIR")
-      ->take_all()
-      ->allow_extra_args(false);
-  check->add_option("-j,--jobs", options.jobs, "Files checked in parallel, up to 1024 (0 or default: cores)")
-      ->check(CLI::Range(0u, 1024u))
-      ->option_text("N");
-  // The flags of a compile, so that a script passes one set of flags to
-  // both (as clang -fsyntax-only takes -O2): their values are checked, and
-  // nothing is generated or cached, so they change nothing.
-  const char* compileOnly = "Compile flags (accepted; a check generates nothing)";
-  check->add_option("-O", ignored.optLevel, "Optimization level")
-      ->check(CLI::IsMember({"0", "1", "2", "3", "s"}))
-      ->option_text("0|1|2|3|s")
-      ->group(compileOnly);
-  check->add_option("--target", ignored.target, "What a compile generates")
-      ->check(CLI::IsMember({"pytorch", "cuda", "all"}))
-      ->option_text("pytorch|cuda|all")
-      ->group(compileOnly);
-  check->add_option("--cuda-arch", ignored.cudaArch, "CUDA compute capabilities")
-      ->check(cudaArchList())
-      ->option_text("ARCH,...")
-      ->group(compileOnly);
-  check->add_option("--cuda-dtypes", ignored.cudaDTypes, "Activation types of CUDA launchers")
-      ->check(cudaDTypeList())
-      ->option_text("f32|f16|bf16,...")
-      ->group(compileOnly);
-  check->add_option("--nvcc", ignored.nvcc, "The nvcc to use")->option_text("PATH")->group(compileOnly);
-  check->add_flag("--no-cache", ignored.noCache, "Do not use the compile cache")->group(compileOnly);
-  check->add_option("--cache-dir", ignored.cacheDir, "Cache directory")->option_text("DIR")->group(compileOnly);
-  check->add_flag("--low-memory", ignored.lowMemory, "Smaller memory footprint")->group(compileOnly);
-  check->add_flag("--incremental", ignored.incremental, "Recompile changed layers")->group(compileOnly);
+  if (wanted("check")) {
+    check->add_option("FILE", options.inputs, "Input files (.tri)")
+        ->required()
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    addReportingFlags(check, options, choices);
+    check->add_option("--entry", options.entry, "The layer that is the model's entry point")
+        ->check(nonEmpty("layer name"))
+        ->option_text("LAYER");
+    check->add_option("-I", options.includeDirs, "Also look for imported files in DIR (repeatable)")
+        ->option_text("DIR")
+        ->take_all()
+        ->allow_extra_args(false);
+    check->add_option("-j,--jobs", options.jobs, "Files checked in parallel, up to 1024 (0 or default: cores)")
+        ->check(CLI::Range(0u, 1024u))
+        ->option_text("N");
+    // The flags of a compile, so that a script passes one set of flags to
+    // both (as clang -fsyntax-only takes -O2): their values are checked, and
+    // nothing is generated or cached, so they change nothing.
+    const char* compileOnly = "Compile flags (accepted; a check generates nothing)";
+    check->add_option("-O", ignored.optLevel, "Optimization level")
+        ->check(CLI::IsMember({"0", "1", "2", "3", "s"}))
+        ->option_text("0|1|2|3|s")
+        ->group(compileOnly);
+    check->add_option("--target", ignored.target, "What a compile generates")
+        ->check(CLI::IsMember({"pytorch", "cuda", "all"}))
+        ->option_text("pytorch|cuda|all")
+        ->group(compileOnly);
+    check->add_option("--cuda-arch", ignored.cudaArch, "CUDA compute capabilities")
+        ->check(cudaArchList())
+        ->option_text("ARCH,...")
+        ->group(compileOnly);
+    check->add_option("--cuda-dtypes", ignored.cudaDTypes, "Activation types of CUDA launchers")
+        ->check(cudaDTypeList())
+        ->option_text("f32|f16|bf16,...")
+        ->group(compileOnly);
+    check->add_option("--nvcc", ignored.nvcc, "The nvcc to use")->option_text("PATH")->group(compileOnly);
+    check->add_flag("--no-cache", ignored.noCache, "Do not use the compile cache")->group(compileOnly);
+    check->add_option("--cache-dir", ignored.cacheDir, "Cache directory")->option_text("DIR")->group(compileOnly);
+    check->add_flag("--low-memory", ignored.lowMemory, "Smaller memory footprint")->group(compileOnly);
+    check->add_flag("--incremental", ignored.incremental, "Recompile changed layers")->group(compileOnly);
+  }
 
   CompileOptions watchOptions;
   std::string watchStop;
@@ -332,53 +345,61 @@ int run(int argc, char** argv) {
   CLI::Option* watchTraceOpt = nullptr;
   CLI::App* watch = app.add_subcommand("watch", "Recompile a file on every save");
   std::string watchFile;  // one file: a second is an unexpected argument (exit 2)
-  watch->add_option("FILE", watchFile, "Input file (.tri)")->required();
-  addCompileFlags(watch, watchOptions, choices, watchStop, watchOpt, &watchTraceOpt, watchTrace);
+  if (wanted("watch")) {
+    watch->add_option("FILE", watchFile, "Input file (.tri)")->required();
+    addCompileFlags(watch, watchOptions, choices, watchStop, watchOpt, &watchTraceOpt, watchTrace);
+  }
   // `tritonc compile --version`, as `clang -c --version`.
   for (CLI::App* command : {compile, check, watch}) {
-    command->set_version_flag("--version", versionText());
+    if (wanted(command->get_name())) command->set_version_flag("--version", versionText());
   }
 
   CLI::App* cache = app.add_subcommand("cache", "Inspect and maintain the compile cache");
   cache->require_subcommand(1);
   CacheCommand cacheCommand;
   uint64_t pruneDays = 0;
-  CLI::App* cacheStats = cache->add_subcommand("stats", "Entries, sizes and hit rates per level");
-  cacheStats->add_flag("--json", cacheCommand.json, "Print JSON");
-  CLI::App* cacheClear = cache->add_subcommand("clear", "Remove cache entries");
-  cacheClear->add_option("--level", cacheCommand.levels, "Only this level (repeat or l2,l3)")
-      ->delimiter(',')
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->transform(CLI::IsMember({"l1", "l2", "l3"}, CLI::ignore_case))
-      ->option_text("l1|l2|l3");
-  CLI::App* cachePrune = cache->add_subcommand("prune", "Evict old or excess entries (LRU)");
-  CLI::Option* daysOption =
-      cachePrune->add_option("--days", pruneDays, "Remove entries unused for N days")
-          ->check(CLI::Validator(
-              [](std::string& days) {
-                if (days.empty() || days.size() > 6 ||
-                    days.find_first_not_of("0123456789") != std::string::npos) {
-                  return "'" + days + "' is not a number of days (0 to 999999)";
-                }
-                return std::string();
-              },
-              "N"));
-  CLI::Option* maxSizeOption =
-      cachePrune->add_option("--max-size", cacheCommand.maxSize,
-                             "Shrink the cache to SIZE (e.g. 500M, 2G), least recently used first");
-  CLI::App* cacheValidate =
-      cache->add_subcommand("validate", "Check every entry; remove and report corrupt ones");
-  for (CLI::App* sub : {cacheStats, cacheClear, cachePrune, cacheValidate}) {
-    sub->add_option("--cache-dir", cacheCommand.cacheDir, "Cache directory");
+  CLI::Option* daysOption = nullptr;
+  CLI::Option* maxSizeOption = nullptr;
+  if (wanted("cache")) {
+    CLI::App* cacheStats = cache->add_subcommand("stats", "Entries, sizes and hit rates per level");
+    cacheStats->add_flag("--json", cacheCommand.json, "Print JSON");
+    CLI::App* cacheClear = cache->add_subcommand("clear", "Remove cache entries");
+    cacheClear->add_option("--level", cacheCommand.levels, "Only this level (repeat or l2,l3)")
+        ->delimiter(',')
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->transform(CLI::IsMember({"l1", "l2", "l3"}, CLI::ignore_case))
+        ->option_text("l1|l2|l3");
+    CLI::App* cachePrune = cache->add_subcommand("prune", "Evict old or excess entries (LRU)");
+    daysOption =
+        cachePrune->add_option("--days", pruneDays, "Remove entries unused for N days")
+            ->check(CLI::Validator(
+                [](std::string& days) {
+                  if (days.empty() || days.size() > 6 ||
+                      days.find_first_not_of("0123456789") != std::string::npos) {
+                    return "'" + days + "' is not a number of days (0 to 999999)";
+                  }
+                  return std::string();
+                },
+                "N"));
+    maxSizeOption =
+        cachePrune->add_option("--max-size", cacheCommand.maxSize,
+                               "Shrink the cache to SIZE (e.g. 500M, 2G), least recently used first");
+    CLI::App* cacheValidate =
+        cache->add_subcommand("validate", "Check every entry; remove and report corrupt ones");
+    for (CLI::App* sub : {cacheStats, cacheClear, cachePrune, cacheValidate}) {
+      sub->add_option("--cache-dir", cacheCommand.cacheDir, "Cache directory");
+    }
   }
 
   CLI::App* config = app.add_subcommand("config", "Read or change configuration");
   config->require_subcommand(1);
-  CLI::App* configGet = config->add_subcommand("get", "Print the value of KEY");
-  configGet->add_option("key", cacheCommand.key, "e.g. cache.enabled")->required();
-  CLI::App* configSet = config->add_subcommand("set", "Set KEY to VALUE");
-  configSet->add_option("key", cacheCommand.key, "e.g. cache.l3_code.max_size_mb")->required();
-  configSet->add_option("value", cacheCommand.value, "New value")->required();
+  if (wanted("config")) {
+    CLI::App* configGet = config->add_subcommand("get", "Print the value of KEY");
+    configGet->add_option("key", cacheCommand.key, "e.g. cache.enabled")->required();
+    CLI::App* configSet = config->add_subcommand("set", "Set KEY to VALUE");
+    configSet->add_option("key", cacheCommand.key, "e.g. cache.l3_code.max_size_mb")->required();
+    configSet->add_option("value", cacheCommand.value, "New value")->required();
+  }
 
   // With --diagnostics-format=json, a bad command line is a JSON diagnostic
   // too (code CommandLine), so that scripts parse every line of stderr.

@@ -111,4 +111,9 @@ int flushStandardOutput();
 /// `mkdir -p`; true when the directory exists afterwards.
 bool makeDirectories(const std::string& path, std::string* error);
 
+/// The first executable regular file called `name` in the directories of
+/// $PATH, searched as execvp does (an empty entry is the current directory);
+/// empty when there is none or $PATH is unset.
+std::string findProgramOnPath(std::string_view name);
+
 }  // namespace tritonc

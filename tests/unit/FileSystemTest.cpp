@@ -1,0 +1,119 @@
+//===- FileSystemTest.cpp - file system helpers of base/ ------------------===//
+#include "tritonc/base/FileSystem.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+
+namespace tritonc {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A fresh directory under the test temp dir, removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    path_ = fs::path(::testing::TempDir()) /
+            ("tritonc_fs_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+/// Sets $PATH for one test and restores it.
+class ScopedPath {
+ public:
+  explicit ScopedPath(const std::string& value) {
+    if (const char* old = std::getenv("PATH")) old_ = old;
+    ::setenv("PATH", value.c_str(), 1);
+  }
+  ~ScopedPath() {
+    if (old_) {
+      ::setenv("PATH", old_->c_str(), 1);
+    } else {
+      ::unsetenv("PATH");
+    }
+  }
+
+ private:
+  std::optional<std::string> old_;
+};
+
+void makeFile(const fs::path& path, mode_t mode) {
+  std::ofstream(path) << "#!/bin/sh\n";
+  ASSERT_EQ(::chmod(path.c_str(), mode), 0);
+}
+
+TEST(FindProgramOnPath, FirstExecutableInPathOrder) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "a");
+  fs::create_directories(dir.path() / "b");
+  fs::create_directories(dir.path() / "c");
+  makeFile(dir.path() / "b" / "nvcc", 0755);
+  makeFile(dir.path() / "c" / "nvcc", 0755);
+  ScopedPath path((dir.path() / "a").string() + ":" + (dir.path() / "b").string() + ":" +
+                  (dir.path() / "c").string());
+  EXPECT_EQ(findProgramOnPath("nvcc"), (dir.path() / "b" / "nvcc").string());
+  EXPECT_EQ(findProgramOnPath("absent"), "");
+}
+
+TEST(FindProgramOnPath, SkipsFilesThatCannotRunAndDirectories) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "plain");
+  fs::create_directories(dir.path() / "dir" / "nvcc");  // a directory called nvcc
+  fs::create_directories(dir.path() / "good");
+  makeFile(dir.path() / "plain" / "nvcc", 0644);
+  makeFile(dir.path() / "good" / "nvcc", 0755);
+  ScopedPath path((dir.path() / "plain").string() + ":" + (dir.path() / "dir").string() + ":" +
+                  (dir.path() / "good").string());
+  // Without execute bits a file cannot run, for root too (access(X_OK)).
+  EXPECT_EQ(findProgramOnPath("nvcc"), (dir.path() / "good" / "nvcc").string());
+}
+
+TEST(FindProgramOnPath, EmptyEntryIsTheCurrentDirectory) {
+  TempDir dir;
+  makeFile(dir.path() / "tool", 0755);
+  fs::path old = fs::current_path();
+  fs::current_path(dir.path());
+  {
+    ScopedPath path("/nonexistent-dir::/also-absent");
+    EXPECT_EQ(findProgramOnPath("tool"), "./tool");
+  }
+  {
+    ScopedPath path("/nonexistent-dir:");  // a trailing empty entry too
+    EXPECT_EQ(findProgramOnPath("tool"), "./tool");
+  }
+  {
+    ScopedPath path("/nonexistent-dir");
+    EXPECT_EQ(findProgramOnPath("tool"), "");
+  }
+  fs::current_path(old);
+}
+
+TEST(FindProgramOnPath, UnsetPathOrEmptyNameFindsNothing) {
+  EXPECT_EQ(findProgramOnPath(""), "");
+  const char* old = std::getenv("PATH");
+  std::string saved = old != nullptr ? old : "";
+  ::unsetenv("PATH");
+  EXPECT_EQ(findProgramOnPath("sh"), "");
+  ::setenv("PATH", saved.c_str(), 1);
+}
+
+}  // namespace
+}  // namespace tritonc
