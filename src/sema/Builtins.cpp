@@ -70,12 +70,12 @@ std::vector<sema::BuiltinParam> parseParams(std::string_view text) {
     std::string_view name = part.substr(0, eq);
     if (eq != std::string_view::npos) {
       p.optional = true;
-      p.defaultText = std::string(part.substr(eq + 1));
+      p.defaultText = part.substr(eq + 1);
     }
     size_t bar = name.find('|');
-    p.name = std::string(name.substr(0, bar));
+    p.name = name.substr(0, bar);
     if (bar != std::string_view::npos) {
-      p.alias = std::string(name.substr(bar + 1));
+      p.alias = name.substr(bar + 1);
     }
     if (!p.name.empty()) {
       out.push_back(p);

@@ -132,7 +132,7 @@ class Checker::DefiniteAssignment {
           !reported_.insert(symbol).second) {
         return;
       }
-      std::string name = c_.spelling(c_.module_.symbols[symbol].name);
+      std::string name(c_.spelling(c_.module_.symbols[symbol].name));
       NodeId let = declared_.at(symbol);
       c_.diags_->report(Diag::UsedBeforeAssigned, c_.source(), c_.rangeOf(n), name)
           .note(Note::DeclaredWithoutValue, c_.source(), c_.tokens().range(tree_.token(let)), name);

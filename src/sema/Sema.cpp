@@ -159,7 +159,7 @@ std::optional<uint32_t> Checker::lookup(IdentifierId name) const {
 }
 
 void Checker::reportUndefined(NodeId node, IdentifierId name) {
-  std::string text = spelling(name);
+  std::string text(spelling(name));
   // Python's spellings of the keyword constants.
   if (std::optional<std::string_view> fix = pythonConstantFix(text)) {
     diags_->report(Diag::UndefinedName, source(), rangeOf(node), text).note(Note::DidYouMean, source(), rangeOf(node), *fix);
@@ -655,7 +655,7 @@ void Checker::checkSignature(int index) {
 // A weight or sub-module is a state_dict key under its Python attribute name
 // (base/PythonNames.h): say so where that is not the source name.
 void Checker::warnIfRenamedInStateDict(const char* what, IdentifierId name, NodeId where) {
-  std::string given = spelling(name);
+  std::string given(spelling(name));
   std::string python = pyMember(given);
   if (python == given) return;
   report(Diag::RenamedInStateDict, where, what, given, python,
@@ -1221,7 +1221,7 @@ void Checker::checkAssign(NodeId assign) {
   if (tree_.kind(target) == NodeKind::Name && op == TokenKind::Equal &&
       !lookup(tokens().identifier(tree_.token(target)))) {
     IdentifierId name = tokens().identifier(tree_.token(target));
-    std::string text = spelling(name);
+    std::string text(spelling(name));
     if (text != "self" && text != "None" && !pythonConstantFix(text)) {
       diags_->report(Diag::UndefinedName, source(), rangeOf(target), text)
           .note(Note::DeclareWithLet, source(), rangeOf(target), text);

@@ -46,7 +46,7 @@ Checker::CallArgs Checker::gatherArgs(NodeId call) {
 std::optional<std::vector<BoundArg>> Checker::bindBuiltinArgs(
     const std::vector<BuiltinParam>& params, const std::vector<int>& positional, CallArgs& args,
     NodeId call, std::string_view calleeName) {
-  std::vector<std::string> names;
+  std::vector<std::string_view> names;
   for (const BuiltinParam& p : params) {
     names.push_back(p.name);
   }
@@ -87,7 +87,7 @@ std::optional<std::vector<BoundArg>> Checker::bindBuiltinArgs(
   return bound;
 }
 
-std::optional<std::vector<BoundArg>> Checker::bindArgs(const std::vector<std::string>& names,
+std::optional<std::vector<BoundArg>> Checker::bindArgs(const std::vector<std::string_view>& names,
                                                        const std::vector<int>& positionalTargets,
                                                        CallArgs& args, NodeId call,
                                                        std::string_view calleeName) {
@@ -105,10 +105,10 @@ std::optional<std::vector<BoundArg>> Checker::bindArgs(const std::vector<std::st
     bound[positionalTargets[i]] = BoundArg{args.positional[i], true};
   }
   for (auto& [nameToken, value] : args.named) {
-    std::string name(tokens().spelling(nameToken));
+    std::string_view name = tokens().spelling(nameToken);
     auto it = std::find(names.begin(), names.end(), name);
     if (it == names.end()) {
-      std::vector<std::string_view> candidates(names.begin(), names.end());
+      const std::vector<std::string_view>& candidates = names;
       auto builder = diags_->report(Diag::UnknownNamedArgument, source(), tokens().range(nameToken),
                                    calleeName, name);
       std::string_view match = closestMatch(name, candidates);
@@ -521,7 +521,7 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
   uint32_t forwardInstance = forwardInstance_;
   CallArgs args = gatherArgs(call);
   const CallableInfo& info = module_.callables[callable];
-  std::vector<std::string> names;
+  std::vector<std::string_view> names;
   for (const ParamInfo& p : info.params) {
     names.push_back(spelling(p.name));
   }
@@ -687,7 +687,7 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
     std::vector<std::string_view> hypers;
     std::vector<std::string_view> inputs;
     for (NodeId arg : argList) (isInput(arg) ? inputs : hypers).push_back(textOf(arg));
-    std::string instance = letName.isValid() ? spelling(letName) : "m";
+    std::string instance(letName.isValid() ? spelling(letName) : "m");
     diags_->report(Diag::CreateAndApply, source(), rangeOf(*first), name, textOf(*first))
         .note(Note::CreateThenApply, source(), rangeOf(call),
               fmt::format("let {} = {}({})", instance, name, fmt::join(hypers, ", ")),
@@ -701,7 +701,7 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
   }
   noteInstantiationRules(call, name, letName, all);
   // The constructor parameters.
-  std::vector<std::string> names;
+  std::vector<std::string_view> names;
   std::vector<bool> optional;
   std::vector<bool> floating;  ///< builtin parameters that take floats (p, eps, momentum)
   std::vector<TypeId> paramTypes;
@@ -718,7 +718,7 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
                    std::all_of(p.defaultText.begin(), p.defaultText.end(),
                                [](char ch) { return ch >= '0' && ch <= '9'; });
       std::optional<int64_t> value;
-      if (isInt) value = std::stoll(p.defaultText);
+      if (isInt) value = std::stoll(std::string(p.defaultText));
       if (p.defaultText == "true" || p.defaultText == "false") value = p.defaultText == "true";
       defaultDims.push_back(value ? dims().constant(*value) : dims().unknown());
     }
@@ -779,7 +779,7 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
         bool number = t.kind == TypeKind::Scalar && isNumeric(t.dtype);
         bool integer = number && isIntegral(t.dtype) && t.dtype != DType::Bool;
         bool list = t.kind == TypeKind::List;
-        const std::string& spelled =
+        std::string_view spelled =
             builtinLayerParams(static_cast<BuiltinLayer>(decl))[i].defaultText;
         bool boolParam = spelled == "true" || spelled == "false";
         bool strParam = !spelled.empty() && spelled.front() == '"';

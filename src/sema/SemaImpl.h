@@ -59,12 +59,13 @@ struct BoundArg {
   bool present = false;
 };
 
-/// Parameter names of a builtin, parsed from Builtins.def.
+/// Parameter names of a builtin, parsed from Builtins.def (views of its
+/// string literals: parsing every builtin's list allocates nothing more).
 struct BuiltinParam {
-  std::string name;
-  std::string alias;  ///< `dim|axis`
+  std::string_view name;
+  std::string_view alias;  ///< `dim|axis`
   bool optional = false;
-  std::string defaultText;
+  std::string_view defaultText;
 };
 
 const std::vector<BuiltinParam>& builtinFnParams(BuiltinFn fn);
@@ -342,12 +343,12 @@ class Checker {
                                                        const std::vector<int>& positional,
                                                        CallArgs& args, NodeId call,
                                                        std::string_view calleeName);
-  std::optional<std::vector<BoundArg>> bindArgs(const std::vector<std::string>& names,
+  std::optional<std::vector<BoundArg>> bindArgs(const std::vector<std::string_view>& names,
                                                 const std::vector<int>& positionalTargets,
                                                 CallArgs& args, NodeId call,
                                                 std::string_view calleeName);
 
-  std::string spelling(IdentifierId id) const { return std::string(interner_.spelling(id)); }
+  std::string_view spelling(IdentifierId id) const { return interner_.spelling(id); }
   /// Reports each cycle of layers that create each other as sub-modules
   /// outside any `if`: their constructors would recurse forever.
   void checkRecursiveInstantiation();
@@ -357,7 +358,7 @@ class Checker {
   void warnIfRenamedInStateDict(const char* what, IdentifierId name, NodeId where);
   void retypeAfterReassignment(NodeId target, TypeId assigned);
   void checkCreatedArguments();
-  std::string callableName(int index) const { return spelling(module_.callables[index].name); }
+  std::string callableName(int index) const { return std::string(spelling(module_.callables[index].name)); }
   void setType(NodeId node, TypeId type) { module_.nodeType[node.index] = type; }
 
   const Tree& tree_;
