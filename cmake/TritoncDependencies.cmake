@@ -5,7 +5,18 @@
 
 find_package(CLI11 REQUIRED CONFIG)
 find_package(fmt REQUIRED CONFIG)
+find_package(Threads REQUIRED)
 find_package(spdlog REQUIRED CONFIG)
+# spdlog's header-only target links the shared libfmt (for SPDLOG_FMT_EXTERNAL);
+# we use fmt header-only, so its headers and definitions are taken without the
+# library: tritonc links statically (tools/tritonc/CMakeLists.txt).
+add_library(tritonc_spdlog INTERFACE)
+get_target_property(_spdlog_includes spdlog::spdlog_header_only INTERFACE_INCLUDE_DIRECTORIES)
+if(_spdlog_includes)
+  target_include_directories(tritonc_spdlog SYSTEM INTERFACE ${_spdlog_includes})
+endif()
+target_compile_definitions(tritonc_spdlog INTERFACE SPDLOG_FMT_EXTERNAL)
+target_link_libraries(tritonc_spdlog INTERFACE fmt::fmt-header-only Threads::Threads)
 find_package(zstd REQUIRED CONFIG)
 # Static libraries where Debian ships them: every shared library costs start-up time.
 if(TARGET zstd::libzstd_static)
@@ -28,7 +39,6 @@ if(TRITONC_YAML_CPP_STATIC)
 else()
   target_link_libraries(tritonc_yaml INTERFACE yaml-cpp)
 endif()
-find_package(Threads REQUIRED)
 if(TRITONC_BUILD_TESTS)
   find_package(GTest REQUIRED CONFIG)
 endif()

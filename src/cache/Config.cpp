@@ -4,7 +4,6 @@
 // edge of the library, and become Errors.
 //
 //===----------------------------------------------------------------------===//
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -38,12 +37,29 @@ std::string homeDirectory() {
   if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
     return home;
   }
-  struct passwd pw {};
-  struct passwd* result = nullptr;
-  char buffer[4096];
-  if (getpwuid_r(::getuid(), &pw, buffer, sizeof buffer, &result) == 0 && result != nullptr &&
-      result->pw_dir != nullptr) {
-    return result->pw_dir;
+  // Without $HOME, the user's entry in /etc/passwd (`name:x:uid:gid:gecos:home:shell`),
+  // read directly: tritonc is linked statically, and getpwuid would load the
+  // NSS modules of the glibc it was built with at run time.
+  std::optional<std::string> passwd = readWholeFile("/etc/passwd");
+  if (!passwd) return {};
+  std::string uid = std::to_string(::getuid());
+  std::string_view rest = *passwd;
+  while (!rest.empty()) {
+    size_t end = rest.find('\n');
+    std::string_view line = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    std::string_view fields[7];
+    size_t count = 0;
+    for (size_t start = 0; count < 7; ++count) {
+      size_t colon = line.find(':', start);
+      fields[count] = line.substr(start, colon - start);
+      if (colon == std::string_view::npos) {
+        ++count;
+        break;
+      }
+      start = colon + 1;
+    }
+    if (count >= 6 && fields[2] == uid && !fields[5].empty()) return std::string(fields[5]);
   }
   return {};
 }

@@ -37,6 +37,7 @@ Ends with "N passed, N failed"; exits 1 if any test failed.
 import argparse
 import json
 import os
+import pwd
 import random
 import re
 import shutil
@@ -1519,6 +1520,15 @@ def test_config_get_set_and_errors(ctx):
     check_eq(ctx.run("config", "get", "cache.dir", env={"XDG_CACHE_HOME": xdg},
                      unset=("TRITONC_CACHE_DIR",)).stdout, xdg + "/tritonc\n",
              "cache.dir from XDG_CACHE_HOME")
+    home = ctx.path("home")
+    check_eq(ctx.run("config", "get", "cache.dir", env={"HOME": home},
+                     unset=("TRITONC_CACHE_DIR", "XDG_CACHE_HOME")).stdout,
+             home + "/.cache/tritonc\n", "cache.dir from HOME")
+    # Without $HOME, the home directory of the user's /etc/passwd entry.
+    check_eq(ctx.run("config", "get", "cache.dir",
+                     unset=("TRITONC_CACHE_DIR", "XDG_CACHE_HOME", "HOME")).stdout,
+             pwd.getpwuid(os.getuid()).pw_dir.rstrip("/") + "/.cache/tritonc\n",
+             "cache.dir from /etc/passwd")
     check_eq(ctx.run("config", "get", "cache.enabled", env={"TRITONC_NO_CACHE": "1"}).stdout,
              "false\n", "cache.enabled with TRITONC_NO_CACHE=1")
     check(not os.path.exists(ctx.config), "config get created the file")
