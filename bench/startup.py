@@ -20,23 +20,12 @@ import argparse
 import os
 import shutil
 import statistics
+import sys
 import tempfile
-import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def spawn(argv, env):
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    start = time.perf_counter_ns()
-    pid = os.posix_spawn(argv[0], argv, env, file_actions=[
-        (os.POSIX_SPAWN_DUP2, devnull, 1), (os.POSIX_SPAWN_DUP2, devnull, 2)])
-    _, status = os.waitpid(pid, 0)
-    elapsed = time.perf_counter_ns() - start
-    os.close(devnull)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"failed: {' '.join(argv)}")
-    return elapsed / 1e6
+sys.path.insert(0, os.path.join(REPO, "bench", "cache"))
+from bench_cache import spawn  # noqa: E402  (posix_spawn + waitpid, timed)
 
 
 def main():

@@ -11,30 +11,12 @@
 #include <optional>
 #include <string>
 
+#include "TestUtil.h"
+
 namespace tritonc {
 namespace {
 
 namespace fs = std::filesystem;
-
-/// A fresh directory under the test temp dir, removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::path(::testing::TempDir()) /
-            ("tritonc_fs_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 /// Sets $PATH for one test and restores it.
 class ScopedPath {
@@ -61,7 +43,7 @@ void makeFile(const fs::path& path, mode_t mode) {
 }
 
 TEST(FindProgramOnPath, FirstExecutableInPathOrder) {
-  TempDir dir;
+  test::ScratchDir dir("tritonc_fs");
   fs::create_directories(dir.path() / "a");
   fs::create_directories(dir.path() / "b");
   fs::create_directories(dir.path() / "c");
@@ -74,7 +56,7 @@ TEST(FindProgramOnPath, FirstExecutableInPathOrder) {
 }
 
 TEST(FindProgramOnPath, SkipsFilesThatCannotRunAndDirectories) {
-  TempDir dir;
+  test::ScratchDir dir("tritonc_fs");
   fs::create_directories(dir.path() / "plain");
   fs::create_directories(dir.path() / "dir" / "nvcc");  // a directory called nvcc
   fs::create_directories(dir.path() / "good");
@@ -87,7 +69,7 @@ TEST(FindProgramOnPath, SkipsFilesThatCannotRunAndDirectories) {
 }
 
 TEST(FindProgramOnPath, EmptyEntryIsTheCurrentDirectory) {
-  TempDir dir;
+  test::ScratchDir dir("tritonc_fs");
   makeFile(dir.path() / "tool", 0755);
   fs::path old = fs::current_path();
   fs::current_path(dir.path());

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <string>
 
+#include "TestUtil.h"
+
 namespace tritonc {
 namespace {
 
@@ -18,26 +20,6 @@ void expectLineCol(const SourceBuffer& buffer, uint32_t offset, uint32_t line, u
   EXPECT_EQ(lc.line, line) << "offset " << offset;
   EXPECT_EQ(lc.column, column) << "offset " << offset;
 }
-
-/// A fresh directory under the test temp dir, removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::path(::testing::TempDir()) /
-            ("tritonc_sb_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 TEST(SourceBufferTest, FromStringKeepsNameAndText) {
   SourceBuffer buffer = SourceBuffer::fromString("mem.tri", "let x = 1\n");
@@ -137,7 +119,7 @@ TEST(SourceBufferTest, OnlyNewlines) {
 }
 
 TEST(SourceBufferTest, ReadFileReturnsContentsAndPath) {
-  TempDir dir;
+  test::ScratchDir dir("tritonc_sb");
   fs::path file = dir.path() / "model.tri";
   std::string contents = std::string("main {\n  print(1)\n}\n") + std::string(1, '\0') + "tail";
   {
@@ -153,7 +135,7 @@ TEST(SourceBufferTest, ReadFileReturnsContentsAndPath) {
 }
 
 TEST(SourceBufferTest, ReadEmptyFile) {
-  TempDir dir;
+  test::ScratchDir dir("tritonc_sb");
   fs::path file = dir.path() / "empty.tri";
   { std::ofstream out(file); }
   Expected<SourceBuffer> buffer = SourceBuffer::readFile(file.string());
@@ -163,7 +145,7 @@ TEST(SourceBufferTest, ReadEmptyFile) {
 }
 
 TEST(SourceBufferTest, ReadMissingFileFails) {
-  TempDir dir;
+  test::ScratchDir dir("tritonc_sb");
   std::string path = (dir.path() / "does_not_exist.tri").string();
   Expected<SourceBuffer> buffer = SourceBuffer::readFile(path);
   ASSERT_FALSE(buffer);
@@ -173,7 +155,7 @@ TEST(SourceBufferTest, ReadMissingFileFails) {
 }
 
 TEST(SourceBufferTest, ReadDirectoryFails) {
-  TempDir dir;
+  test::ScratchDir dir("tritonc_sb");
   std::string path = dir.path().string();
   Expected<SourceBuffer> buffer = SourceBuffer::readFile(path);
   ASSERT_FALSE(buffer);

@@ -23,7 +23,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <span>
 #include <string>
 #include <string_view>
@@ -40,6 +43,29 @@
 #include "tritonc/source/SourceBuffer.h"
 
 namespace tritonc::test {
+
+/// A fresh directory under the test temp dir, named after the running test
+/// (`<prefix>_<pid>_<test>`) and removed at the end of the test.
+class ScratchDir {
+ public:
+  explicit ScratchDir(std::string_view prefix) {
+    path_ = std::filesystem::path(::testing::TempDir()) /
+            (std::string(prefix) + "_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
 
 /// Name given to every in-memory source of the tests.
 inline constexpr const char* kTestFile = "test.tri";
