@@ -132,7 +132,11 @@ int runWatch(const CompileOptions& options) {
       break;
     }
     // Read every pending event; a save is relevant when it names the file.
+    // A file just created is still being written until its writer closes it
+    // (`cp`, `cat > m.tri`, a save after a delete): compiling at IN_CREATE
+    // would compile it empty or half-written.
     bool relevant = false;
+    bool awaitingClose = false;
     auto drain = [&] {
       ssize_t n;
       while ((n = ::read(inotify, buffer, sizeof buffer)) > 0) {
@@ -142,6 +146,12 @@ int runWatch(const CompileOptions& options) {
           if (event->len > 0 && dir != dirOf.end() &&
               followed.count({dir->second, std::string(event->name)}) != 0) {
             relevant = true;
+            if ((event->mask & IN_CREATE) != 0) {
+              awaitingClose = true;
+            } else if ((event->mask & (IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE |
+                                       IN_MOVED_FROM)) != 0) {
+              awaitingClose = false;
+            }
           }
           p += sizeof(struct inotify_event) + event->len;
         }
@@ -149,10 +159,12 @@ int runWatch(const CompileOptions& options) {
     };
     drain();
     // An editor's save is several events (write, rename, attributes): wait
-    // until 30 ms pass without one, then compile once.
+    // until 30 ms pass without one, then compile once. A created file waits
+    // for its writer to close it, up to 2 s (a hard link or a symlink made
+    // in its place is never written).
     while (relevant) {
       struct pollfd more = {inotify, POLLIN, 0};
-      if (::poll(&more, 1, 30) <= 0) break;
+      if (::poll(&more, 1, awaitingClose ? 2000 : 30) <= 0) break;
       drain();
     }
     if (relevant) build();

@@ -179,6 +179,35 @@ def test_watch_incremental(tritonc, work):
     check(rc == 0, "Ctrl-C: exit %s" % rc)
 
 
+def test_watch_waits_for_a_created_file_to_be_written(tritonc, work):
+    # A file deleted and created again (`cp`, `cat > model.tri`, some editors) is complete
+    # only when its writer closes it: watch compiles it then, once, and not at its creation
+    # (empty) or half-written in between.
+    src = os.path.join(work, "model.tri")
+    out = os.path.join(work, "out.py")
+    write(src, MODEL)
+    w = Watch(tritonc, work, "-O2")
+    try:
+        w.wait_for("watching model.tri")
+        os.remove(src)
+        w.wait_for("waiting for it to come back")
+        text = MODEL.replace("Net", "Net6")
+        with open(src, "w") as f:
+            f.write(text[:len(text) // 2])
+            f.flush()
+            time.sleep(0.4)  # far past watch's 30 ms between the events of one save
+            f.write(text[len(text) // 2:])
+        lines = w.wait_for("model.tri")
+        check(any("compiled model.tri" in line for line in lines),
+              "the first compile after the re-creation failed:\n%s" % "\n".join(lines))
+        check("class Net6(" in read(out), "the written file was not what was compiled")
+        time.sleep(0.3)
+        check(w.lines.empty(), "more than one compile for one save: %s" % list(w.lines.queue))
+    finally:
+        rc = w.stop()
+    check(rc == 0, "Ctrl-C: exit %s" % rc)
+
+
 def test_watch_missing_file_is_a_usage_error(tritonc, work):
     proc = subprocess.run([tritonc, "watch", "absent.tri"], cwd=work, capture_output=True,
                           text=True, timeout=10)
@@ -187,6 +216,7 @@ def test_watch_missing_file_is_a_usage_error(tritonc, work):
 
 
 TESTS = [test_watch_follows_edits, test_watch_follows_imported_files, test_watch_incremental,
+         test_watch_waits_for_a_created_file_to_be_written,
          test_watch_missing_file_is_a_usage_error]
 
 
