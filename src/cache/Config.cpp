@@ -33,35 +33,38 @@ const std::vector<ConfigKey>& configKeys() {
 
 namespace {
 
+// The index-th `:`-separated field of an /etc/passwd line; empty past the last.
+std::string_view passwdField(std::string_view line, int index) {
+  for (; index > 0; --index) {
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos) return {};
+    line.remove_prefix(colon + 1);
+  }
+  return line.substr(0, line.find(':'));
+}
+
+// The home directory of the user's /etc/passwd entry (`name:x:uid:gid:gecos:home:shell`),
+// read directly: tritonc is linked statically, and getpwuid would load the
+// NSS modules of the glibc it was built with at run time.
+std::string homeFromPasswd() {
+  std::optional<std::string> passwd = readWholeFile("/etc/passwd");
+  if (!passwd) return {};
+  std::string uid = std::to_string(::getuid());
+  for (std::string_view rest = *passwd; !rest.empty();) {
+    size_t end = rest.find('\n');
+    std::string_view line = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    if (passwdField(line, 2) == uid) return std::string(passwdField(line, 5));
+  }
+  return {};
+}
+
 std::string homeDirectory() {
   if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
     return home;
   }
-  // Without $HOME, the user's entry in /etc/passwd (`name:x:uid:gid:gecos:home:shell`),
-  // read directly: tritonc is linked statically, and getpwuid would load the
-  // NSS modules of the glibc it was built with at run time.
-  std::optional<std::string> passwd = readWholeFile("/etc/passwd");
-  if (!passwd) return {};
-  std::string uid = std::to_string(::getuid());
-  std::string_view rest = *passwd;
-  while (!rest.empty()) {
-    size_t end = rest.find('\n');
-    std::string_view line = rest.substr(0, end);
-    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
-    std::string_view fields[7];
-    size_t count = 0;
-    for (size_t start = 0; count < 7; ++count) {
-      size_t colon = line.find(':', start);
-      fields[count] = line.substr(start, colon - start);
-      if (colon == std::string_view::npos) {
-        ++count;
-        break;
-      }
-      start = colon + 1;
-    }
-    if (count >= 6 && fields[2] == uid && !fields[5].empty()) return std::string(fields[5]);
-  }
-  return {};
+  static const std::string fromPasswd = homeFromPasswd();  // the config file and cache dir ask
+  return fromPasswd;
 }
 
 const ConfigKey* findKey(std::string_view name) {
