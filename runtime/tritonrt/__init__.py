@@ -7,7 +7,8 @@ loading / compiling Triton DSL files. Standard library + torch only (torch 1.13 
 
 from . import cpu, cuda
 from .cuda import use_kernels
-from .fused import ACTIVATIONS, activation, conv_bn_act, fused_conv2d, fused_matmul
+from .fused import (ACTIVATIONS, activation, conv_bn_act, fused_conv2d, fused_matmul,
+                    run_layer)
 from .layers import TernaryConv2d, TernaryLinear
 from .loader import CompileError, CompilerWarning, compile_model, find_tritonc, load, output_dir
 from .packing import (clear_cache, is_packed, pack, pack_ternary, packed_by_columns,
@@ -51,6 +52,7 @@ __all__ = [
     "pack_ternary",
     "packed_by_columns",
     "packed_shape",
+    "run_layer",
     "ste_quantize",
     "stop_gradient",
     "ternary_dequantize",

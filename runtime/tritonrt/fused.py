@@ -121,6 +121,30 @@ def fused_conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, sca
     return activation(y, act)
 
 
+def _state_dtype(layer):
+    """The float dtype of ``layer``'s own parameters and buffers (the first floating one:
+    a packed layer's ``uint8`` codes are passed over for its scale), or ``None``."""
+    for t in layer.parameters(recurse=False):
+        if t.is_floating_point():
+            return t.dtype
+    for t in layer.buffers(recurse=False):
+        if t.is_floating_point():
+            return t.dtype
+    return None
+
+
+def run_layer(layer, x):
+    """``layer(x)`` for a built-in layer given a float input of another dtype than its own
+    state (a ``bfloat16`` input declared in the source, the model left in ``float32``):
+    ``x`` is converted to the layer's dtype and the result back to ``x``'s, which is the
+    dtype the language gives it. A no-op wrapper when the dtypes agree (after
+    ``model.bfloat16()``), so that ``torch.nn`` does not raise on mixed dtypes."""
+    dtype = _state_dtype(layer)
+    if dtype is None or dtype == x.dtype or not x.is_floating_point():
+        return layer(x)
+    return layer(x.to(dtype)).to(x.dtype)
+
+
 def _hooks(module):
     """The forward hooks on ``module`` other than pack()'s training guard."""
     hooks = list(getattr(module, "_forward_hooks", {}).values()) + \
@@ -216,6 +240,10 @@ def conv_bn_act(conv, bn, x, act="none"):
     own ``forward``) or with forward hooks are always called as modules, so that what they
     add is not skipped.
     """
+    dtype = _state_dtype(conv)
+    if dtype is not None and dtype != x.dtype and x.is_floating_point():
+        # A float input of another dtype than the model's (see run_layer).
+        return conv_bn_act(conv, bn, x.to(dtype), act).to(x.dtype)
     if x.is_cuda and cuda.enabled() and getattr(conv, "_tritonrt_packed", False) \
             and (_plain(conv) if bn is None else _foldable(conv, bn)):
         chscale, bias = _bn_affine(conv, bn) if bn is not None else (None, None)

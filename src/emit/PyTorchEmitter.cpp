@@ -52,6 +52,21 @@ std::string pyFloat(double value) {
   return text;
 }
 
+// Whether a built-in layer holds float state (weights, running statistics)
+// that torch.nn requires its input's dtype to match.
+bool hasFloatState(BuiltinLayer layer) {
+  switch (layer) {
+    case BuiltinLayer::Linear:
+    case BuiltinLayer::Conv2d:
+    case BuiltinLayer::LayerNorm:
+    case BuiltinLayer::BatchNorm1d:
+    case BuiltinLayer::BatchNorm2d:
+    case BuiltinLayer::TernaryLinear:
+    case BuiltinLayer::TernaryConv2d: return true;
+    default: return false;
+  }
+}
+
 // A trit tensor is held as floats, its numeric value s * q (as ternary
 // weights and ternary_quantize's results are), so it mixes with float tensors
 // in every torch op (docs/pytorch.md).
@@ -2055,6 +2070,17 @@ std::string Emitter::opExpr(OpId id) {
       std::string args;
       if (inst.builtin) {
         for (size_t i = 0; i < operands.size(); ++i) args += (i ? ", " : "") + arg(i);
+        // A float16/bfloat16 input to a layer with float state (float32 in the
+        // source: the model's dtype) runs in the layer's dtype and comes back
+        // in its own, as the checker types it; torch.nn would raise on the mix.
+        if (operands.size() == 1 && hasFloatState(static_cast<BuiltinLayer>(inst.decl)) &&
+            isTensor(operands[0])) {
+          DType dtype = m_.types.node(m_.typeOf(operands[0])).dtype;
+          if (dtype == DType::Float16 || dtype == DType::BFloat16) {
+            return fmt::format("tritonrt.run_layer({}, {})",
+                               instanceExpr(static_cast<uint32_t>(o.intAttr)), args);
+          }
+        }
       } else {
         const Function& g = m_.functions[inst.decl];
         std::span<const int64_t> params = m_.ints(id);

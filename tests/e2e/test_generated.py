@@ -1849,6 +1849,51 @@ layer TwoTernary(w_a: TernaryTensor<trit, [4, 4]>, w_b: TernaryTensor<trit, [4, 
                 check_close(got.float(), want, "%s in %s" % (level, dtype), atol=tol, rtol=tol)
 
 
+def test_built_in_layers_take_a_bfloat16_input_declared_in_the_source(ctx):
+    """A `bfloat16` input declared in the source, given to built-in and standard layers of a
+    model left in float32: each layer runs in its own dtype and its result comes back in
+    bfloat16, as the checker types it. torch.nn raised "mat1 and mat2 must have the same
+    dtype" (TernaryLinear, Linear) and "Input type ... and weight type ... should be the
+    same" (TernaryConv2d) in every mode. The result equals the float32 model's on the same
+    input, and after `model.bfloat16()` nothing is converted."""
+    src = """
+layer Dense(d: int = 8, x: Tensor<bfloat16, [?, d]>) -> Tensor<bfloat16, [?, d]> {
+    let fc = TernaryLinear(d, d)
+    let lin = Linear(d, d)
+    let ln = LayerNorm(d)
+    let bn = BatchNorm1d(d)
+    return bn(ln(lin(fc(x))))
+}
+layer Convs(x: Tensor<bfloat16, [?, 3, 8, 8]>) -> Tensor<bfloat16, [?, 4, 6, 6]> {
+    let c = TernaryConv2d(3, 4, 3)
+    let bn = BatchNorm2d(4)
+    let c2 = Conv2d(4, 4, 1)
+    return relu(c2(relu(bn(c(x)))))
+}
+"""
+    torch.manual_seed(9)
+    inputs = {"Dense": torch.randn(5, 8).bfloat16(), "Convs": torch.randn(2, 3, 8, 8).bfloat16()}
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        for name, x in inputs.items():
+            model = getattr(module, name)()
+            model.train()
+            got = model(x)  # batch statistics updated in float32
+            got.float().sum().backward()
+            if got.dtype != torch.bfloat16 or model.bn.running_mean.dtype != torch.float32:
+                raise AssertionError("%s %s: %s" % (level, name, got.dtype))
+            model.eval()
+            with torch.no_grad():
+                got = model(x)
+                want = model(x.float())
+                check_close(got.float(), want, "%s %s" % (level, name), atol=0.05, rtol=0.05)
+                converted = copy.deepcopy(model).bfloat16()(x)
+                check_close(converted.float(), want, "%s %s .bfloat16()" % (level, name),
+                            atol=0.1, rtol=0.1)
+                tritonrt.pack(model)
+                check_close(model(x).float(), got.float(), "%s %s packed" % (level, name))
+
+
 def test_entry_names_a_layer_as_the_file_sees_it(ctx):
     """`--entry Proj` is the layer the file calls `Proj` (its own, else the one an unqualified
     import brings in), and `--entry a.Proj` the one of `import "a.tri" as a`: with two
@@ -3139,6 +3184,7 @@ def all_tests():
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
               test_long_strings_wrap_within_100_columns,
               test_ternary_sums_and_integer_tensors_follow_the_models_dtype,
+              test_built_in_layers_take_a_bfloat16_input_declared_in_the_source,
               test_entry_names_a_layer_as_the_file_sees_it,
               test_guard_clauses_decide_which_sub_modules_exist,
               test_every_accepted_golden_imports, test_members_and_main,
