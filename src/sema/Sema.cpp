@@ -2722,7 +2722,9 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
                                                       rangeOf(where).end - rangeOf(where).begin));
       auto builder = diags_->report(Diag::NotTernary, source(), rangeOf(where), fmt(value.type),
                                    fmt(target));
-      if (isFloating(v.dtype)) {
+      // LANGUAGE.md section 3: the error suggests ternary_quantize(...), which
+      // takes integer tensors too (`w + w` is an int8-valued tensor).
+      if (v.dtype != DType::Bool && v.dtype != DType::Str) {
         builder.note(Note::SuggestQuantize, text.size() <= 60 ? text : std::string("..."));
       }
       return false;
