@@ -7,14 +7,20 @@ namespace tritonc {
 
 namespace {
 
-const std::unordered_set<std::string_view>& reservedNames() {
+// Python's keywords: no name, not even an attribute (`self.class`).
+const std::unordered_set<std::string_view>& keywords() {
   static const std::unordered_set<std::string_view> names = {
-      // Python's keywords.
       "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
       "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
       "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return",
-      "try", "while", "with", "yield",
-      // What the generated code names: modules, builtins, its own globals.
+      "try", "while", "with", "yield"};
+  return names;
+}
+
+// What the generated code names: modules, builtins, its own globals. Taken
+// as variable names, free as attributes (`self.tritonrt` is a weight).
+const std::unordered_set<std::string_view>& generatedNames() {
+  static const std::unordered_set<std::string_view> names = {
       "torch", "nn", "F", "math", "tritonrt", "self", "super", "ENTRY", "range", "list", "int",
       "float", "bool", "len", "isinstance", "max", "min", "round", "abs", "str", "print",
       "ValueError"};
@@ -51,15 +57,19 @@ std::string_view stemOf(std::string_view name) {
 
 std::string pyIdent(std::string_view name) {
   std::string out(name);
-  if ((!name.empty() && name[0] == '_') || reservedNames().count(stemOf(name)) != 0) {
+  std::string_view stem = stemOf(name);
+  if ((!name.empty() && name[0] == '_') || keywords().count(stem) != 0 ||
+      generatedNames().count(stem) != 0) {
     out += '_';
   }
   return out;
 }
 
 std::string pyMember(std::string_view name) {
-  std::string out = pyIdent(name);
-  if (out.size() == name.size() && moduleAttributes().count(stemOf(name)) != 0) {
+  std::string out(name);
+  std::string_view stem = stemOf(name);
+  if ((!name.empty() && name[0] == '_') || keywords().count(stem) != 0 ||
+      moduleAttributes().count(stem) != 0) {
     out += '_';
   }
   return out;

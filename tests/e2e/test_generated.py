@@ -1547,6 +1547,48 @@ layer D(_training: Tensor<float32, [4, 4]>, x: Tensor<float32, [?, 4]>) -> Tenso
             raise AssertionError("%s: keys %s" % (level, list(model.state_dict())))
 
 
+def test_weights_named_like_the_generated_codes_modules_keep_their_keys(ctx):
+    """A weight or sub-module named `torch`, `tritonrt`, `F`, `math` or `self` is an attribute
+    of that name: only the generated code's variables must avoid those names, not attributes,
+    so the state_dict keys read like the source. They were stored as `tritonrt_` etc. with a
+    RenamedInStateDict warning. Packed, the ternary one is `tritonrt` + `tritonrt_scale`."""
+    src = """
+layer Inner(F: Tensor<float32, [4]> = ones(), x: Tensor<float32, [?, 4]>)
+        -> Tensor<float32, [?, 4]> {
+    return x * F
+}
+layer L(torch: Tensor<float32, [4]> = ones(), tritonrt: TernaryTensor<trit, [4, 4]>,
+        math: Tensor<float32, [4]> = zeros(), x: Tensor<float32, [?, 4]>)
+        -> Tensor<float32, [?, 4]> {
+    let self = Inner()
+    return self(x @ tritonrt) * torch + math
+}
+"""
+    torch.manual_seed(3)
+    x = torch.randn(3, 4)
+    for level in LEVELS:
+        model = load(ctx.compile_text(src, level)).L().eval()
+        keys = sorted(model.state_dict())
+        if keys != ["math", "self.F", "torch", "tritonrt"]:
+            raise AssertionError("%s: keys %s" % (level, keys))
+        lat = model.tritonrt.detach()
+        s = lat.abs().mean().clamp(min=1e-5)
+        want = x @ ((lat / s).round().clamp(-1, 1) * s)
+        with torch.no_grad():
+            check_close(model(x), want, level)
+            tritonrt.pack(model)
+            check_close(model(x), want, level + " packed")
+        if sorted(model.state_dict()) != ["math", "self.F", "torch", "tritonrt",
+                                          "tritonrt_scale"]:
+            raise AssertionError("%s: packed keys %s" % (level, sorted(model.state_dict())))
+    src_path = os.path.join(ctx.workdir, "keys.tri")
+    with open(src_path, "w") as f:
+        f.write(src)
+    proc = subprocess.run([ctx.tritonc, "check", src_path], capture_output=True, text=True)
+    if proc.returncode != 0 or "RenamedInStateDict" in proc.stderr:
+        raise AssertionError(proc.stderr)
+
+
 def test_source_names_never_shadow_torch_or_python(ctx):
     """A hyperparameter, weight or sub-module named like an nn.Module attribute (`training`,
     `parameters`, `modules`, `to`) is stored under that name + '_', so train()/eval()/to()
@@ -3141,7 +3183,8 @@ def all_tests():
               test_values_updated_together, test_os_merges_identical_declarations,
               test_locals_never_shadow_module_names, test_implicit_widening_converts_values,
               test_source_names_never_take_generated_names,
-        test_source_names_never_shadow_torch_or_python,
+              test_source_names_never_shadow_torch_or_python,
+              test_weights_named_like_the_generated_codes_modules_keep_their_keys,
         test_mixed_float_dtypes_are_converted,
         test_weight_defaults_without_shape,
         test_pow_with_tensor_exponent,

@@ -21,9 +21,12 @@ namespace tritonc {
 std::string pyIdent(std::string_view name);
 
 /// The Python name of a weight, sub-module or hyperparameter as an attribute
-/// of its module: pyIdent's, and a '_' appended to nn.Module's attribute
-/// names (`training`, `parameters`, `to`, ...; by the same rule). As a
-/// constructor argument or a parameter of `_<L>_apply` it keeps pyIdent's.
+/// of its module, so its state_dict key: itself, with a '_' appended (by the
+/// same rule) to Python's keywords, to names that begin with '_' (nn.Module's
+/// and tritonrt's own attributes do) and to nn.Module's attribute names
+/// (`training`, `parameters`, `to`, ...). The names of the generated code
+/// (`torch`, `tritonrt`, `F`) are free as attributes. As a constructor
+/// argument or a parameter of `_<L>_apply` it keeps pyIdent's.
 std::string pyMember(std::string_view name);
 
 }  // namespace tritonc
