@@ -1958,7 +1958,14 @@ std::optional<std::vector<DimId>> Checker::broadcast(std::span<const DimId> a,
       result = da;
       continue;
     }
-    switch (dims().equal(da, db)) {
+    Decision same = dims().equal(da, db);
+    // Sizes that differ still broadcast when one of them may be 1 (`d` and
+    // `2 * d + 1` do at d = 1; two constants other than 1 never do).
+    if (same == Decision::No &&
+        (dims().equal(da, one) != Decision::No || dims().equal(db, one) != Decision::No)) {
+      same = Decision::Unknown;
+    }
+    switch (same) {
       case Decision::Yes: result = da; break;
       case Decision::No: {
         report(Diag::ShapeMismatch, node, op, fmtShape(a), fmtShape(b));

@@ -178,6 +178,36 @@ bool DimStore::containsUnknown(DimId id) const {
   }
 }
 
+bool DimStore::addLinear(DimId id, int64_t factor, Linear& out) const {
+  const Node& n = nodes_[id.index];
+  auto term = [&](int64_t by) {
+    return !__builtin_mul_overflow(factor, by, &by) &&
+           !__builtin_add_overflow(out.terms[id.index], by, &out.terms[id.index]);
+  };
+  switch (n.kind) {
+    case DimKind::Unknown: return false;
+    case DimKind::Const: {
+      int64_t v = 0;
+      return !__builtin_mul_overflow(factor, n.value, &v) &&
+             !__builtin_add_overflow(out.constant, v, &out.constant);
+    }
+    case DimKind::Add: return addLinear(n.lhs, factor, out) && addLinear(n.rhs, factor, out);
+    case DimKind::Sub:
+      return factor != INT64_MIN && addLinear(n.lhs, factor, out) &&
+             addLinear(n.rhs, -factor, out);
+    case DimKind::Mul: {
+      // binary() puts a constant factor first.
+      std::optional<int64_t> c = constValue(n.lhs);
+      int64_t scaled = 0;
+      if (c && !__builtin_mul_overflow(factor, *c, &scaled)) return addLinear(n.rhs, scaled, out);
+      return term(1);  // a product of sizes: one opaque term
+    }
+    case DimKind::Var:
+    case DimKind::Div: return term(1);  // floor division: an opaque term
+  }
+  return false;
+}
+
 Decision DimStore::equal(DimId a, DimId b) const {
   if (isUnknown(a) || isUnknown(b)) {
     return Decision::Unknown;
@@ -190,7 +220,28 @@ Decision DimStore::equal(DimId a, DimId b) const {
   if (x && y) {
     return Decision::No;  // hash-consing: equal constants share an id
   }
-  return Decision::Unknown;
+  // a - b as a sum of terms (size variables and opaque sub-expressions, by
+  // node) with integer factors and a constant: `2 * d + e` and `e + d * 2`
+  // are equal, `d + 1` and `d` never are. Sizes are not negative, so a
+  // difference whose terms are size variables with factors of the constant's
+  // sign cannot be zero either (`2 * d + 1` and `d`). (`4 * d` and `d` are
+  // equal when d is 0: undecided, checked at run time.)
+  Linear diff;
+  if (!addLinear(a, 1, diff) || !addLinear(b, -1, diff)) {
+    return Decision::Unknown;
+  }
+  bool sameSign = diff.constant != 0;
+  for (const auto& [node, factor] : diff.terms) {
+    if (factor == 0) continue;
+    if (nodes_[node].kind != DimKind::Var || (factor > 0) != (diff.constant > 0)) {
+      sameSign = false;
+    }
+    if (!sameSign && diff.constant == 0) return Decision::Unknown;
+  }
+  if (sameSign) return Decision::No;
+  bool zero = diff.constant == 0;
+  for (const auto& [node, factor] : diff.terms) zero = zero && factor == 0;
+  return zero ? Decision::Yes : Decision::Unknown;
 }
 
 DimId DimStore::substitute(DimId id, const std::unordered_map<uint32_t, DimId>& bindings) {
@@ -244,7 +295,13 @@ std::string DimStore::format(DimId id, const Interner& interner) const {
     case DimKind::Const: return std::to_string(n.value);
     case DimKind::Var: return std::string(interner.spelling(n.var));
     case DimKind::Unknown: return "?";
-    case DimKind::Add: return format(n.lhs, interner) + " + " + format(n.rhs, interner);
+    case DimKind::Add:
+      // binary() puts a constant term first; it reads as written last (`d + 1`).
+      if (std::optional<int64_t> c = constValue(n.lhs); c && !constValue(n.rhs)) {
+        bool minus = *c < 0 && *c != INT64_MIN;
+        return format(n.rhs, interner) + (minus ? " - " : " + ") + std::to_string(minus ? -*c : *c);
+      }
+      return format(n.lhs, interner) + " + " + format(n.rhs, interner);
     case DimKind::Sub: return format(n.lhs, interner) + " - " + operand(n.rhs, false);
     case DimKind::Mul: return operand(n.lhs, false) + " * " + operand(n.rhs, true);
     case DimKind::Div: return operand(n.lhs, false) + " / " + operand(n.rhs, true);

@@ -129,6 +129,33 @@ TEST_F(DimStoreTest, EqualIsThreeValued) {
   EXPECT_EQ(dims.equal(q, v("n")), Decision::Unknown);
 }
 
+TEST_F(DimStoreTest, EqualComparesSumsOfTerms) {
+  DimId n = v("n");
+  DimId m = v("m");
+  // Equal however the sum is written.
+  EXPECT_EQ(dims.equal(add(n, m), add(m, n)), Decision::Yes);
+  EXPECT_EQ(dims.equal(add(mul(c(2), n), m), add(m, add(n, n))), Decision::Yes);
+  EXPECT_EQ(dims.equal(sub(add(n, c(3)), c(1)), add(n, c(2))), Decision::Yes);
+  EXPECT_EQ(dims.equal(mul(c(4), add(n, c(1))), add(mul(c(4), n), c(4))), Decision::Yes);
+  EXPECT_EQ(dims.equal(div(n, c(2)), div(n, c(2))), Decision::Yes);
+  // A constant apart: never equal.
+  EXPECT_EQ(dims.equal(add(n, c(1)), n), Decision::No);
+  EXPECT_EQ(dims.equal(sub(n, c(1)), add(n, c(1))), Decision::No);
+  EXPECT_EQ(dims.equal(add(div(n, c(2)), c(1)), div(n, c(2))), Decision::No);
+  // Sizes are not negative: 2n + 1 > n, n + m + 1 > m.
+  EXPECT_EQ(dims.equal(add(mul(c(2), n), c(1)), n), Decision::No);
+  EXPECT_EQ(dims.equal(add(add(n, m), c(1)), m), Decision::No);
+  // Equal for some sizes: undecided (4n = n at n = 0; n + 1 = m; n = 2m - 1).
+  EXPECT_EQ(dims.equal(mul(c(4), n), n), Decision::Unknown);
+  EXPECT_EQ(dims.equal(add(n, c(1)), m), Decision::Unknown);
+  EXPECT_EQ(dims.equal(n, sub(mul(c(2), m), c(1))), Decision::Unknown);
+  // Floor division and products are opaque: n / 2 + 1 against (n + 2) / 2 is undecided.
+  EXPECT_EQ(dims.equal(add(div(n, c(2)), c(1)), div(add(n, c(2)), c(2))), Decision::Unknown);
+  EXPECT_EQ(dims.equal(add(mul(n, m), c(1)), mul(n, m)), Decision::No);
+  EXPECT_EQ(dims.equal(add(sub(n, m), c(1)), sub(n, m)), Decision::No);
+  EXPECT_EQ(dims.equal(add(div(sub(n, m), c(2)), c(1)), c(0)), Decision::Unknown);
+}
+
 TEST_F(DimStoreTest, SubstituteReplacesVariablesAndFolds) {
   DimId expr = add(mul(c(2), v("n")), c(1));  // 2 * n + 1
   DimId seven = dims.substitute(expr, bind({{"n", c(3)}}));
@@ -164,7 +191,10 @@ TEST_F(DimStoreTest, FormatPrintsOperatorsAndParentheses) {
   EXPECT_EQ(fmt(sub(sub(a, b), v("c"))), "a - b - c");
   EXPECT_EQ(fmt(div(a, mul(b, v("c")))), "a / (b * c)");
   EXPECT_EQ(fmt(div(mul(a, b), v("c"))), "a * b / c");
-  EXPECT_EQ(fmt(add(v("n"), c(1))), "1 + n");
+  // Sums are stored constant-first but read as written, constant last.
+  EXPECT_EQ(fmt(add(v("n"), c(1))), "n + 1");
+  EXPECT_EQ(fmt(add(v("n"), c(-1))), "n - 1");
+  EXPECT_EQ(fmt(mul(c(2), add(v("n"), c(1)))), "2 * (n + 1)");
 }
 
 TEST_F(DimStoreTest, CollectVarsInFirstSeenOrder) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -87,6 +88,14 @@ class DimStore {
   DimId restore(const Node& node) { return intern(node); }
 
  private:
+  /// A dimension as a constant plus size variables and opaque terms (keyed by
+  /// node index) times integer factors.
+  struct Linear {
+    int64_t constant = 0;
+    std::map<uint32_t, int64_t> terms;
+  };
+  /// Adds `factor` times `id` to `out`; false on `?` or overflow.
+  bool addLinear(DimId id, int64_t factor, Linear& out) const;
   DimId intern(const Node& node);
   std::vector<Node> nodes_;
   HashIndex index_;
