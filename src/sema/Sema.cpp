@@ -2954,6 +2954,7 @@ CheckedModule Checker::run() {
     }
   }
   checkRecursiveInstantiation();
+  checkConstantsReadThroughCalls();
   checkCreatedArguments();
   for (auto [dim, symbol] : constantDims_) {
     if (!constantFailed_.count(symbol)) {
@@ -2968,6 +2969,92 @@ CheckedModule Checker::run() {
     }
   }
   return std::move(module_);
+}
+
+void Checker::checkConstantsReadThroughCalls() {
+  // A top-level initializer runs when the module is imported, in order: one
+  // that calls a fn or layer must not reach, through its body and what that
+  // calls, a constant defined at or after itself (Python raises NameError).
+  std::unordered_map<uint32_t, size_t> position;  // constant symbol -> order
+  std::vector<NodeId> lets;
+  for (NodeId item : tree_.list(tree_.listA(tree_.root()))) {
+    if (tree_.kind(item) == NodeKind::Let && module_.nodeSymbol[item.index] != kNoSymbol) {
+      position.emplace(module_.nodeSymbol[item.index], lets.size());
+      lets.push_back(item);
+    }
+  }
+  if (lets.empty()) return;
+  auto localCallable = [&](NodeId node) -> std::optional<size_t> {
+    if (tree_.kind(node) != NodeKind::Name) return std::nullopt;
+    uint32_t symbol = module_.nodeSymbol[node.index];
+    if (symbol == kNoSymbol) return std::nullopt;
+    const Symbol& s = module_.symbols[symbol];
+    if ((s.kind != SymbolKind::Fn && s.kind != SymbolKind::Layer) || s.ref < module_.firstLocal) {
+      return std::nullopt;
+    }
+    return s.ref;
+  };
+  // What each local callable reads and calls directly, computed when reached.
+  struct Reach {
+    bool done = false;
+    std::vector<std::pair<uint32_t, NodeId>> constants;  // symbol, where read
+    std::vector<size_t> callees;
+  };
+  std::vector<Reach> reach(module_.callables.size());
+  auto reachOf = [&](size_t callable) -> const Reach& {
+    Reach& r = reach[callable];
+    if (!r.done) {
+      r.done = true;
+      tree_.forEachNode(module_.callables[callable].node, [&](NodeId node) {
+        if (tree_.kind(node) != NodeKind::Name) return;
+        uint32_t symbol = module_.nodeSymbol[node.index];
+        if (symbol != kNoSymbol && position.count(symbol) != 0) {
+          r.constants.emplace_back(symbol, node);
+        } else if (std::optional<size_t> callee = localCallable(node)) {
+          r.callees.push_back(*callee);
+        }
+      });
+    }
+    return r;
+  };
+  for (size_t at = 0; at < lets.size(); ++at) {
+    NodeId init = tree_.childB(lets[at]);
+    if (!init.isValid()) continue;
+    bool reported = false;
+    tree_.forEachNodeWhile(init, [&](NodeId call) {
+      std::optional<size_t> first = localCallable(call);
+      if (!first) return true;
+      std::vector<bool> seen(module_.callables.size(), false);
+      std::vector<size_t> stack{*first};
+      seen[*first] = true;
+      while (!stack.empty() && !reported) {
+        size_t callable = stack.back();
+        stack.pop_back();
+        const Reach& r = reachOf(callable);
+        for (const auto& [symbol, where] : r.constants) {
+          if (position.at(symbol) < at) continue;
+          std::string_view read = spelling(module_.symbols[symbol].name);
+          std::string_view self = spelling(module_.symbols[module_.nodeSymbol[lets[at].index]].name);
+          auto builder = position.at(symbol) == at
+                             ? diags_->report(Diag::ConstantReadsItself, source(), rangeOf(call),
+                                              tokens().spelling(tree_.token(call)), read)
+                             : diags_->report(Diag::ReadBeforeDefinition, source(), rangeOf(call),
+                                              tokens().spelling(tree_.token(call)), read, self);
+          builder.note(Note::ReadThroughCall, source(), rangeOf(where),
+                       spelling(module_.callables[callable].name), read);
+          reported = true;
+          break;
+        }
+        for (size_t callee : r.callees) {
+          if (!seen[callee]) {
+            seen[callee] = true;
+            stack.push_back(callee);
+          }
+        }
+      }
+      return !reported;
+    });
+  }
 }
 
 void Checker::checkRecursiveInstantiation() {

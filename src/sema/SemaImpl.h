@@ -352,6 +352,9 @@ class Checker {
   /// Reports each cycle of layers that create each other as sub-modules
   /// outside any `if`: their constructors would recurse forever.
   void checkRecursiveInstantiation();
+  /// Top-level initializers that call a fn or layer reading (through what it
+  /// calls) a constant defined at or after them: ReadBeforeDefinition.
+  void checkConstantsReadThroughCalls();
   bool createsValues(NodeId node) const;
   void widenAfterReassignment(NodeId target, TypeId assigned);
   bool resizable(NodeId target, TypeId assigned) const;
