@@ -6,6 +6,7 @@ loading / compiling Triton DSL files. Standard library + torch only (torch 1.13 
 """
 
 from . import cpu, cuda
+from .constants import ConstantUnavailable, unavailable
 from .cuda import use_kernels
 from .fused import (ACTIVATIONS, activation, conv_bn_act, fused_conv2d, fused_matmul,
                     run_layer)
@@ -30,6 +31,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ACTIVATIONS",
     "CompileError",
+    "ConstantUnavailable",
     "CompilerWarning",
     "EPS",
     "METHODS",
@@ -60,6 +62,7 @@ __all__ = [
     "ternary_quantize_parts",
     "ternary_weights",
     "unpack",
+    "unavailable",
     "unpack_ternary",
     "use_kernels",
     "weight",

@@ -484,6 +484,9 @@ class Emitter {
 
   // ---- program structure -----------------------------------------------------------
   void emitGlobal(size_t index);
+  /// Whether a constant's initializer is made of Python numbers, strings and
+  /// lists of them, other constants, and operators that raise nothing there.
+  bool initializerCannotRaise(BlockId init) const;
   void emitFn(size_t index);
   void emitLayer(size_t index);
   void emitMain(size_t index);
@@ -906,8 +909,71 @@ void Emitter::emitGlobal(size_t index) {
   expr_.clear();
   used_.clear();
   globalTemps_ = "_" + globalName(index) + "_";
-  std::string value = regionExpr(m_.globals[index].init, 0);
-  line(0, fmt::format("{} = {}", globalName(index), value));
+  const std::string& name = globalName(index);
+  // LANGUAGE.md section 6: an accepted program never fails at import. The
+  // checker rejects what it can prove would raise here; an initializer that
+  // may still raise (tensors, calls, division, powers) runs inside `try`, and
+  // a failure binds the constant to a value that raises when it is used.
+  if (initializerCannotRaise(m_.globals[index].init)) {
+    std::string value = regionExpr(m_.globals[index].init, 0);
+    line(0, fmt::format("{} = {}", name, value));
+    return;
+  }
+  line(0, "try:");
+  std::string value = regionExpr(m_.globals[index].init, 1);
+  line(1, fmt::format("{} = {}", name, value));
+  line(0, "except Exception as _error:");
+  line(1, fmt::format("{} = tritonrt.unavailable({}, _error)", name, pyString(name)));
+}
+
+bool Emitter::initializerCannotRaise(BlockId init) const {
+  // Python numbers, strings and lists of them, and other constants (bound,
+  // maybe to an unavailable value, but never raising when read): +, -, *,
+  // comparisons and logic on numbers raise nothing.
+  for (OpId id : m_.blocks[init.index].ops) {
+    const Op& o = m_.op(id);
+    if (o.regions[0].isValid() || o.regions[1].isValid()) return false;
+    switch (o.kind) {
+      case OpKind::Constant:
+      case OpKind::Global:
+      case OpKind::Yield: continue;
+      case OpKind::List:
+      case OpKind::Add:
+      case OpKind::Sub:
+      case OpKind::Mul:
+      case OpKind::Neg:
+      case OpKind::Not:
+      case OpKind::Eq:
+      case OpKind::Ne:
+      case OpKind::Lt:
+      case OpKind::Le:
+      case OpKind::Gt:
+      case OpKind::Ge:
+      case OpKind::And:
+      case OpKind::Or: {
+        bool numbers = true, floats = false;
+        for (ValueId v : m_.operands(id)) {
+          numbers = numbers && !holdsTensors(m_.typeOf(v));
+          floats = floats || (isScalar(v) && isFloating(m_.types.node(m_.typeOf(v)).dtype));
+        }
+        for (ValueId v : m_.results(id)) numbers = numbers && !holdsTensors(m_.typeOf(v));
+        if (!numbers) return false;
+        // An int meeting a float is converted, which raises past 1e308: only
+        // a literal int (at most int64) is known to fit.
+        bool arithmetic = o.kind == OpKind::Add || o.kind == OpKind::Sub || o.kind == OpKind::Mul;
+        for (ValueId v : m_.operands(id)) {
+          if (arithmetic && floats && intScalar(v) &&
+              (!m_.values[v.index].def.isValid() ||
+               m_.op(m_.values[v.index].def).kind != OpKind::Constant)) {
+            return false;
+          }
+        }
+        continue;
+      }
+      default: return false;
+    }
+  }
+  return true;
 }
 
 // Parameters of a constructor or apply function: hyperparameters in order,

@@ -3131,6 +3131,64 @@ def test_every_accepted_golden_imports(ctx):
         raise AssertionError("only %d golden inputs compiled; the test lost its corpus" % accepted)
 
 
+IMPORT_TIME_FAILURES = """
+let BN = batch_norm(ones([1, 3]), ones([3]), zeros([3]))
+let CE = cross_entropy(tensor([[1.0, 2.0]]), tensor([5], dtype=int64))
+let EMB = embedding(tensor([7], dtype=int64), ones([4, 2]))
+let REM = tensor([5], dtype=int32) % 0
+let DIV = 1 / min(0, 1)
+let BIG = full([2], 1e39)
+let KAIMING = kaiming_uniform([3])
+let FINE = ones([2]) * 2.0
+let AFTER = BN + 1.0
+let N = 4 * 16 + 1
+layer Uses(x: Tensor<float32, [?, 3]>) -> Tensor<float32, [?, 3]> {
+    return x + BN
+}
+layer Fine(x: Tensor<float32, [?, 2]>) -> Tensor<float32, [?, 2]> {
+    return x * FINE + float32(N)
+}
+"""
+
+
+def test_constants_that_raise_never_fail_the_import(ctx):
+    """LANGUAGE.md section 6: an accepted program never fails at import. Top-level constants
+    whose initializers torch rejects only when they run (batch_norm of one value per channel,
+    a class index or embedding id past the end, an integer tensor % 0, a value past float32,
+    kaiming_uniform of rank 1, a division by a call's zero) failed the import of the whole
+    module. Now each is computed inside `try`: the module imports, the constants that could be
+    computed are there, and using a failed one raises ConstantUnavailable naming it, with the
+    original exception as the cause, as a body that raises would."""
+    for level in LEVELS:
+        module = load(ctx.compile_text(IMPORT_TIME_FAILURES, level))
+        x = torch.randn(3, 2)
+        check_close(module.Fine()(x), x * 2.0 + 65.0, level)
+        if module.N != 65:
+            raise AssertionError("%s: N is %r" % (level, module.N))
+        failed = {"BN": ValueError, "CE": IndexError, "EMB": IndexError, "REM": RuntimeError,
+                  "DIV": ZeroDivisionError, "BIG": RuntimeError, "KAIMING": ValueError,
+                  "AFTER": tritonrt.ConstantUnavailable}
+        for name, cause in failed.items():
+            value = getattr(module, name)
+            for use in (lambda: value + 1, lambda: value.to("cpu"), lambda: torch.relu(value),
+                        lambda: float(value), lambda: value[0]):
+                try:
+                    use()
+                except tritonrt.ConstantUnavailable as e:
+                    if ("'%s'" % name) not in str(e) or not isinstance(e.__cause__, cause):
+                        raise AssertionError("%s %s: %s (cause %r)" % (level, name, e,
+                                                                       e.__cause__))
+                else:
+                    raise AssertionError("%s: using %s did not raise" % (level, name))
+        try:
+            module.Uses()(torch.randn(1, 3))
+        except tritonrt.ConstantUnavailable as e:
+            if "'BN'" not in str(e):
+                raise
+        else:
+            raise AssertionError("%s: a layer reading BN ran" % level)
+
+
 def test_members_and_main(ctx):
     """Instance members (`fc.weight`) in a layer and in main; main() runs as a script."""
     src = """
@@ -3228,6 +3286,7 @@ def all_tests():
               test_long_strings_wrap_within_100_columns,
               test_ternary_sums_and_integer_tensors_follow_the_models_dtype,
               test_built_in_layers_take_a_bfloat16_input_declared_in_the_source,
+              test_constants_that_raise_never_fail_the_import,
               test_entry_names_a_layer_as_the_file_sees_it,
               test_guard_clauses_decide_which_sub_modules_exist,
               test_every_accepted_golden_imports, test_members_and_main,
