@@ -189,6 +189,28 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
         .note(Note::DidYouMean, source(), rangeOf(node), *dsl);
     return;
   }
+  // A layer, fn or constant of a file imported `as` an alias is named through
+  // it (`import "blocks.tri" as o` then `o.ResMLP(4)`).
+  if (imports_ != nullptr) {
+    for (uint32_t i = 0; i < module_.symbols.size(); ++i) {
+      const Symbol& s = module_.symbols[i];
+      if (s.kind != SymbolKind::ImportAlias || s.ref >= imports_->imports.size() ||
+          lookup(s.name) != i) {
+        continue;
+      }
+      const ImportContext::Import& imported = imports_->imports[s.ref];
+      bool member = std::any_of(imported.exports.begin(), imported.exports.end(),
+                                [&](uint32_t c) { return imports_->callables[c].name == name; }) ||
+                    std::any_of(imported.constants.begin(), imported.constants.end(),
+                                [&](const auto& k) { return k.name == name; });
+      if (member) {
+        diags_->report(Diag::UndefinedName, source(), rangeOf(node), text)
+            .note(Note::DidYouMean, source(), rangeOf(node),
+                  fmt::format("{}.{}", spelling(s.name), text));
+        return;
+      }
+    }
+  }
   auto builder = diags_->report(Diag::UndefinedName, source(), rangeOf(node), text);
   // `if c { let down = ... }` then `down(x)` after the block, as Python
   // allows: the body's last such `let` (checked in order, so declared above).
@@ -2030,10 +2052,23 @@ ExprInfo Checker::matmul(const ExprInfo& a, const ExprInfo& b, NodeId node, std:
   DimId k1 = sa.back();
   DimId k2 = sb[sb.size() - 2];
   switch (dims().equal(k1, k2)) {
-    case Decision::No:
-      report(Diag::MatmulMismatch, node, op, fmt(a.type), fmt(b.type),
-             dims().format(k1, interner_), dims().format(k2, interner_));
+    case Decision::No: {
+      auto builder = diags_->report(Diag::MatmulMismatch, source(), rangeOf(node), op,
+                                    fmt(a.type), fmt(b.type), dims().format(k1, interner_),
+                                    dims().format(k2, interner_));
+      if (tree_.kind(node) == NodeKind::Binary) {
+        builder.caretAt(tokens().range(tree_.token(node)).begin);
+      }
+      // The usual mistake: a weight in PyTorch's [out, in] layout used with
+      // '@' as if it were [in, out] (its last dimension is the one that fits).
+      std::string_view left = textOf(a.node), right = textOf(b.node);
+      if (sb.size() == 2 && !vecB && dims().equal(k1, sb.back()) == Decision::Yes &&
+          left.size() <= 40 && right.size() <= 40 && left.find('\n') == std::string_view::npos &&
+          right.find('\n') == std::string_view::npos) {
+        builder.note(Note::TransposedWeight, right, left);
+      }
       return make(ts.error(), node);
+    }
     case Decision::Unknown:
       // The side whose size is known is what the other must have.
       if (!dims().isUnknown(k2)) {
