@@ -94,11 +94,24 @@ std::optional<std::vector<BoundArg>> Checker::bindArgs(const std::vector<std::st
   std::vector<BoundArg> bound(names.size());
   bool ok = true;
   if (args.positional.size() > positionalTargets.size()) {
-    report(Diag::TooManyArguments, args.positional[positionalTargets.size()].node, calleeName,
-           positionalTargets.size() == 1 ? std::string("1 positional argument")
-                                         : fmt::format("{} positional arguments",
-                                                       positionalTargets.size()),
-           args.positional.size());
+    NodeId extra = args.positional[positionalTargets.size()].node;
+    auto builder = diags_->report(
+        Diag::TooManyArguments, source(), rangeOf(extra), calleeName,
+        positionalTargets.size() == 1
+            ? std::string("1 positional argument")
+            : fmt::format("{} positional arguments", positionalTargets.size()),
+        args.positional.size());
+    // Keyword-only parameters (a layer's implicit size variables, those after
+    // a default) are passed by name.
+    std::string byName, example;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (std::find(positionalTargets.begin(), positionalTargets.end(), static_cast<int>(i)) ==
+          positionalTargets.end()) {
+        byName += fmt::format("{}'{}'", byName.empty() ? "" : ", ", names[i]);
+        example += fmt::format("{}{}=...", example.empty() ? "" : ", ", names[i]);
+      }
+    }
+    if (!byName.empty()) builder.note(Note::KeywordOnly, byName, calleeName, example);
     ok = false;
   }
   for (size_t i = 0; i < args.positional.size() && i < positionalTargets.size(); ++i) {
@@ -114,6 +127,13 @@ std::optional<std::vector<BoundArg>> Checker::bindArgs(const std::vector<std::st
       std::string_view match = closestMatch(name, candidates);
       if (!match.empty()) {
         builder.note(Note::DidYouMean, source(), tokens().range(nameToken), match);
+      } else if (!candidates.empty() && candidates.size() <= 8) {
+        // Nothing close: the names it does take.
+        std::string list;
+        for (std::string_view c : candidates) {
+          list += fmt::format("{}'{}'", list.empty() ? "" : ", ", c);
+        }
+        builder.note(Note::LayerParameters, calleeName, list);
       }
       ok = false;
       continue;
