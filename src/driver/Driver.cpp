@@ -151,6 +151,14 @@ void selectEntry(CheckedModule& checked, const std::string& entry, const SourceB
   std::string_view match = closestMatch(entry, names);
   if (!match.empty()) {
     builder.note(Note::DidYouMean, match);
+    return;
+  }
+  // A fn of that name: the entry is a layer (a module class); fns are functions.
+  for (const Symbol& symbol : checked.symbols) {
+    if (symbol.kind == SymbolKind::Fn && interner.spelling(symbol.name) == entry) {
+      builder.note(Note::EntryIsFn, entry);
+      return;
+    }
   }
 }
 
