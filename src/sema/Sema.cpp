@@ -1682,7 +1682,14 @@ ExprInfo Checker::checkOperator(NodeId node) {
   std::string_view opText = operatorSpelling(tokens(), opToken);
   ExprInfo a = checkExpr(tree_.childA(node));
   bool shortCircuit = op == TokenKind::AmpAmp || op == TokenKind::PipePipe;
-  ctx_.shortCircuitDepth += shortCircuit ? 1 : 0;  // b may never be evaluated
+  // b may never be evaluated, so what would raise there is not reported as
+  // certain: unless a is a tensor (torch's element-wise & and | evaluate
+  // both sides) or a constant that lets b run (`true && b`, `false || b`).
+  if (shortCircuit && module_.types.kind(a.type) == TypeKind::Tensor) shortCircuit = false;
+  if (shortCircuit && a.intValue && (*a.intValue != 0) == (op == TokenKind::AmpAmp)) {
+    shortCircuit = false;
+  }
+  ctx_.shortCircuitDepth += shortCircuit ? 1 : 0;
   ExprInfo b = checkExpr(tree_.childB(node));
   ctx_.shortCircuitDepth -= shortCircuit ? 1 : 0;
   if (module_.types.kind(a.type) == TypeKind::Error ||
@@ -1812,6 +1819,13 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
     report(atImport ? Diag::DivisionByZero : Diag::DivisionByZeroWhenRun, node,
            fmt::format("{} {}", integers ? "integer" : "float",
                        kind == TokenKind::Slash ? "division" : "modulo"));
+    raises = true;
+  }
+  if (kind == TokenKind::Percent && !bools && integers && ta.kind == TypeKind::Tensor &&
+      !ta.ternary && b.intValue == 0 && ctx_.shortCircuitDepth == 0) {
+    // torch's integer remainder raises "ZeroDivisionError" (`/` gives inf).
+    report(atImport ? Diag::DivisionByZero : Diag::DivisionByZeroWhenRun, node,
+           "integer tensor modulo");
     raises = true;
   }
   if (kind == TokenKind::StarStar && negativeIntegerPower(a, b, node, tree_.childA(node))) {
