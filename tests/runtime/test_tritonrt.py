@@ -1061,6 +1061,47 @@ class BatchNormFoldingTests(unittest.TestCase):
 
 @unittest.skipUnless(hasattr(torch, "mkldnn_convolution") and torch.backends.mkldnn.is_available(),
                      "this torch has no oneDNN")
+class ConstantAndDtypeTests(unittest.TestCase):
+    def test_unavailable_constant_raises_on_every_use(self):
+        try:
+            {}["missing"]
+        except KeyError as e:
+            value = tritonrt.unavailable("TABLE", e)
+        self.assertIn("TABLE", repr(value))  # printing it in a debugger does not raise
+        uses = [lambda: value + 1, lambda: 2 * value, lambda: -value, lambda: value @ value,
+                lambda: value.to("cpu"), lambda: value.shape, lambda: torch.relu(value),
+                lambda: torch.ones(2) + value, lambda: torch.cat([value]), lambda: int(value),
+                lambda: float(value), lambda: bool(value), lambda: [1, 2][value],
+                lambda: value[0], lambda: len(value), lambda: list(value), lambda: str(value),
+                lambda: value == 1, lambda: value < 1, lambda: value(1)]
+        for i, use in enumerate(uses):
+            with self.assertRaises(tritonrt.ConstantUnavailable, msg=str(i)) as caught:
+                use()
+            self.assertIn("'TABLE'", str(caught.exception))
+            self.assertIsInstance(caught.exception.__cause__, KeyError)
+        with self.assertRaises(tritonrt.ConstantUnavailable):
+            value.anything = 1
+
+    def test_run_layer_converts_to_the_layers_dtype_and_back(self):
+        torch.manual_seed(4)
+        x = torch.randn(3, 8)
+        for layer in (nn.Linear(8, 8), nn.LayerNorm(8), TernaryLinear(8, 8)):
+            layer.eval()
+            with torch.no_grad():
+                want = layer(x)
+                got = tritonrt.run_layer(layer, x.bfloat16())
+                self.assertEqual(got.dtype, torch.bfloat16)
+                self.assertTrue(torch.allclose(got.float(), want, atol=0.05, rtol=0.05))
+                # The same dtype: the layer's own call, nothing converted.
+                self.assertTrue(torch.equal(tritonrt.run_layer(layer, x), want))
+        # A layer without float state, or an integer input, is called as it is.
+        pool = nn.MaxPool1d(2)
+        self.assertEqual(tritonrt.run_layer(pool, x.bfloat16()[None]).dtype, torch.bfloat16)
+        emb = nn.Embedding(4, 2)
+        ids = torch.tensor([1, 3])
+        self.assertTrue(torch.equal(tritonrt.run_layer(emb, ids), emb(ids)))
+
+
 class CpuKernelTests(unittest.TestCase):
     """tritonrt.cpu: float32 CPU inference on oneDNN equals torch's kernels up to summation
     order; anything that needs autograd, other dtypes and traced graphs keep torch's ops."""
