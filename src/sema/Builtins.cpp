@@ -271,6 +271,7 @@ class Call {
   Checker& checker() { return c_; }
   NodeId node() const { return call_; }
   std::string_view name() const { return name_; }
+  std::string_view paramName(size_t i) const { return params_[i].name; }
 
  private:
   Checker& c_;
@@ -280,6 +281,29 @@ class Call {
   const std::vector<BuiltinParam>& params_;
   bool failed_ = false;
 };
+
+// Whether the known constant elements of argument i (a tensor literal's
+// smallest and largest) lie in [0, n) (or equal `allowed`); reports the one
+// that does not with `what` (formatted with n twice) otherwise.
+bool idsInRange(Call& c, size_t i, std::optional<int64_t> n, const char* what,
+                std::optional<int64_t> allowed = std::nullopt) {
+  if (!n) return true;
+  for (const auto& element : {c.arg(i).lowest, c.arg(i).highest}) {
+    if (!element || !element->integer) continue;
+    int64_t v = *element->integer;
+    if ((v < 0 || v >= *n) && v != allowed) {
+      // At the element when it is written in the call, else at the argument.
+      SourceRange call = c.checker().rangeOf(c.node());
+      SourceRange at = c.checker().rangeOf(element->node);
+      bool inside = at.begin >= call.begin && at.end <= call.end;
+      c.checker().report(Diag::InvalidArgumentValue, inside ? element->node : c.arg(i).node,
+                         c.paramName(i), c.name(), fmt::format(fmt::runtime(what), *n, *n),
+                         std::to_string(v));
+      return false;
+    }
+  }
+  return true;
+}
 
 // Output size of a convolution or pooling window (torch.nn.Conv2d docs).
 DimId windowOutput(DimStore& ds, DimId in, DimId kernel, DimId stride, DimId padding,
@@ -837,7 +861,11 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     // Elements all -1, 0, 1 make a ternary tensor (LANGUAGE.md §3).
     bool ternary = c.arg(0).allTrits && (!explicitDtype || dtype == DType::Trit);
     if (!ternary && !c.checker().elementsFit(c.arg(0), dtype)) return c.error();
-    return c.result(ts.tensor(ternary ? DType::Trit : dtype, c.arg(0).listShape, ternary));
+    ExprInfo out = c.result(ts.tensor(ternary ? DType::Trit : dtype, c.arg(0).listShape, ternary));
+    // Its smallest and largest elements, for the checks of ids and classes.
+    out.lowest = c.arg(0).lowest;
+    out.highest = c.arg(0).highest;
+    return out;
   }
   if (rule == R::Reshape) {
     const TypeStore::Node* x = c.tensor(0);
@@ -1079,6 +1107,22 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       std::vector<DimId> channels{c.shape(0)[1]};
       for (size_t i = 1; i <= 4; ++i) {
         if (!fitsShape(c, i, channels)) return c.error();
+      }
+      // Batch statistics of one value per channel: torch raises ("Expected
+      // more than 1 value per channel when training"). A top-level constant
+      // computes them when the module is imported.
+      bool training = !c.has(5) || c.arg(5).intValue != 0;
+      std::optional<int64_t> perChannel = 1;
+      std::vector<DimId> xs = c.shape(0);
+      for (size_t i = 0; i < xs.size() && perChannel; ++i) {
+        if (i == 1) continue;
+        std::optional<int64_t> v = ds.constValue(xs[i]);
+        perChannel = v ? std::optional<int64_t>(*perChannel * std::min<int64_t>(*v, 2)) : v;
+      }
+      if (training && perChannel == 1 && c.checker().atImport()) {
+        c.wrongValue(0, "more than one value per channel for batch statistics (training=true)",
+                     c.checker().fmtShape(xs));
+        return c.error();
       }
     }
     c.toFloat(0, c.floatOf(*x));
@@ -1332,6 +1376,10 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (!ids->rankKnown || !table->rankKnown) return c.result(ts.tensorAnyRank(c.floatOf(*table)));
     std::vector<DimId> ts2 = c.shape(1);
     if (ts2.size() != 2) return c.wrong(1, "a 2-D table [n, d]");
+    // Known ids past the table raise IndexError in torch, wherever they run.
+    if (!idsInRange(c, 0, ds.constValue(ts2[0]), "an id in [0, {}) for a table of {} rows")) {
+      return c.error();
+    }
     std::vector<DimId> out = c.shape(0);
     out.push_back(ts2[1]);
     return c.result(ts.tensor(c.floatOf(*table), out));
@@ -1400,6 +1448,15 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       const TypeStore::Node& target = ts.node(c.arg(1).type);
       if (isIntegral(target.dtype) && target.dtype != DType::Bool && !target.ternary) {
         c.checker().convertTo(c.arg(1), DType::Int64);
+        // Known class indices past the classes raise in torch (-100, its
+        // ignore_index, is allowed).
+        if (ranks && !c.shape(0).empty()) {
+          DimId classes = c.shape(0)[c.shape(0).size() >= 2 ? 1 : 0];
+          if (!idsInRange(c, 1, ds.constValue(classes), "a class index in [0, {}) for {} classes",
+                          -100)) {
+            return c.error();
+          }
+        }
         // Class indices: the logits' shape without its class dimension,
         // [N, C, d...] -> [N, d...] ([C] -> []).
         if (ranks && !c.shape(0).empty()) {
