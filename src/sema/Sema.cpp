@@ -2252,6 +2252,14 @@ ExprInfo Checker::checkIndex(NodeId node) {
     if (indices.size() == 1 && isSlice[0]) {
       return make(ts.list(TypeId{t.ref}, UINT32_MAX), node);  // a list, of unknown length
     }
+    // Python indexes a list with integers only (a float raises TypeError).
+    for (size_t i = 0; i < indices.size(); ++i) {
+      const TypeStore::Node& k = ts.node(indices[i].type);
+      if (!isSlice[i] && k.kind == TypeKind::Scalar && !isIntegral(k.dtype)) {
+        report(Diag::TypeMismatch, indices[i].node, fmt(indices[i].type), "int32");
+        return make(ts.error(), node);
+      }
+    }
     ExprInfo result = make(TypeId{t.ref}, node);
     // A constant index into a list of known length: Python raises IndexError.
     if (indices.size() == 1 && !isSlice[0] && indices[0].intValue && t.count != UINT32_MAX) {
