@@ -181,8 +181,8 @@ bool DimStore::containsUnknown(DimId id) const {
 bool DimStore::addLinear(DimId id, int64_t factor, Linear& out) const {
   const Node& n = nodes_[id.index];
   auto term = [&](int64_t by) {
-    return !__builtin_mul_overflow(factor, by, &by) &&
-           !__builtin_add_overflow(out.terms[id.index], by, &out.terms[id.index]);
+    int64_t& f = out.factorOf(id.index);
+    return !__builtin_mul_overflow(factor, by, &by) && !__builtin_add_overflow(f, by, &f);
   };
   switch (n.kind) {
     case DimKind::Unknown: return false;
@@ -219,6 +219,9 @@ Decision DimStore::equal(DimId a, DimId b) const {
   std::optional<int64_t> y = constValue(b);
   if (x && y) {
     return Decision::No;  // hash-consing: equal constants share an id
+  }
+  if (nodes_[a.index].kind == DimKind::Var && nodes_[b.index].kind == DimKind::Var) {
+    return Decision::Unknown;  // two size variables (the common case)
   }
   // a - b as a sum of terms (size variables and opaque sub-expressions, by
   // node) with integer factors and a constant: `2 * d + e` and `e + d * 2`

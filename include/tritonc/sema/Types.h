@@ -11,7 +11,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -92,7 +91,13 @@ class DimStore {
   /// node index) times integer factors.
   struct Linear {
     int64_t constant = 0;
-    std::map<uint32_t, int64_t> terms;
+    std::vector<std::pair<uint32_t, int64_t>> terms;  ///< few: searched in order
+    int64_t& factorOf(uint32_t node) {
+      for (auto& [n, f] : terms) {
+        if (n == node) return f;
+      }
+      return terms.emplace_back(node, 0).second;
+    }
   };
   /// Adds `factor` times `id` to `out`; false on `?` or overflow.
   bool addLinear(DimId id, int64_t factor, Linear& out) const;
