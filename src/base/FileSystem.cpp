@@ -242,11 +242,13 @@ void removeRegistered(const std::string& path) {
 // Writes `contents` to a new temporary file next to `path`; its name in `temp`
 // (removed if a signal ends the process before it is put in place).
 bool writeTemporary(const std::string& path, std::string_view contents, std::string& temp,
-                    std::string* error) {
+                    std::string* error, bool executable = false) {
   temp = temporaryPathFor(path);
   removeFileOnSignal(temp);
-  // 0666 less the umask, as every compiler and editor creates files.
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  // 0666 less the umask, as every compiler and editor creates files (0777 for
+  // what a linker would make executable: a shared library).
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                  executable ? 0777 : 0666);
   if (fd < 0) {
     *error = std::strerror(errno);
     keepFileOnSignal(temp);
@@ -370,7 +372,7 @@ FileTransaction::~FileTransaction() {
 }
 
 bool FileTransaction::stage(const std::string& path, std::string_view contents,
-                            std::string* error) {
+                            std::string* error, bool executable) {
   if (isDirectory(path, error)) return false;
   if (isSpecial(path)) {
     staged_.push_back({path, "", Kind::Direct, std::string(contents), {}, false});
@@ -381,7 +383,7 @@ bool FileTransaction::stage(const std::string& path, std::string_view contents,
     return true;
   }
   std::string temp;
-  if (!writeTemporary(path, contents, temp, error)) return false;
+  if (!writeTemporary(path, contents, temp, error, executable)) return false;
   staged_.push_back({path, temp, Kind::Replace, {}, {}, false});
   return true;
 }

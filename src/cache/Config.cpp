@@ -116,10 +116,12 @@ bool lookup(const YAML::Node& root, std::string_view key, YAML::Node* out) {
 }
 
 std::optional<bool> parseBool(std::string_view text) {
-  for (const char* yes : {"true", "yes", "on", "1"}) {
+  // YAML's spellings (1.2 core: true/True/TRUE; 1.1 adds yes/no/on/off), and 1/0.
+  for (const char* yes : {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", "1"}) {
     if (text == yes) return true;
   }
-  for (const char* no : {"false", "no", "off", "0"}) {
+  for (const char* no :
+       {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", "0"}) {
     if (text == no) return false;
   }
   return std::nullopt;

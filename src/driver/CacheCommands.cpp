@@ -15,6 +15,9 @@
 namespace tritonc {
 namespace {
 
+// "1 entry", "5 entries".
+std::string entriesText(uint64_t n) { return fmt::format("{} {}", n, n == 1 ? "entry" : "entries"); }
+
 // Environment failures of these commands: one diagnostic, exit 3.
 int fail(const std::string& message) {
   TextDiagnosticConsumer printer(stderr, false);
@@ -175,8 +178,8 @@ int runCacheCommand(const CacheCommand& command) {
     for (cache::Level level : levels) {
       cleared += (cleared.empty() ? "" : ", ") + std::string(levelName(level));
     }
-    writeStandardOutput(fmt::format("cleared {}: removed {} entries ({})\n",
-                            levels.empty() ? "the cache" : cleared, report->removed,
+    writeStandardOutput(fmt::format("cleared {}: removed {} ({})\n",
+                            levels.empty() ? "the cache" : cleared, entriesText(report->removed),
                             cache::formatSize(report->removedBytes)));
     return failedRemovals(*report);
   }
@@ -199,9 +202,10 @@ int runCacheCommand(const CacheCommand& command) {
       entries += usage.entries;
       bytes += usage.bytes;
     }
-    writeStandardOutput(fmt::format("pruned {} entries ({}); {} entries ({}) left\n{}", report->removed,
-                            cache::formatSize(report->removedBytes), entries,
-                            cache::formatSize(bytes), staleTemporaries(*report)));
+    writeStandardOutput(fmt::format("pruned {} ({}); {} ({}) left\n{}",
+                                    entriesText(report->removed),
+                                    cache::formatSize(report->removedBytes), entriesText(entries),
+                                    cache::formatSize(bytes), staleTemporaries(*report)));
     return failedRemovals(*report);
   }
   if (command.action == "validate") {
@@ -214,8 +218,9 @@ int runCacheCommand(const CacheCommand& command) {
     for (const std::string& temp : report->staleTemporaries) {
       out += "stale temporary: " + temp + " (removed)\n";
     }
-    out += fmt::format("checked {} entries: {} valid, {} corrupt (removed)\n", report->checked,
-                       report->checked - report->corrupt, report->corrupt);
+    out += fmt::format("checked {}: {} valid, {} corrupt (removed)\n",
+                       entriesText(report->checked), report->checked - report->corrupt,
+                       report->corrupt);
     out += staleTemporaries(*report);
     writeStandardOutput(out);
     return failedRemovals(*report);

@@ -1418,7 +1418,10 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         std::string temp = std::exchange(result.soTemp, "");
         if (!outputs.stageFile(so, temp, &error)) return fail(so, error);
       } else if (result.cachedSo) {
-        if (!outputs.stage(so, *result.cachedSo, &error)) return fail(so, error);
+        // As nvcc made it: executable (0755 under the usual umask).
+        if (!outputs.stage(so, *result.cachedSo, &error, /*executable=*/true)) {
+          return fail(so, error);
+        }
       } else if (result.hasCu) {
         outputs.stageRemoval(so);
       }

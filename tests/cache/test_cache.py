@@ -233,7 +233,7 @@ class Ctx:
         """Runs `cache validate`; returns (checked, valid, corrupt, corrupt lines)."""
         proc = self.run("cache", "validate")
         self.validate_stdout = proc.stdout
-        m = re.search(r"^checked (\d+) entries: (\d+) valid, (\d+) corrupt \(removed\)$",
+        m = re.search(r"^checked (\d+) entr(?:y|ies): (\d+) valid, (\d+) corrupt \(removed\)$",
                       proc.stdout, re.M)
         check(m is not None, "cache validate printed no summary: %r" % proc.stdout)
         lines = [l for l in proc.stdout.splitlines() if l.startswith("corrupt: ")]
@@ -1557,6 +1557,14 @@ def test_config_get_set_and_errors(ctx):
         proc = ctx.run("config", "set", key, bad, rc=2)
         check(proc.stderr, "no message for a bad value of " + key)
     check_eq(read(ctx.config), text, "config file after rejected sets")
+    # YAML's boolean spellings, in a file written by hand and through `config set`.
+    for spelled, want in (("False", "false"), ("TRUE", "true"), ("off", "false"),
+                          ("True", "true")):
+        write(ctx.config, "cache:\n  enabled: %s\n" % spelled)
+        proc = ctx.run("config", "get", "cache.enabled", unset=("TRITONC_NO_CACHE",))
+        check_eq((proc.stdout, proc.stderr), (want + "\n", ""), "enabled: " + spelled)
+        ctx.run("config", "set", "cache.enabled", spelled)
+    write(ctx.config, text)
     proc = ctx.run("config", "get", "cache.l3_code.max_size", rc=2)
     check("cache.l3_code.max_size_mb" in proc.stderr, "no suggestion for a misspelled key: %r"
           % proc.stderr)

@@ -380,14 +380,16 @@ int run(int argc, char** argv) {
                   }
                   return std::string();
                 },
-                "N"));
+                ""))
+            ->option_text("N");
     maxSizeOption =
         cachePrune->add_option("--max-size", cacheCommand.maxSize,
-                               "Shrink the cache to SIZE (e.g. 500M, 2G), least recently used first");
+                               "Shrink the cache to SIZE (e.g. 500M, 2G), least recently used first")
+            ->option_text("SIZE");
     CLI::App* cacheValidate =
         cache->add_subcommand("validate", "Check every entry; remove and report corrupt ones");
     for (CLI::App* sub : {cacheStats, cacheClear, cachePrune, cacheValidate}) {
-      sub->add_option("--cache-dir", cacheCommand.cacheDir, "Cache directory");
+      sub->add_option("--cache-dir", cacheCommand.cacheDir, "Cache directory")->option_text("DIR");
     }
   }
 

@@ -51,7 +51,9 @@ class FileTransaction {
   FileTransaction& operator=(const FileTransaction&) = delete;
   ~FileTransaction();
   /// False (with `error`) when the temporary file cannot be written.
-  bool stage(const std::string& path, std::string_view contents, std::string* error);
+  /// `executable`: created 0777 less the umask, as a linker makes a library.
+  bool stage(const std::string& path, std::string_view contents, std::string* error,
+             bool executable = false);
   /// A file already written elsewhere on the same file system (`temp`,
   /// which the transaction now owns; registered with removeFileOnSignal by
   /// whoever wrote it), to be renamed to `path`. False (with `error`) when
