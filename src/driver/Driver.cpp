@@ -98,12 +98,6 @@ bool useColor(ColorMode mode) {
   return false;
 }
 
-std::unique_ptr<DiagnosticConsumer> makeConsumer(const CompileOptions& options) {
-  if (options.diagnosticsFormat == DiagnosticsFormat::Json) {
-    return std::make_unique<JsonDiagnosticConsumer>(stderr);
-  }
-  return std::make_unique<TextDiagnosticConsumer>(stderr, useColor(options.color));
-}
 
 // --entry NAME picks the entry layer instead of the file's last one, by the
 // name the file itself uses: its own layer, else one an `import "f.tri"`
@@ -249,6 +243,13 @@ std::string codeFlags(const CompileOptions& options) {
 }
 
 }  // namespace
+
+std::unique_ptr<DiagnosticConsumer> makeConsumer(const CompileOptions& options) {
+  if (options.diagnosticsFormat == DiagnosticsFormat::Json) {
+    return std::make_unique<JsonDiagnosticConsumer>(stderr);
+  }
+  return std::make_unique<TextDiagnosticConsumer>(stderr, useColor(options.color));
+}
 
 OptimizerOptions optimizerOptions(const CompileOptions& options, Timings* timings) {
   OptimizerOptions opt;

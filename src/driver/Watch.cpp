@@ -26,14 +26,31 @@
 
 #include <fmt/format.h>
 
+#include "tritonc/base/Text.h"
 #include "tritonc/driver/Driver.h"
 
 namespace tritonc {
 namespace {
 
-// A status line on stderr, prefixed so that it stands out from diagnostics.
+// Whether stderr carries one JSON object per line (--diagnostics-format=json).
+bool jsonStatus = false;
+std::string watchedPath;
+
+// A status line on stderr, prefixed so that it stands out from diagnostics;
+// with JSON diagnostics, a JSON object of their keys (severity "note", code
+// "WatchStatus") so that every line of stderr stays one object.
 void status(const std::string& text) {
-  std::string line = "tritonc watch: " + text + "\n";
+  std::string line;
+  if (jsonStatus) {
+    line = "{\"file\":";
+    appendJsonString(line, watchedPath);
+    line += ",\"line\":0,\"column\":0,\"severity\":\"note\",\"code\":\"WatchStatus\","
+            "\"message\":";
+    appendJsonString(line, "tritonc watch: " + text);
+    line += ",\"notes\":[]}\n";
+  } else {
+    line = "tritonc watch: " + text + "\n";
+  }
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
 }
@@ -51,12 +68,17 @@ bool exists(const std::string& path) {
 
 int runWatch(const CompileOptions& options) {
   const std::string& path = options.inputs.front();
+  jsonStatus = options.diagnosticsFormat == DiagnosticsFormat::Json;
+  watchedPath = path;
   errno = 0;
   if (!exists(path)) {
     int why = errno == 0 ? ENOENT : errno;  // the words compile uses
-    std::fprintf(stderr, "tritonc: error: cannot read input file: cannot %s '%s': %s "
-                 "[CannotReadFile]\n",
-                 why == EISDIR ? "read" : "open", path.c_str(), std::strerror(why));
+    std::unique_ptr<DiagnosticConsumer> printer = makeConsumer(options);
+    DiagnosticEngine diags(*printer);
+    diags.reportForPath(Diag::CannotReadFile, "",
+                        fmt::format("cannot {} '{}': {}", why == EISDIR ? "read" : "open", path,
+                                    std::strerror(why)))
+        .about(path);
     return kExitUsageError;
   }
   // Directories watched (by watch descriptor) and the files of interest in

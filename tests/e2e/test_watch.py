@@ -10,6 +10,7 @@ Each step waits for the status line it causes and checks the output file. With
 --incremental, an edit to one of two layers recompiles only it and writes what a full compile
 writes. Ends with "N passed, N failed".
 """
+import json
 import os
 import queue
 import signal
@@ -215,9 +216,35 @@ def test_watch_missing_file_is_a_usage_error(tritonc, work):
     check("[CannotReadFile]" in proc.stderr, proc.stderr)
 
 
+def test_watch_json_diagnostics_keep_stderr_json(tritonc, work):
+    """With --diagnostics-format=json every line of watch's stderr is one JSON object with the
+    diagnostics' keys: its status lines are notes (code WatchStatus), a save with an error is
+    the error's object, and a missing file's error too. They were text lines mixed in."""
+    keys = ["file", "line", "column", "severity", "code", "message", "notes"]
+    write(os.path.join(work, "model.tri"), MODEL)
+    w = Watch(tritonc, work, "--diagnostics-format=json")
+    try:
+        w.wait_for("watching")
+        write(os.path.join(work, "model.tri"), MODEL.replace("return", "retrun", 1))
+        w.wait_for("did not compile")
+    finally:
+        check(w.stop() == 0, "exit status after Ctrl-C")
+    w.lines.put(None)
+    lines = w.seen + [line for line in iter(w.lines.get, None)]
+    objects = [json.loads(line) for line in lines]
+    check(all(list(o) == keys for o in objects), "keys: %s" % lines)
+    codes = [o["code"] for o in objects]
+    check("WatchStatus" in codes and any(c not in ("WatchStatus",) for c in codes),
+          "codes: %s" % codes)
+    proc = subprocess.run([tritonc, "watch", "absent.tri", "--diagnostics-format=json"],
+                          cwd=work, capture_output=True, text=True, timeout=10)
+    check(proc.returncode == 2, "exit %d" % proc.returncode)
+    check(json.loads(proc.stderr)["code"] == "CannotReadFile", proc.stderr)
+
+
 TESTS = [test_watch_follows_edits, test_watch_follows_imported_files, test_watch_incremental,
          test_watch_waits_for_a_created_file_to_be_written,
-         test_watch_missing_file_is_a_usage_error]
+         test_watch_missing_file_is_a_usage_error, test_watch_json_diagnostics_keep_stderr_json]
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +31,9 @@ int runCheck(const CompileOptions& options);
 /// the files the inputs import (as opened), so that a watcher can follow them.
 int runCompileWith(const CompileOptions& options, cache::Cache& cache,
                    std::vector<std::string>* dependencies = nullptr);
+/// The consumer that prints diagnostics on stderr as the options ask
+/// (--diagnostics-format, --color).
+std::unique_ptr<DiagnosticConsumer> makeConsumer(const CompileOptions& options);
 /// `tritonc watch FILE.tri [compile flags]`: compiles, then recompiles on every
 /// save (inotify) until interrupted; exit 0 on Ctrl-C.
 int runWatch(const CompileOptions& options);
