@@ -3074,13 +3074,57 @@ void Checker::checkConstantsReadThroughCalls() {
     }
     return r;
   };
+  // The latest constant position each callable reaches (-1: none), so that
+  // only an initializer with a problem is searched for its witness:
+  // relaxed over the call graph in post-order until nothing changes (one
+  // pass without recursion; a few more for cycles).
+  const size_t n = module_.callables.size();
+  std::vector<int64_t> latest(n, -1);
+  std::vector<size_t> order;
+  {
+    std::vector<uint8_t> state(n, 0);  // 0 new, 1 on the stack, 2 done
+    for (size_t root = module_.firstLocal; root < n; ++root) {
+      if (state[root] != 0) continue;
+      std::vector<std::pair<size_t, size_t>> stack{{root, 0}};  // callable, next callee
+      state[root] = 1;
+      while (!stack.empty()) {
+        auto& [callable, next] = stack.back();
+        const Reach& r = reachOf(callable);
+        if (next < r.callees.size()) {
+          size_t callee = r.callees[next++];
+          if (state[callee] == 0) {
+            state[callee] = 1;
+            stack.emplace_back(callee, 0);
+          }
+          continue;
+        }
+        for (const auto& [symbol, where] : r.constants) {
+          latest[callable] = std::max(latest[callable], static_cast<int64_t>(position.at(symbol)));
+        }
+        state[callable] = 2;
+        order.push_back(callable);
+        stack.pop_back();
+      }
+    }
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t callable : order) {
+        for (size_t callee : reachOf(callable).callees) {
+          if (latest[callee] > latest[callable]) {
+            latest[callable] = latest[callee];
+            changed = true;
+          }
+        }
+      }
+    }
+  }
   for (size_t at = 0; at < lets.size(); ++at) {
     NodeId init = tree_.childB(lets[at]);
     if (!init.isValid()) continue;
     bool reported = false;
     tree_.forEachNodeWhile(init, [&](NodeId call) {
       std::optional<size_t> first = localCallable(call);
-      if (!first) return true;
+      if (!first || latest[*first] < static_cast<int64_t>(at)) return true;
       std::vector<bool> seen(module_.callables.size(), false);
       std::vector<size_t> stack{*first};
       seen[*first] = true;
