@@ -32,18 +32,15 @@
 namespace tritonc {
 namespace {
 
-// Whether stderr carries one JSON object per line (--diagnostics-format=json).
-bool jsonStatus = false;
-std::string watchedPath;
-
 // A status line on stderr, prefixed so that it stands out from diagnostics;
-// with JSON diagnostics, a JSON object of their keys (severity "note", code
-// "WatchStatus") so that every line of stderr stays one object.
-void status(const std::string& text) {
+// with JSON diagnostics (`json`), a JSON object of their keys (severity
+// "note", code "WatchStatus") about `path`, so that every line of stderr
+// stays one object.
+void status(bool json, const std::string& path, const std::string& text) {
   std::string line;
-  if (jsonStatus) {
+  if (json) {
     line = "{\"file\":";
-    appendJsonString(line, watchedPath);
+    appendJsonString(line, path);
     line += ",\"line\":0,\"column\":0,\"severity\":\"note\",\"code\":\"WatchStatus\","
             "\"message\":";
     appendJsonString(line, "tritonc watch: " + text);
@@ -68,8 +65,7 @@ bool exists(const std::string& path) {
 
 int runWatch(const CompileOptions& options) {
   const std::string& path = options.inputs.front();
-  jsonStatus = options.diagnosticsFormat == DiagnosticsFormat::Json;
-  watchedPath = path;
+  bool json = options.diagnosticsFormat == DiagnosticsFormat::Json;
   errno = 0;
   if (!exists(path)) {
     int why = errno == 0 ? ENOENT : errno;  // the words compile uses
@@ -121,7 +117,7 @@ int runWatch(const CompileOptions& options) {
 
   auto build = [&] {
     if (!exists(path)) {
-      status(fmt::format("{} is gone; waiting for it to come back", path));
+      status(json, path, fmt::format("{} is gone; waiting for it to come back", path));
       return;
     }
     auto start = std::chrono::steady_clock::now();
@@ -134,14 +130,14 @@ int runWatch(const CompileOptions& options) {
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                     .count();
     if (rc == kExitSuccess) {
-      status(fmt::format("compiled {} in {:.1f} ms", path, ms));
+      status(json, path, fmt::format("compiled {} in {:.1f} ms", path, ms));
     } else {
-      status(fmt::format("{} did not compile (exit {}); watching for the next save", path, rc));
+      status(json, path, fmt::format("{} did not compile (exit {}); watching for the next save", path, rc));
     }
   };
 
   build();
-  status(fmt::format("watching {} (Ctrl-C to stop)", path));
+  status(json, path, fmt::format("watching {} (Ctrl-C to stop)", path));
   alignas(struct inotify_event) char buffer[16384];
   while (true) {
     struct pollfd fds[2] = {{inotify, POLLIN, 0}, {signal, POLLIN, 0}};
@@ -150,7 +146,7 @@ int runWatch(const CompileOptions& options) {
       break;
     }
     if ((fds[1].revents & POLLIN) != 0) {
-      status("stopped");
+      status(json, path, "stopped");
       break;
     }
     // Read every pending event; a save is relevant when it names the file.

@@ -3040,7 +3040,6 @@ void Checker::checkConstantsReadThroughCalls() {
       lets.push_back(item);
     }
   }
-  if (lets.empty()) return;
   auto localCallable = [&](NodeId node) -> std::optional<size_t> {
     if (tree_.kind(node) != NodeKind::Name) return std::nullopt;
     uint32_t symbol = module_.nodeSymbol[node.index];
@@ -3051,6 +3050,17 @@ void Checker::checkConstantsReadThroughCalls() {
     }
     return s.ref;
   };
+  // Most files' constants call nothing: then no body is walked.
+  bool anyCall = false;
+  for (NodeId let : lets) {
+    if (!tree_.childB(let).isValid()) continue;
+    tree_.forEachNodeWhile(tree_.childB(let), [&](NodeId node) {
+      anyCall = anyCall || localCallable(node).has_value();
+      return !anyCall;
+    });
+    if (anyCall) break;
+  }
+  if (!anyCall) return;
   // What each local callable reads and calls directly, computed when reached.
   struct Reach {
     bool done = false;
