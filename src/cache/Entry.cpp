@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "tritonc/base/Check.h"
 #include "tritonc/cache/Cache.h"
 
 namespace tritonc::cache {
@@ -210,6 +211,29 @@ Expected<Entry> decodeEntry(std::string_view bytes, const Key* expected) {
     entry.payload.assign(stored);
   }
   return entry;
+}
+
+void appendCompressed(std::string_view bytes, std::string& out) {
+  size_t at = out.size();
+  out.resize(at + ZSTD_compressBound(bytes.size()));
+  size_t n = ZSTD_compress(out.data() + at, out.size() - at, bytes.data(), bytes.size(),
+                           kZstdLevel);
+  TRITONC_CHECK(!ZSTD_isError(n), "zstd failed on a bound-sized buffer");
+  out.resize(at + n);
+}
+
+Expected<std::string> decompressFrame(std::string_view frame, size_t maxSize) {
+  unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
+  if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR || size > maxSize ||
+      ZSTD_findFrameCompressedSize(frame.data(), frame.size()) != frame.size()) {
+    return Error{"bad compressed frame"};
+  }
+  std::string bytes(size, '\0');
+  size_t n = ZSTD_decompress(bytes.data(), bytes.size(), frame.data(), frame.size());
+  if (ZSTD_isError(n) || n != size) {
+    return Error{"cannot decompress a frame"};
+  }
+  return bytes;
 }
 
 // ---- blobs ---------------------------------------------------------------------------

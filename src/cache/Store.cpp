@@ -105,7 +105,8 @@ void Cache::Claim::release() {
   }
 }
 
-std::optional<Entry> Cache::load(Level level, const Key& key) {
+std::optional<Entry> Cache::load(Level level, const Key& key,
+                                 const std::function<bool(const Entry&)>& usable) {
   auto guard = lock();
   if (!enabled_) {
     return std::nullopt;
@@ -113,11 +114,16 @@ std::optional<Entry> Cache::load(Level level, const Key& key) {
   if (memory_) {
     auto it = l1_.find(memoryKey(level, key));
     LevelCounters& l1 = session_.levels[index(Level::L1)];
-    if (it != l1_.end()) {
+    if (it != l1_.end() && (!usable || usable(it->second))) {
       ++l1.hits;
       return it->second;
     }
     ++l1.misses;
+    if (it != l1_.end()) {
+      // The same entry as on disk: rejected there as well.
+      ++session_.levels[index(level)].misses;
+      return std::nullopt;
+    }
   }
   LevelCounters& counters = session_.levels[index(level)];
   std::string path = entryPath(level, key);
@@ -134,6 +140,10 @@ std::optional<Entry> Cache::load(Level level, const Key& key) {
     counters.bytes -= static_cast<int64_t>(bytes->size());
     --counters.entries;
     ::unlink(path.c_str());
+    return std::nullopt;
+  }
+  if (usable && !usable(*entry)) {
+    ++counters.misses;
     return std::nullopt;
   }
   ++counters.hits;

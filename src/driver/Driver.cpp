@@ -566,14 +566,14 @@ bool replayDiagnostics(std::string_view bytes, const SourceBuffer& source,
 }
 
 // Looks a file's entry up at one level, timed and logged for --verbose.
-std::optional<cache::Entry> lookupEntry(cache::Cache& cache, cache::Level level,
-                                        const cache::Key& key, const SourceBuffer& source,
-                                        Timings* timings) {
+std::optional<cache::Entry> lookupEntry(
+    cache::Cache& cache, cache::Level level, const cache::Key& key, const SourceBuffer& source,
+    Timings* timings, const std::function<bool(const cache::Entry&)>& usable = {}) {
   bool l3 = level == cache::Level::L3;
   std::optional<cache::Entry> entry;
   {
     ScopedTimer timer(timings, l3 ? "cache lookup (L3)" : "cache lookup (L2)", source.name());
-    entry = cache.load(level, key);
+    entry = cache.load(level, key, usable);
   }
   logMessage(LogLevel::Verbose, fmt::format("cache: {} {} for {} ({})", l3 ? "L3" : "L2",
                                             entry ? "hit" : "miss", source.name(), key.hex()));
@@ -614,29 +614,62 @@ bool loadGeneratedCode(cache::Cache& cache, const cache::Key& key, const SourceB
   return true;
 }
 
+// An L2 entry's checked IR: the whole file's ("ir"), or that of the groups
+// it was compiled in ("groups", compileInGroups); an empty view when the
+// payload is neither.
+struct CheckedIRBlob {
+  std::string_view form;
+  std::string_view diagnostics;
+  std::string_view bytes;
+};
+CheckedIRBlob checkedIRBlob(const cache::Entry& entry) {
+  Expected<cache::BlobViews> blobs = cache::unpackBlobs(entry.payload);
+  if (!blobs || blobs->size() != 2 || (*blobs)[0].first != "diagnostics" ||
+      ((*blobs)[1].first != "ir" && (*blobs)[1].first != "groups")) {
+    return {};
+  }
+  return {(*blobs)[1].first, (*blobs)[0].second, (*blobs)[1].second};
+}
+
 // An L2 hit: the checked IR of a previous compile (with its own interner).
+// An entry of a file compiled in groups goes to `groups` when the compile
+// can finish from it (`groupsUsable`), and is a miss otherwise.
 std::optional<ir::Module> loadCheckedIR(cache::Cache& cache, const cache::Key& key,
                                         const SourceBuffer& source, DiagnosticEngine& diags,
                                         std::unique_ptr<Interner>& interner,
-                                        std::vector<Diagnostic>& recorded, Timings* timings) {
+                                        std::vector<Diagnostic>& recorded, Timings* timings,
+                                        bool groupsUsable,
+                                        std::optional<cache::Entry>& groups) {
   int64_t start = monotonicNs();
-  std::optional<cache::Entry> entry = lookupEntry(cache, cache::Level::L2, key, source, timings);
+  std::optional<cache::Entry> entry =
+      lookupEntry(cache, cache::Level::L2, key, source, timings, [&](const cache::Entry& e) {
+        return groupsUsable || checkedIRBlob(e).form != "groups";
+      });
   if (!entry) {
     return std::nullopt;
   }
+  CheckedIRBlob blob = checkedIRBlob(*entry);
+  if (blob.form == "groups") {
+    // Compiled in groups only when nothing was reported: its diagnostics are none.
+    Expected<std::vector<Diagnostic>> none = decodeDiagnostics(blob.diagnostics, source);
+    if (!none || !none->empty()) {
+      return std::nullopt;
+    }
+    addSaved(cache, cache::Level::L2, *entry, start);
+    groups = std::move(entry);
+    return std::nullopt;
+  }
   ScopedTimer timer(timings, "IR deserialization", source.name());
-  Expected<cache::BlobViews> blobs = cache::unpackBlobs(entry->payload);
-  if (!blobs || blobs->size() != 2 || (*blobs)[0].first != "diagnostics" ||
-      (*blobs)[1].first != "ir") {
+  if (blob.form != "ir") {
     return std::nullopt;
   }
   auto fresh = std::make_unique<Interner>();
-  Expected<ir::Module> module = ir::deserialize((*blobs)[1].second, *fresh);
+  Expected<ir::Module> module = ir::deserialize(blob.bytes, *fresh);
   if (!module) {
     return std::nullopt;
   }
   std::vector<Diagnostic> replayed;
-  if (!replayDiagnostics((*blobs)[0].second, source, diags, &replayed)) {
+  if (!replayDiagnostics(blob.diagnostics, source, diags, &replayed)) {
     return std::nullopt;
   }
   recorded = std::move(replayed);
@@ -1078,25 +1111,45 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     // Another worker checking the same program is waited for: its IR is
     // then an L1 hit instead of a second compile.
     std::optional<cache::Cache::Claim> l2Claim;
+    // A big file may be compiled in parallel groups of its models (below),
+    // or finished from such groups' checked IR in L2: with jobs left over to
+    // it, their threads start now, while the file is read or lexed.
+    bool groupable = !imports && !importsFailed && options.target == "pytorch" &&
+                     options.optLevel != 's' && !dumps &&
+                     (lastStage == Stage::Emit || lastStage == Stage::Check) &&
+                     source.text().size() >= kMinBytesForGroups;
+    std::optional<Workers> groupWorkers;
+    if (groupable && emitJobs >= 2 && !options.lowMemory) {
+      groupWorkers.emplace(std::min(emitJobs, kMaxGroups) - 1);
+    }
     if (l2Key) {
       l2Claim.emplace(cache.claim(cache::Level::L2, *l2Key));
-      module = loadCheckedIR(cache, *l2Key, source, fdiags, cachedInterner, recorded,
-                             ftimings);
+      std::optional<cache::Entry> groupsEntry;
+      module = loadCheckedIR(cache, *l2Key, source, fdiags, cachedInterner, recorded, ftimings,
+                             groupable && lastStage == Stage::Emit, groupsEntry);
+      if (groupsEntry) {
+        GroupsResult groups = compileStoredGroups(
+            options, checkedIRBlob(*groupsEntry).bytes, source.name(),
+            groupWorkers ? &*groupWorkers : nullptr, ftimings);
+        if (groups.compiled) {
+          logMessage(LogLevel::Verbose,
+                     fmt::format("{}: {} declaration(s) compiled from L2 in {} parallel groups "
+                                 "({} compiled in all)",
+                                 source.name(), groups.units, groups.groups,
+                                 groups.compiledUnits));
+          result.py = std::move(groups.py);
+          result.compiled = true;
+          result.computeNs = static_cast<uint64_t>(monotonicNs() - fileStart);
+          flushDiagnostics();
+          return kExitSuccess;
+        }
+        logMessage(LogLevel::Verbose, fmt::format("{}: compiled in full ({})", source.name(),
+                                                  groups.why));
+      }
       if (module) l2Claim.reset();
     }
     if (!module) {
       size_t reportedBeforeLexing = fdiags.errorCount() + fdiags.warningCount();
-      // A big file with jobs left over to itself may be compiled in parallel
-      // groups (below): their threads start now, while the file is lexed. Not
-      // when the compile stores the file's checked IR in L2 (the groups have
-      // no whole-file IR, and a later compile at another -O wants it).
-      std::optional<Workers> groupWorkers;
-      if (emitJobs >= 2 && !l2Key && !imports && !importsFailed && !options.lowMemory &&
-          (lastStage == Stage::Emit || lastStage == Stage::Check) &&
-          options.target == "pytorch" && options.optLevel != 's' && !dumps &&
-          source.text().size() >= kMinBytesForGroups) {
-        groupWorkers.emplace(std::min(emitJobs, kMaxGroups) - 1);
-      }
       std::optional<TokenizedBuffer> tokens;
       if (earlyTokens) {
         for (Diagnostic& d : heldLexerDiagnostics.diagnostics) fdiags.replay(std::move(d));
@@ -1120,14 +1173,31 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       // the pipeline below).
       if (groupWorkers &&
           fdiags.errorCount() + fdiags.warningCount() == reportedBeforeLexing) {
+        // With the cache, the groups' checked IR goes to L2 for a later
+        // compile at another level (written straight into the payload).
+        std::string payload;
+        std::optional<cache::BlobWriter> blobs;
+        if (l2Key) {
+          blobs.emplace(payload);
+          blobs->add("diagnostics", encodeDiagnostics(recorded));
+        }
         GroupsResult groups = compileInGroups(options, lastStage, *tokens, *groupWorkers,
-                                              ftimings);
+                                              ftimings, blobs ? &blobs->begin("groups") : nullptr);
         if (groups.compiled) {
           logMessage(LogLevel::Verbose,
                      fmt::format("{}: {} declaration(s) compiled in {} parallel groups ({} "
                                  "compiled in all)",
                                  source.name(), groups.units, groups.groups,
                                  groups.compiledUnits));
+          if (blobs) {
+            ScopedTimer timer(ftimings, "cache store (L2)", source.name());
+            blobs->end();
+            blobs->finish();
+            // Compressed by the groups' threads already.
+            cache.store(cache::Level::L2, *l2Key, payload,
+                        static_cast<uint64_t>(monotonicNs() - fileStart), /*compress=*/false);
+            l2Claim.reset();
+          }
           result.py = std::move(groups.py);
           result.compiled = true;
           result.computeNs = static_cast<uint64_t>(monotonicNs() - fileStart);

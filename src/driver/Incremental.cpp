@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <climits>
 #include <cstdlib>
@@ -619,8 +620,135 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
 
 // ---- a cold compile in parallel groups -------------------------------------------------
 
+namespace {
+
+// The second half of a group's compile, from its checked IR: the optimizer
+// and the PyTorch pieces. Returns why it failed, or an empty string.
+std::string optimizeAndEmit(const CompileOptions& options, ir::Module& module,
+                            const std::string& sourceName, Timings* timings,
+                            std::optional<PyTorchPieces>& pieces) {
+  std::vector<std::string> problems;
+  {
+    ScopedTimer timer(timings, "optimizer", sourceName);
+    problems = optimize(module, optimizerOptions(options, timings));
+  }
+  if (!problems.empty()) {
+    return "the optimizer's verifier objected";  // the full pipeline reports it
+  }
+  ScopedTimer timer(timings, "PyTorch emitter", sourceName);
+  Expected<PyTorchPieces> emitted = emitPyTorchPieces(module, pyTorchEmitOptions(options));
+  if (!emitted) {
+    return "the emitter failed";  // the full pipeline reports it
+  }
+  pieces = std::move(*emitted);
+  return {};
+}
+
+// The module of the groups' pieces: each unit's piece from the first group
+// that compiled it (any would do: a piece depends only on its unit and what
+// that uses), in the order a full compile emits them.
+std::string assembleGroups(const std::vector<Unit>& units,
+                           const std::vector<std::vector<uint32_t>>& members,
+                           std::span<const PyTorchPieces* const> pieces, int entry,
+                           const CompileOptions& options) {
+  const size_t n = units.size();
+  std::vector<StoredPiece> found(n);
+  std::vector<bool> done(n, false);
+  for (size_t g = 0; g < members.size(); ++g) {
+    std::vector<StoredPiece> imported;
+    PiecesByName byName = ownPieces(*pieces[g], &imported);
+    for (uint32_t u : members[g]) {
+      if (!done[u]) {
+        found[u] = pieceOf(units[u], byName);
+        done[u] = true;
+      }
+    }
+  }
+  std::vector<const StoredPiece*> current(n);
+  for (size_t u = 0; u < n; ++u) current[u] = &found[u];
+  std::string_view entryName = entry >= 0 ? found[entry].name : std::string_view();
+  return assemblePieces({}, current, entryName, options);
+}
+
+// The checked IR of a file compiled in groups (an L2 payload's "groups"
+// blob): u32 format, u32 units; per unit: u8 keyword (0 layer, 1 fn, 2 let,
+// 3 main), name; u32 groups; per group: u32 members, the members' unit
+// indices (u32 each, ascending), the group's serialized IR as a zstd frame
+// (each group's thread compresses its own; the entry is stored as is).
+constexpr uint32_t kGroupsFormat = 1;
+constexpr size_t kMaxGroupIRBytes = size_t{1} << 32;
+constexpr std::array<TokenKind, 4> kUnitKeywords = {TokenKind::KwLayer, TokenKind::KwFn,
+                                                    TokenKind::KwLet, TokenKind::KwMain};
+
+// Appends to `out`.
+void encodeGroups(const std::vector<Unit>& units,
+                  const std::vector<std::vector<uint32_t>>& members,
+                  std::span<const std::string> irs, std::string& out) {
+  size_t estimate = 16 + 8 * members.size();
+  for (const Unit& unit : units) estimate += 8 + unit.name.size();
+  for (size_t g = 0; g < members.size(); ++g) estimate += 4 * members[g].size() + irs[g].size();
+  ByteWriter w(out, estimate);
+  w.put(kGroupsFormat);
+  w.put(static_cast<uint32_t>(units.size()));
+  for (const Unit& unit : units) {
+    auto keyword = std::find(kUnitKeywords.begin(), kUnitKeywords.end(), unit.keyword);
+    TRITONC_CHECK(keyword != kUnitKeywords.end(), "a unit of a grouped file is an import");
+    w.put(static_cast<uint8_t>(keyword - kUnitKeywords.begin()));
+    w.putString(unit.name);
+  }
+  w.put(static_cast<uint32_t>(members.size()));
+  for (size_t g = 0; g < members.size(); ++g) {
+    w.put(static_cast<uint32_t>(members[g].size()));
+    for (uint32_t u : members[g]) w.put(u);
+    w.putString(irs[g]);
+  }
+  w.finish();
+}
+
+struct StoredGroups {
+  std::vector<Unit> units;  ///< keyword and name only (views into the payload)
+  std::vector<std::vector<uint32_t>> members;
+  std::vector<std::string_view> irs;
+};
+
+// Decodes encodeGroups' bytes (which must outlive the result); nullopt for a
+// damaged or foreign payload.
+std::optional<StoredGroups> decodeGroups(std::string_view bytes) {
+  ByteReader r(bytes);
+  if (r.get<uint32_t>() != kGroupsFormat) return std::nullopt;
+  StoredGroups stored;
+  uint32_t n = r.getCount(5);
+  stored.units.resize(r.failed() ? 0 : n);
+  for (Unit& unit : stored.units) {
+    auto keyword = r.get<uint8_t>();
+    if (keyword >= kUnitKeywords.size()) return std::nullopt;
+    unit.keyword = kUnitKeywords[keyword];
+    unit.name = r.getString();
+  }
+  uint32_t groups = r.getCount(8);
+  if (r.failed() || groups == 0) return std::nullopt;
+  std::vector<bool> covered(n, false);
+  for (uint32_t g = 0; g < groups && !r.failed(); ++g) {
+    std::vector<uint32_t>& members = stored.members.emplace_back(r.getCount(4));
+    for (size_t i = 0; i < members.size(); ++i) {
+      uint32_t u = r.get<uint32_t>();
+      if (u >= n || (i > 0 && u <= members[i - 1])) return std::nullopt;
+      members[i] = u;
+      covered[u] = true;
+    }
+    stored.irs.push_back(r.getString());
+  }
+  if (r.failed() || !r.atEnd() || std::find(covered.begin(), covered.end(), false) != covered.end()) {
+    return std::nullopt;
+  }
+  return stored;
+}
+
+}  // namespace
+
 GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
-                             const TokenizedBuffer& tokens, Workers& workers, Timings* timings) {
+                             const TokenizedBuffer& tokens, Workers& workers, Timings* timings,
+                             std::string* checkedIR) {
   GroupsResult result;
   auto decline = [&](std::string why) {
     result = GroupsResult{};
@@ -742,6 +870,7 @@ GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
     CollectingDiagnosticConsumer collected;
     std::unique_ptr<Timings> timings;
     std::optional<PyTorchPieces> pieces;
+    std::string ir;  ///< its checked IR, for L2 (checkedIR), compressed at the end
     std::string failure;
   };
   std::vector<Group> groups(groupCount);
@@ -793,21 +922,20 @@ GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
     }
     checked.reset();
     tree.reset();
-    std::vector<std::string> problems;
-    {
-      ScopedTimer timer(t, "optimizer", source.name());
-      problems = optimize(*module, optimizerOptions(options, t));
-    }
-    if (!problems.empty()) {
-      return fail(group, "the optimizer's verifier objected");  // the full pipeline reports it
+    if (checkedIR) {
+      ScopedTimer timer(t, "cache store (L2)", source.name());
+      ir::serializeTo(*module, group.ir);
     }
     if (failed) return;
-    ScopedTimer timer(t, "PyTorch emitter", source.name());
-    Expected<PyTorchPieces> pieces = emitPyTorchPieces(*module, pyTorchEmitOptions(options));
-    if (!pieces) {
-      return fail(group, "the emitter failed");  // the full pipeline reports it
+    std::string failure = optimizeAndEmit(options, *module, source.name(), t, group.pieces);
+    if (!failure.empty()) return fail(group, std::move(failure));
+    if (checkedIR) {
+      // Last: a thread done before the others compresses while they work.
+      ScopedTimer timer(t, "cache store (L2)", source.name());
+      std::string compressed;
+      cache::appendCompressed(group.ir, compressed);
+      group.ir = std::move(compressed);
     }
-    group.pieces = std::move(*pieces);
   };
   {
     ScopedTimer timer(timings, "compile declarations", fmt::format("{} groups", groupCount));
@@ -829,25 +957,100 @@ GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
     result.compiled = true;
     return result;
   }
-  // Each unit's piece from the first group that compiled it (any would do:
-  // a piece depends only on its unit and what that uses).
-  ScopedTimer timer(timings, "groups: assemble", source.name());
-  std::vector<StoredPiece> pieces(n);
-  std::vector<bool> found(n, false);
+  std::vector<std::vector<uint32_t>> members(groupCount);
+  std::vector<const PyTorchPieces*> pieces(groupCount);
   for (size_t g = 0; g < groupCount; ++g) {
-    std::vector<StoredPiece> imported;
-    PiecesByName byName = ownPieces(*groups[g].pieces, &imported);
     for (size_t u = 0; u < n; ++u) {
-      if (member[g][u] && !found[u]) {
-        pieces[u] = pieceOf(units[u], byName);
-        found[u] = true;
+      if (member[g][u]) members[g].push_back(static_cast<uint32_t>(u));
+    }
+    pieces[g] = &*groups[g].pieces;
+  }
+  {
+    ScopedTimer timer(timings, "groups: assemble", source.name());
+    result.py = assembleGroups(units, members, pieces, entry, options);
+  }
+  if (checkedIR) {
+    ScopedTimer timer(timings, "cache store (L2)", source.name());
+    std::vector<std::string> irs(groupCount);
+    for (size_t g = 0; g < groupCount; ++g) irs[g] = std::move(groups[g].ir);
+    encodeGroups(units, members, irs, *checkedIR);
+  }
+  result.compiled = true;
+  return result;
+}
+
+GroupsResult compileStoredGroups(const CompileOptions& options, std::string_view checkedIR,
+                                 const std::string& sourceName, Workers* workers,
+                                 Timings* timings) {
+  GroupsResult result;
+  auto decline = [&](std::string why) {
+    result = GroupsResult{};
+    result.why = std::move(why);
+    return result;
+  };
+  std::optional<StoredGroups> stored;
+  {
+    ScopedTimer timer(timings, "groups: plan", sourceName);
+    stored = decodeGroups(checkedIR);
+  }
+  if (!stored) {
+    return decline("its stored groups do not decode");
+  }
+  int entry = entryUnit(stored->units, options.entry);
+  if (!options.entry.empty() && entry < 0) {
+    return decline("--entry names no layer of the file");
+  }
+  const size_t groupCount = stored->members.size();
+  struct Group {
+    Interner interner;  // each group's own: an interner is not shared between threads
+    std::unique_ptr<Timings> timings;
+    std::optional<PyTorchPieces> pieces;
+    std::string failure;
+  };
+  std::vector<Group> groups(groupCount);
+  for (size_t g = 0; g < groupCount; ++g) {
+    result.compiledUnits += stored->members[g].size();
+    if (timings) groups[g].timings = std::make_unique<Timings>();
+  }
+  auto compileGroup = [&](size_t g) {
+    Group& group = groups[g];
+    Timings* t = group.timings.get();
+    std::optional<Expected<ir::Module>> module;
+    {
+      ScopedTimer timer(t, "IR deserialization", sourceName);
+      Expected<std::string> bytes = cache::decompressFrame(stored->irs[g], kMaxGroupIRBytes);
+      if (bytes) module.emplace(ir::deserialize(*bytes, group.interner));
+    }
+    if (!module || !*module) {
+      group.failure = "its stored groups do not decode";
+      return;
+    }
+    group.failure = optimizeAndEmit(options, **module, sourceName, t, group.pieces);
+  };
+  {
+    ScopedTimer timer(timings, "compile declarations", fmt::format("{} groups", groupCount));
+    if (workers) {
+      workers->run(groupCount, compileGroup);
+    } else {
+      for (size_t g = 0; g < groupCount; ++g) compileGroup(g);
+    }
+    if (timings) {
+      for (size_t g = 0; g < groupCount; ++g) {
+        timings->absorb(*groups[g].timings, timings->depth(), static_cast<int>(g) + 1);
       }
     }
   }
-  std::vector<const StoredPiece*> current(n);
-  for (size_t u = 0; u < n; ++u) current[u] = &pieces[u];
-  std::string_view entryName = entry >= 0 ? pieces[entry].name : std::string_view();
-  result.py = assemblePieces({}, current, entryName, options);
+  std::vector<const PyTorchPieces*> pieces(groupCount);
+  for (size_t g = 0; g < groupCount; ++g) {
+    if (!groups[g].failure.empty()) return decline(groups[g].failure);
+    pieces[g] = &*groups[g].pieces;
+  }
+  {
+    ScopedTimer timer(timings, "groups: assemble", sourceName);
+    result.py = assembleGroups(stored->units, stored->members, pieces, entry, options);
+  }
+  result.units = stored->units.size();
+  result.groups = groupCount;
   result.compiled = true;
   return result;
 }

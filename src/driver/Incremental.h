@@ -115,7 +115,22 @@ struct GroupsResult {
 /// place. The PyTorch target only, -O0 to -O3.
 /// The groups run on `workers` and the calling thread (at most one group
 /// each).
+/// `checkedIR` (a compile that keeps the checked IR in L2) has appended each
+/// group's checked IR before optimization, with the file's units and the
+/// groups' members: what compileStoredGroups needs to finish the compile
+/// at any optimization level without the front end.
 GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
-                             const TokenizedBuffer& tokens, Workers& workers, Timings* timings);
+                             const TokenizedBuffer& tokens, Workers& workers, Timings* timings,
+                             std::string* checkedIR = nullptr);
+
+/// An L2 hit of a file compiled in groups: optimizes and emits each group's
+/// stored checked IR (`checkedIR`, from compileInGroups) on `workers` and
+/// the calling thread (on the calling thread alone when null), and
+/// assembles the module as compileInGroups does, byte-identical to a full
+/// compile. Declines (and reports nothing) when the payload does not decode
+/// or a group fails; the full pipeline then compiles the file.
+GroupsResult compileStoredGroups(const CompileOptions& options, std::string_view checkedIR,
+                                 const std::string& sourceName, Workers* workers,
+                                 Timings* timings);
 
 }  // namespace tritonc

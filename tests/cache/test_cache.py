@@ -494,6 +494,46 @@ def test_opt_level_change_is_l2_hit(ctx):
           "-O1 and -O2 give the same output: the L2 check proves nothing")
 
 
+def test_big_file_keeps_its_groups_checked_ir_in_l2(ctx):
+    """A big file of many models compiled in parallel groups (-j 2) keeps each group's checked
+    IR in L2: another -O is an L2 hit finished in groups (serially with -j 1), byte-identical to
+    a --no-cache -j 1 compile. A compile that needs the whole file's IR (-Os merges identical
+    declarations across the file) counts that entry as a miss, and the whole file's IR it stores
+    serves later compiles."""
+    src = write_big_model(os.path.join(ctx.root, "many.tri"), 160, 11)
+    check(os.path.getsize(src) >= 16 * 1024, "the model is too small to be split")
+
+    def serial(level):
+        return ctx.reference(src, level, "-j", "1")
+
+    proc, out, d = compile_counted(ctx, src, "-O1", "-j", "2", "--verbose")
+    check("parallel groups" in proc.stderr, "-O1 -j 2 was not compiled in groups: %r"
+          % proc.stderr[-600:])
+    check_eq((d.of("l2", "misses"), d.of("l2", "stores")), (1, 1), "-O1: L2 (misses, stores)")
+    same_outputs(outputs(out), serial("-O1"), "-O1 in groups")
+    for level, jobs in (("-O2", "2"), ("-O3", "1")):
+        proc, out, d = compile_counted(ctx, src, level, "-j", jobs, "--verbose")
+        expect_l3(d, False, level)
+        check_eq((d.of("l2", "hits"), d.of("l2", "misses"), d.of("l2", "stores")), (1, 0, 0),
+                 "%s -j %s after -O1: L2 (hits, misses, stores)" % (level, jobs))
+        check("compiled from L2 in" in proc.stderr,
+              "%s -j %s was not finished from the groups' IR: %r" % (level, jobs,
+                                                                     proc.stderr[-600:]))
+        same_outputs(outputs(out), serial(level), "%s -j %s from L2" % (level, jobs))
+    proc, out, d = compile_counted(ctx, src, "-Os", "-j", "2", "--verbose")
+    check_eq((d.of("l2", "hits"), d.of("l2", "misses"), d.of("l2", "stores")), (0, 1, 1),
+             "-Os after grouped compiles: L2 (hits, misses, stores)")
+    same_outputs(outputs(out), serial("-Os"), "-Os")
+    shutil.rmtree(os.path.join(ctx.cache, "l3"))
+    proc, out, d = compile_counted(ctx, src, "-O2", "-j", "2", "--verbose")
+    check_eq((d.of("l2", "hits"), d.of("l2", "misses")), (1, 0),
+             "-O2 after -Os stored the whole file's IR: L2 (hits, misses)")
+    check("compiled from L2 in" not in proc.stderr, "-O2 used groups the -Os compile replaced")
+    same_outputs(outputs(out), serial("-O2"), "-O2 from the whole file's IR")
+    check(serial("-O2")["py"] != serial("-O1")["py"],
+          "-O1 and -O2 give the same output: the L2 checks prove nothing")
+
+
 def test_identical_source_elsewhere_hits(ctx):
     original = ctx.path("a", "mnist_mlp.tri")
     write(original, read(example("mnist_mlp")))
@@ -1798,6 +1838,7 @@ TESTS = [
     test_second_compile_is_l3_hit,
     test_source_change_misses,
     test_opt_level_change_is_l2_hit,
+    test_big_file_keeps_its_groups_checked_ir_in_l2,
     test_identical_source_elsewhere_hits,
     test_key_covers_output_flags_only,
     test_compiler_binary_is_in_key,

@@ -298,6 +298,47 @@ TEST(CacheStore, StoresLoadsAndCountsAcrossProcesses) {
   EXPECT_EQ(cache::scanLevel(tmp.path, Level::L3).entries, 1u);
 }
 
+// An entry the caller cannot use (a big file's L2 IR in groups, for a
+// compile that needs the whole file's) is a miss, and stays for others.
+TEST(CacheStore, AnEntryTheCallerRejectsIsAMissAndIsKept) {
+  TempDir tmp;
+  Key key = KeyBuilder("l2").add("x", "2").finish();
+  cache::Cache c = cache::Cache::open(settingsFor(tmp.path));
+  c.store(Level::L2, key, "groups", 1);
+  auto wholeOnly = [](const cache::Entry& e) { return e.payload != "groups"; };
+  EXPECT_FALSE(c.load(Level::L2, key, wholeOnly));
+  EXPECT_EQ(c.sessionCounters().levels[1].misses, 1u);
+  EXPECT_EQ(c.sessionCounters().levels[1].hits, 0u);
+  EXPECT_EQ(c.sessionCounters().levels[1].corrupt, 0u);
+  EXPECT_TRUE(fs::exists(c.entryPath(Level::L2, key)));
+  std::optional<cache::Entry> hit = c.load(Level::L2, key);
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->payload, "groups");
+  EXPECT_EQ(c.sessionCounters().levels[1].hits, 1u);
+  // The same from L1: rejected there without a second lookup on disk.
+  c.enableMemoryLevel();
+  ASSERT_TRUE(c.load(Level::L2, key));  // now in L1 too
+  EXPECT_FALSE(c.load(Level::L2, key, wholeOnly));
+  EXPECT_EQ(c.sessionCounters().levels[0].misses, 2u);
+  EXPECT_EQ(c.sessionCounters().levels[1].misses, 2u) << "rejected in L1, missed in L2";
+  EXPECT_EQ(c.sessionCounters().levels[1].hits, 2u);
+}
+
+TEST(CacheEntry, CompressedFramesRoundTripAndRejectDamage) {
+  std::string payload = somePayload(100000);
+  std::string frame = "prefix";
+  cache::appendCompressed(payload, frame);
+  std::string_view body = std::string_view(frame).substr(6);
+  EXPECT_LT(body.size(), payload.size() / 2);
+  Expected<std::string> back = cache::decompressFrame(body, payload.size());
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, payload);
+  EXPECT_FALSE(cache::decompressFrame(body, payload.size() - 1)) << "over the limit";
+  EXPECT_FALSE(cache::decompressFrame(body.substr(0, body.size() - 1), payload.size()));
+  EXPECT_FALSE(cache::decompressFrame(std::string(body) + "x", payload.size()));
+  EXPECT_FALSE(cache::decompressFrame("", payload.size()));
+}
+
 TEST(CacheStore, CorruptEntriesAreDiscardedAndCounted) {
   TempDir tmp;
   Key key = KeyBuilder("l2").add("x", "2").finish();

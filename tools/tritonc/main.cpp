@@ -590,6 +590,14 @@ int main(int argc, char** argv) {
   // allocate in an arena of their own, and growing it by mprotect calls of
   // 128 KiB made a second thread emitting code run at half speed.
   mallopt(M_TOP_PAD, 1 << 20);
+  // Growing vectors and strings of a big file (the checker's tables, IR,
+  // the generated module, cache payloads) reach megabytes: above glibc's
+  // 128 KiB threshold each one was a fresh mmap, its pages faulted in on
+  // first touch and unmapped when it grew again or was freed, a fifth of a
+  // 10k-line compile's CPU time. Served from the heap and kept there until
+  // exit (a compile is short; `watch` reuses it), freed pages are reused.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
   try {
     return finishStandardOutput(run(argc, argv));
   } catch (const std::bad_alloc&) {

@@ -102,6 +102,14 @@ std::string encodeEntry(Level level, const Key& key, std::string_view payload,
 /// version, checksum mismatch, ...).
 Expected<Entry> decodeEntry(std::string_view bytes, const Key* expected = nullptr);
 
+/// A zstd frame of `bytes` at the entries' level, appended to `out`: for a
+/// payload whose parts the threads that made them compress (a big file's
+/// checked IR in groups), stored with `compress` false.
+void appendCompressed(std::string_view bytes, std::string& out);
+/// The bytes of one such frame; fails on a damaged frame and on one that
+/// would decompress to more than `maxSize` bytes.
+Expected<std::string> decompressFrame(std::string_view frame, size_t maxSize);
+
 /// Several named blobs in one payload (a generated .py, .cu, .so, ...).
 using Blobs = std::vector<std::pair<std::string, std::string>>;
 std::string packBlobs(const Blobs& blobs);
@@ -253,7 +261,10 @@ class Cache {
 
   /// Looks `key` up in L1 (when enabled), then on disk at `level` (L2 or L3).
   /// Counts a hit or a miss; a corrupt entry is removed, counted and missed.
-  std::optional<Entry> load(Level level, const Key& key);
+  /// An intact entry that `usable` (when given) rejects is a miss as well
+  /// (kept: another compile may use it).
+  std::optional<Entry> load(Level level, const Key& key,
+                            const std::function<bool(const Entry&)>& usable = {});
   /// Stores an entry (L1 as well when enabled). Failure to write disables the
   /// cache for the rest of the process and sets `warning()`. An entry
   /// rewritten by every compile (the incremental pieces) is best stored
