@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <climits>
 #include <cstring>
 
@@ -23,8 +25,8 @@ const std::string& compilerIdentity() {
     std::string text = std::string(kVersion) + " " + kBuildId;
     struct stat st {};
     if (::stat("/proc/self/exe", &st) == 0) {
-      text += " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
-              std::to_string(st.st_mtim.tv_nsec);
+      // (fmt, not a chain of `+`: GCC 12 warns falsely about those, -Wrestrict.)
+      text += fmt::format(" {} {}.{}", st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
     }
     return text;
   }();
