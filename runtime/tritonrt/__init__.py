@@ -13,7 +13,8 @@ from .fused import (ACTIVATIONS, activation, conv_bn_act, fused_conv2d, fused_ma
 from .layers import TernaryConv2d, TernaryLinear
 from .loader import CompileError, CompilerWarning, compile_model, find_tritonc, load, output_dir
 from .packing import (clear_cache, is_packed, pack, pack_ternary, packed_by_columns,
-                      packed_shape, unpack, unpack_ternary, weight)
+                      packed_by_last_dim, packed_rows_shape, packed_shape, unpack,
+                      unpack_ternary, weight)
 from .quant import (
     EPS,
     METHODS,
@@ -53,6 +54,8 @@ __all__ = [
     "pack",
     "pack_ternary",
     "packed_by_columns",
+    "packed_by_last_dim",
+    "packed_rows_shape",
     "packed_shape",
     "run_layer",
     "ste_quantize",

@@ -469,7 +469,8 @@ bool FileTransaction::commit(std::string* failedPath, std::string* error) {
   return true;
 }
 
-bool makeDirectories(const std::string& path, std::string* error) {
+bool makeDirectories(const std::string& path, std::string* error,
+                     std::vector<std::string>* created) {
   if (path.empty()) return true;
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
@@ -479,13 +480,15 @@ bool makeDirectories(const std::string& path, std::string* error) {
   }
   size_t slash = path.find_last_of('/');
   if (slash != std::string::npos && slash > 0 &&
-      !makeDirectories(path.substr(0, slash), error)) {
+      !makeDirectories(path.substr(0, slash), error, created)) {
     return false;
   }
-  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+  if (::mkdir(path.c_str(), 0755) != 0) {
+    if (errno == EEXIST) return true;  // made meanwhile by another process
     *error = std::strerror(errno);
     return false;
   }
+  if (created) created->push_back(path);
   return true;
 }
 

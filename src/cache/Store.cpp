@@ -116,7 +116,9 @@ std::optional<Entry> Cache::load(Level level, const Key& key,
     LevelCounters& l1 = session_.levels[index(Level::L1)];
     if (it != l1_.end() && (!usable || usable(it->second))) {
       ++l1.hits;
-      return it->second;
+      Entry hit = it->second;
+      hit.fromMemory = true;
+      return hit;
     }
     ++l1.misses;
     if (it != l1_.end()) {
@@ -152,6 +154,24 @@ std::optional<Entry> Cache::load(Level level, const Key& key,
     l1_.emplace(memoryKey(level, key), *entry);
   }
   return std::move(*entry);
+}
+
+void Cache::rejectHit(Level level, const Entry& entry, bool corrupt) {
+  auto guard = lock();
+  LevelCounters& counters = session_.levels[index(level)];
+  LevelCounters& hit = entry.fromMemory ? session_.levels[index(Level::L1)] : counters;
+  if (hit.hits > 0) --hit.hits;
+  ++hit.misses;
+  if (entry.fromMemory) ++counters.misses;  // as an L1 miss would have looked on disk
+  if (!corrupt) return;
+  ++counters.corrupt;
+  l1_.erase(memoryKey(level, entry.key));
+  std::string path = entryPath(level, entry.key);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && ::unlink(path.c_str()) == 0) {
+    counters.bytes -= static_cast<int64_t>(st.st_size);
+    --counters.entries;
+  }
 }
 
 // A store running on its own thread: compression and the write of a large

@@ -155,6 +155,13 @@ int failedRemovals(const cache::MaintenanceReport& report) {
 
 int runCacheCommand(const CacheCommand& command) {
   cache::Settings settings = cache::resolveSettings(command.cacheDir, false);
+  if (!settings.configWarning.empty()) {
+    // As a compile says it: the limits and directory shown or applied are
+    // the defaults, not the file's.
+    TextDiagnosticConsumer printer(stderr, false);
+    DiagnosticEngine diags(printer);
+    diags.reportForPath(Diag::ConfigIgnored, "", settings.configWarning);
+  }
   if (settings.dir.empty()) {
     return fail("no cache directory is known (set TRITONC_CACHE_DIR or HOME)");
   }

@@ -405,6 +405,7 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& mod
       cuda.flags = codeFlags(options) + " --target " + options.target;
       cuda.dtypes = options.cudaDTypes;
       cuda.variants = options.optLevel == '3' ? 3 : 1;  // -O3: variants for the auto-tuner
+      cuda.archs = options.cudaArchs;
       std::vector<TernaryKernel> kernels = planTernaryKernels(module);
       logMessage(LogLevel::Verbose, fmt::format("{}: {} ternary kernel(s) for the CUDA target",
                                                 sourceName, kernels.size()));
@@ -648,29 +649,35 @@ std::optional<ir::Module> loadCheckedIR(cache::Cache& cache, const cache::Key& k
   if (!entry) {
     return std::nullopt;
   }
+  // A payload that does not decode (checksummed, so written wrong) is
+  // counted corrupt and removed, as a damaged file is.
+  auto damaged = [&] {
+    cache.rejectHit(cache::Level::L2, *entry, /*corrupt=*/true);
+    return std::nullopt;
+  };
   CheckedIRBlob blob = checkedIRBlob(*entry);
   if (blob.form == "groups") {
-    // Compiled in groups only when nothing was reported: its diagnostics are none.
+    // Compiled in groups only when nothing was reported: its diagnostics are
+    // none. What the hit saved is counted once the groups are finished.
     Expected<std::vector<Diagnostic>> none = decodeDiagnostics(blob.diagnostics, source);
     if (!none || !none->empty()) {
-      return std::nullopt;
+      return damaged();
     }
-    addSaved(cache, cache::Level::L2, *entry, start);
     groups = std::move(entry);
     return std::nullopt;
   }
   ScopedTimer timer(timings, "IR deserialization", source.name());
   if (blob.form != "ir") {
-    return std::nullopt;
+    return damaged();
   }
   auto fresh = std::make_unique<Interner>();
   Expected<ir::Module> module = ir::deserialize(blob.bytes, *fresh);
   if (!module) {
-    return std::nullopt;
+    return damaged();
   }
   std::vector<Diagnostic> replayed;
   if (!replayDiagnostics(blob.diagnostics, source, diags, &replayed)) {
-    return std::nullopt;
+    return damaged();
   }
   recorded = std::move(replayed);
   interner = std::move(fresh);
@@ -1124,14 +1131,17 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     }
     if (l2Key) {
       l2Claim.emplace(cache.claim(cache::Level::L2, *l2Key));
+      int64_t l2Start = monotonicNs();
       std::optional<cache::Entry> groupsEntry;
       module = loadCheckedIR(cache, *l2Key, source, fdiags, cachedInterner, recorded, ftimings,
                              groupable && lastStage == Stage::Emit, groupsEntry);
       if (groupsEntry) {
         GroupsResult groups = compileStoredGroups(
             options, checkedIRBlob(*groupsEntry).bytes, source.name(),
-            groupWorkers ? &*groupWorkers : nullptr, ftimings);
+            groupWorkers ? &*groupWorkers : nullptr, ftimings, source.text().size());
         if (groups.compiled) {
+          // The entry's time less the hit's (which optimized and emitted again).
+          addSaved(cache, cache::Level::L2, *groupsEntry, l2Start);
           logMessage(LogLevel::Verbose,
                      fmt::format("{}: {} declaration(s) compiled from L2 in {} parallel groups "
                                  "({} compiled in all)",
@@ -1143,8 +1153,12 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
           flushDiagnostics();
           return kExitSuccess;
         }
-        logMessage(LogLevel::Verbose, fmt::format("{}: compiled in full ({})", source.name(),
+        logMessage(LogLevel::Verbose, fmt::format("{}: not finished from L2 ({})", source.name(),
                                                   groups.why));
+        cache.rejectHit(cache::Level::L2, *groupsEntry, groups.damaged);
+        // A group that failed at this level fails the same in a fresh split:
+        // the pipeline below compiles the file whole and reports it.
+        if (!groups.damaged) groupWorkers.reset();
       }
       if (module) l2Claim.reset();
     }
@@ -1417,6 +1431,31 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   // input compiled cleanly.
   bool writeOutputs = exitCode == kExitSuccess && lastStage == Stage::Emit && !options.stopAfter;
   std::vector<std::pair<std::string, std::string>> notCompiled;  // (.cu, .so) without nvcc
+  // The -o directory of several inputs (or of one, `-o DIR/`) that does not
+  // exist yet is made once every input compiled, with its parents, as
+  // `mkdir -p`, tsc's --outDir and CMake do; a compile that fails after that
+  // removes what it made (when still empty).
+  struct MadeDirectories {
+    std::vector<std::string> paths;
+    bool keep = false;
+    ~MadeDirectories() {
+      if (keep) return;
+      for (auto it = paths.rbegin(); it != paths.rend(); ++it) ::rmdir(it->c_str());
+    }
+  } madeDirectories;
+  if (writeOutputs) {
+    std::string dir = options.output == "-" ? std::string()
+                      : options.inputs.size() > 1 ? options.output
+                      : !options.output.empty() && options.output.back() == '/'
+                          ? options.output
+                          : std::string();
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    if (std::string error; !makeDirectories(dir, &error, &madeDirectories.paths)) {
+      diags.reportForPath(Diag::CannotWriteFile, "", dir, error).about(dir);
+      sorter.flush();
+      return kExitInternalError;
+    }
+  }
   if (writeOutputs) {
     // The imports are known only now: no output may replace one either.
     std::vector<std::string> imported;
@@ -1540,6 +1579,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   if (!outputs.commit(&failedPath, &error)) {
     return fail(failedPath, error);
   }
+  madeDirectories.keep = true;
   // Said only of a `.cu` that was written (when writing failed, that error
   // is the whole story).
   for (const auto& [cu, so] : notCompiled) {

@@ -99,6 +99,7 @@ struct GroupsResult {
   size_t units = 0;       ///< declarations in the file
   size_t groups = 0;      ///< compiled at once, one per thread
   size_t compiledUnits = 0;  ///< summed over the groups (shared declarations count once per group)
+  bool damaged = false;      ///< compileStoredGroups: the stored groups do not decode
 };
 
 /// A cold compile of one file (`-j` jobs left over for it) that uses its
@@ -129,8 +130,9 @@ GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
 /// assembles the module as compileInGroups does, byte-identical to a full
 /// compile. Declines (and reports nothing) when the payload does not decode
 /// or a group fails; the full pipeline then compiles the file.
+/// `sourceBytes` (the file's size) bounds what a group's IR may decompress to.
 GroupsResult compileStoredGroups(const CompileOptions& options, std::string_view checkedIR,
                                  const std::string& sourceName, Workers* workers,
-                                 Timings* timings);
+                                 Timings* timings, size_t sourceBytes);
 
 }  // namespace tritonc

@@ -172,7 +172,8 @@ std::string pyStringLines(std::string_view text) {
   if (text.size() <= kPiece) return pyString(text);
   std::string out = "(";
   for (std::string_view piece : literalPieces(text, kPiece, /*atSpaces=*/true)) {
-    out += (out.size() == 1 ? "" : " ") + pyString(piece);
+    if (out.size() > 1) out += ' ';
+    out += pyString(piece);
   }
   return out + ")";
 }
@@ -487,6 +488,9 @@ class Emitter {
   /// Whether a constant's initializer is made of Python numbers, strings and
   /// lists of them, other constants, and operators that raise nothing there.
   bool initializerCannotRaise(BlockId init) const;
+  /// The constants emitted inside `try` so far (emitGlobal, in module
+  /// order): bound, maybe to an unavailable value that raises when used.
+  std::vector<bool> guardedGlobals_;
   void emitFn(size_t index);
   void emitLayer(size_t index);
   void emitMain(size_t index);
@@ -914,11 +918,13 @@ void Emitter::emitGlobal(size_t index) {
   // checker rejects what it can prove would raise here; an initializer that
   // may still raise (tensors, calls, division, powers) runs inside `try`, and
   // a failure binds the constant to a value that raises when it is used.
+  guardedGlobals_.resize(m_.globals.size(), false);
   if (initializerCannotRaise(m_.globals[index].init)) {
     std::string value = regionExpr(m_.globals[index].init, 0);
     line(0, fmt::format("{} = {}", name, value));
     return;
   }
+  guardedGlobals_[index] = true;
   line(0, "try:");
   std::string value = regionExpr(m_.globals[index].init, 1);
   line(1, fmt::format("{} = {}", name, value));
@@ -929,7 +935,14 @@ void Emitter::emitGlobal(size_t index) {
 bool Emitter::initializerCannotRaise(BlockId init) const {
   // Python numbers, strings and lists of them, and other constants (bound,
   // maybe to an unavailable value, but never raising when read): +, -, *,
-  // comparisons and logic on numbers raise nothing.
+  // comparisons and logic on numbers raise nothing, unless one of them is a
+  // constant that may be unavailable (its every use raises).
+  auto mayBeUnavailable = [&](ValueId v) {
+    OpId def = m_.values[v.index].def;
+    if (!def.isValid() || m_.op(def).kind != OpKind::Global) return false;
+    auto global = static_cast<size_t>(m_.op(def).intAttr);
+    return global < guardedGlobals_.size() && guardedGlobals_[global];
+  };
   for (OpId id : m_.blocks[init.index].ops) {
     const Op& o = m_.op(id);
     if (o.regions[0].isValid() || o.regions[1].isValid()) return false;
@@ -958,6 +971,11 @@ bool Emitter::initializerCannotRaise(BlockId init) const {
         }
         for (ValueId v : m_.results(id)) numbers = numbers && !holdsTensors(m_.typeOf(v));
         if (!numbers) return false;
+        if (o.kind != OpKind::List) {
+          for (ValueId v : m_.operands(id)) {
+            if (mayBeUnavailable(v)) return false;
+          }
+        }
         // An int meeting a float is converted, which raises past 1e308: only
         // a literal int (at most int64) is known to fit.
         bool arithmetic = o.kind == OpKind::Add || o.kind == OpKind::Sub || o.kind == OpKind::Mul;
@@ -2642,6 +2660,22 @@ std::string stampPyTorch(std::string code, std::string_view sourceName,
 
 std::string stampCuda(std::string code, std::string_view sourceName) {
   replaceFirst(code, kSourceNamePlaceholder, commentSafe(sourceName));
+  // The stem in the build command (the header's, before anything from the
+  // source): quoted for a POSIX shell unless it is plain.
+  std::string_view stem = sourceName.substr(0, sourceName.rfind('.'));
+  std::string text = commentSafe(stem);
+  bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
+           c == '/' || c == '+' || c == ',';
+  });
+  if (!plain) {
+    std::string quoted = "'";
+    for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    text = quoted + "'";
+  }
+  // ('my model'_kernels.cu: the shell joins the quoted stem and the suffix.)
+  replaceFirst(code, kCudaStemPlaceholder, text);
+  replaceFirst(code, kCudaStemPlaceholder, text);
   return code;
 }
 

@@ -3141,6 +3141,10 @@ let BIG = full([2], 1e39)
 let KAIMING = kaiming_uniform([3])
 let FINE = ones([2]) * 2.0
 let AFTER = BN + 1.0
+let DIVN = 2.0 + DIV
+let CMP = DIV == 1.0
+let NEGD = -DIVN
+let HOLDS = [DIV, 2.0]
 let N = 4 * 16 + 1
 layer Uses(x: Tensor<float32, [?, 3]>) -> Tensor<float32, [?, 3]> {
     return x + BN
@@ -3159,7 +3163,8 @@ def test_constants_that_raise_never_fail_the_import(ctx):
     call's zero (each here in a form the checker does not see through: a slice, arithmetic
     on the ids, `min(0, 1)`; the plain forms are compile errors). Now each is computed inside `try`: the module imports, the constants that could be
     computed are there, and using a failed one raises ConstantUnavailable naming it, with the
-    original exception as the cause, as a body that raises would."""
+    original exception as the cause, as a body that raises would. So does a number computed
+    from a failed number."""
     for level in LEVELS:
         module = load(ctx.compile_text(IMPORT_TIME_FAILURES, level))
         x = torch.randn(3, 2)
@@ -3168,7 +3173,12 @@ def test_constants_that_raise_never_fail_the_import(ctx):
             raise AssertionError("%s: N is %r" % (level, module.N))
         failed = {"BN": ValueError, "CE": IndexError, "EMB": IndexError, "REM": RuntimeError,
                   "DIV": ZeroDivisionError, "BIG": RuntimeError, "KAIMING": ValueError,
-                  "AFTER": tritonrt.ConstantUnavailable}
+                  "AFTER": tritonrt.ConstantUnavailable, "DIVN": tritonrt.ConstantUnavailable,
+                  "CMP": tritonrt.ConstantUnavailable, "NEGD": tritonrt.ConstantUnavailable}
+        # Numbers computed from an unavailable number (were written without `try`: the
+        # import raised); a list holding one is bound as it is.
+        if module.HOLDS[1] != 2.0 or not isinstance(module.HOLDS[0], type(module.DIV)):
+            raise AssertionError("%s: HOLDS is %r" % (level, module.HOLDS))
         for name, cause in failed.items():
             value = getattr(module, name)
             for use in (lambda: value + 1, lambda: value.to("cpu"), lambda: torch.relu(value),

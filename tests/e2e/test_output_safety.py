@@ -10,7 +10,8 @@
 - the time trace goes next to the first module (in the current directory when the module
   goes to a device, in DIR for --time-trace=DIR), and a failed compile writes none and
   removes the one an earlier compile wrote there;
-- outputs are created 0666 less the umask.
+- outputs are created 0666 less the umask;
+- a missing -o directory is made (with its parents) only by a compile that succeeds.
 Ends with "N passed, N failed".
 """
 import os
@@ -194,13 +195,33 @@ def test_outputs_are_created_with_the_umask(ctx):
         check(mode == 0o664, "%s has mode %o, wanted 664" % (name, mode))
 
 
+def test_a_missing_output_directory_is_made_only_by_a_compile_that_succeeds(ctx):
+    """`-o DIR` of several inputs (or `-o DIR/` of one) that does not exist is made with its
+    parents, as `mkdir -p` does, once every input compiled; a failing compile makes none, and
+    an -o under a file is exit 3."""
+    ctx.write("a.tri", GOOD)
+    ctx.write("b.tri", GOOD.replace("layer L", "layer M"))
+    ctx.write("bad.tri", BAD)
+    ctx.run("compile", "a.tri", "b.tri", "-o", "out/nested", "-j", "2")
+    check(sorted(os.listdir(ctx.path("out/nested"))) == ["a.py", "b.py"],
+          "out/nested holds %r" % os.listdir(ctx.path("out/nested")))
+    ctx.run("compile", "a.tri", "-o", "one/")
+    check(os.listdir(ctx.path("one")) == ["a.py"], "one/ holds %r" % os.listdir(ctx.path("one")))
+    ctx.run("compile", "a.tri", "bad.tri", "-o", "never/made", expect=1)
+    check(not os.path.exists(ctx.path("never")), "a failed compile made its -o directory")
+    ctx.write("plain", "x")
+    proc = ctx.run("compile", "a.tri", "b.tri", "-o", "plain/sub", expect=3)
+    check("plain/sub" in proc.stderr and "[CannotWriteFile]" in proc.stderr, proc.stderr)
+
+
 TESTS = [test_another_name_of_an_input_is_not_overwritten,
          test_an_imported_file_is_not_overwritten,
          test_a_failed_compile_removes_the_output_of_an_earlier_one,
          test_a_failed_compile_keeps_files_tritonc_did_not_write,
          test_the_time_trace_goes_next_to_the_module,
          test_a_trace_beside_a_device_goes_to_the_current_directory,
-         test_outputs_are_created_with_the_umask]
+         test_outputs_are_created_with_the_umask,
+         test_a_missing_output_directory_is_made_only_by_a_compile_that_succeeds]
 
 
 if __name__ == "__main__":

@@ -324,6 +324,41 @@ TEST(CacheStore, AnEntryTheCallerRejectsIsAMissAndIsKept) {
   EXPECT_EQ(c.sessionCounters().levels[1].hits, 2u);
 }
 
+// An entry whose payload the caller cannot finish from after all: its hit
+// becomes a miss; one that does not decode is also corrupt and removed.
+TEST(CacheStore, RejectedHitsBecomeMissesAndDamagedOnesAreRemoved) {
+  TempDir tmp;
+  Key key = KeyBuilder("l2").add("x", "4").finish();
+  cache::Cache c = cache::Cache::open(settingsFor(tmp.path));
+  c.store(Level::L2, key, "groups", 1);
+  std::optional<cache::Entry> hit = c.load(Level::L2, key);
+  ASSERT_TRUE(hit);
+  c.rejectHit(Level::L2, *hit, /*corrupt=*/false);
+  const cache::LevelCounters& l2 = c.sessionCounters().levels[1];
+  EXPECT_EQ(l2.hits, 0u);
+  EXPECT_EQ(l2.misses, 1u);
+  EXPECT_EQ(l2.corrupt, 0u);
+  EXPECT_TRUE(fs::exists(c.entryPath(Level::L2, key))) << "kept for the compiles that can use it";
+  hit = c.load(Level::L2, key);
+  ASSERT_TRUE(hit);
+  c.rejectHit(Level::L2, *hit, /*corrupt=*/true);
+  EXPECT_EQ(l2.hits, 0u);
+  EXPECT_EQ(l2.misses, 2u);
+  EXPECT_EQ(l2.corrupt, 1u);
+  EXPECT_FALSE(fs::exists(c.entryPath(Level::L2, key)));
+  EXPECT_FALSE(c.load(Level::L2, key));
+  // An L1 hit rejected: L1's hit becomes its miss, and L2 misses too.
+  c.enableMemoryLevel();
+  c.store(Level::L2, key, "groups", 1);
+  hit = c.load(Level::L2, key);
+  ASSERT_TRUE(hit && hit->fromMemory);
+  c.rejectHit(Level::L2, *hit, /*corrupt=*/true);
+  EXPECT_EQ(c.sessionCounters().levels[0].hits, 0u);
+  EXPECT_EQ(c.sessionCounters().levels[0].misses, 1u);
+  EXPECT_EQ(l2.misses, 4u) << "the lookup after the removal, and this rejection";
+  EXPECT_FALSE(c.load(Level::L2, key)) << "removed from L1 and from disk";
+}
+
 TEST(CacheEntry, CompressedFramesRoundTripAndRejectDamage) {
   std::string payload = somePayload(100000);
   std::string frame = "prefix";

@@ -110,8 +110,10 @@ void writeStandardOutput(std::string_view text);
 /// the first failure (EIO when none was recorded).
 int flushStandardOutput();
 
-/// `mkdir -p`; true when the directory exists afterwards.
-bool makeDirectories(const std::string& path, std::string* error);
+/// `mkdir -p`; true when the directory exists afterwards. `created` (when
+/// given) gets the directories it made, outermost first.
+bool makeDirectories(const std::string& path, std::string* error,
+                     std::vector<std::string>* created = nullptr);
 
 /// The first executable regular file called `name` in the directories of
 /// $PATH, searched as execvp does (an empty entry is the current directory);

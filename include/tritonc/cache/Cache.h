@@ -91,6 +91,7 @@ struct Entry {
   Key key;
   uint64_t computeNs = 0;  ///< what producing the payload cost (for "time saved")
   std::string payload;     ///< decompressed
+  bool fromMemory = false;  ///< a load's L1 hit (L1 counted it)
 };
 
 /// The bytes of an entry file: header + payload (zstd-compressed when that is
@@ -265,6 +266,10 @@ class Cache {
   /// (kept: another compile may use it).
   std::optional<Entry> load(Level level, const Key& key,
                             const std::function<bool(const Entry&)>& usable = {});
+  /// A loaded entry the caller could not use after all: its hit becomes a
+  /// miss; `corrupt` (its payload does not decode) also counts it as corrupt
+  /// and removes it, as `load` does with a damaged file.
+  void rejectHit(Level level, const Entry& entry, bool corrupt);
   /// Stores an entry (L1 as well when enabled). Failure to write disables the
   /// cache for the rest of the process and sets `warning()`. An entry
   /// rewritten by every compile (the incremental pieces) is best stored

@@ -94,13 +94,16 @@ std::string assemblePyTorch(std::span<const PieceRef> globals, std::span<const P
 
 inline constexpr std::string_view kSourceNamePlaceholder = "@TRITONC_SOURCE@";
 inline constexpr std::string_view kCudaLibraryPlaceholder = "@TRITONC_KERNELS_SO@";
+/// The `<stem>` of `<stem>_kernels.cu` in the build command of its header.
+inline constexpr std::string_view kCudaStemPlaceholder = "@TRITONC_STEM@";
 
 /// Replaces the placeholders of a PyTorch module (their first occurrence: the
 /// header comes before any user text) by the input's file name and the CUDA
 /// library's file name, each escaped for where it appears.
 std::string stampPyTorch(std::string code, std::string_view sourceName,
                          std::string_view cudaLibrary);
-/// The same for a `<stem>_kernels.cu`.
+/// The same for a `<stem>_kernels.cu` (its input's name, and the stem in the
+/// build command of its header, quoted for a shell where it needs to be).
 std::string stampCuda(std::string code, std::string_view sourceName);
 
 
@@ -136,6 +139,7 @@ struct CudaEmitOptions {
   std::string flags;
   std::vector<std::string> dtypes = {"f32", "f16", "bf16"};
   int variants = 1;         ///< tile variants per kernel (-O3: 3, for the auto-tuner)
+  std::vector<std::string> archs = {"80", "90"};  ///< for the build command in the header
 };
 
 /// `<stem>_kernels.cu`: the kernel templates of kernels/cuda (embedded, so the
