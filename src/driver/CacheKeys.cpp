@@ -39,13 +39,11 @@ std::string_view quotedName(const CompileOptions& options, std::string_view sour
 }
 
 cache::Key checkedIRKey(const CompileOptions& options, std::string_view source,
-                        std::string_view identity, std::string_view sourceName) {
+                        std::string_view identity, std::string_view importedNames) {
   cache::KeyBuilder key("l2");
   key.add("compiler", identity)
       .add("source", source)
-      // -O0 generates run-time shape checks; the other levels share their IR.
-      .add("shape-checks", options.optLevel == '0' ? "1" : "0")
-      .add("source-name", quotedName(options, sourceName))
+      .add("imported-names", importedNames)
       .add("entry", options.entry);
   return key.finish();
 }

@@ -259,9 +259,14 @@ OptimizerOptions optimizerOptions(const CompileOptions& options, Timings* timing
   return opt;
 }
 
-EmitOptions pyTorchEmitOptions(const CompileOptions& options) {
+EmitOptions pyTorchEmitOptions(const CompileOptions& options, const std::string& sourceName) {
   // The names are stamped in when the files are written (see Emit.h).
-  EmitOptions emit{std::string(kSourceNamePlaceholder), codeFlags(options), ""};
+  EmitOptions emit;
+  emit.sourceName = kSourceNamePlaceholder;
+  emit.flags = codeFlags(options);
+  // Only -O0's code names the input (its run-time shape checks): only its
+  // L3 key has the name (generatedCodeKey).
+  if (options.optLevel == '0') emit.checkSource = sourceName;
   // The memory-layout level: tensors released after their last use.
   emit.releaseDeadTensors = options.optLevel == '2' || options.optLevel == '3' ||
                             options.optLevel == 's';
@@ -308,7 +313,9 @@ std::optional<ir::Module> generateModule(const CompileOptions& options,
                                          const CheckedModule& checked, Timings* timings) {
   ScopedTimer timer(timings, "IR generation");
   IRGenOptions irgen;
-  irgen.runtimeShapeChecks = options.optLevel == '0';  // -O0 checks undecidable shapes
+  // At every level: -O1 and up strip them (strip-checks), so that the
+  // checked IR, which L2 keeps, is one for all levels.
+  irgen.runtimeShapeChecks = true;
   return generateIR(checked, irgen);
 }
 
@@ -370,7 +377,7 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& mod
   std::string library = options.target != "pytorch" ? fileStem(sourceName) + "_kernels.so" : "";
   {
     ScopedTimer timer(timings, "PyTorch emitter");
-    EmitOptions emit = pyTorchEmitOptions(options);
+    EmitOptions emit = pyTorchEmitOptions(options, sourceName);
     if (options.target != "pytorch") {
       emit.cudaLibrary = std::string(kCudaLibraryPlaceholder);
     }
@@ -1109,7 +1116,12 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         logMessage(LogLevel::Verbose, fmt::format("incremental: {}: compiled in full ({})",
                                                   source.name(), incremental.why));
       }
-      l2Key = checkedIRKey(options, keySource, compilerIdentity(), source.name());
+      // The imported files' run-time checks name them (the IR has them).
+      std::string importedNames;
+      if (imports) {
+        for (int index : importOrder) importedNames += floader.file(index).source->name() + '\n';
+      }
+      l2Key = checkedIRKey(options, keySource, compilerIdentity(), importedNames);
       fdiags.setRecorder(&recorded);
     }
     std::unique_ptr<Interner> cachedInterner;
@@ -1249,7 +1261,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         // The imported files first, each after the ones it imports; the
         // first one with errors stops the program there.
         IRGenOptions irgenOptions;
-        irgenOptions.runtimeShapeChecks = options.optLevel == '0';
+        irgenOptions.runtimeShapeChecks = true;  // stripped above -O0 (generateModule)
         std::optional<ProgramBuilder> program;
         std::optional<ImportContext> context;
         if (imports) {

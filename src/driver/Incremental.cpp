@@ -190,7 +190,7 @@ std::string assemblePieces(std::span<const StoredPiece* const> importedGroup,
     if (stored->kind == PieceKind::Main) mains.push_back(ref);
   }
   functions.insert(functions.end(), mains.begin(), mains.end());
-  return assemblePyTorch(globals, functions, entryName, pyTorchEmitOptions(options));
+  return assemblePyTorch(globals, functions, entryName, pyTorchEmitOptions(options, ""));
 }
 
 // A key's 16 bytes, to hash into another key.
@@ -487,7 +487,7 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
       return fallBack("a changed declaration does not parse cleanly");
     }
     IRGenOptions irgen;
-    irgen.runtimeShapeChecks = options.optLevel == '0';
+    irgen.runtimeShapeChecks = true;  // stripped above -O0 (strip-checks)
     // The imported files first (as the full pipeline does), each after the
     // files it imports.
     std::optional<ProgramBuilder> program;
@@ -537,7 +537,7 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
     }
     Expected<PyTorchPieces> pieces = [&] {
       ScopedTimer timer(timings, "PyTorch emitter", source.name());
-      return emitPyTorchPieces(*module, pyTorchEmitOptions(options));
+      return emitPyTorchPieces(*module, pyTorchEmitOptions(options, source.name()));
     }();
     if (!pieces) {
       return fallBack("the emitter failed");  // the full pipeline reports it
@@ -636,7 +636,8 @@ std::string optimizeAndEmit(const CompileOptions& options, ir::Module& module,
     return "the optimizer's verifier objected";  // the full pipeline reports it
   }
   ScopedTimer timer(timings, "PyTorch emitter", sourceName);
-  Expected<PyTorchPieces> emitted = emitPyTorchPieces(module, pyTorchEmitOptions(options));
+  Expected<PyTorchPieces> emitted =
+      emitPyTorchPieces(module, pyTorchEmitOptions(options, sourceName));
   if (!emitted) {
     return "the emitter failed";  // the full pipeline reports it
   }
@@ -917,7 +918,7 @@ GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
     }
     if (lastStage < Stage::Emit || failed) return;
     IRGenOptions irgen;
-    irgen.runtimeShapeChecks = options.optLevel == '0';
+    irgen.runtimeShapeChecks = true;  // stripped above -O0 (strip-checks)
     std::optional<ir::Module> module;
     {
       ScopedTimer timer(t, "IR generation", source.name());

@@ -1838,21 +1838,36 @@ void Emitter::emitOp(OpId id, int depth) {
       line(depth + 1, "raise ValueError(");
       const std::string actual = fmt::format("str({})", measured);
       const std::string expected = fmt::format("str({})", e(operands[1]));
+      // The compiled file's name (`{source}`) is text of the message; the
+      // sizes are expressions. Placeholders are found in the IR's message
+      // only, never in the name put in.
+      std::string text;
+      auto flushText = [&](bool& first) {
+        if (text.empty()) return;
+        pieces(text, first ? "" : "+ ");
+        first = false;
+        text.clear();
+      };
       bool first = true;
       for (size_t i = 0; i < message.size();) {
         size_t a = message.find("{actual}", i);
         size_t x = message.find("{expected}", i);
-        size_t at = std::min(a, x);
-        if (at > i) {
-          pieces(message.substr(i, std::min(at, message.size()) - i), first ? "" : "+ ");
-          first = false;
-        }
+        size_t src = message.find(ir::kCheckSourcePlaceholder, i);
+        size_t at = std::min({a, x, src});
+        text += message.substr(i, std::min(at, message.size()) - i);
         if (at == std::string::npos) break;
+        if (at == src) {
+          text += options_.checkSource.empty() ? std::string("<input>") : options_.checkSource;
+          i = at + ir::kCheckSourcePlaceholder.size();
+          continue;
+        }
+        flushText(first);
         if (first) line(depth + 2, "\"\"");
         line(depth + 2, "+ " + (at == a ? actual : expected));
         first = false;
         i = at + (at == a ? 8 : 10);
       }
+      flushText(first);
       line(depth + 1, ")");
       return;
     }

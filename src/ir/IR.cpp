@@ -69,13 +69,27 @@ void Module::setInts(OpId op, std::span<const int64_t> list) {
 }
 
 uint32_t Module::internString(std::string text) {
-  for (size_t i = 0; i < strings.size(); ++i) {
-    if (strings[i] == text) {
-      return static_cast<uint32_t>(i);
-    }
+  std::hash<std::string_view> hash;
+  if (indexedStrings_ > strings.size()) {  // strings were replaced: index anew
+    stringIndex_.clear();
+    indexedStrings_ = 0;
   }
+  for (; indexedStrings_ < strings.size(); ++indexedStrings_) {
+    stringIndex_.emplace(hash(strings[indexedStrings_]), static_cast<uint32_t>(indexedStrings_));
+  }
+  size_t h = hash(text);
+  auto [begin, end] = stringIndex_.equal_range(h);
+  uint32_t found = UINT32_MAX;
+  for (auto it = begin; it != end; ++it) {
+    // The first of equal strings, as a search from the front finds it.
+    if (strings[it->second] == text) found = std::min(found, it->second);
+  }
+  if (found != UINT32_MAX) return found;
   strings.push_back(std::move(text));
-  return static_cast<uint32_t>(strings.size() - 1);
+  auto index = static_cast<uint32_t>(strings.size() - 1);
+  stringIndex_.emplace(h, index);
+  indexedStrings_ = strings.size();
+  return index;
 }
 
 void Module::replaceAllUses(ValueId from, ValueId to) {

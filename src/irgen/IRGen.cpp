@@ -123,6 +123,14 @@ class IRGen {
   ValueId dimValue(DimId dim);
   void emitCheck(const RuntimeShapeCheck& check, ValueId value);
   void emitInputChecks(const CallableInfo& info);
+  /// The file a check message names: `{source}` for the compiled file, which
+  /// the emitter fills in (so that the checked IR does not depend on the
+  /// input's name: one L2 entry for identical sources anywhere), an imported
+  /// file by its name.
+  std::string checkSourceName() const {
+    return options_.origin == 0 ? std::string(ir::kCheckSourcePlaceholder)
+                                : tokens_.source().name();
+  }
   ValueId genName(NodeId node);
   ValueId genLiteral(NodeId node);
   ValueId genInt64Min(NodeId node);
@@ -758,12 +766,12 @@ void IRGen::emitCheck(const RuntimeShapeCheck& check, ValueId value) {
   std::string message =
       rank ? fmt::format("{}:{}:{}: shape mismatch: the value has {{actual}} dimensions, but {} "
                          "{} expected",
-                         tokens_.source().name(), lc.line, lc.column,
+                         checkSourceName(), lc.line, lc.column,
                          m_.dims.format(check.expected, *m_.interner),
                          m_.dims.constValue(check.expected) == 1 ? "was" : "were")
            : fmt::format("{}:{}:{}: shape mismatch: dimension {} is {{actual}}, but {}{} was "
                          "expected",
-                         tokens_.source().name(), lc.line, lc.column, check.dim,
+                         checkSourceName(), lc.line, lc.column, check.dim,
                          m_.dims.format(check.expected, *m_.interner),
                          constant ? "" : " = {expected}");
   ValueId operands[] = {value, expected};
@@ -784,7 +792,7 @@ void IRGen::emitInputChecks(const CallableInfo& info) {
     if (!t.rankKnown) continue;
     std::span<const DimId> shape = m_.types.shape(p.type);
     LineCol lc = tokens_.source().lineCol(tree_.range(p.node).begin);
-    std::string where = fmt::format("{}:{}:{}: ", tokens_.source().name(), lc.line, lc.column);
+    std::string where = fmt::format("{}:{}:{}: ", checkSourceName(), lc.line, lc.column);
     std::string_view name = m_.interner->spelling(p.name);
     auto check = [&](int64_t dim, ValueId expected, std::string message) {
       ValueId operands[] = {params_[i], expected};

@@ -31,24 +31,26 @@ std::vector<std::string_view> pipelineFor(char level) {
   switch (level) {
     case '0': return {};
     // Folding exposes equal expressions and dead code; CSE exposes dead code.
-    case '1': return {"constant-fold", "cse", "dce", "fuse-ternary-basic"};
+    // Every other level starts by dropping the -O0 run-time shape checks of
+    // the checked IR (one IR serves every level: L2).
+    case '1': return {"strip-checks", "constant-fold", "cse", "dce", "fuse-ternary-basic"};
     // Simplification exposes constants and common subexpressions; LICM runs
     // after CSE so that one copy of an expression leaves the loop.
     // -O2 inlines applications and small fns first, so that the other passes
     // see across layer boundaries.
     case '2':
-      return {"inline", "constant-fold", "simplify", "constant-fold", "cse", "licm", "dce",
-              "fuse-ternary", "zero-skip", "inplace"};
+      return {"strip-checks", "inline", "constant-fold", "simplify", "constant-fold", "cse",
+              "licm", "dce", "fuse-ternary", "zero-skip", "inplace"};
     case '3':
-      return {"inline-aggressive", "constant-fold", "simplify", "constant-fold", "cse", "licm",
-              "dce", "fuse-ternary", "zero-skip", "inplace"};
+      return {"strip-checks", "inline-aggressive", "constant-fold", "simplify", "constant-fold",
+              "cse", "licm", "dce", "fuse-ternary", "zero-skip", "inplace"};
     // -Os: no inlining (it copies bodies); everything that only removes code;
     // identical declarations defined once, last (after every pass that could
     // still make two of them differ or equal).
     case 's':
     default:
-      return {"constant-fold", "simplify", "constant-fold", "cse", "licm", "dce",
-              "fuse-ternary", "zero-skip", "inplace", "merge-functions"};
+      return {"strip-checks", "constant-fold", "simplify", "constant-fold", "cse", "licm",
+              "dce", "fuse-ternary", "zero-skip", "inplace", "merge-functions"};
   }
 }
 

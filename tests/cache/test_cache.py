@@ -479,17 +479,28 @@ def test_opt_level_change_is_l2_hit(ctx):
     _, out, d = compile_counted(ctx, src, "-O1")
     expect_l3(d, False, "-O1")
     same_outputs(outputs(out), ctx.reference(src, "-O1"), "-O1")
-    for level, l2_hit in (("-O2", True), ("-O3", True), ("-Os", True), ("-O0", False)):
+    # One checked IR serves every level: it carries -O0's run-time shape checks, which the
+    # other levels strip (so -O0 after -O1 is an L2 hit too, and -O0 first serves -O2).
+    for level, l2_hit in (("-O2", True), ("-O3", True), ("-Os", True), ("-O0", True)):
         proc, out, d = compile_counted(ctx, src, level, "--verbose")
         expect_l3(d, False, level)
         check_eq((d.of("l2", "hits"), d.of("l2", "misses")), (1, 0) if l2_hit else (0, 1),
                  "%s after -O1: (L2 hits, L2 misses)" % level)
         check(("L2 hit" in proc.stderr) == l2_hit, "%s: --verbose says %r" % (level, proc.stderr))
         same_outputs(outputs(out), ctx.reference(src, level), level + " (after -O1)")
-    # -O0 has its own IR: a second -O0 compile at another level's miss uses it
     _, out, d = compile_counted(ctx, src, "-O0")
     expect_l3(d, True, "-O0 again")
     same_outputs(outputs(out), ctx.reference(src, "-O0"), "-O0 again")
+    # The other way round: -O0 first (its IR, with the checks), then -O2 and -O1 from it.
+    ctx.run("cache", "clear")
+    _, out, d = compile_counted(ctx, src, "-O0")
+    check_eq((d.of("l2", "misses"), d.of("l2", "stores")), (1, 1), "-O0 first: L2 (misses, stores)")
+    check(b"shape mismatch" in read(out), "the -O0 module has no run-time shape checks")
+    for level in ("-O2", "-O1"):
+        _, out, d = compile_counted(ctx, src, level)
+        check_eq((d.of("l2", "hits"), d.of("l2", "misses")), (1, 0), level + " after -O0: L2")
+        same_outputs(outputs(out), ctx.reference(src, level), level + " from -O0's IR")
+        check(b"shape mismatch" not in read(out), level + " kept -O0's run-time shape checks")
     check(ctx.reference(src, "-O2")["py"] != ctx.reference(src, "-O1")["py"],
           "-O1 and -O2 give the same output: the L2 check proves nothing")
 
@@ -570,7 +581,8 @@ def test_identical_source_elsewhere_hits(ctx):
           "the .cu does not name other_name.tri")
 
     # -O0's run-time shape checks quote the input's name: a copy elsewhere is
-    # its own entry, whose messages name the copy (never the original)
+    # its own L3 entry, whose messages name the copy (never the original); the
+    # checked IR names the file by a placeholder, so its L2 entry is shared
     checks = ("layer Head(n: int, w: Tensor<float32, [n, 10]>, x: Tensor<float32, [?, ?]>)\n"
               "    -> Tensor<float32, [?, 10]> {\n"
               "    let y: Tensor<float32, [?, n]> = x\n"
@@ -583,7 +595,7 @@ def test_identical_source_elsewhere_hits(ctx):
     expect_l3(d, False, "-O0 original")
     _, out7, d = compile_counted(ctx, second, "-O0")
     expect_l3(d, False, "-O0 copy at another path")
-    check_eq((d.of("l2", "hits"), d.of("l2", "misses")), (0, 1), "-O0 copy: L2 (hits, misses)")
+    check_eq((d.of("l2", "hits"), d.of("l2", "misses")), (1, 0), "-O0 copy: L2 (hits, misses)")
     check(first.encode() not in read(out7) and second.encode() in read(out7),
           "the -O0 module of the copy does not quote its own name in its checks")
     same_bytes(read(out7), ctx.reference(second, "-O0")["py"], "-O0 copy")

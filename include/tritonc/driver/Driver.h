@@ -59,7 +59,7 @@ OptimizerOptions optimizerOptions(const CompileOptions& options, Timings* timing
 /// The PyTorch emitter's options for a compile (--target pytorch): name
 /// placeholders, the flags of the header comment, and what the -O level asks
 /// of the code (dead tensors released from -O2, single-use values inlined at -Os).
-EmitOptions pyTorchEmitOptions(const CompileOptions& options);
+EmitOptions pyTorchEmitOptions(const CompileOptions& options, const std::string& sourceName);
 
 // ---- the compile cache's keys (CacheKeys.cpp) -------------------------------------
 
@@ -67,10 +67,12 @@ EmitOptions pyTorchEmitOptions(const CompileOptions& options);
 /// the executable's size and modification time (a rebuilt compiler misses).
 const std::string& compilerIdentity();
 /// The key of a file's checked IR (L2): its source and what changes the IR.
-/// `sourceName` is the input's name as given: part of the key only at -O0,
-/// whose run-time shape checks quote it in their messages.
+/// One IR serves every -O level: it carries -O0's run-time shape checks
+/// (stripped above -O0), whose messages name the compiled file by a
+/// placeholder the emitter fills in, and an imported file by its name:
+/// `importedNames` (empty without imports).
 cache::Key checkedIRKey(const CompileOptions& options, std::string_view source,
-                        std::string_view identity, std::string_view sourceName);
+                        std::string_view identity, std::string_view importedNames);
 /// The key of a file's generated code (L3): its source, every flag that
 /// changes an output, and for the CUDA target the nvcc that builds the
 /// library (`nvcc` names it: path, size and mtime, or "none"). The file's

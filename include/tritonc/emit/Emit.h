@@ -31,6 +31,9 @@ struct EmitOptions {
   /// after it into that statement: `return F.relu(h)`, not `t = F.relu(h)`
   /// and `return t` (-O1 and up; -O0 keeps a local per value).
   bool returnDirectly = false;
+  /// The name the -O0 run-time shape checks give the compiled file (the IR's
+  /// `{source}`): the input as given on the command line.
+  std::string checkSource = {};
 };
 
 /// The PyTorch module for an optimized IR module (TOOLCHAIN.md "Generated

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tritonc/base/Expected.h"
@@ -178,6 +179,8 @@ class Module {
   OpId createOp(BlockId block, OpKind kind, std::span<const ValueId> operands,
                 std::span<const TypeId> resultTypes);
   void setInts(OpId op, std::span<const int64_t> ints);
+  /// The index of `text` in `strings`, added if new (hashed: a module of
+  /// thousands of run-time check messages interns each once).
   uint32_t internString(std::string text);
 
   // ---- access -------------------------------------------------------------
@@ -234,6 +237,10 @@ class Module {
  private:
   bool deferErasure_ = false;
   std::vector<uint32_t> erasedFrom_;  ///< blocks with flagged ops (deferErasure)
+  /// internString's index: strings[0, indexedStrings_) by hash (the others,
+  /// read or pushed directly, are added at its next call).
+  std::unordered_multimap<size_t, uint32_t> stringIndex_;
+  size_t indexedStrings_ = 0;
 
  public:
 
@@ -241,6 +248,10 @@ class Module {
   /// The deterministic textual form of --dump-ir.
   std::string print() const;
 };
+
+/// In a `check_dim` message, the compiled file's name, which the emitter
+/// fills in (besides `{actual}` and `{expected}`, the sizes compared).
+inline constexpr std::string_view kCheckSourcePlaceholder = "{source}";
 
 /// A compact binary form of a module (the L2 cache stores it): everything a
 /// module holds, with the identifiers of its interner.
