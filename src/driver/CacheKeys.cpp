@@ -50,13 +50,14 @@ cache::Key checkedIRKey(const CompileOptions& options, std::string_view source,
 
 cache::Key generatedCodeKey(const CompileOptions& options, std::string_view source,
                             std::string_view identity, std::string_view nvcc,
-                            std::string_view sourceName) {
+                            std::string_view sourceName, std::string_view importedNames) {
   cache::KeyBuilder key("l3");
   key.add("compiler", identity)
       .add("source", source)
       .add("opt", std::string(1, options.optLevel))
       .add("target", options.target)
       .add("source-name", quotedName(options, sourceName))
+      .add("imported-names", quotedName(options, importedNames))
       .add("entry", options.entry);
   if (options.target != "pytorch") {
     std::string dtypes, archs;

@@ -421,7 +421,7 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& mod
     }
     if (options.dumpCode) {
       writeStandardOutput("// file: " + fileStem(sourceName) + "_kernels.cu\n");
-      writeStandardOutput(stampCuda(result.cu, baseName(sourceName)));
+      writeStandardOutput(stampCuda(result.cu, baseName(sourceName), fileStem(sourceName)));
     }
   }
   result.compiled = !options.stopAfter.has_value();
@@ -524,7 +524,8 @@ bool buildCudaLibraries(const CompileOptions& options, const NvccLookup& lookup,
     // the library stays registered until it is put in place.
     removeFileOnSignal(cuTemp);
     removeFileOnSignal(soTemp);
-    bool written = writeFileAtomically(cuTemp, stampCuda(result.cu, baseName(name)), &error);
+    bool written = writeFileAtomically(
+        cuTemp, stampCuda(result.cu, baseName(name), fileStem(name)), &error);
     if (written) {
       failure = runNvcc(options, nvcc, cuTemp, soTemp);
     }
@@ -1065,8 +1066,14 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     std::string_view keySource = imports ? std::string_view(keyText) : source.text();
     std::optional<cache::Key> l2Key;
     if (cache.enabled() && !importsFailed) {
+      // The imported files' run-time checks name them (the checked IR and
+      // -O0's code have them).
+      std::string importedNames;
+      if (imports) {
+        for (int index : importOrder) importedNames += floader.file(index).source->name() + '\n';
+      }
       cache::Key l3 = generatedCodeKey(options, keySource, compilerIdentity(), nvcc,
-                                       source.name());
+                                       source.name(), importedNames);
       if (loadGeneratedCode(cache, l3, source, fdiags, result, ftimings)) {
         flushDiagnostics();
         return kExitSuccess;
@@ -1115,11 +1122,6 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         }
         logMessage(LogLevel::Verbose, fmt::format("incremental: {}: compiled in full ({})",
                                                   source.name(), incremental.why));
-      }
-      // The imported files' run-time checks name them (the IR has them).
-      std::string importedNames;
-      if (imports) {
-        for (int index : importOrder) importedNames += floader.file(index).source->name() + '\n';
       }
       l2Key = checkedIRKey(options, keySource, compilerIdentity(), importedNames);
       fdiags.setRecorder(&recorded);
@@ -1559,7 +1561,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       }
       if (result.hasCu) {
         std::string cu = cudaPathFor(options, name, ".cu");
-        if (!outputs.stage(cu, stampCuda(result.cu, baseName(name)), &error)) {
+        if (!outputs.stage(cu, stampCuda(result.cu, baseName(name), fileStem(name)), &error)) {
           return fail(cu, error);
         }
       }

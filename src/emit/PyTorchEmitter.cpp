@@ -488,9 +488,12 @@ class Emitter {
   /// Whether a constant's initializer is made of Python numbers, strings and
   /// lists of them, other constants, and operators that raise nothing there.
   bool initializerCannotRaise(BlockId init) const;
-  /// The constants emitted inside `try` so far (emitGlobal, in module
-  /// order): bound, maybe to an unavailable value that raises when used.
+  /// The constants emitted so far (emitGlobal, in module order) that may be,
+  /// or hold, an unavailable value, which raises when used: those computed
+  /// inside `try`, and copies and lists of them.
   std::vector<bool> guardedGlobals_;
+  /// Whether a value of a constant's initializer may be or hold one.
+  bool mayHoldUnavailable(ValueId v) const;
   void emitFn(size_t index);
   void emitLayer(size_t index);
   void emitMain(size_t index);
@@ -920,6 +923,13 @@ void Emitter::emitGlobal(size_t index) {
   // a failure binds the constant to a value that raises when it is used.
   guardedGlobals_.resize(m_.globals.size(), false);
   if (initializerCannotRaise(m_.globals[index].init)) {
+    // A copy or a list of an unavailable value is bound as it is.
+    for (OpId id : m_.blocks[m_.globals[index].init.index].ops) {
+      if (m_.op(id).kind != OpKind::Yield) continue;
+      for (ValueId v : m_.operands(id)) {
+        guardedGlobals_[index] = guardedGlobals_[index] || mayHoldUnavailable(v);
+      }
+    }
     std::string value = regionExpr(m_.globals[index].init, 0);
     line(0, fmt::format("{} = {}", name, value));
     return;
@@ -932,17 +942,28 @@ void Emitter::emitGlobal(size_t index) {
   line(1, fmt::format("{} = tritonrt.unavailable({}, _error)", name, pyString(name)));
 }
 
+bool Emitter::mayHoldUnavailable(ValueId v) const {
+  OpId def = m_.values[v.index].def;
+  if (!def.isValid()) return false;
+  const Op& o = m_.op(def);
+  if (o.kind == OpKind::Global) {
+    auto global = static_cast<size_t>(o.intAttr);
+    return global < guardedGlobals_.size() && guardedGlobals_[global];
+  }
+  if (o.kind == OpKind::List) {
+    for (ValueId element : m_.operands(def)) {
+      if (mayHoldUnavailable(element)) return true;
+    }
+  }
+  return false;
+}
+
 bool Emitter::initializerCannotRaise(BlockId init) const {
   // Python numbers, strings and lists of them, and other constants (bound,
   // maybe to an unavailable value, but never raising when read): +, -, *,
-  // comparisons and logic on numbers raise nothing, unless one of them is a
-  // constant that may be unavailable (its every use raises).
-  auto mayBeUnavailable = [&](ValueId v) {
-    OpId def = m_.values[v.index].def;
-    if (!def.isValid() || m_.op(def).kind != OpKind::Global) return false;
-    auto global = static_cast<size_t>(m_.op(def).intAttr);
-    return global < guardedGlobals_.size() && guardedGlobals_[global];
-  };
+  // comparisons and logic on numbers raise nothing, unless one of them is or
+  // holds a constant that may be unavailable (its every use raises; list
+  // equality compares the elements).
   for (OpId id : m_.blocks[init.index].ops) {
     const Op& o = m_.op(id);
     if (o.regions[0].isValid() || o.regions[1].isValid()) return false;
@@ -973,7 +994,7 @@ bool Emitter::initializerCannotRaise(BlockId init) const {
         if (!numbers) return false;
         if (o.kind != OpKind::List) {
           for (ValueId v : m_.operands(id)) {
-            if (mayBeUnavailable(v)) return false;
+            if (mayHoldUnavailable(v)) return false;
           }
         }
         // An int meeting a float is converted, which raises past 1e308: only
@@ -1853,9 +1874,15 @@ void Emitter::emitOp(OpId id, int depth) {
         size_t a = message.find("{actual}", i);
         size_t x = message.find("{expected}", i);
         size_t src = message.find(ir::kCheckSourcePlaceholder, i);
-        size_t at = std::min({a, x, src});
+        size_t brace = message.find("{{", i);
+        size_t at = std::min({a, x, src, brace});
         text += message.substr(i, std::min(at, message.size()) - i);
         if (at == std::string::npos) break;
+        if (at == brace) {
+          text += '{';
+          i = at + 2;
+          continue;
+        }
         if (at == src) {
           text += options_.checkSource.empty() ? std::string("<input>") : options_.checkSource;
           i = at + ir::kCheckSourcePlaceholder.size();
@@ -2673,11 +2700,10 @@ std::string stampPyTorch(std::string code, std::string_view sourceName,
   return code;
 }
 
-std::string stampCuda(std::string code, std::string_view sourceName) {
+std::string stampCuda(std::string code, std::string_view sourceName, std::string_view stem) {
   replaceFirst(code, kSourceNamePlaceholder, commentSafe(sourceName));
   // The stem in the build command (the header's, before anything from the
   // source): quoted for a POSIX shell unless it is plain.
-  std::string_view stem = sourceName.substr(0, sourceName.rfind('.'));
   std::string text = commentSafe(stem);
   bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||

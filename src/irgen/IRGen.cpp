@@ -128,8 +128,10 @@ class IRGen {
   /// input's name: one L2 entry for identical sources anywhere), an imported
   /// file by its name.
   std::string checkSourceName() const {
-    return options_.origin == 0 ? std::string(ir::kCheckSourcePlaceholder)
-                                : tokens_.source().name();
+    if (options_.origin == 0) return std::string(ir::kCheckSourcePlaceholder);
+    std::string name;  // its braces doubled: `{actual}` in a name is text
+    for (char c : tokens_.source().name()) name += c == '{' ? std::string("{{") : std::string(1, c);
+    return name;
   }
   ValueId genName(NodeId node);
   ValueId genLiteral(NodeId node);

@@ -3145,6 +3145,9 @@ let DIVN = 2.0 + DIV
 let CMP = DIV == 1.0
 let NEGD = -DIVN
 let HOLDS = [DIV, 2.0]
+let HEQ = HOLDS == [1.0, 2.0]
+let COPY = DIV
+let CPLUS = COPY + 1.0
 let N = 4 * 16 + 1
 layer Uses(x: Tensor<float32, [?, 3]>) -> Tensor<float32, [?, 3]> {
     return x + BN
@@ -3174,9 +3177,11 @@ def test_constants_that_raise_never_fail_the_import(ctx):
         failed = {"BN": ValueError, "CE": IndexError, "EMB": IndexError, "REM": RuntimeError,
                   "DIV": ZeroDivisionError, "BIG": RuntimeError, "KAIMING": ValueError,
                   "AFTER": tritonrt.ConstantUnavailable, "DIVN": tritonrt.ConstantUnavailable,
-                  "CMP": tritonrt.ConstantUnavailable, "NEGD": tritonrt.ConstantUnavailable}
-        # Numbers computed from an unavailable number (were written without `try`: the
-        # import raised); a list holding one is bound as it is.
+                  "CMP": tritonrt.ConstantUnavailable, "NEGD": tritonrt.ConstantUnavailable,
+                  "HEQ": tritonrt.ConstantUnavailable, "CPLUS": tritonrt.ConstantUnavailable}
+        # Numbers computed from an unavailable number, a copy of one or a list holding
+        # one (list equality compares the elements) were written without `try`: the
+        # import raised. A list holding one is bound as it is.
         if module.HOLDS[1] != 2.0 or not isinstance(module.HOLDS[0], type(module.DIV)):
             raise AssertionError("%s: HOLDS is %r" % (level, module.HOLDS))
         for name, cause in failed.items():

@@ -165,6 +165,11 @@ TEST(CacheKey, TheNameMattersOnlyForO0Code) {
   CompileOptions o2 = baseOptions();
   EXPECT_TRUE(generatedCodeKey(o2, kSource, id, "none", "a.tri") ==
               generatedCodeKey(o2, kSource, id, "none", "b.tri"));
+  // The imported files' names too (their checks quote them), only at -O0.
+  EXPECT_FALSE(generatedCodeKey(o0, kSource, id, "none", "a.tri", "dir1/lib.tri\n") ==
+               generatedCodeKey(o0, kSource, id, "none", "a.tri", "dir2/lib.tri\n"));
+  EXPECT_TRUE(generatedCodeKey(o2, kSource, id, "none", "a.tri", "dir1/lib.tri\n") ==
+              generatedCodeKey(o2, kSource, id, "none", "a.tri", "dir2/lib.tri\n"));
 }
 
 // ---- entries ---------------------------------------------------------------------------

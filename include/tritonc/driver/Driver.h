@@ -77,10 +77,11 @@ cache::Key checkedIRKey(const CompileOptions& options, std::string_view source,
 /// changes an output, and for the CUDA target the nvcc that builds the
 /// library (`nvcc` names it: path, size and mtime, or "none"). The file's
 /// name and directory are not part of it (names are stamped in afterwards),
-/// except at -O0 (as for checkedIRKey).
+/// except at -O0, whose run-time shape checks quote the file's name and the
+/// imported files' (`importedNames`, as for checkedIRKey).
 cache::Key generatedCodeKey(const CompileOptions& options, std::string_view source,
                             std::string_view identity, std::string_view nvcc,
-                            std::string_view sourceName);
+                            std::string_view sourceName, std::string_view importedNames = {});
 /// Diagnostics of one file as bytes (stored with its cache entries) and back;
 /// `source` is the buffer located diagnostics point into.
 std::string encodeDiagnostics(const std::vector<Diagnostic>& diagnostics);

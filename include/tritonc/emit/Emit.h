@@ -105,9 +105,10 @@ inline constexpr std::string_view kCudaStemPlaceholder = "@TRITONC_STEM@";
 /// library's file name, each escaped for where it appears.
 std::string stampPyTorch(std::string code, std::string_view sourceName,
                          std::string_view cudaLibrary);
-/// The same for a `<stem>_kernels.cu` (its input's name, and the stem in the
-/// build command of its header, quoted for a shell where it needs to be).
-std::string stampCuda(std::string code, std::string_view sourceName);
+/// The same for a `<stem>_kernels.cu` (its input's name, and the stem of the
+/// files the driver writes in the build command of its header, quoted for a
+/// shell where it needs to be).
+std::string stampCuda(std::string code, std::string_view sourceName, std::string_view stem);
 
 
 // ---- CUDA target ------------------------------------------------------------------------

@@ -250,7 +250,8 @@ class Module {
 };
 
 /// In a `check_dim` message, the compiled file's name, which the emitter
-/// fills in (besides `{actual}` and `{expected}`, the sizes compared).
+/// fills in (besides `{actual}` and `{expected}`, the sizes compared; `{{`
+/// is a brace of the text).
 inline constexpr std::string_view kCheckSourcePlaceholder = "{source}";
 
 /// A compact binary form of a module (the L2 cache stores it): everything a
