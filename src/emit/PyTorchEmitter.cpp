@@ -1845,7 +1845,11 @@ void Emitter::emitOp(OpId id, int depth) {
       const std::string measured = o.intAttr < 0
                                        ? fmt::format("{}.dim()", e(operands[0]))
                                        : fmt::format("{}.shape[{}]", e(operands[0]), o.intAttr);
-      line(depth, fmt::format("if {} != {}:", measured, e(operands[1])));
+      // Against another tensor's dimension (`?` against `?`) or a size.
+      const std::string wanted = m_.ints(id).empty()
+                                     ? e(operands[1])
+                                     : fmt::format("{}.shape[{}]", e(operands[1]), m_.ints(id)[0]);
+      line(depth, fmt::format("if {} != {}:", measured, wanted));
       // raise ValueError("<text>" + str(actual) + "<text>" + str(expected)
       // ...), the message cut into literals that fit the line.
       const std::string& message = m_.strings[o.strAttr];
@@ -1858,7 +1862,7 @@ void Emitter::emitOp(OpId id, int depth) {
       };
       line(depth + 1, "raise ValueError(");
       const std::string actual = fmt::format("str({})", measured);
-      const std::string expected = fmt::format("str({})", e(operands[1]));
+      const std::string expected = fmt::format("str({})", wanted);
       // The compiled file's name (`{source}`) is text of the message; the
       // sizes are expressions. Placeholders are found in the IR's message
       // only, never in the name put in.

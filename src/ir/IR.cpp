@@ -317,10 +317,13 @@ class Printer {
       case OpKind::InstanceMember:
         out_ += fmt::format(" {}.{}", operandList(id), m_.strings[o.strAttr]);
         break;
-      case OpKind::CheckDim:  // dimension -1: the rank
-        out_ += fmt::format(" {}{} == {} {}", value(operands[0]),
+      case OpKind::CheckDim:  // dimension -1: the rank; ints [d]: the other's dimension d
+        out_ += fmt::format(" {}{} == {}{} {}", value(operands[0]),
                             o.intAttr < 0 ? std::string(".rank") : fmt::format("[{}]", o.intAttr),
-                            value(operands[1]), quoteForDump(m_.strings[o.strAttr]));
+                            value(operands[1]),
+                            m_.ints(id).empty() ? std::string()
+                                                : fmt::format("[{}]", m_.ints(id)[0]),
+                            quoteForDump(m_.strings[o.strAttr]));
         break;
       case OpKind::Builtin:
       case OpKind::BuiltinStateful:

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "PackLayout.h"
@@ -40,7 +41,9 @@ class IRGen {
     if (options.runtimeShapeChecks) {
       checksOf_.assign(tree_.size(), {});
       for (size_t i = 0; i < checked.runtimeChecks.size(); ++i) {
-        checksOf_[checked.runtimeChecks[i].value.index].push_back(static_cast<uint32_t>(i));
+        const RuntimeShapeCheck& check = checked.runtimeChecks[i];
+        checksOf_[check.value.index].push_back(static_cast<uint32_t>(i));
+        if (check.other.isValid()) valueOf_.emplace(check.other.index, ValueId{});
       }
     }
   }
@@ -122,6 +125,7 @@ class IRGen {
   ValueId genValue(NodeId node);
   ValueId dimValue(DimId dim);
   void emitCheck(const RuntimeShapeCheck& check, ValueId value);
+  void emitPairCheck(const RuntimeShapeCheck& check, ValueId value);
   void emitInputChecks(const CallableInfo& info);
   /// The file a check message names: `{source}` for the compiled file, which
   /// the emitter fills in (so that the checked IR does not depend on the
@@ -157,6 +161,9 @@ class IRGen {
   const TokenizedBuffer& tokens_;
   IRGenOptions options_;
   std::vector<std::vector<uint32_t>> checksOf_;  ///< per node: runtimeChecks indices
+  /// The latest value of each node another value is checked against (`?`
+  /// against `?`: RuntimeShapeCheck::other).
+  std::unordered_map<uint32_t, ValueId> valueOf_;
   Module& m_;
   std::vector<ValueId> env_;           ///< per symbol: its current value
   std::vector<uint32_t> globalOf_;     ///< per Constant symbol: its global
@@ -704,6 +711,9 @@ void IRGen::genWhile(NodeId statement) {
 
 ValueId IRGen::gen(NodeId node) {
   ValueId value = genValue(node);
+  if (!valueOf_.empty() && value.isValid()) {
+    if (auto it = valueOf_.find(node.index); it != valueOf_.end()) it->second = value;
+  }
   if (!checksOf_.empty() && value.isValid()) {
     for (uint32_t check : checksOf_[node.index]) {
       emitCheck(cm_.runtimeChecks[check], value);
@@ -758,6 +768,10 @@ ValueId IRGen::dimValue(DimId dim) {
 
 void IRGen::emitCheck(const RuntimeShapeCheck& check, ValueId value) {
   if (!inBody_ || !m_.types.isTensor(m_.typeOf(value))) return;
+  if (check.other.isValid()) {
+    emitPairCheck(check, value);
+    return;
+  }
   ValueId expected = dimValue(check.expected);
   if (!expected.isValid()) return;
   LineCol lc = tokens_.source().lineCol(tree_.range(check.node).begin);
@@ -779,6 +793,39 @@ void IRGen::emitCheck(const RuntimeShapeCheck& check, ValueId value) {
   ValueId operands[] = {value, expected};
   OpId op = emit(OpKind::CheckDim, operands, {}, check.node);
   m_.op(op).intAttr = rank ? -1 : static_cast<int64_t>(check.dim);
+  m_.op(op).strAttr = m_.internString(std::move(message));
+}
+
+// `?` against `?`: `value`'s size against the other value's, which was
+// computed before it (`check_dim %y[0] == %x[1]`, the dimension of the other
+// in the op's ints).
+void IRGen::emitPairCheck(const RuntimeShapeCheck& check, ValueId value) {
+  auto it = valueOf_.find(check.other.index);
+  if (it == valueOf_.end() || !it->second.isValid() ||
+      !m_.types.isTensor(m_.typeOf(it->second))) {
+    return;
+  }
+  LineCol lc = tokens_.source().lineCol(tree_.range(check.node).begin);
+  // Each value by its text when short ("dimension 1 of 'x' is 3"), else by
+  // its place.
+  auto named = [&](NodeId node, std::string_view otherwise) {
+    SourceRange range = tree_.range(node);
+    std::string_view text = tokens_.source().text().substr(range.begin, range.end - range.begin);
+    return text.size() <= 30 && text.find('\n') == std::string_view::npos &&
+                   text.find('{') == std::string_view::npos
+               ? fmt::format("'{}'", text)
+               : std::string(otherwise);
+  };
+  std::string message = fmt::format(
+      "{}:{}:{}: shape mismatch: dimension {} of {} is {{actual}}, but dimension {} of {} is "
+      "{{expected}}",
+      checkSourceName(), lc.line, lc.column, check.dim, named(check.value, "one operand"),
+      check.otherDim, named(check.other, "the other"));
+  ValueId operands[] = {value, it->second};
+  OpId op = emit(OpKind::CheckDim, operands, {}, check.node);
+  m_.op(op).intAttr = static_cast<int64_t>(check.dim);
+  int64_t otherDim = check.otherDim;
+  m_.setInts(op, std::span<const int64_t>(&otherDim, 1));
   m_.op(op).strAttr = m_.internString(std::move(message));
 }
 

@@ -599,6 +599,12 @@ ExprInfo joinTensors(Call& c, bool stack) {
         case Decision::No: mismatch = true; break;
         case Decision::Unknown:
           if (ds.isUnknown(shape[i])) {
+            // Every element before had `?` there: this one is compared with
+            // the first when they run.
+            if (k < nodes.size()) {
+              c.checker().recordRuntimeCheck(c.node(), nodes[k], i, shape[i], other[i], nodes[0],
+                                             i);
+            }
             shape[i] = other[i];
           } else if (k < nodes.size()) {
             c.checker().recordRuntimeCheck(c.node(), nodes[k], i, shape[i], other[i]);
@@ -1275,7 +1281,8 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         if (!ds.isUnknown(ws[1])) {
           c.checker().recordRuntimeCheck(call, c.arg(0).node, xs.size() - 1, ws[1], xs.back());
         } else {
-          c.checker().recordRuntimeCheck(call, c.arg(1).node, 1, xs.back(), ws[1]);
+          c.checker().recordRuntimeCheck(call, c.arg(1).node, 1, xs.back(), ws[1], c.arg(0).node,
+                                         xs.size() - 1);
         }
         break;
       case Decision::Yes: break;

@@ -2088,7 +2088,8 @@ ExprInfo Checker::matmul(const ExprInfo& a, const ExprInfo& b, NodeId node, std:
       if (!dims().isUnknown(k2)) {
         recordRuntimeCheck(node, a.node, vecA ? 0 : sa.size() - 1, k2, k1);
       } else {
-        recordRuntimeCheck(node, b.node, vecB ? 0 : sb.size() - 2, k1, k2);
+        recordRuntimeCheck(node, b.node, vecB ? 0 : sb.size() - 2, k1, k2, a.node,
+                           vecA ? 0 : sa.size() - 1);
       }
       break;
     case Decision::Yes: break;
@@ -2879,8 +2880,17 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
 }
 
 void Checker::recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId expected,
-                                 DimId actual) {
-  if (dims().isUnknown(expected) || !value.isValid() || noRuntimeChecks_) {
+                                 DimId actual, NodeId other, size_t otherDim) {
+  if (!value.isValid() || noRuntimeChecks_) {
+    return;
+  }
+  if (dims().isUnknown(expected)) {
+    // `?` against `?`: the two values' sizes are compared when they run.
+    if (other.isValid() && dims().isUnknown(actual)) {
+      module_.runtimeChecks.push_back(RuntimeShapeCheck{node, value, static_cast<uint32_t>(dim),
+                                                        expected, actual, other,
+                                                        static_cast<uint32_t>(otherDim)});
+    }
     return;
   }
   // `x: [?, n_inp]` against a weight's `[n_in, ...]`: two size variables

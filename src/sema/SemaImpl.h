@@ -159,7 +159,10 @@ class Checker {
   /// Records an undecidable comparison for -O0: dimension `dim` of the value
   /// of `value` must equal `expected` (nothing is recorded when `expected` is
   /// itself unknown: such a check could never fail).
-  void recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId expected, DimId actual);
+  /// `other`/`otherDim`: the value whose size `value`'s must equal when
+  /// `expected` is unknown too (`?` against `?`).
+  void recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId expected, DimId actual,
+                          NodeId other = NodeId{}, size_t otherDim = 0);
   /// Whether an operation that raises would raise when the module is
   /// imported (a top-level constant), and whether it is guarded by && or ||.
   bool atImport() const { return ctx_.callable < 0 && !ctx_.isMain; }

@@ -1810,6 +1810,53 @@ layer C(a: Tensor<float32, [?, n]>, b: Tensor<float32, [?, m]>) -> Tensor<float3
         raise AssertionError("-O0: concat of [2, 3] and [1, 4] was not reported")
 
 
+def test_unknown_sizes_are_compared_with_each_other_at_O0(ctx):
+    """`?` against `?` is undecidable too (LANGUAGE.md section 3: checked at run time at -O0):
+    the inner sizes of `@` and `linear`, and the other sizes of concat and stack, are compared
+    between the two values when they run, with the location and both names; -O2 trusts the
+    types (torch's own error)."""
+    src = """
+layer M(x: Tensor<float32, [?, ?]>, y: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, ?]> {
+    return x @ y
+}
+layer L(x: Tensor<float32, [?, ?]>, w: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, ?]> {
+    return linear(x, w)
+}
+layer C(x: Tensor<float32, [?, ?]>, y: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, ?]> {
+    return concat([x, y], dim=0)
+}
+layer S(x: Tensor<float32, [?]>, y: Tensor<float32, [?]>) -> Tensor<float32, [2, ?]> {
+    return stack([x, y], dim=0)
+}
+"""
+    cases = [
+        ("M", (torch.ones(2, 3), torch.ones(3, 4)), (torch.ones(2, 3), torch.ones(2, 4)),
+         ":3:12: shape mismatch: dimension 0 of 'y' is 2, but dimension 1 of 'x' is 3"),
+        ("L", (torch.ones(2, 3), torch.ones(4, 3)), (torch.ones(2, 3), torch.ones(4, 5)),
+         ":6:12: shape mismatch: dimension 1 of 'w' is 5, but dimension 1 of 'x' is 3"),
+        ("C", (torch.ones(2, 3), torch.ones(1, 3)), (torch.ones(2, 3), torch.ones(1, 4)),
+         ":9:12: shape mismatch: dimension 1 of 'y' is 4, but dimension 1 of 'x' is 3"),
+        ("S", (torch.ones(3), torch.ones(3)), (torch.ones(3), torch.ones(2)),
+         ":12:12: shape mismatch: dimension 0 of 'y' is 2, but dimension 0 of 'x' is 3"),
+    ]
+    for level in ("-O0", "-O2"):
+        module = load(ctx.compile_text(src, level))
+        for name, good, bad, message in cases:
+            model = getattr(module, name)()
+            model(*good)
+            try:
+                model(*bad)
+            except ValueError as error:
+                if level != "-O0" or not str(error).endswith(message):
+                    raise AssertionError("%s %s: %s" % (level, name, error))
+            except RuntimeError as error:
+                if level == "-O0":
+                    raise AssertionError("-O0 %s: torch's error, not the check: %s"
+                                         % (name, error))
+            else:
+                raise AssertionError("%s %s: %r ran" % (level, name, bad))
+
+
 def test_cross_entropy_takes_int32_class_indices(ctx):
     """cross_entropy's class indices may be any integer tensor (`Tensor<int, [?]>` is the
     natural spelling): torch wants int64, so the target is converted. Float probabilities
@@ -3265,6 +3312,7 @@ def all_tests():
         test_variables_take_tensors_of_other_sizes,
         test_reductions_over_several_dimensions,
         test_concat_sizes_are_checked_at_O0,
+        test_unknown_sizes_are_compared_with_each_other_at_O0,
               test_functional_batch_norm_with_weight_statistics,
               test_cross_entropy_takes_int32_class_indices,
               test_converted_models_compute_in_their_dtype, test_zoo_runs_in_float64,

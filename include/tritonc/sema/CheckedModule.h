@@ -152,6 +152,10 @@ struct RuntimeShapeCheck {
   uint32_t dim = 0;
   DimId expected;
   DimId actual;
+  /// When neither size is known (`?` against `?`): the other value, computed
+  /// before `value`, whose dimension `otherDim` it must equal.
+  NodeId other = NodeId{};
+  uint32_t otherDim = 0;
 };
 
 /// A top-level `let` with a value: a constant of the file.
