@@ -308,14 +308,20 @@ int64_t monotonicNs() {
 
 std::string baseName(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
 
+// -O0's run-time shape checks are generated at every level when the checked
+// IR goes to L2 (`forL2`): -O1 and up strip them (strip-checks), and the one
+// entry serves every level. A compile that stores none skips them.
+bool runtimeShapeChecks(const CompileOptions& options, bool forL2) {
+  return options.optLevel == '0' || forL2;
+}
+
 // IR generation for one checked file.
 std::optional<ir::Module> generateModule(const CompileOptions& options,
-                                         const CheckedModule& checked, Timings* timings) {
+                                         const CheckedModule& checked, Timings* timings,
+                                         bool forL2) {
   ScopedTimer timer(timings, "IR generation");
   IRGenOptions irgen;
-  // At every level: -O1 and up strip them (strip-checks), so that the
-  // checked IR, which L2 keeps, is one for all levels.
-  irgen.runtimeShapeChecks = true;
+  irgen.runtimeShapeChecks = runtimeShapeChecks(options, forL2);
   return generateIR(checked, irgen);
 }
 
@@ -1263,7 +1269,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         // The imported files first, each after the ones it imports; the
         // first one with errors stops the program there.
         IRGenOptions irgenOptions;
-        irgenOptions.runtimeShapeChecks = true;  // stripped above -O0 (generateModule)
+        irgenOptions.runtimeShapeChecks = runtimeShapeChecks(options, l2Key.has_value());
         std::optional<ProgramBuilder> program;
         std::optional<ImportContext> context;
         if (imports) {
@@ -1313,7 +1319,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
             generateIRInto(*checked, program->program(), irgenOptions);
             module = std::move(program->program());
           } else {
-            module = generateModule(options, *checked, ftimings);
+            module = generateModule(options, *checked, ftimings, l2Key.has_value());
           }
           // Recorded diagnostics are replayed against this file: one about an
           // imported file (a warning there) keeps the program out of the cache.

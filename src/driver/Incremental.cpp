@@ -487,7 +487,7 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
       return fallBack("a changed declaration does not parse cleanly");
     }
     IRGenOptions irgen;
-    irgen.runtimeShapeChecks = true;  // stripped above -O0 (strip-checks)
+    irgen.runtimeShapeChecks = options.optLevel == '0';  // no L2 entry to share
     // The imported files first (as the full pipeline does), each after the
     // files it imports.
     std::optional<ProgramBuilder> program;
@@ -918,7 +918,8 @@ GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
     }
     if (lastStage < Stage::Emit || failed) return;
     IRGenOptions irgen;
-    irgen.runtimeShapeChecks = true;  // stripped above -O0 (strip-checks)
+    // With L2 (checkedIR), at every level: stripped above -O0 (strip-checks).
+    irgen.runtimeShapeChecks = options.optLevel == '0' || checkedIR != nullptr;
     std::optional<ir::Module> module;
     {
       ScopedTimer timer(t, "IR generation", source.name());

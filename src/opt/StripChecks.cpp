@@ -6,6 +6,8 @@
 // removes the checks; DCE then removes the sizes they compared.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
+
 #include "PassRegistry.h"
 
 namespace tritonc::opt {
@@ -25,6 +27,11 @@ bool madeForCheck(OpKind kind) {
 }  // namespace
 
 bool runStripChecks(Module& m) {
+  // A compile that keeps no checked IR in L2 generates none.
+  if (std::none_of(m.ops.begin(), m.ops.end(),
+                   [](const Op& o) { return o.kind == OpKind::CheckDim && !o.erased; })) {
+    return false;
+  }
   std::vector<uint32_t> uses = countUses(m);
   bool changed = false;
   // The check, then what was made for it and is used no more: the IR is then
