@@ -645,6 +645,25 @@ std::string optimizeAndEmit(const CompileOptions& options, ir::Module& module,
   return {};
 }
 
+// Runs task(g) for every group, on `workers` and the calling thread (on the
+// calling thread alone when null), timed as "compile declarations" with each
+// group's phases (`groupTimings(g)`) on a track of its own.
+template <typename Task, typename GroupTimings>
+void runGroups(Workers* workers, size_t groupCount, Task&& task, Timings* timings,
+               GroupTimings&& groupTimings) {
+  ScopedTimer timer(timings, "compile declarations", fmt::format("{} groups", groupCount));
+  if (workers) {
+    workers->run(groupCount, task);
+  } else {
+    for (size_t g = 0; g < groupCount; ++g) task(g);
+  }
+  if (timings) {
+    for (size_t g = 0; g < groupCount; ++g) {
+      timings->absorb(groupTimings(g), timings->depth(), static_cast<int>(g) + 1);
+    }
+  }
+}
+
 // The module of the groups' pieces: each unit's piece from the first group
 // that compiled it (any would do: a piece depends only on its unit and what
 // that uses), in the order a full compile emits them.
@@ -942,15 +961,8 @@ GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
       group.ir = std::move(compressed);
     }
   };
-  {
-    ScopedTimer timer(timings, "compile declarations", fmt::format("{} groups", groupCount));
-    workers.run(groupCount, [&](size_t g) { compileGroup(groups[g]); });
-    if (timings) {
-      for (size_t g = 0; g < groupCount; ++g) {
-        timings->absorb(*groups[g].timings, timings->depth(), static_cast<int>(g) + 1);
-      }
-    }
-  }
+  runGroups(&workers, groupCount, [&](size_t g) { compileGroup(groups[g]); }, timings,
+            [&](size_t g) -> Timings& { return *groups[g].timings; });
   for (const Group& group : groups) {
     if (!group.failure.empty()) {
       return decline(group.failure);
@@ -1039,19 +1051,8 @@ GroupsResult compileStoredGroups(const CompileOptions& options, std::string_view
     }
     group.failure = optimizeAndEmit(options, **module, sourceName, t, group.pieces);
   };
-  {
-    ScopedTimer timer(timings, "compile declarations", fmt::format("{} groups", groupCount));
-    if (workers) {
-      workers->run(groupCount, compileGroup);
-    } else {
-      for (size_t g = 0; g < groupCount; ++g) compileGroup(g);
-    }
-    if (timings) {
-      for (size_t g = 0; g < groupCount; ++g) {
-        timings->absorb(*groups[g].timings, timings->depth(), static_cast<int>(g) + 1);
-      }
-    }
-  }
+  runGroups(workers, groupCount, compileGroup, timings,
+            [&](size_t g) -> Timings& { return *groups[g].timings; });
   std::vector<const PyTorchPieces*> pieces(groupCount);
   for (size_t g = 0; g < groupCount; ++g) {
     if (!groups[g].failure.empty()) {

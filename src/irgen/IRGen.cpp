@@ -809,8 +809,7 @@ void IRGen::emitPairCheck(const RuntimeShapeCheck& check, ValueId value) {
   // Each value by its text when short ("dimension 1 of 'x' is 3"), else by
   // its place.
   auto named = [&](NodeId node, std::string_view otherwise) {
-    SourceRange range = tree_.range(node);
-    std::string_view text = tokens_.source().text().substr(range.begin, range.end - range.begin);
+    std::string_view text = tree_.text(node);
     return text.size() <= 30 && text.find('\n') == std::string_view::npos &&
                    text.find('{') == std::string_view::npos
                ? fmt::format("'{}'", text)

@@ -63,6 +63,11 @@ unsigned Tree::deepestItem() const {
   return deepest;
 }
 
+std::string_view Tree::text(NodeId id) const {
+  SourceRange r = range(id);
+  return tokens_->source().text().substr(r.begin, r.end - r.begin);
+}
+
 SourceRange Tree::range(NodeId id) const {
   SourceRange result = tokens_->range(token(id));
   std::vector<NodeId> stack{id};

@@ -95,10 +95,7 @@ class Checker {
   /// Whether `fn` creates a tensor from a shape (zeros, ones, randn, ...).
   static bool createsValues(BuiltinFn fn);
   /// The source text of `node`.
-  std::string_view textOf(NodeId node) const {
-    SourceRange r = rangeOf(node);
-    return source().text().substr(r.begin, r.end - r.begin);
-  }
+  std::string_view textOf(NodeId node) const { return tree_.text(node); }
   /// Reports at `node` unless an operand was already an error.
   template <typename... Args>
   void report(Diag kind, NodeId node, Args&&... args) {

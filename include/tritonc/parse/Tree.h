@@ -79,6 +79,8 @@ class Tree {
   }
   /// The source text covered by a node and all of its children.
   SourceRange range(NodeId id) const;
+  /// That text itself.
+  std::string_view text(NodeId id) const;
   /// Whether `id` is `-9223372036854775808`: unary minus on the literal 2^63,
   /// which alone does not fit int64 and negated is its minimum.
   bool isInt64Minimum(NodeId id) const;
