@@ -1229,6 +1229,22 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                              (second.kind == TypeKind::Scalar &&
                               (isFloating(second.dtype) || firstIsScalar));
       if (elementwiseForm) {
+        if (c.has(2)) {
+          // Python's max(a, b, c) takes the largest of three; this form
+          // compares two values and has no keepdim.
+          Checker& checker = c.checker();
+          auto builder = checker.diags().report(Diag::TooManyArguments, checker.source(),
+                                                checker.rangeOf(c.arg(2).node), c.name(),
+                                                "2 values", 3);
+          std::span<const NodeId> args = checker.tree().list(checker.tree().listB(call));
+          if (args.size() == 3 && checker.tree().kind(args[2]) != NodeKind::NamedArg) {
+            builder.note(Note::WriteInstead, checker.source(), checker.rangeOf(call),
+                         fmt::format("{0}({1}, {0}({2}, {3}))", c.name(),
+                                     checker.textOf(args[0]), checker.textOf(args[1]),
+                                     checker.textOf(args[2])));
+          }
+          return c.error();
+        }
         if (c.lenient(0)) return c.unknown();
         const TypeStore::Node& first = ts.node(c.arg(0).type);
         if (first.kind == TypeKind::Scalar && second.kind == TypeKind::Scalar) {

@@ -102,6 +102,20 @@ int comparisonClass(TokenKind kind) {
 }
 }  // namespace
 
+std::optional<int64_t> foldIntegerBuiltin(BuiltinFn fn,
+                                          std::span<const std::optional<int64_t>> args) {
+  bool minMax = fn == BuiltinFn::Max || fn == BuiltinFn::Min;
+  if ((!minMax && fn != BuiltinFn::Abs) || args.size() != (minMax ? 2u : 1u) ||
+      !std::all_of(args.begin(), args.end(), [](auto value) { return value.has_value(); })) {
+    return std::nullopt;
+  }
+  if (fn == BuiltinFn::Abs) {
+    if (*args[0] == INT64_MIN) return std::nullopt;  // no int64: left to run time
+    return *args[0] < 0 ? -*args[0] : *args[0];
+  }
+  return fn == BuiltinFn::Max ? std::max(*args[0], *args[1]) : std::min(*args[0], *args[1]);
+}
+
 Checker::Checker(const Tree& tree, const Interner& interner, DiagnosticEngine& diags,
                  const ImportContext* imports)
     : tree_(tree), interner_(interner), diags_(&diags), imports_(imports) {
@@ -2955,8 +2969,26 @@ std::optional<int64_t> Checker::constantValue(NodeId expr) const {
       }
       return std::nullopt;
     }
+    case NodeKind::Call: return constantCallValue(expr);
     default: return std::nullopt;
   }
+}
+
+// A call of `max`, `min` or `abs` on integer constants (a size such as
+// `let HIDDEN = max(64, 4 * D)`), before the bodies are checked. A named
+// argument, or a callee that shadows the builtin, is not a constant.
+std::optional<int64_t> Checker::constantCallValue(NodeId call) const {
+  NodeId callee = tree_.childA(call);
+  if (tree_.kind(callee) != NodeKind::Name || !tree_.listB(call).isValid()) {
+    return std::nullopt;
+  }
+  std::optional<uint32_t> symbol = lookup(tokens().identifier(tree_.token(callee)));
+  if (!symbol || module_.symbols[*symbol].kind != SymbolKind::Builtin) return std::nullopt;
+  std::vector<std::optional<int64_t>> values;
+  for (NodeId arg : tree_.list(tree_.listB(call))) {
+    values.push_back(constantValue(arg));  // a NamedArg has no value
+  }
+  return foldIntegerBuiltin(static_cast<BuiltinFn>(module_.symbols[*symbol].ref), values);
 }
 
 // ---- the pipeline ------------------------------------------------------------------

@@ -426,6 +426,19 @@ ExprInfo Checker::checkBuiltinFnCall(BuiltinFn fn, NodeId call) {
     result.hyperConst = std::all_of(bound->begin(), bound->end(), [](const BoundArg& arg) {
       return !arg.present || arg.info.hyperConst;
     });
+    // ... and of integer constants a known value, usable as a size
+    // (`let HIDDEN = max(64, 4 * D)`), as Python computes it.
+    std::vector<std::optional<int64_t>> values;
+    for (const BoundArg& arg : *bound) {
+      if (!arg.present) break;
+      values.push_back(arg.info.intValue);
+    }
+    bool trailing = std::any_of(bound->begin() + static_cast<ptrdiff_t>(values.size()),
+                                bound->end(), [](const BoundArg& arg) { return arg.present; });
+    if (std::optional<int64_t> value = trailing ? std::nullopt : foldIntegerBuiltin(fn, values)) {
+      result.intValue = value;
+      result.dim = dims().constant(*value);
+    }
   }
   return result;
 }

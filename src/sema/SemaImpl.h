@@ -73,6 +73,12 @@ const std::vector<BuiltinParam>& builtinLayerParams(BuiltinLayer layer);
 std::optional<BuiltinFn> findBuiltinFn(std::string_view name);
 std::optional<BuiltinLayer> findBuiltinLayer(std::string_view name);
 
+/// `max(a, b)`, `min(a, b)` or `abs(a)` of integer constants, given the
+/// arguments' values in parameter order (nullopt: not a constant), as the
+/// generated Python computes it; nullopt for any other call.
+std::optional<int64_t> foldIntegerBuiltin(BuiltinFn fn,
+                                          std::span<const std::optional<int64_t>> args);
+
 /// The type checker. One instance checks one file.
 class Checker {
  public:
@@ -322,6 +328,7 @@ class Checker {
   /// The value of an integer constant expression (literals, + - * / %, unary
   /// minus, parentheses, earlier top-level constants), without diagnostics.
   std::optional<int64_t> constantValue(NodeId expr) const;
+  std::optional<int64_t> constantCallValue(NodeId call) const;
   /// Binds every size variable of `type` that `bindings` lacks to `?`, so that
   /// a callee's variable names never leak into the caller's types.
   void bindRemainingToUnknown(TypeId type, std::unordered_map<uint32_t, DimId>& bindings);

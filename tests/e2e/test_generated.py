@@ -3182,8 +3182,8 @@ IMPORT_TIME_FAILURES = """
 let BN = batch_norm(ones([1, 3])[0:1], ones([3]), zeros([3]))
 let CE = cross_entropy(tensor([[1.0, 2.0]]), tensor([5], dtype=int64) * 1)
 let EMB = embedding(tensor([7], dtype=int64) + 0, ones([4, 2]))
-let REM = tensor([5], dtype=int32) % min(0, 1)
-let DIV = 1 / min(0, 1)
+let REM = tensor([5], dtype=int32) % int32(0.5)
+let DIV = 1 / int32(0.5)
 let BIG = full([2], 1e39)
 let KAIMING = kaiming_uniform([3])
 let FINE = ones([2]) * 2.0
@@ -3211,7 +3211,7 @@ def test_constants_that_raise_never_fail_the_import(ctx):
     batch_norm of one value per channel, a class index or embedding id past the end, an
     integer tensor % zero, a value past float32, kaiming_uniform of rank 1, a division by a
     call's zero (each here in a form the checker does not see through: a slice, arithmetic
-    on the ids, `min(0, 1)`; the plain forms are compile errors). Now each is computed inside `try`: the module imports, the constants that could be
+    on the ids, `int32(0.5)`; the plain forms are compile errors). Now each is computed inside `try`: the module imports, the constants that could be
     computed are there, and using a failed one raises ConstantUnavailable naming it, with the
     original exception as the cause, as a body that raises would. So does a number computed
     from a failed number."""
@@ -3278,6 +3278,33 @@ main {
         check_close(model(x), x @ model.fc.weight.T + model.fc.bias, "members " + level)
 
 
+def test_sizes_from_max_min_abs_of_constants(ctx):
+    """Sizes computed with Python's max, min and abs of integer constants are known sizes
+    (they were ConstantSizeNotInteger): the weights have the computed shapes at every level
+    and the module computes x @ w."""
+    src = """
+let D = 16
+let HIDDEN = max(64, 2 * D)
+let HEADS = min(D / 2, 8)
+let K = abs(1 - 4)
+layer Block(w: Tensor<float32, [HIDDEN, HEADS]>, v: Tensor<float32, [K, HEADS]>,
+            x: Tensor<float32, [?, HIDDEN]>) -> Tensor<float32, [?, HEADS]> {
+    return x @ w + v[0]
+}
+"""
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        if (module.HIDDEN, module.HEADS, module.K) != (64, 8, 3):
+            raise AssertionError("%s: constants %r" % (level, (module.HIDDEN, module.HEADS,
+                                                               module.K)))
+        model = module.Block()
+        shapes = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+        if shapes != {"w": (64, 8), "v": (3, 8)}:
+            raise AssertionError("%s: state_dict shapes %r" % (level, shapes))
+        x = torch.randn(5, 64)
+        check_close(model(x), x @ model.w + model.v[0], "sizes from max " + level)
+
+
 def all_tests():
     tests = []
     for name in EXAMPLES:
@@ -3298,6 +3325,7 @@ def all_tests():
               make_reference_test("vit_base", RefViTBase),
               make_reference_test("transformer_block", RefTinyTransformerLM),
               test_cnn_state_dict_keys, test_dead_tensors_are_released,
+              test_sizes_from_max_min_abs_of_constants,
               test_dead_tensors_are_released_in_loops_and_branches,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
               test_nested_instances_each_run, test_control_flow_and_builtins,
