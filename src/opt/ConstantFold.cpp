@@ -2,7 +2,8 @@
 //
 // Evaluates scalar ops whose operands are all constants (integer arithmetic
 // with the language's floor division and modulo, float arithmetic in double
-// precision as the generated Python computes it, comparisons, logic, casts) by turning the op into a constant in
+// precision as the generated Python computes it, comparisons, logic, casts,
+// Python's max, min and abs of numbers) by turning the op into a constant in
 // place, so its result keeps its id and no use needs rewriting. An `if` whose
 // condition is a constant is replaced by the ops of the branch it takes.
 // float16 and bfloat16 results are left alone: their rounding is the
@@ -193,6 +194,31 @@ class Folder {
           result(a->asFloat());
         } else {
           resultInt(a->i);
+        }
+        return;
+      case OpKind::Builtin:
+        if (a->kind == ConstKind::Bool || (b != nullptr && b->kind == ConstKind::Bool)) {
+          return;  // abs(True) is the int 1 in Python
+        }
+        if (static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::Abs && b == nullptr) {
+          if (floats) result(std::fabs(a->asFloat()));
+          else if (a->i != INT64_MIN) resultInt(a->i < 0 ? -a->i : a->i);
+        } else if (b != nullptr && (static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::Max ||
+                                    static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::Min)) {
+          // As the emitter computes it: Python's max(a, b) (`b if b > a
+          // else a`, min with `<`, comparing an int with a float exactly),
+          // converted to the result's type, and a NaN on either side wins
+          // as in torch.maximum.
+          if (floats && (std::isnan(a->asFloat()) || std::isnan(b->asFloat()))) {
+            result(std::nan(""));
+            return;
+          }
+          std::partial_ordering order = exactOrder(*b, *a);
+          bool second = static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::Max ? order > 0
+                                                                                 : order < 0;
+          const Constant& pick = second ? *b : *a;
+          if (floats) result(pick.asFloat());
+          else resultInt(pick.i);
         }
         return;
       default: break;
