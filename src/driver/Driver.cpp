@@ -452,10 +452,33 @@ std::string findNvcc(const CompileOptions& options, std::string* searched) {
   return ::access(fallback, X_OK) == 0 ? std::string(fallback) : std::string();
 }
 
-// Builds `<stem>_kernels.so` from the CUDA source into `soTemp`. Returns an
-// empty string on success, else what went wrong (nvcc's last lines).
-std::string runNvcc(const CompileOptions& options, const std::string& nvcc, const std::string& cuTemp,
-                    const std::string& soTemp) {
+// nvcc compiles host code with gcc and g++ from PATH unless told another
+// compiler (NVCC_CCBIN, or -ccbin in NVCC_PREPEND_FLAGS/NVCC_APPEND_FLAGS).
+// Without them it cannot build anything: the name of the missing one.
+std::string missingHostCompiler() {
+  for (const char* variable : {"NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"}) {
+    const char* value = std::getenv(variable);
+    if (value != nullptr && (std::string_view(variable) == "NVCC_CCBIN"
+                                 ? *value != '\0'
+                                 : std::string_view(value).find("ccbin") != std::string_view::npos)) {
+      return {};
+    }
+  }
+  for (const char* compiler : {"gcc", "g++"}) {
+    if (findProgramOnPath(compiler).empty()) return compiler;
+  }
+  return {};
+}
+
+// What a failed nvcc run did: the exit status and its output's last lines.
+struct NvccFailure {
+  std::string reason;              ///< "exit status 1"; empty when nvcc succeeded
+  std::vector<std::string> lines;  ///< its last lines, for notes
+};
+
+// Builds `<stem>_kernels.so` from the CUDA source into `soTemp`.
+NvccFailure runNvcc(const CompileOptions& options, const std::string& nvcc,
+                    const std::string& cuTemp, const std::string& soTemp) {
   std::vector<std::string> args = {nvcc, "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC",
                                    "-w"};
   for (const std::string& arch : options.cudaArchs) {
@@ -473,22 +496,50 @@ std::string runNvcc(const CompileOptions& options, const std::string& nvcc, cons
   if (run.exitCode == 0) {
     return {};
   }
-  // The last lines of nvcc's output say what failed.
-  size_t keep = output.size() > 4000 ? output.size() - 4000 : 0;
-  std::string reason = run.exitCode < 0 ? run.error : fmt::format("exit status {}", run.exitCode);
-  return reason + (output.empty() ? "" : ":\n" + output.substr(keep));
+  // The last lines of nvcc's output say what failed; each becomes a note,
+  // as clang shows a failed linker's output before its own error.
+  NvccFailure failure;
+  failure.reason = run.exitCode < 0 ? run.error : fmt::format("exit status {}", run.exitCode);
+  std::vector<std::string_view> lines;
+  for (std::string_view rest = output; !rest.empty();) {
+    size_t end = rest.find('\n');
+    std::string_view line = rest.substr(0, end);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.find_first_not_of(" \t") != std::string_view::npos) lines.push_back(line);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+  }
+  constexpr size_t kLines = 30;
+  if (lines.size() > kLines) {
+    failure.lines.push_back(fmt::format("... ({} earlier lines)", lines.size() - kLines));
+    lines.erase(lines.begin(), lines.end() - kLines);
+  }
+  for (std::string_view line : lines) {
+    failure.lines.emplace_back(line.substr(0, 1000));
+  }
+  return failure;
 }
 
 // nvcc's identity for the L3 key: its path, size and modification time.
 // nvcc as one run found it (looked up once: for the cache key and the build).
 struct NvccLookup {
-  std::string path;      ///< empty when there is none
-  std::string searched;  ///< where it was looked for, for the diagnostic
+  std::string path;       ///< empty when there is none that can run
+  std::string searched;   ///< where it was looked for
+  std::string notUsable;  ///< why there is none, for the diagnostic
 };
 
 NvccLookup lookUpNvcc(const CompileOptions& options) {
   NvccLookup nvcc;
   nvcc.path = findNvcc(options, &nvcc.searched);
+  if (nvcc.path.empty()) {
+    nvcc.notUsable = fmt::format("nvcc was not found ({})", nvcc.searched);
+  } else if (std::string missing = missingHostCompiler(); !missing.empty()) {
+    // Not an nvcc failure: this machine cannot build CUDA code, as one
+    // without nvcc cannot.
+    nvcc.notUsable = fmt::format("nvcc ({}) has no host compiler ('{}' is not on PATH and "
+                                 "NVCC_CCBIN names none)",
+                                 nvcc.path, missing);
+    nvcc.path.clear();
+  }
   return nvcc;
 }
 
@@ -525,7 +576,7 @@ bool buildCudaLibraries(const CompileOptions& options, const NvccLookup& lookup,
     std::string cuTemp = cuPath + tag + ".cu";
     std::string soTemp = so + tag;
     std::string error;
-    std::string failure;
+    NvccFailure failure;
     // Both removed if a signal ends tritonc (and nvcc with it) meanwhile;
     // the library stays registered until it is put in place.
     removeFileOnSignal(cuTemp);
@@ -537,13 +588,18 @@ bool buildCudaLibraries(const CompileOptions& options, const NvccLookup& lookup,
     }
     ::unlink(cuTemp.c_str());
     keepFileOnSignal(cuTemp);
-    if (!written || !failure.empty()) {
+    if (!written || !failure.reason.empty()) {
       ::unlink(soTemp.c_str());
       keepFileOnSignal(soTemp);
       // An output directory that is missing or read-only is the output's
       // problem, reported as writing the outputs reports it; not nvcc's.
       if (!written) diags.reportForPath(Diag::CannotWriteFile, "", cuPath, error).about(cuPath);
-      else diags.reportForPath(Diag::NvccFailed, "", cuPath, nvcc, ": " + failure).about(cuPath);
+      else {
+        auto builder = diags.reportForPath(Diag::NvccFailed, "", cuPath, nvcc, failure.reason);
+        builder.about(cuPath);
+        for (const std::string& line : failure.lines) builder.note(Note::ToolOutput, "nvcc", line);
+        builder.note(Note::DumpCudaSource);
+      }
       for (FileResult& other : results) {
         if (!other.soTemp.empty()) {
           ::unlink(other.soTemp.c_str());
@@ -1603,7 +1659,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   // Said only of a `.cu` that was written (when writing failed, that error
   // is the whole story).
   for (const auto& [cu, so] : notCompiled) {
-    diags.reportForPath(Diag::CudaNotCompiled, "", nvccFound.searched, cu, so).about(cu);
+    diags.reportForPath(Diag::CudaNotCompiled, "", nvccFound.notUsable, cu, so).about(cu);
   }
   sorter.flush();
   return exitCode;

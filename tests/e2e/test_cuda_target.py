@@ -16,6 +16,7 @@ Ends with "N passed, N failed".
 """
 import argparse
 import ctypes
+import json
 import os
 import re
 import shutil
@@ -192,6 +193,64 @@ def test_failed_nvcc_writes_nothing(ctx):
         raise AssertionError("a failed nvcc left files: %s" % os.listdir(outdir))
 
 
+def test_failed_nvcc_output_is_shown_line_by_line(ctx):
+    # nvcc's own messages follow the error as notes, one per line (they were one line with
+    # literal "\\n" escapes), text and JSON alike, and a note says how to see the source.
+    work = tempfile.mkdtemp(dir=ctx.workdir)
+    nvcc = os.path.join(work, "nvcc")
+    with open(nvcc, "w") as f:
+        f.write("#!/bin/sh\necho 'm_kernels.cu(12): error: identifier \"foo\" is undefined' >&2\n"
+                "echo '1 error detected in the compilation' >&2\nexit 2\n")
+    os.chmod(nvcc, 0o755)
+    source = os.path.join(REPO, "examples", "mnist_mlp.tri")
+    base = [ctx.tritonc, "compile", source, "-o", os.path.join(work, "m.py"), "--target", "cuda",
+            "--no-cache", "--nvcc", nvcc]
+    proc = subprocess.run(base, capture_output=True, text=True)
+    lines = proc.stderr.splitlines()
+    want = ['note: nvcc: m_kernels.cu(12): error: identifier "foo" is undefined',
+            "note: nvcc: 1 error detected in the compilation"]
+    if (proc.returncode != 3 or not lines or "exit status 2 [NvccFailed]" not in lines[0]
+            or lines[1:3] != want or "--stop-after=emit --dump-code" not in lines[3]):
+        raise AssertionError("exit %d, stderr %r" % (proc.returncode, proc.stderr))
+    proc = subprocess.run(base + ["--diagnostics-format=json"], capture_output=True, text=True)
+    diag = json.loads(proc.stderr.splitlines()[0])
+    if diag["code"] != "NvccFailed" or diag["notes"][:2] != [w[len("note: "):] for w in want]:
+        raise AssertionError("JSON: %r" % proc.stderr)
+
+
+def test_nvcc_without_a_host_compiler_is_no_nvcc(ctx):
+    # nvcc cannot build anything without gcc and g++ on PATH: as without nvcc, the .py and
+    # the .cu are written with a note saying why (it was exit 3 and nothing written, so
+    # `PATH=/nowhere tritonc compile --target cuda` failed on a machine with CUDA).
+    work = tempfile.mkdtemp(dir=ctx.workdir)
+    bindir = os.path.join(work, "bin")
+    os.makedirs(bindir)
+    nvcc = os.path.join(bindir, "nvcc")
+    with open(nvcc, "w") as f:
+        f.write("#!/bin/sh\n: > %s/ran\nexit 1\n" % work)
+    os.chmod(nvcc, 0o755)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TRITONC_NVCC", "NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS")}
+    env["PATH"] = bindir
+    py = os.path.join(work, "m.py")
+    proc = subprocess.run([ctx.tritonc, "compile", os.path.join(REPO, "examples", "mnist_mlp.tri"),
+                           "-o", py, "--target", "cuda", "--no-cache"],
+                          capture_output=True, text=True, env=env)
+    if (proc.returncode != 0 or "[CudaNotCompiled]" not in proc.stderr
+            or "has no host compiler ('gcc' is not on PATH" not in proc.stderr
+            or os.path.exists(os.path.join(work, "ran"))):
+        raise AssertionError("exit %d: %s" % (proc.returncode, proc.stderr))
+    if not os.path.exists(py) or not os.path.exists(os.path.join(work, "mnist_mlp_kernels.cu")):
+        raise AssertionError("expected m.py and mnist_mlp_kernels.cu: %s" % os.listdir(work))
+    # NVCC_CCBIN names the host compiler: nvcc runs (and this one fails).
+    env["NVCC_CCBIN"] = "/usr/bin/g++"
+    proc = subprocess.run([ctx.tritonc, "compile", os.path.join(REPO, "examples", "mnist_mlp.tri"),
+                           "-o", py, "--target", "cuda", "--no-cache"],
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 3 or not os.path.exists(os.path.join(work, "ran")):
+        raise AssertionError("with NVCC_CCBIN: exit %d: %s" % (proc.returncode, proc.stderr))
+
+
 def test_nvcc_is_found_on_path(ctx):
     # Without --nvcc or $TRITONC_NVCC, the first executable `nvcc` in $PATH runs (an empty
     # PATH entry is the current directory, as for execvp); files called nvcc that cannot
@@ -355,7 +414,9 @@ def main():
               test_cuda_module_runs_reference_path_on_cpu,
               test_no_nvcc_says_so_and_writes_the_source, test_failed_nvcc_writes_nothing,
               test_unwritable_outputs_are_not_blamed_on_nvcc, test_nvcc_is_found_on_path,
-              test_every_ternary_op_reaches_its_kernel]
+              test_every_ternary_op_reaches_its_kernel,
+              test_failed_nvcc_output_is_shown_line_by_line,
+              test_nvcc_without_a_host_compiler_is_no_nvcc]
     tests += [make_nvcc_test(n) for n in args.nvcc_models.split(",") if n]
     workdir = tempfile.mkdtemp(prefix="tritonc-cuda-")
     ctx = gen.Context(os.path.abspath(args.tritonc), workdir)
