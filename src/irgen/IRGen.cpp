@@ -141,6 +141,7 @@ class IRGen {
   ValueId genLiteral(NodeId node);
   ValueId genInt64Min(NodeId node);
   ValueId genCall(NodeId node);
+  NodeId builtinLayerSize(const CallInfo& call, NodeId arg) const;
   bool isStateful(BuiltinFn fn, const CallInfo& call) const;
   /// The index operands and codes of an Index node (after its base operand).
   void genIndices(NodeId node, std::vector<ValueId>& operands, std::vector<int64_t>& codes);
@@ -1077,6 +1078,16 @@ bool IRGen::isStateful(BuiltinFn fn, const CallInfo& call) const {
   }
 }
 
+// A built-in layer's size written as a list (`kernel_size=[3, 3]`,
+// `LayerNorm([d])`): the checker took it for its one size, its first element.
+NodeId IRGen::builtinLayerSize(const CallInfo& call, NodeId arg) const {
+  if (call.kind != CallKind::Instantiate || !cm_.instances[call.callee].builtin) return arg;
+  NodeId literal = arg;
+  while (tree_.kind(literal) == NodeKind::Paren) literal = tree_.childA(literal);
+  if (tree_.kind(literal) != NodeKind::List) return arg;
+  return tree_.list(tree_.listA(literal)).front();
+}
+
 ValueId IRGen::genCall(NodeId node) {
   uint32_t callIndex = cm_.callOf[node.index];
   TRITONC_CHECK(callIndex != UINT32_MAX, "irgen: a call the checker did not bind");
@@ -1085,7 +1096,7 @@ ValueId IRGen::genCall(NodeId node) {
   std::vector<int64_t> params;
   for (const auto& [param, arg] : call.args) {
     params.push_back(param);
-    operands.push_back(gen(arg));
+    operands.push_back(gen(builtinLayerSize(call, arg)));
   }
   TypeId type = typeOf(node);
   std::vector<TypeId> types;

@@ -443,6 +443,55 @@ ExprInfo Checker::checkBuiltinFnCall(BuiltinFn fn, NodeId call) {
   return result;
 }
 
+// A built-in layer's size given as a list, as torch takes a tuple: the
+// square forms written out (`kernel_size=[3, 3]`, `LayerNorm([d])`) are that one size,
+// which `value` becomes; any other list is an error (non-square kernels,
+// strides and pools, and normalizing over several dimensions, are not
+// supported), reported here. Returns false after reporting.
+bool Checker::sizeFromList(BuiltinLayer layer, std::string_view param, std::string_view callee,
+                           ExprInfo& value) {
+  bool pairs = (layer == BuiltinLayer::Conv2d || layer == BuiltinLayer::TernaryConv2d ||
+                layer == BuiltinLayer::MaxPool2d || layer == BuiltinLayer::AvgPool2d ||
+                layer == BuiltinLayer::AdaptiveAvgPool2d) &&
+               (param == "kernel_size" || param == "k" || param == "stride" ||
+                param == "padding" || param == "dilation" || param == "output_size");
+  bool single = layer == BuiltinLayer::LayerNorm && param == "normalized_shape";
+  const std::vector<DimId>& sizes = value.listDims;
+  bool integers = !value.elementTypes.empty() &&
+                  std::all_of(value.elementTypes.begin(), value.elementTypes.end(),
+                              [&](TypeId t) {
+                                const TypeStore::Node& n = module_.types.node(t);
+                                return n.kind == TypeKind::Scalar && isIntegral(n.dtype) &&
+                                       n.dtype != DType::Bool;
+                              });
+  // Written out (`[k, k]`), so that the generated code passes the size.
+  NodeId literal = value.node;
+  while (literal.isValid() && tree_.kind(literal) == NodeKind::Paren) literal = tree_.childA(literal);
+  bool written = literal.isValid() && tree_.kind(literal) == NodeKind::List;
+  bool square = written && integers && sizes.size() == value.elementTypes.size() &&
+                ((pairs && sizes.size() == 2 &&
+                  dims().equal(sizes[0], sizes[1]) == Decision::Yes) ||
+                 (single && sizes.size() == 1));
+  if (!square) {
+    const char* wanted = (pairs || single) && !written
+                             ? "an integer, or a list written out in the call, such as [3, 3]"
+                         : pairs ? "an integer, or a list of two equal sizes such as [3, 3] "
+                                   "(non-square sizes are not supported)"
+                         : single ? "an integer, or a list of one size such as [d] "
+                                    "(normalizing over several dimensions is not supported)"
+                                  : "an integer";
+    report(Diag::ArgumentType, value.node, param, callee, wanted, fmt(value.type));
+    return false;
+  }
+  DimId size = sizes[0];
+  value.type = int32_;
+  value.dim = size;
+  value.intValue = dims().constValue(size);
+  value.listDims.clear();
+  value.elementTypes.clear();
+  return true;
+}
+
 ExprInfo Checker::checkLayerCall(int layer, NodeId call, IdentifierId letName) {
   // An application passes tensors (weights and inputs); an instantiation
   // passes hyperparameters only.
@@ -794,7 +843,7 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
   instance.name = letName;
   if (bound) {
     for (size_t i = 0; i < names.size(); ++i) {
-      const BoundArg& arg = (*bound)[i];
+      BoundArg& arg = (*bound)[i];
       if (!arg.present) {
         if (!optional[i]) {
           report(Diag::MissingArgument, call, names[i], name);
@@ -806,12 +855,15 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
       }
       if (!builtin) {
         checkAssignable(arg.info, paramTypes[i], arg.info.node);
+      } else if (module_.types.kind(arg.info.type) == TypeKind::List &&
+                 !sizeFromList(static_cast<BuiltinLayer>(decl), names[i], name, arg.info)) {
+        bound.reset();
+        break;
       } else {
         const TypeStore::Node& t = module_.types.node(arg.info.type);
         bool lenient = module_.types.isLenient(arg.info.type);
         bool number = t.kind == TypeKind::Scalar && isNumeric(t.dtype);
         bool integer = number && isIntegral(t.dtype) && t.dtype != DType::Bool;
-        bool list = t.kind == TypeKind::List;
         std::string_view spelled =
             builtinLayerParams(static_cast<BuiltinLayer>(decl))[i].defaultText;
         bool boolParam = spelled == "true" || spelled == "false";
@@ -825,7 +877,7 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
         } else if (floating[i]) {
           wanted = number ? nullptr : "a number";
         } else {
-          wanted = integer || list ? nullptr : "an integer";
+          wanted = integer ? nullptr : "an integer";
         }
         if (!lenient && wanted != nullptr) {
           report(Diag::ArgumentType, arg.info.node, names[i], name, wanted, fmt(arg.info.type));

@@ -329,6 +329,8 @@ class Checker {
   /// minus, parentheses, earlier top-level constants), without diagnostics.
   std::optional<int64_t> constantValue(NodeId expr) const;
   std::optional<int64_t> constantCallValue(NodeId call) const;
+  bool sizeFromList(BuiltinLayer layer, std::string_view param, std::string_view callee,
+                    ExprInfo& value);
   /// Binds every size variable of `type` that `bindings` lacks to `?`, so that
   /// a callee's variable names never leak into the caller's types.
   void bindRemainingToUnknown(TypeId type, std::unordered_map<uint32_t, DimId>& bindings);

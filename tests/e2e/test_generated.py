@@ -3305,6 +3305,31 @@ layer Block(w: Tensor<float32, [HIDDEN, HEADS]>, v: Tensor<float32, [K, HEADS]>,
         check_close(model(x), x @ model.w + model.v[0], "sizes from max " + level)
 
 
+def test_builtin_layer_sizes_as_lists(ctx):
+    """Built-in layers' sizes written as lists in the square forms torch takes as tuples
+    ([3, 3], [k, k], LayerNorm([d])) build the same torch modules as the integers (they were
+    emitted as None: creating the module raised TypeError)."""
+    src = """
+layer T(k: int = 3, x: Tensor<float32, [?, 4, 8, 8]>) -> Tensor<float32, [?, 4, 1, 1]> {
+    let c = Conv2d(4, 4, [k, k], padding=[1, 1], stride=[k - 2, k - 2])
+    let p = MaxPool2d([2, 2])
+    let a = AdaptiveAvgPool2d([1, 1])
+    let n = LayerNorm([1])
+    return n(a(p(c(x))))
+}
+"""
+    for level in LEVELS:
+        model = entry(load(ctx.compile_text(src, level)))().eval()
+        c = torch.nn.Conv2d(4, 4, 3, padding=1)
+        n = torch.nn.LayerNorm(1)
+        model.load_state_dict({"c.weight": c.weight, "c.bias": c.bias, "n.weight": n.weight,
+                               "n.bias": n.bias})
+        x = torch.randn(2, 4, 8, 8)
+        want = n(torch.nn.functional.adaptive_avg_pool2d(
+            torch.nn.functional.max_pool2d(c(x), 2), 1))
+        check_close(model(x), want, "sizes as lists " + level)
+
+
 def all_tests():
     tests = []
     for name in EXAMPLES:
@@ -3325,7 +3350,7 @@ def all_tests():
               make_reference_test("vit_base", RefViTBase),
               make_reference_test("transformer_block", RefTinyTransformerLM),
               test_cnn_state_dict_keys, test_dead_tensors_are_released,
-              test_sizes_from_max_min_abs_of_constants,
+              test_sizes_from_max_min_abs_of_constants, test_builtin_layer_sizes_as_lists,
               test_dead_tensors_are_released_in_loops_and_branches,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
               test_nested_instances_each_run, test_control_flow_and_builtins,
