@@ -1149,9 +1149,7 @@ bool Checker::checkStatement(NodeId statement) {
       IdentifierId var = tokens().identifier(tree_.token(statement));
       declare(Symbol{SymbolKind::LoopVar, var, statement, varType, 0}, statement);
       checkLoopNesting(statement);
-      ++ctx_.loopDepth;
-      checkBlock(tree_.childB(statement));
-      --ctx_.loopDepth;
+      checkLoopBody(tree_.childB(statement));
       popScope();
       return false;
     }
@@ -1159,9 +1157,7 @@ bool Checker::checkStatement(NodeId statement) {
       NodeId cond = tree_.childA(statement);
       checkCondition(cond, checkExpr(cond), /*branch=*/false);
       checkLoopNesting(statement);
-      ++ctx_.loopDepth;
-      checkBlock(tree_.childB(statement));
-      --ctx_.loopDepth;
+      checkLoopBody(tree_.childB(statement));
       return false;
     }
     case NodeKind::Break:
@@ -1173,6 +1169,22 @@ bool Checker::checkStatement(NodeId statement) {
       return false;
     default: return false;
   }
+}
+
+// A loop body is checked once, with the sizes its variables have on entry.
+// When it resizes a variable declared before the loop (`f = concat([f, g],
+// dim=1)`), a later iteration sees other sizes than that check did, so the
+// -O0 run-time checks recorded in the body could reject a valid program on
+// its second iteration: they are dropped (torch still checks each op).
+void Checker::checkLoopBody(NodeId body) {
+  size_t checks = module_.runtimeChecks.size();
+  loops_.push_back(LoopMark{static_cast<uint32_t>(module_.symbols.size()), false});
+  ++ctx_.loopDepth;
+  checkBlock(body);
+  --ctx_.loopDepth;
+  bool resized = loops_.back().resizesOuter;
+  loops_.pop_back();
+  if (resized) module_.runtimeChecks.resize(checks);
 }
 
 void Checker::checkLet(NodeId let) {
@@ -1416,7 +1428,12 @@ void Checker::widenAfterReassignment(NodeId target, TypeId assigned) {
       changed = true;
     }
   }
-  if (changed) module_.symbols[symbol].type = ts.tensor(h.dtype, joined, h.ternary);
+  if (changed) {
+    module_.symbols[symbol].type = ts.tensor(h.dtype, joined, h.ternary);
+    for (LoopMark& loop : loops_) {
+      if (symbol < loop.firstSymbol) loop.resizesOuter = true;  // declared before the loop
+    }
+  }
 }
 
 bool Checker::negativeIntegerPower(const ExprInfo& base, const ExprInfo& exponent, NodeId node,

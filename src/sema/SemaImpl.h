@@ -329,6 +329,7 @@ class Checker {
   /// minus, parentheses, earlier top-level constants), without diagnostics.
   std::optional<int64_t> constantValue(NodeId expr) const;
   std::optional<int64_t> constantCallValue(NodeId call) const;
+  void checkLoopBody(NodeId body);
   bool sizeFromList(BuiltinLayer layer, std::string_view param, std::string_view callee,
                     ExprInfo& value);
   /// Binds every size variable of `type` that `bindings` lacks to `?`, so that
@@ -381,6 +382,13 @@ class Checker {
   std::vector<Binding> undo_;
   std::vector<size_t> scopeMarks_;
   std::vector<ExprInfo> symbolValue_;  ///< what is known of a symbol's value
+  /// The loops being checked, outermost first: the first symbol declared in
+  /// each, and whether its body resized a variable declared before it.
+  struct LoopMark {
+    uint32_t firstSymbol = 0;
+    bool resizesOuter = false;
+  };
+  std::vector<LoopMark> loops_;
   /// Shapes naming a constant whose value is not an integer of literals.
   std::vector<std::pair<NodeId, uint32_t>> constantDims_;
   std::unordered_set<uint32_t> constantFailed_;  ///< constants whose initializer is an error

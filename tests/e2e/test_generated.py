@@ -3330,6 +3330,38 @@ layer T(k: int = 3, x: Tensor<float32, [?, 4, 8, 8]>) -> Tensor<float32, [?, 4, 
         check_close(model(x), want, "sizes as lists " + level)
 
 
+def test_a_variable_that_grows_in_a_loop_runs_at_O0(ctx):
+    """A DenseNet-style loop that grows a variable (`f = concat([f, ...], dim=1)`): the -O0
+    run-time checks recorded in the body compared sizes with those on entry to the loop, so
+    the second iteration raised "dimension 1 is 8, but 4 was expected" at -O0 only. The
+    checks of such a body are dropped; the input's and the return's are kept."""
+    src = """
+layer Grow(w: Tensor<float32, [4, 12]>,
+           x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 12]> {
+    let f = x
+    for i in range(2) {
+        f = concat([f, linear(f, w[:, :4 + 4 * i])], dim=1)
+    }
+    return f
+}
+"""
+    for level in LEVELS:
+        model = entry(load(ctx.compile_text(src, level)))()
+        x = torch.randn(3, 4)
+        f = x
+        for i in range(2):
+            f = torch.cat([f, torch.nn.functional.linear(f, model.w[:, :4 + 4 * i])], dim=1)
+        check_close(model(x), f, "growing loop " + level)
+        if level == "-O0":
+            try:
+                model(torch.randn(3, 5))
+            except ValueError as e:
+                if "dimension 1 of 'x' is 5, but 4 was expected" not in str(e):
+                    raise
+            else:
+                raise AssertionError("-O0: the input's size is no longer checked")
+
+
 def all_tests():
     tests = []
     for name in EXAMPLES:
@@ -3351,6 +3383,7 @@ def all_tests():
               make_reference_test("transformer_block", RefTinyTransformerLM),
               test_cnn_state_dict_keys, test_dead_tensors_are_released,
               test_sizes_from_max_min_abs_of_constants, test_builtin_layer_sizes_as_lists,
+              test_a_variable_that_grows_in_a_loop_runs_at_O0,
               test_dead_tensors_are_released_in_loops_and_branches,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
               test_nested_instances_each_run, test_control_flow_and_builtins,
