@@ -700,7 +700,7 @@ void Checker::warnIfRenamedInStateDict(const char* what, IdentifierId name, Node
 }
 
 std::optional<std::vector<DimId>> Checker::weightShapeFor(NodeId call) const {
-  if (!call.isValid() || call != weightDefault_ || !module_.types.isTensor(weightDefaultType_) ||
+  if (!call.isValid() || !weightDefault_.isValid() || !module_.types.isTensor(weightDefaultType_) ||
       !module_.types.node(weightDefaultType_).rankKnown) {
     return std::nullopt;
   }

@@ -418,8 +418,9 @@ class Checker {
   std::vector<BodyState> bodyState_;
   uint32_t forwardInstance_ = 0;  ///< the instance applyCallable forwards to
   bool noRuntimeChecks_ = false;  ///< checking a whole-variable reassignment
-  /// The call that is a weight's default being checked, and the weight's
-  /// type: its creation builtin may leave out the shape (LANGUAGE.md §5).
+  /// The weight's default being checked (valid only meanwhile), and the
+  /// weight's type: a creation builtin in it may leave out the shape
+  /// (LANGUAGE.md §5), `randn() * 0.02` included.
   NodeId weightDefault_;
   TypeId weightDefaultType_;
   std::unordered_set<uint32_t> constantDefined_;  ///< top-level constants checked so far

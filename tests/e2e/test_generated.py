@@ -3362,6 +3362,31 @@ layer Grow(w: Tensor<float32, [4, 12]>,
                 raise AssertionError("-O0: the input's size is no longer checked")
 
 
+def test_shapeless_creation_inside_a_weight_default_expression(ctx):
+    """LANGUAGE.md section 5: inside a weight default the shape may be omitted. GPT-style
+    `randn() * 0.02` (and `1.0 + zeros()`, `full(0.5) * 2.0`, `ternary_quantize(randn())`)
+    was MissingArgument: only a call that was the whole default took the weight's shape."""
+    src = """
+layer P(d: int = 8, pos: Tensor<float32, [4, d]> = randn() * 0.02,
+        g: Tensor<float32, [d]> = 1.0 + zeros(),
+        h: Tensor<float32, [2, d]> = full(0.5) * 2.0,
+        q: TernaryTensor<trit, [d, d]> = ternary_quantize(randn()),
+        x: Tensor<float32, [?, 4, d]>) -> Tensor<float32, [?, 4, d]> {
+    return (x + pos) * g @ q + h[0]
+}
+"""
+    for level in LEVELS:
+        torch.manual_seed(0)
+        model = entry(load(ctx.compile_text(src, level)))(d=16)
+        shapes = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+        if shapes != {"pos": (4, 16), "g": (16,), "h": (2, 16), "q": (16, 16)}:
+            raise AssertionError("%s: shapes %r" % (level, shapes))
+        if not (0.005 < float(model.pos.std()) < 0.05) or not torch.all(model.g == 1.0) \
+                or not torch.all(model.h == 1.0):
+            raise AssertionError("%s: initial values pos std %f, g %r, h %r"
+                                 % (level, float(model.pos.std()), model.g, model.h))
+
+
 def all_tests():
     tests = []
     for name in EXAMPLES:
@@ -3384,6 +3409,7 @@ def all_tests():
               test_cnn_state_dict_keys, test_dead_tensors_are_released,
               test_sizes_from_max_min_abs_of_constants, test_builtin_layer_sizes_as_lists,
               test_a_variable_that_grows_in_a_loop_runs_at_O0,
+              test_shapeless_creation_inside_a_weight_default_expression,
               test_dead_tensors_are_released_in_loops_and_branches,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
               test_nested_instances_each_run, test_control_flow_and_builtins,
