@@ -864,6 +864,16 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       if (d.kind != TypeKind::DTypeValue) return c.wrong(1, "a type name such as float32");
       dtype = static_cast<DType>(d.ref);
     }
+    // Float elements in an integer, trit or bool tensor would be truncated
+    // (1.5 becomes 1, 0.3 a "trit"): narrowing needs a cast (LANGUAGE.md §3).
+    TypeId element = c.arg(0).type;
+    while (ts.kind(element) == TypeKind::List) element = TypeId{ts.node(element).ref};
+    if (explicitDtype && !isFloating(dtype) && ts.isScalar(element) &&
+        isFloating(ts.node(element).dtype)) {
+      c.checker().report(Diag::NarrowingConversion, c.arg(0).node,
+                         c.checker().fmt(ts.scalar(ts.node(element).dtype)), dtypeName(dtype));
+      return c.error();
+    }
     // Elements all -1, 0, 1 make a ternary tensor (LANGUAGE.md §3).
     bool ternary = c.arg(0).allTrits && (!explicitDtype || dtype == DType::Trit);
     if (!ternary && !c.checker().elementsFit(c.arg(0), dtype)) return c.error();
