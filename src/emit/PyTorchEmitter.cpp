@@ -450,7 +450,11 @@ class Emitter {
   /// the dtype anchor.
   std::string createdDType(DType dt) const {
     bool body = ctx_ != Context::Init && ctx_ != Context::Global && ctx_ != Context::Main;
-    if (body && dt == DType::Float32 && !dtypeAnchor_.empty()) return dtypeAnchor_ + ".dtype";
+    // A trit tensor is held as floats too: it follows a converted model
+    // (`.double()`, `.half()`) as a float one does.
+    if (body && (dt == DType::Float32 || dt == DType::Trit) && !dtypeAnchor_.empty()) {
+      return dtypeAnchor_ + ".dtype";
+    }
     return torchDType(dt);
   }
   /// `, dtype=<anchor>.dtype` for a float32 tensor created in a body ("" when

@@ -2039,9 +2039,12 @@ std::optional<std::vector<DimId>> Checker::broadcast(std::span<const DimId> a,
         return std::nullopt;
       }
       case Decision::Unknown:
-        // One of them may be 1 at run time; the known one is the better guess.
-        // (torch rejects sizes that do not broadcast, so no check is recorded.)
-        result = dims().isUnknown(da) ? db : da;
+        // One of them may be 1 at run time. Against `?` the known one is the
+        // better guess; of two different sizes (`n` and `m`, `d` and `2 * d`)
+        // either may be the result, so it is unknown: a declared `[?, n]`
+        // then checks it at -O0 rather than taking it as proven. (torch
+        // rejects sizes that do not broadcast, so no check is recorded.)
+        result = dims().isUnknown(da) ? db : dims().isUnknown(db) ? da : dims().unknown();
         break;
     }
   }

@@ -3387,6 +3387,47 @@ layer P(d: int = 8, pos: Tensor<float32, [4, d]> = randn() * 0.02,
                                  % (level, float(model.pos.std()), model.g, model.h))
 
 
+def test_ternary_constants_follow_a_converted_model(ctx):
+    """A ternary constant (elements all -1/0/1) is held as floats like a float constant, so
+    after `.double()` it converts with the inputs; it was moved to their device only and
+    `x @ C` raised "expected scalar type Double but found Float"."""
+    src = """
+let C = tensor([[1, 0], [0, -1]])
+layer Z(w: Tensor<float32, [2, 2]>, x: Tensor<float32, [?, 2]>) -> Tensor<float32, [?, 2]> {
+    return x @ w @ C + x @ tensor([[1, 1], [0, -1]])
+}
+"""
+    c = torch.tensor([[1.0, 0.0], [0.0, -1.0]], dtype=torch.float64)
+    d = torch.tensor([[1.0, 1.0], [0.0, -1.0]], dtype=torch.float64)
+    for level in LEVELS:
+        model = entry(load(ctx.compile_text(src, level)))().double()
+        x = torch.randn(3, 2, dtype=torch.float64)
+        out = model(x)
+        if out.dtype != torch.float64:
+            raise AssertionError("%s: %s" % (level, out.dtype))
+        check_close(out, x @ model.w @ c + x @ d, "ternary constant in float64 " + level)
+
+
+def test_broadcast_of_two_size_variables_is_checked_against_the_declared_type(ctx):
+    """`x: [?, n] + y: [?, m]` may be [?, m] (n = 1): it was typed [?, n], taken as proven,
+    and a declared return of [?, n] was not checked at -O0."""
+    src = """
+fn f(x: Tensor<float32, [?, n]>, y: Tensor<float32, [?, m]>) -> Tensor<float32, [?, n]> {
+    return x + y
+}
+"""
+    module = load(ctx.compile_text(src, "-O0"))
+    try:
+        module.f(x=torch.ones(2, 1), y=torch.ones(2, 4))
+    except ValueError as e:
+        if "dimension 1 is 4, but n = 1 was expected" not in str(e):
+            raise
+    else:
+        raise AssertionError("a [2, 4] result passed for a declared [?, n] with n = 1")
+    check_close(module.f(x=torch.ones(2, 4), y=torch.ones(2, 1)), torch.full((2, 4), 2.0),
+                "broadcast n against 1")
+
+
 def all_tests():
     tests = []
     for name in EXAMPLES:
@@ -3410,6 +3451,8 @@ def all_tests():
               test_sizes_from_max_min_abs_of_constants, test_builtin_layer_sizes_as_lists,
               test_a_variable_that_grows_in_a_loop_runs_at_O0,
               test_shapeless_creation_inside_a_weight_default_expression,
+              test_ternary_constants_follow_a_converted_model,
+              test_broadcast_of_two_size_variables_is_checked_against_the_declared_type,
               test_dead_tensors_are_released_in_loops_and_branches,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
               test_nested_instances_each_run, test_control_flow_and_builtins,
