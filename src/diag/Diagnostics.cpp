@@ -3,6 +3,7 @@
 
 #include "tritonc/base/Text.h"
 
+#include <cctype>
 #include <algorithm>
 #include <array>
 
@@ -388,10 +389,17 @@ std::string_view closestMatch(std::string_view word,
     if (distance > limit || distance >= word.size() || distance > bestDistance) {
       continue;
     }
-    // Equally close: the one that keeps more of the word's start (`int3`:
-    // 'int32', not 'int'), then the one nearer its length (`float64`:
-    // 'float32', not 'float'), then the first.
-    if (distance == bestDistance) {
+    // Equally close: the word with one letter too many at its end (`relux`:
+    // 'relu', not 'relu6'; a digit there is meant, `relu7`: 'relu6'), then
+    // the one that keeps more of the word's start (`int3`: 'int32', not
+    // 'int'), then the one nearer its length (`float64`: 'float32', not
+    // 'float'), then the first.
+    auto oneExtraKey = [&](std::string_view c) {
+      return c.size() + 1 == word.size() && word.substr(0, c.size()) == c &&
+             std::isalpha(static_cast<unsigned char>(word.back()));
+    };
+    if (distance == bestDistance && !(oneExtraKey(candidate) && !oneExtraKey(best))) {
+      if (oneExtraKey(best)) continue;
       size_t kept = sharedPrefix(candidate), bestKept = sharedPrefix(best);
       size_t bestGap = best.size() > word.size() ? best.size() - word.size()
                                                  : word.size() - best.size();

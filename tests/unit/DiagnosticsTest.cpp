@@ -495,6 +495,13 @@ TEST(DiagnosticsTest, ClosestMatchPrefersTheFirstOfEquallyCloseCandidates) {
   EXPECT_EQ(closestMatch("lat", {"lxyz", "lit", "lid"}), "lit");
 }
 
+TEST(DiagnosticsTest, ClosestMatchPrefersTheWordWithoutAnExtraLastKey) {
+  // One edit from both: a key pressed too many at the end, not a substitution.
+  EXPECT_EQ(closestMatch("relux", {"relu6", "relu"}), "relu");
+  EXPECT_EQ(closestMatch("reluu", {"relu", "relu6"}), "relu");
+  EXPECT_EQ(closestMatch("relu7", {"relu", "relu6"}), "relu6");  // a digit is meant
+}
+
 TEST(DiagnosticsTest, ClosestMatchBreaksTiesByPrefixThenLength) {
   // All one edit away: the one keeping more of the word's start wins.
   EXPECT_EQ(closestMatch("lat", {"lit", "lad"}), "lad");
