@@ -690,7 +690,9 @@ std::optional<LayerArgProblem> builtinLayerArgProblem(
       std::optional<int64_t> kernel = value(0);
       std::optional<int64_t> padding = value(2);
       if (!out && kernel && padding && *padding * 2 > *kernel) {
-        problem(2, fmt::format("between 0 and half the kernel size ({})", *kernel), out);
+        problem(2,
+                fmt::format("between 0 and {} (half the kernel size {})", *kernel / 2, *kernel),
+                out);
       }
       break;
     }
@@ -1382,7 +1384,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       std::optional<int64_t> pad = ds.constValue(padding);
       if (pad && (*pad < 0 || (k && *pad * 2 > *k))) {
         // torch: "pad should be at most half of effective kernel size"
-        c.wrongValue(3, k ? fmt::format("between 0 and half the kernel size ({})", *k)
+        c.wrongValue(3, k ? fmt::format("between 0 and {} (half the kernel size {})", *k / 2, *k)
                           : std::string("a non-negative integer"),
                      std::to_string(*pad));
         return c.error();
