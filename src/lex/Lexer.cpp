@@ -314,6 +314,7 @@ void Lexer::skipBlockComment() {
     ++p_;
   }
   error(Diag::UnterminatedBlockComment, start, 2);
+  buffer_.endsInUnterminatedComment_ = true;
 }
 
 void Lexer::lexIdentifier() {

@@ -276,9 +276,11 @@ class Parser {
       return std::nullopt;
     }
     panic_ = true;
-    if (at(TokenKind::Error) || quiet_ > 0 || repaired_) {
-      // The lexer reported this spot already, this is a trial parse, or the
-      // statement's first mistake was reported and repaired.
+    if (at(TokenKind::Error) || quiet_ > 0 || repaired_ ||
+        (atEnd() && tokens_.endsInUnterminatedComment())) {
+      // The lexer reported this spot already (or the comment that swallowed
+      // the rest of the file), this is a trial parse, or the statement's
+      // first mistake was reported and repaired.
       return std::nullopt;
     }
     return diags_.report(kind, tokens_.source(), range, std::forward<Args>(args)...);
@@ -299,7 +301,7 @@ class Parser {
       panic_ = true;
       return std::nullopt;
     }
-    if (repaired_ || at(TokenKind::Error)) {
+    if (repaired_ || at(TokenKind::Error) || (atEnd() && tokens_.endsInUnterminatedComment())) {
       return std::nullopt;
     }
     repaired_ = true;

@@ -85,6 +85,9 @@ class TokenizedBuffer {
   /// The decoded value of a string literal (escapes applied).
   const std::string& stringValue(TokenId id) const { return strings_[tokens_[id.index].payload]; }
   bool hasErrors() const { return hasErrors_; }
+  /// Whether an unterminated block comment ran to the end of the file (so
+  /// what the parser misses there is that error's consequence).
+  bool endsInUnterminatedComment() const { return endsInUnterminatedComment_; }
 
   /// One line per token: `line:col Kind 'spelling'` plus value and flags.
   std::string dump() const;
@@ -98,6 +101,7 @@ class TokenizedBuffer {
   std::vector<double> floats_;
   std::vector<std::string> strings_;
   bool hasErrors_ = false;
+  bool endsInUnterminatedComment_ = false;
 };
 
 }  // namespace tritonc
