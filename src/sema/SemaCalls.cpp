@@ -90,7 +90,8 @@ std::optional<std::vector<BoundArg>> Checker::bindBuiltinArgs(
 std::optional<std::vector<BoundArg>> Checker::bindArgs(const std::vector<std::string_view>& names,
                                                        const std::vector<int>& positionalTargets,
                                                        CallArgs& args, NodeId call,
-                                                       std::string_view calleeName) {
+                                                       std::string_view calleeName,
+                                                       const std::vector<bool>* inputsOnly) {
   std::vector<BoundArg> bound(names.size());
   bool ok = true;
   if (args.positional.size() > positionalTargets.size()) {
@@ -106,7 +107,8 @@ std::optional<std::vector<BoundArg>> Checker::bindArgs(const std::vector<std::st
     std::string byName, example;
     for (size_t i = 0; i < names.size(); ++i) {
       if (std::find(positionalTargets.begin(), positionalTargets.end(), static_cast<int>(i)) ==
-          positionalTargets.end()) {
+              positionalTargets.end() &&
+          (inputsOnly == nullptr || (*inputsOnly)[i])) {
         byName += fmt::format("{}'{}'", byName.empty() ? "" : ", ", names[i]);
         example += fmt::format("{}{}=...", example.empty() ? "" : ", ", names[i]);
       }
@@ -623,8 +625,13 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
       return make(module_.types.error(), call);
     }
   }
+  std::vector<bool> inputs;
+  if (hyperBindings != nullptr) {
+    for (const ParamInfo& p : info.params) inputs.push_back(p.cls == ParamClass::Input);
+  }
   std::optional<std::vector<BoundArg>> bound =
-      bindArgs(names, positionalParams, args, call, calleeName);
+      bindArgs(names, positionalParams, args, call, calleeName,
+               hyperBindings != nullptr ? &inputs : nullptr);
   if (!bound) {
     return make(module_.types.error(), call);
   }

@@ -353,10 +353,13 @@ class Checker {
                                                        const std::vector<int>& positional,
                                                        CallArgs& args, NodeId call,
                                                        std::string_view calleeName);
+  /// `inputsOnly`: a call of an instance, which passes its inputs only (the
+  /// others are the instance's): no note suggests passing them by name.
   std::optional<std::vector<BoundArg>> bindArgs(const std::vector<std::string_view>& names,
                                                 const std::vector<int>& positionalTargets,
                                                 CallArgs& args, NodeId call,
-                                                std::string_view calleeName);
+                                                std::string_view calleeName,
+                                                const std::vector<bool>* inputsOnly = nullptr);
 
   std::string_view spelling(IdentifierId id) const { return interner_.spelling(id); }
   /// Reports each cycle of layers that create each other as sub-modules
