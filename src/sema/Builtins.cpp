@@ -716,6 +716,16 @@ bool checkBuiltinLayerArgs(Checker& checker, BuiltinLayer layer, NodeId call,
     c.wrongValue(problem->param, problem->expected, problem->value);
     return false;
   }
+  size_t method = layer == BuiltinLayer::TernaryLinear   ? 3
+                  : layer == BuiltinLayer::TernaryConv2d ? 8
+                                                         : SIZE_MAX;
+  if (method != SIZE_MAX && c.has(method) && c.arg(method).strValue) {
+    std::string_view name = *c.arg(method).strValue;
+    if (name != "absmean" && name != "threshold" && name != "stochastic") {
+      c.wrongValue(method, "'absmean', 'threshold' or 'stochastic'", fmt::format("'{}'", name));
+      return false;
+    }
+  }
   if (layer == BuiltinLayer::Conv2d && c.has(8) && c.arg(8).strValue) {
     std::string_view mode = *c.arg(8).strValue;
     if (mode != "zeros" && mode != "reflect" && mode != "replicate" && mode != "circular") {

@@ -3428,6 +3428,35 @@ fn f(x: Tensor<float32, [?, n]>, y: Tensor<float32, [?, m]>) -> Tensor<float32, 
                 "broadcast n against 1")
 
 
+def test_standard_ternary_layers_take_a_quantizer_method(ctx):
+    """TernaryLinear/TernaryConv2d(..., method="threshold"|"stochastic") quantize their weight
+    with that method (it was UnknownNamedArgument: no packable ternary layer could train with
+    another quantizer), also after pack()."""
+    src = """
+layer N(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 4]> {
+    let a = TernaryLinear(8, 8, method="threshold")
+    let c = TernaryConv2d(2, 4, 1, method="threshold")
+    return flatten(c(reshape(a(x), [-1, 2, 2, 2])), 1)[:, :4]
+}
+"""
+    for level in LEVELS:
+        model = entry(load(ctx.compile_text(src, level)))().eval()
+        x = torch.randn(5, 8)
+        qa = tritonrt.ternary_quantize(model.a.weight, method="threshold")
+        qc = tritonrt.ternary_quantize(model.c.weight, method="threshold")
+        h = torch.nn.functional.linear(x, qa, model.a.bias).reshape(-1, 2, 2, 2)
+        want = torch.nn.functional.conv2d(h, qc).flatten(1)[:, :4]
+        check_close(model(x), want, "method threshold " + level)
+        tritonrt.pack(model)
+        check_close(model(x), want, "method threshold packed " + level)
+    path = os.path.join(ctx.workdir, "bad_method.tri")
+    with open(path, "w") as f:
+        f.write(src.replace('"threshold")\n    let c', '"thresh")\n    let c'))
+    bad = subprocess.run([ctx.tritonc, "check", path], capture_output=True, text=True)
+    if bad.returncode != 1 or "must be 'absmean', 'threshold' or 'stochastic'" not in bad.stderr:
+        raise AssertionError("a bad method: exit %d: %s" % (bad.returncode, bad.stderr))
+
+
 def all_tests():
     tests = []
     for name in EXAMPLES:
@@ -3452,6 +3481,7 @@ def all_tests():
               test_a_variable_that_grows_in_a_loop_runs_at_O0,
               test_shapeless_creation_inside_a_weight_default_expression,
               test_ternary_constants_follow_a_converted_model,
+              test_standard_ternary_layers_take_a_quantizer_method,
               test_broadcast_of_two_size_variables_is_checked_against_the_declared_type,
               test_dead_tensors_are_released_in_loops_and_branches,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
