@@ -515,10 +515,18 @@ ExprInfo conv(Call& c, const TypeStore::Node* x, size_t xi, DimId outChannels, D
   size_t base = shape.size() - 3;  // unbatched [C, H, W] is accepted too
   DimId channels = shape[base];
   DimId expected = c.ds().binary(DimKind::Mul, inPerGroup, groups);
-  if (c.ds().equal(channels, expected) == Decision::No) {
-    c.checker().report(Diag::ShapeMismatch, c.node(), c.name(), c.checker().fmtShape(shape),
-                       fmt::format("{} input channels", c.ds().format(expected, c.checker().interner())));
-    return c.error();
+  switch (c.ds().equal(channels, expected)) {
+    case Decision::No:
+      c.checker().report(Diag::ShapeMismatch, c.node(), c.name(), c.checker().fmtShape(shape),
+                         fmt::format("{} input channels",
+                                     c.ds().format(expected, c.checker().interner())));
+      return c.error();
+    case Decision::Unknown:
+      // `x: [?, ?, H, W]` against a weight of 3 input channels: -O0 says so
+      // with the location, not torch's message from inside conv2d.
+      c.checker().recordRuntimeCheck(c.node(), c.arg(xi).node, base, expected, channels);
+      break;
+    case Decision::Yes: break;
   }
   std::vector<DimId> out;
   if (base == 1) {
@@ -1125,6 +1133,13 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
           c.checker().report(Diag::ShapeMismatch, call, c.name(), c.checker().fmtShape(xs),
                              c.checker().fmtShape(*normalized));
           return c.error();
+        }
+        // Sizes not decided here are compared at -O0, with the location.
+        for (size_t i = 0; i < normalized->size(); ++i) {
+          size_t dim = xs.size() - normalized->size() + i;
+          if (ds.equal(xs[dim], (*normalized)[i]) == Decision::Unknown) {
+            c.checker().recordRuntimeCheck(call, c.arg(0).node, dim, (*normalized)[i], xs[dim]);
+          }
         }
         // The weight and bias have the normalized shape.
         if (!fitsShape(c, 2, *normalized) || !fitsShape(c, 3, *normalized)) return c.error();

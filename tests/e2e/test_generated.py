@@ -3457,6 +3457,42 @@ layer N(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 4]> {
         raise AssertionError("a bad method: exit %d: %s" % (bad.returncode, bad.stderr))
 
 
+def test_conv_and_layer_norm_sizes_are_checked_at_O0(ctx):
+    """LANGUAGE.md section 3: sizes not decided at compile time are checked at -O0. conv2d's
+    input channels and layer_norm's normalized sizes against a `?` gave torch's error from
+    inside the op, without the source location."""
+    src = """
+fn ln(x: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, 4]> {
+    return layer_norm(x, [4])
+}
+fn cv(x: Tensor<float32, [?, ?, 8, 8]>, w: Tensor<float32, [6, 3, 3, 3]>) -> Tensor<float32, [?, 6, 6, 6]> {
+    return conv2d(x, w)
+}
+layer C(g: int = 2, x: Tensor<float32, [?, ?, 8, 8]>) -> Tensor<float32, [?, 4, 8, 8]> {
+    let c = Conv2d(4, 4, 3, padding=1, groups=g)
+    return c(x)
+}
+"""
+    module = load(ctx.compile_text(src, "-O0"))
+    for call, where, message in [
+            (lambda: module.ln(torch.randn(2, 5)), ":3:12:", "dimension 1 is 5, but 4"),
+            (lambda: module.cv(torch.randn(1, 4, 8, 8), torch.randn(6, 3, 3, 3)), ":6:12:",
+             "dimension 1 is 4, but 3"),
+            (lambda: module.C()(torch.randn(1, 3, 8, 8)), ":10:12:", "dimension 1 is 3, but 4")]:
+        try:
+            call()
+        except ValueError as e:
+            if where not in str(e) or message not in str(e):
+                raise
+        else:
+            raise AssertionError("no error for " + message)
+    x = torch.randn(2, 4)
+    check_close(module.ln(x), torch.nn.functional.layer_norm(x, [4]), "layer_norm -O0")
+    w = torch.randn(6, 3, 3, 3)
+    x = torch.randn(1, 3, 8, 8)
+    check_close(module.cv(x, w), torch.nn.functional.conv2d(x, w), "conv2d -O0")
+
+
 def all_tests():
     tests = []
     for name in EXAMPLES:
@@ -3482,6 +3518,7 @@ def all_tests():
               test_shapeless_creation_inside_a_weight_default_expression,
               test_ternary_constants_follow_a_converted_model,
               test_standard_ternary_layers_take_a_quantizer_method,
+              test_conv_and_layer_norm_sizes_are_checked_at_O0,
               test_broadcast_of_two_size_variables_is_checked_against_the_declared_type,
               test_dead_tensors_are_released_in_loops_and_branches,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
