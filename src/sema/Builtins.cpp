@@ -1269,16 +1269,15 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         if (c.has(2)) {
           // Python's max(a, b, c) takes the largest of three; this form
           // compares two values and has no keepdim.
-          Checker& checker = c.checker();
           auto builder = checker.diags().report(Diag::TooManyArguments, checker.source(),
                                                 checker.rangeOf(c.arg(2).node), c.name(),
                                                 "2 values", 3);
-          std::span<const NodeId> args = checker.tree().list(checker.tree().listB(call));
-          if (args.size() == 3 && checker.tree().kind(args[2]) != NodeKind::NamedArg) {
+          std::span<const NodeId> written = checker.tree().list(checker.tree().listB(call));
+          if (written.size() == 3 && checker.tree().kind(written[2]) != NodeKind::NamedArg) {
             builder.note(Note::WriteInstead, checker.source(), checker.rangeOf(call),
                          fmt::format("{0}({1}, {0}({2}, {3}))", c.name(),
-                                     checker.textOf(args[0]), checker.textOf(args[1]),
-                                     checker.textOf(args[2])));
+                                     checker.textOf(written[0]), checker.textOf(written[1]),
+                                     checker.textOf(written[2])));
           }
           return c.error();
         }
