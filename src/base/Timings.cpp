@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <cstdlib>
 #include <cstdio>
@@ -68,6 +69,13 @@ int64_t threadCpuNs() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+// A number for the calling thread, distinct from every other thread's.
+uint64_t threadNumber() {
+  static std::atomic<uint64_t> next{1};
+  thread_local const uint64_t number = next++;
+  return number;
+}
+
 double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 double mib(int64_t kb) { return static_cast<double>(kb) / 1024.0; }
 
@@ -79,6 +87,16 @@ constexpr double kBottleneckPercent = 10.0;
 void Timings::absorb(const Timings& other, int depthOffset, int track) {
   int64_t shift =
       std::chrono::duration_cast<std::chrono::nanoseconds>(other.origin_ - origin_).count();
+  // The CPU time other threads spent on the absorbed phases, for the phases
+  // above them: it is not in the CPU clock of the thread that waited. A phase
+  // this thread ran (its own share of the work) is in that clock already,
+  // less what other threads ran under it.
+  size_t parents = std::min(open_.size(), static_cast<size_t>(std::max(depthOffset, 0)));
+  for (const Event& event : other.events_) {
+    if (event.depth != 0) continue;
+    int64_t foreign = event.thread == threadNumber() ? event.otherThreadsCpuNs : event.cpuNs;
+    for (size_t i = 0; i < parents; ++i) open_[i].second += foreign;
+  }
   for (Event event : other.events_) {
     event.startNs += shift;
     event.depth += depthOffset;
@@ -90,8 +108,10 @@ void Timings::absorb(const Timings& other, int depthOffset, int track) {
 size_t Timings::begin(std::string label, std::string detail) {
   Event event{std::move(label), std::move(detail), nowNs(), 0, 0, depth_, 0};
   event.cpuNs = threadCpuNs();  // the start, until end() makes it a duration
+  event.thread = threadNumber();
   events_.push_back(std::move(event));
   ++depth_;
+  open_.emplace_back(events_.size() - 1, 0);
   return events_.size() - 1;
 }
 
@@ -99,6 +119,14 @@ void Timings::end(size_t index) {
   Event& event = events_[index];
   event.durationNs = nowNs() - event.startNs;
   event.cpuNs = threadCpuNs() - event.cpuNs;
+  for (size_t i = open_.size(); i-- > 0;) {
+    if (open_[i].first == index) {
+      event.otherThreadsCpuNs = open_[i].second;
+      event.cpuNs += open_[i].second;
+      open_.erase(open_.begin() + static_cast<long>(i));
+      break;
+    }
+  }
   event.peakRssKb = peakRssKb();
   --depth_;
 }

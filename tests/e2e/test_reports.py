@@ -82,6 +82,40 @@ def test_json_report_and_cache_counters(ctx):
           "an L3 hit should not run the pipeline: %s" % names)
 
 
+def test_cpu_time_covers_the_workers(ctx):
+    # With -j, the workers' phases are nested under "compile files": its CPU time and the
+    # total's include the workers' (they counted the main thread's only, which waited, and
+    # a child's 3.67 ms CPU exceeded the total's 2.66 ms).
+    names = ["resnet50", "vgg16", "resnet152", "vit_base", "densenet121", "efficientnet_b0",
+             "mobilenet_v2", "resnet101"]
+    inputs = [os.path.join(REPO, "examples", name + ".tri") for name in names]
+    os.makedirs(os.path.join(ctx.work, "outj"))
+    report = json.loads(ctx.run("compile", *inputs, "-j", "4", "-o", "outj", "--no-cache",
+                                "--timing=json").stderr)
+    phases = report["phases"]
+    slack = 0.002  # ms: the rounding of the report's six decimals
+    for p in phases:
+        check(p["cpu_ms"] <= report["cpu_ms"] + slack,
+              "%s: %.3f ms CPU, more than the total's %.3f ms" % (p["name"], p["cpu_ms"],
+                                                                  report["cpu_ms"]))
+    check(abs(sum(p["cpu_ms"] for p in phases if p["depth"] == 0) - report["cpu_ms"]) < slack,
+          "the total CPU time is not the sum of the top-level phases'")
+    # each phase's CPU time covers its children's (rows follow their parents)
+    for i, parent in enumerate(phases):
+        children = 0.0
+        for p in phases[i + 1:]:
+            if p["depth"] <= parent["depth"]:
+                break
+            if p["depth"] == parent["depth"] + 1:
+                children += p["cpu_ms"]
+        check(children <= parent["cpu_ms"] + slack,
+              "%s: %.3f ms CPU, less than its phases' %.3f ms" % (parent["name"],
+                                                                 parent["cpu_ms"], children))
+    text = ctx.run("compile", *inputs, "-j", "4", "-o", "outj", "--no-cache", "--timing").stderr
+    total = [line for line in text.splitlines() if line.startswith("total ") and "ms CPU" in line]
+    check(len(total) == 1, "no totals line:\n" + text)
+
+
 def test_check_and_bad_format(ctx):
     report = json.loads(ctx.run("check", EXAMPLE, "--timing=json").stderr)
     check([p["name"] for p in report["phases"]] == ["read inputs", "lexer", "parser",
@@ -121,7 +155,7 @@ def test_time_trace(ctx):
 
 
 TESTS = [test_text_report, test_json_report_and_cache_counters, test_check_and_bad_format,
-         test_time_trace]
+         test_time_trace, test_cpu_time_covers_the_workers]
 
 
 if __name__ == "__main__":

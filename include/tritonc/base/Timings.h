@@ -26,10 +26,15 @@ class Timings {
     std::string detail;   ///< e.g. the file the phase worked on
     int64_t startNs = 0;  ///< relative to construction of the Timings
     int64_t durationNs = 0;
-    int64_t cpuNs = 0;    ///< CPU time of the calling thread during the phase
+    /// CPU time of the calling thread during the phase, plus that of the
+    /// phases other threads ran for it (absorbed while it was open: the
+    /// workers of -j), so that a phase's CPU time covers its children's.
+    int64_t cpuNs = 0;
     int depth = 0;
     int64_t peakRssKb = 0;
     int track = 1;        ///< the trace's thread: 1 main, 2.. the workers of -j
+    uint64_t thread = 0;  ///< the thread that ran it (a number of this process's own)
+    int64_t otherThreadsCpuNs = 0;  ///< the part of `cpuNs` other threads spent
   };
   /// A section under the table, given in both renderings (e.g. the cache's
   /// hits and misses): `text` for the report, `json` a JSON value.
@@ -46,7 +51,9 @@ class Timings {
   const std::vector<Event>& events() const { return events_; }
   void addSection(Section section) { sections_.push_back(std::move(section)); }
   /// Adds the finished phases of `other` (a worker's), nested `depthOffset`
-  /// levels deeper, on trace track `track`, on this object's clock.
+  /// levels deeper, on trace track `track`, on this object's clock. The CPU
+  /// time of those another thread ran is added to the phases open at the
+  /// depths above them (their parents).
   void absorb(const Timings& other, int depthOffset, int track);
   /// How many phases are open (the depth a worker's phases are absorbed at).
   int depth() const { return depth_; }
@@ -74,6 +81,9 @@ class Timings {
   std::vector<Event> events_;
   std::vector<Section> sections_;
   int depth_ = 0;
+  /// The phases begun and not ended, outermost first, with the CPU time
+  /// other threads spent on their behalf so far.
+  std::vector<std::pair<size_t, int64_t>> open_;
 };
 
 /// Times the enclosing scope as one phase; does nothing when `timings` is null.
