@@ -140,8 +140,11 @@ def compile_model(path, optimization_level="O2", target="pytorch", entry=None):
     cache makes repeated compiles cheap, and the file stays on disk for tracebacks and the
     CUDA ``.so``). Raises ``CompileError`` with the compiler's stderr when it fails; the
     warnings of a compile that succeeds are shown as a ``CompilerWarning``. Then
-    imports the file with ``load`` and returns the class named by ``entry`` or, by default,
-    the module's ``ENTRY``.
+    imports the file with ``load`` and returns the class that the module's ``ENTRY`` names:
+    ``tritonc --entry`` writes there the Python class of the layer ``entry`` names, which
+    may differ from ``entry`` itself (``entry="blk.Proj"``, a layer of ``blocks.tri``
+    imported as ``blk``, is the class ``Proj``, or ``blocks_Proj`` when a local ``Proj``
+    exists).
     """
     src = os.path.abspath(os.fspath(path))
     if not os.path.isfile(src):
@@ -178,11 +181,14 @@ def compile_model(path, optimization_level="O2", target="pytorch", entry=None):
         warnings.warn("tritonc (%s):\n%s" % (os.path.basename(src), proc.stderr.rstrip()),
                       CompilerWarning, stacklevel=2)
     module = load(out)
-    name = entry or getattr(module, "ENTRY", None)
+    # The compiled entry's class: the module's ENTRY (what --entry resolved `entry` to),
+    # else `entry` itself for a module without one.
+    name = getattr(module, "ENTRY", None) or entry
     if not name:
         raise CompileError("tritonrt: %s defines no ENTRY" % out, command=cmd, returncode=0)
     try:
         return getattr(module, name)
     except AttributeError:
-        raise CompileError("tritonrt: %s has no layer %r" % (out, name), command=cmd,
-                           returncode=0) from None
+        raise CompileError("tritonrt: %s has no layer %r%s" % (
+            out, name, " (the entry %r)" % entry if entry and entry != name else ""),
+            command=cmd, returncode=0) from None

@@ -3,7 +3,11 @@
 Run from the repository root:
     PYTHONPATH=runtime /usr/bin/python3 -m unittest discover -s tests/runtime -v
 or directly (custom runner, prints "N passed, N failed", exits 1 on failure):
-    PYTHONPATH=runtime /usr/bin/python3 tests/runtime/test_tritonrt.py
+    PYTHONPATH=runtime /usr/bin/python3 tests/runtime/test_tritonrt.py [--tritonc PATH] [-k NAME]
+
+The tests that run the real compiler use ``--tritonc PATH`` when given (else ``$TRITONC``,
+``tritonc`` on PATH, or ``build/tools/tritonc/tritonc``; skipped when there is none).
+``-k NAME`` runs only the tests whose name contains NAME.
 """
 
 import copy
@@ -743,11 +747,32 @@ class FusedTests(unittest.TestCase):
             self.assertTrue(torch.equal(conv_bn_act(conv, None, x, "relu"), F.relu(conv(x))))
 
 
+# The compiler given with --tritonc (None: tritonrt.find_tritonc() looks for one).
+TRITONC = None
+
+
 class LoaderTests(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="tritonrt-test-")
-        self.env = {k: os.environ.get(k) for k in ("TRITONC", "TRITONRT_OUTPUT_DIR")}
+        self.env = {k: os.environ.get(k) for k in ("TRITONC", "TRITONRT_OUTPUT_DIR",
+                                                   "TRITONC_CACHE_DIR")}
         os.environ["TRITONRT_OUTPUT_DIR"] = os.path.join(self.tmp, "out")
+        # The real compiler's cache: the test's own, not the user's.
+        os.environ["TRITONC_CACHE_DIR"] = os.path.join(self.tmp, "tritonc-cache")
+
+    def _real_tritonc(self):
+        """Points $TRITONC at the real compiler (--tritonc, else what find_tritonc finds);
+        skips the test when there is none."""
+        if TRITONC is not None:
+            os.environ["TRITONC"] = os.path.abspath(TRITONC)
+            return os.environ["TRITONC"]
+        os.environ.pop("TRITONC", None)
+        try:
+            exe = tritonrt.find_tritonc()
+        except tritonrt.CompileError:
+            self.skipTest("tritonc is not built")
+        os.environ["TRITONC"] = exe
+        return exe
 
     def tearDown(self):
         for k, v in self.env.items():
@@ -923,12 +948,7 @@ class LoaderTests(unittest.TestCase):
             tritonrt.compile_model(src)
 
     def test_compile_example_with_real_compiler(self):
-        os.environ.pop("TRITONC", None)
-        try:
-            exe = tritonrt.find_tritonc()
-        except tritonrt.CompileError:
-            self.skipTest("tritonc is not built")
-        os.environ["TRITONC"] = exe
+        self._real_tritonc()
         try:
             cls = tritonrt.compile_model(os.path.join(REPO, "examples", "mnist_mlp.tri"))
         except tritonrt.CompileError as e:
@@ -942,6 +962,40 @@ class LoaderTests(unittest.TestCase):
             self.assertEqual(tuple(y.shape), (2, 10))
             pack(m)
             self.assertTrue(torch.equal(m(x), y))
+
+    def test_compile_model_entry_through_an_import_alias(self):
+        # `entry="blk.Proj"` names a layer of a file imported `as blk`: tritonc writes its
+        # class as ENTRY ("Proj", or "blocks_Proj", after the file, beside a local Proj),
+        # and compile_model returns that class (it looked for "blk.Proj" and failed).
+        self._real_tritonc()
+        os.makedirs(os.path.join(self.tmp, "lib"))
+        self._write(os.path.join("lib", "blocks.tri"), textwrap.dedent("""\
+            layer Proj(n: int, x: Tensor<float32, [?, n]>) -> Tensor<float32, [?, n]> {
+                let fc = TernaryLinear(n, n)
+                return fc(x)
+            }
+            """))
+        body = textwrap.dedent("""\
+            import "lib/blocks.tri" as blk
+            %slayer Net(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
+                let p = blk.Proj(8)
+                return p(x)
+            }
+            """)
+        local = ("layer Proj(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {\n"
+                 "    return x\n}\n")
+        for name, text, cls_name in (("alias.tri", body % "", "Proj"),
+                                     ("clash.tri", body % local, "blocks_Proj")):
+            src = self._write(name, text)
+            cls = tritonrt.compile_model(src, entry="blk.Proj")
+            self.assertEqual(cls.__name__, cls_name, name)
+            m = cls(8).eval()
+            self.assertTrue(any(k.startswith("fc.") for k in m.state_dict()), name)
+            with torch.no_grad():
+                self.assertEqual(tuple(m(torch.randn(3, 8)).shape), (3, 8), name)
+            # The default entry (the last layer) and a local layer by name are unchanged.
+            self.assertEqual(tritonrt.compile_model(src).__name__, "Net", name)
+            self.assertEqual(tritonrt.compile_model(src, entry="Net").__name__, "Net", name)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1244,8 +1298,33 @@ def load_tests(loader, tests, pattern):
     return _SummarySuite([tests])
 
 
+def _parse_args(argv):
+    import argparse
+    parser = argparse.ArgumentParser(description="Tests of the tritonrt runtime package.")
+    parser.add_argument("--tritonc", help="the tritonc to compile with (tests that run the "
+                        "real compiler; default: $TRITONC, PATH, build/tools/tritonc/tritonc)")
+    parser.add_argument("-k", default="", help="run only the tests whose name contains this")
+    return parser.parse_args(argv)
+
+
+def _selected(suite, text):
+    for test in suite:
+        if isinstance(test, unittest.TestSuite):
+            yield from _selected(test, text)
+        elif text in test.id():
+            yield test
+
+
 if __name__ == "__main__":
+    _args = _parse_args(sys.argv[1:])
+    if _args.tritonc is not None:
+        if not (os.path.isfile(_args.tritonc) and os.access(_args.tritonc, os.X_OK)):
+            sys.stderr.write("--tritonc: %s is not an executable\n" % _args.tritonc)
+            sys.exit(2)
+        TRITONC = _args.tritonc
     _RUNNER_PRINTS_SUMMARY = True
     suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
+    if _args.k:
+        suite = unittest.TestSuite(list(_selected(suite, _args.k)))
     outcome = CountingRunner(verbosity=2).run(suite)
     sys.exit(0 if outcome.wasSuccessful() else 1)
