@@ -983,6 +983,13 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
             .reportForPath(Diag::DumpNotReached, "", dump.flag, stageName(lastStage), dump.what);
       }
     }
+    // -O0's pipeline is empty (not even strip-checks: -O0 keeps the run-time
+    // shape checks), so there is no "after" to print.
+    if (options.printAfterAll && lastStage >= Stage::Opt &&
+        pipelineFor(options.optLevel).empty()) {
+      DiagnosticEngine(*printer, DiagnosticOptions{false, options.quiet, 0})
+          .reportForPath(Diag::NoPassesToPrint, "", std::string(1, options.optLevel));
+    }
   }
 
   // Read every input first: a missing file (or a directory) is a usage error,
