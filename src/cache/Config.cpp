@@ -4,14 +4,19 @@
 // edge of the library, and become Errors.
 //
 //===----------------------------------------------------------------------===//
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include "tritonc/base/FileSystem.h"
 #include "tritonc/cache/Cache.h"
@@ -127,11 +132,99 @@ std::optional<bool> parseBool(std::string_view text) {
   return std::nullopt;
 }
 
+// A non-negative integer; one too large for 64 bits saturates (a limit that
+// big is no limit in practice, and the arithmetic on it saturates too).
 std::optional<uint64_t> parseCount(std::string_view text) {
-  if (text.empty() || text.size() > 15 || text.find_first_not_of("0123456789") != text.npos) {
+  if (text.empty() || text.find_first_not_of("0123456789") != text.npos) {
     return std::nullopt;
   }
-  return std::strtoull(std::string(text).c_str(), nullptr, 10);
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  uint64_t value = 0;
+  for (char c : text) {
+    auto digit = static_cast<uint64_t>(c - '0');
+    if (value > (kMax - digit) / 10) return kMax;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+// ---- cache.dir: `~`, `$VAR` and `${VAR}` expanded, relative to the file ----------
+
+bool isNameStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool isNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// A path as written in the configuration with a leading `~` or `~/` (the
+// home directory) and `$VAR` / `${VAR}` (environment variables) expanded, as
+// ccache expands its configuration's paths. An unset variable is an error
+// (ccache's too); a `$` followed by neither a name nor `{` stays as it is.
+Expected<std::string> expandPath(std::string_view text) {
+  std::string out;
+  if (!text.empty() && text[0] == '~') {
+    if (text.size() > 1 && text[1] != '/') {
+      size_t end = text.find('/');
+      return Error{"'" + std::string(text.substr(0, end)) +
+                   "' is not expanded (only '~' and '~/' are, as the home directory); write "
+                   "the directory in full"};
+    }
+    std::string home = homeDirectory();
+    if (home.empty()) return Error{"'~' names the home directory, and none is known (set HOME)"};
+    out = home;
+    text.remove_prefix(1);
+  }
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '$' || i + 1 == text.size() ||
+        (text[i + 1] != '{' && !isNameStart(text[i + 1]))) {
+      out += text[i];
+      continue;
+    }
+    std::string name;
+    if (text[i + 1] == '{') {
+      size_t close = text.find('}', i + 2);
+      if (close == std::string_view::npos) {
+        return Error{"'${' without a closing '}' in '" + std::string(text) + "'"};
+      }
+      name = std::string(text.substr(i + 2, close - i - 2));
+      if (name.empty() || !isNameStart(name[0]) ||
+          !std::all_of(name.begin(), name.end(), isNameChar)) {
+        return Error{"'${" + name + "}' is not an environment variable's name"};
+      }
+      i = close;
+    } else {
+      size_t end = i + 1;
+      while (end < text.size() && isNameChar(text[end])) ++end;
+      name = std::string(text.substr(i + 1, end - i - 1));
+      i = end - 1;
+    }
+    const char* value = std::getenv(name.c_str());
+    if (value == nullptr) return Error{"environment variable '" + name + "' is not set"};
+    out += value;
+  }
+  return out;
+}
+
+// The absolute directory of the configuration file as named (its symlink, if
+// it is one, not followed): what a relative cache.dir is relative to.
+std::string directoryOf(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "" : slash == 0 ? "/" : path.substr(0, slash);
+  if (!dir.empty() && dir[0] == '/') return dir;
+  char cwd[PATH_MAX];
+  if (::getcwd(cwd, sizeof cwd) == nullptr) return dir.empty() ? "." : dir;
+  std::string base = cwd;
+  if (dir.empty() || dir == ".") return base;
+  return (base == "/" ? base : base + "/") + dir;
+}
+
+// cache.dir as a compile uses it: expanded, and a relative one taken from the
+// directory of the configuration file (not the current directory).
+Expected<std::string> resolveCacheDir(std::string_view value, const std::string& configFile) {
+  TRITONC_TRY(expanded, expandPath(value));
+  if (expanded.empty()) {
+    return Error{"cache.dir '" + std::string(value) + "' is empty once expanded"};
+  }
+  if (expanded[0] == '/') return expanded;
+  std::string dir = directoryOf(configFile);
+  return (dir == "/" ? dir : dir + "/") + expanded;
 }
 
 // Checks a value against its key's kind; returns the normalized spelling.
@@ -150,6 +243,12 @@ Expected<std::string> normalizeValue(const ConfigKey& key, std::string_view valu
     return std::to_string(*parseCount(value));
   }
   if (value.empty()) return Error{std::string(key.name) + " takes a non-empty path"};
+  // Expanded when read; what cannot be expanded makes the file unusable.
+  if (Expected<std::string> expanded = expandPath(value); !expanded) {
+    return Error{std::string(key.name) + ": " + expanded.error().message};
+  } else if (expanded->empty()) {
+    return Error{std::string(key.name) + " '" + std::string(value) + "' is empty once expanded"};
+  }
   return std::string(value);
 }
 
@@ -284,32 +383,146 @@ std::optional<std::string> editText(const std::string& text, const YAML::Node& r
   return out;
 }
 
-// The file's mapping (and, in `text`, what it read).
-Expected<YAML::Node> loadYaml(const std::string& path, bool* exists,
-                              std::string* text = nullptr) {
-  // No file: the defaults. A file that cannot be read (a directory, no
-  // permission) is ignored with the warning of a malformed one.
+// What is at a configuration path, its symlinks followed.
+enum class FileKind { Missing, Regular, Empty, Unreadable };
+
+// "a FIFO", "a socket", ...: a file that is not read as the configuration.
+std::string kindName(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "a special file";
+}
+
+// /dev/null is an empty configuration (as git reads GIT_CONFIG_GLOBAL=/dev/null).
+bool isDevNull(const struct stat& st) {
+  return S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
+}
+
+// Reads the configuration file: only a regular file is opened (reading a
+// FIFO or a terminal would wait for a writer forever; a device may do
+// anything on open), and it is opened without blocking and checked again.
+// `kind` says what was found; the Error says why the file cannot be used.
+Expected<std::string> readConfigFile(const std::string& path, FileKind* kind) {
   struct stat st {};
-  *exists = ::stat(path.c_str(), &st) == 0;
-  if (!*exists) {
-    return YAML::Node(YAML::NodeType::Map);
+  if (::stat(path.c_str(), &st) != 0) {
+    *kind = FileKind::Missing;
+    return std::string();
   }
-  if (S_ISDIR(st.st_mode)) {
-    return Error{path + ": " + std::strerror(EISDIR)};
+  if (isDevNull(st)) {
+    *kind = FileKind::Empty;
+    return std::string();
   }
-  std::optional<std::string> read = readWholeFile(path);
-  if (!read) {
-    return Error{path + ": " + std::strerror(errno)};
+  *kind = FileKind::Unreadable;
+  auto notRegular = [&](mode_t mode) {
+    return Error{path + ": not a regular file (" + kindName(mode) +
+                 "); only a regular file is read as the configuration"};
+  };
+  if (!S_ISREG(st.st_mode)) return notRegular(st.st_mode);
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return Error{path + ": " + std::strerror(errno)};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {  // replaced since the stat
+    ::close(fd);
+    return notRegular(st.st_mode);
   }
+  std::string text;
+  char buffer[16384];
+  while (true) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int saved = errno;
+      ::close(fd);
+      return Error{path + ": " + std::strerror(saved)};
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  *kind = FileKind::Regular;
+  return text;
+}
+
+// The file's mapping (and, in `text`, what it read). No file (or /dev/null):
+// an empty mapping. A file that cannot be read (a directory, a FIFO, no
+// permission) is an Error, as a malformed one is.
+Expected<YAML::Node> loadYaml(const std::string& path, FileKind* kind,
+                              std::string* text = nullptr) {
+  TRITONC_TRY(read, readConfigFile(path, kind));
   try {
-    YAML::Node root = YAML::Load(*read);
-    if (text != nullptr) *text = std::move(*read);
+    YAML::Node root = YAML::Load(read);
+    if (text != nullptr) *text = std::move(read);
     if (root.IsNull()) return YAML::Node(YAML::NodeType::Map);
     if (!root.IsMap()) return Error{path + ": the configuration must be a YAML mapping"};
     return root;
   } catch (const YAML::Exception& e) {
     return Error{path + ": " + e.what()};
   }
+}
+
+// The configuration a file's mapping means, checked as a compile checks it:
+// an unknown key, a value of the wrong type or one that cannot be expanded is
+// an Error (the file is then ignored). Messages name `path`.
+Expected<Config> configFromYaml(const YAML::Node& root, const std::string& path) {
+  Config config;
+  try {
+    for (const auto& [leaf, value] : meaning(root)) {
+      if (findKey(leaf) == nullptr) {
+        std::string hint = closestConfigKey(leaf);
+        return Error{path + ": unknown key '" + leaf + "'" +
+                     (hint.empty() ? "" : " (did you mean '" + hint + "'?)")};
+      }
+    }
+    for (const ConfigKey& key : configKeys()) {
+      YAML::Node node;
+      if (!lookup(root, key.name, &node)) continue;
+      if (!node.IsScalar()) return Error{path + ": " + key.name + " must be a single value"};
+      Expected<std::string> normalized = normalizeValue(key, node.Scalar());
+      if (!normalized) return Error{path + ": " + normalized.error().message};
+      const std::string& value = *normalized;
+      std::string name = key.name;
+      if (name == "cache.enabled") {
+        config.enabled = value == "true";
+      } else if (name == "cache.dir") {
+        Expected<std::string> dir = resolveCacheDir(value, path);
+        if (!dir) return Error{path + ": cache.dir: " + dir.error().message};
+        config.dir = *dir;
+      } else if (name == "cache.l2_ir.max_size_mb") {
+        config.l2MaxSizeMb = *parseCount(value);
+      } else if (name == "cache.l3_code.max_size_mb") {
+        config.l3MaxSizeMb = *parseCount(value);
+      } else if (name == "cache.l3_code.ttl_days") {
+        config.l3TtlDays = *parseCount(value);
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return Error{path + ": " + e.what()};
+  }
+  return config;
+}
+
+// The file a configuration path names, its symlinks followed (as `git config`
+// writes through a symlinked ~/.gitconfig): a chain of links, relative
+// targets, and a last link that dangles (the file a set creates).
+Expected<std::string> followSymlinks(const std::string& path) {
+  std::string current = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st {};
+    if (::lstat(current.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return current;
+    std::string target(PATH_MAX, '\0');
+    ssize_t n = ::readlink(current.c_str(), target.data(), target.size());
+    if (n < 0) return Error{current + ": " + std::strerror(errno)};
+    target.resize(static_cast<size_t>(n));
+    size_t slash = current.find_last_of('/');
+    if (target.empty() || target[0] == '/' || slash == std::string::npos) {
+      current = target;
+    } else {
+      current = current.substr(0, slash + 1) + target;
+    }
+  }
+  return Error{path + ": " + std::strerror(ELOOP)};
 }
 
 }  // namespace
@@ -357,38 +570,12 @@ std::string configPath() {
 }
 
 Expected<Config> loadConfig(const std::string& path) {
-  Config config;
   if (path.empty() || ::access(path.c_str(), F_OK) != 0) {
-    return config;  // the common case: no file, no parsing
+    return Config{};  // the common case: no file, no parsing
   }
-  bool exists = false;
-  TRITONC_TRY(root, loadYaml(path, &exists));
-  try {
-    for (const auto& [leaf, value] : meaning(root)) {
-      if (findKey(leaf) == nullptr) {
-        std::string hint = closestConfigKey(leaf);
-        return Error{path + ": unknown key '" + leaf + "'" +
-                     (hint.empty() ? "" : " (did you mean '" + hint + "'?)")};
-      }
-    }
-    for (const ConfigKey& key : configKeys()) {
-      YAML::Node node;
-      if (!lookup(root, key.name, &node)) continue;
-      if (!node.IsScalar()) return Error{path + ": " + key.name + " must be a single value"};
-      Expected<std::string> normalized = normalizeValue(key, node.Scalar());
-      if (!normalized) return Error{path + ": " + normalized.error().message};
-      const std::string& value = *normalized;
-      std::string name = key.name;
-      if (name == "cache.enabled") config.enabled = value == "true";
-      else if (name == "cache.dir") config.dir = value;
-      else if (name == "cache.l2_ir.max_size_mb") config.l2MaxSizeMb = std::stoull(value);
-      else if (name == "cache.l3_code.max_size_mb") config.l3MaxSizeMb = std::stoull(value);
-      else if (name == "cache.l3_code.ttl_days") config.l3TtlDays = std::stoull(value);
-    }
-  } catch (const YAML::Exception& e) {
-    return Error{path + ": " + e.what()};
-  }
-  return config;
+  FileKind kind = FileKind::Missing;
+  TRITONC_TRY(root, loadYaml(path, &kind));
+  return configFromYaml(root, path);
 }
 
 Expected<std::string> configGet(const std::string& path, std::string_view key,
@@ -396,6 +583,14 @@ Expected<std::string> configGet(const std::string& path, std::string_view key,
   const ConfigKey* known = findKey(key);
   if (known == nullptr) {
     return Error{"unknown configuration key '" + std::string(key) + "'"};
+  }
+  // Nothing at a path that is not a regular file is a configuration (a
+  // compile ignores it with a warning); /dev/null is an empty one.
+  if (struct stat st {}; !path.empty() && ::stat(path.c_str(), &st) == 0 &&
+                         !S_ISREG(st.st_mode) && !isDevNull(st)) {
+    return Error{"cannot read the configuration: " + path + " is " + kindName(st.st_mode) +
+                 ", not a regular file (compiles ignore it); point TRITONC_CONFIG at a "
+                 "regular file"};
   }
   std::string name = known->name;
   // As a compile resolves them: TRITONC_NO_CACHE and TRITONC_CACHE_DIR
@@ -424,9 +619,35 @@ Expected<bool> configSet(const std::string& path, std::string_view key, std::str
     return Error{"no configuration file: set $TRITONC_CONFIG or $HOME"};
   }
   TRITONC_TRY(normalized, normalizeValue(*known, value));
-  bool exists = false;
+  // Through a symlink to the file it names, which is replaced atomically
+  // next to itself (the link stays a link).
+  TRITONC_TRY(target, followSymlinks(path));
+  std::string name(key);
+  FileKind fileKind = FileKind::Missing;
   std::string original;
-  TRITONC_TRY(root, loadYaml(path, &exists, &original));
+  Expected<YAML::Node> loaded = loadYaml(target, &fileKind, &original);
+  if (fileKind == FileKind::Empty) {
+    return Error{"cannot set " + name + ": " + target +
+                 " is not a regular file (an empty configuration, never written to); point "
+                 "TRITONC_CONFIG at a regular file"};
+  }
+  // A file that compiles ignore stays as it is: a value set in it would
+  // never apply (unless the set is what makes it usable again).
+  auto ignoredFile = [&](const std::string& why) {
+    return Error{"cannot set " + name + ": " + why +
+                 "; compiles ignore this file, so no value set in it would apply. Fix or "
+                 "remove what is wrong by editing the file (or delete it), then set the value "
+                 "again (the file was not changed)"};
+  };
+  if (!loaded) {
+    // Read, but not YAML (or not a mapping); or not read at all (a FIFO, a
+    // directory, no permission).
+    if (fileKind == FileKind::Regular) return ignoredFile(loaded.error().message);
+    return Error{"cannot set " + name + ": " + loaded.error().message};
+  }
+  bool exists = fileKind == FileKind::Regular;
+  YAML::Node root = *loaded;
+  Expected<Config> before = configFromYaml(root, target);
   std::string text;
   try {
     // The value as YAML writes it (a path quoted where it must be).
@@ -468,16 +689,26 @@ Expected<bool> configSet(const std::string& path, std::string_view key, std::str
       text = std::string(out.c_str()) + "\n";
     }
   } catch (const YAML::Exception& e) {
-    return Error{path + ": " + e.what()};
+    return Error{target + ": " + e.what()};
   }
-  size_t slash = path.find_last_of('/');
+  Expected<Config> after = Error{""};
+  try {
+    YAML::Node edited = YAML::Load(text);
+    after = configFromYaml(edited.IsNull() ? YAML::Node(YAML::NodeType::Map) : edited, target);
+  } catch (const YAML::Exception& e) {
+    after = Error{target + ": " + e.what()};
+  }
+  if (!after) {
+    return ignoredFile(before ? after.error().message : before.error().message);
+  }
+  size_t slash = target.find_last_of('/');
   if (slash != std::string::npos && slash > 0) {
-    if (std::string error; !makeDirectories(path.substr(0, slash), &error)) {
-      return Error{"cannot create " + path.substr(0, slash) + ": " + error};
+    if (std::string error; !makeDirectories(target.substr(0, slash), &error)) {
+      return Error{"cannot create " + target.substr(0, slash) + ": " + error};
     }
   }
-  if (std::string error; !writeFileAtomically(path, text, &error)) {
-    return Error{"cannot write " + path + ": " + error};
+  if (std::string error; !writeFileAtomically(target, text, &error)) {
+    return Error{"cannot write " + target + ": " + error};
   }
   return true;
 }
@@ -517,9 +748,15 @@ Settings resolveSettings(const std::string& flagDir, bool flagNoCache) {
   } else if (std::string home = homeDirectory(); !home.empty()) {
     settings.dir = home + "/.cache/tritonc";
   }
+  // Saturated: a limit too big for 64 bits of bytes is no limit in practice
+  // (wrapping around made 2^44 MiB a limit of 0, "none", and bigger ones small).
   constexpr uint64_t kMiB = 1024 * 1024;
-  settings.maxBytes[static_cast<int>(Level::L2)] = config.l2MaxSizeMb * kMiB;
-  settings.maxBytes[static_cast<int>(Level::L3)] = config.l3MaxSizeMb * kMiB;
+  auto bytes = [](uint64_t mib) {
+    return mib > std::numeric_limits<uint64_t>::max() / kMiB ? std::numeric_limits<uint64_t>::max()
+                                                              : mib * kMiB;
+  };
+  settings.maxBytes[static_cast<int>(Level::L2)] = bytes(config.l2MaxSizeMb);
+  settings.maxBytes[static_cast<int>(Level::L3)] = bytes(config.l3MaxSizeMb);
   settings.ttlDays[static_cast<int>(Level::L3)] = config.l3TtlDays;
   return settings;
 }

@@ -115,8 +115,16 @@ std::vector<EntryFile> evict(std::vector<EntryFile> files, std::optional<uint64_
   std::sort(files.begin(), files.end(), [](const EntryFile& a, const EntryFile& b) {
     return a.lastUseNs != b.lastUseNs ? a.lastUseNs > b.lastUseNs : a.path < b.path;
   });
-  int64_t cutoff = !maxAgeDays ? INT64_MIN
-                               : nowNs() - static_cast<int64_t>(*maxAgeDays) * 86400 * 1000000000;
+  // Entries last used at or before the cutoff are too old. A number of days
+  // further back than 64-bit nanoseconds reach is no cutoff at all (it
+  // wrapped around to a cutoff in the future, which evicted everything).
+  constexpr int64_t kDayNs = int64_t{86400} * 1000000000;
+  int64_t cutoff = INT64_MIN;
+  if (maxAgeDays && *maxAgeDays <= static_cast<uint64_t>(INT64_MAX / kDayNs)) {
+    int64_t now = nowNs();
+    int64_t age = static_cast<int64_t>(*maxAgeDays) * kDayNs;
+    cutoff = now >= INT64_MIN + age ? now - age : INT64_MIN;
+  }
   std::vector<EntryFile> kept;
   uint64_t total = 0;
   bool full = false;  // strict LRU: once one entry does not fit, every older one goes
@@ -414,10 +422,10 @@ std::optional<uint64_t> parseSize(std::string_view text) {
 }
 
 std::string formatSize(uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double value = static_cast<double>(bytes);
   int unit = 0;
-  while (value >= 1024 && unit < 4) {
+  while (value >= 1024 && unit < 6) {
     value /= 1024;
     ++unit;
   }

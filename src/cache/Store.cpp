@@ -106,7 +106,8 @@ void Cache::Claim::release() {
 }
 
 std::optional<Entry> Cache::load(Level level, const Key& key,
-                                 const std::function<bool(const Entry&)>& usable) {
+                                 const std::function<bool(const Entry&)>& usable,
+                                 std::string* corrupt) {
   auto guard = lock();
   if (!enabled_) {
     return std::nullopt;
@@ -137,6 +138,10 @@ std::optional<Entry> Cache::load(Level level, const Key& key,
   Expected<Entry> entry = decodeEntry(*bytes, &key);
   if (!entry || entry->level != level) {
     // Never trusted, never fatal: dropped, counted, recompiled.
+    if (corrupt != nullptr) {
+      *corrupt = entry ? "an entry of level " + std::string(levelName(entry->level))
+                       : entry.error().message;
+    }
     ++counters.corrupt;
     ++counters.misses;
     counters.bytes -= static_cast<int64_t>(bytes->size());

@@ -39,6 +39,14 @@ std::string percent(uint64_t hits, uint64_t lookups) {
 
 std::string seconds(uint64_t ns) { return fmt::format("{:.3f} s", static_cast<double>(ns) / 1e9); }
 
+// A time rounded to what is printed of it (ms in the table, us in JSON): the
+// total is the sum of the rows as printed, so that the column adds up.
+constexpr uint64_t kTableUnitNs = 1000000;
+constexpr uint64_t kJsonUnitNs = 1000;
+uint64_t rounded(uint64_t ns, uint64_t unit) {
+  return (ns / unit + (ns % unit >= unit / 2 ? 1 : 0)) * unit;
+}
+
 int stats(const cache::Settings& settings, bool json) {
   // No directory yet is an empty cache; a file in its place is an error,
   // as for clear, prune and validate.
@@ -62,16 +70,23 @@ int stats(const cache::Settings& settings, bool json) {
                        onDisk ? cache::scanLevel(settings.dir, level) : cache::LevelUsage{},
                        settings.maxBytes[i], counters.levels[i]});
   }
+  // The total counts every lookup once: a hit at the level that served it
+  // (L1, L2 or L3), a miss when none did. An L1 miss is not one: the lookup
+  // goes on to disk, and L2 or L3 counts its hit or miss (adding L1's misses
+  // counted those lookups twice and diluted the rate). A compile that misses
+  // L3 and finds its checked IR in L2 makes two lookups, a miss and a hit.
   Row total{"total", "", true, {}, 0, {}};
+  uint64_t tableSavedNs = 0, jsonSavedNs = 0;
   for (const Row& r : rows) {
     total.usage.entries += r.usage.entries;
     total.usage.bytes += r.usage.bytes;
     total.c.hits += r.c.hits;
-    total.c.misses += r.c.misses;
+    total.c.misses += r.onDisk ? r.c.misses : 0;
     total.c.stores += r.c.stores;
     total.c.corrupt += r.c.corrupt;
     total.c.evicted += r.c.evicted;
-    total.c.savedNs += r.c.savedNs;
+    tableSavedNs += rounded(r.c.savedNs, kTableUnitNs);
+    jsonSavedNs += rounded(r.c.savedNs, kJsonUnitNs);
   }
   std::string config = cache::configPath();
   struct stat st {};
@@ -87,8 +102,10 @@ int stats(const cache::Settings& settings, bool json) {
           r.limit ? std::to_string(r.limit) : "null", r.c.hits, r.c.misses,
           lookups ? fmt::format("{:.4f}", static_cast<double>(r.c.hits) / static_cast<double>(lookups))
                   : "null",
-          r.c.stores, r.c.corrupt, r.c.evicted, static_cast<double>(r.c.savedNs) / 1e9);
+          r.c.stores, r.c.corrupt, r.c.evicted,
+          static_cast<double>(rounded(r.c.savedNs, kJsonUnitNs)) / 1e9);
     };
+    total.c.savedNs = jsonSavedNs;
     std::string out = fmt::format(
         "{{\"cache_dir\":{},\"enabled\":{},\"disabled_by\":{},\"config_file\":{},"
         "\"config_file_exists\":{},\"levels\":{{",
@@ -121,14 +138,17 @@ int stats(const cache::Settings& settings, bool json) {
     out += fmt::format("{:<6} {:<15} {:>8} {:>22} {:>8} {:>8} {:>9} {:>8} {:>11}\n", label,
                        r.description, r.onDisk ? std::to_string(r.usage.entries) : "-", size,
                        r.c.hits, r.c.misses, percent(r.c.hits, r.c.hits + r.c.misses),
-                       r.c.corrupt, seconds(r.c.savedNs));
+                       r.c.corrupt, seconds(rounded(r.c.savedNs, kTableUnitNs)));
   }
+  total.c.savedNs = tableSavedNs;
   out += fmt::format("{:<6} {:<15} {:>8} {:>22} {:>8} {:>8} {:>9} {:>8} {:>11}\n", "total", "",
                      total.usage.entries, cache::formatSize(total.usage.bytes), total.c.hits,
                      total.c.misses, percent(total.c.hits, total.c.hits + total.c.misses),
                      total.c.corrupt, seconds(total.c.savedNs));
   out += fmt::format("\n{} entries evicted so far; L1 lives in each process's memory (shared by "
-                     "the files of one compile).\n",
+                     "the files of one compile).\nThe total counts each lookup once: a hit at the "
+                     "level that served it, a miss when no level did (an L1 miss goes on to L2 "
+                     "or L3).\n",
                      total.c.evicted);
   writeStandardOutput(out);
   return kExitSuccess;
@@ -154,6 +174,19 @@ int failedRemovals(const cache::MaintenanceReport& report) {
 }
 
 int runCacheCommand(const CacheCommand& command) {
+  // A usage error (exit 2), worded as the command line's others, before
+  // anything is looked at.
+  std::optional<uint64_t> maxBytes;
+  if (command.action == "prune" && command.maxSizeGiven) {
+    maxBytes = cache::parseSize(command.maxSize);
+    if (!maxBytes) {
+      std::fprintf(stderr,
+                   "tritonc: error: --max-size: '%s' is not a size such as 500M, 2G or 4096\n"
+                   "Run 'tritonc cache prune --help' for usage.\n",
+                   command.maxSize.c_str());
+      return kExitUsageError;
+    }
+  }
   cache::Settings settings = cache::resolveSettings(command.cacheDir, false);
   if (!settings.configWarning.empty()) {
     // As a compile says it: the limits and directory shown or applied are
@@ -191,16 +224,6 @@ int runCacheCommand(const CacheCommand& command) {
     return failedRemovals(*report);
   }
   if (command.action == "prune") {
-    std::optional<uint64_t> maxBytes;
-    if (command.maxSizeGiven) {
-      maxBytes = cache::parseSize(command.maxSize);
-      if (!maxBytes) {
-        std::fprintf(stderr,
-                     "tritonc: error: --max-size: '%s' is not a size such as 500M, 2G or 4096\n",
-                     command.maxSize.c_str());
-        return kExitUsageError;
-      }
-    }
     Expected<cache::MaintenanceReport> report = cache::prune(settings, command.days, maxBytes);
     if (!report) return fail(report.error().message);
     uint64_t entries = 0, bytes = 0;

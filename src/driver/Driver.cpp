@@ -642,13 +642,35 @@ std::optional<cache::Entry> lookupEntry(
     Timings* timings, const std::function<bool(const cache::Entry&)>& usable = {}) {
   bool l3 = level == cache::Level::L3;
   std::optional<cache::Entry> entry;
+  std::string corrupt;
   {
     ScopedTimer timer(timings, l3 ? "cache lookup (L3)" : "cache lookup (L2)", source.name());
-    entry = cache.load(level, key, usable);
+    entry = cache.load(level, key, usable, &corrupt);
   }
-  logMessage(LogLevel::Verbose, fmt::format("cache: {} {} for {} ({})", l3 ? "L3" : "L2",
-                                            entry ? "hit" : "miss", source.name(), key.hex()));
+  if (logEnabled(LogLevel::Verbose)) {
+    // The level that served it, as `cache stats` counts it: an entry this
+    // process already read or stored is an L1 hit.
+    std::string_view name = l3 ? "L3" : "L2";
+    std::string what = entry && entry->fromMemory ? fmt::format("L1 hit ({} entry)", name)
+                       : entry                    ? fmt::format("{} hit", name)
+                       : corrupt.empty()          ? fmt::format("{} miss", name)
+                                                  : fmt::format("{} corrupt entry discarded", name);
+    logMessage(LogLevel::Verbose,
+               fmt::format("cache: {} for {} ({}){}", what, source.name(), key.hex(),
+                           corrupt.empty() ? "" : ": " + corrupt + "; compiling anew"));
+  }
   return entry;
+}
+
+// A hit whose payload does not decode (checksummed, so written wrong): a
+// miss, counted corrupt and removed, as a damaged file is.
+void discardCorrupt(cache::Cache& cache, cache::Level level, const cache::Entry& entry,
+                    const SourceBuffer& source, std::string_view why) {
+  cache.rejectHit(level, entry, /*corrupt=*/true);
+  logMessage(LogLevel::Verbose,
+             fmt::format("cache: {} corrupt entry discarded for {} ({}): {}; compiling anew",
+                         level == cache::Level::L3 ? "L3" : "L2", source.name(), entry.key.hex(),
+                         why));
 }
 
 // Counts what a hit saved: the entry's compute time less the time the hit took.
@@ -668,6 +690,7 @@ bool loadGeneratedCode(cache::Cache& cache, const cache::Key& key, const SourceB
   }
   Expected<cache::BlobViews> blobs = cache::unpackBlobs(entry->payload);
   if (!blobs) {
+    discardCorrupt(cache, cache::Level::L3, *entry, source, "its payload does not unpack");
     return false;
   }
   std::optional<std::string_view> diagnostics;
@@ -678,6 +701,7 @@ bool loadGeneratedCode(cache::Cache& cache, const cache::Key& key, const SourceB
     else if (name == "so") result.cachedSo = data;
   }
   if (!diagnostics || !replayDiagnostics(*diagnostics, source, diags, nullptr)) {
+    discardCorrupt(cache, cache::Level::L3, *entry, source, "its diagnostics do not decode");
     return false;
   }
   result.compiled = true;
@@ -722,7 +746,7 @@ std::optional<ir::Module> loadCheckedIR(cache::Cache& cache, const cache::Key& k
   // A payload that does not decode (checksummed, so written wrong) is
   // counted corrupt and removed, as a damaged file is.
   auto damaged = [&] {
-    cache.rejectHit(cache::Level::L2, *entry, /*corrupt=*/true);
+    discardCorrupt(cache, cache::Level::L2, *entry, source, "its checked IR does not decode");
     return std::nullopt;
   };
   CheckedIRBlob blob = checkedIRBlob(*entry);
@@ -769,8 +793,10 @@ Timings::Section cacheSection(const cache::Cache& cache) {
     if (c.hits + c.misses == 0) continue;
     text += fmt::format(" {} {} hit(s), {} miss(es){};", levelName(level), c.hits, c.misses,
                         c.corrupt ? fmt::format(", {} corrupt", c.corrupt) : "");
+    // Each lookup once, as `cache stats` totals them: an L1 miss goes on to
+    // disk, where L2 or L3 counts it.
     hits += c.hits;
-    lookups += c.hits + c.misses;
+    lookups += c.hits + (level == cache::Level::L1 ? 0 : c.misses);
   }
   double rate = lookups ? static_cast<double>(hits) / static_cast<double>(lookups) : 0.0;
   text = lookups == 0 ? "cache: no lookups" : text + fmt::format(" hit rate {:.1f}%", 100.0 * rate);

@@ -168,10 +168,10 @@ class Ctx:
             e.update(env)
         return e
 
-    def run(self, *args, rc=0, env=None, unset=(), cwd=None, preexec_fn=None):
+    def run(self, *args, rc=0, env=None, unset=(), cwd=None, preexec_fn=None, timeout=300):
         argv = [self.tritonc] + [str(a) for a in args]
         proc = subprocess.run(argv, capture_output=True, text=True, env=self.environ(env, unset),
-                              cwd=cwd or self.root, timeout=300, preexec_fn=preexec_fn)
+                              cwd=cwd or self.root, timeout=timeout, preexec_fn=preexec_fn)
         if rc is not None and proc.returncode != rc:
             raise AssertionError("%s: exit %d, expected %d\nstdout: %s\nstderr: %s"
                                  % (" ".join(argv[1:]), proc.returncode, rc, proc.stdout,
@@ -187,10 +187,11 @@ class Ctx:
     def out_for(self, src):
         return os.path.join(self.fresh_dir(), stem(src) + ".py")
 
-    def compile(self, src, *flags, out=None, rc=0, env=None, unset=(), cwd=None):
+    def compile(self, src, *flags, out=None, rc=0, env=None, unset=(), cwd=None, timeout=300):
         """Compiles `src` into `out` (a fresh directory when None); returns (proc, out)."""
         out = out or self.out_for(src)
-        proc = self.run("compile", src, "-o", out, *flags, rc=rc, env=env, unset=unset, cwd=cwd)
+        proc = self.run("compile", src, "-o", out, *flags, rc=rc, env=env, unset=unset, cwd=cwd,
+                        timeout=timeout)
         return proc, out
 
     def reference(self, src, *flags, env=None):
@@ -1263,7 +1264,10 @@ def test_prune_sizes_ttl_and_usage_errors(ctx):
     check_eq(after["l2"]["evicted"] + after["l3"]["evicted"] - before["l2"]["evicted"]
              - before["l3"]["evicted"], removed, "evicted counters after prune --max-size")
     for bad in ("3Q", "big", "-5", "12X"):
-        ctx.run("cache", "prune", "--max-size", bad, rc=2)
+        proc = ctx.run("cache", "prune", "--max-size", bad, rc=2)
+        # worded as every other usage error: the message, then where to read the usage
+        check_eq(proc.stderr.splitlines()[-1:], ["Run 'tritonc cache prune --help' for usage."],
+                 "last line of the --max-size %s error (%r)" % (bad, proc.stderr))
     ctx.run("cache", "prune", "--days", "x", rc=2)
     for size in ("500M", "2G", "4096", "1.5GiB"):
         ctx.run("cache", "prune", "--max-size", size)
@@ -1846,6 +1850,271 @@ def test_multi_file_compile(ctx):
             check_eq((d.of("l2", "hits"), d.of("l2", "misses")), (0, 0), "run 2: L2 lookups")
 
 
+def test_config_set_refuses_a_file_compiles_ignore(ctx):
+    """`config set` into a file that compiles ignore (an unknown key, invalid YAML, another
+    key's bad value) would change nothing that ever applies: it fails (exit 3), says why and
+    what to do, and leaves the file as it was. A set that makes the file usable is fine."""
+    soft = Soft()
+    for what, text in (("unknown key", "cache: {enabled: false, bogus: 1}\n"),
+                       ("unknown key, block style", "# mine\ncache:\n  bogus: 1\n"),
+                       ("invalid YAML", "cache: [unclosed\n"),
+                       ("another key's bad value", "cache:\n  enabled: maybe\n"),
+                       ("not a mapping", "- cache\n")):
+        def one(what=what, text=text):
+            write(ctx.config, text)
+            proc = ctx.run("config", "set", "cache.l3_code.ttl_days", "5", rc=3)
+            check("cannot set cache.l3_code.ttl_days" in proc.stderr and ctx.config in proc.stderr
+                  and "ignore" in proc.stderr and "edit" in proc.stderr,
+                  "%s: the error does not say why and what to do: %r" % (what, proc.stderr))
+            check_eq(read(ctx.config).decode(), text, "%s: the file after the refused set" % what)
+            # config get warns as a compile does, and prints the value in effect
+            for key, default in (("cache.l3_code.ttl_days", "30"), ("cache.enabled", "true")):
+                proc = ctx.run("config", "get", key)
+                check_eq(proc.stdout, default + "\n", "%s: config get %s" % (what, key))
+                check("[ConfigIgnored]" in proc.stderr,
+                      "%s: config get %s does not warn: %r" % (what, key, proc.stderr))
+        soft(what, one)
+
+    def fixing():
+        # the bad value is the one being set: the file becomes usable
+        write(ctx.config, "cache:\n  l3_code:\n    ttl_days: lots  # days\n")
+        ctx.run("config", "set", "cache.l3_code.ttl_days", "5")
+        check_eq(read(ctx.config).decode(), "cache:\n  l3_code:\n    ttl_days: 5  # days\n",
+                 "the file after a set that fixes it")
+        proc = ctx.run("config", "get", "cache.l3_code.ttl_days")
+        check_eq((proc.stdout, proc.stderr), ("5\n", ""), "config get after the fixing set")
+    soft("a set that fixes the file", fixing)
+    soft.done()
+
+
+def test_config_set_writes_through_a_symlink(ctx):
+    """A symlinked config file (dotfiles) stays a symlink: `config set` writes its target, as
+    `git config` does, atomically (temporary file + rename next to the target)."""
+    real = ctx.path("dotfiles", "tritonc")
+    os.makedirs(real)
+    target = os.path.join(real, "config.yaml")
+    write(target, "# shared settings\ncache:\n  enabled: true\n")
+    links = ctx.path("links")
+    os.makedirs(links)
+    link = os.path.join(links, "config.yaml")
+    os.symlink("../dotfiles/tritonc/config.yaml", link)  # relative to the link's directory
+    chain = ctx.path("chain.yaml")
+    os.symlink(link, chain)
+    for config, days in ((link, "7"), (chain, "8")):
+        ctx.run("config", "set", "cache.l3_code.ttl_days", days, env={"TRITONC_CONFIG": config})
+        check(os.path.islink(link) and os.readlink(link) == "../dotfiles/tritonc/config.yaml",
+              "config set through %s replaced the symlink %s" % (config, link))
+        check(os.path.islink(chain), "config set replaced the symlink %s" % chain)
+        check_eq(read(target).decode(), "# shared settings\ncache:\n  l3_code:\n"
+                 "    ttl_days: %s\n  enabled: true\n" % days, "the target after a set through %s"
+                 % config)
+        check_eq(ctx.run("config", "get", "cache.l3_code.ttl_days",
+                         env={"TRITONC_CONFIG": config}).stdout, days + "\n",
+                 "config get through %s" % config)
+    for d in (real, links, ctx.root):
+        check_eq([f for f in os.listdir(d) if ".tmp." in f], [], "temporary files in %s" % d)
+    # a dangling symlink: its target is created, the link stays
+    dangling = ctx.path("dangling.yaml")
+    os.symlink(os.path.join(real, "new.yaml"), dangling)
+    ctx.run("config", "set", "cache.enabled", "false", env={"TRITONC_CONFIG": dangling})
+    check(os.path.islink(dangling), "config set replaced a dangling symlink")
+    check_eq(read(os.path.join(real, "new.yaml")).decode(), "cache:\n  enabled: false\n",
+             "the file created through a dangling symlink")
+
+
+def test_cache_dir_expands_home_and_variables(ctx):
+    """cache.dir may be `~/x`, `$VAR/x` or `${VAR}/x` (expanded when read, as ccache does);
+    a relative one is relative to the configuration file's directory, not the current one."""
+    src = example("mnist_mlp")
+    work = ctx.path("work")  # the current directory of the compiles
+    os.makedirs(work)
+    base = ctx.path("base")
+    env = {"TRITONC_TEST_BASE": base}
+    unset = ("TRITONC_CACHE_DIR",)
+    soft = Soft()
+    for written, want in (("~/c1", os.path.join(ctx.home, "c1")),
+                          ("~", ctx.home),
+                          ("$TRITONC_TEST_BASE/c2", os.path.join(base, "c2")),
+                          ("${TRITONC_TEST_BASE}/c3/$TRITONC_TEST_BASE", base + "/c3/" + base),
+                          ("price$/c4", os.path.join(ctx.root, "price$", "c4")),
+                          ("rel/c5", os.path.join(ctx.root, "rel", "c5"))):
+        def one(written=written, want=want):
+            write(ctx.config, "cache:\n  dir: '%s'\n" % written)
+            proc = ctx.run("config", "get", "cache.dir", env=env, unset=unset, cwd=work)
+            check_eq((proc.stdout, proc.stderr), (want + "\n", ""), "config get of %r" % written)
+            proc, _ = ctx.compile(src, env=env, unset=unset, cwd=work)
+            check_eq(proc.stderr, "", "compile with cache.dir %r" % written)
+            check_eq(len(ctx.entries("l3", want)), 1, "L3 entries in %s (cache.dir %r)"
+                     % (want, written))
+            check_eq(sorted(os.listdir(work)), [], "what the compile created in the current "
+                     "directory with cache.dir %r" % written)
+        soft(written, one)
+
+    def set_keeps_spelling():
+        ctx.run("config", "set", "cache.dir", "~/c6", env=env, unset=unset)
+        check("dir: ~/c6" in read(ctx.config).decode(), "config set did not keep '~/c6': %r"
+              % read(ctx.config))
+        check_eq(ctx.run("config", "get", "cache.dir", unset=unset).stdout,
+                 os.path.join(ctx.home, "c6") + "\n", "config get after config set ~/c6")
+    soft("config set keeps the spelling", set_keeps_spelling)
+
+    def errors():
+        # what cannot be expanded: config set refuses it (exit 2), a compile ignores the file
+        for bad in ("$TRITONC_TEST_UNSET/x", "${TRITONC_TEST_UNSET}", "~nobody/x", "${1x}/y",
+                    "${TRITONC_TEST_BASE"):
+            text = read(ctx.config)
+            proc = ctx.run("config", "set", "cache.dir", bad, env=env, unset=unset, rc=2)
+            check("[ConfigValueInvalid]" in proc.stderr, "set %r: %r" % (bad, proc.stderr))
+            check_eq(read(ctx.config), text, "the file after a refused set of %r" % bad)
+            write(ctx.config, "cache:\n  dir: '%s'\n" % bad)
+            proc, _ = ctx.compile(src, env=env, unset=unset, cwd=work)
+            check_eq(proc.stderr.count("[ConfigIgnored]"), 1, "compile with cache.dir %r: %r"
+                     % (bad, proc.stderr))
+            check_eq(sorted(os.listdir(work)), [], "created in the current directory (%r)" % bad)
+            write(ctx.config, text)
+    soft("unexpandable values", errors)
+    soft.done()
+
+
+def test_huge_numbers_in_the_config_mean_no_limit(ctx):
+    """A limit too big for the arithmetic saturates: huge ttl_days never expires anything
+    (it wrapped around and evicted entries seconds old), a huge max_size_mb is a huge limit
+    (2^44 MiB wrapped to 0, "none"; bigger ones to small limits)."""
+    src = example("mnist_mlp")
+    ctx.compile(src)
+    entries = ctx.entries("l2") + ctx.entries("l3")
+    check_eq(len(entries), 2, "entries after one compile")
+    huge = "9" * 40
+    # 10^13 and 127533 days wrapped to a cutoff after now: everything was evicted
+    for days, shown in (("10000000000000", "10000000000000"), ("127533", "127533"),
+                        ("99999999999999", "99999999999999"), ("106752", "106752"),
+                        ("999999999999999999", "999999999999999999"),
+                        (huge, str(2 ** 64 - 1))):
+        ctx.run("config", "set", "cache.l3_code.ttl_days", days)
+        check_eq(ctx.run("config", "get", "cache.l3_code.ttl_days").stdout, shown + "\n",
+                 "config get of ttl_days %s" % days)
+        proc = ctx.run("cache", "prune")
+        check(proc.stdout.startswith("pruned 0 entries"), "prune with ttl_days %s: %r"
+              % (days, proc.stdout))
+        check_eq(ctx.entries("l2") + ctx.entries("l3"), entries, "entries after prune with "
+                 "ttl_days %s" % days)
+    proc = ctx.run("cache", "prune", "--days", "999999")
+    check(proc.stdout.startswith("pruned 0 entries"), "prune --days 999999: %r" % proc.stdout)
+    for mb in ("17592186044416", "17592186044417", huge):
+        ctx.run("config", "set", "cache.l3_code.max_size_mb", mb)
+        ctx.run("config", "set", "cache.l2_ir.max_size_mb", mb)
+        s = ctx.stats()
+        check_eq((s["levels"]["l2"]["limit_bytes"], s["levels"]["l3"]["limit_bytes"]),
+                 (2 ** 64 - 1, 2 ** 64 - 1), "limits with max_size_mb %s" % mb)
+        _, _, d = compile_counted(ctx, example("resnet18"))
+        check_eq((d.of("l2", "evicted"), d.of("l3", "evicted")), (0, 0),
+                 "evictions under max_size_mb %s" % mb)
+
+
+def test_config_that_is_not_a_regular_file(ctx):
+    """Only a regular file is read as the configuration: a FIFO (which made every command
+    wait for a writer forever), a directory or a device is ignored by compiles with a
+    warning, and is an error for `config get` and `config set`. /dev/null is empty."""
+    src = example("mnist_mlp")
+    ref = ctx.reference(src)
+    fifo = ctx.path("fifo.yaml")
+    os.mkfifo(fifo)
+    folder = ctx.path("folder.yaml")
+    os.makedirs(folder)
+    soft = Soft()
+    for what, path in (("a FIFO", fifo), ("a directory", folder)):
+        def one(what=what, path=path):
+            env = {"TRITONC_CONFIG": path}
+            proc, out = ctx.compile(src, env=env, rc=None, timeout=20)
+            check_eq(proc.returncode, 0, "%s: compile exit status (%r)" % (what, proc.stderr))
+            check_eq(proc.stderr.count("[ConfigIgnored]"), 1, "%s: compile warnings (%r)"
+                     % (what, proc.stderr))
+            same_outputs(outputs(out), ref, what)
+            ctx.run("cache", "stats", env=env, timeout=20)
+            for args in (("get", "cache.enabled"), ("get", "cache.l3_code.ttl_days"),
+                         ("set", "cache.enabled", "false")):
+                proc = ctx.run("config", *args, env=env, rc=3, timeout=20)
+                check(path in proc.stderr and "regular file" in proc.stderr,
+                      "%s: config %s: %r" % (what, " ".join(args), proc.stderr))
+            check(os.path.exists(path) and not os.path.isfile(path),
+                  "%s: replaced by a file" % what)
+        soft(what, one)
+
+    def dev_null():
+        env = {"TRITONC_CONFIG": "/dev/null"}
+        proc, out = ctx.compile(src, env=env)
+        check_eq(proc.stderr, "", "compile with /dev/null as the configuration")
+        proc = ctx.run("config", "get", "cache.l3_code.ttl_days", env=env)
+        check_eq((proc.stdout, proc.stderr), ("30\n", ""), "config get with /dev/null")
+        proc = ctx.run("config", "set", "cache.enabled", "false", env=env, rc=3)
+        check("/dev/null" in proc.stderr, "config set into /dev/null: %r" % proc.stderr)
+    soft("/dev/null", dev_null)
+    soft.done()
+
+
+def test_verbose_names_the_level_and_corrupt_entries(ctx):
+    """--verbose names the level that served a lookup as `cache stats` counts it (an entry
+    this process has already read is an L1 hit), and says when an entry was corrupt."""
+    work = ctx.path("src")
+    text = open(example("mnist_mlp")).read()
+    a, b = os.path.join(work, "a.tri"), os.path.join(work, "b.tri")
+    write(a, text)
+    write(b, text)  # the same source: the same L3 key
+    out = ctx.fresh_dir()
+    delta = Delta(ctx)
+    proc = ctx.run("compile", a, b, "-o", out, "-j", "1", "--verbose")
+    delta.done()
+    lines = [l for l in proc.stderr.splitlines() if "cache: L" in l]
+    check(any("L3 miss for %s" % a in l for l in lines), "no L3 miss for a.tri: %r" % lines)
+    # b.tri's checked IR is the one a.tri stored moments before: found in memory (its L3
+    # entry is stored after both files are compiled)
+    l1 = [l for l in lines if "b.tri" in l and " hit " in l]
+    check_eq(len(l1), 1, "hits logged for b.tri (%r)" % lines)
+    check("L1 hit (L2 entry)" in l1[0], "b.tri, found in memory, is logged as %r" % l1[0])
+    check_eq((delta.of("l1", "hits"), delta.of("l2", "hits"), delta.of("l3", "hits")), (1, 0, 0),
+             "(L1, L2, L3) hits counted")
+    # a corrupt L3 entry: said, with what was wrong
+    entry = ctx.entries("l3")[0]
+    flip(entry, -1)
+    proc, _ = ctx.compile(a, "--verbose")
+    check("L3 corrupt entry discarded" in proc.stderr and "checksum mismatch" in proc.stderr,
+          "a corrupt entry is not reported as one: %r" % proc.stderr)
+    proc, _ = ctx.compile(a, "--verbose")
+    check("L3 hit for" in proc.stderr, "the rewritten entry is not a hit: %r" % proc.stderr)
+
+
+def test_stats_total_counts_each_lookup_once(ctx):
+    """The total hit rate counts each lookup once (an L1 miss goes on to L2/L3, which count
+    it), and the total time saved is the sum of the rows as printed."""
+    os.makedirs(ctx.cache)
+    # The counters of the audit: 640 L3 lookups (533 hits) in processes whose 640 L1
+    # lookups all missed; 0.4 ms saved by each of L2 and L3.
+    write(os.path.join(ctx.cache, "stats"),
+          "tritonc-cache-stats 1\nl1.hits 0\nl1.misses 640\nl2.hits 3\nl2.misses 104\n"
+          "l2.saved_ns 400000\nl3.hits 533\nl3.misses 107\nl3.saved_ns 400000\n")
+    s = ctx.stats()
+    check_eq((s["levels"]["l3"]["hits"], s["levels"]["l1"]["misses"]), (533, 640),
+             "the planted counters")
+    total = s["total"]
+    check_eq((total["hits"], total["misses"]), (536, 211), "total (hits, misses)")
+    check_eq(total["hit_rate"], round(536 / 747, 4), "total hit rate")
+    check_eq(total["time_saved_s"], 0.0008, "total time saved (JSON)")
+    rows = {line.split()[0]: line for line in ctx.run("cache", "stats").stdout.splitlines()
+            if line.split() and line.split()[0] in ("L1", "L2", "L3", "total")}
+    check(rows["total"].endswith("71.8%        0     0.000 s"),
+          "total row: %r (the rows' time saved is 0.000 s each)" % rows["total"])
+    # one L1 hit: a lookup served from memory
+    write(os.path.join(ctx.cache, "stats"),
+          "tritonc-cache-stats 1\nl1.hits 1\nl1.misses 1\nl3.hits 0\nl3.misses 1\n"
+          "l1.saved_ns 1400000\nl3.saved_ns 1400000\n")
+    total = ctx.stats()["total"]
+    check_eq((total["hits"], total["misses"], total["hit_rate"]), (1, 1, 0.5),
+             "total with an L1 hit")
+    text = ctx.run("cache", "stats").stdout
+    check(re.search(r"^total .* 0\.002 s$", text, re.M) is not None,
+          "total time saved is not 0.001 s + 0.001 s as printed: %r" % text)
+
+
 TESTS = [
     test_second_compile_is_l3_hit,
     test_source_change_misses,
@@ -1878,6 +2147,13 @@ TESTS = [
     test_outputs_on_hit,
     test_multi_file_compile,
     test_damaged_stats_file,
+    test_config_set_refuses_a_file_compiles_ignore,
+    test_config_set_writes_through_a_symlink,
+    test_cache_dir_expands_home_and_variables,
+    test_huge_numbers_in_the_config_mean_no_limit,
+    test_config_that_is_not_a_regular_file,
+    test_verbose_names_the_level_and_corrupt_entries,
+    test_stats_total_counts_each_lookup_once,
 ]
 
 

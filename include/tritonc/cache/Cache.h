@@ -160,19 +160,25 @@ const std::vector<ConfigKey>& configKeys();
 /// `$TRITONC_CONFIG`, else `~/.config/tritonc/config.yaml`; empty when no home
 /// directory is known.
 std::string configPath();
-/// Reads the configuration file; a missing file gives the defaults. A file
-/// that is not valid YAML, or holds a key with a value of the wrong type, is
-/// an Error (callers warn and use the defaults).
+/// Reads the configuration file; a missing file (or /dev/null) gives the
+/// defaults. A file that is not valid YAML, holds an unknown key or a value
+/// of the wrong type, or is not a regular file (a FIFO, a directory: never
+/// opened) is an Error (callers warn and use the defaults). `dir` comes with
+/// `~`, `$VAR` and `${VAR}` expanded, relative to the file's directory.
 Expected<Config> loadConfig(const std::string& path);
 /// The value of `key` as `config get` prints it: the one in effect, with
 /// TRITONC_CACHE_DIR and TRITONC_NO_CACHE applied (the default when unset).
 /// A configuration file that cannot be used (as compile ignores it, with a
-/// warning) gives the default value and sets `ignored` to why.
+/// warning) gives the default value and sets `ignored` to why; something
+/// other than a regular file at `path` is an Error.
 Expected<std::string> configGet(const std::string& path, std::string_view key,
                                 std::string* ignored);
 /// Checks a value for a key; returns its normalized spelling ("yes" -> "true").
 Expected<std::string> checkConfigValue(std::string_view key, std::string_view value);
-/// Sets `key` in the file (created if needed, other keys kept), atomically.
+/// Sets `key` in the file (created if needed, other keys kept), atomically;
+/// through a symlink, in the file it names. Fails, leaving the file as it
+/// was, when compiles would ignore the file after the edit (the new value
+/// would never apply), and when `path` is not a regular file.
 Expected<bool> configSet(const std::string& path, std::string_view key, std::string_view value);
 /// Suggests a known key for a misspelled one (empty when none is close).
 std::string closestConfigKey(std::string_view key);
@@ -263,9 +269,12 @@ class Cache {
   /// Looks `key` up in L1 (when enabled), then on disk at `level` (L2 or L3).
   /// Counts a hit or a miss; a corrupt entry is removed, counted and missed.
   /// An intact entry that `usable` (when given) rejects is a miss as well
-  /// (kept: another compile may use it).
+  /// (kept: another compile may use it). `corrupt` (when given) is set to
+  /// what was wrong with a corrupt entry ("checksum mismatch"), and left
+  /// empty otherwise.
   std::optional<Entry> load(Level level, const Key& key,
-                            const std::function<bool(const Entry&)>& usable = {});
+                            const std::function<bool(const Entry&)>& usable = {},
+                            std::string* corrupt = nullptr);
   /// A loaded entry the caller could not use after all: its hit becomes a
   /// miss; `corrupt` (its payload does not decode) also counts it as corrupt
   /// and removes it, as `load` does with a damaged file.
