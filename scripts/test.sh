@@ -98,7 +98,7 @@ suite "parallel compiles (-j)" parallel.log '^FAIL' \
 suite "incremental compiles" incremental.log '^FAIL' \
   /usr/bin/python3 tests/e2e/test_incremental.py --tritonc "$tritonc"
 suite "runtime (tritonrt)" runtime.log '^(FAIL|ERROR)' \
-  env PYTHONPATH=runtime /usr/bin/python3 tests/runtime/test_tritonrt.py
+  env PYTHONPATH=runtime /usr/bin/python3 tests/runtime/test_tritonrt.py --tritonc "$tritonc"
 torch_version=$(/usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)
 suite "generated modules (torch $torch_version)" e2e.log '^FAIL' \
   /usr/bin/python3 tests/e2e/test_generated.py --tritonc "$tritonc"
