@@ -2777,6 +2777,16 @@ bool Checker::elementsFit(const ExprInfo& value, DType dtype) {
 
 bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId where) {
   TypeStore& ts = module_.types;
+  // A known integer is checked against the type it goes to even when its
+  // own type is that one (`let x: int = 2147483647 + 1`), as against a
+  // narrower one (`let y: int16 = 32767 + 1`).
+  if (value.type == target && value.intValue && ts.isScalar(target) &&
+      isIntegral(ts.node(target).dtype) && ts.node(target).dtype != DType::Bool &&
+      !fitsInteger(ts.node(target).dtype, *value.intValue)) {
+    report(Diag::LiteralDoesNotFit, where, fmt::format("the value {}", *value.intValue),
+           dtypeName(ts.node(target).dtype));
+    return false;
+  }
   if (ts.isLenient(value.type) || ts.isLenient(target) || value.type == target) {
     // An integer scalar computed past its type's range stays a Python int
     // when it runs (docs/language.md), so it is not an error here.
