@@ -2057,8 +2057,10 @@ ExprInfo Checker::matmul(const ExprInfo& a, const ExprInfo& b, NodeId node, std:
     bool error = ts.kind(a.type) == TypeKind::Error || ts.kind(b.type) == TypeKind::Error;
     return make(error ? ts.error() : ts.unknown(), node);
   }
+  // A bool side is promoted to the other's dtype (converted: torch.matmul
+  // has no bools); two bools have no product.
   if (!ts.isTensor(a.type) || !ts.isTensor(b.type) ||
-      ts.node(a.type).dtype == DType::Bool || ts.node(b.type).dtype == DType::Bool) {
+      (ts.node(a.type).dtype == DType::Bool && ts.node(b.type).dtype == DType::Bool)) {
     report(Diag::InvalidOperands, node, op, fmt(a.type), fmt(b.type));
     return make(ts.error(), node);
   }

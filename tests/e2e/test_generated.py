@@ -3493,6 +3493,25 @@ layer C(g: int = 2, x: Tensor<float32, [?, ?, 8, 8]>) -> Tensor<float32, [?, 4, 
     check_close(module.cv(x, w), torch.nn.functional.conv2d(x, w), "conv2d -O0")
 
 
+def test_a_bool_mask_times_a_float_matrix_promotes(ctx):
+    """`@` promotes as LANGUAGE.md section 3 says, a bool side included (it was
+    InvalidOperands, though linear(m, w) and m * w were accepted)."""
+    src = """
+fn f(m: Tensor<bool, [?, 4]>, w: Tensor<float32, [4, 3]>) -> Tensor<float32, [?, 3]> {
+    return m @ w
+}
+fn g(w: Tensor<float32, [3, 4]>, m: Tensor<bool, [4]>) -> Tensor<float32, [3]> {
+    return w @ m
+}
+"""
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        m, w = torch.rand(2, 4) > 0.5, torch.randn(4, 3)
+        check_close(module.f(m, w), m.float() @ w, "bool @ float " + level)
+        w2, v = torch.randn(3, 4), torch.rand(4) > 0.5
+        check_close(module.g(w2, v), w2 @ v.float(), "float @ bool " + level)
+
+
 def all_tests():
     tests = []
     for name in EXAMPLES:
@@ -3519,6 +3538,7 @@ def all_tests():
               test_ternary_constants_follow_a_converted_model,
               test_standard_ternary_layers_take_a_quantizer_method,
               test_conv_and_layer_norm_sizes_are_checked_at_O0,
+              test_a_bool_mask_times_a_float_matrix_promotes,
               test_broadcast_of_two_size_variables_is_checked_against_the_declared_type,
               test_dead_tensors_are_released_in_loops_and_branches,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
