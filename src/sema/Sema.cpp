@@ -1096,11 +1096,12 @@ bool Checker::checkStatement(NodeId statement) {
         if (tree_.childB(info.node).isValid()) {
           builder.note(Note::ReturnTypeDeclared, source(), rangeOf(tree_.childB(info.node)));
         }
-        // A float tensor where a ternary one is declared: as for a `let`.
+        // A numeric tensor where a ternary one is declared: as for a `let`
+        // (`a + b` of two ternary values is an int8 one).
         const TypeStore::Node& got = module_.types.node(result.type);
         const TypeStore::Node& want = module_.types.node(info.returnType);
         if (got.kind == TypeKind::Tensor && want.kind == TypeKind::Tensor && want.ternary &&
-            !got.ternary && isFloating(got.dtype)) {
+            !got.ternary && got.dtype != DType::Bool && got.dtype != DType::Str) {
           std::string_view text = tokens().source().text().substr(
               rangeOf(value).begin, rangeOf(value).end - rangeOf(value).begin);
           builder.note(Note::SuggestQuantize, source(), rangeOf(value),
