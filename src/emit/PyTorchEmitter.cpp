@@ -34,6 +34,8 @@
 #include "tritonc/emit/Emit.h"
 #include "tritonc/sema/CheckedModule.h"
 
+#include "LineWrap.h"
+
 namespace tritonc {
 
 namespace {
@@ -176,40 +178,6 @@ std::string pyStringLines(std::string_view text) {
     out += pyString(piece);
   }
   return out + ")";
-}
-
-// The index of the quote closing the Python string literal that opens at
-// `text[at]` (escapes skipped); text.size() when it is not closed.
-size_t stringEnd(std::string_view text, size_t at) {
-  char quote = text[at];
-  size_t i = at + 1;
-  for (; i < text.size() && text[i] != quote; ++i) {
-    if (text[i] == '\\') ++i;
-  }
-  return i;
-}
-bool isQuote(char c) { return c == '"' || c == '\''; }
-
-// Walks Python text `text[0, end)` outside its string literals: calls
-// visit(i, depth) for every other character, `depth` the brackets ((, [, {)
-// enclosing it; a bracket is at the depth of its pair (an opener before it
-// opens, a closer once it has closed). Stops where visit returns false;
-// returns the depth at the end.
-template <typename Visit>
-int walkBrackets(std::string_view text, size_t end, Visit visit) {
-  int depth = 0;
-  for (size_t i = 0; i < end; ++i) {
-    char c = text[i];
-    if (isQuote(c)) {
-      i = stringEnd(text, i);
-      continue;
-    }
-    bool closer = c == ')' || c == ']' || c == '}';
-    if (closer) --depth;
-    if (!visit(i, depth)) break;
-    if (c == '(' || c == '[' || c == '{') ++depth;
-  }
-  return depth;
 }
 
 // `text` without parentheses around the whole of it, where they are
@@ -473,9 +441,8 @@ class Emitter {
                  fnsTakingDevice_[static_cast<size_t>(fn_ - m_.functions.data())];
     return takes ? "_device" : "";
   }
-  /// `bracketed`: the text is inside brackets (an argument of a wrapped
-  /// call), so it may also break between operands.
-  void line(int depth, const std::string& text, bool bracketed = false);
+  /// Writes one statement at `depth`, wrapped within 100 columns.
+  void line(int depth, const std::string& text);
   /// The columns left on a line at `depth` after `used` characters.
   static size_t room(int depth, size_t used) {
     size_t taken = static_cast<size_t>(depth) * 4 + used;
@@ -674,101 +641,12 @@ void Emitter::assignAll(int depth, const std::vector<std::string>& targets,
   line(depth, fmt::format("{} = ({})", lhs, rhs));
 }
 
-// Writes one statement, wrapping a call (or signature) longer than 100
-// columns the way black does: one argument per line, trailing comma.
-void Emitter::line(int depth, const std::string& text, bool bracketed) {
-  constexpr size_t kMaxColumns = 100;
+// Writes one statement, wrapped within 100 columns as black would
+// (LineWrap.h). Its continuation lines are inside brackets, where Python
+// counts no indentation, so only the statement's own depth is noted.
+void Emitter::line(int depth, const std::string& text) {
   noteDepth(nesting(depth));
-  size_t indent = static_cast<size_t>(depth) * 4;
-  if (indent + text.size() > kMaxColumns && bracketed) {
-    // Inside brackets a line may break anywhere between tokens: before each
-    // top-level `+` or `-`, as black breaks a long sum, and between adjacent
-    // string literals (pyStringLines).
-    std::vector<size_t> breaks;
-    walkBrackets(text, text.size() - 2, [&](size_t i, int level) {
-      if (text[i] == ' ' && level == 0 && i > 0 &&
-          (((text[i + 1] == '+' || text[i + 1] == '-') && text[i + 2] == ' ') ||
-           (isQuote(text[i - 1]) && isQuote(text[i + 1])))) {
-        breaks.push_back(i);
-      }
-      return true;
-    });
-    if (!breaks.empty()) {
-      size_t start = 0;
-      breaks.push_back(text.size());
-      for (size_t at : breaks) {
-        line(depth, text.substr(start, at - start), true);
-        start = at + 1;  // past the space: the next part starts at its operator
-      }
-      return;
-    }
-  }
-  if (indent + text.size() > kMaxColumns) {
-    // The call whose closing parenthesis ends the line (before a ':', or a ','
-    // when the line is itself an argument of a wrapped call).
-    size_t end = text.size();
-    if (end > 0 && (text[end - 1] == ':' || text[end - 1] == ',')) --end;
-    if (end > 0 && text[end - 1] == ')') {
-      // Find its opening parenthesis and the top-level commas, outside strings.
-      std::vector<size_t> commas;
-      size_t group = std::string::npos;  // the top-level bracket open last
-      int unclosed = walkBrackets(text, end - 1, [&](size_t i, int level) {
-        char c = text[i];
-        if ((c == '(' || c == '[' || c == '{') && level == 0) {
-          // The commas of an earlier group (`f(a, b) + g(`) are not this one's.
-          commas.clear();
-          group = i;
-        } else if (c == ',' && level == 1) {
-          commas.push_back(i);
-        }
-        return true;
-      });
-      size_t open = unclosed == 1 && text[group] == '(' ? group : std::string::npos;
-      // `(a / b).masked_fill(` itself too long: the leading parenthesized
-      // expression is opened first, black-style, and the call follows its `)`.
-      if (open != std::string::npos && indent + open + 1 > kMaxColumns && text[0] == '(') {
-        size_t close = 0;
-        walkBrackets(text, open, [&](size_t i, int level) {
-          if ((text[i] == ')' || text[i] == ']' || text[i] == '}') && level == 0) close = i;
-          return close == 0;
-        });
-        if (close > 1) {
-          out_.append(indent, ' ');
-          out_ += "(\n";
-          line(depth + 1, text.substr(1, close - 1), true);
-          line(depth, text.substr(close), bracketed);
-          return;
-        }
-      }
-      if (open != std::string::npos && open + 1 < end - 1) {
-        out_.append(indent, ' ');
-        out_ += text.substr(0, open + 1);
-        out_ += '\n';
-        // A parenthesized expression (`if (`, `return (`), not a call or a
-        // tuple, gets no trailing comma: `(a,)` would be a tuple.
-        char before = open == 0 ? ' ' : text[open - 1];
-        bool call = std::isalnum(static_cast<unsigned char>(before)) != 0 || before == '_' ||
-                    before == ')' || before == ']';
-        std::string_view comma = call || !commas.empty() ? "," : "";
-        size_t start = open + 1;
-        commas.push_back(end - 1);
-        for (size_t at : commas) {
-          std::string arg = text.substr(start, at - start);
-          size_t first = arg.find_first_not_of(' ');
-          arg = first == std::string::npos ? "" : arg.substr(first);
-          if (!arg.empty()) line(depth + 1, arg + std::string(comma), true);
-          start = at + 1;
-        }
-        out_.append(indent, ' ');
-        out_ += text.substr(end - 1);
-        out_ += '\n';
-        return;
-      }
-    }
-  }
-  out_.append(indent, ' ');
-  out_ += text;
-  out_ += '\n';
+  writeWrapped(out_, depth, text);
 }
 
 std::string Emitter::dim(DimId d) const {
@@ -1276,7 +1154,9 @@ bool Emitter::alwaysReturns(BlockId block) const {
 
 void Emitter::flushInstances(int depth) {
   if (pendingInstances_.empty()) return;
-  line(depth, fmt::format("if {}:", unparenthesized(pendingCondition_, room(depth, 4))));
+  // (`a and b` in parentheses where the line is too long: they break there.)
+  line(depth, fmt::format("if {}:", unparenthesized(parenthesized(pendingCondition_),
+                                                    room(depth, 4))));
   for (const auto& [member, ctor] : pendingInstances_) {
     line(depth + 1, fmt::format("self.{} = {}", member, ctor));
   }
@@ -1298,7 +1178,7 @@ void Emitter::emitLayer(size_t index) {
   const Function& f = m_.functions[index];
   if (f.sameAs >= 0) {  // -Os: the code of an earlier layer (merge-functions)
     std::string base = fnName(static_cast<size_t>(f.sameAs));
-    out_ += fmt::format("class {}({}):\n", fnName(index), base);
+    line(0, fmt::format("class {}({}):", fnName(index), base));
     line(1, fmt::format("\"\"\"The code of {}, under a name of its own.\"\"\"", base));
     return;
   }
@@ -1357,7 +1237,7 @@ void Emitter::emitLayer(size_t index) {
   }
 
   // The class.
-  out_ += fmt::format("class {}(nn.Module):\n", className);
+  line(0, fmt::format("class {}(nn.Module):", className));
   // The ternary weights, and those whose packed runs are not the rows of the
   // tensor as stored: by columns (the right operand of `@`: reduced over the
   // second-to-last dimension) or along the last dimension (a batched weight
@@ -1641,10 +1521,9 @@ void Emitter::releaseDeadTensors(BlockId block, int depth, const std::vector<siz
   for (const auto& [offset, i] : at) {
     out_.append(tail, copied - at.front().first, offset - copied);
     copied = offset;
-    out_.append(static_cast<size_t>(depth) * 4, ' ');
-    out_ += "del ";
-    for (size_t j = 0; j < dels[i].size(); ++j) out_ += (j ? ", " : "") + dels[i][j];
-    out_ += '\n';
+    std::string del = "del ";
+    for (size_t j = 0; j < dels[i].size(); ++j) del += (j ? ", " : "") + dels[i][j];
+    writeWrapped(out_, depth, del);  // `del (` one name a line `)` when long
   }
   out_.append(tail, copied - at.front().first, std::string::npos);
 }
@@ -1685,7 +1564,7 @@ void Emitter::closeElse(size_t elseAt, int depth) {
     at = end;
   }
   // One `if` statement: every later line at the block's indentation is its
-  // `elif`/`else:`, or closes its wrapped condition (`):`).
+  // `elif`/`else:`, or closes a bracket of its wrapped condition (`):`, `]`).
   bool oneIf = !lines.empty() && lines[0].starts_with(inner + "if ");
   for (size_t i = 1; oneIf && i < lines.size(); ++i) {
     std::string_view rest = lines[i];
@@ -1693,7 +1572,8 @@ void Emitter::closeElse(size_t elseAt, int depth) {
       oneIf = false;
     } else if (rest.size() > inner.size() && rest[inner.size()] != ' ') {
       rest.remove_prefix(inner.size());
-      oneIf = rest.starts_with("elif ") || rest.starts_with("else:") || rest.starts_with(")");
+      oneIf = rest.starts_with("elif ") || rest.starts_with("else:") || rest.starts_with(")") ||
+              rest.starts_with("]") || rest.starts_with("}");
     }
   }
   int shift = oneIf ? 0 : 1;  // an `else:` keeps its block one level deeper
@@ -1853,15 +1733,21 @@ void Emitter::emitOp(OpId id, int depth) {
       const std::string wanted = m_.ints(id).empty()
                                      ? e(operands[1])
                                      : fmt::format("{}.shape[{}]", e(operands[1]), m_.ints(id)[0]);
-      line(depth, fmt::format("if {} != {}:", measured, wanted));
+      std::string comparison = fmt::format("({} != {})", measured, wanted);
+      line(depth, fmt::format("if {}:", unparenthesized(comparison, room(depth, 4))));
       // raise ValueError("<text>" + str(actual) + "<text>" + str(expected)
-      // ...), the message cut into literals that fit the line.
+      // ...), the message cut into literals that fit the line (and a literal
+      // whose escapes make it longer cut again: writeWrapped). These lines
+      // are inside the call's parentheses.
       const std::string& message = m_.strings[o.strAttr];
       int room = 100 - (depth + 2) * 4 - 4;
       size_t width = room < 20 ? 20 : static_cast<size_t>(room);
+      auto argument = [&](const std::string& text) {
+        writeWrapped(out_, depth + 2, text, /*bracketed=*/true);
+      };
       auto pieces = [&](const std::string& text, const char* lead) {
         for (std::string_view piece : literalPieces(text, width, /*atSpaces=*/false)) {
-          line(depth + 2, (piece.data() == text.data() ? lead : "") + pyString(piece));
+          argument((piece.data() == text.data() ? lead : "") + pyString(piece));
         }
       };
       line(depth + 1, "raise ValueError(");
@@ -1897,8 +1783,8 @@ void Emitter::emitOp(OpId id, int depth) {
           continue;
         }
         flushText(first);
-        if (first) line(depth + 2, "\"\"");
-        line(depth + 2, "+ " + (at == a ? actual : expected));
+        if (first) argument("\"\"");
+        argument("+ " + (at == a ? actual : expected));
         first = false;
         i = at + (at == a ? 8 : 10);
       }

@@ -2790,6 +2790,109 @@ main {
             raise AssertionError("%s: main printed %r" % (level, printed.getvalue()))
 
 
+LONG_LINES = r"""
+let IMAGENET_CHANNEL_STATISTICS = tensor([[0.485, 0.456, 0.406], [0.229, 0.224, 0.225]])
+let GREETING_PRINTED_BY_THE_MAIN_FUNCTION = "tabs\tand \"quotes\" and backslashes \\ in a message that main prints, long enough for two literals"
+
+layer Normalize(pixel_values_batch: Tensor<float32, [?, 3, ?, ?]>) -> Tensor<float32, [?, 3, ?, ?]> {
+    assert(pixel_values_batch.shape[1] == 3, "expected an RGB image batch: three channels in dimension 1, not another count of channels, please")
+    return pixel_values_batch - reshape(IMAGENET_CHANNEL_STATISTICS[0], [1, 3, 1, 1])
+}
+
+fn accumulate_nested(first_input_of_the_function: Tensor<float32, [?, ?]>,
+                     second_input_of_the_function: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, ?]> {
+    let accumulated_total_of_products = first_input_of_the_function
+    for outer_iteration_index in range(2) {
+        for inner_iteration_index in range(2) {
+            if outer_iteration_index == inner_iteration_index {
+                let both_inputs_one_after_the_other = concat([first_input_of_the_function, second_input_of_the_function, accumulated_total_of_products], dim=0)
+                accumulated_total_of_products = accumulated_total_of_products + both_inputs_one_after_the_other[0:first_input_of_the_function.shape[0]] * second_input_of_the_function
+            }
+        }
+    }
+    return accumulated_total_of_products
+}
+
+fn deeply_nested(left_operand_with_a_long_name: Tensor<float32, [?, ?]>,
+                 right_operand_with_a_long_name: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, ?]> {
+    let running_total_across_all_the_levels = left_operand_with_a_long_name
+    for level_1 in range(1) { for level_2 in range(1) { for level_3 in range(1) {
+        for level_4 in range(1) { for level_5 in range(1) { for level_6 in range(1) {
+            for level_7 in range(1) { for level_8 in range(1) {
+                running_total_across_all_the_levels = running_total_across_all_the_levels + concat([left_operand_with_a_long_name, right_operand_with_a_long_name], dim=0)[0:left_operand_with_a_long_name.shape[0]] * right_operand_with_a_long_name
+                assert(running_total_across_all_the_levels.shape[0] == right_operand_with_a_long_name.shape[0], "the running total keeps the number of rows of the right operand")
+            } }
+        } } }
+    } } }
+    return running_total_across_all_the_levels
+}
+
+fn combine_three(the_first_factor_of_the_product_to_compute: Tensor<float32, [?]>,
+                 the_second_factor_of_the_product_to_compute: Tensor<float32, [?]>,
+                 the_third_factor_of_the_product_to_compute: Tensor<float32, [?]>) -> Tensor<float32, [?]> {
+    let first_intermediate_value_of_the_whole_computation = the_first_factor_of_the_product_to_compute * 2.0
+    let second_intermediate_value_of_the_whole_computation = the_second_factor_of_the_product_to_compute * 3.0
+    let third_intermediate_value_of_the_whole_computation = the_third_factor_of_the_product_to_compute * 4.0
+    let sum_of_the_three_intermediate_values = first_intermediate_value_of_the_whole_computation + second_intermediate_value_of_the_whole_computation + third_intermediate_value_of_the_whole_computation
+    return sum_of_the_three_intermediate_values * the_first_factor_of_the_product_to_compute * the_second_factor_of_the_product_to_compute
+}
+
+main {
+    print(GREETING_PRINTED_BY_THE_MAIN_FUNCTION)
+    let a_vector_of_three_values_given_to_the_combine_three_function = ones([3]) * 2.0
+    print(combine_three(the_first_factor_of_the_product_to_compute=a_vector_of_three_values_given_to_the_combine_three_function, the_second_factor_of_the_product_to_compute=a_vector_of_three_values_given_to_the_combine_three_function, the_third_factor_of_the_product_to_compute=ones([3]))[0])
+}
+"""
+
+
+def test_long_lines_wrap_within_100_columns_at_every_level(ctx):
+    """Lines black would wrap (a list literal of long names, an assert whose long message was
+    cut into adjacent literals, a tensor constant moved to the input's device and indexed,
+    `.to(...)[0]`, keyword arguments with long values, long products, a long `del`, run-time
+    shape checks 9 levels deep at -O0) are wrapped inside brackets within 100 columns at every
+    level; they were left whole (up to 118 columns). The module imports and computes what the
+    source says: the messages are the same strings, the values those computed by hand."""
+    greeting = ('tabs\tand "quotes" and backslashes \\ in a message that main prints, long '
+                'enough for two literals')
+    message = ("expected an RGB image batch: three channels in dimension 1, not another count "
+               "of channels, please")
+    stats = torch.tensor([[0.485, 0.456, 0.406], [0.229, 0.224, 0.225]])
+    g = torch.Generator().manual_seed(23)
+    images = torch.rand(2, 3, 4, 5, generator=g)
+    a, b = torch.randn(3, 4, generator=g), torch.randn(3, 4, generator=g)
+    u, v, w = torch.randn(5, generator=g), torch.randn(5, generator=g), torch.randn(5, generator=g)
+    for level in LEVELS:
+        path = ctx.compile_text(LONG_LINES, level)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        long_lines = ["%d (%d)" % (n, len(line))
+                      for n, line in enumerate(text.splitlines(), 1) if len(line) > 100]
+        if long_lines:
+            raise AssertionError("%s: lines over 100 columns: %s" % (level, long_lines))
+        module = load(path)
+        check_close(module.Normalize()(images), images - stats[0].reshape(1, 3, 1, 1), level)
+        try:
+            module.Normalize()(torch.rand(2, 4, 4, 5, generator=g))
+        except AssertionError as error:  # the assert (-O1 and up)
+            if level == "-O0" or str(error) != message:
+                raise AssertionError("%s: the assert says %r" % (level, str(error)))
+        except ValueError:  # -O0's check of the declared shape, before the assert
+            if level != "-O0":
+                raise
+        else:
+            raise AssertionError("%s: a 4-channel batch passed" % level)
+        # both[0:n] is the first input: the total grows by a * b on each of the 2 diagonal steps.
+        check_close(module.accumulate_nested(a, b), a + a * b + a * b, level)
+        check_close(module.deeply_nested(a, b), a + a * b, level)  # (the rows of a, times b)
+        check_close(module.combine_three(u, v, w), (2 * u + 3 * v + 4 * w) * u * v, level)
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            module.main()
+        # (2*2 + 3*2 + 4*1) * 2 * 2 = 56 for the first element
+        if printed.getvalue() != greeting + "\n" + str(torch.tensor(56.0)) + "\n":
+            raise AssertionError("%s: main printed %r" % (level, printed.getvalue()))
+
+
 def test_a_sub_modules_ternary_weight_read_as_a_member_is_quantized(ctx):
     """A tied decoder reads the encoder's ternary weight as `enc.weight`: the value is s * q (as
     the encoder uses it), gradients reach the latent weight through both uses, and the packed
@@ -3590,6 +3693,7 @@ def all_tests():
     test_batched_weights_pack_along_their_reduction_dimension,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
               test_long_strings_wrap_within_100_columns,
+              test_long_lines_wrap_within_100_columns_at_every_level,
               test_ternary_sums_and_integer_tensors_follow_the_models_dtype,
               test_built_in_layers_take_a_bfloat16_input_declared_in_the_source,
               test_constants_that_raise_never_fail_the_import,
