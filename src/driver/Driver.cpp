@@ -453,14 +453,18 @@ std::string findNvcc(const CompileOptions& options, std::string* searched) {
 }
 
 // nvcc compiles host code with gcc and g++ from PATH unless told another
-// compiler (NVCC_CCBIN, or -ccbin in NVCC_PREPEND_FLAGS/NVCC_APPEND_FLAGS).
+// compiler (NVCC_CCBIN, or -ccbin/--compiler-bindir in NVCC_PREPEND_FLAGS or
+// NVCC_APPEND_FLAGS).
 // Without them it cannot build anything: the name of the missing one.
 std::string missingHostCompiler() {
   for (const char* variable : {"NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"}) {
     const char* value = std::getenv(variable);
-    if (value != nullptr && (std::string_view(variable) == "NVCC_CCBIN"
-                                 ? *value != '\0'
-                                 : std::string_view(value).find("ccbin") != std::string_view::npos)) {
+    if (value == nullptr) continue;
+    std::string_view text = value;
+    if (std::string_view(variable) == "NVCC_CCBIN"
+            ? !text.empty()
+            : text.find("ccbin") != std::string_view::npos ||
+                  text.find("compiler-bindir") != std::string_view::npos) {
       return {};
     }
   }
@@ -530,9 +534,14 @@ struct NvccLookup {
 NvccLookup lookUpNvcc(const CompileOptions& options) {
   NvccLookup nvcc;
   nvcc.path = findNvcc(options, &nvcc.searched);
+  // An nvcc named by --nvcc or $TRITONC_NVCC (a wrapper may bring its own
+  // host compiler) is run as it is.
+  const char* named = std::getenv("TRITONC_NVCC");
+  bool explicitlyNamed = !options.nvcc.empty() || (named != nullptr && *named != '\0');
   if (nvcc.path.empty()) {
     nvcc.notUsable = fmt::format("nvcc was not found ({})", nvcc.searched);
-  } else if (std::string missing = missingHostCompiler(); !missing.empty()) {
+  } else if (std::string missing = explicitlyNamed ? std::string() : missingHostCompiler();
+             !missing.empty()) {
     // Not an nvcc failure: this machine cannot build CUDA code, as one
     // without nvcc cannot.
     nvcc.notUsable = fmt::format("nvcc ({}) has no host compiler ('{}' is not on PATH and "

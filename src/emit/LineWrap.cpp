@@ -181,7 +181,10 @@ class Wrapper {
  public:
   explicit Wrapper(std::string& out) : out_(out) {}
 
-  void write(int depth, std::string_view text, bool bracketed) {
+  /// `whole`: `text` is a whole statement or element, not a part another
+  /// split cut off (`name=A | B` of `name=A | B * C`): only a whole one may
+  /// get parentheses around its operand.
+  void write(int depth, std::string_view text, bool bracketed, bool whole = true) {
     if (fits(depth, text.size())) {
       writeLine(out_, depth, text);
       return;
@@ -212,7 +215,7 @@ class Wrapper {
       return;
     }
     if (bracketed && splitAtOperators(depth, text, 1)) return;
-    if (wrapOperand(depth, text, bracketed)) return;
+    if (whole && wrapOperand(depth, text, bracketed)) return;
     if (const Pair* p = fitting(true)) {
       splitAt(depth, text, *p, bracketed);
       return;
@@ -248,7 +251,7 @@ class Wrapper {
     breaks.push_back(text.size());
     size_t start = 0;
     for (size_t at : breaks) {
-      write(depth, text.substr(start, at - start), true);
+      write(depth, text.substr(start, at - start), true, false);
       start = at + 1;  // past the space: the next part starts at its operator
     }
     return true;
@@ -261,7 +264,7 @@ class Wrapper {
     breaks.push_back(text.size());
     size_t start = 0;
     for (size_t at : breaks) {
-      write(depth, text.substr(start, at - start), true);
+      write(depth, text.substr(start, at - start), true, false);
       start = at;  // the next part starts at its dot
     }
     return true;
@@ -270,7 +273,7 @@ class Wrapper {
   // 2, 5 and 8: the line up to the pair's opener, its contents one element
   // per line one level deeper, and the line from its closer on.
   void splitAt(int depth, std::string_view text, const Pair& p, bool bracketed) {
-    write(depth, text.substr(0, p.open + 1), bracketed);
+    write(depth, text.substr(0, p.open + 1), bracketed, false);
     std::string_view body = text.substr(p.open + 1, p.close - p.open - 1);
     std::vector<size_t> commas;
     walkLevels(body, [&](size_t i, int level) {
@@ -286,7 +289,7 @@ class Wrapper {
       if (!item.empty()) write(depth + 1, std::string(item) + (comma ? "," : ""), true);
       start = at + 1;
     }
-    write(depth, text.substr(p.close), bracketed);
+    write(depth, text.substr(p.close), bracketed, false);
   }
 
   // 4: `x = value` as `x = (` value `)`.
@@ -417,7 +420,9 @@ class Wrapper {
       while (unit < ends.size() && ends[unit] <= from) ++unit;
     }
     if (pieces.empty()) return false;
-    if (firstRoom == 0 && !trimmed(prefix).empty()) write(depth, trimmed(prefix), bracketed);
+    if (firstRoom == 0 && !trimmed(prefix).empty()) {
+      write(depth, trimmed(prefix), bracketed, false);
+    }
     for (size_t k = 0; k < pieces.size(); ++k) {
       std::string piece;
       if (k == 0 && firstRoom > 0) piece += prefix;
@@ -427,7 +432,7 @@ class Wrapper {
       if (k + 1 == pieces.size() && !suffixAlone) piece += suffix;
       writeLine(out_, k == 0 && firstRoom > 0 ? depth : inner, piece);
     }
-    if (suffixAlone && !trimmed(suffix).empty()) write(inner, trimmed(suffix), bracketed);
+    if (suffixAlone && !trimmed(suffix).empty()) write(inner, trimmed(suffix), bracketed, false);
     return true;
   }
 

@@ -242,13 +242,20 @@ def test_nvcc_without_a_host_compiler_is_no_nvcc(ctx):
         raise AssertionError("exit %d: %s" % (proc.returncode, proc.stderr))
     if not os.path.exists(py) or not os.path.exists(os.path.join(work, "mnist_mlp_kernels.cu")):
         raise AssertionError("expected m.py and mnist_mlp_kernels.cu: %s" % os.listdir(work))
-    # NVCC_CCBIN names the host compiler: nvcc runs (and this one fails).
-    env["NVCC_CCBIN"] = "/usr/bin/g++"
-    proc = subprocess.run([ctx.tritonc, "compile", os.path.join(REPO, "examples", "mnist_mlp.tri"),
-                           "-o", py, "--target", "cuda", "--no-cache"],
-                          capture_output=True, text=True, env=env)
-    if proc.returncode != 3 or not os.path.exists(os.path.join(work, "ran")):
-        raise AssertionError("with NVCC_CCBIN: exit %d: %s" % (proc.returncode, proc.stderr))
+    # NVCC_CCBIN or --compiler-bindir in NVCC_PREPEND_FLAGS names the host compiler, and an
+    # nvcc named by --nvcc may be a wrapper that brings one: nvcc runs (and this one fails).
+    for extra_env, flags in [({"NVCC_CCBIN": "/usr/bin/g++"}, []),
+                             ({"NVCC_PREPEND_FLAGS": "--compiler-bindir=/usr/bin"}, []),
+                             ({}, ["--nvcc", nvcc])]:
+        if os.path.exists(os.path.join(work, "ran")):
+            os.remove(os.path.join(work, "ran"))
+        proc = subprocess.run([ctx.tritonc, "compile",
+                               os.path.join(REPO, "examples", "mnist_mlp.tri"), "-o", py,
+                               "--target", "cuda", "--no-cache"] + flags,
+                              capture_output=True, text=True, env=dict(env, **extra_env))
+        if proc.returncode != 3 or not os.path.exists(os.path.join(work, "ran")):
+            raise AssertionError("with %s %s: exit %d: %s"
+                                 % (extra_env, flags, proc.returncode, proc.stderr))
 
 
 def test_nvcc_is_found_on_path(ctx):

@@ -3413,25 +3413,32 @@ def test_builtin_layer_sizes_as_lists(ctx):
     ([3, 3], [k, k], LayerNorm([d])) build the same torch modules as the integers (they were
     emitted as None: creating the module raised TypeError)."""
     src = """
-layer T(k: int = 3, x: Tensor<float32, [?, 4, 8, 8]>) -> Tensor<float32, [?, 4, 1, 1]> {
+layer T(k: int = 3, x: Tensor<float32, [?, 4, 8, 8]>) -> Tensor<float32, [?, 4, 4, 4]> {
     let c = Conv2d(4, 4, [k, k], padding=[1, 1], stride=[k - 2, k - 2])
     let p = MaxPool2d([2, 2])
+    return p(c(x))
+}
+layer U(x: Tensor<float32, [?, 4, 8, 8]>) -> Tensor<float32, [?, 4]> {
     let a = AdaptiveAvgPool2d([1, 1])
-    let n = LayerNorm([1])
-    return n(a(p(c(x))))
+    let n = LayerNorm([4])
+    return n(flatten(a(x), 1))
 }
 """
     for level in LEVELS:
-        model = entry(load(ctx.compile_text(src, level)))().eval()
+        module = load(ctx.compile_text(src, level))
+        model = module.T().eval()
         c = torch.nn.Conv2d(4, 4, 3, padding=1)
-        n = torch.nn.LayerNorm(1)
-        model.load_state_dict({"c.weight": c.weight, "c.bias": c.bias, "n.weight": n.weight,
-                               "n.bias": n.bias})
+        model.load_state_dict({"c.weight": c.weight, "c.bias": c.bias})
         x = torch.randn(2, 4, 8, 8)
-        want = n(torch.nn.functional.adaptive_avg_pool2d(
-            torch.nn.functional.max_pool2d(c(x), 2), 1))
-        check_close(model(x), want, "sizes as lists " + level)
-
+        check_close(model(x), torch.nn.functional.max_pool2d(c(x), 2), "sizes as lists " + level)
+        norm = module.U().eval()
+        n = torch.nn.LayerNorm(4)
+        with torch.no_grad():
+            n.weight.uniform_()
+            n.bias.uniform_()
+        norm.load_state_dict({"n.weight": n.weight, "n.bias": n.bias})
+        want = n(torch.nn.functional.adaptive_avg_pool2d(x, 1).flatten(1))
+        check_close(norm(x), want, "LayerNorm([d]) and AdaptiveAvgPool2d([1, 1]) " + level)
 
 def test_a_variable_that_grows_in_a_loop_runs_at_O0(ctx):
     """A DenseNet-style loop that grows a variable (`f = concat([f, ...], dim=1)`): the -O0
