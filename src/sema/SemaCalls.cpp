@@ -777,10 +777,37 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
     std::vector<std::string_view> inputs;
     for (NodeId arg : argList) (isInput(arg) ? inputs : hypers).push_back(textOf(arg));
     std::string instance(letName.isValid() ? spelling(letName) : "m");
-    diags_->report(Diag::CreateAndApply, source(), rangeOf(*first), name, textOf(*first))
-        .note(Note::CreateThenApply, source(), rangeOf(call),
-              fmt::format("let {} = {}({})", instance, name, fmt::join(hypers, ", ")),
-              fmt::format("{}({})", instance, fmt::join(inputs, ", ")));
+    auto builder =
+        diags_->report(Diag::CreateAndApply, source(), rangeOf(*first), name, textOf(*first));
+    // `Linear(w, x)`: weights passed, no hyperparameters. The layer would
+    // make its own weights; the function takes them.
+    std::optional<BuiltinFn> function;
+    if (builtin && hypers.empty() && inputs.size() >= 2) {
+      switch (static_cast<BuiltinLayer>(decl)) {
+        case BuiltinLayer::Linear:
+        case BuiltinLayer::TernaryLinear: function = BuiltinFn::LinearFn; break;
+        case BuiltinLayer::Conv2d:
+        case BuiltinLayer::TernaryConv2d: function = BuiltinFn::Conv2dFn; break;
+        case BuiltinLayer::Embedding: function = BuiltinFn::EmbeddingFn; break;
+        case BuiltinLayer::LayerNorm: function = BuiltinFn::LayerNormFn; break;
+        case BuiltinLayer::BatchNorm1d:
+        case BuiltinLayer::BatchNorm2d: function = BuiltinFn::BatchNormFn; break;
+        default: break;
+      }
+    }
+    if (function) {
+      std::vector<std::string> params;
+      for (const BuiltinParam& p : builtinFnParams(*function)) {
+        params.push_back(p.defaultText.empty() ? std::string(p.name)
+                                               : fmt::format("{}={}", p.name, p.defaultText));
+      }
+      builder.note(Note::CallTheFunction, source(), rangeOf(call), builtinFnName(*function),
+                   fmt::format("{}", fmt::join(params, ", ")));
+    } else {
+      builder.note(Note::CreateThenApply, source(), rangeOf(call),
+                   fmt::format("let {} = {}({})", instance, name, fmt::join(hypers, ", ")),
+                   fmt::format("{}({})", instance, fmt::join(inputs, ", ")));
+    }
     module_.callKind[call.index] = CallKind::None;
     return make(module_.types.error(), call);
   }
