@@ -435,7 +435,9 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& mod
 }
 
 // nvcc: --nvcc, $TRITONC_NVCC, PATH, then /usr/local/cuda/bin. Empty if none.
-std::string findNvcc(const CompileOptions& options, std::string* searched) {
+// `named`: it was named (by the flag or the variable), not searched for.
+std::string findNvcc(const CompileOptions& options, std::string* searched, bool* named) {
+  *named = true;
   if (!options.nvcc.empty()) {
     *searched = "--nvcc " + options.nvcc;
     return ::access(options.nvcc.c_str(), X_OK) == 0 ? options.nvcc : std::string();
@@ -444,6 +446,7 @@ std::string findNvcc(const CompileOptions& options, std::string* searched) {
     *searched = std::string("TRITONC_NVCC=") + env;
     return ::access(env, X_OK) == 0 ? std::string(env) : std::string();
   }
+  *named = false;
   *searched = "PATH and /usr/local/cuda/bin";
   if (std::string found = findProgramOnPath("nvcc"); !found.empty()) {
     return found;
@@ -533,14 +536,13 @@ struct NvccLookup {
 
 NvccLookup lookUpNvcc(const CompileOptions& options) {
   NvccLookup nvcc;
-  nvcc.path = findNvcc(options, &nvcc.searched);
   // An nvcc named by --nvcc or $TRITONC_NVCC (a wrapper may bring its own
   // host compiler) is run as it is.
-  const char* named = std::getenv("TRITONC_NVCC");
-  bool explicitlyNamed = !options.nvcc.empty() || (named != nullptr && *named != '\0');
+  bool named = false;
+  nvcc.path = findNvcc(options, &nvcc.searched, &named);
   if (nvcc.path.empty()) {
     nvcc.notUsable = fmt::format("nvcc was not found ({})", nvcc.searched);
-  } else if (std::string missing = explicitlyNamed ? std::string() : missingHostCompiler();
+  } else if (std::string missing = named ? std::string() : missingHostCompiler();
              !missing.empty()) {
     // Not an nvcc failure: this machine cannot build CUDA code, as one
     // without nvcc cannot.
@@ -645,6 +647,15 @@ bool replayDiagnostics(std::string_view bytes, const SourceBuffer& source,
   return true;
 }
 
+// --verbose's line for an entry found corrupt (by its checksum, or because
+// its payload does not decode), discarded and compiled anew.
+void logCorrupt(cache::Level level, const SourceBuffer& source, const cache::Key& key,
+                std::string_view why) {
+  logMessage(LogLevel::Verbose,
+             fmt::format("cache: {} corrupt entry discarded for {} ({}): {}; compiling anew",
+                         level == cache::Level::L3 ? "L3" : "L2", source.name(), key.hex(), why));
+}
+
 // Looks a file's entry up at one level, timed and logged for --verbose.
 std::optional<cache::Entry> lookupEntry(
     cache::Cache& cache, cache::Level level, const cache::Key& key, const SourceBuffer& source,
@@ -656,17 +667,17 @@ std::optional<cache::Entry> lookupEntry(
     ScopedTimer timer(timings, l3 ? "cache lookup (L3)" : "cache lookup (L2)", source.name());
     entry = cache.load(level, key, usable, &corrupt);
   }
-  if (logEnabled(LogLevel::Verbose)) {
+  if (!corrupt.empty()) {
+    logCorrupt(level, source, key, corrupt);
+  } else if (logEnabled(LogLevel::Verbose)) {
     // The level that served it, as `cache stats` counts it: an entry this
     // process already read or stored is an L1 hit.
     std::string_view name = l3 ? "L3" : "L2";
     std::string what = entry && entry->fromMemory ? fmt::format("L1 hit ({} entry)", name)
                        : entry                    ? fmt::format("{} hit", name)
-                       : corrupt.empty()          ? fmt::format("{} miss", name)
-                                                  : fmt::format("{} corrupt entry discarded", name);
+                                                  : fmt::format("{} miss", name);
     logMessage(LogLevel::Verbose,
-               fmt::format("cache: {} for {} ({}){}", what, source.name(), key.hex(),
-                           corrupt.empty() ? "" : ": " + corrupt + "; compiling anew"));
+               fmt::format("cache: {} for {} ({})", what, source.name(), key.hex()));
   }
   return entry;
 }
@@ -676,10 +687,7 @@ std::optional<cache::Entry> lookupEntry(
 void discardCorrupt(cache::Cache& cache, cache::Level level, const cache::Entry& entry,
                     const SourceBuffer& source, std::string_view why) {
   cache.rejectHit(level, entry, /*corrupt=*/true);
-  logMessage(LogLevel::Verbose,
-             fmt::format("cache: {} corrupt entry discarded for {} ({}): {}; compiling anew",
-                         level == cache::Level::L3 ? "L3" : "L2", source.name(), entry.key.hex(),
-                         why));
+  logCorrupt(level, source, entry.key, why);
 }
 
 // Counts what a hit saved: the entry's compute time less the time the hit took.
