@@ -884,6 +884,15 @@ def test_concurrent_processes_share_one_cache(ctx):
     check_eq(checked, l3["entries"] + l2["entries"], "entries validate checked")
 
 
+def default_interrupts():
+    """In the child before exec: SIGINT and SIGQUIT at their default action, as in a
+    terminal. A suite started in the background of a non-interactive shell (`cmd &`)
+    inherits them ignored, and tritonc, like nohup'ed programs expect, leaves an ignored
+    signal ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 def test_signal_during_nvcc_stops_it_and_leaves_nothing(ctx):
     """SIGTERM or SIGINT sent to tritonc alone (as CI systems and `timeout` do) while nvcc
     builds the kernels: tritonc dies of the signal, nvcc and its children die with it (they
@@ -915,7 +924,7 @@ def test_signal_during_nvcc_stops_it_and_leaves_nothing(ctx):
                               "--nvcc", nvcc, "--no-cache", "-o",
                               os.path.join(out_dir, "r.py")],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ctx.env,
-                             cwd=ctx.root)
+                             cwd=ctx.root, preexec_fn=default_interrupts)
         deadline = time.monotonic() + 20
         while not os.path.exists(pid_file) and time.monotonic() < deadline:
             time.sleep(0.01)
