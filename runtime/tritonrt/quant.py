@@ -117,8 +117,9 @@ def ste_quantize(x):
 
 
 def ternary_dequantize(t):
-    """``s * q`` of a ternary value; the runtime's ternary values are already dequantized."""
-    return t
+    """``s * q`` of a ternary value, a float tensor; the runtime's ternary values are already
+    dequantized (an integer tensor of trits becomes float32)."""
+    return t if t.is_floating_point() else t.to(torch.float32)
 
 
 def stop_gradient(x):
@@ -137,13 +138,15 @@ def act_quant_int8(x):
     xd = x.detach().to(_compute_dtype(x))
     if xd.dim() == 0:
         m = xd.abs()
+    elif xd.shape[-1] == 0:
+        return xd if not x.is_floating_point() else x.clone()  # empty rows: nothing to scale
     else:
         m = xd.abs().amax(dim=-1, keepdim=True)
     scale = 127.0 / m.clamp(min=EPS)
-    y = ((xd * scale).round().clamp(-128, 127) / scale).to(x.dtype)
+    y = (xd * scale).round().clamp(-128, 127) / scale
     if not x.is_floating_point():
         return y
-    return _straight_through(y, x)
+    return _straight_through(y.to(x.dtype), x)
 
 
 def _as_shape(shape):

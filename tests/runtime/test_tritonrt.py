@@ -243,6 +243,9 @@ class QuantizerTests(unittest.TestCase):
     def test_dequantize_and_stop_gradient(self):
         x = torch.randn(3, requires_grad=True)
         self.assertIs(ternary_dequantize(x), x)
+        trits = ternary_dequantize(torch.tensor([1, 0, -1]))
+        self.assertEqual(trits.dtype, torch.float32)  # "-> float tensor s * q"
+        self.assertTrue(torch.equal(trits, torch.tensor([1.0, 0.0, -1.0])))
         d = stop_gradient(x)
         self.assertFalse(d.requires_grad)
         self.assertTrue(torch.equal(d, x.detach()))
@@ -265,6 +268,19 @@ class QuantizerTests(unittest.TestCase):
         self.assertTrue(torch.allclose(codes, codes.round(), atol=1e-3))
         self.assertLessEqual(codes.abs().max().item(), 127.0 + 1e-3)
         self.assertTrue(((y - x).abs() <= 0.5 / scale + 1e-6).all())
+
+    def test_act_quant_int8_of_integers_and_empty_rows(self):
+        # An integer tensor is quantized as float32 and stays float32 (it was cast back to
+        # int64, truncating 2.0079 to 2 and 0.9921 to 0).
+        y = act_quant_int8(torch.tensor([[1, 2, 3]]))
+        self.assertEqual(y.dtype, torch.float32)
+        exp = torch.tensor([[42.0, 85.0, 127.0]]) / (127.0 / 3.0)
+        self.assertTrue(torch.allclose(y, exp, atol=1e-6), y)
+        # Rows of no elements have no maximum: the result is the (empty) input.
+        for x in (torch.zeros(2, 0), torch.zeros(0, 4), torch.zeros(3, 2, 0)):
+            self.assertEqual(act_quant_int8(x).shape, x.shape)
+        x = torch.zeros(2, 0, requires_grad=True)
+        self.assertTrue(act_quant_int8(x).requires_grad)
 
     def test_ternary_weights(self):
         g = torch.Generator().manual_seed(5)
