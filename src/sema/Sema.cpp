@@ -362,6 +362,7 @@ void Checker::declareItems() {
         info.returnType = module_.types.voidType();
         module_.callables.push_back(info);
         if (checkUnique(name, item)) {
+          if (!isFn) warnIfRenamedClass(name, item);
           TypeId type = module_.types.make(isFn ? TypeKind::Function : TypeKind::Layer, index);
           declare(Symbol{isFn ? SymbolKind::Fn : SymbolKind::Layer, name, item, type, index},
                   item);
@@ -697,6 +698,18 @@ void Checker::warnIfRenamedInStateDict(const char* what, IdentifierId name, Node
   report(Diag::RenamedInStateDict, where, what, given, python,
          given.front() == '_' ? "names that begin with '_' are the generated code's"
                               : "Python or nn.Module already uses the name");
+}
+
+// A layer is the class of its Python name (base/PythonNames.h): TOOLCHAIN.md
+// names the class as the layer, so say so where the two differ (`layer F`,
+// whose name is the module's torch.nn.functional; `layer None`).
+void Checker::warnIfRenamedClass(IdentifierId name, NodeId layer) {
+  std::string given(spelling(name));
+  std::string python = pyIdent(given);
+  if (python == given) return;
+  diags_->report(Diag::RenamedClass, source(), tokens().range(tree_.token(layer)), given, python,
+                 given.front() == '_' ? "names that begin with '_' are the generated code's"
+                                      : "Python or the generated module already uses the name");
 }
 
 std::optional<std::vector<DimId>> Checker::weightShapeFor(NodeId call) const {

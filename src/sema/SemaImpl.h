@@ -372,6 +372,7 @@ class Checker {
   void widenAfterReassignment(NodeId target, TypeId assigned);
   bool resizable(NodeId target, TypeId assigned) const;
   void warnIfRenamedInStateDict(const char* what, IdentifierId name, NodeId where);
+  void warnIfRenamedClass(IdentifierId name, NodeId layer);
   void retypeAfterReassignment(NodeId target, TypeId assigned);
   void checkCreatedArguments();
   std::string callableName(int index) const { return std::string(spelling(module_.callables[index].name)); }
