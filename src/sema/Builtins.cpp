@@ -634,6 +634,49 @@ ExprInfo joinTensors(Call& c, bool stack) {
   return c.result(ts.tensor(dtype, shape, ternary));
 }
 
+// split(x, [a, b, ...], dim=0): pieces of the given sizes along `dim`, as
+// torch.split, which raises unless they add up to x's size there. The pieces
+// are one list element type: a size they do not all share is `?`.
+ExprInfo splitWithSizes(Call& c, const TypeStore::Node* x) {
+  TypeStore& ts = c.ts();
+  DimStore& ds = c.ds();
+  std::optional<std::vector<DimId>> sizes = c.shapeArg(1);
+  if (c.failed()) return c.error();
+  if (sizes) {
+    for (DimId size : *sizes) {
+      if (std::optional<int64_t> v = ds.constValue(size); v && *v < 0) {
+        c.wrongValue(1, "a list of sizes that are not negative", c.checker().fmtShape(*sizes));
+        return c.error();
+      }
+    }
+  }
+  uint32_t count = sizes ? static_cast<uint32_t>(sizes->size()) : UINT32_MAX;
+  if (x == nullptr || !x->rankKnown) return c.result(ts.list(ts.unknown(), count));
+  std::vector<DimId> shape = c.shape(0);
+  std::optional<size_t> d = c.dimIndex(2, shape.size(), 0);
+  if (c.failed()) return c.error();
+  if (d && sizes && !sizes->empty()) {
+    DimId total = (*sizes)[0];
+    for (size_t k = 1; k < sizes->size(); ++k) total = ds.binary(DimKind::Add, total, (*sizes)[k]);
+    if (ds.equal(total, shape[*d]) == Decision::No) {
+      c.wrongValue(1,
+                   fmt::format("sizes that add up to {}, the size of dimension {} of the tensor {}",
+                               c.checker().fmtDim(shape[*d]), *d, c.checker().fmtShape(shape)),
+                   fmt::format("{} (adding up to {})", c.checker().fmtShape(*sizes),
+                               c.checker().fmtDim(total)));
+      return c.error();
+    }
+    DimId piece = (*sizes)[0];
+    for (DimId size : *sizes) {
+      if (ds.equal(size, piece) != Decision::Yes) piece = ds.unknown();
+    }
+    shape[*d] = piece;
+  } else if (d) {
+    shape[*d] = ds.unknown();
+  }
+  return c.result(ts.list(ts.tensor(x->dtype, shape, x->ternary), count));
+}
+
 }  // namespace
 
 std::optional<LayerArgProblem> builtinLayerArgProblem(
@@ -1046,6 +1089,10 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (rule == R::Split) {
       const TypeStore::Node* x = c.tensor(0);
       if (c.failed()) return c.error();
+      // `split(x, [3, 5], dim=1)`: the sizes of the pieces, as torch.split.
+      if (c.has(1) && !c.lenient(1) && ts.kind(c.arg(1).type) == TypeKind::List) {
+        return splitWithSizes(c, x);
+      }
       DimId size = c.dimArg(1, 1);
       if (std::optional<int64_t> v = ds.constValue(size); v && *v <= 0 && !c.failed()) {
         c.wrongValue(1, "a positive size", std::to_string(*v));  // torch raises
@@ -1396,9 +1443,29 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (rule == R::GlobalPool) {
       shape[h] = shape[h + 1] = ds.constant(1);
     } else if (rule == R::AdaptivePool2d) {
-      DimId size = c.dimArg(1, 1);
-      if (c.failed()) return c.error();
-      shape[h] = shape[h + 1] = size;
+      // The output size: one for both sides, or [h, w] as torch's tuple.
+      if (c.has(1) && !c.lenient(1) && ts.kind(c.arg(1).type) == TypeKind::List) {
+        std::optional<std::vector<DimId>> sizes = c.shapeArg(1);
+        if (c.failed()) return c.error();
+        if (sizes && sizes->size() != 2) {
+          c.wrongValue(1, "one size or a list of two, [height, width]",
+                       c.checker().fmtShape(*sizes));
+          return c.error();
+        }
+        shape[h] = sizes ? (*sizes)[0] : ds.unknown();
+        shape[h + 1] = sizes ? (*sizes)[1] : ds.unknown();
+      } else {
+        DimId size = c.dimArg(1, 1);
+        if (c.failed()) return c.error();
+        shape[h] = shape[h + 1] = size;
+      }
+      for (size_t d : {h, h + 1}) {
+        if (std::optional<int64_t> v = ds.constValue(shape[d]); v && *v < 0) {  // torch raises
+          c.wrongValue(1, "sizes that are not negative",
+                       c.checker().fmtShape(std::span(shape).subspan(h)));
+          return c.error();
+        }
+      }
     } else {
       DimId kernel = c.dimArg(1, 1);
       DimId stride = c.has(2) ? c.dimArg(2, 1) : kernel;

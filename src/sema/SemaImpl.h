@@ -97,6 +97,7 @@ class Checker {
   DiagnosticEngine& diags() { return *diags_; }
   std::string fmt(TypeId type) const { return module_.formatType(type); }
   std::string fmtShape(std::span<const DimId> shape) const;
+  std::string fmtDim(DimId dim) const { return module_.dims.format(dim, interner_); }
   SourceRange rangeOf(NodeId node) const { return tree_.range(node); }
   /// Whether `fn` creates a tensor from a shape (zeros, ones, randn, ...).
   static bool createsValues(BuiltinFn fn);

@@ -1067,6 +1067,49 @@ layer Net(n: int = 3, x: Tensor<float32, [?, 6]>) -> Tensor<float32, [?, 3]> {
             check_close(cls(n=n)(x), reference(x, n), "control flow %s n=%d" % (level, n))
 
 
+def test_split_with_a_list_of_sizes(ctx):
+    """split(x, [a, b, ...], dim) cuts pieces of those sizes, as torch.split (it was an
+    ArgumentType error: only one size was accepted)."""
+    src = """
+layer Net(n: int = 2, x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
+    let parts = split(x, [3, 5], dim=1)
+    let rows = split(x, [n, 1], axis=0)
+    let head = split(parts[1], [1, 1, 3], dim=-1)
+    return concat([relu(parts[1]), parts[0] * 2.0], dim=1) + sum(rows[1]) + mean(head[2])
+}
+"""
+
+    def reference(x, n):
+        p0, p1 = torch.split(x, [3, 5], dim=1)
+        r1 = torch.split(x, [n, 1], dim=0)[1]
+        h2 = torch.split(p1, [1, 1, 3], dim=-1)[2]
+        return torch.cat([torch.relu(p1), p0 * 2.0], dim=1) + r1.sum() + h2.mean()
+
+    for level in LEVELS:
+        cls = entry(load(ctx.compile_text(src, level)))
+        for n in (1, 3):
+            x = torch.randn(n + 1, 8, generator=torch.Generator().manual_seed(n))
+            check_close(cls(n=n)(x), reference(x, n), "split sizes %s n=%d" % (level, n))
+
+
+def test_adaptive_pool_to_height_and_width(ctx):
+    """adaptive_avgpool2d(x, [h, w]) pools to h x w, as F.adaptive_avg_pool2d with a tuple
+    (a list was an ArgumentType error)."""
+    src = """
+layer Net(x: Tensor<float32, [?, 3, ?, ?]>) -> Tensor<float32, [?, 21]> {
+    let a = adaptive_avgpool2d(x, [2, 3])
+    let b = adaptive_avgpool2d(x, 1)
+    return concat([flatten(a), flatten(b)], dim=1)
+}
+"""
+    x = torch.randn(2, 3, 7, 9, generator=torch.Generator().manual_seed(6))
+    ref = torch.cat([F.adaptive_avg_pool2d(x, (2, 3)).flatten(1),
+                     F.adaptive_avg_pool2d(x, 1).flatten(1)], dim=1)
+    for level in LEVELS:
+        cls = entry(load(ctx.compile_text(src, level)))
+        check_close(cls()(x), ref, "adaptive pool %s" % level)
+
+
 def test_values_updated_together(ctx):
     """Variables a loop or a branch updates from each other's old values (`a, b = b, a`):
     Python must see one parallel assignment, not `a = b` then `b = a`."""
@@ -3653,6 +3696,7 @@ def all_tests():
               test_dead_tensors_are_released_in_loops_and_branches,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
               test_nested_instances_each_run, test_control_flow_and_builtins,
+              test_split_with_a_list_of_sizes, test_adaptive_pool_to_height_and_width,
               test_values_updated_together, test_os_merges_identical_declarations,
               test_locals_never_shadow_module_names, test_implicit_widening_converts_values,
               test_source_names_never_take_generated_names,
