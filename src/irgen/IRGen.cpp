@@ -1012,6 +1012,11 @@ ValueId IRGen::genLiteral(NodeId node) {
       if (isFloating(m_.types.node(type).dtype)) {
         o.constKind = ConstKind::Float;
         o.floatAttr = static_cast<double>(tokens_.intValue(token));
+      } else if (m_.types.kind(type) == TypeKind::Scalar &&
+                 m_.types.node(type).dtype == DType::Bool) {
+        // `let v: bool = 1` holds True, as `let f: float = 1` holds 1.0.
+        o.constKind = ConstKind::Bool;
+        o.intAttr = tokens_.intValue(token) != 0 ? 1 : 0;
       } else {
         o.constKind = ConstKind::Int;
         o.intAttr = static_cast<int64_t>(tokens_.intValue(token));

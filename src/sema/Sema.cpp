@@ -2803,6 +2803,14 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
            dtypeName(ts.node(target).dtype));
     return false;
   }
+  // A float constant past the largest float32 is inf in a tensor, as
+  // 70000.0 is in a float16 one (`let k: float32 = 1e39`).
+  if (value.floatValue && !ts.isLenient(target) && ts.kind(target) == TypeKind::Scalar &&
+      isFloating(ts.node(target).dtype) && !fitsFloat(ts.node(target).dtype, *value.floatValue)) {
+    report(Diag::LiteralDoesNotFit, where, fmt::format("the value {}", *value.floatValue),
+           dtypeName(ts.node(target).dtype));
+    return false;
+  }
   if (ts.isLenient(value.type) || ts.isLenient(target) || value.type == target) {
     // An integer scalar computed past its type's range stays a Python int
     // when it runs (docs/language.md), so it is not an error here.
@@ -2824,7 +2832,7 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
       if (value.floatValue && isFloating(t.dtype)) {
         if (!fitsFloat(t.dtype, *value.floatValue)) {
           report(Diag::LiteralDoesNotFit, where, fmt::format("the value {}", *value.floatValue),
-                 "float16");
+                 dtypeName(t.dtype));
           return false;
         }
         return true;

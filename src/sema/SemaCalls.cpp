@@ -319,10 +319,11 @@ ExprInfo Checker::checkCast(DType dtype, NodeId call) {
   if (t.kind == TypeKind::Scalar && t.dtype != DType::Str && dtype != DType::Str) {
     ExprInfo result = make(ts.scalar(dtype), call);
     result.hyperConst = x.hyperConst;
+    // An int64 holds [-2^63, 2^63): truncated floats outside it do not fit.
     if (x.floatValue && isIntegral(dtype) && dtype != DType::Bool && dtype != DType::Trit &&
-        (!std::isfinite(*x.floatValue) ||
-         !fitsInteger(dtype, static_cast<int64_t>(std::clamp(std::trunc(*x.floatValue), -9.0e18,
-                                                             9.0e18))))) {
+        (!std::isfinite(*x.floatValue) || std::trunc(*x.floatValue) < -9223372036854775808.0 ||
+         std::trunc(*x.floatValue) >= 9223372036854775808.0 ||
+         !fitsInteger(dtype, static_cast<int64_t>(std::trunc(*x.floatValue))))) {
       report(Diag::LiteralDoesNotFit, x.node, fmt::format("the value {}", formatFloat(*x.floatValue)),
              dtypeName(dtype));
       return make(ts.error(), call);
@@ -335,9 +336,9 @@ ExprInfo Checker::checkCast(DType dtype, NodeId call) {
       return make(ts.error(), call);
     }
     // float16(x) of a constant past its largest value (65504) would be inf,
-    // as `let v: float16 = 70000.0` is an error.
-    if (dtype == DType::Float16 && (x.floatValue || x.intValue) &&
-        std::abs(x.floatValue.value_or(static_cast<double>(x.intValue.value_or(0)))) > 65504.0) {
+    // as `let v: float16 = 70000.0` is an error; so would float32(1e39).
+    if (isFloating(dtype) && (x.floatValue || x.intValue) &&
+        !fitsFloat(dtype, x.floatValue.value_or(static_cast<double>(x.intValue.value_or(0))))) {
       report(Diag::LiteralDoesNotFit, x.node,
              fmt::format("the value {}", x.intValue ? std::to_string(*x.intValue)
                                                     : formatFloat(*x.floatValue)),

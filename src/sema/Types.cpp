@@ -50,7 +50,13 @@ bool isNumeric(DType dtype) { return dtype != DType::Str; }
 DType promote(DType a, DType b) { return std::max(a, b); }
 
 bool fitsFloat(DType dtype, double value) {
-  return dtype != DType::Float16 || std::abs(value) <= 65504.0;
+  // The largest finite values: past them torch's tensors hold inf.
+  switch (dtype) {
+    case DType::Float16: return std::abs(value) <= 65504.0;
+    case DType::BFloat16: return std::abs(value) <= 3.3895313892515355e38;
+    case DType::Float32: return std::abs(value) <= 3.4028234663852886e38;
+    default: return true;
+  }
 }
 
 bool fitsInteger(DType dtype, int64_t value) {
