@@ -145,6 +145,17 @@ bool isInvisibleCharacter(char32_t cp) {
   return cp >= 0xAD && inRanges(cp, std::begin(kInvisible), std::end(kInvisible));
 }
 
+std::string_view unicodeSpaceName(char32_t cp) {
+  switch (cp) {
+    case 0x00A0: return "non-breaking space";
+    case 0x202F: return "narrow non-breaking space";
+    case 0x3000: return "ideographic space";
+    case 0x1680:
+    case 0x205F: return "Unicode space";
+    default: return cp >= 0x2000 && cp <= 0x200A ? "Unicode space" : "";
+  }
+}
+
 std::string codePointName(char32_t cp) {
   return fmt::format("<U+{:04X}>", static_cast<uint32_t>(cp));
 }

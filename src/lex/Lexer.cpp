@@ -639,11 +639,17 @@ void Lexer::lexUnexpected() {
   } else if (c >= 0x80) {
     Utf8Char ch = decodeUtf8(std::string_view(reinterpret_cast<const char*>(start),
                                               static_cast<size_t>(end_ - start)));
-    // A zero-width space or a bidi control would read as '' in the message.
-    error(Diag::UnexpectedCharacter, start, run,
-          isInvisibleCharacter(ch.codePoint)
-              ? codePointName(ch.codePoint)
-              : std::string(reinterpret_cast<const char*>(start), ch.length));
+    // A zero-width space or a bidi control would read as '' in the message,
+    // a non-breaking space as ' '.
+    std::string_view space = unicodeSpaceName(ch.codePoint);
+    DiagnosticBuilder diag =
+        error(Diag::UnexpectedCharacter, start, run,
+              isInvisibleCharacter(ch.codePoint) || !space.empty()
+                  ? codePointName(ch.codePoint)
+                  : std::string(reinterpret_cast<const char*>(start), ch.length));
+    if (!space.empty()) {
+      diag.note(Note::UnicodeSpace, codePointName(ch.codePoint), space);
+    }
   } else if (c < 0x20 || c == 0x7F) {
     error(Diag::UnexpectedCharacter, start, run,
           fmt::format("\\x{:02X}", static_cast<unsigned>(c)));

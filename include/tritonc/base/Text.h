@@ -29,6 +29,10 @@ int displayWidth(char32_t cp);
 /// show these as `<U+200B>`.
 bool isInvisibleCharacter(char32_t cp);
 
+/// What a Unicode space other than U+0020 is called ("non-breaking space",
+/// U+00A0), or empty when `cp` is none: each looks like a blank in a message.
+std::string_view unicodeSpaceName(char32_t cp);
+
 /// `<U+XXXX>` for code point `cp`.
 std::string codePointName(char32_t cp);
 
