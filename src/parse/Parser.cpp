@@ -925,6 +925,21 @@ NodeId Parser::parseCallable(NodeKind kind, bool quietHeader) {
     if (panic_) {
       return addError(name);
     }
+  } else if (at(TokenKind::Equal) && peekKind(1) == TokenKind::Greater &&
+             tokens_.range(pos_).end == tokens_.range(TokenId{pos_.index + 1}).begin) {
+    // `layer L(...) => T {` (JavaScript's, Scala's or C#'s arrow): reported,
+    // and the return type is parsed.
+    TokenId equal = consume();
+    TokenId greater = consume();
+    auto builder = errorAndGoOn(Diag::ExpectedToken, rangeOf(equal, greater),
+                                "'->' before the return type", "'=>'");
+    if (builder) {
+      builder->note(Note::DidYouMean, tokens_.source(), rangeOf(equal, greater), "->");
+    }
+    returnType = parseType();
+    if (panic_) {
+      return addError(name);
+    }
   } else if ((at(TokenKind::Colon) || at(TokenKind::Identifier)) && !newlineBefore()) {
     // `fn f(x: T): T {` (the annotation of TypeScript or Kotlin) or
     // `fn f(x: T) T {`: when a type and then the body follow on the line,
