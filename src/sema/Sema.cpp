@@ -673,7 +673,21 @@ void Checker::checkSignature(int index) {
               if (i < dimsOf.size()) at = dimsOf[i];
             }
           }
-          report(Diag::UnboundSizeVariable, at, spelling(n.var));
+          // `-> [?, HIDDEN]` with `[784, HIDEN]` among the parameters: a typo.
+          std::vector<IdentifierId> vars;
+          for (const ParamInfo& p : info.params) {
+            if (module_.types.kind(p.type) == TypeKind::Scalar) {
+              vars.push_back(p.name);  // an int hyperparameter names a size too
+            } else if (module_.types.isTensor(p.type) && module_.types.node(p.type).rankKnown) {
+              for (DimId d : module_.types.shape(p.type)) dims().collectVars(d, vars);
+            }
+          }
+          std::vector<std::string_view> candidates;
+          for (IdentifierId v : vars) candidates.push_back(spelling(v));
+          std::string_view match = closestMatch(spelling(n.var), candidates);
+          auto warning =
+              diags_->report(Diag::UnboundSizeVariable, source(), rangeOf(at), spelling(n.var));
+          if (!match.empty()) warning.note(Note::DidYouMean, source(), rangeOf(at), match);
         }
       }
     }
