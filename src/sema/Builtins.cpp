@@ -516,11 +516,19 @@ ExprInfo conv(Call& c, const TypeStore::Node* x, size_t xi, DimId outChannels, D
   DimId channels = shape[base];
   DimId expected = c.ds().binary(DimKind::Mul, inPerGroup, groups);
   switch (c.ds().equal(channels, expected)) {
-    case Decision::No:
-      c.checker().report(Diag::ShapeMismatch, c.node(), c.name(), c.checker().fmtShape(shape),
-                         fmt::format("{} input channels",
-                                     c.ds().format(expected, c.checker().interner())));
+    case Decision::No: {
+      // Both shapes, as every shape mismatch, and which sizes disagree.
+      Checker& k = c.checker();
+      std::optional<int64_t> g = c.ds().constValue(groups);
+      std::string perGroup =
+          g && *g == 1 ? std::string(" (its dimension 1)")
+                       : fmt::format(" ({} per group, its dimension 1, times {} groups)",
+                                     k.fmtDim(inPerGroup), k.fmtDim(groups));
+      auto diag = k.diags().report(Diag::ShapeMismatch, k.source(), k.rangeOf(c.node()), c.name(),
+                                   k.fmtShape(shape), k.fmtShape(c.shape(xi + 1)));
+      diag.note(Note::ConvChannels, k.fmtDim(channels), base, k.fmtDim(expected), perGroup);
       return c.error();
+    }
     case Decision::Unknown:
       // `x: [?, ?, H, W]` against a weight of 3 input channels: -O0 says so
       // with the location, not torch's message from inside conv2d.
