@@ -1144,6 +1144,7 @@ bool Checker::checkStatement(NodeId statement) {
       // (A condition that is already an error counts as hyperparameters:
       // the sub-modules under it are not errors too.)
       bool dynamic = !c.hyperConst && !module_.types.isLenient(c.type);
+      if (dynamic && ctx_.dynamicIfDepth == 0) ctx_.dynamicIfCondition = cond;
       ctx_.dynamicIfDepth += dynamic ? 1 : 0;
       ++ctx_.ifDepth;
       // Only a test of hyperparameters decides which sub-modules exist (the

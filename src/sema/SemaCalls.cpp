@@ -726,7 +726,28 @@ void Checker::noteInstantiationRules(NodeId call, std::string_view name, Identif
         .note(Note::MoveBeforeLoop, spelling(letName))
         .note(Note::OnePerIteration, spelling(letName));
   } else if (ctx_.callable >= 0 && ctx_.dynamicIfDepth > 0) {
-    report(Diag::InstanceConditionNotConstant, call);
+    // Point at what the condition tests that is not a hyperparameter: an
+    // input or weight (`x.shape[0] > 1`), else a local or loop variable.
+    NodeId culprit;
+    NodeId local;
+    tree_.forEachNode(ctx_.dynamicIfCondition, [&](NodeId n) {
+      if (tree_.kind(n) != NodeKind::Name || module_.nodeSymbol[n.index] == UINT32_MAX) return;
+      const Symbol& s = module_.symbols[module_.nodeSymbol[n.index]];
+      bool input = s.kind == SymbolKind::Param &&
+                   module_.callables[ctx_.callable].params[s.ref].cls != ParamClass::Hyper;
+      bool variable = s.kind == SymbolKind::Local || s.kind == SymbolKind::LoopVar;
+      auto earlier = [&](NodeId other) {
+        return !other.isValid() || rangeOf(n).begin < rangeOf(other).begin;
+      };
+      if (input && earlier(culprit)) culprit = n;
+      if (variable && earlier(local)) local = n;
+    });
+    if (!culprit.isValid()) culprit = local;
+    auto builder = diags_->report(Diag::InstanceConditionNotConstant, source(), rangeOf(call));
+    if (culprit.isValid()) {
+      builder.note(Note::NotConstantHere, source(), rangeOf(culprit),
+                   tokens().spelling(tree_.token(culprit)));
+    }
   } else if (ctx_.callable >= 0) {
     for (const ExprInfo& arg : args) {
       if (!arg.hyperConst && !module_.types.isLenient(arg.type)) {

@@ -197,6 +197,7 @@ class Checker {
     bool isMain = false;
     int loopDepth = 0;
     int dynamicIfDepth = 0;  ///< enclosing ifs whose condition is not a hyperparameter test
+    NodeId dynamicIfCondition;  ///< the condition of the outermost such if
     int ifDepth = 0;         ///< enclosing ifs of any kind
     /// Guard clauses passed in the enclosing blocks: hyperparameter tests
     /// one branch of which returns (`if depth == 0 { return x }`), so that
