@@ -82,6 +82,22 @@ def test_json_report_and_cache_counters(ctx):
           "an L3 hit should not run the pipeline: %s" % names)
 
 
+def test_timing_with_json_diagnostics_keeps_stderr_json(ctx):
+    """With --diagnostics-format=json, stderr is read line by line as JSON: --timing's
+    report is then the one-line JSON object (the text table broke such readers)."""
+    with open(os.path.join(ctx.work, "bad.tri"), "w") as f:
+        f.write("layer A(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {\n"
+                "    return y\n}\n")
+    for args, status in (([EXAMPLE, "-o", "j.py"], 0), ([os.path.join(ctx.work, "bad.tri")], 1)):
+        r = ctx.run("compile", *args, "--no-cache", "--timing", "--diagnostics-format=json",
+                    expect=status)
+        lines = [json.loads(line) for line in r.stderr.splitlines()]
+        reports = [o for o in lines if "phases" in o]
+        check(len(reports) == 1, "one JSON timing report: %r" % r.stderr[:300])
+        if status:
+            check(any(o.get("code") == "UndefinedName" for o in lines), r.stderr[:300])
+
+
 def test_cpu_time_covers_the_workers(ctx):
     # With -j, the workers' phases are nested under "compile files": its CPU time and the
     # total's include the workers' (they counted the main thread's only, which waited, and
@@ -155,7 +171,8 @@ def test_time_trace(ctx):
 
 
 TESTS = [test_text_report, test_json_report_and_cache_counters, test_check_and_bad_format,
-         test_time_trace, test_cpu_time_covers_the_workers]
+         test_time_trace, test_cpu_time_covers_the_workers,
+         test_timing_with_json_diagnostics_keeps_stderr_json]
 
 
 if __name__ == "__main__":

@@ -114,6 +114,9 @@ void applyReportingChoices(const ReportingChoices& choices, CompileOptions& o) {
   if (!choices.cudaDTypes.empty()) o.cudaDTypes = splitList(choices.cudaDTypes);
   if (choices.format == "json") {
     o.diagnosticsFormat = DiagnosticsFormat::Json;
+    // stderr then holds JSON lines only, for tools that read it line by
+    // line: the timing report is the one-line JSON object too.
+    o.timingJson = o.timing;
   }
   if (choices.color == "always") {
     o.color = ColorMode::Always;
