@@ -1200,20 +1200,66 @@ bool Checker::checkStatement(NodeId statement) {
   }
 }
 
-// A loop body is checked once, with the sizes its variables have on entry.
-// When it resizes a variable declared before the loop (`f = concat([f, g],
-// dim=1)`), a later iteration sees other sizes than that check did, so the
-// -O0 run-time checks recorded in the body could reject a valid program on
-// its second iteration: they are dropped (torch still checks each op).
+// A loop body runs with the sizes its variables have on entry and, from the
+// second iteration on, with those the body gave them. When it resizes a
+// variable declared before the loop (`f = concat([f, g], dim=1)`), checking
+// it once with the entry sizes would take them as proven for every
+// iteration: a declared type or a size the body compares could hold on the
+// first iteration only, and -O0's run-time checks would reject the second.
+// So the body is checked with its reports held back; if it resized such a
+// variable (which widens the sizes that changed to `?`), what that check
+// recorded is rolled back and the body is checked again from the widened
+// sizes, until nothing widens more. Only the last check's reports are kept.
 void Checker::checkLoopBody(NodeId body) {
-  size_t checks = module_.runtimeChecks.size();
-  loops_.push_back(LoopMark{static_cast<uint32_t>(module_.symbols.size()), false});
-  ++ctx_.loopDepth;
-  checkBlock(body);
-  --ctx_.loopDepth;
-  bool resized = loops_.back().resizesOuter;
-  loops_.pop_back();
-  if (resized) module_.runtimeChecks.resize(checks);
+  // What checking a body appends to or changes outside its own nodes
+  // (whose types, symbols and calls a later check overwrites in place).
+  struct Marks {
+    size_t symbols, checks, calls, instances, applications;
+    std::unordered_map<uint32_t, NodeId> attributes;
+    decltype(ctx_.attributeBranches) attributeBranches;
+    std::set<std::pair<uint32_t, uint32_t>> warnedSizePairs;
+  };
+  Marks marks{module_.symbols.size(),  module_.runtimeChecks.size(), module_.calls.size(),
+              module_.instances.size(), applications_.size(),        ctx_.attributes,
+              ctx_.attributeBranches,   warnedSizePairs_};
+  // Loops nested deeper than this are checked once (each level may check
+  // its body several times); a resizing body then drops its run-time checks.
+  constexpr int kRecheckedLoopDepth = 3;
+  constexpr int kMaxChecks = 4;
+  bool resized = false;
+  for (int round = 0; round < kMaxChecks; ++round) {
+    if (round > 0) {
+      module_.symbols.resize(marks.symbols);
+      symbolValue_.resize(marks.symbols);
+      module_.runtimeChecks.resize(marks.checks);
+      module_.calls.resize(marks.calls);
+      module_.instances.resize(marks.instances);
+      applications_.resize(marks.applications);
+      ctx_.attributes = marks.attributes;
+      ctx_.attributeBranches = marks.attributeBranches;
+      warnedSizePairs_ = marks.warnedSizePairs;
+    }
+    CollectingDiagnosticConsumer held;
+    DiagnosticEngine holding(held);
+    DiagnosticEngine* reports = diags_;
+    diags_ = &holding;
+    loops_.push_back(LoopMark{static_cast<uint32_t>(marks.symbols), false});
+    ++ctx_.loopDepth;
+    checkBlock(body);
+    --ctx_.loopDepth;
+    resized = loops_.back().resizesOuter;
+    loops_.pop_back();
+    diags_ = reports;
+    bool last = !resized || round + 1 == kMaxChecks || ctx_.loopDepth >= kRecheckedLoopDepth;
+    if (last) {
+      for (Diagnostic& d : held.diagnostics) diags_->replay(std::move(d));
+      break;
+    }
+  }
+  // Still widening after the last check (or not checked again, nested too
+  // deep): its run-time checks compared with sizes a later iteration may not
+  // have, and could reject a valid program; torch still checks each op.
+  if (resized) module_.runtimeChecks.resize(marks.checks);
 }
 
 void Checker::checkLet(NodeId let) {
@@ -2968,8 +3014,13 @@ void Checker::recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId ex
     return;
   }
   if (dims().isUnknown(expected)) {
-    // `?` against `?`: the two values' sizes are compared when they run.
-    if (other.isValid() && dims().isUnknown(actual)) {
+    // `?` against `?`: the two values' sizes are compared when they run
+    // (not a variable's with its own: `concat([f, f], dim=1)`).
+    bool itself = other.isValid() && tree_.kind(value) == NodeKind::Name &&
+                  tree_.kind(other) == NodeKind::Name &&
+                  dim == otherDim && module_.nodeSymbol[value.index] != kNoSymbol &&
+                  module_.nodeSymbol[value.index] == module_.nodeSymbol[other.index];
+    if (other.isValid() && dims().isUnknown(actual) && !itself) {
       module_.runtimeChecks.push_back(RuntimeShapeCheck{node, value, static_cast<uint32_t>(dim),
                                                         expected, actual, other,
                                                         static_cast<uint32_t>(otherDim)});

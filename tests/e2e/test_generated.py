@@ -1067,6 +1067,54 @@ layer Net(n: int = 3, x: Tensor<float32, [?, 6]>) -> Tensor<float32, [?, 3]> {
             check_close(cls(n=n)(x), reference(x, n), "control flow %s n=%d" % (level, n))
 
 
+def test_loop_body_is_checked_with_the_sizes_of_later_iterations(ctx):
+    """A loop body that resizes a variable declared before the loop runs its later iterations
+    with the new sizes. It was checked once, with the sizes on entry, so a declared type or a
+    weight's size that held on the first iteration only was taken as proven: -O0 ran the
+    second iteration without a check (and torch's error, if any, had no location). Now -O0
+    raises at the statement, on the iteration that breaks it; a valid loop still runs."""
+    src = """
+layer Bad(w: Tensor<float32, [4, 4]>, x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    let f = x
+    for i in range(2) {
+        let g: Tensor<float32, [?, 4]> = f
+        f = concat([g, g], dim=1)
+    }
+    return linear(x, w)
+}
+layer Good(w: Tensor<float32, [4, 4]>, x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    let f = x
+    let h = x
+    for i in range(3) {
+        h = relu(linear(h, w))
+        f = concat([f, h], dim=1)
+    }
+    return h + mean(f)
+}
+"""
+    x = torch.randn(3, 4)
+    for level in LEVELS:
+        mod = load(ctx.compile_text(src, level))
+        good = mod.Good()
+        h = x
+        f = x
+        for _ in range(3):
+            h = torch.relu(F.linear(h, good.w))
+            f = torch.cat([f, h], dim=1)
+        check_close(good(x), h + f.mean(), "valid growing loop " + level)
+        bad = mod.Bad()
+        if level == "-O0":
+            try:
+                bad(x)
+            except ValueError as e:
+                if ":5:42: shape mismatch" not in str(e) or "is 8, but 4" not in str(e):
+                    raise AssertionError("-O0 error: %s" % e)
+            else:
+                raise AssertionError("-O0 ran the second iteration of Bad unchecked")
+        else:
+            check_close(bad(x), F.linear(x, bad.w), "Bad above -O0 " + level)
+
+
 def test_split_with_a_list_of_sizes(ctx):
     """split(x, [a, b, ...], dim) cuts pieces of those sizes, as torch.split (it was an
     ArgumentType error: only one size was accepted)."""
@@ -3486,8 +3534,9 @@ layer U(x: Tensor<float32, [?, 4, 8, 8]>) -> Tensor<float32, [?, 4]> {
 def test_a_variable_that_grows_in_a_loop_runs_at_O0(ctx):
     """A DenseNet-style loop that grows a variable (`f = concat([f, ...], dim=1)`): the -O0
     run-time checks recorded in the body compared sizes with those on entry to the loop, so
-    the second iteration raised "dimension 1 is 8, but 4 was expected" at -O0 only. The
-    checks of such a body are dropped; the input's and the return's are kept."""
+    the second iteration raised "dimension 1 is 8, but 4 was expected" at -O0 only. The body
+    is checked again with the sizes that change widened to `?`, so its checks hold on every
+    iteration."""
     src = """
 layer Grow(w: Tensor<float32, [4, 12]>,
            x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 12]> {
@@ -3697,6 +3746,7 @@ def all_tests():
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
               test_nested_instances_each_run, test_control_flow_and_builtins,
               test_split_with_a_list_of_sizes, test_adaptive_pool_to_height_and_width,
+              test_loop_body_is_checked_with_the_sizes_of_later_iterations,
               test_values_updated_together, test_os_merges_identical_declarations,
               test_locals_never_shadow_module_names, test_implicit_widening_converts_values,
               test_source_names_never_take_generated_names,
