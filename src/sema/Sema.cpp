@@ -1134,6 +1134,14 @@ bool Checker::checkStatement(NodeId statement) {
           builder.note(Note::SuggestQuantize, source(), rangeOf(value),
                        text.size() <= 60 ? std::string(text) : std::string("..."));
         }
+        // A narrower dtype, as for a `let`: an explicit cast.
+        bool sameKind = got.kind == want.kind &&
+                        (got.kind == TypeKind::Scalar || got.kind == TypeKind::Tensor);
+        if (sameKind && !want.ternary && got.dtype != DType::Str && want.dtype != DType::Str &&
+            got.dtype != want.dtype &&
+            promote(got.dtype, want.dtype) != want.dtype) {
+          builder.note(Note::SuggestCast, dtypeName(want.dtype));
+        }
       }
       return true;
     }
@@ -2033,6 +2041,12 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
   // than the promoted dtype is converted so that the module computes what
   // the checker typed (`x_int8 < n` compares in int32, not with n wrapped to
   // int8; `a_f16 - mean(x_f32)` subtracts in float32).
+  // Arithmetic on trits is int8 (they add up past 1): decided before the
+  // conversions, so that a bool tensor with a trit becomes int8 (torch would
+  // make `mask + t` int64).
+  if (dtype == DType::Trit && !ternary) {
+    dtype = DType::Int8;
+  }
   if (!ternary && !aT && !bT) {
     convertOperands(a, b, dtype);
   }
@@ -2150,6 +2164,8 @@ ExprInfo Checker::matmul(const ExprInfo& a, const ExprInfo& b, NodeId node, std:
     dtype = isFloating(other.dtype) ? other.dtype : DType::Float32;
   } else {
     dtype = promote(ta.dtype, tb.dtype);
+    // Sums of products of trits are integers, as `ternary @ ternary`'s.
+    if (dtype == DType::Trit) dtype = DType::Int32;
   }
   // torch.matmul does not promote: an integer side meets a float one, an
   // int8 side an int32 one.
@@ -2758,8 +2774,16 @@ void Checker::convertOperand(const ExprInfo& value, const ExprInfo& other, DType
   TypeStore& ts = module_.types;
   if (!ts.isTensor(value.type) || dtype == DType::Bool || dtype == DType::Trit) return;
   DType own = ts.node(value.type).dtype;
-  // A trit tensor is held as floats (docs/pytorch.md), exact in any dtype.
-  if (own == dtype || own == DType::Trit) return;
+  if (own == dtype) return;
+  if (own == DType::Trit) {
+    // Trit tensors are held as float32 (docs/pytorch.md). A ternary value's
+    // integer results (`a + b`) are scaled floats too; a plain trit tensor's
+    // -1, 0 and 1 are exact in any dtype, and converted so that torch's
+    // result has the checker's dtype (an int8 one, a float16 one).
+    if (dtype == DType::Float32 || (ts.node(value.type).ternary && !isFloating(dtype))) return;
+    convertTo(value, dtype);
+    return;
+  }
   if (isIntegral(own) && isFloating(dtype)) {
     // An integer tensor with a float: torch takes the float tensor's dtype,
     // or float32 for a Python float; only a float16 or bfloat16 number needs
@@ -2771,9 +2795,10 @@ void Checker::convertOperand(const ExprInfo& value, const ExprInfo& other, DType
 }
 
 void Checker::convertToProduct(const ExprInfo& value, DType dtype) {
-  // Trits are held as floats (docs/pytorch.md): never converted to an integer.
+  // Ternary values are scaled floats (docs/pytorch.md): never converted to
+  // an integer; a plain trit tensor's -1, 0 and 1 are exact in any dtype.
   const TypeStore::Node& t = module_.types.node(value.type);
-  if (isFloating(dtype) || (!t.ternary && t.dtype != DType::Trit)) convertTo(value, dtype);
+  if (isFloating(dtype) || !t.ternary) convertTo(value, dtype);
 }
 
 void Checker::convertToFloat(const ExprInfo& value, DType dtype) {
@@ -2784,7 +2809,8 @@ void Checker::convertTo(const ExprInfo& value, DType dtype) {
   TypeStore& ts = module_.types;
   if (!value.node.isValid() || !ts.isTensor(value.type)) return;
   const TypeStore::Node& t = ts.node(value.type);
-  if ((t.ternary ? DType::Float32 : t.dtype) == dtype) return;
+  // What the value holds at run time: trit tensors are float32.
+  if ((t.ternary || t.dtype == DType::Trit ? DType::Float32 : t.dtype) == dtype) return;
   module_.conversions[value.node.index] = ts.withDType(value.type, dtype);
 }
 
@@ -2973,7 +2999,11 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
       return false;
     }
     if (t.ternary && !value.allTrits) {
-      report(Diag::NotTernary, where, fmt(value.type), fmt(target));
+      std::string_view text = textOf(where);
+      diags_->report(Diag::NotTernary, source(), rangeOf(where), fmt(value.type), fmt(target))
+          .note(Note::SuggestQuantize, text.size() <= 52 && text.find('\n') == text.npos
+                                           ? fmt::format("tensor({})", text)
+                                           : std::string("tensor(...)"));
       return false;
     }
     if (ts.isScalar(element) && !t.ternary) {

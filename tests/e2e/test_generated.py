@@ -1115,6 +1115,36 @@ layer Good(w: Tensor<float32, [4, 4]>, x: Tensor<float32, [?, 4]>) -> Tensor<flo
             check_close(bad(x), F.linear(x, bad.w), "Bad above -O0 " + level)
 
 
+def test_trit_tensors_have_the_dtype_of_their_static_type(ctx):
+    """A plain Tensor<trit> is held as float32 (docs/pytorch.md); with an integer or float16
+    tensor it was left so, and torch's result (float32) was not the checker's dtype:
+    `trit @ int8` raised "expected both vectors to have same dtype", `trit + int8` was
+    float32. trit @ trit was typed trit although it sums products (now int32, as ternary @
+    ternary), and a bool tensor plus a trit number was int64 where int8 was typed."""
+    src = """
+fn mm(a: Tensor<trit, [3]>, b: Tensor<int8, [3]>) -> Tensor<int8, []> { return a @ b }
+fn add(a: Tensor<trit, [3]>, b: Tensor<int8, [3]>) -> Tensor<int8, [3]> { return a + b }
+fn half(a: Tensor<trit, [3]>, h: Tensor<float16, [3]>) -> Tensor<float16, [3]> { return h * a }
+fn dot(a: Tensor<trit, [3]>, b: Tensor<trit, [3]>) -> Tensor<int32, []> { return a @ b }
+fn mask(m: Tensor<bool, [3]>, t: trit) -> Tensor<int8, [3]> { return m + t }
+layer Net(x: Tensor<float32, [?, 3]>) -> Tensor<float32, [?, 3]> { return x }
+"""
+    a = torch.tensor([1.0, -1.0, 1.0])  # a trit tensor as the module holds one
+    b = torch.tensor([3, 4, 5], dtype=torch.int8)
+    h = torch.tensor([1.5, 2.5, 3.5], dtype=torch.float16)
+    m = torch.tensor([True, False, True])
+    for level in LEVELS:
+        mod = load(ctx.compile_text(src, level))
+        cases = [(mod.mm(a=a, b=b), torch.tensor(4, dtype=torch.int8)),
+                 (mod.add(a=a, b=b), torch.tensor([4, 3, 6], dtype=torch.int8)),
+                 (mod.half(a=a, h=h), torch.tensor([1.5, -2.5, 3.5], dtype=torch.float16)),
+                 (mod.dot(a=a, b=a), torch.tensor(3, dtype=torch.int32)),
+                 (mod.mask(m=m, t=1), torch.tensor([2, 1, 2], dtype=torch.int8))]
+        for k, (got, want) in enumerate(cases):
+            if got.dtype != want.dtype or not torch.equal(got, want):
+                raise AssertionError("%s case %d: %r, expected %r" % (level, k, got, want))
+
+
 def test_split_with_a_list_of_sizes(ctx):
     """split(x, [a, b, ...], dim) cuts pieces of those sizes, as torch.split (it was an
     ArgumentType error: only one size was accepted)."""
@@ -3747,6 +3777,7 @@ def all_tests():
               test_nested_instances_each_run, test_control_flow_and_builtins,
               test_split_with_a_list_of_sizes, test_adaptive_pool_to_height_and_width,
               test_loop_body_is_checked_with_the_sizes_of_later_iterations,
+              test_trit_tensors_have_the_dtype_of_their_static_type,
               test_values_updated_together, test_os_merges_identical_declarations,
               test_locals_never_shadow_module_names, test_implicit_widening_converts_values,
               test_source_names_never_take_generated_names,
