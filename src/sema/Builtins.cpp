@@ -1251,6 +1251,22 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
           ts.isTensor(base.type) && ts.node(base.type).dtype == DType::Bool) {
         base.type = ts.withDType(base.type, DType::Int64);
       }
+      // An integer tensor with an integer bound that does not fit its dtype
+      // (`clip(x_int8, 0, 200)`, or an `int` hyperparameter): torch.clamp
+      // raises ("value cannot be converted to type int8_t without
+      // overflow"), so x is widened first, as `x_int8 * 300` is int32.
+      if (rule == R::Clip && t.kind == TypeKind::Scalar && isIntegral(t.dtype) &&
+          t.dtype != DType::Bool && ts.isTensor(base.type)) {
+        DType xd = ts.node(base.type).dtype;
+        const ExprInfo& bound = c.arg(i);
+        bool fits = bound.intValue ? fitsInteger(xd, *bound.intValue)
+                                   : promote(xd, t.dtype) == xd;
+        if (isIntegral(xd) && xd != DType::Bool && xd != DType::Trit && !fits) {
+          base.type = ts.withDType(base.type, promote(xd, t.dtype == DType::Trit ? DType::Int8
+                                                                                : t.dtype));
+          c.checker().convertTo(c.arg(0), ts.node(base.type).dtype);
+        }
+      }
       if (rule == R::Clip && t.kind == TypeKind::Scalar && ts.isScalar(base.type)) {
         // Numbers: min(max(x, lo), hi) is any of them, typed as they promote.
         base.type = ts.scalar(promote(ts.node(base.type).dtype, t.dtype));

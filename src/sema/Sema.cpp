@@ -2287,6 +2287,12 @@ ExprInfo Checker::checkList(NodeId node) {
       ExprInfo::Element element{*n, e.intValue, e.node};
       extend(element, element);
     }
+    std::optional<std::pair<DType, NodeId>> variable = e.widestVariable;
+    if (t.kind == TypeKind::Scalar && !e.number()) variable.emplace(t.dtype, e.node);
+    if (variable && (!result.widestVariable ||
+                     promote(variable->first, result.widestVariable->first) != result.widestVariable->first)) {
+      result.widestVariable = variable;
+    }
   }
   if (!ints) {
     result.listDims.clear();
@@ -2861,6 +2867,15 @@ void Checker::noteConversion(const ExprInfo& value, TypeId target, NodeId node) 
 }
 
 bool Checker::elementsFit(const ExprInfo& value, DType dtype) {
+  // An element known only when it runs must widen to the dtype, as a `let`
+  // of it must (`tensor([n, 2], dtype=int8)` of an `int` n would overflow).
+  if (const auto& v = value.widestVariable;
+      v && v->first != DType::Str && promote(v->first, dtype) != dtype) {
+    diags_->report(Diag::NarrowingConversion, source(), rangeOf(v->second),
+                   fmt(module_.types.scalar(v->first)), dtypeName(dtype))
+        .note(Note::SuggestCast, dtypeName(dtype));
+    return false;
+  }
   for (const std::optional<ExprInfo::Element>& e : {value.lowest, value.highest}) {
     if (!e) continue;
     // Integers are checked as integers (int64's largest is no double), and

@@ -43,6 +43,9 @@ struct ExprInfo {
   };
   std::optional<Element> lowest;
   std::optional<Element> highest;
+  /// The widest dtype among a list literal's elements that are not known
+  /// constants, and one such element: they must widen to the tensor's dtype.
+  std::optional<std::pair<DType, NodeId>> widestVariable;
   NodeId node;               ///< the expression (for diagnostics)
 
   /// The known constant as a number (an integer converted), if any.

@@ -1145,6 +1145,27 @@ layer Net(x: Tensor<float32, [?, 3]>) -> Tensor<float32, [?, 3]> { return x }
                 raise AssertionError("%s case %d: %r, expected %r" % (level, k, got, want))
 
 
+def test_clip_of_an_integer_tensor_by_wider_bounds(ctx):
+    """clip(x_int8, 0, 200) (or by an `int`) compiled to torch.clamp(x, 0, 200), which raises
+    "value cannot be converted to type int8_t without overflow" on every call: x is widened
+    to int32 first, as `x_int8 * 300` is; bounds that fit keep int8."""
+    src = """
+fn f(x: Tensor<int8, [?]>) -> Tensor<int32, [?]> { return clip(x, 0, 200) }
+fn g(x: Tensor<int8, [?]>, lo: int, hi: int) -> Tensor<int32, [?]> { return clip(x, lo, hi) }
+fn h(x: Tensor<int8, [?]>) -> Tensor<int8, [?]> { return clip(x, -5, 100) }
+layer Net(x: Tensor<float32, [?, 3]>) -> Tensor<float32, [?, 3]> { return x }
+"""
+    x = torch.tensor([-100, 5, 120], dtype=torch.int8)
+    for level in LEVELS:
+        mod = load(ctx.compile_text(src, level))
+        cases = [(mod.f(x=x), torch.tensor([0, 5, 120], dtype=torch.int32)),
+                 (mod.g(x=x, lo=-50, hi=300), torch.tensor([-50, 5, 120], dtype=torch.int32)),
+                 (mod.h(x=x), torch.tensor([-5, 5, 100], dtype=torch.int8))]
+        for k, (got, want) in enumerate(cases):
+            if got.dtype != want.dtype or not torch.equal(got, want):
+                raise AssertionError("%s case %d: %r, expected %r" % (level, k, got, want))
+
+
 def test_split_with_a_list_of_sizes(ctx):
     """split(x, [a, b, ...], dim) cuts pieces of those sizes, as torch.split (it was an
     ArgumentType error: only one size was accepted)."""
@@ -3778,6 +3799,7 @@ def all_tests():
               test_split_with_a_list_of_sizes, test_adaptive_pool_to_height_and_width,
               test_loop_body_is_checked_with_the_sizes_of_later_iterations,
               test_trit_tensors_have_the_dtype_of_their_static_type,
+              test_clip_of_an_integer_tensor_by_wider_bounds,
               test_values_updated_together, test_os_merges_identical_declarations,
               test_locals_never_shadow_module_names, test_implicit_widening_converts_values,
               test_source_names_never_take_generated_names,
