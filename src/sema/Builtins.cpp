@@ -1415,6 +1415,13 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                   : x->ternary            ? c.floatOf(*w)
                   : w->ternary            ? c.floatOf(*x)
                                           : promote(x->dtype, w->dtype);
+    // A float bias makes the product of integers a float, as `x @ w + b`
+    // (it was converted to the integers' dtype, truncating it).
+    if (c.has(2) && !c.lenient(2) && ts.isTensor(c.arg(2).type) && !(x->ternary && w->ternary)) {
+      const TypeStore::Node& b = ts.node(c.arg(2).type);
+      DType bd = b.ternary ? DType::Float32 : b.dtype;
+      if (isFloating(bd) && !isFloating(dtype)) dtype = bd;
+    }
     if (dtype == DType::Bool) return c.wrong(0, boolsNeedConverting("linear"));
     c.toProductDType(0, dtype);
     c.toProductDType(1, dtype);

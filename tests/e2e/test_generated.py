@@ -1166,6 +1166,24 @@ layer Net(x: Tensor<float32, [?, 3]>) -> Tensor<float32, [?, 3]> { return x }
                 raise AssertionError("%s case %d: %r, expected %r" % (level, k, got, want))
 
 
+def test_linear_of_integers_with_a_float_bias(ctx):
+    """linear(x_int, w_int, b_float) is a float, as x @ w^T + b: the bias was converted to
+    int32 (0.7 became 0) and the result typed int32."""
+    src = """
+fn f(x: Tensor<int32, [?, 4]>, w: Tensor<int32, [3, 4]>, b: Tensor<float32, [3]>)
+    -> Tensor<float32, [?, 3]> {
+    return linear(x, w, b)
+}
+layer Net(x: Tensor<float32, [?, 3]>) -> Tensor<float32, [?, 3]> { return x }
+"""
+    x = torch.tensor([[1, 2, 0, 1]], dtype=torch.int32)
+    w = torch.ones(3, 4, dtype=torch.int32)
+    b = torch.tensor([0.7, -0.2, 1.5])
+    for level in LEVELS:
+        got = load(ctx.compile_text(src, level)).f(x=x, w=w, b=b)
+        check_close(got, x.float() @ w.float().T + b, "linear int with float bias " + level)
+
+
 def test_split_with_a_list_of_sizes(ctx):
     """split(x, [a, b, ...], dim) cuts pieces of those sizes, as torch.split (it was an
     ArgumentType error: only one size was accepted)."""
@@ -3800,6 +3818,7 @@ def all_tests():
               test_loop_body_is_checked_with_the_sizes_of_later_iterations,
               test_trit_tensors_have_the_dtype_of_their_static_type,
               test_clip_of_an_integer_tensor_by_wider_bounds,
+              test_linear_of_integers_with_a_float_bias,
               test_values_updated_together, test_os_merges_identical_declarations,
               test_locals_never_shadow_module_names, test_implicit_widening_converts_values,
               test_source_names_never_take_generated_names,
