@@ -2174,7 +2174,6 @@ std::string Emitter::builtinExpr(OpId id) {
     return has(i) && m_.types.node(m_.typeOf(val[i])).dtype == DType::Bool;
   };
   // A `keepdim=true` given as a constant.
-  auto keepsAllDims = [&](size_t i) { return has(i) && arg[i] == "True"; };
   // Every dimension of argument i, as a `dim=` value: `(0, 1)` when its rank
   // is known, else computed.
   auto allDims = [&](size_t i) {
@@ -2317,11 +2316,14 @@ std::string Emitter::builtinExpr(OpId id) {
                       : fn == BuiltinFn::Std ? "std" : "argmax";
       // torch has no argmax of bools: as bytes, the first True (else 0).
       if (fn == BuiltinFn::Argmax && boolArg(0)) arg[0] = raw[0] + ".to(torch.uint8)";
-      if (!has(1) && keepsAllDims(2)) {
+      if (!has(1) && has(2) && arg[2] != "False") {
         // `sum(x, keepdim=true)`: every dimension reduced to 1, as the
-        // checker types it (torch drops keepdim without a dim).
-        if (fn == BuiltinFn::Argmax) return fmt::format("torch.argmax({}, keepdim=True)", arg[0]);
-        return fmt::format("torch.{}({}, dim={}, keepdim=True)", f, arg[0], allDims(0));
+        // checker types it (torch drops keepdim without a dim); a keepdim
+        // known only when it runs is passed on.
+        if (fn == BuiltinFn::Argmax) {
+          return fmt::format("torch.argmax({}, keepdim={})", arg[0], arg[2]);
+        }
+        return fmt::format("torch.{}({}, dim={}, keepdim={})", f, arg[0], allDims(0), arg[2]);
       }
       if (!has(1)) return fmt::format("torch.{}({})", f, arg[0]);
       return fmt::format("torch.{}({}, dim={}{})", f, arg[0], arg[1], kw(2, "keepdim"));
@@ -2347,9 +2349,9 @@ std::string Emitter::builtinExpr(OpId id) {
         }
         return fmt::format("torch.{}({}, {})", isMax ? "maximum" : "minimum", arg[0], arg[1]);
       }
-      if (!has(1) && keepsAllDims(2)) {
-        return fmt::format("torch.{}({}, dim={}, keepdim=True)", isMax ? "amax" : "amin", arg[0],
-                           allDims(0));
+      if (!has(1) && has(2) && arg[2] != "False") {
+        return fmt::format("torch.{}({}, dim={}, keepdim={})", isMax ? "amax" : "amin", arg[0],
+                           allDims(0), arg[2]);
       }
       if (!has(1)) return fmt::format("torch.{}({})", isMax ? "max" : "min", arg[0]);
       return fmt::format("torch.{}({}, dim={}{})", isMax ? "amax" : "amin", arg[0], arg[1],

@@ -445,7 +445,11 @@ ExprInfo reduce(Call& c, R rule, BuiltinFn fn) {
     dtype = DType::Float32;
   }
   bool keepdim = c.has(2) && c.arg(2).intValue && *c.arg(2).intValue != 0;
-  if (!t->rankKnown) {
+  // A keepdim known only when it runs (a bool input or hyperparameter)
+  // decides the rank: unknown here, so that a declared type is checked at
+  // run time rather than taken as proven.
+  bool keepdimUnknown = c.has(2) && !c.lenient(2) && !c.arg(2).intValue;
+  if (!t->rankKnown || keepdimUnknown) {
     return c.result(c.ts().tensorAnyRank(dtype));
   }
   std::vector<DimId> shape = c.shape(0);
@@ -681,6 +685,8 @@ ExprInfo splitWithSizes(Call& c, const TypeStore::Node* x) {
     shape[*d] = piece;
   } else if (d) {
     shape[*d] = ds.unknown();
+  } else {
+    std::fill(shape.begin(), shape.end(), ds.unknown());  // along a dimension known when it runs
   }
   return c.result(ts.list(ts.tensor(x->dtype, shape, x->ternary), count));
 }
@@ -1110,7 +1116,12 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       std::vector<DimId> shape = c.shape(0);
       std::optional<size_t> d = c.dimIndex(2, shape.size(), 0);
       if (c.failed()) return c.error();
-      if (d) shape[*d] = ds.unknown();
+      // Along a dimension known only when it runs, any size may change.
+      if (d) {
+        shape[*d] = ds.unknown();
+      } else {
+        std::fill(shape.begin(), shape.end(), ds.unknown());
+      }
       return c.result(ts.list(ts.tensor(x->dtype, shape, x->ternary), UINT32_MAX));
     }
     if (c.lenient(0)) return c.unknown();

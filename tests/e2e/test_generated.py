@@ -1184,6 +1184,41 @@ layer Net(x: Tensor<float32, [?, 3]>) -> Tensor<float32, [?, 3]> { return x }
         check_close(got, x.float() @ w.float().T + b, "linear int with float bias " + level)
 
 
+def test_keepdim_and_split_dim_known_only_when_run(ctx):
+    """A keepdim or a split dim that is an input (or hyperparameter) decides the result's
+    shape when it runs: the checker took keepdim for false and the split dimension for none,
+    so a declared type was 'proven' wrong and unchecked at -O0, and argmax(x, keepdim=k)
+    dropped keepdim."""
+    src = """
+fn f(x: Tensor<float32, [2, 4, 6]>, k: bool) -> Tensor<float32, [2, 6]> { return sum(x, 1, k) }
+fn g(x: Tensor<float32, [2, 4, 6]>, k: bool) -> Tensor<int64> { return argmax(x, keepdim=k) }
+fn h(x: Tensor<float32, [2, 4, 6]>, k: bool) -> Tensor<float32> {
+    return max(x, keepdim=k) + sum(x, keepdim=k)
+}
+fn s(x: Tensor<float32, [2, 4, 6]>, n: int) -> Tensor<float32, [2, 4, 6]> {
+    return split(x, 2, dim=n)[0]
+}
+layer Net(x: Tensor<float32, [?, 3]>) -> Tensor<float32, [?, 3]> { return x }
+"""
+    x = torch.randn(2, 4, 6, generator=torch.Generator().manual_seed(9))
+    for level in LEVELS:
+        mod = load(ctx.compile_text(src, level))
+        check_close(mod.f(x=x, k=False), x.sum(1), "sum keepdim=False " + level)
+        for k in (False, True):
+            check_close(mod.g(x=x, k=k), torch.argmax(x, keepdim=k), "argmax %s %s" % (k, level))
+            ref = (x.amax(dim=(0, 1, 2), keepdim=k) + x.sum(dim=(0, 1, 2), keepdim=k))
+            check_close(mod.h(x=x, k=k), ref, "max/sum keepdim %s %s" % (k, level))
+        if level == "-O0":
+            for call in (lambda: mod.f(x=x, k=True), lambda: mod.s(x=x, n=2)):
+                try:
+                    call()
+                except ValueError as e:
+                    if "sum" not in str(e) and "shape mismatch" not in str(e):
+                        raise
+                else:
+                    raise AssertionError("-O0 returned a shape its declared type rules out")
+
+
 def test_split_with_a_list_of_sizes(ctx):
     """split(x, [a, b, ...], dim) cuts pieces of those sizes, as torch.split (it was an
     ArgumentType error: only one size was accepted)."""
@@ -3819,6 +3854,7 @@ def all_tests():
               test_trit_tensors_have_the_dtype_of_their_static_type,
               test_clip_of_an_integer_tensor_by_wider_bounds,
               test_linear_of_integers_with_a_float_bias,
+              test_keepdim_and_split_dim_known_only_when_run,
               test_values_updated_together, test_os_merges_identical_declarations,
               test_locals_never_shadow_module_names, test_implicit_widening_converts_values,
               test_source_names_never_take_generated_names,
