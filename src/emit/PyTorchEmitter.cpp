@@ -1979,9 +1979,23 @@ std::string Emitter::opExpr(OpId id) {
       }
       return binary("/");
     case OpKind::Mod: return binary("%");
-    case OpKind::Pow: return power(a(0), a(1), isScalar(operands[0]) && isScalar(operands[1]) &&
-                                                     m_.types.isScalar(resultType) &&
-                                                     isFloating(m_.types.node(resultType).dtype));
+    case OpKind::Pow: {
+      bool numbers = isScalar(operands[0]) && isScalar(operands[1]) &&
+                     m_.types.isScalar(resultType);
+      std::string p =
+          power(a(0), a(1), numbers && isFloating(m_.types.node(resultType).dtype));
+      // Python's int ** int is a float for a negative exponent (2 ** -1 is
+      // 0.5); the checker typed it an integer, which it stays (truncated),
+      // unless the exponent is a constant that is not negative.
+      if (numbers && isIntegral(m_.types.node(resultType).dtype) &&
+          m_.types.node(resultType).dtype != DType::Bool) {
+        OpId def = m_.values[operands[1].index].def;
+        bool nonNegative = def.isValid() && m_.op(def).kind == OpKind::Constant &&
+                           m_.op(def).constKind == ConstKind::Int && m_.op(def).intAttr >= 0;
+        if (!nonNegative) return "int" + p;
+      }
+      return p;
+    }
     // torch.matmul does not promote; the checker converted an integer side
     // that meets a float one (Checker::matmul).
     case OpKind::MatMul:
