@@ -2094,9 +2094,13 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
   return make(ts.tensor(dtype, *shape, ternary), node);
 }
 
+// `shownA` and `shownB`, when given, are the shapes the error names (the
+// whole operands of `@`, whose batch dimensions `a` and `b` are).
 std::optional<std::vector<DimId>> Checker::broadcast(std::span<const DimId> a,
                                                      std::span<const DimId> b, NodeId node,
-                                                     std::string_view op) {
+                                                     std::string_view op,
+                                                     std::span<const DimId> shownA,
+                                                     std::span<const DimId> shownB) {
   size_t rank = std::max(a.size(), b.size());
   std::vector<DimId> out(rank);
   DimId one = dims().constant(1);
@@ -2124,7 +2128,8 @@ std::optional<std::vector<DimId>> Checker::broadcast(std::span<const DimId> a,
     switch (same) {
       case Decision::Yes: result = da; break;
       case Decision::No: {
-        report(Diag::ShapeMismatch, node, op, fmtShape(a), fmtShape(b));
+        report(Diag::ShapeMismatch, node, op, fmtShape(shownA.empty() ? a : shownA),
+               fmtShape(shownB.empty() ? b : shownB));
         return std::nullopt;
       }
       case Decision::Unknown:
@@ -2223,7 +2228,8 @@ ExprInfo Checker::matmul(const ExprInfo& a, const ExprInfo& b, NodeId node, std:
   }
   std::span<const DimId> batchA(sa.data(), sa.size() - 2);
   std::span<const DimId> batchB(sb.data(), sb.size() - 2);
-  std::optional<std::vector<DimId>> batch = broadcast(batchA, batchB, node, op);
+  std::optional<std::vector<DimId>> batch =
+      broadcast(batchA, batchB, node, op, ts.shape(a.type), ts.shape(b.type));
   if (!batch) {
     return make(ts.error(), node);
   }

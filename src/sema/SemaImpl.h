@@ -125,7 +125,9 @@ class Checker {
   /// The result shape of broadcasting a and b (NumPy rules); reports a
   /// provable mismatch at `node` for operator `op` and returns nullopt.
   std::optional<std::vector<DimId>> broadcast(std::span<const DimId> a, std::span<const DimId> b,
-                                              NodeId node, std::string_view op);
+                                              NodeId node, std::string_view op,
+                                              std::span<const DimId> shownA = {},
+                                              std::span<const DimId> shownB = {});
   /// Converts `value`, a tensor of another dtype, to the float `dtype` an
   /// operation computing in floats needs: LANGUAGE.md types mean, softmax,
   /// linear, float @ int, ... as floats, and float16 @ float32 as float32,
