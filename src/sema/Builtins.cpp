@@ -1454,7 +1454,19 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     DimId stride = c.dimArg(depthwise ? 2 : 3, 1);
     DimId padding = c.dimArg(depthwise ? 3 : 4, 0);
     DimId dilation = depthwise ? ds.constant(1) : c.dimArg(5, 1);
+    // depthwise_conv2d is F.conv2d with groups = x's channels, so the weight
+    // is [channels * multiplier, 1, kh, kw] (a channel multiplier, as torch
+    // allows); with `?` channels, a multiplier of 1 is what can be checked.
     DimId groups = depthwise ? ws[0] : c.dimArg(6, 1);
+    if (depthwise && x->rankKnown && (c.shape(0).size() == 4 || c.shape(0).size() == 3)) {
+      DimId channels = c.shape(0)[c.shape(0).size() - 3];
+      std::optional<int64_t> out = ds.constValue(ws[0]);
+      std::optional<int64_t> in = ds.constValue(channels);
+      if (!ds.isUnknown(channels) &&
+          (!out || !in || (*in > 0 && *out % *in == 0) || ds.equal(ws[0], channels) == Decision::Yes)) {
+        groups = channels;
+      }
+    }
     if (c.failed() || !positive(c, depthwise ? 2 : 3, stride) ||
         (!depthwise && (!positive(c, 5, dilation) || !positive(c, 6, groups)))) {
       return c.error();

@@ -1219,6 +1219,22 @@ layer Net(x: Tensor<float32, [?, 3]>) -> Tensor<float32, [?, 3]> { return x }
                     raise AssertionError("-O0 returned a shape its declared type rules out")
 
 
+def test_depthwise_conv_with_a_channel_multiplier(ctx):
+    """depthwise_conv2d runs F.conv2d with groups = the input's channels, which takes a
+    weight [channels * multiplier, 1, k, k] (MobileNet's multiplier); the checker took groups
+    for the weight's output channels and rejected it."""
+    src = """
+layer Net(w: Tensor<float32, [6, 1, 3, 3]>, x: Tensor<float32, [?, 3, 8, 8]>)
+    -> Tensor<float32, [?, 6, 6, 6]> {
+    return depthwise_conv2d(x, w)
+}
+"""
+    x = torch.randn(2, 3, 8, 8, generator=torch.Generator().manual_seed(3))
+    for level in LEVELS:
+        model = entry(load(ctx.compile_text(src, level)))()
+        check_close(model(x), F.conv2d(x, model.w, groups=3), "depthwise x2 " + level)
+
+
 def test_split_with_a_list_of_sizes(ctx):
     """split(x, [a, b, ...], dim) cuts pieces of those sizes, as torch.split (it was an
     ArgumentType error: only one size was accepted)."""
@@ -3855,6 +3871,7 @@ def all_tests():
               test_clip_of_an_integer_tensor_by_wider_bounds,
               test_linear_of_integers_with_a_float_bias,
               test_keepdim_and_split_dim_known_only_when_run,
+              test_depthwise_conv_with_a_channel_multiplier,
               test_values_updated_together, test_os_merges_identical_declarations,
               test_locals_never_shadow_module_names, test_implicit_widening_converts_values,
               test_source_names_never_take_generated_names,
