@@ -1271,6 +1271,14 @@ bool Parser::expectStatementEnd(NodeId statement) {
   // `retrun x` and `} elif c {` parse as a name followed by junk: the name is
   // the mistake, so it is what the error points at.
   NodeId expr = tree_.kind(statement) == NodeKind::ExprStmt ? tree_.childA(statement) : NodeId{};
+  // `let f = lambda t: t`: Python's lambda, here a name followed by junk.
+  NodeId value = tree_.kind(statement) == NodeKind::Let ? tree_.childB(statement) : NodeId{};
+  if (value.isValid() && tree_.kind(value) == NodeKind::Name &&
+      tokens_.spelling(tree_.token(value)) == "lambda") {
+    error(Diag::MisspelledKeyword, tokens_.range(tree_.token(value)), "lambda",
+          "there are no lambdas; declare a 'fn' and call it by name");
+    return false;
+  }
   if (expr.isValid() && tree_.kind(expr) == NodeKind::Name) {
     TokenId nameToken = tree_.token(expr);
     std::string_view name = tokens_.spelling(nameToken);
