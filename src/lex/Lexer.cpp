@@ -521,6 +521,22 @@ void Lexer::lexNumber() {
       value = value * 10 + digit;
     }
   }
+  // `017` is 17 here (as in many languages), 15 in C (octal); Python rejects
+  // it. Said where the two readings differ.
+  if (ok && text.size() > 1 && text[0] == '0' && value >= 8 &&
+      text.find_first_of("89") == std::string_view::npos) {
+    std::string digits;
+    for (char c : text) {
+      if (c != '_') digits += c;
+    }
+    uint64_t octal = 0;
+    for (char c : digits) octal = octal * 8 + static_cast<unsigned>(c - '0');
+    size_t first = digits.find_first_not_of('0');
+    uint32_t offset = offsetOf(start);
+    diags_.report(Diag::LeadingZeroDecimal, buffer_.source(),
+                  SourceRange{offset, offset + static_cast<uint32_t>(text.size())}, text, value,
+                  octal, digits.substr(first == std::string::npos ? digits.size() - 1 : first));
+  }
   buffer_.ints_.push_back(value);
   addToken(TokenKind::IntLiteral, start, static_cast<uint32_t>(buffer_.ints_.size() - 1));
 }
