@@ -438,6 +438,8 @@ ExprInfo reduce(Call& c, R rule, BuiltinFn fn) {
     dtype = DType::Int64;
   } else if (fn == BuiltinFn::Sum) {
     dtype = t->ternary ? DType::Float32 : isIntegral(dtype) ? DType::Int64 : dtype;
+    // A plain trit tensor is held as float32: summed as the int64 it is typed.
+    if (!t->ternary && t->dtype == DType::Trit) c.checker().convertTo(c.arg(0), DType::Int64);
   } else if (fn == BuiltinFn::Mean || fn == BuiltinFn::Std) {
     dtype = c.floatOf(*t);
     c.toFloat(0, dtype);
@@ -1426,6 +1428,8 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                   : x->ternary            ? c.floatOf(*w)
                   : w->ternary            ? c.floatOf(*x)
                                           : promote(x->dtype, w->dtype);
+    // Sums of products of trits are integers, as for `@`.
+    if (dtype == DType::Trit) dtype = DType::Int32;
     // A float bias makes the product of integers a float, as `x @ w + b`
     // (it was converted to the integers' dtype, truncating it).
     if (c.has(2) && !c.lenient(2) && ts.isTensor(c.arg(2).type) && !(x->ternary && w->ternary)) {

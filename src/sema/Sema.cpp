@@ -1217,7 +1217,9 @@ bool Checker::checkStatement(NodeId statement) {
 // So the body is checked with its reports held back; if it resized such a
 // variable (which widens the sizes that changed to `?`), what that check
 // recorded is rolled back and the body is checked again from the widened
-// sizes, until nothing widens more. Only the last check's reports are kept.
+// sizes, until nothing widens more. The records are the last check's; the
+// reports are the first check's (the first iteration runs with the entry
+// sizes, so what is wrong there is wrong) and any the later ones add.
 void Checker::checkLoopBody(NodeId body) {
   // What checking a body appends to or changes outside its own nodes
   // (whose types, symbols and calls a later check overwrites in place).
@@ -1226,15 +1228,24 @@ void Checker::checkLoopBody(NodeId body) {
     std::unordered_map<uint32_t, NodeId> attributes;
     decltype(ctx_.attributeBranches) attributeBranches;
     std::set<std::pair<uint32_t, uint32_t>> warnedSizePairs;
+    TypeId returnType;  ///< a return type the first `return` decides
   };
-  Marks marks{module_.symbols.size(),  module_.runtimeChecks.size(), module_.calls.size(),
-              module_.instances.size(), applications_.size(),        ctx_.attributes,
-              ctx_.attributeBranches,   warnedSizePairs_};
+  Marks marks{module_.symbols.size(),
+              module_.runtimeChecks.size(),
+              module_.calls.size(),
+              module_.instances.size(),
+              applications_.size(),
+              ctx_.attributes,
+              ctx_.attributeBranches,
+              warnedSizePairs_,
+              ctx_.callable >= 0 ? module_.callables[ctx_.callable].returnType : TypeId{}};
   // Loops nested deeper than this are checked once (each level may check
   // its body several times); a resizing body then drops its run-time checks.
   constexpr int kRecheckedLoopDepth = 3;
   constexpr int kMaxChecks = 4;
   bool resized = false;
+  std::vector<Diagnostic> first;
+  std::vector<Diagnostic> last;
   for (int round = 0; round < kMaxChecks; ++round) {
     if (round > 0) {
       module_.symbols.resize(marks.symbols);
@@ -1246,9 +1257,10 @@ void Checker::checkLoopBody(NodeId body) {
       ctx_.attributes = marks.attributes;
       ctx_.attributeBranches = marks.attributeBranches;
       warnedSizePairs_ = marks.warnedSizePairs;
+      if (ctx_.callable >= 0) module_.callables[ctx_.callable].returnType = marks.returnType;
     }
     CollectingDiagnosticConsumer held;
-    DiagnosticEngine holding(held);
+    DiagnosticEngine holding = diags_->holding(held);
     DiagnosticEngine* reports = diags_;
     diags_ = &holding;
     loops_.push_back(LoopMark{static_cast<uint32_t>(marks.symbols), false});
@@ -1258,12 +1270,20 @@ void Checker::checkLoopBody(NodeId body) {
     resized = loops_.back().resizesOuter;
     loops_.pop_back();
     diags_ = reports;
-    bool last = !resized || round + 1 == kMaxChecks || ctx_.loopDepth >= kRecheckedLoopDepth;
-    if (last) {
-      for (Diagnostic& d : held.diagnostics) diags_->replay(std::move(d));
-      break;
+    diags_->settleHeld(holding);
+    (round == 0 ? first : last) = std::move(held.diagnostics);
+    if (!resized || round + 1 == kMaxChecks || ctx_.loopDepth >= kRecheckedLoopDepth) break;
+  }
+  auto same = [](const Diagnostic& a, const Diagnostic& b) {
+    return a.kind == b.kind && a.range.begin == b.range.begin && a.range.end == b.range.end &&
+           a.message == b.message;
+  };
+  for (Diagnostic& d : last) {
+    if (std::none_of(first.begin(), first.end(), [&](const Diagnostic& f) { return same(f, d); })) {
+      first.push_back(std::move(d));
     }
   }
+  for (Diagnostic& d : first) diags_->replay(std::move(d));
   // Still widening after the last check (or not checked again, nested too
   // deep): its run-time checks compared with sizes a later iteration may not
   // have, and could reject a valid program; torch still checks each op.

@@ -335,7 +335,8 @@ ExprInfo Checker::checkCast(DType dtype, NodeId call) {
              dtypeName(dtype));
       return make(ts.error(), call);
     }
-    // float16(x) of a constant past its largest value (65504) would be inf,
+    // float16(x) of a constant past its largest value (65504, to which
+    // values below 65520 round) would be inf,
     // as `let v: float16 = 70000.0` is an error; so would float32(1e39).
     if (isFloating(dtype) && (x.floatValue || x.intValue) &&
         !fitsFloat(dtype, x.floatValue.value_or(static_cast<double>(x.intValue.value_or(0))))) {

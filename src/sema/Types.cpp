@@ -50,11 +50,13 @@ bool isNumeric(DType dtype) { return dtype != DType::Str; }
 DType promote(DType a, DType b) { return std::max(a, b); }
 
 bool fitsFloat(DType dtype, double value) {
-  // The largest finite values: past them torch's tensors hold inf.
+  // Where torch's conversion rounds to inf: half a unit in the last place
+  // past the largest finite value (65504 + 16 for float16). bfloat16 is
+  // rounded to float32 first, so its bound is the float32 rounding of its own.
   switch (dtype) {
-    case DType::Float16: return std::abs(value) <= 65504.0;
-    case DType::BFloat16: return std::abs(value) <= 3.3895313892515355e38;
-    case DType::Float32: return std::abs(value) <= 3.4028234663852886e38;
+    case DType::Float16: return std::abs(value) < 65520.0;
+    case DType::BFloat16: return std::abs(value) < 3.396177427818412e38;
+    case DType::Float32: return std::abs(value) < 3.4028235677973366e38;
     default: return true;
   }
 }
@@ -69,7 +71,7 @@ bool fitsInteger(DType dtype, int64_t value) {
       return value >= std::numeric_limits<int32_t>::min() &&
              value <= std::numeric_limits<int32_t>::max();
     case DType::Int64: return true;
-    case DType::Float16: return value >= -65504 && value <= 65504;
+    case DType::Float16: return value > -65520 && value < 65520;  // rounds to 65504 below
     case DType::BFloat16:
     case DType::Float32: return true;
     case DType::Str: return false;

@@ -1082,6 +1082,16 @@ layer Bad(w: Tensor<float32, [4, 4]>, x: Tensor<float32, [?, 4]>) -> Tensor<floa
     }
     return linear(x, w)
 }
+layer Early(x: Tensor<float32, [?, 4]>) {
+    let f = x
+    for i in range(3) {
+        if i == 2 {
+            return f
+        }
+        f = concat([f, x], dim=1)
+    }
+    return f
+}
 layer Good(w: Tensor<float32, [4, 4]>, x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
     let f = x
     let h = x
@@ -1102,6 +1112,9 @@ layer Good(w: Tensor<float32, [4, 4]>, x: Tensor<float32, [?, 4]>) -> Tensor<flo
             h = torch.relu(F.linear(h, good.w))
             f = torch.cat([f, h], dim=1)
         check_close(good(x), h + f.mean(), "valid growing loop " + level)
+        # A return type decided by a `return` in such a loop is the widened one: it was
+        # the entry's [?, 4], and -O0 checked the early return against it.
+        check_close(mod.Early()(x), torch.cat([x, x, x], dim=1), "early return " + level)
         bad = mod.Bad()
         if level == "-O0":
             try:
@@ -1127,6 +1140,8 @@ fn add(a: Tensor<trit, [3]>, b: Tensor<int8, [3]>) -> Tensor<int8, [3]> { return
 fn half(a: Tensor<trit, [3]>, h: Tensor<float16, [3]>) -> Tensor<float16, [3]> { return h * a }
 fn dot(a: Tensor<trit, [3]>, b: Tensor<trit, [3]>) -> Tensor<int32, []> { return a @ b }
 fn mask(m: Tensor<bool, [3]>, t: trit) -> Tensor<int8, [3]> { return m + t }
+fn lin(a: Tensor<trit, [1, 3]>, b: Tensor<trit, [1, 3]>) -> Tensor<int32, [1, 1]> { return linear(a, b) }
+fn total(a: Tensor<trit, [3]>, b: Tensor<int8, [3]>) -> Tensor<int64, [3]> { return sum(a) + b }
 layer Net(x: Tensor<float32, [?, 3]>) -> Tensor<float32, [?, 3]> { return x }
 """
     a = torch.tensor([1.0, -1.0, 1.0])  # a trit tensor as the module holds one
@@ -1139,7 +1154,9 @@ layer Net(x: Tensor<float32, [?, 3]>) -> Tensor<float32, [?, 3]> { return x }
                  (mod.add(a=a, b=b), torch.tensor([4, 3, 6], dtype=torch.int8)),
                  (mod.half(a=a, h=h), torch.tensor([1.5, -2.5, 3.5], dtype=torch.float16)),
                  (mod.dot(a=a, b=a), torch.tensor(3, dtype=torch.int32)),
-                 (mod.mask(m=m, t=1), torch.tensor([2, 1, 2], dtype=torch.int8))]
+                 (mod.mask(m=m, t=1), torch.tensor([2, 1, 2], dtype=torch.int8)),
+                 (mod.lin(a=a[None], b=a[None]), torch.tensor([[3]], dtype=torch.int32)),
+                 (mod.total(a=a, b=b), torch.tensor([4, 5, 6], dtype=torch.int64))]
         for k, (got, want) in enumerate(cases):
             if got.dtype != want.dtype or not torch.equal(got, want):
                 raise AssertionError("%s case %d: %r, expected %r" % (level, k, got, want))

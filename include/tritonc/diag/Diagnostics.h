@@ -267,6 +267,22 @@ class DiagnosticEngine {
   /// been reported: -Werror, -q and the error limit apply again.
   void replay(Diagnostic diagnostic) { emit(std::move(diagnostic)); }
 
+  /// An engine that holds back into `consumer` what would be reported here,
+  /// for replay() later (or never): nothing of -Werror or -q applied yet, and
+  /// the error limit and the "did you mean" budget counted as here, so that
+  /// holding does not lift them. settleHeld() takes back the budget it used.
+  DiagnosticEngine holding(DiagnosticConsumer& consumer) const {
+    DiagnosticOptions raw;
+    raw.errorLimit = options_.errorLimit;
+    DiagnosticEngine held(consumer, raw);
+    held.errorCount_ = errorCount_;
+    held.spellChecks_ = spellChecks_;
+    return held;
+  }
+  void settleHeld(const DiagnosticEngine& held) {
+    spellChecks_ = std::max(spellChecks_, held.spellChecks_);
+  }
+
   /// While set, every diagnostic located in `source` gets the notes that
   /// `notes()` makes after its own: the chain of imports through which the
   /// file being read or checked was reached (clang's "In file included
