@@ -1191,10 +1191,8 @@ bool Checker::checkStatement(NodeId statement) {
       return false;
     }
     case NodeKind::While: {
-      NodeId cond = tree_.childA(statement);
-      checkCondition(cond, checkExpr(cond), /*branch=*/false);
       checkLoopNesting(statement);
-      checkLoopBody(tree_.childB(statement));
+      checkLoopBody(tree_.childB(statement), /*condition=*/tree_.childA(statement));
       return false;
     }
     case NodeKind::Break:
@@ -1220,7 +1218,7 @@ bool Checker::checkStatement(NodeId statement) {
 // sizes, until nothing widens more. The records are the last check's; the
 // reports are the first check's (the first iteration runs with the entry
 // sizes, so what is wrong there is wrong) and any the later ones add.
-void Checker::checkLoopBody(NodeId body) {
+void Checker::checkLoopBody(NodeId body, NodeId condition) {
   // What checking a body appends to or changes outside its own nodes
   // (whose types, symbols and calls a later check overwrites in place).
   struct Marks {
@@ -1263,6 +1261,9 @@ void Checker::checkLoopBody(NodeId body) {
     DiagnosticEngine holding = diags_->holding(held);
     DiagnosticEngine* reports = diags_;
     diags_ = &holding;
+    // A `while` condition runs before every iteration: checked with each
+    // check's sizes, as the body is.
+    if (condition.isValid()) checkCondition(condition, checkExpr(condition), /*branch=*/false);
     loops_.push_back(LoopMark{static_cast<uint32_t>(marks.symbols), false});
     ++ctx_.loopDepth;
     checkBlock(body);

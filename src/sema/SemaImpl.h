@@ -336,7 +336,7 @@ class Checker {
   /// minus, parentheses, earlier top-level constants), without diagnostics.
   std::optional<int64_t> constantValue(NodeId expr) const;
   std::optional<int64_t> constantCallValue(NodeId call) const;
-  void checkLoopBody(NodeId body);
+  void checkLoopBody(NodeId body, NodeId condition = {});
   bool sizeFromList(BuiltinLayer layer, std::string_view param, std::string_view callee,
                     ExprInfo& value);
   /// Binds every size variable of `type` that `bindings` lacks to `?`, so that
