@@ -266,6 +266,10 @@ def weight(module, name):
     training flag (straight-through gradient). In inference (eval mode under
     ``torch.no_grad()``) the value is cached until the parameter changes.
     """
+    # Under torch.compile (or jit tracing) the value is plain tensor code: no cache, whose
+    # stamps read data_ptr() and _version, and no tag on the tensor, which the compiler
+    # could not trace (torch.compile(fullgraph=True) must capture forward whole).
+    compiling = _compiling()
     if getattr(module, "_tritonrt_packed", False):
         if module.training:
             raise RuntimeError(_TRAINING_MESSAGE % type(module).__name__)
@@ -277,13 +281,19 @@ def weight(module, name):
             rows = packed_rows_shape(module, name, shape)
             w = _from_rows(module, name, _scaled(unpack_ternary(packed, rows), scale, rows),
                            shape)
-            # Lets tritonrt.fused_matmul find the packed codes for the CUDA kernels.
-            w._tritonrt_source = (weakref.ref(module), name)
+            if not compiling:
+                # Lets tritonrt.fused_matmul find the packed codes for the CUDA kernels.
+                w._tritonrt_source = (weakref.ref(module), name)
             return w
 
+        if compiling:
+            return unpacked()
         return _cached(module, name, _stamp(packed, scale), unpacked, (packed, scale))
     method, threshold = _method_of(module, name)
     latent = getattr(module, name)
+    if compiling:
+        return ternary_quantize(latent, method=method, threshold=threshold,
+                                training=module.training)
     stamp = _stamp(latent)
     return _cached(
         module, name, stamp + (method, threshold) if stamp is not None else None,

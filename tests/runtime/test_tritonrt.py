@@ -1249,6 +1249,30 @@ class CpuKernelTests(unittest.TestCase):
             self.assertNotIn("mkldnn", str(traced.graph))
             self.assertTrue(torch.allclose(traced(x), layer(x), atol=1e-5, rtol=1e-5))
 
+    def test_capture_reads_no_cache_stamps(self):
+        # torch.compile(fullgraph=True) cannot trace data_ptr() or _version, which the
+        # inference cache's stamps read: while code is captured (here by jit.trace, which
+        # _compiling() also reports) weight() must not compute them, packed or not.
+        import tritonrt.packing as packing
+
+        def no_stamps(*tensors):
+            raise AssertionError("a cache stamp was read while the code was captured")
+
+        for packed in (False, True):
+            layer = tritonrt.TernaryLinear(64, 32).eval()
+            if packed:
+                pack(layer)
+            x = torch.randn(4, 64)
+            saved = packing._stamp
+            packing._stamp = no_stamps
+            try:
+                with torch.no_grad():  # (check_trace reruns it outside the capture)
+                    traced = torch.jit.trace(layer, x, check_trace=False)
+            finally:
+                packing._stamp = saved
+            with torch.no_grad():
+                self.assertTrue(torch.equal(traced(x), layer(x)))
+
     def test_packed_and_unpacked_layers_agree_exactly(self):
         torch.manual_seed(24)
         for layer, x in ((tritonrt.TernaryLinear(512, 256), torch.randn(16, 512)),
