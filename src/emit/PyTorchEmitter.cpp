@@ -2187,7 +2187,6 @@ std::string Emitter::builtinExpr(OpId id) {
   auto boolArg = [&](size_t i) {
     return has(i) && m_.types.node(m_.typeOf(val[i])).dtype == DType::Bool;
   };
-  // A `keepdim=true` given as a constant.
   // Every dimension of argument i, as a `dim=` value: `(0, 1)` when its rank
   // is known, else computed.
   auto allDims = [&](size_t i) {

@@ -1424,12 +1424,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       case Decision::Yes: break;
     }
     xs.back() = ws[0];
-    DType dtype = x->ternary && w->ternary ? DType::Int32
-                  : x->ternary            ? c.floatOf(*w)
-                  : w->ternary            ? c.floatOf(*x)
-                                          : promote(x->dtype, w->dtype);
-    // Sums of products of trits are integers, as for `@`.
-    if (dtype == DType::Trit) dtype = DType::Int32;
+    DType dtype = Checker::productDType(*x, *w);
     // A float bias makes the product of integers a float, as `x @ w + b`
     // (it was converted to the integers' dtype, truncating it).
     if (c.has(2) && !c.lenient(2) && ts.isTensor(c.arg(2).type) && !(x->ternary && w->ternary)) {

@@ -2086,9 +2086,6 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
   if (kind == TokenKind::Slash && isIntegral(dtype) && !ternary) {
     dtype = DType::Float32;  // true division of tensors, as torch
   }
-  if (dtype == DType::Trit && !ternary) {
-    dtype = DType::Int8;
-  }
   // Two float tensors of different dtypes where one is ternary (a float32
   // value when it runs): the narrower operand is converted, as above.
   if (!comparison && isFloating(dtype) && ta.kind == TypeKind::Tensor &&
@@ -2181,18 +2178,7 @@ ExprInfo Checker::matmul(const ExprInfo& a, const ExprInfo& b, NodeId node, std:
   }
   const TypeStore::Node& ta = ts.node(a.type);
   const TypeStore::Node& tb = ts.node(b.type);
-  // The dtype by operand kinds (LANGUAGE.md §3).
-  DType dtype;
-  if (ta.ternary && tb.ternary) {
-    dtype = DType::Int32;
-  } else if (ta.ternary || tb.ternary) {
-    const TypeStore::Node& other = ta.ternary ? tb : ta;
-    dtype = isFloating(other.dtype) ? other.dtype : DType::Float32;
-  } else {
-    dtype = promote(ta.dtype, tb.dtype);
-    // Sums of products of trits are integers, as `ternary @ ternary`'s.
-    if (dtype == DType::Trit) dtype = DType::Int32;
-  }
+  DType dtype = productDType(ta, tb);
   // torch.matmul does not promote: an integer side meets a float one, an
   // int8 side an int32 one.
   convertToProduct(a, dtype);
@@ -2827,6 +2813,20 @@ void Checker::convertOperand(const ExprInfo& value, const ExprInfo& other, DType
   convertTo(value, dtype);
 }
 
+// The dtype of a product of `a` and `b` (`@`, linear) by operand kinds
+// (LANGUAGE.md §3): ternary @ ternary is int32, ternary with another the other's
+// float dtype (float32 for an integer one), else the promotion, where sums of
+// products of trits are int32 too.
+DType Checker::productDType(const TypeStore::Node& a, const TypeStore::Node& b) {
+  if (a.ternary && b.ternary) return DType::Int32;
+  if (a.ternary || b.ternary) {
+    const TypeStore::Node& other = a.ternary ? b : a;
+    return isFloating(other.dtype) ? other.dtype : DType::Float32;
+  }
+  DType dtype = promote(a.dtype, b.dtype);
+  return dtype == DType::Trit ? DType::Int32 : dtype;
+}
+
 void Checker::convertToProduct(const ExprInfo& value, DType dtype) {
   // Ternary values are scaled floats (docs/pytorch.md): never converted to
   // an integer; a plain trit tensor's -1, 0 and 1 are exact in any dtype.
@@ -2959,12 +2959,7 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
         return true;
       }
       if (value.floatValue && isFloating(t.dtype)) {
-        if (!fitsFloat(t.dtype, *value.floatValue)) {
-          report(Diag::LiteralDoesNotFit, where, fmt::format("the value {}", *value.floatValue),
-                 dtypeName(t.dtype));
-          return false;
-        }
-        return true;
+        return true;  // one that does not fit was reported above
       }
     }
     if (v.dtype == DType::Str || t.dtype == DType::Str) {

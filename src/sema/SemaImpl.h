@@ -137,6 +137,7 @@ class Checker {
   /// Converts an operand of a product (`@`, `linear`) to its result \p dtype:
   /// torch's matmul does not promote.
   void convertToProduct(const ExprInfo& value, DType dtype);
+  static DType productDType(const TypeStore::Node& a, const TypeStore::Node& b);
   /// Converts \p value, an operand of an element-wise operator, to \p dtype
   /// where torch would otherwise compute it in its own narrower dtype.
   void convertOperand(const ExprInfo& value, const ExprInfo& other, DType dtype);
