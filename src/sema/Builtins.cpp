@@ -960,6 +960,8 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     // Its smallest and largest elements, for the checks of ids and classes.
     out.lowest = c.arg(0).lowest;
     out.highest = c.arg(0).highest;
+    // `tensor([1.0, -1.0])` is ternary where a TernaryTensor is declared.
+    out.tritValued = !ternary && c.arg(0).tritValued && isFloating(dtype);
     return out;
   }
   if (rule == R::Reshape) {

@@ -2264,6 +2264,7 @@ ExprInfo Checker::checkList(NodeId node) {
   result.node = node;
   result.hyperConst = true;
   result.allTrits = true;
+  result.tritValued = true;
   TypeId elementType = elements.empty() ? int32_ : elements.front().type;
   bool ints = true;
   for (const ExprInfo& e : elements) {
@@ -2273,9 +2274,13 @@ ExprInfo Checker::checkList(NodeId node) {
     ints = ints && isInt;
     if (t.kind == TypeKind::List) {
       result.allTrits = result.allTrits && e.allTrits;
+      result.tritValued = result.tritValued && e.tritValued;
     } else {
       result.allTrits = result.allTrits && e.intValue && *e.intValue >= -1 && *e.intValue <= 1 &&
                         isInt;
+      std::optional<double> n = e.number();
+      result.tritValued = result.tritValued && t.kind == TypeKind::Scalar && t.dtype != DType::Bool &&
+                          n && (*n == -1.0 || *n == 0.0 || *n == 1.0);
     }
     if (e.type != elementType) {
       // Mixed int and float literals make a float list.
@@ -2974,7 +2979,7 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
     return false;
   }
   if (t.kind == TypeKind::Tensor && v.kind == TypeKind::Tensor) {
-    if (t.ternary && !v.ternary) {
+    if (t.ternary && !v.ternary && !value.tritValued) {
       std::string text(tokens().source().text().substr(rangeOf(where).begin,
                                                       rangeOf(where).end - rangeOf(where).begin));
       auto builder = diags_->report(Diag::NotTernary, source(), rangeOf(where), fmt(value.type),
@@ -3035,7 +3040,7 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
       report(Diag::RaggedList, where);
       return false;
     }
-    if (t.ternary && !value.allTrits) {
+    if (t.ternary && !value.allTrits && !value.tritValued) {
       std::string_view text = textOf(where);
       diags_->report(Diag::NotTernary, source(), rangeOf(where), fmt(value.type), fmt(target))
           .note(Note::SuggestQuantize, text.size() <= 52 && text.find('\n') == text.npos

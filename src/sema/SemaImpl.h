@@ -30,6 +30,10 @@ struct ExprInfo {
   bool hyperConst = false;   ///< built from literals and hyperparameters only
   std::vector<DimId> listDims;  ///< a list of integers, as dimensions (shapes)
   bool allTrits = false;     ///< a (nested) list whose elements are all -1, 0 or 1
+  /// A (nested) list literal, or `tensor(...)` of one, whose elements are all
+  /// -1, 0 or 1 written as integers or floats (`[1.0, -1.0]`): a float tensor
+  /// where nothing asks for more, a TernaryTensor where one is declared.
+  bool tritValued = false;
   bool ragged = false;       ///< a nested list whose rows differ in length
   std::vector<DimId> listShape; ///< the shape of a nested list literal
   std::vector<TypeId> elementTypes; ///< a list literal's element types, in order

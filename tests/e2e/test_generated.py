@@ -3841,6 +3841,38 @@ fn g(w: Tensor<float32, [3, 4]>, m: Tensor<bool, [4]>) -> Tensor<float32, [3]> {
         check_close(module.g(w2, v), w2 @ v.float(), "float @ bool " + level)
 
 
+def test_float_literals_of_minus_one_zero_one_are_ternary_where_declared(ctx):
+    """LANGUAGE.md section 3: a literal or `tensor(...)` whose elements are all -1/0/1 is
+    ternary; `tensor([1.0, -1.0])` was rejected where a TernaryTensor is declared (only the
+    integer spelling was accepted). Without a declared TernaryTensor it stays float32."""
+    src = """
+layer T(x: Tensor<float32, [?, 3]>) -> Tensor<float32, [?, 2]> {
+    let w: TernaryTensor<trit, [3, 2]> = tensor([[1.0, 0.0], [-1.0, 1.0], [0.0, -1.0]])
+    let v: TernaryTensor<trit, [2]> = [1.0, -1]
+    let f = tensor([1.0, 0.0])
+    return x @ w + v + f * 0.5
+}
+"""
+    w = torch.tensor([[1.0, 0.0], [-1.0, 1.0], [0.0, -1.0]])
+    for level in LEVELS:
+        model = entry(load(ctx.compile_text(src, level)))()
+        x = torch.randn(4, 3)
+        check_close(model(x), x @ w + torch.tensor([1.0, -1.0]) + torch.tensor([0.5, 0.0]),
+                    "float-valued ternary literal " + level)
+    bad = """
+layer B(x: Tensor<float32, [?, 2]>) -> Tensor<float32, [?, 2]> {
+    let w: TernaryTensor<trit, [2, 2]> = tensor([[1.0, 0.5], [-1.0, 1.0]])
+    return x @ w
+}
+"""
+    src_bad = os.path.join(ctx.workdir, "not_ternary_float.tri")
+    with open(src_bad, "w") as f:
+        f.write(bad)
+    proc = subprocess.run([ctx.tritonc, "check", src_bad], capture_output=True, text=True)
+    if proc.returncode != 1 or "[NotTernary]" not in proc.stderr:
+        raise AssertionError("0.5 accepted as a trit: %r" % (proc.stderr,))
+
+
 def all_tests():
     tests = []
     for name in EXAMPLES:
@@ -3868,6 +3900,7 @@ def all_tests():
               test_standard_ternary_layers_take_a_quantizer_method,
               test_conv_and_layer_norm_sizes_are_checked_at_O0,
               test_a_bool_mask_times_a_float_matrix_promotes,
+              test_float_literals_of_minus_one_zero_one_are_ternary_where_declared,
               test_broadcast_of_two_size_variables_is_checked_against_the_declared_type,
               test_dead_tensors_are_released_in_loops_and_branches,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
