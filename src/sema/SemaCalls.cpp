@@ -521,7 +521,11 @@ ExprInfo Checker::checkLayerCall(int layer, NodeId call, IdentifierId letName) {
         // check the expression; the result is cached in nodeType.
         ExprInfo value = checkExpr(n);
         preChecked_[n.index] = value;
-        if (module_.types.isTensor(value.type)) {
+        // A list literal given for a weight (`F([[1, 0], [-1, 1]], x)`) is a
+        // tensor constant, as where a `let` declares the type.
+        if (module_.types.isTensor(value.type) ||
+            (module_.types.kind(value.type) == TypeKind::List && !info.params.empty() &&
+             info.params[0].cls != ParamClass::Hyper)) {
           apply = true;
         }
         break;  // the first positional argument decides

@@ -3859,6 +3859,22 @@ layer T(x: Tensor<float32, [?, 3]>) -> Tensor<float32, [?, 2]> {
         x = torch.randn(4, 3)
         check_close(model(x), x @ w + torch.tensor([1.0, -1.0]) + torch.tensor([0.5, 0.0]),
                     "float-valued ternary literal " + level)
+    # A list literal given for a weight makes the call an application (it was taken for an
+    # instantiation, "cannot also take the input 'x'").
+    applied = """
+layer Fq(w: TernaryTensor<trit, [2, 2]>, x: Tensor<float32, [?, 2]>) -> Tensor<float32, [?, 2]> {
+    return x @ w
+}
+layer G(x: Tensor<float32, [?, 2]>) -> Tensor<float32, [?, 2]> {
+    return Fq(tensor([[1.0, 0.0], [-1.0, 1.0]]), x) + Fq([[1, 0], [-1, -1]], x)
+}
+"""
+    for level in LEVELS:
+        model = entry(load(ctx.compile_text(applied, level)))()
+        x = torch.randn(4, 2)
+        check_close(model(x), x @ torch.tensor([[1.0, 0.0], [-1.0, 1.0]])
+                    + x @ torch.tensor([[1.0, 0.0], [-1.0, -1.0]]),
+                    "list literals as weights " + level)
     bad = """
 layer B(x: Tensor<float32, [?, 2]>) -> Tensor<float32, [?, 2]> {
     let w: TernaryTensor<trit, [2, 2]> = tensor([[1.0, 0.5], [-1.0, 1.0]])
