@@ -6,6 +6,7 @@
 // MaxPool2d, broadcasting, reductions).
 //
 //===----------------------------------------------------------------------===//
+#include <array>
 #include <algorithm>
 #include <mutex>
 
@@ -209,6 +210,35 @@ class Call {
       return std::nullopt;
     }
     return arg(i).intValue;
+  }
+  /// A size per spatial dimension (kernel_size, stride, padding, dilation of
+  /// the functional convolutions and pools): one integer for both, or a list
+  /// of one or two integers [h, w], as torch's tuples (nullopt after a report).
+  std::optional<std::array<DimId, 2>> pairArg(size_t i, int64_t fallback) {
+    if (!has(i)) return std::array<DimId, 2>{ds().constant(fallback), ds().constant(fallback)};
+    if (lenient(i)) return std::array<DimId, 2>{ds().unknown(), ds().unknown()};
+    const TypeStore::Node& t = ts().node(arg(i).type);
+    const char* wanted = "an integer, or a list of two integers [h, w]";
+    if (t.kind == TypeKind::List) {
+      TypeId element{t.ref};
+      bool integers = ts().isScalar(element) && isIntegral(ts().node(element).dtype) &&
+                      ts().node(element).dtype != DType::Bool;
+      if (!integers || (t.count != 1 && t.count != 2)) {
+        wrong(i, wanted);
+        failed_ = true;
+        return std::nullopt;
+      }
+      const std::vector<DimId>& sizes = arg(i).listDims;
+      if (sizes.size() != t.count) return std::array<DimId, 2>{ds().unknown(), ds().unknown()};
+      return std::array<DimId, 2>{sizes.front(), sizes.back()};
+    }
+    if (t.kind != TypeKind::Scalar || !isIntegral(t.dtype)) {
+      wrong(i, wanted);
+      failed_ = true;
+      return std::nullopt;
+    }
+    DimId d = arg(i).dim.isValid() ? arg(i).dim : ds().unknown();
+    return std::array<DimId, 2>{d, d};
   }
   /// An integer argument as a dimension (constant, size variable or unknown).
   DimId dimArg(size_t i, int64_t fallback) {
@@ -513,7 +543,8 @@ ExprInfo reduce(Call& c, R rule, BuiltinFn fn) {
 }
 
 ExprInfo conv(Call& c, const TypeStore::Node* x, size_t xi, DimId outChannels, DimId inPerGroup,
-              DimId kh, DimId kw, DimId stride, DimId padding, DimId dilation, DimId groups) {
+              DimId kh, DimId kw, std::array<DimId, 2> stride, std::optional<std::array<DimId, 2>> padding,
+              std::array<DimId, 2> dilation, DimId groups) {
   std::vector<DimId> shape = c.shape(xi);
   if (shape.size() != 4 && shape.size() != 3) {
     return c.wrong(xi, "a 4-D tensor [N, C, H, W]");
@@ -547,8 +578,11 @@ ExprInfo conv(Call& c, const TypeStore::Node* x, size_t xi, DimId outChannels, D
     out.push_back(shape[0]);
   }
   out.push_back(outChannels);
-  out.push_back(windowOutput(c.ds(), shape[base + 1], kh, stride, padding, dilation));
-  out.push_back(windowOutput(c.ds(), shape[base + 2], kw, stride, padding, dilation));
+  // padding="same" (nullopt): the output has the input's size (stride 1).
+  out.push_back(padding ? windowOutput(c.ds(), shape[base + 1], kh, stride[0], (*padding)[0], dilation[0])
+                        : shape[base + 1]);
+  out.push_back(padding ? windowOutput(c.ds(), shape[base + 2], kw, stride[1], (*padding)[1], dilation[1])
+                        : shape[base + 2]);
   if (!nonEmpty(c.checker(), c.name(), c.node(), shape, out)) {
     return c.error();
   }
@@ -1452,9 +1486,41 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     std::vector<DimId> ws = c.shape(1);
     if (ws.size() != 4) return c.wrong(1, "a 4-D weight [out, in / groups, kh, kw]");
     bool depthwise = rule == R::DepthwiseConv2d;
-    DimId stride = c.dimArg(depthwise ? 2 : 3, 1);
-    DimId padding = c.dimArg(depthwise ? 3 : 4, 0);
-    DimId dilation = depthwise ? ds.constant(1) : c.dimArg(5, 1);
+    size_t strideArg = depthwise ? 2 : 3, paddingArg = depthwise ? 3 : 4;
+    std::optional<std::array<DimId, 2>> stride = c.pairArg(strideArg, 1);
+    std::optional<std::array<DimId, 2>> dilation =
+        depthwise ? std::array<DimId, 2>{ds.constant(1), ds.constant(1)} : c.pairArg(5, 1);
+    // padding: sizes, or as torch's F.conv2d "valid" (none) or "same" (the
+    // output keeps the input's size; torch allows it with stride 1 only).
+    std::optional<std::array<DimId, 2>> padding;
+    bool same = false;
+    if (c.has(paddingArg) && !c.lenient(paddingArg) &&
+        ts.isScalar(c.arg(paddingArg).type) && ts.node(c.arg(paddingArg).type).dtype == DType::Str) {
+      std::optional<std::string_view> text = c.arg(paddingArg).strValue;
+      if (!text || (*text != "same" && *text != "valid")) {
+        c.wrongValue(paddingArg, "an integer, a list [h, w], \"same\" or \"valid\"",
+                     text ? fmt::format("\"{}\"", *text) : std::string("a string"));
+        return c.error();
+      }
+      same = *text == "same";
+      if (!same) padding = std::array<DimId, 2>{ds.constant(0), ds.constant(0)};
+      for (size_t k = 0; same && stride && k < 2; ++k) {
+        if (std::optional<int64_t> v = ds.constValue((*stride)[k]); v && *v != 1) {
+          c.wrongValue(strideArg, "1 with padding=\"same\" (torch supports no strided \"same\")",
+                       std::to_string(*v));
+          return c.error();
+        }
+      }
+    } else {
+      padding = c.pairArg(paddingArg, 0);
+      for (size_t k = 0; padding && k < 2; ++k) {
+        if (std::optional<int64_t> v = ds.constValue((*padding)[k]); v && *v < 0) {
+          c.wrongValue(paddingArg, "a non-negative integer", std::to_string(*v));  // torch raises
+          return c.error();
+        }
+      }
+    }
+    if (c.failed() || !stride || !dilation || (!same && !padding)) return c.error();
     // depthwise_conv2d is F.conv2d with groups = x's channels, so the weight
     // is [channels * multiplier, 1, kh, kw] (a channel multiplier, as torch
     // allows); with `?` channels, a multiplier of 1 is what can be checked.
@@ -1468,13 +1534,14 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         groups = channels;
       }
     }
-    if (c.failed() || !positive(c, depthwise ? 2 : 3, stride) ||
-        (!depthwise && (!positive(c, 5, dilation) || !positive(c, 6, groups)))) {
+    if (c.failed() || !positive(c, strideArg, (*stride)[0]) || !positive(c, strideArg, (*stride)[1]) ||
+        (!depthwise && (!positive(c, 5, (*dilation)[0]) || !positive(c, 5, (*dilation)[1]) ||
+                        !positive(c, 6, groups)))) {
       return c.error();
     }
     // The bias has one value per output channel.
     if (!depthwise && !fitsShape(c, 2, std::vector<DimId>{ws[0]})) return c.error();
-    ExprInfo result = conv(c, x, 0, ws[0], ws[1], ws[2], ws[3], stride, padding, dilation, groups);
+    ExprInfo result = conv(c, x, 0, ws[0], ws[1], ws[2], ws[3], *stride, padding, *dilation, groups);
     // F.conv2d takes one float dtype: the input's, or the weight's wider one.
     DType dtype = x->ternary ? c.floatOf(*w) : w->ternary ? c.floatOf(*x)
                                              : promote(c.floatOf(*x), c.floatOf(*w));
@@ -1522,23 +1589,29 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         }
       }
     } else {
-      DimId kernel = c.dimArg(1, 1);
-      DimId stride = c.has(2) ? c.dimArg(2, 1) : kernel;
-      DimId padding = c.dimArg(3, 0);
-      if (c.failed() || !positive(c, 1, kernel) || !positive(c, 2, stride)) return c.error();
-      std::optional<int64_t> k = ds.constValue(kernel);
-      std::optional<int64_t> pad = ds.constValue(padding);
-      if (pad && (*pad < 0 || (k && *pad * 2 > *k))) {
-        // torch: "pad should be at most half of effective kernel size"
-        c.wrongValue(3, k ? fmt::format("between 0 and {} (half the kernel size {})", *k / 2, *k)
-                          : std::string("a non-negative integer"),
-                     std::to_string(*pad));
-        return c.error();
+      // Each of kernel_size, stride, padding: one integer or [h, w].
+      std::optional<std::array<DimId, 2>> kernel = c.pairArg(1, 1);
+      std::optional<std::array<DimId, 2>> stride = c.has(2) ? c.pairArg(2, 1) : kernel;
+      std::optional<std::array<DimId, 2>> padding = c.pairArg(3, 0);
+      if (c.failed() || !kernel || !stride || !padding) return c.error();
+      for (size_t k = 0; k < 2; ++k) {
+        if (!positive(c, 1, (*kernel)[k]) || !positive(c, 2, (*stride)[k])) return c.error();
+      }
+      for (size_t d = 0; d < 2; ++d) {
+        std::optional<int64_t> k = ds.constValue((*kernel)[d]);
+        std::optional<int64_t> pad = ds.constValue((*padding)[d]);
+        if (pad && (*pad < 0 || (k && *pad * 2 > *k))) {
+          // torch: "pad should be at most half of effective kernel size"
+          c.wrongValue(3, k ? fmt::format("between 0 and {} (half the kernel size {})", *k / 2, *k)
+                            : std::string("a non-negative integer"),
+                       std::to_string(*pad));
+          return c.error();
+        }
       }
       DimId one = ds.constant(1);
       std::vector<DimId> input = shape;
-      shape[h] = windowOutput(ds, shape[h], kernel, stride, padding, one);
-      shape[h + 1] = windowOutput(ds, shape[h + 1], kernel, stride, padding, one);
+      shape[h] = windowOutput(ds, shape[h], (*kernel)[0], (*stride)[0], (*padding)[0], one);
+      shape[h + 1] = windowOutput(ds, shape[h + 1], (*kernel)[1], (*stride)[1], (*padding)[1], one);
       if (!nonEmpty(c.checker(), c.name(), call, input, shape)) return c.error();
     }
     return c.result(ts.tensor(c.floatOf(*x), shape));

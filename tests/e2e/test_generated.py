@@ -3889,6 +3889,51 @@ layer B(x: Tensor<float32, [?, 2]>) -> Tensor<float32, [?, 2]> {
         raise AssertionError("0.5 accepted as a trit: %r" % (proc.stderr,))
 
 
+def test_functional_convolutions_and_pools_take_sizes_per_dimension(ctx):
+    """PyTorch meaning (LANGUAGE.md section 5): F.conv2d and the pools take [h, w] for their
+    sizes and F.conv2d padding="same"/"valid"; all were rejected ("must be an integer"), and a
+    negative padding, which torch rejects, was accepted."""
+    src = """
+layer C(w: Tensor<float32, [8, 3, 1, 7]>, w2: Tensor<float32, [8, 8, 3, 3]>,
+        dw: Tensor<float32, [8, 1, 3, 3]>, t: TernaryTensor<trit, [8, 8, 1, 3]>,
+        x: Tensor<float32, [?, 3, 16, 16]>) -> Tensor<float32, [?, 8, 5, 8]> {
+    let a = conv2d(x, w, stride=[1, 1], padding=[0, 3])
+    let b = conv2d(a, w2, padding="same", dilation=[2, 1])
+    let d = depthwise_conv2d(b, dw, stride=[2, 1], padding=[1, 1])
+    let e = relu(conv2d(d, t, stride=[1, 1], padding=[0, 1]) * 0.5)
+    let f = conv2d(e, w2, padding="valid")
+    return maxpool2d(avgpool2d(f, [2, 1], stride=[1, 1]), kernel_size=[1, 2], padding=[0, 1])
+}
+"""
+    torch.manual_seed(0)
+    for level in LEVELS:
+        model = entry(load(ctx.compile_text(src, level)))().eval()
+        sd = model.state_dict()
+        x = torch.randn(2, 3, 16, 16)
+        wt = sd["t"]
+        s = wt.abs().mean().clamp(min=1e-5)
+        tq = (wt / s).round().clamp(-1, 1) * s
+        a = F.conv2d(x, sd["w"], stride=1, padding=(0, 3))
+        b = F.conv2d(a, sd["w2"], padding="same", dilation=(2, 1))
+        d = F.conv2d(b, sd["dw"], stride=(2, 1), padding=1, groups=8)
+        e = F.relu(F.conv2d(d, tq, padding=(0, 1)) * 0.5)
+        f = F.conv2d(e, sd["w2"])
+        expected = F.max_pool2d(F.avg_pool2d(f, (2, 1), stride=1), kernel_size=(1, 2),
+                                padding=(0, 1))
+        with torch.no_grad():
+            check_close(model(x), expected, "sizes per dimension " + level, atol=1e-4)
+    for bad, message in [("padding=-1", "must be a non-negative integer, not -1"),
+                         ('padding="same", stride=[2, 2]', 'must be 1 with padding="same"'),
+                         ("stride=[1, 2, 3]", "or a list of two integers [h, w]")]:
+        path = os.path.join(ctx.workdir, "conv_bad.tri")
+        with open(path, "w") as f:
+            f.write("layer B(w: Tensor<float32, [8, 3, 3, 3]>, x: Tensor<float32, [?, 3, 9, 9]>)"
+                    " -> Tensor<float32> {\n    return conv2d(x, w, %s)\n}\n" % bad)
+        proc = subprocess.run([ctx.tritonc, "check", path], capture_output=True, text=True)
+        if proc.returncode != 1 or message not in proc.stderr:
+            raise AssertionError("%s: exit %d, %s" % (bad, proc.returncode, proc.stderr))
+
+
 def all_tests():
     tests = []
     for name in EXAMPLES:
@@ -3917,6 +3962,7 @@ def all_tests():
               test_conv_and_layer_norm_sizes_are_checked_at_O0,
               test_a_bool_mask_times_a_float_matrix_promotes,
               test_float_literals_of_minus_one_zero_one_are_ternary_where_declared,
+              test_functional_convolutions_and_pools_take_sizes_per_dimension,
               test_broadcast_of_two_size_variables_is_checked_against_the_declared_type,
               test_dead_tensors_are_released_in_loops_and_branches,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
