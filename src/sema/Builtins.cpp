@@ -1939,8 +1939,10 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
     DimId dilation = arg(7, 1);
     std::vector<DimId> input = shape;
     shape[c] = arg(1, 0);
-    shape[c + 1] = windowOutput(ds, shape[c + 1], kernel, stride, padding, dilation);
-    shape[c + 2] = windowOutput(ds, shape[c + 2], kernel, stride, padding, dilation);
+    if (!instance.samePadding) {  // padding="same" keeps the sizes (stride 1)
+      shape[c + 1] = windowOutput(ds, shape[c + 1], kernel, stride, padding, dilation);
+      shape[c + 2] = windowOutput(ds, shape[c + 2], kernel, stride, padding, dilation);
+    }
     if (!nonEmpty(checker, name, call, input, shape)) {
       return checker.make(ts.error(), call);
     }

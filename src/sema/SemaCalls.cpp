@@ -914,8 +914,35 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
         instance.args.push_back(defaultDims[i]);
         continue;
       }
+      const TypeStore::Node& argType = module_.types.node(arg.info.type);
+      bool conv = builtin && (static_cast<BuiltinLayer>(decl) == BuiltinLayer::Conv2d ||
+                              static_cast<BuiltinLayer>(decl) == BuiltinLayer::TernaryConv2d);
       if (!builtin) {
         checkAssignable(arg.info, paramTypes[i], arg.info.node);
+      } else if (conv && names[i] == "padding" && argType.kind == TypeKind::Scalar &&
+                 argType.dtype == DType::Str) {
+        // nn.Conv2d's padding="valid" (0) or "same" (the input's size, with
+        // stride 1 only: torch raises at construction otherwise).
+        std::optional<std::string_view> text = arg.info.strValue;
+        std::optional<int64_t> stride = instance.args.size() > 3
+                                            ? dims().constValue(instance.args[3])
+                                            : std::nullopt;
+        if (!text || (*text != "same" && *text != "valid")) {
+          report(Diag::InvalidArgumentValue, arg.info.node, names[i], name,
+                 "an integer, a list [k, k], \"same\" or \"valid\"",
+                 text ? fmt::format("\"{}\"", *text) : std::string("a string"));
+          bound.reset();
+          break;
+        }
+        if (*text == "same" && stride && *stride != 1) {
+          report(Diag::InvalidArgumentValue, arg.info.node, names[i], name,
+                 "an integer with a stride other than 1 (torch supports no strided \"same\")",
+                 "\"same\"");
+          bound.reset();
+          break;
+        }
+        instance.samePadding = *text == "same";
+        if (*text == "valid") arg.info.dim = dims().constant(0);
       } else if (module_.types.kind(arg.info.type) == TypeKind::List &&
                  !sizeFromList(static_cast<BuiltinLayer>(decl), names[i], name, arg.info)) {
         bound.reset();

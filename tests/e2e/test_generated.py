@@ -3934,6 +3934,45 @@ layer C(w: Tensor<float32, [8, 3, 1, 7]>, w2: Tensor<float32, [8, 8, 3, 3]>,
             raise AssertionError("%s: exit %d, %s" % (bad, proc.returncode, proc.stderr))
 
 
+def test_conv_layers_take_padding_same(ctx):
+    """nn.Conv2d(..., padding="same") (and TernaryConv2d's) keeps the input's size: it was an
+    ArgumentType error ("must be an integer"); a strided "same", which torch rejects when the
+    module is created, is an error."""
+    src = """
+layer S(c: int, x: Tensor<float32, [?, c, ?, ?]>) -> Tensor<float32, [?, c, ?, ?]> {
+    let a = TernaryConv2d(c, c, 3, padding="same")
+    let b = Conv2d(c, c, 5, padding="same", dilation=2)
+    let v = Conv2d(c, c, 1, padding="valid")
+    return v(b(relu(a(x)))) + x
+}
+layer M(x: Tensor<float32, [?, 4, 9, 9]>) -> Tensor<float32, [?, 4, 9, 9]> {
+    let s = S(4)
+    return s(x)
+}
+"""
+    for level in LEVELS:
+        torch.manual_seed(0)
+        model = entry(load(ctx.compile_text(src, level)))().eval()
+        sd = model.state_dict()
+        x = torch.randn(2, 4, 9, 9)
+        w = sd["s.a.weight"]
+        s = w.abs().mean().clamp(min=1e-5)
+        wq = (w / s).round().clamp(-1, 1) * s
+        h = F.relu(F.conv2d(x, wq, padding=1))
+        h = F.conv2d(h, sd["s.b.weight"], sd["s.b.bias"], padding="same", dilation=2)
+        expected = F.conv2d(h, sd["s.v.weight"], sd["s.v.bias"]) + x
+        with torch.no_grad():
+            check_close(model(x), expected, 'padding="same" ' + level, atol=1e-5)
+            tritonrt.pack(model)
+            check_close(model(x), expected, 'padding="same" packed ' + level, atol=1e-5)
+    path = os.path.join(ctx.workdir, "same_strided.tri")
+    with open(path, "w") as f:
+        f.write(src.replace('3, padding="same")', '3, padding="same", stride=2)'))
+    proc = subprocess.run([ctx.tritonc, "check", path], capture_output=True, text=True)
+    if proc.returncode != 1 or 'no strided "same"' not in proc.stderr:
+        raise AssertionError("strided same: exit %d, %s" % (proc.returncode, proc.stderr))
+
+
 def all_tests():
     tests = []
     for name in EXAMPLES:
@@ -3963,6 +4002,7 @@ def all_tests():
               test_a_bool_mask_times_a_float_matrix_promotes,
               test_float_literals_of_minus_one_zero_one_are_ternary_where_declared,
               test_functional_convolutions_and_pools_take_sizes_per_dimension,
+              test_conv_layers_take_padding_same,
               test_broadcast_of_two_size_variables_is_checked_against_the_declared_type,
               test_dead_tensors_are_released_in_loops_and_branches,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,

@@ -123,6 +123,8 @@ struct InstanceInfo {
     IdentifierId param;
   };
   std::vector<FloatArg> floats;
+  /// Conv2d/TernaryConv2d(..., padding="same"): the output keeps the input's size.
+  bool samePadding = false;
 };
 
 /// How one call's arguments bound to the callee's parameters, so that later
