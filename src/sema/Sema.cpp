@@ -58,7 +58,10 @@ std::optional<int64_t> foldIntegers(TokenKind op, int64_t x, int64_t y) {
       return r != 0 && ((r < 0) != (y < 0)) ? r + y : r;
     }
     case TokenKind::StarStar: {
-      if (y < 0 || y >= 64) return std::nullopt;  // a float, or too large anyway
+      if (y < 0) return std::nullopt;  // a float
+      if (x == 0 || x == 1) return y == 0 ? 1 : x;
+      if (x == -1) return y % 2 == 0 ? 1 : -1;
+      if (y >= 64) return std::nullopt;  // past int64
       out = 1;
       for (int64_t k = 0; k < y; ++k) {
         if (__builtin_mul_overflow(out, x, &out)) return std::nullopt;
@@ -1116,6 +1119,21 @@ bool Checker::checkStatement(NodeId statement) {
         info.returnType = result.type;
         return true;
       }
+      // A known integer past the declared type (`return 10 ** 10` from an
+      // `int` function) is that, not a mismatch of 'int32' with 'int32'.
+      const TypeStore::Node& resultType = module_.types.node(result.type);
+      const TypeStore::Node& returnType = module_.types.node(info.returnType);
+      if (resultType.kind == TypeKind::Scalar && returnType.kind == TypeKind::Scalar &&
+          result.intValue && isIntegral(resultType.dtype) && isIntegral(returnType.dtype) &&
+          returnType.dtype != DType::Bool && !fitsInteger(returnType.dtype, *result.intValue)) {
+        auto builder = diags_->report(Diag::LiteralDoesNotFit, source(), rangeOf(value),
+                                      fmt::format("the value {}", *result.intValue),
+                                      dtypeName(returnType.dtype));
+        if (tree_.childB(info.node).isValid()) {
+          builder.note(Note::ReturnTypeDeclared, source(), rangeOf(tree_.childB(info.node)));
+        }
+        return true;
+      }
       if (!checkAssignable(result, info.returnType, value, /*quiet=*/true)) {
         auto builder = diags_->report(Diag::ReturnTypeMismatch, source(), rangeOf(value),
                                       callableName(ctx_.callable), fmt(result.type),
@@ -1301,8 +1319,14 @@ void Checker::checkLet(NodeId let) {
     value = tree_.kind(init) == NodeKind::Call ? requireValue(checkCall(init, name), init)
                                                : checkExpr(init);
     if (declared.isValid()) {
-      checkAssignable(value, declared, init);  // a literal takes its context's type
-      value = literalToContext(value, declared);
+      // A literal takes its context's type. One that did not fit was
+      // reported here: the variable holds no known value, so its uses are
+      // not reported again (`return t` after `let t: trit = 2`).
+      if (checkAssignable(value, declared, init)) {
+        value = literalToContext(value, declared);
+      } else {
+        value = make(declared, let);
+      }
     }
   } else {
     value = make(declared.isValid() ? declared : module_.types.unknown(), let);
@@ -1994,6 +2018,19 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
     result.hyperConst = a.hyperConst && b.hyperConst;
     if (a.intValue && b.intValue && isIntegral(dtype)) {
       result.intValue = foldIntegers(kind, *a.intValue, *b.intValue);
+      // Past int64 (`10 ** 10 ** 10`): Python would compute it as a big
+      // integer for minutes when the module is imported or run.
+      bool beyond = kind == TokenKind::Plus || kind == TokenKind::Minus ||
+                    kind == TokenKind::Star || (kind == TokenKind::StarStar && *b.intValue >= 0);
+      if (!result.intValue && beyond) {
+        std::string_view text = textOf(node);
+        report(Diag::LiteralDoesNotFit, node,
+               text.size() <= 40 && text.find('\n') == std::string_view::npos
+                   ? fmt::format("the value of '{}'", text)
+                   : std::string("the value"),
+               "int64");
+        return make(ts.error(), node);
+      }
     }
     if (isFloating(dtype) && a.number() && b.number()) {
       double x = *a.number();

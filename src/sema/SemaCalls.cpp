@@ -652,6 +652,67 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
       return make(module_.types.error(), call);
     }
   }
+  // An argument left out, or given in another order (`TernaryFC(x)`,
+  // `TernaryFC(x, w1, b1)` for `(weights, bias, x)`): reported as missing
+  // before the others are checked against the wrong parameters, and with
+  // the order the positional arguments take.
+  // Whether argument `a` has the kind of parameter type `t`: a tensor of
+  // the same ternary-ness and rank, or a scalar.
+  auto sameKind = [&](const ExprInfo& a, TypeId t) {
+    const TypeStore& ts = module_.types;
+    if (ts.isLenient(a.type) || ts.isLenient(t)) return true;
+    if (ts.isTensor(a.type) != ts.isTensor(t)) return false;
+    if (!ts.isTensor(t)) return true;
+    const TypeStore::Node& x = ts.node(a.type);
+    const TypeStore::Node& y = ts.node(t);
+    return x.ternary == y.ternary &&
+           (!x.rankKnown || !y.rankKnown || ts.shape(a.type).size() == ts.shape(t).size());
+  };
+  bool permuted = false;
+  for (int i : positionalParams) {
+    const BoundArg& arg = (*bound)[static_cast<size_t>(i)];
+    if (!arg.present || sameKind(arg.info, info.params[static_cast<size_t>(i)].type)) continue;
+    for (int j : positionalParams) {
+      if (j != i && sameKind(arg.info, info.params[static_cast<size_t>(j)].type)) permuted = true;
+    }
+  }
+  bool missing = false;
+  for (int i : positionalParams) {
+    const ParamInfo& p = info.params[static_cast<size_t>(i)];
+    missing = missing || (!(*bound)[static_cast<size_t>(i)].present && !p.hasDefault &&
+                          p.cls != ParamClass::Hyper &&
+                          (hyperBindings == nullptr || p.cls == ParamClass::Input));
+  }
+  std::string order;
+  if (positionalParams.size() >= 2 && !args.positional.empty() && (permuted || missing)) {
+    for (int i : positionalParams) {
+      order += fmt::format("{}'{}'", order.empty() ? "" : ", ", names[static_cast<size_t>(i)]);
+    }
+  }
+  for (int i : positionalParams) {
+    const ParamInfo& p = info.params[static_cast<size_t>(i)];
+    if (!(*bound)[static_cast<size_t>(i)].present && !p.hasDefault && p.cls != ParamClass::Hyper &&
+        (hyperBindings == nullptr || p.cls == ParamClass::Input)) {
+      auto builder = diags_->report(Diag::MissingArgument, source(), rangeOf(call),
+                                    spelling(p.name), calleeName);
+      if (!order.empty()) builder.note(Note::PositionalOrder, calleeName, order);
+      return make(module_.types.error(), call);
+    }
+  }
+  if (!order.empty()) {
+    diags_->pushContext(source(), [&] {
+      return std::vector<DiagnosticNote>{
+          DiagnosticNote{nullptr, {}, fmt::format(fmt::runtime(noteFormat(Note::PositionalOrder)),
+                                                  calleeName, order)}};
+    });
+  }
+  struct PopContext {
+    DiagnosticEngine* diags;
+    bool active;
+    ~PopContext() {
+      if (active) diags->popContext();
+    }
+  } popContext{diags_, !order.empty()};
   std::unordered_map<uint32_t, DimId> bindings;
   if (hyperBindings != nullptr) {
     bindings = *hyperBindings;
