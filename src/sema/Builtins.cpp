@@ -605,16 +605,18 @@ ExprInfo joinTensors(Call& c, bool stack) {
   TypeStore& ts = c.ts();
   DimStore& ds = c.ds();
   const std::vector<TypeId>& elements = c.arg(0).elementTypes;
+  // Ternary values joined are not one TernaryTensor (LANGUAGE.md §3 does not
+  // list concat among its sources): each has its own scale, so the result
+  // holds s1 * q1 and s2 * q2, a float tensor (ternary_quantize of it
+  // quantizes again with one scale).
   DType dtype = DType::Bool;
-  bool ternary = true;
+  const bool ternary = false;
   for (TypeId e : elements) {
     if (ts.isLenient(e)) return c.unknown();
     if (!ts.isTensor(e)) return c.wrong(0, "a list of tensors");
     const TypeStore::Node& t = ts.node(e);
-    ternary = ternary && t.ternary;
     dtype = t.ternary ? promote(dtype, DType::Float32) : promote(dtype, t.dtype);
   }
-  if (ternary) dtype = DType::Trit;
   // The elements' nodes, for conversions and -O0's run-time checks of sizes
   // that cannot be decided here (a list literal's elements; none for a list variable).
   std::vector<NodeId> nodes;

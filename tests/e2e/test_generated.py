@@ -3973,6 +3973,37 @@ layer M(x: Tensor<float32, [?, 4, 9, 9]>) -> Tensor<float32, [?, 4, 9, 9]> {
         raise AssertionError("strided same: exit %d, %s" % (proc.returncode, proc.stderr))
 
 
+def test_joined_ternary_weights_are_quantized_again_with_one_scale(ctx):
+    """concat/stack of two ternary weights holds both scales (s1 * q1, s2 * q2): it was typed
+    a TernaryTensor, so ternary_quantize of it was dropped as a no-op and the fused weight had
+    two magnitudes (LANGUAGE.md section 3 does not list concat as a ternary source)."""
+    src = """
+layer Fused(wq: TernaryTensor<trit, [4, 8]>, wk: TernaryTensor<trit, [4, 8]>,
+            x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
+    let wqk = ternary_quantize(concat([wq, wk], dim=0))
+    return linear(x, wqk)
+}
+"""
+    for level in LEVELS:
+        torch.manual_seed(0)
+        model = entry(load(ctx.compile_text(src, level)))().eval()
+        with torch.no_grad():
+            model.wq.copy_(torch.randn(4, 8) * 0.1)
+            model.wk.copy_(torch.randn(4, 8) * 3.0)
+            x = torch.randn(2, 8)
+            c = torch.cat([tritonrt.weight(model, "wq"), tritonrt.weight(model, "wk")], 0)
+            s = c.abs().mean().clamp(min=1e-5)
+            w = s * (c / s).round().clamp(-1, 1)
+            check_close(model(x), F.linear(x, w), "requantized concat " + level, atol=1e-5)
+    path = os.path.join(ctx.workdir, "concat_ternary.tri")
+    with open(path, "w") as f:
+        f.write(src.replace("let wqk = ternary_quantize(concat([wq, wk], dim=0))",
+                            "let wqk: TernaryTensor<trit, [8, 8]> = concat([wq, wk], dim=0)"))
+    proc = subprocess.run([ctx.tritonc, "check", path], capture_output=True, text=True)
+    if proc.returncode != 1 or "[NotTernary]" not in proc.stderr:
+        raise AssertionError("concat of ternaries taken as ternary: %s" % proc.stderr)
+
+
 def all_tests():
     tests = []
     for name in EXAMPLES:
@@ -4003,6 +4034,7 @@ def all_tests():
               test_float_literals_of_minus_one_zero_one_are_ternary_where_declared,
               test_functional_convolutions_and_pools_take_sizes_per_dimension,
               test_conv_layers_take_padding_same,
+              test_joined_ternary_weights_are_quantized_again_with_one_scale,
               test_broadcast_of_two_size_variables_is_checked_against_the_declared_type,
               test_dead_tensors_are_released_in_loops_and_branches,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
