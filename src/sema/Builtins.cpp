@@ -1649,6 +1649,14 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     // Queries, keys and values share one float dtype in torch: the promoted one.
     DType dtype = promote(c.floatOf(*q), promote(c.floatOf(*k), c.floatOf(*v)));
     for (size_t i = 0; i < 3; ++i) c.toFloat(i, dtype);
+    // An additive mask is added to the scores in their dtype (torch 2's
+    // F.scaled_dot_product_attention wants it so): a float32 mask with
+    // bfloat16 queries promoted the scores, and `softmax(...) @ v` raised.
+    // A bool mask stays one.
+    if (c.has(3) && !c.lenient(3) && ts.isTensor(c.arg(3).type) &&
+        ts.node(c.arg(3).type).dtype != DType::Bool) {
+      c.toFloat(3, dtype);
+    }
     if (!q->rankKnown || !k->rankKnown || !v->rankKnown) return c.result(ts.tensorAnyRank(dtype));
     std::vector<DimId> qs = c.shape(0);
     std::vector<DimId> ks = c.shape(1);

@@ -4004,6 +4004,29 @@ layer Fused(wq: TernaryTensor<trit, [4, 8]>, wk: TernaryTensor<trit, [4, 8]>,
         raise AssertionError("concat of ternaries taken as ternary: %s" % proc.stderr)
 
 
+def test_attention_adds_a_float_mask_in_the_scores_dtype(ctx):
+    """A float32 additive mask with bfloat16 queries promoted the scores to float32, and the
+    product with the bfloat16 values raised "expected scalar type Float but found BFloat16" at
+    every level (the checker typed the result bfloat16). The mask is converted now."""
+    src = """
+layer SM(q: Tensor<bfloat16, [?, ?, ?, 8]>, mask: Tensor<float32, [?, ?]>)
+        -> Tensor<bfloat16, [?, ?, ?, 8]> {
+    return scaled_dot_product_attention(q, q, q, mask)
+}
+"""
+    torch.manual_seed(0)
+    q = torch.randn(1, 2, 4, 8)
+    mask = torch.triu(torch.ones(4, 4), 1) * -1e9
+    scores = q @ q.transpose(-2, -1) / math.sqrt(8) + mask
+    expected = torch.softmax(scores, dim=-1) @ q
+    for level in LEVELS:
+        module = entry(load(ctx.compile_text(src, level)))()
+        out = module(q.bfloat16(), mask)
+        if out.dtype != torch.bfloat16:
+            raise AssertionError("%s: %s" % (level, out.dtype))
+        check_close(out.float(), expected, "bf16 attention " + level, atol=0.1, rtol=0.05)
+
+
 def all_tests():
     tests = []
     for name in EXAMPLES:
@@ -4035,6 +4058,7 @@ def all_tests():
               test_functional_convolutions_and_pools_take_sizes_per_dimension,
               test_conv_layers_take_padding_same,
               test_joined_ternary_weights_are_quantized_again_with_one_scale,
+              test_attention_adds_a_float_mask_in_the_scores_dtype,
               test_broadcast_of_two_size_variables_is_checked_against_the_declared_type,
               test_dead_tensors_are_released_in_loops_and_branches,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
