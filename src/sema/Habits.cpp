@@ -115,6 +115,8 @@ std::optional<std::string> tensorMethodRewrite(std::string_view base, std::strin
     if (member == "size") return fmt::format("{}.shape", base);
     return std::nullopt;
   }
+  std::string shapeArgs = sizeCallsAsShape(args);  // x.view(x.size(0), -1)
+  args = shapeArgs;
   auto withArgs = [&](std::string_view fn) {
     return args.empty() ? fmt::format("{}({})", fn, base) : fmt::format("{}({}, {})", fn, base, args);
   };
@@ -156,6 +158,52 @@ std::optional<std::string> tensorMethodRewrite(std::string_view base, std::strin
   if (!takesTensorFirst(name) && name.ends_with('_')) name.remove_suffix(1);
   if (takesTensorFirst(name)) return withArgs(name);
   return std::nullopt;
+}
+
+std::string sizeCallsAsShape(std::string_view text) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t at = text.find(".size(", i);
+    if (at == std::string_view::npos) break;
+    size_t open = at + 6;
+    size_t close = text.find(')', open);
+    std::string_view inner =
+        close == std::string_view::npos ? std::string_view() : text.substr(open, close - open);
+    if (close == std::string_view::npos || inner.find('(') != std::string_view::npos) {
+      out.append(text.substr(i, open - i));
+      i = open;
+      continue;
+    }
+    out.append(text.substr(i, at - i));
+    out += inner.empty() ? std::string(".shape") : fmt::format(".shape[{}]", inner);
+    i = close + 1;
+  }
+  out.append(text.substr(i));
+  return out;
+}
+
+std::optional<std::string> sizesAsListRewrite(std::string_view fn,
+                                              const std::vector<std::string>& positional,
+                                              const std::vector<std::string>& named) {
+  size_t first = 0;  // the first size
+  if (fn == "zeros" || fn == "ones" || fn == "randn" || fn == "rand") {
+    first = 0;
+  } else if (fn == "reshape" || fn == "permute") {
+    first = 1;
+  } else {
+    return std::nullopt;
+  }
+  if (positional.size() < first + 2) return std::nullopt;
+  std::string args;
+  for (size_t i = 0; i < first; ++i) args += sizeCallsAsShape(positional[i]) + ", ";
+  std::string sizes;
+  for (size_t i = first; i < positional.size(); ++i) {
+    sizes += fmt::format("{}{}", sizes.empty() ? "" : ", ", sizeCallsAsShape(positional[i]));
+  }
+  args += fmt::format("[{}]", sizes);
+  for (const std::string& n : named) args += ", " + sizeCallsAsShape(n);
+  return fmt::format("{}({})", fn, args);
 }
 
 std::optional<std::string_view> pythonConstantFix(std::string_view name) {

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tritonc::sema {
 
@@ -35,6 +36,18 @@ std::optional<std::string_view> ternaryCounterpart(std::string_view dslName);
 /// that is not called (`x.ndim`).
 std::optional<std::string> tensorMethodRewrite(std::string_view base, std::string_view member,
                                                std::string_view args, int positional, bool call);
+
+/// PyTorch's sizes one by one where Triton DSL takes one list: `zeros(2, 784)`
+/// is `zeros([2, 784])`, `reshape(x, -1, 784)` is `reshape(x, [-1, 784])`
+/// (`fn` is the Triton DSL name; `positional` the texts of the positional
+/// arguments, `named` those of the named ones, `name=value`). nullopt when
+/// the call has no such form.
+std::optional<std::string> sizesAsListRewrite(std::string_view fn,
+                                              const std::vector<std::string>& positional,
+                                              const std::vector<std::string>& named);
+
+/// `text` with PyTorch's `x.size(i)` written as `x.shape[i]`.
+std::string sizeCallsAsShape(std::string_view text);
 
 /// For a Python spelling of a keyword constant (True, False, None, ...), what
 /// to write instead, or nullopt.

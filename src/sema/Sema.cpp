@@ -193,6 +193,14 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
     report(Diag::SelfReference, node);
     return;
   }
+  // A named option's value without quotes (`method=absmean`,
+  // `padding=same`): the options are strings.
+  if (text == "absmean" || text == "threshold" || text == "stochastic" || text == "same" ||
+      text == "valid") {
+    diags_->report(Diag::UndefinedName, source(), rangeOf(node), text)
+        .note(Note::WriteInstead, source(), rangeOf(node), fmt::format("\"{}\"", text));
+    return;
+  }
   if (text == "pass") {
     // Python's empty statement: a block may be empty, `{ }`.
     diags_->report(Diag::UndefinedName, source(), rangeOf(node), text)
@@ -2632,6 +2640,14 @@ bool Checker::reportForeignMember(NodeId node, NodeId call) {
     if (callable) {
       std::string_view text = textOf(call);
       std::string rewrite = fmt::format("{}{}", *name, text.substr(textOf(node).size()));
+      // `torch.zeros(b, t, 8)` takes the sizes one by one: `zeros([b, t, 8])`.
+      std::vector<std::string> positional, named;
+      for (NodeId arg : tree_.list(tree_.listB(call))) {
+        (tree_.kind(arg) == NodeKind::NamedArg ? named : positional).emplace_back(textOf(arg));
+      }
+      if (std::optional<std::string> sizes = sizesAsListRewrite(*name, positional, named)) {
+        rewrite = *sizes;
+      }
       builder.note(Note::WriteInstead, source(), rangeOf(call), rewrite);
     } else if (call.isValid() && findBuiltinFn(*name)) {
       // `let act = nn.ReLU()` then `act(h)`: the function is applied directly.

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "Habits.h"
 #include "SemaImpl.h"
 #include "tritonc/base/Text.h"
 
@@ -46,6 +47,24 @@ Checker::CallArgs Checker::gatherArgs(NodeId call) {
 std::optional<std::vector<BoundArg>> Checker::bindBuiltinArgs(
     const std::vector<BuiltinParam>& params, const std::vector<int>& positional, CallArgs& args,
     NodeId call, std::string_view calleeName) {
+  // `torch.cat(a, b)` habit: concat and stack take one list of tensors,
+  // `concat(x, y, dim=1)` is `concat([x, y], dim=1)` (`y` would be the dim).
+  if ((calleeName == "concat" || calleeName == "stack") && args.positional.size() >= 2 &&
+      module_.types.isTensor(args.positional[0].type) &&
+      module_.types.isTensor(args.positional[1].type)) {
+    std::string tensors, named;
+    for (const ExprInfo& a : args.positional) {
+      tensors += fmt::format("{}{}", tensors.empty() ? "" : ", ", textOf(a.node));
+    }
+    for (const auto& [token, value] : args.named) {
+      named += fmt::format(", {}={}", tokens().spelling(token), textOf(value.node));
+    }
+    diags_->report(Diag::ArgumentType, source(), rangeOf(args.positional[0].node), params[0].name,
+                   calleeName, "a list of tensors", fmt(args.positional[0].type))
+        .note(Note::WriteInstead, source(), rangeOf(call),
+              fmt::format("{}([{}]{})", calleeName, tensors, named));
+    return std::nullopt;
+  }
   std::vector<std::string_view> names;
   for (const BuiltinParam& p : params) {
     names.push_back(p.name);
@@ -114,6 +133,23 @@ std::optional<std::vector<BoundArg>> Checker::bindArgs(const std::vector<std::st
       }
     }
     if (!byName.empty()) builder.note(Note::KeywordOnly, byName, calleeName, example);
+    // PyTorch's sizes one by one (`randn(2, 784)`, `reshape(x, -1, 784)`):
+    // one list here. Integers only, so that another mistake gets no such note.
+    std::vector<std::string> positional, named;
+    bool integers = true;
+    for (size_t i = 0; i < args.positional.size(); ++i) {
+      const ExprInfo& a = args.positional[i];
+      bool first = i == 0 && (calleeName == "reshape" || calleeName == "permute");
+      const TypeStore::Node& t = module_.types.node(a.type);
+      integers = integers && (first || (t.kind == TypeKind::Scalar && isIntegral(t.dtype) &&
+                                        t.dtype != DType::Bool));
+      positional.emplace_back(textOf(a.node));
+    }
+    for (const auto& [token, value] : args.named) {
+      named.push_back(fmt::format("{}={}", tokens().spelling(token), textOf(value.node)));
+    }
+    std::optional<std::string> sizes = sizesAsListRewrite(calleeName, positional, named);
+    if (integers && sizes) builder.note(Note::WriteInstead, source(), rangeOf(call), *sizes);
     ok = false;
   }
   for (size_t i = 0; i < args.positional.size() && i < positionalTargets.size(); ++i) {
@@ -747,7 +783,13 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
     bool inferred = p.cls == ParamClass::Hyper && bindings.count(p.name.index) != 0;
     bool fromInstance = hyperBindings != nullptr && p.cls != ParamClass::Input;
     if (!hasDefault && !inferred && !fromInstance) {
-      report(Diag::MissingArgument, call, spelling(p.name), calleeName);
+      auto builder = diags_->report(Diag::MissingArgument, source(), rangeOf(call),
+                                    spelling(p.name), calleeName);
+      // A size variable of a weight or input (`o` of `w: [o, i]`) that an
+      // argument gives as `?` (a slice, a run-time reshape).
+      if (p.cls == ParamClass::Hyper && p.implicit) {
+        builder.note(Note::HyperNotInferred, spelling(p.name));
+      }
       return make(module_.types.error(), call);
     }
   }
@@ -846,6 +888,46 @@ InstanceInfo::FloatArg Checker::floatArg(const ExprInfo& value) const {
   return result;
 }
 
+// `L(2, w, x)` written as an application of a user layer that takes weights:
+// the same call with the tensors positional (its weights and inputs, in
+// order) and the other arguments named as its hyperparameters, when every
+// weight and input is given; else nullopt.
+std::optional<std::string> Checker::applicationForm(uint32_t decl, bool builtin, NodeId call) {
+  if (builtin) return std::nullopt;
+  const CallableInfo& info = module_.callables[decl];
+  std::vector<std::string_view> hyperNames;
+  size_t tensorsWanted = 0;
+  bool weights = false;
+  for (const ParamInfo& p : info.params) {
+    if (p.cls == ParamClass::Hyper) {
+      if (!p.implicit) hyperNames.push_back(spelling(p.name));
+    } else {
+      ++tensorsWanted;
+      weights = weights || p.cls == ParamClass::Weight;
+    }
+  }
+  std::vector<std::string> tensors, named;
+  size_t hyper = 0;
+  for (NodeId arg : tree_.list(tree_.listB(call))) {
+    if (tree_.kind(arg) == NodeKind::NamedArg) {
+      named.emplace_back(textOf(arg));
+      continue;
+    }
+    TypeId type = module_.nodeType[arg.index];
+    if (type.isValid() && module_.types.isTensor(type)) {
+      tensors.emplace_back(textOf(arg));
+    } else if (hyper < hyperNames.size()) {
+      named.push_back(fmt::format("{}={}", hyperNames[hyper++], textOf(arg)));
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (!weights || tensors.size() != tensorsWanted) return std::nullopt;
+  std::vector<std::string> all = tensors;
+  all.insert(all.end(), named.begin(), named.end());
+  return fmt::format("{}({})", callableName(static_cast<int>(decl)), fmt::join(all, ", "));
+}
+
 ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
                                      IdentifierId letName) {
   module_.callKind[call.index] = CallKind::Instantiate;
@@ -891,6 +973,10 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
       }
       builder.note(Note::CallTheFunction, source(), rangeOf(call), builtinFnName(*function),
                    fmt::format("{}", fmt::join(params, ", ")));
+    } else if (std::optional<std::string> application = applicationForm(decl, builtin, call)) {
+      // `Heads(2, w, x)` of a layer that takes its weights: the tensors are
+      // its weights and inputs, the numbers its hyperparameters by name.
+      builder.note(Note::WriteInstead, source(), rangeOf(call), *application);
     } else {
       builder.note(Note::CreateThenApply, source(), rangeOf(call),
                    fmt::format("let {} = {}({})", instance, name, fmt::join(hypers, ", ")),

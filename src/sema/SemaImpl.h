@@ -318,6 +318,7 @@ class Checker {
   ExprInfo checkCast(DType dtype, NodeId call);
   ExprInfo checkBuiltinFnCall(BuiltinFn fn, NodeId call);
   ExprInfo checkLayerCall(int layer, NodeId call, IdentifierId letName);
+  std::optional<std::string> applicationForm(uint32_t decl, bool builtin, NodeId call);
   ExprInfo checkInstantiation(bool builtin, uint32_t decl, NodeId call, IdentifierId letName);
   ExprInfo checkForward(uint32_t instance, NodeId call);
   ExprInfo checkFnCall(int fn, NodeId call);
