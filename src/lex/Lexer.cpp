@@ -543,6 +543,17 @@ void Lexer::lexNumber() {
 
 void Lexer::lexString() {
   const unsigned char* start = p_;
+  if (end_ - p_ >= 3 && p_[1] == p_[0] && p_[2] == p_[0]) [[unlikely]] {
+    // A Python docstring, `"""..."""` over several lines: one error, and
+    // lexing goes on after its end (its lines are not read as code).
+    unsigned char q = p_[0];
+    const unsigned char* close = p_ + 3;
+    while (close + 2 < end_ && !(close[0] == q && close[1] == q && close[2] == q)) ++close;
+    error(Diag::TripleQuotedString, start, 3, std::string(3, static_cast<char>(q)));
+    p_ = close + 2 < end_ ? close + 3 : end_;
+    addToken(TokenKind::Error, start);
+    return;
+  }
   unsigned char quote = *p_++;
   std::string value;
   bool terminated = false;

@@ -856,7 +856,12 @@ NodeId Parser::parseFromImport() {
 NodeId Parser::parseImport() {
   TokenId keyword = consume();
   if (!at(TokenKind::StringLiteral)) {
-    error(Diag::ImportPathNotString, expectedAt(pos_), describe(pos_));
+    auto builder = error(Diag::ImportPathNotString, expectedAt(pos_), describe(pos_));
+    std::string_view module = at(TokenKind::Identifier) ? tokens_.spelling(pos_) : "";
+    if (builder && (module == "torch" || module == "numpy" || module == "np" || module == "math" ||
+                    module == "tritonrt")) {
+      builder->note(Note::NoLibraryImport, module);
+    }
     return addError(keyword);
   }
   TokenId path = consume();
@@ -1284,6 +1289,9 @@ bool Parser::expectStatementEnd(NodeId statement) {
     std::string_view name = tokens_.spelling(nameToken);
     std::string fix = name == "elif" ? "write 'else if'"
                       : name == "def" ? "write 'fn' (or 'layer' for a module with weights)"
+                      : name == "assert" ? "it is a function: write 'assert(condition, \"message\")'"
+                      : name == "print" ? "it is a function: write 'print(value)'"
+                      : name == "raise" ? "there are no exceptions: write 'assert(condition, \"message\")'"
                                       : "";
     if (fix.empty()) {
       std::string_view match = closestMatch(name, statementKeywords());
@@ -1334,6 +1342,12 @@ NodeId Parser::parseLetAfterKeyword() {
   TokenId name = consume();
   NodeId type;
   NodeId init;
+  if (at(TokenKind::Comma) && !newlineBefore()) [[unlikely]] {
+    // Python's tuple unpacking, `let q, k = split(x, d, dim=-1)`.
+    auto builder = error(Diag::ExpectedStatementEnd, tokens_.range(pos_), describe(pos_));
+    if (builder) builder->note(Note::OneNamePerLet);
+    return addError(name);
+  }
   // `let x` ends at a line break like any statement: a ':' or '=' that
   // starts the next line is not part of it.
   if (!startsNewStatement() && consumeIf(TokenKind::Colon)) {
@@ -1518,6 +1532,13 @@ NodeId Parser::parseType() {
   TokenId open = consume();
   size_t args = listMark();
   while (true) {
+    if (at(TokenKind::LParen)) [[unlikely]] {
+      // `Tensor<float32, (?, 784)>`: a Python tuple for the shape.
+      auto builder = error(Diag::ExpectedType, expectedAt(pos_), describe(pos_));
+      if (builder) builder->note(Note::ShapeInBrackets);
+      listPush(addError(pos_));
+      break;
+    }
     NodeId arg = at(TokenKind::LBracket) ? parseShape() : parseType();
     listPush(arg);
     if (panic_) {
@@ -1634,6 +1655,14 @@ NodeId Parser::parseShape() {
       return addError(open);
     }
     TokenKind kind = peekKind();
+    if (kind == TokenKind::Greater || kind == TokenKind::GreaterEqual) {
+      // `Tensor<float32, [?, 784>`: the shape's ']' is missing.
+      auto builder = error(Diag::ExpectedToken, expectedAt(pos_), "']' to close the shape",
+                           describe(pos_));
+      if (builder) builder->note(Note::MatchingDelimiter, tokens_.source(), tokens_.range(open), "[");
+      scratch_.resize(dims);
+      return addError(open);
+    }
     if (binaryPrecedence(kind) != 0 || kind == TokenKind::StarStar) {
       error(Diag::InvalidDimOperator, tokens_.range(pos_), tokens_.spelling(pos_));
       scratch_.resize(dims);
