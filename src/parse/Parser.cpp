@@ -633,6 +633,7 @@ class Parser {
   unsigned quiet_ = 0;  ///< trial parses under way: errors are not reported
   bool panic_ = false;
   bool repaired_ = false;  ///< errorAndGoOn() reported in this statement
+  bool pythonBlocks_ = false;  ///< a block written with ':' and indentation was reported
   bool closeBlocks_ = false;  ///< a '}' is missing before an item: close every block
   TokenId itemStart_;         ///< first token of the item being parsed
   /// The '}' that ended the last body although it is indented as the body's
@@ -1169,6 +1170,12 @@ NodeId Parser::parseStatement() {
     case TokenKind::KwBreak: consume(); node = add(NodeKind::Break, start); break;
     case TokenKind::KwContinue: consume(); node = add(NodeKind::Continue, start); break;
     case TokenKind::KwElse:
+      // After `if c:` was reported (blocks by indentation), its `else:` is
+      // the same habit, not a second mistake.
+      if (pythonBlocks_ && peekKind(1) == TokenKind::Colon) {
+        panic_ = true;
+        return addError(start);
+      }
       error(Diag::ElseWithoutIf, tokens_.range(start));
       return addError(start);
     case TokenKind::KwLayer:
@@ -1417,6 +1424,7 @@ void Parser::errorExpectedBlock(std::string_view what, std::string_view keyword,
                   : text;
   }
   builder->note(Note::BlockInBraces, header);
+  pythonBlocks_ = true;
 }
 
 // if_stmt = "if" expr block [ "else" ( block | if_stmt ) ] ;

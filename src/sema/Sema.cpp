@@ -250,6 +250,21 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
   if (!diags_->takeSpellCheck()) {
     return;
   }
+  // Declared further down the same body (`let h = fc(x)` above `let fc =
+  // TernaryLinear(...)`): a name is usable after its `let`.
+  if (ctx_.callable >= 0 && static_cast<uint32_t>(ctx_.callable) >= module_.firstLocal) {
+    SourceRange body = rangeOf(module_.callables[ctx_.callable].node);
+    uint32_t use = rangeOf(node).begin;
+    for (uint32_t i = 0; i < tree_.size(); ++i) {
+      NodeId let{i};
+      if (tree_.kind(let) != NodeKind::Let || tokens().identifier(tree_.token(let)) != name) continue;
+      SourceRange at = tokens().range(tree_.token(let));
+      if (at.begin > use && at.end <= body.end && at.begin >= body.begin) {
+        builder.note(Note::DeclaredLater, source(), at, text);
+        return;
+      }
+    }
+  }
   // Every visible name is a candidate for "did you mean".
   std::vector<std::string_view> candidates;
   for (uint32_t i = 0; i < current_.size(); ++i) {
@@ -1414,6 +1429,26 @@ void Checker::checkAssign(NodeId assign) {
       return;
     }
   }
+  // `self.fc = TernaryLinear(784, 10)`, PyTorch's __init__: one error that
+  // writes the `let`; the name is declared from here on (as that `let`), so
+  // the instance is named and `self.fc(x)` later is "write 'fc'".
+  if (tree_.kind(target) == NodeKind::Member && op == TokenKind::Equal &&
+      tree_.kind(tree_.childA(target)) == NodeKind::Name &&
+      tokens().spelling(tree_.token(tree_.childA(target))) == "self" &&
+      !lookup(tokens().identifier(tree_.token(tree_.childA(target))))) {
+    IdentifierId name = tokens().identifier(tree_.token(target));
+    std::string_view value = textOf(valueNode);
+    auto builder = diags_->report(Diag::SelfReference, source(), rangeOf(tree_.childA(target)));
+    if (value.size() <= 60 && value.find('\n') == std::string_view::npos) {
+      builder.note(Note::WriteInstead, source(), rangeOf(assign),
+                   fmt::format("let {} = {}", spelling(name), value));
+    }
+    ExprInfo checked = tree_.kind(valueNode) == NodeKind::Call
+                           ? requireValue(checkCall(valueNode, name), valueNode)
+                           : checkExpr(valueNode);
+    if (!lookup(name)) declare(Symbol{SymbolKind::Local, name, assign, checked.type, 0}, target);
+    return;
+  }
   // `m.w = v`, and `y.T[0] = v` or `y.shape[0] = n` (a part of a member:
   // value semantics would write a copy of `y.T` that nothing reads).
   for (NodeId part = target; tree_.kind(part) == NodeKind::Index ||
@@ -2297,8 +2332,17 @@ ExprInfo Checker::matmul(const ExprInfo& a, const ExprInfo& b, NodeId node, std:
 
 ExprInfo Checker::checkList(NodeId node) {
   std::vector<ExprInfo> elements;
+  // Sub-modules created in the list (nn.ModuleList) are one error, and the
+  // list an error value (its uses, `layers[i](h)`, are not reported again).
+  uint32_t instances = 0;
+  uint32_t* outer = std::exchange(listInstances_, &instances);
   for (NodeId element : tree_.list(tree_.listA(node))) {
     elements.push_back(checkExpr(element));
+  }
+  listInstances_ = outer;
+  if (instances != 0) {
+    if (outer != nullptr) *outer += instances;
+    return make(module_.types.error(), node);
   }
   for (const ExprInfo& e : elements) {
     if (module_.types.kind(e.type) == TypeKind::Error) {
@@ -2978,6 +3022,16 @@ bool Checker::elementsFit(const ExprInfo& value, DType dtype) {
   return true;
 }
 
+// The element of a list literal (or `tensor(...)` of one) that keeps it from
+// being ternary, when it is a known number past -1 or 1: a note points at it.
+void Checker::noteNotATrit(DiagnosticBuilder& builder, const ExprInfo& value) {
+  const std::optional<ExprInfo::Element>& e =
+      value.highest && value.highest->value > 1.0 ? value.highest
+      : value.lowest && value.lowest->value < -1.0 ? value.lowest
+                                                    : std::optional<ExprInfo::Element>();
+  if (e && e->node.isValid()) builder.note(Note::NotATrit, source(), rangeOf(e->node), textOf(e->node));
+}
+
 bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId where) {
   TypeStore& ts = module_.types;
   // A known integer is checked against the type it goes to even when its
@@ -3027,8 +3081,15 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
     if (promote(v.dtype, t.dtype) == t.dtype && !(v.dtype != DType::Bool && t.dtype == DType::Bool)) {
       return true;  // implicit widening
     }
-    diags_->report(Diag::NarrowingConversion, source(), rangeOf(where), fmt(value.type), fmt(target))
-        .note(Note::SuggestCast, dtypeName(t.dtype));
+    auto builder = diags_->report(Diag::NarrowingConversion, source(), rangeOf(where),
+                                  fmt(value.type), fmt(target));
+    // `let scale: int = 0.5`: the cast would make it 0; the type is the mistake.
+    if (value.floatValue && isIntegral(t.dtype) && t.dtype != DType::Bool &&
+        std::trunc(*value.floatValue) != *value.floatValue) {
+      builder.note(Note::FractionDropped, formatFloat(*value.floatValue), dtypeName(t.dtype));
+    } else {
+      builder.note(Note::SuggestCast, dtypeName(t.dtype));
+    }
     return false;
   }
   if (t.kind == TypeKind::Tensor && v.kind == TypeKind::Tensor) {
@@ -3037,6 +3098,7 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
                                                       rangeOf(where).end - rangeOf(where).begin));
       auto builder = diags_->report(Diag::NotTernary, source(), rangeOf(where), fmt(value.type),
                                    fmt(target));
+      noteNotATrit(builder, value);  // `tensor([1, 2])`
       // LANGUAGE.md section 3: the error suggests ternary_quantize(...), which
       // takes integer tensors too (`w + w` is an int8-valued tensor).
       if (v.dtype != DType::Bool && v.dtype != DType::Str) {
@@ -3095,10 +3157,12 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
     }
     if (t.ternary && !value.allTrits && !value.tritValued) {
       std::string_view text = textOf(where);
-      diags_->report(Diag::NotTernary, source(), rangeOf(where), fmt(value.type), fmt(target))
-          .note(Note::SuggestQuantize, text.size() <= 52 && text.find('\n') == text.npos
-                                           ? fmt::format("tensor({})", text)
-                                           : std::string("tensor(...)"));
+      auto builder = diags_->report(Diag::NotTernary, source(), rangeOf(where), fmt(value.type),
+                                    fmt(target));
+      noteNotATrit(builder, value);
+      builder.note(Note::SuggestQuantize, text.size() <= 52 && text.find('\n') == text.npos
+                                              ? fmt::format("tensor({})", text)
+                                              : std::string("tensor(...)"));
       return false;
     }
     if (ts.isScalar(element) && !t.ternary) {

@@ -289,8 +289,26 @@ ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
           } else {
             // A variable, even one of unknown type (`let f` with no value), is
             // never callable: only layers, instances, fns and builtins are.
-            report(Diag::NotCallable, callee, spelling(name), fmt(value.type));
-            gatherArgs(call);
+            auto builder = diags_->report(Diag::NotCallable, source(), rangeOf(callee),
+                                          spelling(name), fmt(value.type));
+            CallArgs args = gatherArgs(call);
+            // `w(x)` with a weight matrix: PyTorch's modules are called, a
+            // weight is multiplied (`[in, out]`: x @ w; `[out, in]`: linear).
+            if (t.kind == TypeKind::Tensor && args.positional.size() == 1 && args.named.empty() &&
+                module_.types.isTensor(args.positional[0].type)) {
+              std::string_view x = textOf(args.positional[0].node);
+              std::string fix = fmt::format("{} @ {}", x, spelling(name));
+              const TypeStore::Node& xt = module_.types.node(args.positional[0].type);
+              if (t.rankKnown && xt.rankKnown && module_.types.shape(value.type).size() == 2 &&
+                  !module_.types.shape(args.positional[0].type).empty()) {
+                DimId in = module_.types.shape(args.positional[0].type).back();
+                std::span<const DimId> w = module_.types.shape(value.type);
+                if (dims().equal(w[0], in) != Decision::Yes && dims().equal(w[1], in) == Decision::Yes) {
+                  fix = fmt::format("linear({}, {})", x, spelling(name));
+                }
+              }
+              builder.note(Note::WriteInstead, source(), rangeOf(call), fix);
+            }
             result = make(module_.types.error(), call);
           }
           break;
@@ -825,6 +843,13 @@ void Checker::noteInstantiationRules(NodeId call, std::string_view name, Identif
     report(Diag::InstantiationAtTopLevel, call,
            letName.isValid() ? fmt::format("'{}' (a '{}')", spelling(letName), name)
                              : fmt::format("'{}'", name));
+  } else if (!letName.isValid() && listInstances_ != nullptr) {
+    // `[TernaryLinear(64, 64), TernaryLinear(64, 64)]`, nn.ModuleList: one
+    // error for the list, which then holds nothing to call.
+    if ((*listInstances_)++ == 0) {
+      diags_->report(Diag::InstantiationNotNamed, source(), rangeOf(call), name)
+          .note(Note::NoModuleList, name);
+    }
   } else if (!letName.isValid()) {
     report(Diag::InstantiationNotNamed, call, name);
   } else if (ctx_.isFn) {

@@ -338,6 +338,7 @@ class Checker {
   /// generation must make (CheckedModule::conversions).
   void noteConversion(const ExprInfo& value, TypeId target, NodeId node);
   bool checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId where);
+  void noteNotATrit(DiagnosticBuilder& builder, const ExprInfo& value);
   /// The value of an integer constant expression (literals, + - * / %, unary
   /// minus, parentheses, earlier top-level constants), without diagnostics.
   std::optional<int64_t> constantValue(NodeId expr) const;
@@ -435,6 +436,8 @@ class Checker {
   std::vector<BodyState> bodyState_;
   uint32_t forwardInstance_ = 0;  ///< the instance applyCallable forwards to
   bool noRuntimeChecks_ = false;  ///< checking a whole-variable reassignment
+  /// Sub-modules created in the list literal being checked (null outside one).
+  uint32_t* listInstances_ = nullptr;
   /// The weight's default being checked (valid only meanwhile), and the
   /// weight's type: a creation builtin in it may leave out the shape
   /// (LANGUAGE.md §5), `randn() * 0.02` included.
