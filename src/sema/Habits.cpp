@@ -206,6 +206,27 @@ std::optional<std::string> sizesAsListRewrite(std::string_view fn,
   return fmt::format("{}({})", fn, args);
 }
 
+std::optional<std::string_view> missingFunctionHint(std::string_view name) {
+  static constexpr std::pair<std::string_view, std::string_view> kHints[] = {
+      {"tril", "a causal mask is a comparison of positions: 'let i = arange(0, t)' then "
+               "'unsqueeze(i, 1) >= unsqueeze(i, 0)'"},
+      {"triu", "a causal mask is a comparison of positions: 'let i = arange(0, t)' then "
+               "'unsqueeze(i, 1) < unsqueeze(i, 0)'"},
+      {"where", "blend with a mask: 'float32(c) * a + (1.0 - float32(c)) * b'"},
+      {"masked_fill", "add the mask: 'x + float32(mask) * -1e9', or pass a bool mask to "
+                      "scaled_dot_product_attention"},
+      {"einsum", "write the product with '@', transpose and permute"},
+      {"linspace", "use 'arange(a, b, step)'"},
+      {"cumsum", "there is no scan in v1; write a loop over the positions"},
+      {"topk", "use 'argmax' for the largest"},
+      {"dropout2d", "use 'dropout(x, p)'"},
+  };
+  for (const auto& [fn, hint] : kHints) {
+    if (fn == name) return hint;
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string_view> pythonConstantFix(std::string_view name) {
   if (name == "True" || name == "TRUE") return "true";
   if (name == "False" || name == "FALSE") return "false";

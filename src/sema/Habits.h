@@ -49,6 +49,10 @@ std::optional<std::string> sizesAsListRewrite(std::string_view fn,
 /// `text` with PyTorch's `x.size(i)` written as `x.shape[i]`.
 std::string sizeCallsAsShape(std::string_view text);
 
+/// For a PyTorch function that Triton DSL lacks (`tril`, `where`,
+/// `masked_fill`, ...), how to write it with the builtins; else nullopt.
+std::optional<std::string_view> missingFunctionHint(std::string_view name);
+
 /// For a Python spelling of a keyword constant (True, False, None, ...), what
 /// to write instead, or nullopt.
 std::optional<std::string_view> pythonConstantFix(std::string_view name);

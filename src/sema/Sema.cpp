@@ -201,6 +201,11 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
         .note(Note::WriteInstead, source(), rangeOf(node), fmt::format("\"{}\"", text));
     return;
   }
+  if (std::optional<std::string_view> hint = missingFunctionHint(text)) {
+    diags_->report(Diag::UndefinedName, source(), rangeOf(node), text)
+        .note(Note::NoSuchFunction, text, *hint);
+    return;
+  }
   if (text == "pass") {
     // Python's empty statement: a block may be empty, `{ }`.
     diags_->report(Diag::UndefinedName, source(), rangeOf(node), text)
@@ -2702,6 +2707,8 @@ bool Checker::reportForeignMember(NodeId node, NodeId call) {
     if (std::optional<std::string_view> ternary = ternaryCounterpart(*name)) {
       builder.note(Note::TernaryCounterpart, *ternary);
     }
+  } else if (std::optional<std::string_view> hint = missingFunctionHint(member)) {
+    builder.note(Note::NoSuchFunction, member, *hint);  // `torch.tril(...)`
   }
   return true;
 }
@@ -2823,6 +2830,8 @@ ExprInfo Checker::checkMember(NodeId node) {
             textOf(baseNode), member, args, positional, call.isValid())) {
       builder.note(Note::NoTensorMethods, source(),
                    call.isValid() ? rangeOf(call) : rangeOf(node), *rewrite);
+    } else if (std::optional<std::string_view> hint = missingFunctionHint(member)) {
+      builder.note(Note::NoSuchFunction, member, *hint);  // `scores.masked_fill(mask, v)`
     }
   }
   return make(ts.error(), node);
