@@ -8,8 +8,8 @@ loading / compiling Triton DSL files. Standard library + torch only (torch 1.13 
 from . import cpu, cuda
 from .constants import ConstantUnavailable, unavailable
 from .cuda import use_kernels
-from .fused import (ACTIVATIONS, activation, conv_bn_act, fused_conv2d, fused_matmul,
-                    run_layer)
+from .fused import (ACTIVATIONS, activation, conv_bn_act, float_dtype, fused_conv2d,
+                    fused_matmul, run_layer)
 from .layers import TernaryConv2d, TernaryLinear
 from .loader import CompileError, CompilerWarning, compile_model, find_tritonc, load, output_dir
 from .packing import (clear_cache, is_packed, pack, pack_ternary, packed_by_columns,
@@ -46,6 +46,7 @@ __all__ = [
     "cpu",
     "cuda",
     "find_tritonc",
+    "float_dtype",
     "fused_conv2d",
     "fused_matmul",
     "is_packed",

@@ -133,6 +133,20 @@ def _state_dtype(layer):
     return None
 
 
+def float_dtype(module):
+    """The float dtype of ``module``'s state: that of its first floating parameter or buffer
+    (sub-modules included), or ``torch.float32`` when it has none. A layer whose inputs are
+    ids and whose weights are its sub-modules' creates its float32 tensors (a causal mask) in
+    this dtype, so that after ``model.bfloat16()`` they do not promote the activations."""
+    for t in module.parameters():
+        if t.is_floating_point():
+            return t.dtype
+    for t in module.buffers():
+        if t.is_floating_point():
+            return t.dtype
+    return torch.float32
+
+
 def run_layer(layer, x):
     """``layer(x)`` for a built-in layer given a float input of another dtype than its own
     state (a ``bfloat16`` input declared in the source, the model left in ``float32``):

@@ -423,6 +423,13 @@ class Emitter {
     if (body && (dt == DType::Float32 || dt == DType::Trit) && !dtypeAnchor_.empty()) {
       return dtypeAnchor_ + ".dtype";
     }
+    if (body && (dt == DType::Float32 || dt == DType::Trit) && takesDType()) return "_dtype";
+    // A forward whose inputs are ids and whose float state is its
+    // sub-modules' (an embedding): their dtype.
+    if (body && (dt == DType::Float32 || dt == DType::Trit) && ctx_ == Context::Forward &&
+        dtypeAnchor_.empty() && fn_ != nullptr && !fn_->instances.empty()) {
+      return "tritonrt.float_dtype(self)";
+    }
     return torchDType(dt);
   }
   /// `, dtype=<anchor>.dtype` for a float32 tensor created in a body ("" when
@@ -431,6 +438,15 @@ class Emitter {
     if (!type.isValid() || !m_.types.isTensor(type)) return "";
     std::string dtype = createdDType(m_.types.node(type).dtype);
     return dtype == "torch.float32" ? std::string() : ", dtype=" + dtype;
+  }
+  /// Whether the fn being written takes `_dtype` from its caller: one that
+  /// takes `_device` (it creates tensors and has no tensor input) and has
+  /// no float32 input to follow. Its float32 tensors take the caller's
+  /// float dtype, as the same code inlined (-O2) does in a model converted
+  /// with `.bfloat16()`.
+  bool takesDType() const {
+    return ctx_ == Context::Fn && dtypeAnchor_.empty() &&
+           fnsTakingDevice_[static_cast<size_t>(fn_ - m_.functions.data())];
   }
   /// The device expression deviceArg() uses ("" for the default device): a
   /// fn without tensor inputs uses the `_device` its caller passes.
@@ -1029,10 +1045,14 @@ void Emitter::emitFn(size_t index) {
   }
   std::string keywords;
   if (fnsUsingTraining_[index]) keywords += ", _training=False";
-  if (fnsTakingDevice_[index]) keywords += ", _device=None";
+  if (fnsTakingDevice_[index]) keywords += ", _device=None, _dtype=None";
   if (!keywords.empty()) params += std::string(params.empty() ? "" : ", ") + "*" + keywords;
   line(0, fmt::format("def {}({}):", fnName(index), params));
   emitInputDefaults(f, 1);
+  if (takesDType()) {
+    line(1, "if _dtype is None:");
+    line(2, "_dtype = torch.float32");
+  }
   findDeadOps(f.body, /*instancesHoisted=*/false);
   emitBlock(f.body, 1);
   dead_.clear();
@@ -2069,6 +2089,10 @@ std::string Emitter::opExpr(OpId id) {
         }
         if (fnsTakingDevice_[static_cast<size_t>(o.intAttr)] && !deviceOf().empty()) {
           add("_device", deviceOf());
+        }
+        if (fnsTakingDevice_[static_cast<size_t>(o.intAttr)] &&
+            createdDType(DType::Float32) != "torch.float32") {
+          add("_dtype", createdDType(DType::Float32));
         }
         return fmt::format("{}({})", callee, args);
       }

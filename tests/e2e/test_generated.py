@@ -4027,6 +4027,39 @@ layer SM(q: Tensor<bfloat16, [?, ?, ?, 8]>, mask: Tensor<float32, [?, ?]>)
         check_close(out.float(), expected, "bf16 attention " + level, atol=0.1, rtol=0.05)
 
 
+def test_masks_follow_a_converted_language_model(ctx):
+    """After `model.bfloat16()`, float32 tensors a body creates follow the model's dtype. A fn
+    with no tensor input (a causal mask from a length) made float32 at -O0/-O1 (inlined at
+    -O2 it followed), and a layer whose inputs are ids and whose weights are its sub-modules'
+    had no tensor to follow: both promoted the scores and the bfloat16 product raised."""
+    src = """
+fn causal(t: int) -> Tensor<float32, [?, ?]> {
+    let i = arange(0, t)
+    return float32(unsqueeze(i, 1) < unsqueeze(i, 0)) * -1e9
+}
+layer LM(ids: Tensor<int64, [?, ?]>) -> Tensor<float32, [?, ?, 50]> {
+    let tok = Embedding(50, 16)
+    let head = TernaryLinear(16, 50)
+    let h = tok(ids)
+    let t = ids.shape[1]
+    let i = arange(0, t)
+    let mask = float32(unsqueeze(i, 1) < unsqueeze(i, 0)) * -1e9
+    let s = h @ transpose(h, 1, 2) / 4.0 + mask + causal(t)
+    return head(softmax(s, dim=-1) @ h + zeros([16]))
+}
+"""
+    for level in LEVELS:
+        torch.manual_seed(0)
+        model = entry(load(ctx.compile_text(src, level)))().eval()
+        ids = torch.randint(0, 50, (2, 5))
+        with torch.no_grad():
+            expected = model(ids)
+            out = model.bfloat16()(ids)
+        if out.dtype != torch.bfloat16:
+            raise AssertionError("%s: %s" % (level, out.dtype))
+        check_close(out.float(), expected, "bfloat16 language model " + level, atol=0.5, rtol=0.1)
+
+
 def all_tests():
     tests = []
     for name in EXAMPLES:
@@ -4059,6 +4092,7 @@ def all_tests():
               test_conv_layers_take_padding_same,
               test_joined_ternary_weights_are_quantized_again_with_one_scale,
               test_attention_adds_a_float_mask_in_the_scores_dtype,
+              test_masks_follow_a_converted_language_model,
               test_broadcast_of_two_size_variables_is_checked_against_the_declared_type,
               test_dead_tensors_are_released_in_loops_and_branches,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
