@@ -106,6 +106,28 @@ bool swapsLastTwo(const Module& m, OpId id) {
   return std::min(dims[0], dims[1]) == rank - 2 && std::max(dims[0], dims[1]) == rank - 1;
 }
 
+// Whether op `id` selects along leading dimensions only (`ws[i]` of stacked
+// weights [n, out, in], `ws[i, :, :]`): the result's last two dimensions are
+// the operand's, so a reduction of the result is one of the operand.
+bool selectsLeading(const Module& m, OpId id) {
+  const Op& o = m.op(id);
+  std::span<const ValueId> operands = m.operands(id);
+  if (o.kind != OpKind::Index || operands.empty() || o.resultsCount == 0) return false;
+  TypeId t = m.typeOf(operands[0]);
+  TypeId r = m.typeOf(m.result(id));
+  if (!m.types.isTensor(t) || !m.types.node(t).rankKnown || !m.types.isTensor(r) ||
+      !m.types.node(r).rankKnown || m.types.shape(r).size() < 2) {
+    return false;
+  }
+  size_t rank = m.types.shape(t).size();
+  std::span<const int64_t> codes = m.ints(id);
+  if (rank < 3 || codes.empty()) return false;
+  for (size_t i = rank - 2; i < codes.size(); ++i) {
+    if (codes[i] != -2) return false;  // the last two are taken whole
+  }
+  return true;
+}
+
 class PackLayouts {
  public:
   explicit PackLayouts(Module& m) : m_(m), summaries_(m.functions.size()) {}
@@ -226,7 +248,8 @@ class PackLayouts {
             note(operands[i], use);
           }
         } else if (bool swaps = swapsLastTwo(m_, id);
-                   (swaps || keepsLayout(m_, id)) && o.resultsCount > 0 && !operands.empty() &&
+                   (swaps || keepsLayout(m_, id) || selectsLeading(m_, id)) &&
+                   o.resultsCount > 0 && !operands.empty() &&
                    tracked.count(operands[0].index) != 0) {
           Tracked t = tracked[operands[0].index];
           t.transposed = t.transposed != swaps;

@@ -4060,6 +4060,34 @@ layer LM(ids: Tensor<int64, [?, ?]>) -> Tensor<float32, [?, ?, 50]> {
         check_close(out.float(), expected, "bfloat16 language model " + level, atol=0.5, rtol=0.1)
 
 
+def test_stacked_weights_pack_along_their_reduction(ctx):
+    """TOOLCHAIN.md "Packed ternary format": rows run along the reduction dimension. Stacked
+    weights read by index (`linear(h, ws[0])`, `h @ vs[i]`) were packed as [L, out * in] rows
+    (the index hid the reduction from the layout analysis)."""
+    src = """
+layer Stack(L: int = 2, ws: TernaryTensor<trit, [L, 5, 6]>, vs: TernaryTensor<trit, [L, 6, 5]>,
+            x: Tensor<float32, [?, 6]>) -> Tensor<float32, [?, 5]> {
+    let h = x
+    let y = linear(h, ws[0])
+    for i in range(L) {
+        y = y + h @ vs[i]
+    }
+    return y
+}
+"""
+    for level in LEVELS:
+        torch.manual_seed(0)
+        model = entry(load(ctx.compile_text(src, level)))().eval()
+        x = torch.randn(3, 6)
+        with torch.no_grad():
+            expected = model(x)
+            tritonrt.pack(model)
+            shapes = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+            check_close(model(x), expected, "packed stacked weights " + level)
+        if shapes.get("ws") != (10, 2) or shapes.get("vs") != (10, 2):
+            raise AssertionError("%s: packed shapes %s, expected 10 runs of 6 each" % (level, shapes))
+
+
 def all_tests():
     tests = []
     for name in EXAMPLES:
@@ -4093,6 +4121,7 @@ def all_tests():
               test_joined_ternary_weights_are_quantized_again_with_one_scale,
               test_attention_adds_a_float_mask_in_the_scores_dtype,
               test_masks_follow_a_converted_language_model,
+              test_stacked_weights_pack_along_their_reduction,
               test_broadcast_of_two_size_variables_is_checked_against_the_declared_type,
               test_dead_tensors_are_released_in_loops_and_branches,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
