@@ -2448,6 +2448,16 @@ std::string Emitter::builtinExpr(OpId id) {
         bool boolMask = m_.types.node(m_.typeOf(val[3])).dtype == DType::Bool;
         scores = boolMask ? fmt::format("({}).masked_fill(~{}, float(\"-inf\"))", scores, raw[3])
                           : fmt::format("({} + {})", scores, raw[3]);
+      } else if (has(4) && [&] {
+                   OpId def = m_.values[val[4].index].def;
+                   return def.isValid() && m_.op(def).kind == OpKind::Constant &&
+                          m_.op(def).constKind == ConstKind::Bool && m_.op(def).intAttr != 0;
+                 }()) {
+        // is_causal=true: torch's mask, the lower triangle of [L, S].
+        scores = fmt::format(
+            "({}).masked_fill(~torch.ones({}.shape[-2], {}.shape[-2], dtype=torch.bool, "
+            "device={}.device).tril(), float(\"-inf\"))",
+            scores, raw[0], raw[1], raw[0]);
       }
       return fmt::format("torch.matmul(torch.softmax({}, dim=-1), {})", scores, arg[2]);
     }

@@ -1674,6 +1674,20 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                          c.checker().fmtShape(ks), c.checker().fmtShape(vs));
       return c.error();
     }
+    // is_causal (torch's): a constant, since it decides the code written, and
+    // not with a mask too (torch raises).
+    if (c.has(4) && !c.lenient(4)) {
+      const TypeStore::Node& causal = ts.node(c.arg(4).type);
+      if (causal.kind != TypeKind::Scalar || causal.dtype != DType::Bool) return c.wrong(4, "a bool");
+      if (!c.arg(4).intValue) {
+        c.wrongValue(4, "true or false written in the call (a constant)", c.checker().textOf(c.arg(4).node));
+        return c.error();
+      }
+      if (*c.arg(4).intValue != 0 && c.has(3)) {
+        c.wrongValue(4, "false when a mask is given (torch takes one or the other)", "true");
+        return c.error();
+      }
+    }
     // The mask broadcasts to the scores [..., L, S].
     if (c.has(3) && !c.lenient(3) && ts.isTensor(c.arg(3).type) &&
         ts.node(c.arg(3).type).rankKnown) {

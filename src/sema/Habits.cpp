@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 #include <utility>
 
 #include "SemaImpl.h"
@@ -158,6 +160,23 @@ std::optional<std::string> tensorMethodRewrite(std::string_view base, std::strin
   if (!takesTensorFirst(name) && name.ends_with('_')) name.remove_suffix(1);
   if (takesTensorFirst(name)) return withArgs(name);
   return std::nullopt;
+}
+
+std::string pythonBoolsAsDsl(std::string_view text) {
+  std::string out;
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t i = 0; i < text.size();) {
+    bool start = i == 0 || !word(text[i - 1]);
+    std::string_view rest = text.substr(i);
+    std::string_view found = rest.starts_with("True") ? "True" : rest.starts_with("False") ? "False" : "";
+    if (start && !found.empty() && (rest.size() == found.size() || !word(rest[found.size()]))) {
+      out += found == "True" ? "true" : "false";
+      i += found.size();
+      continue;
+    }
+    out += text[i++];
+  }
+  return out;
 }
 
 std::string sizeCallsAsShape(std::string_view text) {

@@ -46,6 +46,9 @@ std::optional<std::string> sizesAsListRewrite(std::string_view fn,
                                               const std::vector<std::string>& positional,
                                               const std::vector<std::string>& named);
 
+/// `text` with Python's `True`/`False` (whole words) written `true`/`false`.
+std::string pythonBoolsAsDsl(std::string_view text);
+
 /// `text` with PyTorch's `x.size(i)` written as `x.shape[i]`.
 std::string sizeCallsAsShape(std::string_view text);
 

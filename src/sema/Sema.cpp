@@ -2697,7 +2697,7 @@ bool Checker::reportForeignMember(NodeId node, NodeId call) {
       if (std::optional<std::string> sizes = sizesAsListRewrite(*name, positional, named)) {
         rewrite = *sizes;
       }
-      builder.note(Note::WriteInstead, source(), rangeOf(call), rewrite);
+      builder.note(Note::WriteInstead, source(), rangeOf(call), pythonBoolsAsDsl(rewrite));
     } else if (call.isValid() && findBuiltinFn(*name)) {
       // `let act = nn.ReLU()` then `act(h)`: the function is applied directly.
       builder.note(Note::WriteInstead, source(), rangeOf(call), fmt::format("{}(...)", *name));

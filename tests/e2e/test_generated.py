@@ -4088,6 +4088,27 @@ layer Stack(L: int = 2, ws: TernaryTensor<trit, [L, 5, 6]>, vs: TernaryTensor<tr
             raise AssertionError("%s: packed shapes %s, expected 10 runs of 6 each" % (level, shapes))
 
 
+def test_attention_takes_is_causal(ctx):
+    """F.scaled_dot_product_attention's is_causal=True (the lower triangle of [L, S]), as
+    GPT-style code writes it; it was an unknown named argument."""
+    src = """
+layer A(q: Tensor<float32, [?, 2, ?, 8]>, k: Tensor<float32, [?, 2, ?, 8]>)
+        -> Tensor<float32, [?, 2, ?, 8]> {
+    return (scaled_dot_product_attention(q, k, k, is_causal=true)
+        + scaled_dot_product_attention(q, k, k, is_causal=false))
+}
+"""
+    q = torch.randn(2, 2, 5, 8)
+    k = torch.randn(2, 2, 7, 8)
+    s = q @ k.transpose(-2, -1) / math.sqrt(8)
+    mask = torch.ones(5, 7, dtype=torch.bool).tril()
+    expected = (torch.softmax(s.masked_fill(~mask, float("-inf")), -1) @ k
+                + torch.softmax(s, -1) @ k)
+    for level in LEVELS:
+        model = entry(load(ctx.compile_text(src, level)))()
+        check_close(model(q, k), expected, "is_causal " + level)
+
+
 def all_tests():
     tests = []
     for name in EXAMPLES:
@@ -4122,6 +4143,7 @@ def all_tests():
               test_attention_adds_a_float_mask_in_the_scores_dtype,
               test_masks_follow_a_converted_language_model,
               test_stacked_weights_pack_along_their_reduction,
+              test_attention_takes_is_causal,
               test_broadcast_of_two_size_variables_is_checked_against_the_declared_type,
               test_dead_tensors_are_released_in_loops_and_branches,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
