@@ -499,6 +499,14 @@ DimId Checker::resolveDim(NodeId dim, int callable) {
                      : op == TokenKind::Star  ? dims().binary(DimKind::Mul, lhs, rhs)
                                               : dims().binary(DimKind::Div, lhs, rhs);
       std::optional<int64_t> value = dims().constValue(result);
+      if (!value && dims().constValue(lhs) && dims().constValue(rhs)) {
+        // Past int64 (`[9223372036854775807 + 1]`): it became `?` silently.
+        std::string_view text = textOf(dim);
+        report(Diag::LiteralDoesNotFit, dim,
+               text.size() <= 40 ? fmt::format("the value of '{}'", text) : std::string("the value"),
+               "int64");
+        return dims().unknown();
+      }
       if (value && *value < 0) {
         report(Diag::BadTypeArguments, dim,
                fmt::format("a dimension cannot be negative, and this one is {}", *value));
