@@ -1971,6 +1971,17 @@ uint32_t Parser::parseArguments() {
   size_t args = listMark();
   TokenId firstNamed;
   while (!at(TokenKind::RParen)) {
+    if (isKeyword(peekKind()) && peekKind(1) == TokenKind::Equal) [[unlikely]] {
+      // `TernaryLinear(in=784, out=10)`: a keyword cannot name an argument.
+      auto builder = error(Diag::ExpectedExpression, tokens_.range(pos_), describe(pos_));
+      if (builder) {
+        builder->note(Note::KeywordAsArgument, tokens_.spelling(pos_),
+                      at(TokenKind::KwIn) ? " ('in_features' of Linear and TernaryLinear, 'in_ch' "
+                                            "of TernaryConv2d)"
+                                          : "");
+      }
+      break;
+    }
     if (at(TokenKind::Identifier) && peekKind(1) == TokenKind::Equal) {
       TokenId name = consume();
       consume();  // '='
