@@ -133,6 +133,15 @@ def _state_dtype(layer):
     return None
 
 
+def mask_causal(scores):
+    """Attention ``scores`` ``[..., L, S]`` with ``-inf`` above the diagonal: the lower
+    triangle of ``[L, S]`` is kept, as ``scaled_dot_product_attention(..., is_causal=true)``
+    (torch's ``is_causal``) does."""
+    keep = torch.ones(scores.shape[-2], scores.shape[-1], dtype=torch.bool,
+                      device=scores.device).tril()
+    return scores.masked_fill(~keep, float("-inf"))
+
+
 def float_dtype(module):
     """The float dtype of ``module``'s state: that of its first floating parameter or buffer
     (sub-modules included), or ``torch.float32`` when it has none. A layer whose inputs are

@@ -100,6 +100,12 @@ class TernaryConv2d(nn.Module):
         self.kernel_size = _pair(k)
         self.stride = _pair(stride)
         self.padding = padding if isinstance(padding, str) else _pair(padding)
+        if isinstance(padding, str) and padding not in ("same", "valid"):
+            raise ValueError("TernaryConv2d: padding must be 'same', 'valid' or sizes, not %r"
+                             % (padding,))
+        if padding == "same" and self.stride != (1, 1):
+            # As nn.Conv2d: when the module is created, not at its first forward.
+            raise ValueError("padding='same' is not supported for strided convolutions")
         self.dilation = _pair(dilation)
         kw = {"device": device, "dtype": dtype}
         shape = (self.out_channels, self.in_channels // self.groups) + self.kernel_size

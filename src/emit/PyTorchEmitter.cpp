@@ -2454,10 +2454,7 @@ std::string Emitter::builtinExpr(OpId id) {
                           m_.op(def).constKind == ConstKind::Bool && m_.op(def).intAttr != 0;
                  }()) {
         // is_causal=true: torch's mask, the lower triangle of [L, S].
-        scores = fmt::format(
-            "({}).masked_fill(~torch.ones({}.shape[-2], {}.shape[-2], dtype=torch.bool, "
-            "device={}.device).tril(), float(\"-inf\"))",
-            scores, raw[0], raw[1], raw[0]);
+        scores = fmt::format("tritonrt.mask_causal({})", scores);
       }
       return fmt::format("torch.matmul(torch.softmax({}, dim=-1), {})", scores, arg[2]);
     }

@@ -660,6 +660,7 @@ Tree Parser::run() {
     syncStart_ = pos_;
     repaired_ = false;
     closeBlocks_ = false;
+    pythonBlocks_ = false;
     itemStart_ = pos_;
     NodeId item = parseItem();
     if (item.isValid()) {
@@ -743,6 +744,7 @@ Tree Parser::runItems(std::span<const ItemTokens> items, bool& complete) {
     syncStart_ = pos_;
     repaired_ = false;
     closeBlocks_ = false;
+    pythonBlocks_ = false;
     itemStart_ = pos_;
     NodeId item = parseItem();
     if (item.isValid()) {

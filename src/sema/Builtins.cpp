@@ -223,11 +223,13 @@ class Call {
       TypeId element{t.ref};
       bool integers = ts().isScalar(element) && isIntegral(ts().node(element).dtype) &&
                       ts().node(element).dtype != DType::Bool;
-      if (!integers || (t.count != 1 && t.count != 2)) {
+      if (!integers || (t.count != 1 && t.count != 2 && t.count != UINT32_MAX)) {
         wrong(i, wanted);
         failed_ = true;
         return std::nullopt;
       }
+      // A list whose length is known when it runs (`x.shape[2:]`): torch checks it.
+      if (t.count == UINT32_MAX) return std::array<DimId, 2>{ds().unknown(), ds().unknown()};
       const std::vector<DimId>& sizes = arg(i).listDims;
       if (sizes.size() != t.count) return std::array<DimId, 2>{ds().unknown(), ds().unknown()};
       return std::array<DimId, 2>{sizes.front(), sizes.back()};
@@ -610,7 +612,6 @@ ExprInfo joinTensors(Call& c, bool stack) {
   // holds s1 * q1 and s2 * q2, a float tensor (ternary_quantize of it
   // quantizes again with one scale).
   DType dtype = DType::Bool;
-  const bool ternary = false;
   for (TypeId e : elements) {
     if (ts.isLenient(e)) return c.unknown();
     if (!ts.isTensor(e)) return c.wrong(0, "a list of tensors");
@@ -626,7 +627,7 @@ ExprInfo joinTensors(Call& c, bool stack) {
   if (listNode.isValid() && tree.kind(listNode) == NodeKind::List) {
     for (NodeId element : tree.list(tree.listA(listNode))) nodes.push_back(element);
   }
-  if (!ternary && nodes.size() == elements.size()) {
+  if (nodes.size() == elements.size()) {
     // torch.cat computes float16 with bfloat16 in float32: the elements are
     // converted to the dtype the checker gives.
     for (size_t k = 0; k < nodes.size(); ++k) {
@@ -639,12 +640,12 @@ ExprInfo joinTensors(Call& c, bool stack) {
     }
   }
   for (TypeId e : elements) {
-    if (!ts.node(e).rankKnown) return c.result(ts.tensorAnyRank(dtype, ternary));
+    if (!ts.node(e).rankKnown) return c.result(ts.tensorAnyRank(dtype));
   }
   std::vector<DimId> shape(ts.shape(elements[0]).begin(), ts.shape(elements[0]).end());
   std::optional<size_t> d = c.dimIndex(1, stack ? shape.size() + 1 : shape.size(), 0);
   if (c.failed()) return c.error();
-  if (!d) return c.result(ts.tensorAnyRank(dtype, ternary));
+  if (!d) return c.result(ts.tensorAnyRank(dtype));
   for (size_t k = 1; k < elements.size(); ++k) {
     std::span<const DimId> other = ts.shape(elements[k]);
     bool mismatch = other.size() != shape.size();
@@ -681,7 +682,7 @@ ExprInfo joinTensors(Call& c, bool stack) {
     shape.insert(shape.begin() + static_cast<long>(*d),
                  ds.constant(static_cast<int64_t>(elements.size())));
   }
-  return c.result(ts.tensor(dtype, shape, ternary));
+  return c.result(ts.tensor(dtype, shape));
 }
 
 // split(x, [a, b, ...], dim=0): pieces of the given sizes along `dim`, as
@@ -1679,8 +1680,13 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (c.has(4) && !c.lenient(4)) {
       const TypeStore::Node& causal = ts.node(c.arg(4).type);
       if (causal.kind != TypeKind::Scalar || causal.dtype != DType::Bool) return c.wrong(4, "a bool");
-      if (!c.arg(4).intValue) {
-        c.wrongValue(4, "true or false written in the call (a constant)", c.checker().textOf(c.arg(4).node));
+      // Written as `true` or `false` in the call: the emitter reads the
+      // literal (a constant name or `!false` would be known here only).
+      NodeId written = c.arg(4).node;
+      const Tree& tree = c.checker().tree();
+      while (written.isValid() && tree.kind(written) == NodeKind::Paren) written = tree.childA(written);
+      if (!written.isValid() || tree.kind(written) != NodeKind::BoolLit || !c.arg(4).intValue) {
+        c.wrongValue(4, "true or false written in the call", c.checker().textOf(c.arg(4).node));
         return c.error();
       }
       if (*c.arg(4).intValue != 0 && c.has(3)) {

@@ -195,8 +195,14 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
   }
   // A named option's value without quotes (`method=absmean`,
   // `padding=same`): the options are strings.
-  if (text == "absmean" || text == "threshold" || text == "stochastic" || text == "same" ||
-      text == "valid") {
+  TokenId at = tree_.token(node);
+  auto kindBefore = [&](uint32_t back) {
+    return at.index >= back ? tokens().kind(TokenId{at.index - back}) : TokenKind::EndOfFile;
+  };
+  bool namedArgument = kindBefore(1) == TokenKind::Equal && kindBefore(2) == TokenKind::Identifier &&
+                       (kindBefore(3) == TokenKind::LParen || kindBefore(3) == TokenKind::Comma);
+  if (namedArgument && (text == "absmean" || text == "threshold" || text == "stochastic" ||
+                        text == "same" || text == "valid")) {
     diags_->report(Diag::UndefinedName, source(), rangeOf(node), text)
         .note(Note::WriteInstead, source(), rangeOf(node), fmt::format("\"{}\"", text));
     return;
@@ -1620,6 +1626,17 @@ void Checker::widenAfterReassignment(NodeId target, TypeId assigned) {
   }
 }
 
+// `10 ** 10 ** 10`: a power past any float, which Python would compute as a
+// big integer for minutes where the module imports or runs.
+void Checker::reportHugePower(NodeId node) {
+  std::string_view text = textOf(node);
+  report(Diag::LiteralDoesNotFit, node,
+         text.size() <= 40 && text.find('\n') == std::string_view::npos
+             ? fmt::format("the value of '{}'", text)
+             : std::string("the value"),
+         "int64");
+}
+
 bool Checker::negativeIntegerPower(const ExprInfo& base, const ExprInfo& exponent, NodeId node,
                                    NodeId baseNode) {
   const TypeStore& ts = module_.types;
@@ -2074,19 +2091,23 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
     result.hyperConst = a.hyperConst && b.hyperConst;
     if (a.intValue && b.intValue && isIntegral(dtype)) {
       result.intValue = foldIntegers(kind, *a.intValue, *b.intValue);
-      // Past int64 (`10 ** 10 ** 10`): Python would compute it as a big
-      // integer for minutes when the module is imported or run.
-      bool beyond = kind == TokenKind::Plus || kind == TokenKind::Minus ||
-                    kind == TokenKind::Star || (kind == TokenKind::StarStar && *b.intValue >= 0);
+      // A power past any float (`10 ** 10 ** 10`, 2 ** 1025 and more):
+      // Python would compute it as a big integer for minutes when the module
+      // is imported or run. Smaller values past int64 stay Python ints, as
+      // any value computed past its type's range (docs/language.md).
+      bool beyond = kind == TokenKind::StarStar && *b.intValue > 0 && *a.intValue != 0 &&
+                    std::log2(std::fabs(static_cast<double>(*a.intValue))) *
+                            static_cast<double>(*b.intValue) > 1024.0;
       if (!result.intValue && beyond) {
-        std::string_view text = textOf(node);
-        report(Diag::LiteralDoesNotFit, node,
-               text.size() <= 40 && text.find('\n') == std::string_view::npos
-                   ? fmt::format("the value of '{}'", text)
-                   : std::string("the value"),
-               "int64");
+        reportHugePower(node);
         return make(ts.error(), node);
       }
+    }
+    // An exponent of literals that folded past int64 (`10 ** 10 ** 30`).
+    if (kind == TokenKind::StarStar && a.intValue && (*a.intValue > 1 || *a.intValue < -1) &&
+        b.literal && !b.intValue && isIntegral(tb.dtype) && tb.kind == TypeKind::Scalar) {
+      reportHugePower(node);
+      return make(ts.error(), node);
     }
     if (isFloating(dtype) && a.number() && b.number()) {
       double x = *a.number();

@@ -710,6 +710,11 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
   // `TernaryFC(x, w1, b1)` for `(weights, bias, x)`): reported as missing
   // before the others are checked against the wrong parameters, and with
   // the order the positional arguments take.
+  auto isMissing = [&](int i) {
+    const ParamInfo& p = info.params[static_cast<size_t>(i)];
+    return !(*bound)[static_cast<size_t>(i)].present && !p.hasDefault &&
+           p.cls != ParamClass::Hyper && (hyperBindings == nullptr || p.cls == ParamClass::Input);
+  };
   // Whether argument `a` has the kind of parameter type `t`: a tensor of
   // the same ternary-ness and rank, or a scalar.
   auto sameKind = [&](const ExprInfo& a, TypeId t) {
@@ -719,7 +724,7 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
     if (!ts.isTensor(t)) return true;
     const TypeStore::Node& x = ts.node(a.type);
     const TypeStore::Node& y = ts.node(t);
-    return x.ternary == y.ternary &&
+    return (x.ternary || !y.ternary) &&  // a ternary value is accepted as a float one
            (!x.rankKnown || !y.rankKnown || ts.shape(a.type).size() == ts.shape(t).size());
   };
   bool permuted = false;
@@ -730,13 +735,7 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
       if (j != i && sameKind(arg.info, info.params[static_cast<size_t>(j)].type)) permuted = true;
     }
   }
-  bool missing = false;
-  for (int i : positionalParams) {
-    const ParamInfo& p = info.params[static_cast<size_t>(i)];
-    missing = missing || (!(*bound)[static_cast<size_t>(i)].present && !p.hasDefault &&
-                          p.cls != ParamClass::Hyper &&
-                          (hyperBindings == nullptr || p.cls == ParamClass::Input));
-  }
+  bool missing = std::any_of(positionalParams.begin(), positionalParams.end(), isMissing);
   std::string order;
   if (positionalParams.size() >= 2 && !args.positional.empty() && (permuted || missing)) {
     for (int i : positionalParams) {
@@ -744,9 +743,8 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
     }
   }
   for (int i : positionalParams) {
-    const ParamInfo& p = info.params[static_cast<size_t>(i)];
-    if (!(*bound)[static_cast<size_t>(i)].present && !p.hasDefault && p.cls != ParamClass::Hyper &&
-        (hyperBindings == nullptr || p.cls == ParamClass::Input)) {
+    if (isMissing(i)) {
+      const ParamInfo& p = info.params[static_cast<size_t>(i)];
       auto builder = diags_->report(Diag::MissingArgument, source(), rangeOf(call),
                                     spelling(p.name), calleeName);
       if (!order.empty()) builder.note(Note::PositionalOrder, calleeName, order);

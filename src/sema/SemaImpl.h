@@ -339,6 +339,7 @@ class Checker {
   void noteConversion(const ExprInfo& value, TypeId target, NodeId node);
   bool checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId where);
   void noteNotATrit(DiagnosticBuilder& builder, const ExprInfo& value);
+  void reportHugePower(NodeId node);
   /// The value of an integer constant expression (literals, + - * / %, unary
   /// minus, parentheses, earlier top-level constants), without diagnostics.
   std::optional<int64_t> constantValue(NodeId expr) const;

@@ -103,6 +103,22 @@ class Bin:
         self.op, self.l, self.r, self.ty = op, l, r, ty
 
 
+def constant_int(e):
+    """The value of an integer expression made of literals only (+ - * ** and negation), or
+    None: what the checker folds."""
+    if isinstance(e, Lit):
+        return e.value if isinstance(e.value, int) and not isinstance(e.value, bool) else None
+    if isinstance(e, Un) and e.op in ("-", "+"):
+        v = constant_int(e.e)
+        return None if v is None else (-v if e.op == "-" else v)
+    if isinstance(e, Bin) and e.op in ("+", "-", "*", "**"):
+        l, r = constant_int(e.l), constant_int(e.r)
+        if l is None or r is None or (e.op == "**" and (r < 0 or r > 64)):
+            return None
+        return {"+": l + r, "-": l - r, "*": l * r, "**": l ** r if e.op == "**" else 0}[e.op]
+    return None
+
+
 class Cast:
     """int(e), float(e), trit(e) (a trit takes part in int arithmetic as an int)."""
 
@@ -775,10 +791,11 @@ class Gen:
         if r < 0.72 and self.on("pow"):
             k = self.rng.randint(0, 3)
             base = self.int_expr(depth - 1)
-            # A power of a literal is a constant the checker folds: one past int32 (65_535 ** 2)
-            # is LiteralDoesNotFit, not a program to compare.
-            if isinstance(base, Lit) and abs(base.value) ** k > INT32_MAX:
-                k = 1
+            # A power of a constant is a constant the checker folds: one past int32
+            # (65_535 ** 2, (255 * 11) ** 3) is LiteralDoesNotFit, not a program to compare.
+            value = constant_int(base)
+            if value is not None and abs(value) ** k > INT32_MAX:
+                k = 1 if abs(value) <= INT32_MAX else 0
             return Bin("**", base, Lit(k, INT, str(k)), INT)
         if r < 0.78 and self.floats():
             return Cast("int", self.float_expr(depth - 1), INT)

@@ -630,6 +630,29 @@ class PackedModuleTests(unittest.TestCase):
 
 
 class LayerTests(unittest.TestCase):
+    def test_conv_padding_same_is_checked_when_created(self):
+        # As nn.Conv2d: a strided "same" raises when the module is created (it raised at the
+        # first forward), and "same" keeps the input's size.
+        with self.assertRaisesRegex(ValueError, "strided"):
+            TernaryConv2d(3, 4, 3, stride=2, padding="same")
+        with self.assertRaises(ValueError):
+            TernaryConv2d(3, 4, 3, padding="full")
+        conv = TernaryConv2d(3, 4, 3, padding="same")
+        self.assertEqual(tuple(conv(torch.randn(1, 3, 7, 9)).shape), (1, 4, 7, 9))
+
+    def test_mask_causal_keeps_the_lower_triangle(self):
+        scores = torch.zeros(2, 3, 5)
+        masked = tritonrt.mask_causal(scores)
+        keep = torch.ones(3, 5, dtype=torch.bool).tril()
+        self.assertTrue(torch.equal(torch.isinf(masked[0]), ~keep))
+        self.assertTrue(torch.equal(masked[1][keep], torch.zeros(int(keep.sum()))))
+
+    def test_float_dtype_follows_the_first_float_state(self):
+        m = nn.Sequential(nn.Embedding(4, 3), TernaryLinear(3, 2))
+        self.assertEqual(tritonrt.float_dtype(m), torch.float32)
+        self.assertEqual(tritonrt.float_dtype(m.bfloat16()), torch.bfloat16)
+        self.assertEqual(tritonrt.float_dtype(nn.Module()), torch.float32)
+
     def test_linear_matches_nn_linear_keys(self):
         for bias in (True, False):
             t, r = TernaryLinear(12, 5, bias=bias), nn.Linear(12, 5, bias=bias)
