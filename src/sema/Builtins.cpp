@@ -851,10 +851,28 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
   auto createdShape = [&]() -> std::optional<std::vector<DimId>> {
     return c.has(0) ? c.shapeArg(0) : checker.weightShapeFor(call);
   };
+  // An explicit `dtype=` of a creation (torch's): a type name such as int64.
+  auto dtypeArg = [&](size_t i) -> std::optional<DType> {
+    if (!c.has(i) || c.lenient(i)) return std::nullopt;
+    const TypeStore::Node& d = ts.node(c.arg(i).type);
+    if (d.kind != TypeKind::DTypeValue) {
+      c.wrong(i, "a type name such as int64");
+      return std::nullopt;
+    }
+    return static_cast<DType>(d.ref);
+  };
   if (rule == R::Creation) {
     std::optional<std::vector<DimId>> shape = createdShape();
     if (c.failed() || !nonNegative(c, shape, 0)) return c.error();
-    return c.result(shape ? ts.tensor(DType::Float32, *shape) : ts.tensorAnyRank(DType::Float32));
+    std::optional<DType> given = dtypeArg(1);
+    if (c.has(1) && !c.lenient(1) && !given) return c.error();
+    DType dtype = given.value_or(DType::Float32);
+    // torch draws random numbers as floats only ("not implemented for 'Long'").
+    if ((fn == BuiltinFn::Randn || fn == BuiltinFn::Rand) && !isFloating(dtype)) {
+      c.wrongValue(1, "a float type (random numbers are floats)", dtypeName(dtype));
+      return c.error();
+    }
+    return c.result(shape ? ts.tensor(dtype, *shape) : ts.tensorAnyRank(dtype));
   }
   if (rule == R::TernaryWeights) {
     std::optional<std::vector<DimId>> shape = createdShape();
@@ -879,6 +897,15 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       const TypeStore::Node& v = ts.node(c.arg(1).type);
       if (v.kind != TypeKind::Scalar || v.dtype == DType::Str) return c.wrong(1, "a number");
       dtype = v.dtype == DType::Bool ? DType::Bool : isFloating(v.dtype) ? DType::Float32 : DType::Int64;
+    }
+    // `full(shape, v, dtype=int8)`: the value must fit the dtype.
+    if (std::optional<DType> given = dtypeArg(2)) {
+      dtype = *given;
+      if (!c.lenient(1) && !c.checker().checkAssignable(c.arg(1), ts.scalar(dtype), c.arg(1).node)) {
+        return c.error();
+      }
+    } else if (c.has(2) && !c.lenient(2)) {
+      return c.error();
     }
     ExprInfo full = c.result(shape ? ts.tensor(dtype, *shape) : ts.tensorAnyRank(dtype));
     // The fill value, checked against the dtype the tensor takes (a weight's).
@@ -946,7 +973,10 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         length = ds.constant(std::max<int64_t>(n, 0));
       }
     }
-    return c.result(ts.tensor(floats ? DType::Float32 : DType::Int64, std::vector<DimId>{length}));
+    std::optional<DType> explicitDType = dtypeArg(3);
+    if (c.has(3) && !c.lenient(3) && !explicitDType) return c.error();
+    DType dtype = explicitDType.value_or(floats ? DType::Float32 : DType::Int64);
+    return c.result(ts.tensor(dtype, std::vector<DimId>{length}));
   }
   if (rule == R::Eye) {
     if (!c.has(0)) {  // in a weight's default: eye(n, m) of its [n, m]

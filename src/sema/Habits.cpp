@@ -221,7 +221,14 @@ std::optional<std::string> sizesAsListRewrite(std::string_view fn,
     sizes += fmt::format("{}{}", sizes.empty() ? "" : ", ", sizeCallsAsShape(positional[i]));
   }
   args += fmt::format("[{}]", sizes);
-  for (const std::string& n : named) args += ", " + sizeCallsAsShape(n);
+  for (const std::string& n : named) {
+    // `dtype=torch.int64` is `dtype=int64`; tensors are made on the module's
+    // device, so `device=...` is left out.
+    if (n.starts_with("device=")) continue;
+    std::string arg = sizeCallsAsShape(n);
+    if (arg.starts_with("dtype=torch.")) arg = "dtype=" + arg.substr(12);
+    args += ", " + arg;
+  }
   return fmt::format("{}({})", fn, args);
 }
 

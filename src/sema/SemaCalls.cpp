@@ -27,6 +27,18 @@ static bool excludeEachOther(const std::vector<std::pair<uint32_t, uint8_t>>& a,
   return false;
 }
 
+// The source text of a call's arguments: the positional ones, and the named
+// ones as `name=value` (for notes that rewrite the call).
+std::pair<std::vector<std::string>, std::vector<std::string>> Checker::argumentTexts(
+    const CallArgs& args) const {
+  std::vector<std::string> positional, named;
+  for (const ExprInfo& a : args.positional) positional.emplace_back(textOf(a.node));
+  for (const auto& [token, value] : args.named) {
+    named.push_back(fmt::format("{}={}", tokens().spelling(token), textOf(value.node)));
+  }
+  return {std::move(positional), std::move(named)};
+}
+
 Checker::CallArgs Checker::gatherArgs(NodeId call) {
   CallArgs args;
   for (NodeId arg : tree_.list(tree_.listB(call))) {
@@ -63,6 +75,23 @@ std::optional<std::vector<BoundArg>> Checker::bindBuiltinArgs(
                    calleeName, "a list of tensors", fmt(args.positional[0].type))
         .note(Note::WriteInstead, source(), rangeOf(call),
               fmt::format("{}([{}]{})", calleeName, tensors, named));
+    return std::nullopt;
+  }
+  // `randn(2, 784)`: sizes one by one, as torch takes them. The second
+  // would bind to `dtype`; one list is what these take.
+  if ((calleeName == "zeros" || calleeName == "ones" || calleeName == "randn" ||
+       calleeName == "rand") &&
+      args.positional.size() >= 2 &&
+      std::all_of(args.positional.begin(), args.positional.end(), [&](const ExprInfo& a) {
+        const TypeStore::Node& t = module_.types.node(a.type);
+        return t.kind == TypeKind::Scalar && isIntegral(t.dtype) && t.dtype != DType::Bool;
+      })) {
+    auto [positional, named] = argumentTexts(args);
+    auto builder = diags_->report(Diag::TooManyArguments, source(), rangeOf(args.positional[1].node),
+                                  calleeName, "1 positional argument", args.positional.size());
+    if (std::optional<std::string> sizes = sizesAsListRewrite(calleeName, positional, named)) {
+      builder.note(Note::WriteInstead, source(), rangeOf(call), *sizes);
+    }
     return std::nullopt;
   }
   std::vector<std::string_view> names;
@@ -135,19 +164,14 @@ std::optional<std::vector<BoundArg>> Checker::bindArgs(const std::vector<std::st
     if (!byName.empty()) builder.note(Note::KeywordOnly, byName, calleeName, example);
     // PyTorch's sizes one by one (`randn(2, 784)`, `reshape(x, -1, 784)`):
     // one list here. Integers only, so that another mistake gets no such note.
-    std::vector<std::string> positional, named;
     bool integers = true;
     for (size_t i = 0; i < args.positional.size(); ++i) {
-      const ExprInfo& a = args.positional[i];
       bool first = i == 0 && (calleeName == "reshape" || calleeName == "permute");
-      const TypeStore::Node& t = module_.types.node(a.type);
+      const TypeStore::Node& t = module_.types.node(args.positional[i].type);
       integers = integers && (first || (t.kind == TypeKind::Scalar && isIntegral(t.dtype) &&
                                         t.dtype != DType::Bool));
-      positional.emplace_back(textOf(a.node));
     }
-    for (const auto& [token, value] : args.named) {
-      named.push_back(fmt::format("{}={}", tokens().spelling(token), textOf(value.node)));
-    }
+    auto [positional, named] = argumentTexts(args);
     std::optional<std::string> sizes = sizesAsListRewrite(calleeName, positional, named);
     if (integers && sizes) builder.note(Note::WriteInstead, source(), rangeOf(call), *sizes);
     ok = false;

@@ -357,6 +357,8 @@ class Checker {
     std::vector<std::pair<TokenId, ExprInfo>> named;
   };
   CallArgs gatherArgs(NodeId call);
+  std::pair<std::vector<std::string>, std::vector<std::string>> argumentTexts(
+      const CallArgs& args) const;
   /// Records how a call bound its arguments (CheckedModule::calls).
   void recordCall(NodeId call, CallKind kind, uint32_t callee,
                   const std::vector<BoundArg>& bound);

@@ -4109,6 +4109,28 @@ layer A(q: Tensor<float32, [?, 2, ?, 8]>, k: Tensor<float32, [?, 2, ?, 8]>)
         check_close(model(q, k), expected, "is_causal " + level)
 
 
+def test_creations_take_a_dtype(ctx):
+    """zeros/ones/randn/rand/full/arange take torch's dtype= (`zeros([n], dtype=int64)`), which
+    was an unknown named argument; float32 still follows a converted model."""
+    src = """
+layer C(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    let a = zeros([2, 4], dtype=int64)
+    let b = ones([4], dtype=bool)
+    let c = full([4], 3, dtype=int8)
+    let d = arange(0, 4, dtype=float32)
+    let e = randn([4], dtype=float16)
+    return x + float32(a[0]) + float32(b) + float32(c) + d + float32(e) * 0.0
+}
+"""
+    for level in LEVELS:
+        model = entry(load(ctx.compile_text(src, level)))()
+        x = torch.randn(3, 4)
+        check_close(model(x), x + 4 + torch.arange(0, 4).float(), "creation dtypes " + level)
+        out = model.double()(x.double())
+        if out.dtype != torch.float64:
+            raise AssertionError("%s: %s after .double()" % (level, out.dtype))
+
+
 def all_tests():
     tests = []
     for name in EXAMPLES:
@@ -4144,6 +4166,7 @@ def all_tests():
               test_masks_follow_a_converted_language_model,
               test_stacked_weights_pack_along_their_reduction,
               test_attention_takes_is_causal,
+              test_creations_take_a_dtype,
               test_broadcast_of_two_size_variables_is_checked_against_the_declared_type,
               test_dead_tensors_are_released_in_loops_and_branches,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
