@@ -124,6 +124,17 @@ def check_close(a, b, what, atol=1e-5, rtol=1e-5):
         raise AssertionError("%s: outputs differ (max abs diff %g)" % (what, diff))
 
 
+def expect_rejected(ctx, name, text, message):
+    """`tritonc check` of `text` (written to `name` in the work directory) exits 1 with
+    `message` in its diagnostics."""
+    path = os.path.join(ctx.workdir, name)
+    with open(path, "w") as f:
+        f.write(text)
+    proc = subprocess.run([ctx.tritonc, "check", path], capture_output=True, text=True)
+    if proc.returncode != 1 or message not in proc.stderr:
+        raise AssertionError("%s: exit %d, %s" % (name, proc.returncode, proc.stderr))
+
+
 # ---- tests --------------------------------------------------------------------------------
 
 def make_level_test(name):
@@ -3778,12 +3789,9 @@ layer N(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 4]> {
         check_close(model(x), want, "method threshold " + level)
         tritonrt.pack(model)
         check_close(model(x), want, "method threshold packed " + level)
-    path = os.path.join(ctx.workdir, "bad_method.tri")
-    with open(path, "w") as f:
-        f.write(src.replace('"threshold")\n    let c', '"thresh")\n    let c'))
-    bad = subprocess.run([ctx.tritonc, "check", path], capture_output=True, text=True)
-    if bad.returncode != 1 or "must be 'absmean', 'threshold' or 'stochastic'" not in bad.stderr:
-        raise AssertionError("a bad method: exit %d: %s" % (bad.returncode, bad.stderr))
+    expect_rejected(ctx, "bad_method.tri",
+                    src.replace('"threshold")\n    let c', '"thresh")\n    let c'),
+                    "must be 'absmean', 'threshold' or 'stochastic'")
 
 
 def test_conv_and_layer_norm_sizes_are_checked_at_O0(ctx):
@@ -3881,12 +3889,7 @@ layer B(x: Tensor<float32, [?, 2]>) -> Tensor<float32, [?, 2]> {
     return x @ w
 }
 """
-    src_bad = os.path.join(ctx.workdir, "not_ternary_float.tri")
-    with open(src_bad, "w") as f:
-        f.write(bad)
-    proc = subprocess.run([ctx.tritonc, "check", src_bad], capture_output=True, text=True)
-    if proc.returncode != 1 or "[NotTernary]" not in proc.stderr:
-        raise AssertionError("0.5 accepted as a trit: %r" % (proc.stderr,))
+    expect_rejected(ctx, "not_ternary_float.tri", bad, "[NotTernary]")
 
 
 def test_functional_convolutions_and_pools_take_sizes_per_dimension(ctx):
@@ -3925,13 +3928,9 @@ layer C(w: Tensor<float32, [8, 3, 1, 7]>, w2: Tensor<float32, [8, 8, 3, 3]>,
     for bad, message in [("padding=-1", "must be a non-negative integer, not -1"),
                          ('padding="same", stride=[2, 2]', 'must be 1 with padding="same"'),
                          ("stride=[1, 2, 3]", "or a list of two integers [h, w]")]:
-        path = os.path.join(ctx.workdir, "conv_bad.tri")
-        with open(path, "w") as f:
-            f.write("layer B(w: Tensor<float32, [8, 3, 3, 3]>, x: Tensor<float32, [?, 3, 9, 9]>)"
-                    " -> Tensor<float32> {\n    return conv2d(x, w, %s)\n}\n" % bad)
-        proc = subprocess.run([ctx.tritonc, "check", path], capture_output=True, text=True)
-        if proc.returncode != 1 or message not in proc.stderr:
-            raise AssertionError("%s: exit %d, %s" % (bad, proc.returncode, proc.stderr))
+        expect_rejected(ctx, "conv_bad.tri",
+                        "layer B(w: Tensor<float32, [8, 3, 3, 3]>, x: Tensor<float32, [?, 3, 9, 9]>)"
+                        " -> Tensor<float32> {\n    return conv2d(x, w, %s)\n}\n" % bad, message)
 
 
 def test_conv_layers_take_padding_same(ctx):
@@ -3965,12 +3964,9 @@ layer M(x: Tensor<float32, [?, 4, 9, 9]>) -> Tensor<float32, [?, 4, 9, 9]> {
             check_close(model(x), expected, 'padding="same" ' + level, atol=1e-5)
             tritonrt.pack(model)
             check_close(model(x), expected, 'padding="same" packed ' + level, atol=1e-5)
-    path = os.path.join(ctx.workdir, "same_strided.tri")
-    with open(path, "w") as f:
-        f.write(src.replace('3, padding="same")', '3, padding="same", stride=2)'))
-    proc = subprocess.run([ctx.tritonc, "check", path], capture_output=True, text=True)
-    if proc.returncode != 1 or 'no strided "same"' not in proc.stderr:
-        raise AssertionError("strided same: exit %d, %s" % (proc.returncode, proc.stderr))
+    expect_rejected(ctx, "same_strided.tri",
+                    src.replace('3, padding="same")', '3, padding="same", stride=2)'),
+                    'no strided "same"')
 
 
 def test_joined_ternary_weights_are_quantized_again_with_one_scale(ctx):
@@ -3995,13 +3991,10 @@ layer Fused(wq: TernaryTensor<trit, [4, 8]>, wk: TernaryTensor<trit, [4, 8]>,
             s = c.abs().mean().clamp(min=1e-5)
             w = s * (c / s).round().clamp(-1, 1)
             check_close(model(x), F.linear(x, w), "requantized concat " + level, atol=1e-5)
-    path = os.path.join(ctx.workdir, "concat_ternary.tri")
-    with open(path, "w") as f:
-        f.write(src.replace("let wqk = ternary_quantize(concat([wq, wk], dim=0))",
-                            "let wqk: TernaryTensor<trit, [8, 8]> = concat([wq, wk], dim=0)"))
-    proc = subprocess.run([ctx.tritonc, "check", path], capture_output=True, text=True)
-    if proc.returncode != 1 or "[NotTernary]" not in proc.stderr:
-        raise AssertionError("concat of ternaries taken as ternary: %s" % proc.stderr)
+    expect_rejected(ctx, "concat_ternary.tri",
+                    src.replace("let wqk = ternary_quantize(concat([wq, wk], dim=0))",
+                                "let wqk: TernaryTensor<trit, [8, 8]> = concat([wq, wk], dim=0)"),
+                    "[NotTernary]")
 
 
 def test_attention_adds_a_float_mask_in_the_scores_dtype(ctx):
