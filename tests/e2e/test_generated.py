@@ -3913,9 +3913,7 @@ layer C(w: Tensor<float32, [8, 3, 1, 7]>, w2: Tensor<float32, [8, 8, 3, 3]>,
         model = entry(load(ctx.compile_text(src, level)))().eval()
         sd = model.state_dict()
         x = torch.randn(2, 3, 16, 16)
-        wt = sd["t"]
-        s = wt.abs().mean().clamp(min=1e-5)
-        tq = (wt / s).round().clamp(-1, 1) * s
+        tq = absmean(sd["t"])
         a = F.conv2d(x, sd["w"], stride=1, padding=(0, 3))
         b = F.conv2d(a, sd["w2"], padding="same", dilation=(2, 1))
         d = F.conv2d(b, sd["dw"], stride=(2, 1), padding=1, groups=8)
@@ -3954,9 +3952,7 @@ layer M(x: Tensor<float32, [?, 4, 9, 9]>) -> Tensor<float32, [?, 4, 9, 9]> {
         model = entry(load(ctx.compile_text(src, level)))().eval()
         sd = model.state_dict()
         x = torch.randn(2, 4, 9, 9)
-        w = sd["s.a.weight"]
-        s = w.abs().mean().clamp(min=1e-5)
-        wq = (w / s).round().clamp(-1, 1) * s
+        wq = absmean(sd["s.a.weight"])
         h = F.relu(F.conv2d(x, wq, padding=1))
         h = F.conv2d(h, sd["s.b.weight"], sd["s.b.bias"], padding="same", dilation=2)
         expected = F.conv2d(h, sd["s.v.weight"], sd["s.v.bias"]) + x
@@ -3988,9 +3984,8 @@ layer Fused(wq: TernaryTensor<trit, [4, 8]>, wk: TernaryTensor<trit, [4, 8]>,
             model.wk.copy_(torch.randn(4, 8) * 3.0)
             x = torch.randn(2, 8)
             c = torch.cat([tritonrt.weight(model, "wq"), tritonrt.weight(model, "wk")], 0)
-            s = c.abs().mean().clamp(min=1e-5)
-            w = s * (c / s).round().clamp(-1, 1)
-            check_close(model(x), F.linear(x, w), "requantized concat " + level, atol=1e-5)
+            check_close(model(x), F.linear(x, absmean(c)), "requantized concat " + level,
+                        atol=1e-5)
     expect_rejected(ctx, "concat_ternary.tri",
                     src.replace("let wqk = ternary_quantize(concat([wq, wk], dim=0))",
                                 "let wqk: TernaryTensor<trit, [8, 8]> = concat([wq, wk], dim=0)"),
