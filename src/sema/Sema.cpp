@@ -269,9 +269,9 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
     for (uint32_t i = 0; i < tree_.size(); ++i) {
       NodeId let{i};
       if (tree_.kind(let) != NodeKind::Let || tokens().identifier(tree_.token(let)) != name) continue;
-      SourceRange at = tokens().range(tree_.token(let));
-      if (at.begin > use && at.end <= body.end && at.begin >= body.begin) {
-        builder.note(Note::DeclaredLater, source(), at, text);
+      SourceRange declared = tokens().range(tree_.token(let));
+      if (declared.begin > use && declared.end <= body.end && declared.begin >= body.begin) {
+        builder.note(Note::DeclaredLater, source(), declared, text);
         return;
       }
     }

@@ -86,10 +86,10 @@ std::optional<std::vector<BoundArg>> Checker::bindBuiltinArgs(
         const TypeStore::Node& t = module_.types.node(a.type);
         return t.kind == TypeKind::Scalar && isIntegral(t.dtype) && t.dtype != DType::Bool;
       })) {
-    auto [positional, named] = argumentTexts(args);
+    auto [texts, named] = argumentTexts(args);
     auto builder = diags_->report(Diag::TooManyArguments, source(), rangeOf(args.positional[1].node),
                                   calleeName, "1 positional argument", args.positional.size());
-    if (std::optional<std::string> sizes = sizesAsListRewrite(calleeName, positional, named)) {
+    if (std::optional<std::string> sizes = sizesAsListRewrite(calleeName, texts, named)) {
       builder.note(Note::WriteInstead, source(), rangeOf(call), *sizes);
     }
     return std::nullopt;
