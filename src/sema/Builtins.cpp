@@ -242,6 +242,18 @@ class Call {
     DimId d = arg(i).dim.isValid() ? arg(i).dim : ds().unknown();
     return std::array<DimId, 2>{d, d};
   }
+  /// A dtype argument (`dtype=int64`): the type named, nullopt when absent,
+  /// lenient or reported (then failed()).
+  std::optional<DType> dtypeArg(size_t i, std::string_view example) {
+    if (!has(i) || lenient(i)) return std::nullopt;
+    const TypeStore::Node& d = ts().node(arg(i).type);
+    if (d.kind != TypeKind::DTypeValue) {
+      wrong(i, fmt::format("a type name such as {}", example));
+      failed_ = true;
+      return std::nullopt;
+    }
+    return static_cast<DType>(d.ref);
+  }
   /// An integer argument as a dimension (constant, size variable or unknown).
   DimId dimArg(size_t i, int64_t fallback) {
     if (!has(i)) {
@@ -851,21 +863,11 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
   auto createdShape = [&]() -> std::optional<std::vector<DimId>> {
     return c.has(0) ? c.shapeArg(0) : checker.weightShapeFor(call);
   };
-  // An explicit `dtype=` of a creation (torch's): a type name such as int64.
-  auto dtypeArg = [&](size_t i) -> std::optional<DType> {
-    if (!c.has(i) || c.lenient(i)) return std::nullopt;
-    const TypeStore::Node& d = ts.node(c.arg(i).type);
-    if (d.kind != TypeKind::DTypeValue) {
-      c.wrong(i, "a type name such as int64");
-      return std::nullopt;
-    }
-    return static_cast<DType>(d.ref);
-  };
   if (rule == R::Creation) {
     std::optional<std::vector<DimId>> shape = createdShape();
     if (c.failed() || !nonNegative(c, shape, 0)) return c.error();
-    std::optional<DType> given = dtypeArg(1);
-    if (c.has(1) && !c.lenient(1) && !given) return c.error();
+    std::optional<DType> given = c.dtypeArg(1, "int64");  // torch's dtype=
+    if (c.failed()) return c.error();
     DType dtype = given.value_or(DType::Float32);
     // torch draws random numbers as floats only ("not implemented for 'Long'").
     if ((fn == BuiltinFn::Randn || fn == BuiltinFn::Rand) && !isFloating(dtype)) {
@@ -899,13 +901,13 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       dtype = v.dtype == DType::Bool ? DType::Bool : isFloating(v.dtype) ? DType::Float32 : DType::Int64;
     }
     // `full(shape, v, dtype=int8)`: the value must fit the dtype.
-    if (std::optional<DType> given = dtypeArg(2)) {
+    std::optional<DType> given = c.dtypeArg(2, "int64");
+    if (c.failed()) return c.error();
+    if (given) {
       dtype = *given;
       if (!c.lenient(1) && !c.checker().checkAssignable(c.arg(1), ts.scalar(dtype), c.arg(1).node)) {
         return c.error();
       }
-    } else if (c.has(2) && !c.lenient(2)) {
-      return c.error();
     }
     ExprInfo full = c.result(shape ? ts.tensor(dtype, *shape) : ts.tensorAnyRank(dtype));
     // The fill value, checked against the dtype the tensor takes (a weight's).
@@ -973,9 +975,9 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         length = ds.constant(std::max<int64_t>(n, 0));
       }
     }
-    std::optional<DType> explicitDType = dtypeArg(3);
-    if (c.has(3) && !c.lenient(3) && !explicitDType) return c.error();
-    DType dtype = explicitDType.value_or(floats ? DType::Float32 : DType::Int64);
+    std::optional<DType> named = c.dtypeArg(3, "int64");
+    if (c.failed()) return c.error();
+    DType dtype = named.value_or(floats ? DType::Float32 : DType::Int64);
     return c.result(ts.tensor(dtype, std::vector<DimId>{length}));
   }
   if (rule == R::Eye) {
@@ -1003,13 +1005,10 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       c.checker().report(Diag::RaggedList, c.arg(0).node);
       return c.error();
     }
-    DType dtype = DType::Float32;
-    bool explicitDtype = c.has(1) && !c.lenient(1);
-    if (explicitDtype) {
-      const TypeStore::Node& d = ts.node(c.arg(1).type);
-      if (d.kind != TypeKind::DTypeValue) return c.wrong(1, "a type name such as float32");
-      dtype = static_cast<DType>(d.ref);
-    }
+    std::optional<DType> named = c.dtypeArg(1, "float32");
+    if (c.failed()) return c.error();
+    bool explicitDtype = named.has_value();
+    DType dtype = named.value_or(DType::Float32);
     // Float elements in an integer, trit or bool tensor would be truncated
     // (1.5 becomes 1, 0.3 a "trit"): narrowing needs a cast (LANGUAGE.md §3).
     TypeId element = c.arg(0).type;

@@ -202,18 +202,18 @@ std::string sizeCallsAsShape(std::string_view text) {
   return out;
 }
 
+std::optional<size_t> firstSizeArgument(std::string_view fn) {
+  if (fn == "zeros" || fn == "ones" || fn == "randn" || fn == "rand") return 0;
+  if (fn == "reshape" || fn == "permute") return 1;
+  return std::nullopt;
+}
+
 std::optional<std::string> sizesAsListRewrite(std::string_view fn,
                                               const std::vector<std::string>& positional,
                                               const std::vector<std::string>& named) {
-  size_t first = 0;  // the first size
-  if (fn == "zeros" || fn == "ones" || fn == "randn" || fn == "rand") {
-    first = 0;
-  } else if (fn == "reshape" || fn == "permute") {
-    first = 1;
-  } else {
-    return std::nullopt;
-  }
-  if (positional.size() < first + 2) return std::nullopt;
+  std::optional<size_t> firstSize = firstSizeArgument(fn);
+  if (!firstSize || positional.size() < *firstSize + 2) return std::nullopt;
+  size_t first = *firstSize;
   std::string args;
   for (size_t i = 0; i < first; ++i) args += sizeCallsAsShape(positional[i]) + ", ";
   std::string sizes;

@@ -42,6 +42,10 @@ std::optional<std::string> tensorMethodRewrite(std::string_view base, std::strin
 /// (`fn` is the Triton DSL name; `positional` the texts of the positional
 /// arguments, `named` those of the named ones, `name=value`). nullopt when
 /// the call has no such form.
+/// For a builtin whose sizes PyTorch takes one by one, the position of the
+/// first size (`zeros`: 0, `reshape`: 1); else nullopt.
+std::optional<size_t> firstSizeArgument(std::string_view fn);
+
 std::optional<std::string> sizesAsListRewrite(std::string_view fn,
                                               const std::vector<std::string>& positional,
                                               const std::vector<std::string>& named);

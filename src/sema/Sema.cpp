@@ -506,11 +506,7 @@ DimId Checker::resolveDim(NodeId dim, int callable) {
                                               : dims().binary(DimKind::Div, lhs, rhs);
       std::optional<int64_t> value = dims().constValue(result);
       if (!value && dims().constValue(lhs) && dims().constValue(rhs)) {
-        // Past int64 (`[9223372036854775807 + 1]`): it became `?` silently.
-        std::string_view text = textOf(dim);
-        report(Diag::LiteralDoesNotFit, dim,
-               text.size() <= 40 ? fmt::format("the value of '{}'", text) : std::string("the value"),
-               "int64");
+        reportPastInt64(dim);  // `[9223372036854775807 + 1]`: it became `?` silently
         return dims().unknown();
       }
       if (value && *value < 0) {
@@ -1626,9 +1622,10 @@ void Checker::widenAfterReassignment(NodeId target, TypeId assigned) {
   }
 }
 
-// `10 ** 10 ** 10`: a power past any float, which Python would compute as a
-// big integer for minutes where the module imports or runs.
-void Checker::reportHugePower(NodeId node) {
+// A constant expression whose value is past int64: a dimension, or a power
+// past any float (`10 ** 10 ** 10`, which Python would compute as a big
+// integer for minutes where the module imports or runs).
+void Checker::reportPastInt64(NodeId node) {
   std::string_view text = textOf(node);
   report(Diag::LiteralDoesNotFit, node,
          text.size() <= 40 && text.find('\n') == std::string_view::npos
@@ -2099,14 +2096,14 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
                     std::log2(std::fabs(static_cast<double>(*a.intValue))) *
                             static_cast<double>(*b.intValue) > 1024.0;
       if (!result.intValue && beyond) {
-        reportHugePower(node);
+        reportPastInt64(node);
         return make(ts.error(), node);
       }
     }
     // An exponent of literals that folded past int64 (`10 ** 10 ** 30`).
     if (kind == TokenKind::StarStar && a.intValue && (*a.intValue > 1 || *a.intValue < -1) &&
         b.literal && !b.intValue && isIntegral(tb.dtype) && tb.kind == TypeKind::Scalar) {
-      reportHugePower(node);
+      reportPastInt64(node);
       return make(ts.error(), node);
     }
     if (isFloating(dtype) && a.number() && b.number()) {
@@ -2719,10 +2716,7 @@ bool Checker::reportForeignMember(NodeId node, NodeId call) {
       std::string_view text = textOf(call);
       std::string rewrite = fmt::format("{}{}", *name, text.substr(textOf(node).size()));
       // `torch.zeros(b, t, 8)` takes the sizes one by one: `zeros([b, t, 8])`.
-      std::vector<std::string> positional, named;
-      for (NodeId arg : tree_.list(tree_.listB(call))) {
-        (tree_.kind(arg) == NodeKind::NamedArg ? named : positional).emplace_back(textOf(arg));
-      }
+      auto [positional, named] = argumentTexts(call);
       if (std::optional<std::string> sizes = sizesAsListRewrite(*name, positional, named)) {
         rewrite = *sizes;
       }
@@ -3193,7 +3187,7 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
       report(Diag::RaggedList, where);
       return false;
     }
-    if (t.ternary && !value.allTrits && !value.tritValued) {
+    if (t.ternary && !value.tritValued) {  // all -1/0/1 (allTrits: as integers)
       std::string_view text = textOf(where);
       auto builder = diags_->report(Diag::NotTernary, source(), rangeOf(where), fmt(value.type),
                                     fmt(target));

@@ -28,13 +28,12 @@ static bool excludeEachOther(const std::vector<std::pair<uint32_t, uint8_t>>& a,
 }
 
 // The source text of a call's arguments: the positional ones, and the named
-// ones as `name=value` (for notes that rewrite the call).
+// ones as written, `name=value` (for notes that rewrite the call).
 std::pair<std::vector<std::string>, std::vector<std::string>> Checker::argumentTexts(
-    const CallArgs& args) const {
+    NodeId call) const {
   std::vector<std::string> positional, named;
-  for (const ExprInfo& a : args.positional) positional.emplace_back(textOf(a.node));
-  for (const auto& [token, value] : args.named) {
-    named.push_back(fmt::format("{}={}", tokens().spelling(token), textOf(value.node)));
+  for (NodeId arg : tree_.list(tree_.listB(call))) {
+    (tree_.kind(arg) == NodeKind::NamedArg ? named : positional).emplace_back(textOf(arg));
   }
   return {std::move(positional), std::move(named)};
 }
@@ -64,31 +63,33 @@ std::optional<std::vector<BoundArg>> Checker::bindBuiltinArgs(
   if ((calleeName == "concat" || calleeName == "stack") && args.positional.size() >= 2 &&
       module_.types.isTensor(args.positional[0].type) &&
       module_.types.isTensor(args.positional[1].type)) {
-    std::string tensors, named;
-    for (const ExprInfo& a : args.positional) {
-      tensors += fmt::format("{}{}", tensors.empty() ? "" : ", ", textOf(a.node));
-    }
-    for (const auto& [token, value] : args.named) {
-      named += fmt::format(", {}={}", tokens().spelling(token), textOf(value.node));
-    }
+    auto [tensors, named] = argumentTexts(call);
+    std::string rest;
+    for (const std::string& n : named) rest += ", " + n;
     diags_->report(Diag::ArgumentType, source(), rangeOf(args.positional[0].node), params[0].name,
                    calleeName, "a list of tensors", fmt(args.positional[0].type))
         .note(Note::WriteInstead, source(), rangeOf(call),
-              fmt::format("{}([{}]{})", calleeName, tensors, named));
+              fmt::format("{}([{}]{})", calleeName, fmt::join(tensors, ", "), rest));
     return std::nullopt;
   }
-  // `randn(2, 784)`: sizes one by one, as torch takes them. The second
-  // would bind to `dtype`; one list is what these take.
-  if ((calleeName == "zeros" || calleeName == "ones" || calleeName == "randn" ||
-       calleeName == "rand") &&
-      args.positional.size() >= 2 &&
-      std::all_of(args.positional.begin(), args.positional.end(), [&](const ExprInfo& a) {
-        const TypeStore::Node& t = module_.types.node(a.type);
-        return t.kind == TypeKind::Scalar && isIntegral(t.dtype) && t.dtype != DType::Bool;
-      })) {
-    auto [texts, named] = argumentTexts(args);
-    auto builder = diags_->report(Diag::TooManyArguments, source(), rangeOf(args.positional[1].node),
-                                  calleeName, "1 positional argument", args.positional.size());
+  // PyTorch's sizes one by one (`randn(2, 784)`, `reshape(x, -1, 48)`): these
+  // take one list (`randn`'s second would bind to `dtype`). Integers only, so
+  // that another mistake gets no such note.
+  if (std::optional<size_t> first = firstSizeArgument(calleeName);
+      first && args.positional.size() >= *first + 2 &&
+      std::all_of(args.positional.begin() + static_cast<ptrdiff_t>(*first), args.positional.end(),
+                  [&](const ExprInfo& a) {
+                    const TypeStore::Node& t = module_.types.node(a.type);
+                    return t.kind == TypeKind::Scalar && isIntegral(t.dtype) &&
+                           t.dtype != DType::Bool;
+                  })) {
+    auto [texts, named] = argumentTexts(call);
+    size_t takes = *first + 1;
+    auto builder = diags_->report(
+        Diag::TooManyArguments, source(), rangeOf(args.positional[takes].node), calleeName,
+        takes == 1 ? std::string("1 positional argument")
+                   : fmt::format("{} positional arguments", takes),
+        args.positional.size());
     if (std::optional<std::string> sizes = sizesAsListRewrite(calleeName, texts, named)) {
       builder.note(Note::WriteInstead, source(), rangeOf(call), *sizes);
     }
@@ -162,18 +163,6 @@ std::optional<std::vector<BoundArg>> Checker::bindArgs(const std::vector<std::st
       }
     }
     if (!byName.empty()) builder.note(Note::KeywordOnly, byName, calleeName, example);
-    // PyTorch's sizes one by one (`randn(2, 784)`, `reshape(x, -1, 784)`):
-    // one list here. Integers only, so that another mistake gets no such note.
-    bool integers = true;
-    for (size_t i = 0; i < args.positional.size(); ++i) {
-      bool first = i == 0 && (calleeName == "reshape" || calleeName == "permute");
-      const TypeStore::Node& t = module_.types.node(args.positional[i].type);
-      integers = integers && (first || (t.kind == TypeKind::Scalar && isIntegral(t.dtype) &&
-                                        t.dtype != DType::Bool));
-    }
-    auto [positional, named] = argumentTexts(args);
-    std::optional<std::string> sizes = sizesAsListRewrite(calleeName, positional, named);
-    if (integers && sizes) builder.note(Note::WriteInstead, source(), rangeOf(call), *sizes);
     ok = false;
   }
   for (size_t i = 0; i < args.positional.size() && i < positionalTargets.size(); ++i) {

@@ -339,7 +339,7 @@ class Checker {
   void noteConversion(const ExprInfo& value, TypeId target, NodeId node);
   bool checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId where);
   void noteNotATrit(DiagnosticBuilder& builder, const ExprInfo& value);
-  void reportHugePower(NodeId node);
+  void reportPastInt64(NodeId node);
   /// The value of an integer constant expression (literals, + - * / %, unary
   /// minus, parentheses, earlier top-level constants), without diagnostics.
   std::optional<int64_t> constantValue(NodeId expr) const;
@@ -357,8 +357,7 @@ class Checker {
     std::vector<std::pair<TokenId, ExprInfo>> named;
   };
   CallArgs gatherArgs(NodeId call);
-  std::pair<std::vector<std::string>, std::vector<std::string>> argumentTexts(
-      const CallArgs& args) const;
+  std::pair<std::vector<std::string>, std::vector<std::string>> argumentTexts(NodeId call) const;
   /// Records how a call bound its arguments (CheckedModule::calls).
   void recordCall(NodeId call, CallKind kind, uint32_t callee,
                   const std::vector<BoundArg>& bound);
