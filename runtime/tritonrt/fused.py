@@ -133,6 +133,34 @@ def _state_dtype(layer):
     return None
 
 
+def int_matmul(a, b):
+    """``a @ b`` of two integer tensors of one dtype (the language's ``int8 @ int8``,
+    ``int32 @ int32``, ``trit @ trit``). CUDA has no integer matmul (cuBLAS multiplies
+    floats): there it is computed in float64, exact while every partial sum stays below 2**53
+    in magnitude (any product of trits, int8s or int16s of a realistic size), and converted
+    back through int64, so that a result past the dtype's range wraps as the CPU's does."""
+    if a.is_cuda:
+        return _int_matmul_in_float64(a, b)
+    return a @ b
+
+
+def _int_matmul_in_float64(a, b):
+    return (a.double() @ b.double()).to(torch.int64).to(a.dtype)
+
+
+def int_linear(x, w, bias=None):
+    """``linear(x, w, bias)`` of integer tensors of one dtype: ``F.linear`` on the CPU, and
+    on CUDA, which has no integer matmul, computed as ``int_matmul`` is."""
+    if x.is_cuda:
+        return _int_linear_in_float64(x, w, bias)
+    return F.linear(x, w, bias)
+
+
+def _int_linear_in_float64(x, w, bias):
+    y = F.linear(x.double(), w.double(), None if bias is None else bias.double())
+    return y.to(torch.int64).to(x.dtype)
+
+
 def mask_causal(scores):
     """Attention ``scores`` ``[..., L, S]`` with ``-inf`` above the diagonal: the lower
     triangle of ``[L, S]`` is kept, as ``scaled_dot_product_attention(..., is_causal=true)``

@@ -379,6 +379,14 @@ class Emitter {
     return it == expr_.end() ? "None" : it->second;
   }
   bool isScalar(ValueId v) const { return m_.types.isScalar(m_.typeOf(v)); }
+  /// A tensor held in an integer dtype at run time (not a trit tensor, held
+  /// as float32 -1/0/1, nor a ternary one, held as scaled float32).
+  bool integerTensor(ValueId v) const {
+    TypeId t = m_.typeOf(v);
+    DType dt = m_.types.node(t).dtype;
+    return m_.types.isTensor(t) && !m_.types.isTernary(t) && isIntegral(dt) &&
+           dt != DType::Trit && dt != DType::Bool;
+  }
   bool isTensor(ValueId v) const { return m_.types.isTensor(m_.typeOf(v)); }
   /// A tensor, a list of them, or a value whose type is only known at run time.
   bool holdsTensors(TypeId type) const {
@@ -2023,6 +2031,13 @@ std::string Emitter::opExpr(OpId id) {
       // fused_matmul, which runs the kernel planned for it (KernelPlan) when
       // w is packed and on a GPU, and is `torch.matmul` everywhere else.
       if (kernelWeight(operands[1])) return fmt::format("tritonrt.fused_matmul({}, {})", a(0), a(1));
+      // An integer product (int8 @ int8, trit @ trit) is `@` on the CPU, but
+      // CUDA has no integer matmul: tritonrt.int_matmul computes it there.
+      // (A ternary operand is a scaled float32 tensor: `ternary @ ternary` is
+      // a float product.)
+      if (integerTensor(operands[0]) && integerTensor(operands[1])) {
+        return fmt::format("tritonrt.int_matmul({}, {})", a(0), a(1));
+      }
       return binary("@");
     case OpKind::Neg: return fmt::format("(-{})", a(0));
     case OpKind::Not: return isScalar(operands[0]) ? fmt::format("(not {})", a(0))
@@ -2398,13 +2413,19 @@ std::string Emitter::builtinExpr(OpId id) {
     // through tritonrt.fused_* (the kernel when packed on a GPU; else these).
     case BuiltinFn::Matmul:
       if (kernelWeight(val[1])) return fmt::format("tritonrt.fused_matmul({}, {})", arg[0], arg[1]);
+      if (integerTensor(val[0]) && integerTensor(val[1])) {
+        return fmt::format("tritonrt.int_matmul({}, {})", arg[0], arg[1]);
+      }
       return fmt::format("torch.matmul({}, {})", arg[0], arg[1]);
     case BuiltinFn::LinearFn:
       if (kernelWeight(val[1])) {
         return fmt::format("tritonrt.fused_matmul({}, {}{}, layout=\"linear\")", arg[0], arg[1],
                            kw(2, "bias"));
       }
-      return fmt::format("F.linear({}, {}{})", arg[0], arg[1], has(2) ? ", " + arg[2] : "");
+      return fmt::format("{}({}, {}{})",
+                         integerTensor(val[0]) && integerTensor(val[1]) ? "tritonrt.int_linear"
+                                                                        : "F.linear",
+                         arg[0], arg[1], has(2) ? ", " + arg[2] : "");
     case BuiltinFn::Conv2dFn:
       return fmt::format("{}({}, {}{}{}{}{}{})",
                          kernelWeight(val[1]) ? "tritonrt.fused_conv2d" : "F.conv2d", arg[0],

@@ -1139,7 +1139,9 @@ def test_trit_tensors_have_the_dtype_of_their_static_type(ctx):
     tensor it was left so, and torch's result (float32) was not the checker's dtype:
     `trit @ int8` raised "expected both vectors to have same dtype", `trit + int8` was
     float32. trit @ trit was typed trit although it sums products (now int32, as ternary @
-    ternary), and a bool tensor plus a trit number was int64 where int8 was typed."""
+    ternary), and a bool tensor plus a trit number was int64 where int8 was typed. Integer
+    products are written as tritonrt.int_matmul / int_linear (torch has no integer matmul on
+    CUDA)."""
     src = """
 fn mm(a: Tensor<trit, [3]>, b: Tensor<int8, [3]>) -> Tensor<int8, []> { return a @ b }
 fn add(a: Tensor<trit, [3]>, b: Tensor<int8, [3]>) -> Tensor<int8, [3]> { return a + b }
@@ -1155,7 +1157,13 @@ layer Net(x: Tensor<float32, [?, 3]>) -> Tensor<float32, [?, 3]> { return x }
     h = torch.tensor([1.5, 2.5, 3.5], dtype=torch.float16)
     m = torch.tensor([True, False, True])
     for level in LEVELS:
-        mod = load(ctx.compile_text(src, level))
+        path = ctx.compile_text(src, level)
+        with open(path) as f:
+            code = f.read()
+        # CUDA has no integer matmul: the three integer products go through tritonrt.int_*.
+        if len(re.findall(r"tritonrt\.int_(?:matmul|linear)\(", code)) != 3:
+            raise AssertionError("%s: integer products not through tritonrt:\n%s" % (level, code))
+        mod = load(path)
         cases = [(mod.mm(a=a, b=b), torch.tensor(4, dtype=torch.int8)),
                  (mod.add(a=a, b=b), torch.tensor([4, 3, 6], dtype=torch.int8)),
                  (mod.half(a=a, h=h), torch.tensor([1.5, -2.5, 3.5], dtype=torch.float16)),
@@ -2341,6 +2349,25 @@ def test_zoo_runs_in_float64(ctx):
                 if got.dtype != torch.float64:
                     raise AssertionError("%s: the output is %s" % (what, got.dtype))
                 check_close(got.float(), want, what, atol=1e-4, rtol=1e-4)
+
+
+def test_zoo_runs_on_the_meta_device(ctx):
+    """Every zoo model, at -O0 and -O2, in training and eval mode, moved with `.to("meta")`:
+    torch's `meta` device stands in for a GPU here (no GPU in CI), and any tensor a body creates
+    or reads on the CPU instead of its inputs' device makes torch refuse to mix them. (Packed
+    models are not run: the meta device has no bit shifts to unpack with.)"""
+    for name in EXAMPLES:
+        path = os.path.join(REPO, "examples", name + ".tri")
+        for level in ("-O0", "-O2"):
+            cls = entry(load(ctx.compile(path, level)))
+            x = tuple(t.to("meta") for t in example_input(name))
+            for training in (True, False):
+                model = cls(**example_kwargs(name)).train(training).to("meta")
+                with torch.no_grad():
+                    out = model(*x)
+                what = "%s %s %s" % (name, level, "train" if training else "eval")
+                if out.device.type != "meta" or out.shape[0] != x[0].shape[0]:
+                    raise AssertionError("%s: %s %s" % (what, out.device, tuple(out.shape)))
 
 
 def test_functional_batch_norm_with_weight_statistics(ctx):
@@ -4181,6 +4208,7 @@ def all_tests():
               test_functional_batch_norm_with_weight_statistics,
               test_cross_entropy_takes_int32_class_indices,
               test_converted_models_compute_in_their_dtype, test_zoo_runs_in_float64,
+              test_zoo_runs_on_the_meta_device,
               test_runtime_check_names_the_expected_value,
               test_inputs_are_checked_against_their_declared_type_at_O0,
               test_values_of_unknown_rank_are_checked_at_O0,

@@ -647,6 +647,30 @@ class LayerTests(unittest.TestCase):
         self.assertTrue(torch.equal(torch.isinf(masked[0]), ~keep))
         self.assertTrue(torch.equal(masked[1][keep], torch.zeros(int(keep.sum()))))
 
+    def test_int_matmul_in_float64_equals_the_integer_product(self):
+        # CUDA's integer matmul and linear path (float64, then back through int64) gives what the CPU's
+        # integer `@` gives, wrapping past the dtype's range included.
+        from tritonrt.fused import _int_linear_in_float64, _int_matmul_in_float64
+        g = torch.Generator().manual_seed(3)
+        cases = [(torch.int8, -1, 2, (5, 7), (7, 3)),        # trit-valued
+                 (torch.int8, -128, 128, (4, 9), (9, 6)),    # wraps past int8
+                 (torch.int32, -70000, 70000, (2, 3, 5), (5, 4)),  # wraps past int32
+                 (torch.int64, -1000, 1000, (1, 33), (33, 2))]
+        for dtype, lo, hi, sa, sb in cases:
+            a = torch.randint(lo, hi, sa, generator=g, dtype=dtype)
+            b = torch.randint(lo, hi, sb, generator=g, dtype=dtype)
+            got = _int_matmul_in_float64(a, b)
+            self.assertEqual(got.dtype, dtype)
+            self.assertTrue(torch.equal(got, a @ b), (dtype, got, a @ b))
+            self.assertTrue(torch.equal(tritonrt.int_matmul(a, b), a @ b))
+            w, bias = b.transpose(-1, -2), b[0]
+            for bb in (None, bias):
+                want = F.linear(a, w, bb)
+                got = _int_linear_in_float64(a, w, bb)
+                self.assertEqual(got.dtype, dtype)
+                self.assertTrue(torch.equal(got, want), (dtype, got, want))
+                self.assertTrue(torch.equal(tritonrt.int_linear(a, w, bb), want))
+
     def test_float_dtype_follows_the_first_float_state(self):
         m = nn.Sequential(nn.Embedding(4, 3), TernaryLinear(3, 2))
         self.assertEqual(tritonrt.float_dtype(m), torch.float32)
