@@ -565,6 +565,8 @@ class Parser {
   uint32_t parseParams(TokenId open);
   NodeId parseParam();
   NodeId parseBlock();
+  [[gnu::cold]] bool closesEnclosingBlock(TokenId open, size_t base);
+  uint32_t indentOfLine(TokenId token) const;
   NodeId parseStatement();
   NodeId parseLet();
   NodeId parseLetAfterKeyword();
@@ -643,6 +645,7 @@ class Parser {
   TokenId earlyCloseName_;
   uint32_t earlyCloseColumn_ = 0;
   void noteEarlyClose(TokenId name);
+  int64_t braceBalance_ = -1;  ///< '{' minus '}' in the file; -1 until counted
   bool bracesMatched_ = false;
   std::vector<uint32_t> unmatchedBraces_;  ///< '{' tokens without a '}' (ascending)
   bool splitEqual_ = false;  ///< a '>=' closed a type: its '=' is pending
@@ -1139,10 +1142,80 @@ NodeId Parser::parseBlock() {
     // the block ends after its last token.
     openDelims_.resize(base);
     close = TokenId{pos_.index - 1};
+  } else if (at(TokenKind::RBrace) && newlineBefore() &&
+             tokens_.source().lineCol(tokens_.range(pos_).begin).column - 1 <
+                 indentOfLine(open) &&
+             closesEnclosingBlock(open, base)) [[unlikely]] {
+    // Reported: this block's '}' is missing; the '}' here is the enclosing
+    // block's, which takes it.
+    openDelims_.resize(base);
+    close = TokenId{pos_.index - 1};
   } else if (!expectClose(TokenKind::RBrace, open)) {
     return addError(open);
   }
   return add(NodeKind::Block, open, list, kNone, close.index, depthOfList(list));
+}
+
+// The number of spaces and tabs that start the line of `token`.
+uint32_t Parser::indentOfLine(TokenId token) const {
+  const SourceBuffer& source = tokens_.source();
+  std::string_view line = source.lineText(source.lineCol(tokens_.range(token).begin).line);
+  size_t indent = line.find_first_not_of(" \t");
+  return static_cast<uint32_t>(indent == std::string_view::npos ? line.size() : indent);
+}
+
+// A '}' that ends the block opened at `open` by count, but is indented less
+// than the line that opened it, as a block around it is: in a file with more
+// '{' than '}', that block's '}' is taken to be the missing one, not the
+// enclosing block's (which `closeBlocksBeforeItem` would report at the next
+// item). The error points where the block's lines end: before its first line
+// indented no deeper than the line that opened it, else after its last token.
+// Files whose braces balance are never second-guessed by their indentation.
+bool Parser::closesEnclosingBlock(TokenId open, size_t base) {
+  if (quiet_ > 0) {
+    return false;
+  }
+  if (braceBalance_ < 0) {
+    int64_t balance = 0;
+    for (uint32_t i = 0; i < tokens_.size(); ++i) {
+      TokenKind kind = tokens_.kind(TokenId{i});
+      balance += kind == TokenKind::LBrace ? 1 : kind == TokenKind::RBrace ? -1 : 0;
+    }
+    braceBalance_ = balance > 0 ? balance : 0;
+  }
+  if (braceBalance_ == 0) {
+    return false;
+  }
+  const SourceBuffer& source = tokens_.source();
+  uint32_t closeIndent = source.lineCol(tokens_.range(pos_).begin).column - 1;
+  TokenId enclosing;
+  for (size_t i = base; i-- > 0;) {
+    if (tokens_.kind(openDelims_[i]) == TokenKind::LBrace) {
+      if (indentOfLine(openDelims_[i]) == closeIndent) enclosing = openDelims_[i];
+      break;
+    }
+  }
+  if (!enclosing.isValid()) {
+    return false;
+  }
+  uint32_t openIndent = indentOfLine(open);
+  TokenId end{pos_.index - 1};
+  for (uint32_t i = open.index + 1; i < pos_.index; ++i) {
+    if (tokens_.hasNewlineBefore(TokenId{i}) && indentOfLine(TokenId{i}) <= openIndent) {
+      end = TokenId{i - 1};
+      break;
+    }
+  }
+  uint32_t openLine = source.lineCol(tokens_.range(open).begin).line;
+  SourceRange at = tokens_.range(end);
+  auto builder = errorAndGoOn(Diag::UnclosedBlock, SourceRange{at.end, at.end}, openLine);
+  if (builder) {
+    builder->note(Note::MatchingDelimiter, source, tokens_.range(open), "{");
+    builder->note(Note::ClosedByIndentation, source, tokens_.range(pos_),
+                  source.lineCol(tokens_.range(enclosing).begin).line);
+  }
+  --braceBalance_;
+  return true;
 }
 
 // stmt = let_stmt | "return" [ expr ] | assign | if_stmt
