@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <malloc.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -594,6 +595,64 @@ int finishStandardOutput(int status) {
   return kExitInternalError;
 }
 
+// The checker, IR generation and the emitters recurse on the expression
+// tree, up to ParseLimits::kMaxTreeDepth levels (a chain of 4096 operators)
+// at a few KiB a level: more than the 8 MiB a main thread gets by default
+// (a chain of 3,200 '+' overflowed it). So the compiler runs on a thread of
+// its own with this stack, the default of every thread it starts too (-j,
+// the emitters): address space, touched only as deep as a program goes.
+namespace {
+
+constexpr size_t kStackBytes = size_t{64} << 20;
+
+struct MainCall {
+  int argc;
+  char** argv;
+  int status = kExitInternalError;
+};
+
+int runGuarded(int argc, char** argv) {
+  try {
+    return finishStandardOutput(run(argc, argv));
+  } catch (const std::bad_alloc&) {
+    std::fputs("tritonc: error: out of memory\n", stderr);
+    return kExitInternalError;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tritonc: internal compiler error: %s\n", e.what());
+    return kExitInternalError;
+  }
+}
+
+void* mainThread(void* data) {
+  auto* call = static_cast<MainCall*>(data);
+  call->status = runGuarded(call->argc, call->argv);
+  return nullptr;
+}
+
+// Runs the compiler on a thread with kStackBytes of stack; on the calling
+// thread where one cannot be started (the stack stays the process's).
+int runWithStack(int argc, char** argv) {
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) != 0) {
+    return runGuarded(argc, argv);
+  }
+  bool sized = pthread_attr_setstacksize(&attr, kStackBytes) == 0;
+  if (sized) {
+    pthread_setattr_default_np(&attr);  // std::threads started later
+  }
+  MainCall call{argc, argv};
+  pthread_t thread;
+  bool started = sized && pthread_create(&thread, &attr, mainThread, &call) == 0;
+  pthread_attr_destroy(&attr);
+  if (!started) {
+    return runGuarded(argc, argv);
+  }
+  pthread_join(thread, nullptr);
+  return call.status;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   // A heap grows 1 MiB at a time instead of 128 KiB: the threads of -j each
   // allocate in an arena of their own, and growing it by mprotect calls of
@@ -615,13 +674,5 @@ int main(int argc, char** argv) {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
   }
-  try {
-    return finishStandardOutput(run(argc, argv));
-  } catch (const std::bad_alloc&) {
-    std::fputs("tritonc: error: out of memory\n", stderr);
-    return kExitInternalError;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tritonc: internal compiler error: %s\n", e.what());
-    return kExitInternalError;
-  }
+  return runWithStack(argc, argv);
 }
