@@ -244,7 +244,7 @@ def _bn_stamp(conv, bn):
     ``bn`` (the tensors) does."""
     tensors = [t for t in list(conv.parameters()) + list(conv.buffers())
                + list(bn.parameters()) + list(bn.buffers())]
-    stamp = _stamp(*tensors)
+    stamp = _stamp(*tensors, content=True)
     return (stamp + (id(bn), bn.eps) if stamp is not None else None), tensors
 
 

@@ -216,7 +216,8 @@ def _cached(module, name, stamp, compute, sources):
     update (optimizer step, ``load_state_dict``, ``.to()``) changes. The entry keeps the
     storage of ``sources`` alive: otherwise ``p.data = a; p.data = b`` could put ``b`` at
     the address of the storage the entry was made from, with the same version, and the
-    stale value would be returned."""
+    stale value would be returned. (In-place changes through ``.data``, which torch does not
+    count, are seen by the content part of float weights' stamps: ``_stamp``.)"""
     if stamp is None or torch.is_grad_enabled() or module.training or _compiling():
         return compute()
     cache = module_cache(module, "values")
@@ -230,9 +231,9 @@ def _cached(module, name, stamp, compute, sources):
 
 def clear_cache(module):
     """Forgets the inference values cached for ``module`` and its sub-modules (see
-    ``weight``). Needed only after changing a weight in a way torch does not count as a
-    change: through ``.data`` (``w.data.mul_(-1)``), whose in-place updates leave the
-    parameter's version counter as it was. Returns ``module``."""
+    ``weight``), and the memory they hold. Never needed for correctness: a change through
+    ``.data`` (``w.data.mul_(-1)``), which leaves the parameter's version counter as it was,
+    is seen by the sum of the float weight (``_stamp``). Returns ``module``."""
     for m in module.modules():
         _caches.pop(m, None)
     return module
@@ -243,14 +244,32 @@ def _is_inference(t):
     return bool(is_inference()) if is_inference is not None else False
 
 
-def _stamp(*tensors):
+def _stamp(*tensors, content=False):
     """What identifies the tensors' values, or None (not cacheable) when one of them was
     made under ``torch.inference_mode()`` (such tensors have no version counter) or lives in
     shared memory (``share_memory()``, Hogwild training: another process updates it in place
-    without bumping this process's version counter)."""
+    without bumping this process's version counter).
+
+    ``content=True`` (float weights a user may change through ``.data``, which leaves the
+    version counter as it was: ``p.data.mul_(d).add_(...)`` of an EMA, ``p.data.clamp_()``,
+    a manual ``p.data -= lr * p.grad``) adds the sum of each float tensor, one read of the
+    weight (a tenth of quantizing it), so that such a change is seen as well. On another
+    device than the CPU, reading a sum back would wait for the device at every call: those
+    tensors are not cached (``None``)."""
     if any(_is_inference(t) or (t.device.type == "cpu" and t.is_shared()) for t in tensors):
         return None
-    return tuple((t.data_ptr(), t._version, t.device, t.dtype) for t in tensors)
+    stamp = tuple((t.data_ptr(), t._version, t.device, t.dtype) for t in tensors)
+    if content:
+        if any(t.device.type != "cpu" for t in tensors):
+            return None
+        stamp += tuple(_checksum(t) for t in tensors if t.is_floating_point())
+    return stamp
+
+
+def _checksum(t):
+    # A NaN sum never equals another: a weight holding a NaN is recomputed at every call.
+    t = t.detach()
+    return float(t.sum() if t.element_size() >= 4 else t.sum(dtype=torch.float32))
 
 
 _TRAINING_MESSAGE = ("tritonrt: %s has packed ternary weights and runs inference only; "
@@ -294,7 +313,7 @@ def weight(module, name):
     if compiling:
         return ternary_quantize(latent, method=method, threshold=threshold,
                                 training=module.training)
-    stamp = _stamp(latent)
+    stamp = _stamp(latent, content=True)
     return _cached(
         module, name, stamp + (method, threshold) if stamp is not None else None,
         lambda: ternary_quantize(latent, method=method, threshold=threshold,

@@ -906,15 +906,45 @@ class LoaderTests(unittest.TestCase):
         x = torch.randn(3, 16, dtype=torch.float64)
         with torch.no_grad():
             want = m(x)
-            m.w.data.mul_(-1.0)  # untracked by the version counter: clear_cache is needed
-            tritonrt.clear_cache(m)
+            m.w.data.mul_(-1.0)  # untracked by the version counter, seen by the checksum
             flipped = m(x)
-            self.assertFalse(torch.equal(flipped, want))
+            self.assertTrue(torch.equal(flipped, -want))
             m.w.data.mul_(-1.0)
             tritonrt.clear_cache(m)
+            self.assertTrue(torch.equal(m(x), want))
             pack(m)
             self.assertEqual(m.w_scale.dtype, torch.float64)
             self.assertTrue(torch.equal(m(x), want))
+
+    def test_changes_through_data_are_seen_in_inference(self):
+        # In-place updates through `.data` leave the version counter as it was (an EMA's
+        # `p.data.mul_(d).add_(...)`, `p.data.clamp_()`, a manual SGD step): eval outputs
+        # under no_grad must follow them, as a hand-written module's do, without
+        # clear_cache. The same for a batch norm folded into its convolution (-O2).
+        path = self._write("model.py", GENERATED)
+        m = tritonrt.load(path).TernaryFC(n_in=16, n_out=8).eval()
+        x = torch.randn(3, 16)
+        ema = torch.randn(16, 8)
+        with torch.no_grad():
+            for step, update in enumerate([
+                    lambda w: w.data.mul_(0.9).add_(0.1 * ema),
+                    lambda w: w.data.clamp_(-0.05, 0.05),
+                    lambda w: w.data.sub_(0.01 * torch.ones_like(w)),
+                    lambda w: w.data.copy_(torch.randn(16, 8)),
+                    lambda w: w.data[0].zero_()]):
+                m(x)
+                update(m.w)
+                want = x @ ternary_quantize(m.w, training=False)
+                self.assertTrue(torch.equal(m(x), want), "update %d" % step)
+        conv, bn = nn.Conv2d(3, 4, 3, bias=False).eval(), nn.BatchNorm2d(4).eval()
+        bn.running_var.data.uniform_(0.5, 2.0)
+        x = torch.randn(2, 3, 8, 8)
+        with torch.no_grad():
+            for tensor in (conv.weight, bn.weight, bn.running_mean):
+                tritonrt.conv_bn_act(conv, bn, x)
+                tensor.data.add_(0.25)
+                self.assertTrue(torch.allclose(tritonrt.conv_bn_act(conv, bn, x), bn(conv(x)),
+                                               atol=1e-5))
 
     def test_data_reassignment_never_returns_a_stale_weight(self):
         # `p.data = a; p.data = b` leaves p's version counter as it was; without the cache
