@@ -526,7 +526,6 @@ NvccFailure runNvcc(const CompileOptions& options, const std::string& nvcc,
   return failure;
 }
 
-// nvcc's identity for the L3 key: its path, size and modification time.
 // nvcc as one run found it (looked up once: for the cache key and the build).
 struct NvccLookup {
   std::string path;       ///< empty when there is none that can run
@@ -554,12 +553,22 @@ NvccLookup lookUpNvcc(const CompileOptions& options) {
   return nvcc;
 }
 
+// nvcc's identity for the L3 key: its path, size and modification time, and
+// the variables nvcc reads its extra flags and host compiler from.
 std::string nvccIdentity(const NvccLookup& nvcc) {
   struct stat st {};
   if (nvcc.path.empty() || ::stat(nvcc.path.c_str(), &st) != 0) {
     return "none";
   }
-  return fmt::format("{} {} {}.{}", nvcc.path, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+  std::string identity = fmt::format("{} {} {}.{}", nvcc.path, st.st_size, st.st_mtim.tv_sec,
+                                     st.st_mtim.tv_nsec);
+  // NVCC_APPEND_FLAGS="-gencode arch=compute_75,code=sm_75" changes the
+  // library nvcc builds: a key without it returned one built without sm_75.
+  for (const char* variable : {"NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN"}) {
+    const char* value = std::getenv(variable);
+    identity += fmt::format("\x1f{}={}", variable, value != nullptr ? value : "");
+  }
+  return identity;
 }
 
 // Builds every `<stem>_kernels.so` (when nvcc exists) from the stamped `.cu`

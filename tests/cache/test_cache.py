@@ -145,7 +145,8 @@ class Ctx:
         os.makedirs(self.home)
         env = dict(os.environ)
         for key in ("TRITONC_NO_CACHE", "TRITONC_CACHE_DIR", "TRITONC_CONFIG", "XDG_CACHE_HOME",
-                    "TRITONC_NVCC", "NO_COLOR"):
+                    "TRITONC_NVCC", "NO_COLOR", "NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS",
+                    "NVCC_CCBIN"):
             env.pop(key, None)
         env.update(TRITONC_CACHE_DIR=self.cache, TRITONC_CONFIG=self.config, HOME=self.home,
                    LC_ALL="C")
@@ -1756,13 +1757,24 @@ def test_cuda_library_comes_from_cache(ctx):
     _, out, d = compile_counted(ctx, src, "--target", "cuda", env={"TRITONC_NVCC": nvcc})
     expect_l3(d, True, "$TRITONC_NVCC naming the same nvcc")
     same_outputs(outputs(out), first, "$TRITONC_NVCC")
+    # the variables nvcc reads extra flags from change the library: other keys (a hit built
+    # a library without the architecture NVCC_APPEND_FLAGS asked for)
+    for variable in ("NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS"):
+        env = {variable: "-gencode arch=compute_75,code=sm_75"}
+        n = runs(nvcc_runs)
+        _, out, d = compile_counted(ctx, src, *flags, env=env)
+        expect_l3(d, False, variable)
+        check_eq(runs(nvcc_runs), n + 1, "fake nvcc runs with " + variable)
+        _, out, d = compile_counted(ctx, src, *flags, env=env)
+        expect_l3(d, True, variable + " again")
     # another nvcc (changed file): a miss, nvcc runs again
     time.sleep(0.01)
     with open(nvcc, "a") as f:
         f.write("# changed\n")
+    n = runs(nvcc_runs)
     _, out, d = compile_counted(ctx, src, *flags)
     expect_l3(d, False, "changed nvcc")
-    check_eq(runs(nvcc_runs), 2, "fake nvcc runs after it changed")
+    check_eq(runs(nvcc_runs), n + 1, "fake nvcc runs after it changed")
     same_outputs(outputs(out), first, "changed nvcc")
     # --target all and --cuda-dtypes are other keys
     for extra in (("--target", "all"), ("--cuda-dtypes", "f32")):

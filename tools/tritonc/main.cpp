@@ -187,7 +187,8 @@ void addCompileFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choices
       ->check(cudaDTypeList())
       ->option_text("f32|f16|bf16,...");
   cmd->add_option("--nvcc", o.nvcc, "The nvcc to use (default: $TRITONC_NVCC, PATH, /usr/local/cuda/bin)")
-      ->option_text("PATH");
+      ->option_text("PATH")
+      ->check(nonEmpty("path"));
   cmd->add_option("--entry", o.entry, "The layer that is the model's entry point")
       ->check(nonEmpty("layer name"))
       ->option_text("LAYER");
@@ -213,7 +214,9 @@ void addCompileFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choices
       ->check(CLI::Range(0u, 1024u))
       ->option_text("N");
   cmd->add_flag("--no-cache", o.noCache, "Do not use the compile cache");
-  cmd->add_option("--cache-dir", o.cacheDir, "Cache directory")->option_text("DIR");
+  cmd->add_option("--cache-dir", o.cacheDir, "Cache directory")
+      ->option_text("DIR")
+      ->check(nonEmpty("directory"));
   cmd->add_flag("--low-memory", o.lowMemory, "Trade speed for a smaller memory footprint");
   addReportingFlags(cmd, o, choices);
 }
@@ -399,7 +402,9 @@ int run(int argc, char** argv) {
     CLI::App* cacheValidate =
         cache->add_subcommand("validate", "Check every entry; remove and report corrupt ones");
     for (CLI::App* sub : {cacheStats, cacheClear, cachePrune, cacheValidate}) {
-      sub->add_option("--cache-dir", cacheCommand.cacheDir, "Cache directory")->option_text("DIR");
+      sub->add_option("--cache-dir", cacheCommand.cacheDir, "Cache directory")
+          ->option_text("DIR")
+          ->check(nonEmpty("directory"));
     }
   }
 
@@ -437,6 +442,16 @@ int run(int argc, char** argv) {
     }
     return kExitUsageError;
   };
+  // `--cache-dir=` (an unset variable in a script): CLI11 would take the next
+  // argument as the value (`--cache-dir= --verbose` made a cache named
+  // "--verbose"); getopt and clang never do. An empty value is a usage error.
+  for (int i = 1; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
+    std::string_view arg = argv[i];
+    if (arg.size() > 3 && arg.starts_with("--") && arg.find('=') == arg.size() - 1) {
+      return usageError(fmt::format("'{}' has an empty value; give one ('{}VALUE') or leave "
+                                    "the option out", arg, arg));
+    }
+  }
   // `tritonc help [COMMAND...]` is `tritonc [COMMAND...] --help`, as git's.
   std::vector<std::string> args = normalizeArgs(argc, argv);
   if (!args.empty() && args.back() == "help") {  // CLI11 takes the arguments reversed
