@@ -739,10 +739,13 @@ Settings resolveSettings(const std::string& flagDir, bool flagNoCache) {
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   if (!flagDir.empty()) {
     settings.dir = flagDir;
+    settings.chosenBy = "--cache-dir";
   } else if (envDir != nullptr && *envDir != '\0') {
     settings.dir = envDir;
+    settings.chosenBy = "TRITONC_CACHE_DIR";
   } else if (!config.dir.empty()) {
     settings.dir = config.dir;
+    settings.chosenBy = "cache.dir in " + path;
   } else if (xdg != nullptr && *xdg == '/') {
     settings.dir = std::string(xdg) + "/tritonc";
   } else if (std::string home = homeDirectory(); !home.empty()) {

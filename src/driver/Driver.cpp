@@ -1081,9 +1081,13 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     return kExitUsageError;
   }
 
-  // The cache: an unusable one is a warning (never promoted by -Werror) and
-  // the compile goes on without it.
+  // The cache: an unusable one that the user named (--cache-dir,
+  // $TRITONC_CACHE_DIR, cache.dir) is an environment error, exit 3
+  // (TOOLCHAIN.md: "cache unusable"); the default location unusable (a
+  // read-only home) is a warning, never promoted by -Werror, and the compile
+  // goes on without it.
   cache::Cache own;
+  std::string cacheChosenBy;
   bool useShared = shared != nullptr && cacheable(options, lastStage);
   cache::Cache& cache = useShared ? *shared : own;
   if (!useShared && cacheable(options, lastStage)) {
@@ -1094,6 +1098,12 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       environment.reportForPath(Diag::ConfigIgnored, "", settings.configWarning);
     }
     own = cache::Cache::open(settings);
+    cacheChosenBy = settings.chosenBy;
+    if (!cache.warning().empty() && !cacheChosenBy.empty()) {
+      diags.reportForPath(Diag::CacheDirUnusable, "", cache.warning(), cacheChosenBy);
+      sorter.flush();
+      return kExitInternalError;
+    }
     if (!cache.warning().empty()) {
       environment.reportForPath(Diag::CacheUnavailable, "", cache.warning());
     }
@@ -1631,6 +1641,17 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   }
   // A store that failed (unwritable folder, disk full) turned the cache off:
   // said once, whenever it happened; the compile itself goes on.
+  if (cacheWorked && !cache.warning().empty() && !cacheChosenBy.empty()) {
+    diags.reportForPath(Diag::CacheDirUnusable, "", cache.warning(), cacheChosenBy);
+    sorter.flush();
+    for (FileResult& result : results) {
+      if (!result.soTemp.empty()) {
+        ::unlink(result.soTemp.c_str());
+        keepFileOnSignal(result.soTemp);
+      }
+    }
+    return kExitInternalError;
+  }
   if (cacheWorked && !cache.warning().empty()) {
     DiagnosticEngine environment(*printer, DiagnosticOptions{false, options.quiet, 0});
     environment.reportForPath(Diag::CacheUnavailable, "", cache.warning());

@@ -1023,13 +1023,28 @@ def test_kill_during_large_write(ctx):
 
 
 def expect_one_unavailable(proc, what):
+    """The default location unusable: one warning, the compile goes on (exit 0)."""
     check_eq(proc.returncode, 0, what + ": exit status (stderr %r)" % proc.stderr)
     n = proc.stderr.count("[CacheUnavailable]")
     check_eq(n, 1, what + ": [CacheUnavailable] warnings (stderr %r)" % proc.stderr)
     check("warning" in proc.stderr, what + ": not a warning: %r" % proc.stderr)
 
 
-def test_unusable_cache_dir_compiles_with_one_warning(ctx):
+def expect_unusable_error(proc, out, what, named_by="TRITONC_CACHE_DIR"):
+    """A cache directory the user named, unusable: TOOLCHAIN.md's exit 3 ("cache
+    unusable"), one error that says who named it and how to go on, no output written."""
+    check_eq(proc.returncode, 3, what + ": exit status (stderr %r)" % proc.stderr)
+    n = proc.stderr.count("[CacheDirUnusable]")
+    check_eq(n, 1, what + ": [CacheDirUnusable] errors (stderr %r)" % proc.stderr)
+    check("error" in proc.stderr and named_by in proc.stderr and "--no-cache" in proc.stderr,
+          what + ": the error: %r" % proc.stderr)
+    check(not os.path.exists(out), what + ": an output was written")
+
+
+def test_unusable_cache_dir_is_an_environment_error(ctx):
+    """A cache directory named by --cache-dir or $TRITONC_CACHE_DIR that cannot be used is an
+    environment error (exit 3, nothing written), also under -Werror; the default location
+    unusable (a home that is not a directory) is one warning and a normal compile."""
     src = example("mnist_mlp")
     ref = ctx.reference(src, "-O2")
     blocker = ctx.path("a-file")
@@ -1039,25 +1054,36 @@ def test_unusable_cache_dir_compiles_with_one_warning(ctx):
     def below_file(extra, what):
         proc, out = ctx.compile(src, "-O2", *extra, env={"TRITONC_CACHE_DIR":
                                                          os.path.join(blocker, "cache")}, rc=None)
-        expect_one_unavailable(proc, what)
-        same_outputs(outputs(out), ref, what)
+        expect_unusable_error(proc, out, what)
     soft("below a regular file", below_file, (), "below a regular file")
     soft("below a regular file, -Werror", below_file, ("-Werror",), "-Werror")
     soft("below a regular file, --verbose", below_file, ("--verbose",), "--verbose")
 
     def is_file():
         proc, out = ctx.compile(src, "-O2", env={"TRITONC_CACHE_DIR": blocker}, rc=None)
-        expect_one_unavailable(proc, "the cache directory is a regular file")
-        same_outputs(outputs(out), ref, "the cache directory is a regular file")
+        expect_unusable_error(proc, out, "the cache directory is a regular file")
         check_eq(read(blocker), b"not a directory\n", "the regular file")
     soft("the cache directory is a regular file", is_file)
 
     def flag_wins():
         proc, out = ctx.compile(src, "-O2", "--cache-dir", os.path.join(blocker, "x"), rc=None)
-        expect_one_unavailable(proc, "--cache-dir below a regular file")
-        same_outputs(outputs(out), ref, "--cache-dir below a regular file")
+        expect_unusable_error(proc, out, "--cache-dir below a regular file", "--cache-dir")
         check(not os.path.exists(ctx.cache), "$TRITONC_CACHE_DIR used despite --cache-dir")
     soft("--cache-dir below a regular file", flag_wins)
+
+    def no_cache_goes_on():
+        proc, out = ctx.compile(src, "-O2", "--no-cache",
+                                env={"TRITONC_CACHE_DIR": blocker}, rc=None)
+        check_eq(proc.returncode, 0, "--no-cache with an unusable cache: %r" % proc.stderr)
+        same_outputs(outputs(out), ref, "--no-cache with an unusable cache")
+    soft("--no-cache with an unusable cache directory", no_cache_goes_on)
+
+    def default_location():
+        proc, out = ctx.compile(src, "-O2", env={"HOME": blocker},
+                                unset=("TRITONC_CACHE_DIR", "XDG_CACHE_HOME"), rc=None)
+        expect_one_unavailable(proc, "the default location below a regular file")
+        same_outputs(outputs(out), ref, "the default location below a regular file")
+    soft("the default location below a regular file", default_location)
 
     def read_only():
         ro = ctx.path("ro-cache")
@@ -1091,8 +1117,7 @@ def test_unusable_cache_dir_compiles_with_one_warning(ctx):
             proc = ctx.run("compile", os.path.join(work, "mnist_mlp.tri"), "-O2", "-o", out,
                            rc=None, env={"TRITONC_CACHE_DIR": ro, "HOME": work}, cwd=work,
                            preexec_fn=as_nobody)
-        expect_one_unavailable(proc, "read-only cache directory")
-        same_outputs(outputs(out), ref, "read-only cache directory")
+        expect_unusable_error(proc, out, "read-only cache directory")
         check_eq(os.listdir(ro), [], "files written into the read-only directory")
     soft("read-only cache directory", read_only)
     soft.done()
@@ -1134,23 +1159,20 @@ def test_maintenance_fails_when_it_cannot_remove(ctx):
     ctx.run("cache", "validate", "--cache-dir", cache)
 
 
-def test_cache_write_failure_warns_once(ctx):
+def test_cache_write_failure_is_an_environment_error(ctx):
     """The directory opens fine but an entry cannot be written (a level folder that is not a
-    directory, a full disk): one [CacheUnavailable] warning, a normal compile."""
+    directory, a full disk): the named cache is unusable, exit 3, nothing written."""
     src = example("mnist_mlp")
-    ref = ctx.reference(src, "-O2")
     soft = Soft()
     for level in ("l2", "l3"):
         def blocked(level=level):
             cache = ctx.path("cache-%s-blocked" % level)
             write(os.path.join(cache, level), "not a directory\n")
             proc, out = ctx.compile(src, "-O2", env={"TRITONC_CACHE_DIR": cache}, rc=None)
-            expect_one_unavailable(proc, "%s is a regular file" % level)
-            same_outputs(outputs(out), ref, "%s is a regular file" % level)
+            expect_unusable_error(proc, out, "%s is a regular file" % level)
             proc, out = ctx.compile(src, "-O2", "-Werror", env={"TRITONC_CACHE_DIR": cache},
                                     rc=None)
-            expect_one_unavailable(proc, "%s is a regular file, -Werror" % level)
-            same_outputs(outputs(out), ref, "%s is a regular file, -Werror" % level)
+            expect_unusable_error(proc, out, "%s is a regular file, -Werror" % level)
         soft("<cache>/%s cannot be written" % level, blocked)
 
     def disk_full():
@@ -1175,8 +1197,7 @@ def test_cache_write_failure_warns_once(ctx):
             except OSError:
                 pass
             proc, out = ctx.compile(src, "-O2", env={"TRITONC_CACHE_DIR": cache}, rc=None)
-            expect_one_unavailable(proc, "full disk")
-            same_outputs(outputs(out), ref, "full disk")
+            expect_unusable_error(proc, out, "full disk")
         finally:
             if subprocess.run(["umount", mnt], capture_output=True).returncode != 0:
                 subprocess.run(["umount", "-l", mnt], capture_output=True)
@@ -2149,8 +2170,8 @@ TESTS = [
     test_concurrent_processes_share_one_cache,
     test_kill_during_large_write,
     test_signal_during_nvcc_stops_it_and_leaves_nothing,
-    test_unusable_cache_dir_compiles_with_one_warning,
-    test_cache_write_failure_warns_once,
+    test_unusable_cache_dir_is_an_environment_error,
+    test_cache_write_failure_is_an_environment_error,
     test_maintenance_fails_when_it_cannot_remove,
     test_prune_by_age_and_size,
     test_prune_sizes_ttl_and_usage_errors,

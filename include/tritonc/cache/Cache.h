@@ -194,6 +194,9 @@ struct Settings {
   std::array<uint64_t, kLevelCount> maxBytes = {0, 0, 0};  ///< 0: unlimited
   std::array<uint64_t, kLevelCount> ttlDays = {0, 0, 0};   ///< 0: no expiry
   std::string configWarning;  ///< a config file that could not be used
+  /// Who named the directory: "--cache-dir", "TRITONC_CACHE_DIR" or
+  /// "cache.dir in <config>"; empty for the default location.
+  std::string chosenBy;
 };
 /// Precedence: --no-cache / TRITONC_NO_CACHE / cache.enabled disable it; the
 /// directory is --cache-dir, else $TRITONC_CACHE_DIR, else cache.dir, else
