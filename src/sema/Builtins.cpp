@@ -1070,7 +1070,14 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         known = multiply(known, v);
       }
     }
-    if (inferred >= 0 && total && known && (*known == 0 ? *total != 0 : *total % *known != 0)) {
+    if (inferred >= 0 && known && *known == 0) {
+      // torch raises whatever the input: "the unspecified dimension size -1
+      // can be any value and is ambiguous" (0 elements), else no shape fits.
+      c.wrongValue(1, "a shape without a 0 beside its -1 (the -1 could be any size)",
+                   c.checker().fmtShape(*target));
+      return c.error();
+    }
+    if (inferred >= 0 && total && known && *total % *known != 0) {
       // torch cannot infer the -1: the other sizes do not divide the elements.
       c.wrongValue(1,
                    fmt::format("a shape whose other sizes divide the {} elements of {}", *total,
@@ -1570,6 +1577,18 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         (!depthwise && (!positive(c, 5, (*dilation)[0]) || !positive(c, 5, (*dilation)[1]) ||
                         !positive(c, 6, groups)))) {
       return c.error();
+    }
+    // torch splits the output channels into the groups too ("expected weight
+    // to be divisible by 2 at dimension 0", at every call).
+    if (!depthwise) {
+      std::optional<int64_t> g = ds.constValue(groups);
+      std::optional<int64_t> outChannels = ds.constValue(ws[0]);
+      if (g && outChannels && *g > 0 && *outChannels % *g != 0) {
+        c.wrongValue(6, fmt::format("a divisor of the weight's {} output channels (its dimension 0)",
+                                    *outChannels),
+                     std::to_string(*g));
+        return c.error();
+      }
     }
     // The bias has one value per output channel.
     if (!depthwise && !fitsShape(c, 2, std::vector<DimId>{ws[0]})) return c.error();
