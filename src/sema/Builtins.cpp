@@ -1416,14 +1416,38 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
   }
   if (rule == R::MinMax) {
     // min(a, b) with a second tensor or a float is element-wise; with an
-    // integer it reduces along that dimension, as torch.max.
+    // integer it reduces along that dimension, as torch.max. The names
+    // decide where written: `max(a=x, b=2)` is element-wise (LANGUAGE.md §5
+    // names them a and b), `max(x, dim=y)` reduces, so y must be an integer.
+    std::string_view secondName;
+    for (NodeId arg : checker.tree().list(checker.tree().listB(call))) {
+      if (checker.tree().kind(arg) != NodeKind::NamedArg) continue;
+      std::string_view name = checker.tokens().spelling(checker.tree().token(arg));
+      if (name == "b" || name == "dim" || name == "axis") secondName = name;
+    }
     if (c.has(1) && !c.lenient(1)) {
       const TypeStore::Node& second = ts.node(c.arg(1).type);
       // Two numbers are always the element-wise form: max(1, ch / 4) is Python's max.
       bool firstIsScalar = !c.lenient(0) && ts.isScalar(c.arg(0).type);
-      bool elementwiseForm = second.kind == TypeKind::Tensor ||
+      bool elementwiseForm = secondName == "b" || second.kind == TypeKind::Tensor ||
                              (second.kind == TypeKind::Scalar &&
                               (isFloating(second.dtype) || firstIsScalar));
+      if (elementwiseForm && (secondName == "dim" || secondName == "axis")) {
+        return c.wrong(1, "an integer dimension (for the element-wise form, name it 'b' or "
+                          "pass it second)");
+      }
+      // `max(a=x, b=1)`: an integer `b` of a tensor is the element-wise
+      // bound, which the emitter tells from a dimension by its type.
+      if (secondName == "b" && second.kind == TypeKind::Scalar && !isFloating(second.dtype) &&
+          !firstIsScalar && !c.lenient(0)) {
+        const TypeStore::Node& first = ts.node(c.arg(0).type);
+        if (first.kind == TypeKind::Tensor && !first.ternary && first.dtype != DType::Trit &&
+            !isFloating(first.dtype)) {
+          return c.wrong(1, "a float or a tensor (the element-wise bound of an integer tensor "
+                            "is written 'clip(x, lo, hi)')");
+        }
+        checker.convertNumberToFloat(c.arg(1));
+      }
       if (elementwiseForm) {
         if (c.has(2)) {
           // Python's max(a, b, c) takes the largest of three; this form

@@ -99,13 +99,21 @@ std::optional<std::vector<BoundArg>> Checker::bindBuiltinArgs(
   for (const BuiltinParam& p : params) {
     names.push_back(p.name);
   }
-  // A parameter's other spelling (`dim|axis`, `k|kernel_size`) binds as an
-  // extra name, folded into its parameter below.
+  // A parameter's other spellings (`dim|axis`, `k|kernel_size`, max's
+  // `dim|axis|b`) bind as extra names, folded into its parameter below.
+  auto isAlias = [](std::string_view aliases, std::string_view name) {
+    while (!aliases.empty()) {
+      size_t bar = aliases.find('|');
+      if (aliases.substr(0, bar) == name) return true;
+      aliases = bar == std::string_view::npos ? std::string_view() : aliases.substr(bar + 1);
+    }
+    return false;
+  };
   for (auto& [token, value] : args.named) {
     std::string_view name = tokens().spelling(token);
     for (const BuiltinParam& p : params) {
-      if (!p.alias.empty() && name == p.alias) {
-        names.push_back(p.alias);
+      if (isAlias(p.alias, name)) {
+        names.push_back(name);
       }
     }
   }
@@ -118,7 +126,7 @@ std::optional<std::vector<BoundArg>> Checker::bindBuiltinArgs(
       continue;
     }
     for (size_t j = 0; j < params.size(); ++j) {
-      if (params[j].alias == names[i]) {
+      if (isAlias(params[j].alias, names[i])) {
         if ((*bound)[j].present) {
           for (auto& [token, value] : args.named) {
             if (tokens().spelling(token) == names[i]) {

@@ -138,6 +138,11 @@ class Checker {
   /// where torch rejects integer tensors and mixed float dtypes. Ternary
   /// tensors are float32 at run time (x: float16 @ w: ternary converts w).
   void convertToFloat(const ExprInfo& value, DType dtype);
+  /// An integer number where a float is meant (`max(a=x, b=1)`): a literal
+  /// is written as a float (`1.0`), another value converted with float().
+  void convertNumberToFloat(const ExprInfo& value) {
+    noteConversion(value, module_.types.scalar(DType::Float32), value.node);
+  }
   /// Converts an operand of a product (`@`, `linear`) to its result \p dtype:
   /// torch's matmul does not promote.
   void convertToProduct(const ExprInfo& value, DType dtype);

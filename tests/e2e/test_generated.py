@@ -2370,6 +2370,35 @@ def test_zoo_runs_on_the_meta_device(ctx):
                     raise AssertionError("%s: %s %s" % (what, out.device, tuple(out.shape)))
 
 
+def test_min_max_take_the_spec_parameter_names(ctx):
+    """LANGUAGE.md §5 writes the element-wise forms `min(a, b)` and `max(a, b)`: they take
+    `a=` and `b=` (`max(a=x, b=1)` is the bound 1, not dimension 1), the reductions
+    `dim=`/`axis=`; `max(x, dim=y)` of a tensor y was the element-wise max."""
+    src = """
+fn f(x: Tensor<float32, [?, 4]>, y: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    return max(a=x, b=y) + min(x, b=0.5) + max(a=x, b=1) + min(b=y, a=x)
+}
+fn g(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?]> {
+    return max(x, dim=1) + min(x, axis=1) + max(a=x, dim=0)[0]
+}
+"""
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    want_f = torch.maximum(x, y) + x.clamp(max=0.5) + x.clamp(min=1.0) + torch.minimum(x, y)
+    want_g = x.amax(dim=1) + x.amin(dim=1) + x.amax(dim=0)[0]
+    for level in LEVELS:
+        m = load(ctx.compile_text(src, level))
+        check_close(m.f(x=x, y=y), want_f, level + " f")
+        check_close(m.g(x=x), want_g, level + " g")
+    expect_rejected(ctx, "max_dim_tensor.tri", """
+fn h(x: Tensor<float32, [?, 4]>, y: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    return max(x, dim=y)
+}
+""", "argument 'dim' of 'max' must be an integer dimension")
+    expect_rejected(ctx, "max_int_b.tri", """
+fn h(x: Tensor<int32, [?, 4]>) -> Tensor<int32, [?, 4]> { return max(a=x, b=1) }
+""", "is written 'clip(x, lo, hi)'")
+
+
 def test_functional_batch_norm_with_weight_statistics(ctx):
     """`batch_norm` given a layer's weights as running statistics: they are Parameters, which
     torch refuses to differentiate; the module runs in training and eval mode, updates the
@@ -4208,7 +4237,7 @@ def all_tests():
               test_functional_batch_norm_with_weight_statistics,
               test_cross_entropy_takes_int32_class_indices,
               test_converted_models_compute_in_their_dtype, test_zoo_runs_in_float64,
-              test_zoo_runs_on_the_meta_device,
+              test_zoo_runs_on_the_meta_device, test_min_max_take_the_spec_parameter_names,
               test_runtime_check_names_the_expected_value,
               test_inputs_are_checked_against_their_declared_type_at_O0,
               test_values_of_unknown_rank_are_checked_at_O0,
