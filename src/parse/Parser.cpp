@@ -1820,8 +1820,13 @@ NodeId Parser::parseExpression() {
     NodeId end = parseBinary(1);
     NodeId range = add2(NodeKind::Range, op, expr, end);
     auto builder = error(Diag::RangeOutsideFor, tree_.range(range));
-    if (builder) {
-      builder->note(Note::ForRangeHint, textOf(range));
+    // The note writes the range as one would (`0..n`), from its two bounds:
+    // a range broken over lines is not copied with its line breaks.
+    std::string_view from = textOf(expr);
+    std::string_view to = end.isValid() ? textOf(end) : std::string_view();
+    if (builder && !to.empty() && from.find('\n') == std::string_view::npos &&
+        to.find('\n') == std::string_view::npos) {
+      builder->note(Note::ForRangeHint, fmt::format("{}..{}", from, to));
     }
     return range;
   }
