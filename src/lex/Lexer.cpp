@@ -676,6 +676,13 @@ void Lexer::lexUnexpected() {
                   : std::string(reinterpret_cast<const char*>(start), ch.length));
     if (!space.empty()) {
       diag.note(Note::UnicodeSpace, codePointName(ch.codePoint), space);
+    } else if (!isInvisibleCharacter(ch.codePoint) &&
+               ((start > reinterpret_cast<const unsigned char*>(buffer_.source().text().data()) &&
+                 isIdentContinue(start[-1])) ||
+                (start + ch.length < end_ && isIdentContinue(start[ch.length])))) {
+      // `café`, `Δw`: a letter of another alphabet inside a name.
+      diag.note(Note::AsciiNames,
+                std::string(reinterpret_cast<const char*>(start), ch.length));
     }
   } else if (c < 0x20 || c == 0x7F) {
     error(Diag::UnexpectedCharacter, start, run,

@@ -565,6 +565,17 @@ class Parser {
   uint32_t parseParams(TokenId open);
   NodeId parseParam();
   NodeId parseBlock();
+  /// ExpectedIdentifier for a name being declared; a keyword written there
+  /// (`let in = 2`) gets a note saying it is one.
+  /// `next` is the keyword that follows the name there (`for in range(3)`
+  /// misses the name; `in` is not one taken for it).
+  [[gnu::cold]] void errorExpectedName(std::string_view what,
+                                       TokenKind next = TokenKind::EndOfFile) {
+    auto builder = error(Diag::ExpectedIdentifier, expectedAt(pos_), what, describe(pos_));
+    if (builder && isKeyword(peekKind()) && peekKind() != next && !newlineBefore()) {
+      builder->note(Note::KeywordAsName, tokens_.spelling(pos_));
+    }
+  }
   [[gnu::cold]] bool closesEnclosingBlock(TokenId open, size_t base);
   uint32_t indentOfLine(TokenId token) const;
   NodeId parseStatement();
@@ -1071,7 +1082,7 @@ uint32_t Parser::parseParams(TokenId open) {
 // param = IDENT ":" type [ "=" expr ] ;
 NodeId Parser::parseParam() {
   if (!at(TokenKind::Identifier)) {
-    error(Diag::ExpectedIdentifier, expectedAt(pos_), "a parameter name", describe(pos_));
+    errorExpectedName("a parameter name");
     return addError(pos_);
   }
   TokenId name = consume();
@@ -1418,7 +1429,7 @@ NodeId Parser::parseLetAfterKeyword() {
     panic_ = false;
   }
   if (!at(TokenKind::Identifier)) {
-    error(Diag::ExpectedIdentifier, expectedAt(pos_), "a name after 'let'", describe(pos_));
+    errorExpectedName("a name after 'let'");
     return addError(pos_);
   }
   TokenId name = consume();
@@ -1544,8 +1555,7 @@ NodeId Parser::parseIf() {
 NodeId Parser::parseFor() {
   TokenId keyword = consume();
   if (!at(TokenKind::Identifier)) {
-    error(Diag::ExpectedIdentifier, expectedAt(pos_), "a loop variable after 'for'",
-          describe(pos_));
+    errorExpectedName("a loop variable after 'for'", TokenKind::KwIn);
     return addError(keyword);
   }
   TokenId var = consume();
