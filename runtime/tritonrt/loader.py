@@ -185,7 +185,11 @@ def compile_model(path, optimization_level="O2", target="pytorch", entry=None):
     # else `entry` itself for a module without one.
     name = getattr(module, "ENTRY", None) or entry
     if not name:
-        raise CompileError("tritonrt: %s defines no ENTRY" % out, command=cmd, returncode=0)
+        # A file of fns and constants only: it compiles, but there is no module class.
+        raise CompileError("tritonrt: %s declares no layer, so there is no model class to "
+                           "return; declare one ('layer Model(x: ...) -> ... { ... }'), or use "
+                           "tritonrt.load() on the compiled %s for its fns and constants"
+                           % (src, out), command=cmd, returncode=0)
     try:
         return getattr(module, name)
     except AttributeError:

@@ -1056,6 +1056,16 @@ class LoaderTests(unittest.TestCase):
             pack(m)
             self.assertTrue(torch.equal(m(x), y))
 
+    def test_compile_model_of_a_file_without_a_layer(self):
+        # A file of fns only compiles (exit 0) but has no model class: the error names the
+        # source and says what to do, not "<generated path> defines no ENTRY".
+        self._real_tritonc()
+        src = self._write("helpers.tri", "fn double(n: int) -> int { return n * 2 }\n")
+        with self.assertRaises(tritonrt.CompileError) as ctx:
+            tritonrt.compile_model(src)
+        self.assertIn("helpers.tri declares no layer", str(ctx.exception))
+        self.assertIn("tritonrt.load()", str(ctx.exception))
+
     def test_compile_model_entry_through_an_import_alias(self):
         # `entry="blk.Proj"` names a layer of a file imported `as blk`: tritonc writes its
         # class as ENTRY ("Proj", or "blocks_Proj", after the file, beside a local Proj),
