@@ -25,11 +25,16 @@ def main():
                                                           "tritonc", "tritonc"))
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--levels", default="0,2")
+    parser.add_argument("--shapes", default="",
+                        help="comma-separated shapes of tests/robustness/large_programs.py "
+                             "(default: all)")
     args = parser.parse_args()
     print("| shape | level | N | ms at N | ms at 4N | ratio |")
     print("|---|---|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for shape, big in large_programs.SHAPES.items():
+            if args.shapes and shape not in args.shapes.split(","):
+                continue
             n = big // 4
             for level in args.levels.split(","):
                 medians = []

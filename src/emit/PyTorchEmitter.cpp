@@ -157,8 +157,11 @@ std::vector<std::string_view> literalPieces(std::string_view text, size_t width,
   for (size_t i = 0; i < text.size();) {
     size_t end = std::min(text.size(), i + width);
     if (end < text.size()) {
-      size_t space = atSpaces ? text.rfind(' ', end - 1) : std::string_view::npos;
-      if (space != std::string_view::npos && space >= i + width / 2) end = space + 1;
+      // Only the piece's second half is searched: rfind over the whole text
+      // made a 1 MB literal without spaces quadratic (2.4 s).
+      size_t half = i + width / 2;
+      size_t space = atSpaces ? text.substr(half, end - half).rfind(' ') : std::string_view::npos;
+      if (space != std::string_view::npos) end = half + space + 1;
       while (end > i + 1 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
     }
     pieces.push_back(text.substr(i, end - i));

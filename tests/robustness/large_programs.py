@@ -9,7 +9,8 @@ Each shape repeats one construct N times: a chain of fns each calling the previo
 recursive analysis overflowed the stack; -O3 inlined the whole chain into every fn),
 reassigning one value (the emitter's names and `del` lines were quadratic), loops (CSE and
 LICM moved a long block's list once per loop), layers, sub-modules, branches, constants and
-operator chains just under the nesting limit.
+operator chains just under the nesting limit, and a 1 MB string literal without spaces (its
+wrapping searched the whole text for a space once per 60-byte piece: quadratic).
 The timeout only guards against hangs; times are `bench/scaling.py`'s.
 Ends with `N passed, N failed`; exits 1 on any failure.
 """
@@ -53,6 +54,8 @@ def program(shape, n):
         out.append("fn f(a: int) -> int { return a%s }" % (" + a" * n))
     elif shape == "tensor operator chain":
         out.append("fn f(a: %s) -> %s { return a%s }" % (TENSOR, TENSOR, " * a" * n))
+    elif shape == "string literal":
+        out.append('main {\n    print("%s")\n}' % ("a" * n))
     elif shape == "bool operator chain":
         out.append("fn f(a: bool, b: bool) -> bool { return a%s }" % (" && b" * n))
     else:
@@ -66,7 +69,7 @@ def program(shape, n):
 SHAPES = {"fn chain": 32000, "reassignments": 100000, "loops": 32000, "branches": 20000,
           "sub-modules": 20000, "layers": 20000, "constants": 20000,
           "int operator chain": 4090, "tensor operator chain": 4090,
-          "bool operator chain": 4090}
+          "bool operator chain": 4090, "string literal": 1000000}
 
 
 def main():
