@@ -305,7 +305,7 @@ def weight(module, name):
                 w._tritonrt_source = (weakref.ref(module), name)
             return w
 
-        if compiling:
+        if compiling or not getattr(module, "_tritonrt_cache_unpacked", True):
             return unpacked()
         return _cached(module, name, _stamp(packed, scale), unpacked, (packed, scale))
     method, threshold = _method_of(module, name)
@@ -398,8 +398,15 @@ def _check_packed_state(module, state_dict, prefix, local_metadata, strict, miss
                     % (key, scale.numel(), tuple(scale.shape)))
 
 
-def pack(module):
+def pack(module, cache=True):
     """Convert every ternary weight of the module tree to packed form, in place.
+
+    ``cache=False`` (an extension of TOOLCHAIN.md's ``pack(module)``): the module keeps
+    only the packed codes in memory while it serves. By default the reference path (CPU,
+    or a GPU without the CUDA target's kernels) keeps each weight's unpacked float value
+    after the first inference call, a float copy of every ternary weight, so that later
+    calls do not unpack again; with ``cache=False`` every call unpacks (slower, about a
+    sixteenth of the memory). ``pack(m, cache=...)`` of a packed module changes the choice.
 
     For each sub-module (``module.modules()``, the root included) whose class or instance
     lists ``_ternary_weights``, each listed parameter is replaced by a ``uint8`` buffer of
@@ -428,6 +435,7 @@ def pack(module):
     for m in holders:
         if not getattr(m, "_tritonrt_packed", False):
             _pack_one(m)
+        m._tritonrt_cache_unpacked = bool(cache)
     clear_cache(module)  # the latent weights' quantized values are no longer needed
     if not getattr(module, "_tritonrt_packed", False):
         if not hasattr(module, "_tritonrt_shapes"):

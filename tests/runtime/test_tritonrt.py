@@ -946,6 +946,30 @@ class LoaderTests(unittest.TestCase):
                 self.assertTrue(torch.allclose(tritonrt.conv_bn_act(conv, bn, x), bn(conv(x)),
                                                atol=1e-5))
 
+    def test_pack_without_the_unpacked_cache(self):
+        # pack(m, cache=False): the same outputs, and no float copy of the weights is kept
+        # after inference (the default keeps one per weight, so later calls do not unpack).
+        from tritonrt import packing
+        path = self._write("model.py", GENERATED)
+        cls = tritonrt.load(path).TernaryFC
+        x = torch.randn(3, 16)
+        ref = cls(n_in=16, n_out=8).eval()
+        with torch.no_grad():
+            want = ref(x)
+        for cache in (True, False):
+            m = cls(n_in=16, n_out=8)
+            m.load_state_dict(ref.state_dict())
+            pack(m, cache=cache)
+            with torch.no_grad():
+                self.assertTrue(torch.equal(m(x), want))
+                self.assertTrue(torch.equal(m(x), want))
+            held = packing._caches.get(m, {}).get("values", {})
+            self.assertEqual(bool(held), cache, "cache=%s: %r" % (cache, list(held)))
+        pack(m, cache=True)  # a packed module's choice can change
+        with torch.no_grad():
+            self.assertTrue(torch.equal(m(x), want))
+        self.assertTrue(packing._caches.get(m, {}).get("values"))
+
     def test_data_reassignment_never_returns_a_stale_weight(self):
         # `p.data = a; p.data = b` leaves p's version counter as it was; without the cache
         # entry keeping its storage alive, b could land at the address the entry was made
