@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <regex>
@@ -662,6 +663,14 @@ int runWithStack(int argc, char** argv) {
   if (!started) {
     return runGuarded(argc, argv);
   }
+  // Signals sent to the process (Ctrl-C, a kill) go to a thread that does
+  // not block them: this one would take them from the compiler's, which
+  // installs the handlers that remove temporary files and, in `watch`,
+  // blocks SIGINT and SIGTERM to read them from a signalfd and exit 0 (a
+  // SIGINT taken here ended the process with it).
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
   pthread_join(thread, nullptr);
   return call.status;
 }
