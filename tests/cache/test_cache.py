@@ -638,7 +638,7 @@ def test_key_covers_output_flags_only(ctx):
         (("--entry", "ResNet18"), False),  # named explicitly: the header says so
         (("--target", "pytorch"), True),
         (cuda, False),
-        (("--target", "all", "--nvcc", MISSING_NVCC), False),
+        (("--target", "all", "--nvcc", MISSING_NVCC), True),  # the same outputs as cuda
         (cuda + ("--cuda-dtypes", "f32"), False),
         (cuda + ("--cuda-dtypes", "f32,f16"), False),
         (cuda + ("--cuda-arch", "80"), False),
@@ -1797,8 +1797,14 @@ def test_cuda_library_comes_from_cache(ctx):
     expect_l3(d, False, "changed nvcc")
     check_eq(runs(nvcc_runs), n + 1, "fake nvcc runs after it changed")
     same_outputs(outputs(out), first, "changed nvcc")
-    # --target all and --cuda-dtypes are other keys
-    for extra in (("--target", "all"), ("--cuda-dtypes", "f32")):
+    # --target all is --target cuda (the same outputs, the same key: nvcc does not run)
+    n = runs(nvcc_runs)
+    _, out, d = compile_counted(ctx, src, *(flags + ("--target", "all")))
+    expect_l3(d, True, "--target all after --target cuda")
+    check_eq(runs(nvcc_runs), n, "fake nvcc runs for --target all")
+    same_outputs(outputs(out), first, "--target all")
+    # --cuda-dtypes is another key
+    for extra in (("--cuda-dtypes", "f32"),):
         _, out, d = compile_counted(ctx, src, *(flags + extra))
         expect_l3(d, False, " ".join(extra))
         n = runs(nvcc_runs)

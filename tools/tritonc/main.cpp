@@ -114,6 +114,10 @@ void applyReportingChoices(const ReportingChoices& choices, CompileOptions& o) {
     }
   }
   if (!choices.cudaDTypes.empty()) o.cudaDTypes = splitList(choices.cudaDTypes);
+  // `--target all` is `--target cuda` (both write the module and the
+  // kernels, docs/cuda.md): one spelling for the cache keys and the headers,
+  // so switching between them never runs nvcc again for the same library.
+  if (o.target == "all") o.target = "cuda";
   if (choices.format == "json") {
     o.diagnosticsFormat = DiagnosticsFormat::Json;
     // stderr then holds JSON lines only, for tools that read it line by
