@@ -1208,6 +1208,20 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
               call);
 }
 
+// The creation call `site` (`Blk(8)`) with `name=value` added: `Blk(8, stride=2)`;
+// `Layer(..., name=value)` when the call is not one line of source.
+std::string Checker::withArgument(NodeId site, std::string_view layer, std::string_view name,
+                                  std::string_view value) const {
+  std::string_view text = site.isValid() ? textOf(site) : std::string_view();
+  if (text.size() < 2 || text.back() != ')' || text.find('\n') != std::string_view::npos ||
+      text.find(fmt::format("{}=", name)) != std::string_view::npos) {
+    return fmt::format("{}(..., {}={})", layer, name, value);
+  }
+  bool noArguments = text.ends_with("()");
+  return fmt::format("{}{}{}={})", text.substr(0, text.size() - 1), noArguments ? "" : ", ",
+                     name, value);
+}
+
 ExprInfo Checker::checkForward(uint32_t instanceIndex, NodeId call) {
   // Checking the arguments may create instances (and move this one): read it
   // again after them.
@@ -1233,6 +1247,32 @@ ExprInfo Checker::checkForward(uint32_t instanceIndex, NodeId call) {
   }
   const InstanceInfo& instance = module_.instances[instanceIndex];
   const CallableInfo& info = module_.callables[instance.decl];
+  // A named argument that is no input (`b(x, stride=2)` of `let b = Blk(8)`):
+  // hyperparameters are set where the instance is created, weights are its
+  // own. (It bound as an input and wrote `self.b(x=x, Blk=2)`.)
+  for (NodeId arg : tree_.list(tree_.listB(call))) {
+    if (tree_.kind(arg) != NodeKind::NamedArg) continue;
+    TokenId nameToken = tree_.token(arg);
+    std::string_view name = tokens().spelling(nameToken);
+    for (const ParamInfo& p : info.params) {
+      if (p.cls == ParamClass::Input || spelling(p.name) != name) continue;
+      std::string instanceName(spelling(instance.name));
+      std::string layer(callableName(static_cast<int>(instance.decl)));
+      bool hyper = p.cls == ParamClass::Hyper;
+      auto builder = diags_->report(
+          Diag::NotAnInputArgument, source(), tokens().range(nameToken), name,
+          hyper ? "a hyperparameter" : "a weight", layer,
+          hyper ? fmt::format("set it where '{}' is created: '{}'", instanceName,
+                              withArgument(instance.site, layer, name,
+                                           textOf(tree_.childA(arg))))
+                : fmt::format("'{}' has its own '{}'", instanceName, name));
+      if (instance.site.isValid()) {
+        builder.note(Note::DefinedHere, source(), rangeOf(instance.site), instanceName);
+      }
+      gatherArgs(call);  // the arguments' own mistakes are reported too
+      return make(module_.types.error(), call);
+    }
+  }
   std::unordered_map<uint32_t, DimId> bindings;
   size_t h = 0;
   std::vector<int> positional;

@@ -138,6 +138,8 @@ class Checker {
   /// where torch rejects integer tensors and mixed float dtypes. Ternary
   /// tensors are float32 at run time (x: float16 @ w: ternary converts w).
   void convertToFloat(const ExprInfo& value, DType dtype);
+  std::string withArgument(NodeId site, std::string_view layer, std::string_view name,
+                           std::string_view value) const;
   /// An integer number where a float is meant (`max(a=x, b=1)`): a literal
   /// is written as a float (`1.0`), another value converted with float().
   void convertNumberToFloat(const ExprInfo& value) {
