@@ -577,6 +577,18 @@ class Parser {
     }
   }
   [[gnu::cold]] bool closesEnclosingBlock(TokenId open, size_t base);
+  [[gnu::cold]] bool elseEndsBlock(TokenId open);
+  /// The first token of the statement or item each open block belongs to
+  /// (`if`, `layer`): its line's indentation is the block's, whatever line
+  /// the '{' ends up on (a header over several lines).
+  std::vector<TokenId> blockOwners_;
+  struct BlockOwner {
+    Parser& parser;
+    BlockOwner(Parser& p, TokenId owner) : parser(p) { parser.blockOwners_.push_back(owner); }
+    ~BlockOwner() { parser.blockOwners_.pop_back(); }
+    BlockOwner(const BlockOwner&) = delete;
+    BlockOwner& operator=(const BlockOwner&) = delete;
+  };
   uint32_t indentOfLine(TokenId token) const;
   NodeId parseStatement();
   NodeId parseLet();
@@ -1124,6 +1136,9 @@ NodeId Parser::parseBlock() {
     return addError(open);
   }
   size_t base = openDelims_.size();
+  // A body's owner is its item; a nested block's, the statement that holds it.
+  BlockOwner owner(*this, blockOwners_.empty() ? (itemStart_.isValid() ? itemStart_ : open)
+                                               : syncStart_);
   consume();  // '{'
   size_t statements = listMark();
   while (!at(TokenKind::RBrace) && !atEnd() && !closeBlocks_) {
@@ -1132,6 +1147,9 @@ NodeId Parser::parseBlock() {
     }
     syncStart_ = pos_;
     repaired_ = false;
+    if (at(TokenKind::KwElse) && elseEndsBlock(open)) [[unlikely]] {
+      break;  // reported; the 'if' that owns this block takes the 'else'
+    }
     NodeId statement = parseStatement();
     if (statement.isValid()) {
       listPush(statement);
@@ -1148,14 +1166,18 @@ NodeId Parser::parseBlock() {
   uint32_t list = addList(statements);
   repaired_ = false;
   TokenId close = pos_;
-  if (closeBlocks_) [[unlikely]] {
+  if (at(TokenKind::KwElse)) [[unlikely]] {
+    // The '}' missing before this 'else' was reported (elseEndsBlock).
+    openDelims_.resize(base);
+    close = TokenId{pos_.index - 1};
+  } else if (closeBlocks_) [[unlikely]] {
     // The '}' missing before an item was reported (see closeBlocksBeforeItem):
     // the block ends after its last token.
     openDelims_.resize(base);
     close = TokenId{pos_.index - 1};
   } else if (at(TokenKind::RBrace) && newlineBefore() &&
              tokens_.source().lineCol(tokens_.range(pos_).begin).column - 1 <
-                 indentOfLine(open) &&
+                 indentOfLine(blockOwners_.back()) &&
              closesEnclosingBlock(open, base)) [[unlikely]] {
     // Reported: this block's '}' is missing; the '}' here is the enclosing
     // block's, which takes it.
@@ -1165,6 +1187,24 @@ NodeId Parser::parseBlock() {
     return addError(open);
   }
   return add(NodeKind::Block, open, list, kNone, close.index, depthOfList(list));
+}
+
+// `} else {` with its '}' deleted: an 'else' that starts a line indented as
+// the 'if' owning this block ends the block there. Reported as the missing
+// '}' (not "'else' without a preceding 'if'" and a missing '}' at the end).
+bool Parser::elseEndsBlock(TokenId open) {
+  if (quiet_ > 0 || !newlineBefore() || blockOwners_.empty() ||
+      tokens_.kind(blockOwners_.back()) != TokenKind::KwIf ||
+      indentOfLine(pos_) != indentOfLine(blockOwners_.back())) {
+    return false;
+  }
+  const SourceBuffer& source = tokens_.source();
+  auto builder = errorAndGoOn(Diag::UnclosedBlock, expectedAt(pos_),
+                              source.lineCol(tokens_.range(open).begin).line);
+  if (builder) {
+    builder->note(Note::MatchingDelimiter, source, tokens_.range(open), "{");
+  }
+  return true;
 }
 
 // The number of spaces and tabs that start the line of `token`.
@@ -1202,14 +1242,15 @@ bool Parser::closesEnclosingBlock(TokenId open, size_t base) {
   TokenId enclosing;
   for (size_t i = base; i-- > 0;) {
     if (tokens_.kind(openDelims_[i]) == TokenKind::LBrace) {
-      if (indentOfLine(openDelims_[i]) == closeIndent) enclosing = openDelims_[i];
+      enclosing = openDelims_[i];
       break;
     }
   }
-  if (!enclosing.isValid()) {
+  if (!enclosing.isValid() || blockOwners_.size() < 2 ||
+      indentOfLine(blockOwners_[blockOwners_.size() - 2]) != closeIndent) {
     return false;
   }
-  uint32_t openIndent = indentOfLine(open);
+  uint32_t openIndent = indentOfLine(blockOwners_.back());
   TokenId end{pos_.index - 1};
   for (uint32_t i = open.index + 1; i < pos_.index; ++i) {
     if (tokens_.hasNewlineBefore(TokenId{i}) && indentOfLine(TokenId{i}) <= openIndent) {
@@ -1223,7 +1264,7 @@ bool Parser::closesEnclosingBlock(TokenId open, size_t base) {
   if (builder) {
     builder->note(Note::MatchingDelimiter, source, tokens_.range(open), "{");
     builder->note(Note::ClosedByIndentation, source, tokens_.range(pos_),
-                  source.lineCol(tokens_.range(enclosing).begin).line);
+                  source.lineCol(tokens_.range(blockOwners_[blockOwners_.size() - 2]).begin).line);
   }
   --braceBalance_;
   return true;
