@@ -156,6 +156,29 @@ std::string_view unicodeSpaceName(char32_t cp) {
   }
 }
 
+AsciiLookalike asciiLookalike(char32_t cp) {
+  switch (cp) {
+    case 0x201C: return {"a left double quotation mark", "\""};
+    case 0x201D: return {"a right double quotation mark", "\""};
+    case 0x201E: return {"a low double quotation mark", "\""};
+    case 0x2033: return {"a double prime", "\""};
+    case 0x2018: return {"a left single quotation mark", "'"};
+    case 0x2019: return {"a right single quotation mark", "'"};
+    case 0x201A: return {"a low single quotation mark", "'"};
+    case 0x2032: return {"a prime", "'"};
+    case 0x2010:
+    case 0x2011: return {"a hyphen", "-"};
+    case 0x2012:
+    case 0x2013: return {"an en dash", "-"};
+    case 0x2014: return {"an em dash", "-"};
+    case 0x2212: return {"a minus sign", "-"};
+    case 0x00D7: return {"a multiplication sign", "*"};
+    case 0x00F7: return {"a division sign", "/"};
+    case 0x2026: return {"an ellipsis", "..."};
+    default: return {};
+  }
+}
+
 std::string codePointName(char32_t cp) {
   return fmt::format("<U+{:04X}>", static_cast<uint32_t>(cp));
 }

@@ -138,6 +138,7 @@ class Lexer {
   void lexIdentifier();
   void lexNumber();
   void lexString();
+  void lexLookalike(const unsigned char* start, size_t length, char32_t cp, AsciiLookalike look);
   void lexUnexpected();
   // Length of the run of stray bytes at p (characters that start no token).
   size_t strayRunLength(const unsigned char* p) const;
@@ -646,6 +647,15 @@ size_t Lexer::strayRunLength(const unsigned char* p) const {
   return static_cast<size_t>(q - p);
 }
 
+// Letters of the Latin, Greek, Cyrillic, Hebrew, Arabic, CJK, kana and
+// Hangul blocks (not symbols such as '²', '×' or '°'): the ones a name may
+// have been meant to hold.
+static bool isLetterOfAnotherAlphabet(char32_t cp) {
+  return (cp >= 0xC0 && cp <= 0x24F && cp != 0xD7 && cp != 0xF7) || (cp >= 0x370 && cp <= 0x52F) ||
+         (cp >= 0x590 && cp <= 0x6FF) || (cp >= 0x3040 && cp <= 0x30FF) ||
+         (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0xAC00 && cp <= 0xD7AF);
+}
+
 void Lexer::lexUnexpected() {
   const unsigned char* start = p_;
   unsigned char c = *p_;
@@ -666,6 +676,10 @@ void Lexer::lexUnexpected() {
   } else if (c >= 0x80) {
     Utf8Char ch = decodeUtf8(std::string_view(reinterpret_cast<const char*>(start),
                                               static_cast<size_t>(end_ - start)));
+    if (AsciiLookalike look = asciiLookalike(ch.codePoint); !look.name.empty()) {
+      lexLookalike(start, ch.length, ch.codePoint, look);
+      return;
+    }
     // A zero-width space or a bidi control would read as '' in the message,
     // a non-breaking space as ' '.
     std::string_view space = unicodeSpaceName(ch.codePoint);
@@ -676,7 +690,7 @@ void Lexer::lexUnexpected() {
                   : std::string(reinterpret_cast<const char*>(start), ch.length));
     if (!space.empty()) {
       diag.note(Note::UnicodeSpace, codePointName(ch.codePoint), space);
-    } else if (!isInvisibleCharacter(ch.codePoint) &&
+    } else if (isLetterOfAnotherAlphabet(ch.codePoint) &&
                ((start > reinterpret_cast<const unsigned char*>(buffer_.source().text().data()) &&
                  isIdentContinue(start[-1])) ||
                 (start + ch.length < end_ && isIdentContinue(start[ch.length])))) {
@@ -690,6 +704,42 @@ void Lexer::lexUnexpected() {
   } else {
     error(Diag::UnexpectedCharacter, start, run, std::string(1, static_cast<char>(c)));
   }
+  addToken(TokenKind::Error, start);
+}
+
+// A typographic character (text pasted from a document or a chat): one
+// error saying which ASCII character it stands for. `“absmean”` on one line
+// is one error and lexes as the string it means, so nothing else is reported.
+void Lexer::lexLookalike(const unsigned char* start, size_t length, char32_t cp,
+                         AsciiLookalike look) {
+  std::string_view glyph(reinterpret_cast<const char*>(start), length);
+  bool opens = cp == 0x201C || cp == 0x201E || cp == 0x2018 || cp == 0x201A;
+  if (opens) {
+    // The closing quote: ” or “ (after „), ’ or ‘ (after ‚), on this line.
+    std::string_view rest(reinterpret_cast<const char*>(start + length),
+                          static_cast<size_t>(end_ - start) - length);
+    rest = rest.substr(0, rest.find('\n'));
+    bool isDouble = look.ascii == "\"";
+    for (std::string_view close : isDouble ? std::array<std::string_view, 2>{"\u201D", "\u201C"}
+                                           : std::array<std::string_view, 2>{"\u2019", "\u2018"}) {
+      size_t at = rest.find(close);
+      if (at == std::string_view::npos || rest.substr(0, at).find(look.ascii) != std::string_view::npos) {
+        continue;
+      }
+      std::string_view inner = rest.substr(0, at);
+      p_ = start + length + at + close.size();
+      error(Diag::UnexpectedCharacter, start, length, std::string(glyph))
+          .note(Note::TypographicQuotes, std::string(glyph), std::string(close),
+                fmt::format("{0}{1}{0}", look.ascii, inner));
+      buffer_.strings_.emplace_back(inner);
+      addToken(TokenKind::StringLiteral, start,
+               static_cast<uint32_t>(buffer_.strings_.size() - 1));
+      return;
+    }
+  }
+  p_ = start + length;
+  error(Diag::UnexpectedCharacter, start, length, std::string(glyph))
+      .note(Note::AsciiLookalike, std::string(glyph), look.name, look.ascii);
   addToken(TokenKind::Error, start);
 }
 

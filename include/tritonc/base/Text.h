@@ -33,6 +33,15 @@ bool isInvisibleCharacter(char32_t cp);
 /// U+00A0), or empty when `cp` is none: each looks like a blank in a message.
 std::string_view unicodeSpaceName(char32_t cp);
 
+/// A typographic character that word processors put in place of ASCII
+/// punctuation (curly quotes, dashes, the minus and times signs): its name and
+/// the ASCII it stands for; empty names for other characters.
+struct AsciiLookalike {
+  std::string_view name;
+  std::string_view ascii;
+};
+AsciiLookalike asciiLookalike(char32_t cp);
+
 /// `<U+XXXX>` for code point `cp`.
 std::string codePointName(char32_t cp);
 
