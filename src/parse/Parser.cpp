@@ -578,6 +578,8 @@ class Parser {
   }
   [[gnu::cold]] bool closesEnclosingBlock(TokenId open, size_t base);
   [[gnu::cold]] bool elseEndsBlock(TokenId open);
+  bool unmatchedByCount(TokenId open);
+  bool insideBlockOpenByCount(size_t count);
   /// The first token of the statement or item each open block belongs to
   /// (`if`, `layer`): its line's indentation is the block's, whatever line
   /// the '{' ends up on (a header over several lines).
@@ -1198,6 +1200,10 @@ bool Parser::elseEndsBlock(TokenId open) {
       indentOfLine(pos_) != indentOfLine(blockOwners_.back())) {
     return false;
   }
+  // Only in a block the brace count leaves open (a '}' is missing around here).
+  if (!insideBlockOpenByCount(openDelims_.size())) {
+    return false;
+  }
   const SourceBuffer& source = tokens_.source();
   auto builder = errorAndGoOn(Diag::UnclosedBlock, expectedAt(pos_),
                               source.lineCol(tokens_.range(open).begin).line);
@@ -1205,6 +1211,34 @@ bool Parser::elseEndsBlock(TokenId open) {
     builder->note(Note::MatchingDelimiter, source, tokens_.range(open), "{");
   }
   return true;
+}
+
+// Whether the '{' at `open` has no '}' when the file's braces are matched by
+// count alone (computed once, for the error paths that ask).
+bool Parser::unmatchedByCount(TokenId open) {
+  if (!bracesMatched_) {
+    bracesMatched_ = true;
+    for (uint32_t i = 0; i < tokens_.size(); ++i) {
+      TokenKind kind = tokens_.kind(TokenId{i});
+      if (kind == TokenKind::LBrace) {
+        unmatchedBraces_.push_back(i);
+      } else if (kind == TokenKind::RBrace && !unmatchedBraces_.empty()) {
+        unmatchedBraces_.pop_back();
+      }
+    }
+  }
+  return std::binary_search(unmatchedBraces_.begin(), unmatchedBraces_.end(), open.index);
+}
+
+// Whether one of the first `count` open delimiters is a '{' the brace count
+// leaves without a '}'.
+bool Parser::insideBlockOpenByCount(size_t count) {
+  for (size_t i = 0; i < count && i < openDelims_.size(); ++i) {
+    if (tokens_.kind(openDelims_[i]) == TokenKind::LBrace && unmatchedByCount(openDelims_[i])) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // The number of spaces and tabs that start the line of `token`.
@@ -1246,8 +1280,11 @@ bool Parser::closesEnclosingBlock(TokenId open, size_t base) {
       break;
     }
   }
+  // The enclosing block's statement indented as the '}', inside a block the
+  // count leaves open (the '}' missing is around here, not in a later item).
   if (!enclosing.isValid() || blockOwners_.size() < 2 ||
-      indentOfLine(blockOwners_[blockOwners_.size() - 2]) != closeIndent) {
+      indentOfLine(blockOwners_[blockOwners_.size() - 2]) != closeIndent ||
+      !insideBlockOpenByCount(base)) {
     return false;
   }
   uint32_t openIndent = indentOfLine(blockOwners_.back());
@@ -1368,22 +1405,10 @@ bool Parser::closeBlocksBeforeItem() {
       source.lineCol(tokens_.range(itemStart_).begin).column) {
     return false;
   }
-  if (!bracesMatched_) {
-    bracesMatched_ = true;
-    for (uint32_t i = 0; i < tokens_.size(); ++i) {
-      TokenKind kind = tokens_.kind(TokenId{i});
-      if (kind == TokenKind::LBrace) {
-        unmatchedBraces_.push_back(i);
-      } else if (kind == TokenKind::RBrace && !unmatchedBraces_.empty()) {
-        unmatchedBraces_.pop_back();
-      }
-    }
-  }
   // The innermost open block without a '}'.
   TokenId unclosed;
   for (TokenId open : openDelims_) {
-    if (tokens_.kind(open) == TokenKind::LBrace &&
-        std::binary_search(unmatchedBraces_.begin(), unmatchedBraces_.end(), open.index)) {
+    if (tokens_.kind(open) == TokenKind::LBrace && unmatchedByCount(open)) {
       unclosed = open;
     }
   }
