@@ -240,12 +240,16 @@ def _conv_weight(conv):
 
 
 def _bn_stamp(conv, bn):
-    """(stamp, tensors): the stamp changes whenever a parameter or statistic of ``conv`` or
-    ``bn`` (the tensors) does."""
+    """(stamp, tensors): the stamp (a function, computed only when the value may be cached)
+    changes whenever a parameter or statistic of ``conv`` or ``bn`` (the tensors) does."""
     tensors = [t for t in list(conv.parameters()) + list(conv.buffers())
                + list(bn.parameters()) + list(bn.buffers())]
-    stamp = _stamp(*tensors, content=True)
-    return (stamp + (id(bn), bn.eps) if stamp is not None else None), tensors
+
+    def stamp():
+        s = _stamp(*tensors, content=True)
+        return s + (id(bn), bn.eps) if s is not None else None
+
+    return stamp, tensors
 
 
 def _bn_affine(conv, bn):

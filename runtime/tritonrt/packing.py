@@ -218,7 +218,11 @@ def _cached(module, name, stamp, compute, sources):
     the address of the storage the entry was made from, with the same version, and the
     stale value would be returned. (In-place changes through ``.data``, which torch does not
     count, are seen by the content part of float weights' stamps: ``_stamp``.)"""
-    if stamp is None or torch.is_grad_enabled() or module.training or _compiling():
+    if torch.is_grad_enabled() or module.training or _compiling():
+        return compute()
+    if callable(stamp):  # computed only when the value may be cached (sums read the weight)
+        stamp = stamp()
+    if stamp is None:
         return compute()
     cache = module_cache(module, "values")
     hit = cache.get(name)
@@ -252,10 +256,11 @@ def _stamp(*tensors, content=False):
 
     ``content=True`` (float weights a user may change through ``.data``, which leaves the
     version counter as it was: ``p.data.mul_(d).add_(...)`` of an EMA, ``p.data.clamp_()``,
-    a manual ``p.data -= lr * p.grad``) adds the sum of each float tensor, one read of the
-    weight (a tenth of quantizing it), so that such a change is seen as well. On another
-    device than the CPU, reading a sum back would wait for the device at every call: those
-    tensors are not cached (``None``)."""
+    a manual ``p.data -= lr * p.grad``, ``p.data.copy_(p.flip(0))``) adds a checksum of each
+    float tensor that depends on where each value is (``_checksum``), two reads of the weight
+    (a sixteenth of quantizing it), so that such a change is seen as well. On another device
+    than the CPU, reading it back would wait for the device at every call: those tensors are
+    not cached (``None``)."""
     if any(_is_inference(t) or (t.device.type == "cpu" and t.is_shared()) for t in tensors):
         return None
     stamp = tuple((t.data_ptr(), t._version, t.device, t.dtype) for t in tensors)
@@ -266,10 +271,32 @@ def _stamp(*tensors, content=False):
     return stamp
 
 
+_PROBES = {}
+
+
+def _probe(n):
+    """A fixed vector of ``n`` float64 weights in [0.5, 1.5) (the same in every process)."""
+    v = _PROBES.get(n)
+    if v is None:
+        v = torch.rand(n, generator=torch.Generator().manual_seed(n), dtype=torch.float64) + 0.5
+        _PROBES[n] = v
+    return v
+
+
 def _checksum(t):
-    # A NaN sum never equals another: a weight holding a NaN is recomputed at every call.
+    """The row sums and the column sums of ``t`` (as ``[rows, -1]``), each weighted by a
+    fixed vector: a change that keeps the plain sum (a permutation of the rows or the
+    columns, a sign flip of a weight that sums to zero, a clamp of opposite outliers) still
+    changes it. A NaN never equals another: a weight holding one is recomputed at every
+    call."""
     t = t.detach()
-    return float(t.sum() if t.element_size() >= 4 else t.sum(dtype=torch.float32))
+    if t.dim() == 0:
+        return (float(t),)
+    m = t.reshape(t.shape[0], -1)
+    dtype = None if t.element_size() >= 4 else torch.float32
+    rows = m.sum(dim=1, dtype=dtype).double()
+    cols = m.sum(dim=0, dtype=dtype).double()
+    return (float(rows @ _probe(rows.numel())), float(cols @ _probe(cols.numel())))
 
 
 _TRAINING_MESSAGE = ("tritonrt: %s has packed ternary weights and runs inference only; "
@@ -313,9 +340,12 @@ def weight(module, name):
     if compiling:
         return ternary_quantize(latent, method=method, threshold=threshold,
                                 training=module.training)
-    stamp = _stamp(latent, content=True)
+    def stamp():
+        s = _stamp(latent, content=True)
+        return s + (method, threshold) if s is not None else None
+
     return _cached(
-        module, name, stamp + (method, threshold) if stamp is not None else None,
+        module, name, stamp,
         lambda: ternary_quantize(latent, method=method, threshold=threshold,
                                  training=module.training), (latent,))
 

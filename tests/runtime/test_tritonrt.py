@@ -931,7 +931,15 @@ class LoaderTests(unittest.TestCase):
                     lambda w: w.data.clamp_(-0.05, 0.05),
                     lambda w: w.data.sub_(0.01 * torch.ones_like(w)),
                     lambda w: w.data.copy_(torch.randn(16, 8)),
-                    lambda w: w.data[0].zero_()]):
+                    lambda w: w.data[0].zero_(),
+                    # changes that keep the plain sum: a permutation of the rows or the
+                    # columns, a sign flip of a weight summing to zero, a clamp of opposite
+                    # outliers
+                    lambda w: w.data.copy_(w.data.flip(0)),
+                    lambda w: w.data.copy_(w.data.flip(1)),
+                    lambda w: w.data.sub_(w.data.mean()).mul_(-1),
+                    lambda w: w.data.copy_(torch.tensor([[2.0, -2.0] * 4] + [[0.1] * 8] * 15)),
+                    lambda w: w.data.clamp_(-1, 1)]):
                 m(x)
                 update(m.w)
                 want = x @ ternary_quantize(m.w, training=False)
