@@ -133,14 +133,21 @@ def _state_dtype(layer):
     return None
 
 
+_NARROW_INTS = (torch.int8, torch.uint8, torch.int16)
+
+
 def int_matmul(a, b):
     """``a @ b`` of two integer tensors of one dtype (the language's ``int8 @ int8``,
-    ``int32 @ int32``, ``trit @ trit``). CUDA has no integer matmul (cuBLAS multiplies
-    floats): there it is computed in float64, exact while every partial sum stays below 2**53
-    in magnitude (any product of trits, int8s or int16s of a realistic size), and converted
-    back through int64, so that a result past the dtype's range wraps as the CPU's does."""
+    ``int32 @ int32``, ``trit @ trit``), exactly as the CPU computes it (wrapping past the
+    dtype's range). CUDA has no integer matmul (cuBLAS multiplies floats): there int8, uint8
+    and int16 products are computed in float64, exact while a row has fewer than 2**23
+    elements (each product is below 2**30), and converted back through int64, so a result
+    past the dtype wraps as the CPU's does; int32 and int64 ones, whose sums float64 cannot
+    hold exactly, are computed on the CPU and moved back."""
     if a.is_cuda:
-        return _int_matmul_in_float64(a, b)
+        if a.dtype in _NARROW_INTS and a.shape[-1] < 2 ** 23:
+            return _int_matmul_in_float64(a, b)
+        return (a.cpu() @ b.cpu()).to(a.device)
     return a @ b
 
 
@@ -152,7 +159,9 @@ def int_linear(x, w, bias=None):
     """``linear(x, w, bias)`` of integer tensors of one dtype: ``F.linear`` on the CPU, and
     on CUDA, which has no integer matmul, computed as ``int_matmul`` is."""
     if x.is_cuda:
-        return _int_linear_in_float64(x, w, bias)
+        if x.dtype in _NARROW_INTS and x.shape[-1] < 2 ** 23:
+            return _int_linear_in_float64(x, w, bias)
+        return F.linear(x.cpu(), w.cpu(), None if bias is None else bias.cpu()).to(x.device)
     return F.linear(x, w, bias)
 
 
