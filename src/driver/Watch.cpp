@@ -109,10 +109,14 @@ int runWatch(const CompileOptions& options) {
   ::sigprocmask(SIG_BLOCK, &signals, nullptr);
   int signal = ::signalfd(-1, &signals, SFD_CLOEXEC);
 
-  // One cache for every compile; the settings' warnings are printed by the
-  // first compile that finds the cache unusable.
+  // One cache for every compile.
   cache::Settings settings = cache::resolveSettings(options.cacheDir, options.noCache);
   cache::Cache cache = cache::Cache::open(settings);
+  if (!cache.warning().empty() && !options.quiet) {
+    // Said once: every compile of the session goes on without the disk
+    // cache (the memory level still serves unchanged imports).
+    status(json, path, cache.warning() + "; compiling without the cache");
+  }
   cache.enableMemoryLevel();
 
   auto build = [&] {

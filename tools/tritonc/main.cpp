@@ -665,6 +665,13 @@ int runWithStack(int argc, char** argv) {
   bool started = sized && pthread_create(&thread, &attr, mainThread, &call) == 0;
   pthread_attr_destroy(&attr);
   if (!started) {
+    // Threads started later get the system's default stack again (a 64 MiB
+    // one could not be had).
+    pthread_attr_t plain;
+    if (sized && pthread_attr_init(&plain) == 0) {
+      pthread_setattr_default_np(&plain);
+      pthread_attr_destroy(&plain);
+    }
     return runGuarded(argc, argv);
   }
   // Signals sent to the process (Ctrl-C, a kill) go to a thread that does
