@@ -175,7 +175,21 @@ std::optional<uint32_t> Checker::lookup(IdentifierId name) const {
   return current_[name.index] - 1;
 }
 
+int64_t Checker::endedDeclaration(IdentifierId name) const {
+  for (uint32_t i = static_cast<uint32_t>(module_.symbols.size()); i-- > ctx_.firstSymbol;) {
+    const Symbol& s = module_.symbols[i];
+    if (s.name == name && (s.kind == SymbolKind::Local || s.kind == SymbolKind::LoopVar) &&
+        s.decl.isValid() && tree_.kind(s.decl) != NodeKind::Name) {
+      return i;
+    }
+  }
+  return -1;
+}
+
 void Checker::reportUndefined(NodeId node, IdentifierId name) {
+  if (ctx_.callable >= 0 && !ctx_.undeclaredReported.insert(name.index).second) {
+    return;  // this body's earlier use was reported
+  }
   std::string text(spelling(name));
   // Python's spellings of the keyword constants.
   if (std::optional<std::string_view> fix = pythonConstantFix(text)) {
@@ -250,13 +264,10 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
   auto builder = diags_->report(Diag::UndefinedName, source(), rangeOf(node), text);
   // `if c { let down = ... }` then `down(x)` after the block, as Python
   // allows: the body's last such `let` (checked in order, so declared above).
-  for (uint32_t i = static_cast<uint32_t>(module_.symbols.size()); i-- > ctx_.firstSymbol;) {
-    const Symbol& s = module_.symbols[i];
-    if (s.name == name && (s.kind == SymbolKind::Local || s.kind == SymbolKind::LoopVar)) {
-      builder.note(Note::DeclaredInEndedBlock, source(), tokens().range(tree_.token(s.decl)),
-                   text);
-      return;
-    }
+  if (int64_t i = endedDeclaration(name); i >= 0) {
+    const Symbol& s = module_.symbols[static_cast<size_t>(i)];
+    builder.note(Note::DeclaredInEndedBlock, source(), tokens().range(tree_.token(s.decl)), text);
+    return;
   }
   if (!diags_->takeSpellCheck()) {
     return;
@@ -1437,8 +1448,16 @@ void Checker::checkAssign(NodeId assign) {
     IdentifierId name = tokens().identifier(tree_.token(target));
     std::string text(spelling(name));
     if (text != "self" && text != "None" && !pythonConstantFix(text)) {
-      diags_->report(Diag::UndefinedName, source(), rangeOf(target), text)
-          .note(Note::DeclareWithLet, source(), rangeOf(target), text);
+      auto builder = diags_->report(Diag::UndefinedName, source(), rangeOf(target), text);
+      // `let y` in one branch, `y = ...` in the other: the `let` is the mistake.
+      if (int64_t i = endedDeclaration(name); i >= 0) {
+        const Symbol& s = module_.symbols[static_cast<size_t>(i)];
+        builder.note(Note::DeclaredInEndedBlock, source(), tokens().range(tree_.token(s.decl)),
+                     text);
+      } else {
+        builder.note(Note::DeclareWithLet, source(), rangeOf(target), text);
+      }
+      ctx_.undeclaredReported.insert(name.index);
       ExprInfo value = checkExpr(valueNode);
       declare(Symbol{SymbolKind::Local, name, assign, value.type, 0}, target);
       return;

@@ -239,7 +239,13 @@ class Checker {
     /// body's symbols for a `let` whose block has ended (Python's names
     /// outlive their `if`; these do not).
     uint32_t firstSymbol = 0;
+    /// Names whose undeclared use was reported in this body: later uses are
+    /// the same mistake (reported once per body, as gcc does).
+    std::unordered_set<uint32_t> undeclaredReported;
   };
+  /// The body's last `let` (or loop variable) of `name` whose block has
+  /// ended, or -1: what an undeclared use most likely meant.
+  int64_t endedDeclaration(IdentifierId name) const;
   /// Starts checking a body (or a top-level let): a fresh Context.
   void resetContext() {
     ctx_ = Context{};
