@@ -563,7 +563,9 @@ TypeId Checker::resolveType(NodeId type, int callable) {
       dtype = module_.types.node(element).dtype;
       if (ternary && dtype != DType::Trit) {
         report(Diag::TernaryElementType, args[0], dtypeName(dtype));
-        return module_.types.error();
+        // Read as the TernaryTensor<trit> it must be: the parameter stays a
+        // weight (or input), with no second error where it is passed.
+        dtype = DType::Trit;
       }
     }
     if (args.size() < 2) {

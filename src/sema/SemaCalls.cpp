@@ -872,7 +872,16 @@ void Checker::noteInstantiationRules(NodeId call, std::string_view name, Identif
   } else if (!letName.isValid()) {
     report(Diag::InstantiationNotNamed, call, name);
   } else if (ctx_.isFn) {
-    report(Diag::InstantiationInFn, call, spelling(letName));
+    // One per fn: a layer declared `fn` by mistake creates all its
+    // sub-modules in it, and the first error says what to change.
+    if (!ctx_.instantiationInFnReported) {
+      ctx_.instantiationInFnReported = true;
+      auto builder = diags_->report(Diag::InstantiationInFn, source(), rangeOf(call),
+                                    spelling(letName));
+      if (ctx_.callable >= 0) {
+        builder.note(Note::DeclareAsLayer, callableName(ctx_.callable));
+      }
+    }
   } else if (ctx_.loopDepth > 0) {
     diags_->report(Diag::InstantiationInLoop, source(), rangeOf(call), spelling(letName))
         .note(Note::MoveBeforeLoop, spelling(letName))

@@ -242,6 +242,7 @@ class Checker {
     /// Names whose undeclared use was reported in this body: later uses are
     /// the same mistake (reported once per body, as gcc does).
     std::unordered_set<uint32_t> undeclaredReported;
+    bool instantiationInFnReported = false;  ///< InstantiationInFn, once per fn
   };
   /// The body's last `let` (or loop variable) of `name` whose block has
   /// ended, or -1: what an undeclared use most likely meant.
