@@ -1639,17 +1639,22 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       cache.store(cache::Level::L3, *result.l3Key, cache::packBlobs(blobs), result.computeNs);
     }
   }
-  // A store that failed (unwritable folder, disk full) turned the cache off:
-  // said once, whenever it happened; the compile itself goes on.
-  if (cacheWorked && !cache.warning().empty() && !cacheChosenBy.empty()) {
-    diags.reportForPath(Diag::CacheDirUnusable, "", cache.warning(), cacheChosenBy);
-    sorter.flush();
+  // An environment error after nvcc ran: its libraries are not put in place.
+  auto removeLibraries = [&] {
     for (FileResult& result : results) {
       if (!result.soTemp.empty()) {
         ::unlink(result.soTemp.c_str());
         keepFileOnSignal(result.soTemp);
       }
     }
+  };
+  // A store that failed (unwritable folder, disk full) turned the cache off:
+  // a cache the user named is then an environment error and nothing is
+  // written; the default location's is said once, and the compile goes on.
+  if (cacheWorked && !cache.warning().empty() && !cacheChosenBy.empty()) {
+    diags.reportForPath(Diag::CacheDirUnusable, "", cache.warning(), cacheChosenBy);
+    sorter.flush();
+    removeLibraries();
     return kExitInternalError;
   }
   if (cacheWorked && !cache.warning().empty()) {
@@ -1663,12 +1668,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   auto fail = [&](const std::string& path, const std::string& error) {
     diags.reportForPath(Diag::CannotWriteFile, "", path, error).about(path);
     sorter.flush();
-    for (FileResult& result : results) {
-      if (!result.soTemp.empty()) {
-        ::unlink(result.soTemp.c_str());
-        keepFileOnSignal(result.soTemp);
-      }
-    }
+    removeLibraries();
     return kExitInternalError;
   };
   if (writeOutputs) {
