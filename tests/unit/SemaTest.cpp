@@ -922,10 +922,14 @@ TEST(SemaComparisonChainTest, OneChainIsOneMistake) {
 TEST(SemaScopeTest, TypoCorrectionStopsAfterTheSpellCheckingLimit) {
   // Every misspelling searches the names in scope: past the limit the errors
   // stay and the suggestions stop, so 10^4 of them cannot take minutes.
-  std::string body = "let hidden = relu(x)\n";
+  // (Each a different name: one undeclared name is reported once per body.)
+  std::string body;
   size_t count = DiagnosticEngine::kSpellCheckingLimit + 5;
   for (size_t i = 0; i < count; ++i) {
-    body += fmt::format("let y{} = hiden\n", i);
+    body += fmt::format("let hidden{} = relu(x)\n", i);
+  }
+  for (size_t i = 0; i < count; ++i) {
+    body += fmt::format("let y{} = hiden{}\n", i, i);
   }
   DiagnosticOptions options;
   options.errorLimit = 0;
@@ -938,8 +942,21 @@ TEST(SemaScopeTest, TypoCorrectionStopsAfterTheSpellCheckingLimit) {
     suggested += d.notes.size();
   }
   EXPECT_EQ(suggested, DiagnosticEngine::kSpellCheckingLimit);
-  EXPECT_EQ(c.diagnostics()[0].notes.at(0).message, "did you mean 'hidden'?");
+  EXPECT_EQ(c.diagnostics()[0].notes.at(0).message, "did you mean 'hidden0'?");
   EXPECT_TRUE(c.diagnostics().back().notes.empty());
+}
+
+TEST(SemaScopeTest, AnUndeclaredNameIsReportedOncePerBody) {
+  // The same mistake at every use (gcc's "reported only once for each function").
+  Checked c(layer("x: Tensor<float32, [?, 4]>",
+                  "let hidden = relu(x)\nlet a = hiden\nlet b = hiden + hiden\nreturn hiden\n"));
+  EXPECT_PARSED(c);
+  ASSERT_EQ(c.diagnostics().size(), 1u) << diagNames(c.diagnostics());
+  EXPECT_EQ(c.diagnostics()[0].kind, Diag::UndefinedName);
+  // In another body it is reported again.
+  Checked two(layer("x: Tensor<float32, [?, 4]>", "return hiden\n") + "\n" +
+              "fn g(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> { return hiden }\n");
+  EXPECT_EQ(two.diagnostics().size(), 2u) << diagNames(two.diagnostics());
 }
 
 }  // namespace
