@@ -786,6 +786,21 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
       if (active) diags->popContext();
     }
   } popContext{diags_, !order.empty()};
+  // `b3(b2(x))` whose sizes do not fit: the mismatch names the parameters
+  // (`in_ch = 32`), which the creation decided: it is shown too.
+  bool createdHere = hyperBindings != nullptr && forwardInstance < module_.instances.size() &&
+                     !module_.instances[forwardInstance].builtin &&
+                     module_.instances[forwardInstance].site.isValid();
+  if (createdHere) {
+    const InstanceInfo& instance = module_.instances[forwardInstance];
+    NodeId site = instance.site;
+    std::string instanceName(spelling(instance.name));
+    diags_->pushContext(source(), [this, site, instanceName] {
+      return std::vector<DiagnosticNote>{
+          makeNote(Note::DefinedHere, source(), rangeOf(site), instanceName)};
+    });
+  }
+  PopContext popCreation{diags_, createdHere};
   std::unordered_map<uint32_t, DimId> bindings;
   if (hyperBindings != nullptr) {
     bindings = *hyperBindings;
