@@ -136,6 +136,12 @@ def _state_dtype(layer):
 _NARROW_INTS = (torch.int8, torch.uint8, torch.int16)
 
 
+def _exact_in_float64(x):
+    """Whether float64 holds every sum of products of ``x``'s rows exactly (int8, uint8 and
+    int16 rows of fewer than 2**23 elements: each product is below 2**30)."""
+    return x.dtype in _NARROW_INTS and x.shape[-1] < 2 ** 23
+
+
 def int_matmul(a, b):
     """``a @ b`` of two integer tensors of one dtype (the language's ``int8 @ int8``,
     ``int32 @ int32``, ``trit @ trit``), exactly as the CPU computes it (wrapping past the
@@ -145,7 +151,7 @@ def int_matmul(a, b):
     past the dtype wraps as the CPU's does; int32 and int64 ones, whose sums float64 cannot
     hold exactly, are computed on the CPU and moved back."""
     if a.is_cuda:
-        if a.dtype in _NARROW_INTS and a.shape[-1] < 2 ** 23:
+        if _exact_in_float64(a):
             return _int_matmul_in_float64(a, b)
         return (a.cpu() @ b.cpu()).to(a.device)
     return a @ b
@@ -159,7 +165,7 @@ def int_linear(x, w, bias=None):
     """``linear(x, w, bias)`` of integer tensors of one dtype: ``F.linear`` on the CPU, and
     on CUDA, which has no integer matmul, computed as ``int_matmul`` is."""
     if x.is_cuda:
-        if x.dtype in _NARROW_INTS and x.shape[-1] < 2 ** 23:
+        if _exact_in_float64(x):
             return _int_linear_in_float64(x, w, bias)
         return F.linear(x.cpu(), w.cpu(), None if bias is None else bias.cpu()).to(x.device)
     return F.linear(x, w, bias)

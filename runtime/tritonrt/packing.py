@@ -237,7 +237,7 @@ def clear_cache(module):
     """Forgets the inference values cached for ``module`` and its sub-modules (see
     ``weight``), and the memory they hold. Never needed for correctness: a change through
     ``.data`` (``w.data.mul_(-1)``), which leaves the parameter's version counter as it was,
-    is seen by the sum of the float weight (``_stamp``). Returns ``module``."""
+    is seen by the float weight's checksum (``_stamp``). Returns ``module``."""
     for m in module.modules():
         _caches.pop(m, None)
     return module

@@ -670,7 +670,6 @@ class Parser {
   TokenId earlyCloseName_;
   uint32_t earlyCloseColumn_ = 0;
   void noteEarlyClose(TokenId name);
-  int64_t braceBalance_ = -1;  ///< '{' minus '}' in the file; -1 until counted
   bool bracesMatched_ = false;
   std::vector<uint32_t> unmatchedBraces_;  ///< '{' tokens without a '}' (ascending)
   bool splitEqual_ = false;  ///< a '>=' closed a type: its '=' is pending
@@ -1143,6 +1142,7 @@ NodeId Parser::parseBlock() {
                                                : syncStart_);
   consume();  // '{'
   size_t statements = listMark();
+  bool endsAtElse = false;
   while (!at(TokenKind::RBrace) && !atEnd() && !closeBlocks_) {
     if (consumeIf(TokenKind::Semicolon)) {
       continue;
@@ -1150,7 +1150,8 @@ NodeId Parser::parseBlock() {
     syncStart_ = pos_;
     repaired_ = false;
     if (at(TokenKind::KwElse) && elseEndsBlock(open)) [[unlikely]] {
-      break;  // reported; the 'if' that owns this block takes the 'else'
+      endsAtElse = true;  // reported; the 'if' that owns this block takes the 'else'
+      break;
     }
     NodeId statement = parseStatement();
     if (statement.isValid()) {
@@ -1168,21 +1169,14 @@ NodeId Parser::parseBlock() {
   uint32_t list = addList(statements);
   repaired_ = false;
   TokenId close = pos_;
-  if (at(TokenKind::KwElse)) [[unlikely]] {
-    // The '}' missing before this 'else' was reported (elseEndsBlock).
-    openDelims_.resize(base);
-    close = TokenId{pos_.index - 1};
-  } else if (closeBlocks_) [[unlikely]] {
-    // The '}' missing before an item was reported (see closeBlocksBeforeItem):
-    // the block ends after its last token.
-    openDelims_.resize(base);
-    close = TokenId{pos_.index - 1};
-  } else if (at(TokenKind::RBrace) && newlineBefore() &&
-             tokens_.source().lineCol(tokens_.range(pos_).begin).column - 1 <
-                 indentOfLine(blockOwners_.back()) &&
-             closesEnclosingBlock(open, base)) [[unlikely]] {
-    // Reported: this block's '}' is missing; the '}' here is the enclosing
-    // block's, which takes it.
+  // A '}' missing before an 'else' (elseEndsBlock), before an item
+  // (closeBlocksBeforeItem), or before a '}' that belongs to the enclosing
+  // block (closesEnclosingBlock) was reported: the block ends after its last
+  // token, and what follows is the enclosing block's.
+  if (endsAtElse || closeBlocks_ ||
+      (at(TokenKind::RBrace) && newlineBefore() &&
+       indentOfLine(pos_) < indentOfLine(blockOwners_.back()) &&
+       closesEnclosingBlock(open, base))) [[unlikely]] {
     openDelims_.resize(base);
     close = TokenId{pos_.index - 1};
   } else if (!expectClose(TokenKind::RBrace, open)) {
@@ -1249,30 +1243,20 @@ uint32_t Parser::indentOfLine(TokenId token) const {
   return static_cast<uint32_t>(indent == std::string_view::npos ? line.size() : indent);
 }
 
-// A '}' that ends the block opened at `open` by count, but is indented less
-// than the line that opened it, as a block around it is: in a file with more
-// '{' than '}', that block's '}' is taken to be the missing one, not the
+// A '}' (first on its line) that ends the block opened at `open` by count,
+// but is indented less than the statement that owns the block, as the
+// statement owning the block around it is: inside a block the brace count
+// leaves open, this block's '}' is taken to be the missing one, not the
 // enclosing block's (which `closeBlocksBeforeItem` would report at the next
 // item). The error points where the block's lines end: before its first line
-// indented no deeper than the line that opened it, else after its last token.
-// Files whose braces balance are never second-guessed by their indentation.
+// indented no deeper than its statement, else after its last token. Blocks
+// the count closes (files whose braces balance) are never second-guessed.
 bool Parser::closesEnclosingBlock(TokenId open, size_t base) {
   if (quiet_ > 0) {
     return false;
   }
-  if (braceBalance_ < 0) {
-    int64_t balance = 0;
-    for (uint32_t i = 0; i < tokens_.size(); ++i) {
-      TokenKind kind = tokens_.kind(TokenId{i});
-      balance += kind == TokenKind::LBrace ? 1 : kind == TokenKind::RBrace ? -1 : 0;
-    }
-    braceBalance_ = balance > 0 ? balance : 0;
-  }
-  if (braceBalance_ == 0) {
-    return false;
-  }
   const SourceBuffer& source = tokens_.source();
-  uint32_t closeIndent = source.lineCol(tokens_.range(pos_).begin).column - 1;
+  uint32_t closeIndent = indentOfLine(pos_);
   TokenId enclosing;
   for (size_t i = base; i-- > 0;) {
     if (tokens_.kind(openDelims_[i]) == TokenKind::LBrace) {
@@ -1303,7 +1287,6 @@ bool Parser::closesEnclosingBlock(TokenId open, size_t base) {
     builder->note(Note::ClosedByIndentation, source, tokens_.range(pos_),
                   source.lineCol(tokens_.range(blockOwners_[blockOwners_.size() - 2]).begin).line);
   }
-  --braceBalance_;
   return true;
 }
 

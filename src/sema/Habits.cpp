@@ -104,6 +104,14 @@ std::optional<std::string_view> dslNameForForeign(std::string_view member) {
   return std::nullopt;
 }
 
+std::optional<std::string_view> bareTorchFunction(std::string_view name) {
+  for (std::string_view fn : {"cat", "concatenate", "clamp", "max_pool2d", "avg_pool2d",
+                              "adaptive_avg_pool2d", "mm", "bmm"}) {
+    if (fn == name) return renamed(name);
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string_view> ternaryCounterpart(std::string_view dslName) {
   if (dslName == "Linear") return "TernaryLinear";
   if (dslName == "Conv2d") return "TernaryConv2d";

@@ -24,6 +24,10 @@ const char* foreignLibrary(std::string_view name);
 /// for nn.Linear, `concat` for torch.cat, `relu` for nn.ReLU and F.relu,
 /// `float32` for torch.float32), or nullopt when there is none.
 std::optional<std::string_view> dslNameForForeign(std::string_view member);
+/// The Triton DSL name of a torch function written bare (`cat` -> `concat`,
+/// `clamp` -> `clip`): the functions of the renaming table only, not its
+/// module and dtype spellings (`half` may well be a variable).
+std::optional<std::string_view> bareTorchFunction(std::string_view name);
 
 /// For a PyTorch layer with a ternary counterpart (Linear, Conv2d), that
 /// counterpart's name.

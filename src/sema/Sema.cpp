@@ -222,13 +222,10 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
     return;
   }
   // torch's names of functions used bare (`cat([a, b], dim=1)`, `clamp`).
-  for (std::string_view torchName : {"cat", "concatenate", "clamp", "max_pool2d", "avg_pool2d",
-                                     "adaptive_avg_pool2d", "mm", "bmm"}) {
-    if (text == torchName) {
-      diags_->report(Diag::UndefinedName, source(), rangeOf(node), text)
-          .note(Note::DidYouMean, source(), rangeOf(node), dslNameForForeign(text).value_or(text));
-      return;
-    }
+  if (std::optional<std::string_view> dsl = bareTorchFunction(text)) {
+    diags_->report(Diag::UndefinedName, source(), rangeOf(node), text)
+        .note(Note::DidYouMean, source(), rangeOf(node), *dsl);
+    return;
   }
   if (std::optional<std::string_view> hint = missingFunctionHint(text)) {
     diags_->report(Diag::UndefinedName, source(), rangeOf(node), text)
