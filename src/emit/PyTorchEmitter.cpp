@@ -548,6 +548,10 @@ class Emitter {
     return def.isValid() && m_.op(def).kind == OpKind::Weight && m_.types.isTernary(m_.typeOf(v));
   }
   std::string instanceExpr(uint32_t index) const;
+  /// Whether instance `index` of fn_ is a Dropout that may run in place
+  /// (`inplace=` given, not false).
+  bool inPlaceDropout(uint32_t index);
+  void findInPlaceDropouts(BlockId block);
   std::string indexList(OpId id, size_t from) const;
 
   struct Loop {
@@ -560,6 +564,8 @@ class Emitter {
   const std::vector<bool>& fnsTakingDevice_;   ///< see fnsTakingDevice()
   std::string out_;
   const Function* fn_ = nullptr;
+  const Function* inPlaceFn_ = nullptr;  ///< the function inPlace_ describes
+  std::vector<bool> inPlace_;            ///< inPlaceDropout per instance
   Context ctx_ = Context::Global;
   std::unordered_map<uint32_t, std::string> expr_;
   std::vector<std::string> functionNames_, globalNames_;
@@ -1114,6 +1120,36 @@ bool Emitter::isScalarBuiltin(OpId id) const {
 std::string Emitter::instanceExpr(uint32_t index) const {
   return ctx_ == Context::Forward ? "self." + member(fn_->instances[index].name)
                                   : name(fn_->instances[index].name);
+}
+
+bool Emitter::inPlaceDropout(uint32_t index) {
+  if (inPlaceFn_ != fn_) {
+    inPlaceFn_ = fn_;
+    inPlace_.assign(fn_->instances.size(), false);
+    if (fn_->body.isValid()) findInPlaceDropouts(fn_->body);
+  }
+  return inPlace_[index];
+}
+
+void Emitter::findInPlaceDropouts(BlockId block) {
+  for (OpId id : m_.blocks[block.index].ops) {
+    const Op& o = m_.op(id);
+    for (BlockId region : o.regions) {
+      if (region.isValid()) findInPlaceDropouts(region);
+    }
+    if (o.kind != OpKind::Instantiate) continue;
+    const InstanceDecl& inst = fn_->instances[static_cast<size_t>(o.intAttr)];
+    if (!inst.builtin || static_cast<BuiltinLayer>(inst.decl) != BuiltinLayer::Dropout) continue;
+    std::span<const ValueId> operands = m_.operands(id);
+    std::span<const int64_t> params = m_.ints(id);
+    for (size_t i = 0; i < operands.size(); ++i) {
+      if (params[i] != 1) continue;  // Dropout(p, inplace)
+      OpId def = m_.values[operands[i].index].def;
+      bool isFalse = def.isValid() && m_.op(def).kind == OpKind::Constant &&
+                     m_.op(def).constKind == ConstKind::Bool && m_.op(def).intAttr == 0;
+      if (!isFalse) inPlace_[static_cast<size_t>(o.intAttr)] = true;
+    }
+  }
 }
 
 // Creates the sub-modules in __init__, under the conditions the forward body
@@ -2144,6 +2180,14 @@ std::string Emitter::opExpr(OpId id) {
     case OpKind::Forward: {
       const InstanceDecl& inst = fn_->instances[static_cast<size_t>(o.intAttr)];
       std::string args;
+      // Values are never changed by a call (docs/language.md): an in-place
+      // Dropout overwrites its input only where the inplace pass found that
+      // nothing else reads it; elsewhere it runs as torch.nn.functional's.
+      if (inst.builtin && !o.inplace && static_cast<BuiltinLayer>(inst.decl) == BuiltinLayer::Dropout &&
+          inPlaceDropout(static_cast<uint32_t>(o.intAttr))) {
+        std::string self = instanceExpr(static_cast<uint32_t>(o.intAttr));
+        return fmt::format("F.dropout({}, {}.p, {}.training)", arg(0), self, self);
+      }
       if (inst.builtin) {
         for (size_t i = 0; i < operands.size(); ++i) args += (i ? ", " : "") + arg(i);
         // A float16/bfloat16 input to a layer with float state (float32 in the
@@ -2482,11 +2526,13 @@ std::string Emitter::builtinExpr(OpId id) {
       }
       return fmt::format("torch.matmul(torch.softmax({}, dim=-1), {})", scores, arg[2]);
     }
-    case BuiltinFn::Relu: return "F.relu(" + arg[0] + ")";
-    case BuiltinFn::Relu6: return "F.relu6(" + arg[0] + ")";
+    // `{inplace}` (the inplace pass): nothing else reads the input.
+    case BuiltinFn::Relu: return "F.relu(" + arg[0] + (o.inplace ? ", inplace=True)" : ")");
+    case BuiltinFn::Relu6: return "F.relu6(" + arg[0] + (o.inplace ? ", inplace=True)" : ")");
     case BuiltinFn::Gelu: return "F.gelu(" + arg[0] + ")";
-    case BuiltinFn::Silu: return "F.silu(" + arg[0] + ")";
-    case BuiltinFn::Hardswish: return "F.hardswish(" + arg[0] + ")";
+    case BuiltinFn::Silu: return "F.silu(" + arg[0] + (o.inplace ? ", inplace=True)" : ")");
+    case BuiltinFn::Hardswish:
+      return "F.hardswish(" + arg[0] + (o.inplace ? ", inplace=True)" : ")");
     case BuiltinFn::Softmax:
       return fmt::format("torch.softmax({}, dim={})", arg[0], has(1) ? arg[1] : "-1");
     case BuiltinFn::LogSoftmax:

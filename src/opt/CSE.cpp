@@ -4,7 +4,9 @@
 // region sees the ops of its enclosing blocks, which dominate it). An op that
 // computes what an available op computes (same kind, attributes, operands and
 // result type) is replaced by it. Ops with effects or training-mode state
-// (dropout, forward calls) are never merged.
+// (dropout, forward calls) are never merged. Reads of module state that
+// changes in `forward` (a batch norm's running statistics: Purity::
+// readsState) merge only when no op that may write state runs between them.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
@@ -88,11 +90,20 @@ class CSE {
       const Op& o = m_.op(id);
       bool hasRegions = o.regions[0].isValid() || o.regions[1].isValid();
       if (hasRegions) {
+        // A loop's body runs again after its own writes: a new epoch on
+        // entering it, and another after it.
+        bool writes = purity_.writesState(id);
+        stateEpoch_ += writes ? 1 : 0;
         for (BlockId region : o.regions) {
           if (region.isValid()) {
             walk(region);
           }
         }
+        stateEpoch_ += writes ? 1 : 0;
+        continue;
+      }
+      if (purity_.writesState(id)) {
+        ++stateEpoch_;
         continue;
       }
       // A `let x: T` without value is a Constant with no value: each one is
@@ -101,12 +112,13 @@ class CSE {
           (o.kind == OpKind::Constant && o.constKind == ConstKind::None)) {
         continue;
       }
-      uint64_t h = hash(id);
+      uint64_t epoch = purity_.readsState(id) ? stateEpoch_ : 0;
+      uint64_t h = hash(id) ^ epoch;
       OpId found;
       auto [first, last] = available_.equal_range(h);
       for (auto it = first; it != last; ++it) {
-        if (equal(it->second, id)) {
-          found = it->second;
+        if (it->second.epoch == epoch && equal(it->second.op, id)) {
+          found = it->second.op;
           break;
         }
       }
@@ -116,13 +128,13 @@ class CSE {
         changed_ = true;
         continue;
       }
-      available_.emplace(h, id);
+      available_.emplace(h, Available{id, epoch});
       added.emplace_back(h, id);
     }
     for (const auto& [h, id] : added) {  // leaving the block's scope
       auto [first, last] = available_.equal_range(h);
       for (auto it = first; it != last; ++it) {
-        if (it->second == id) {
+        if (it->second.op == id) {
           available_.erase(it);
           break;
         }
@@ -133,7 +145,14 @@ class CSE {
   Module& m_;
   Purity purity_;
   Replacements replacements_;
-  std::unordered_multimap<uint64_t, OpId> available_;
+  /// An op whose result may replace equal ones; `epoch`: for a state read,
+  /// the stateEpoch_ it was made in (0 for the others).
+  struct Available {
+    OpId op;
+    uint64_t epoch;
+  };
+  std::unordered_multimap<uint64_t, Available> available_;
+  uint64_t stateEpoch_ = 1;  ///< incremented by every op that may write state
   bool changed_ = false;
 };
 

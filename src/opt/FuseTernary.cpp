@@ -16,6 +16,12 @@
 // Each absorbed op must be the only use of the value it consumes, so no
 // intermediate result that something else reads disappears. The fused op
 // computes the same expression; only the emitter's evaluation order changes.
+// A fused_conv (stateful: the batch norm updates its statistics in
+// training) takes the convolution's place, so random draws stay in order;
+// the batch norm then runs before the ops between it and the convolution,
+// so none of those may read its state (Purity::readsState) or run the same
+// sub-modules. A pure fused op takes its last op's place: the product moves
+// later, so no op between may change state the product reads.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
@@ -34,7 +40,8 @@ enum Activation : int64_t { kNone = 0, kRelu = 1, kGelu = 2, kSilu = 3, kRelu6 =
 
 class Fuser {
  public:
-  Fuser(Module& m, bool full) : m_(m), full_(full), uses_(countUses(m)), replacements_(m) {}
+  Fuser(Module& m, bool full)
+      : m_(m), full_(full), uses_(countUses(m)), replacements_(m), purity_(m) {}
 
   bool run() {
     for (Function& f : m_.functions) {
@@ -148,7 +155,7 @@ class Fuser {
       chain.push_back(user);
       current = m_.result(user);
     }
-    if (chain.size() == 1) return;
+    if (chain.size() == 1 || !canMoveUp(chain, block)) return;
     ValueId x = m_.operands(id)[0];
     TypeId type = m_.typeOf(current);
     OpId fused = m_.createOp(BlockId{}, OpKind::FusedConv, std::span<const ValueId>(&x, 1),
@@ -157,13 +164,73 @@ class Fuser {
     m_.op(fused).loc = m_.op(id).loc;
     int64_t ints[] = {m_.op(id).intAttr, bn};
     m_.setInts(fused, ints);
-    replaceChain(chain, fused, current, block);
+    replaceChain(chain, fused, current, block, /*up=*/true);
   }
 
-  void replaceChain(const std::vector<OpId>& chain, OpId fused, ValueId current, BlockId block) {
+  // The ops between the chain's first and last op, not in the chain.
+  std::vector<OpId> between(const std::vector<OpId>& chain, BlockId block) const {
+    const std::vector<OpId>& list = m_.blocks[block.index].ops;
+    auto first = std::find(list.begin(), list.end(), chain.front());
+    auto last = std::find(first, list.end(), chain.back());
+    std::vector<OpId> others;
+    for (auto it = first; it != last; ++it) {
+      if (std::find(chain.begin(), chain.end(), *it) == chain.end()) others.push_back(*it);
+    }
+    return others;
+  }
+
+  // Whether an op (or one inside its regions) reads module state or runs one
+  // of `instances`.
+  bool touches(OpId id, const std::vector<int64_t>& instances) const {
+    const Op& o = m_.op(id);
+    if (purity_.readsState(id)) return true;
+    if (o.kind == OpKind::Forward &&
+        std::find(instances.begin(), instances.end(), o.intAttr) != instances.end()) {
+      return true;
+    }
+    if (o.kind == OpKind::FusedConv) {
+      for (int64_t i : m_.ints(id)) {
+        if (std::find(instances.begin(), instances.end(), i) != instances.end()) return true;
+      }
+    }
+    for (BlockId region : o.regions) {
+      if (!region.isValid()) continue;
+      for (OpId inner : m_.blocks[region.index].ops) {
+        if (touches(inner, instances)) return true;
+      }
+    }
+    return false;
+  }
+
+  // A sub-module chain (conv, bn, act) may run at the convolution's place.
+  bool canMoveUp(const std::vector<OpId>& chain, BlockId block) const {
+    std::vector<int64_t> instances;
+    for (OpId id : chain) {
+      if (m_.op(id).kind == OpKind::Forward) instances.push_back(m_.op(id).intAttr);
+    }
+    for (OpId id : between(chain, block)) {
+      if (touches(id, instances)) return false;
+    }
+    return true;
+  }
+
+  // A pure chain may run at its last op's place: no op between may change
+  // state that the product's operands read (a batch norm's statistics).
+  bool canMoveDown(const std::vector<OpId>& chain, BlockId block) const {
+    if (!purity_.readsState(chain.front())) return true;
+    for (OpId id : between(chain, block)) {
+      if (purity_.writesState(id)) return false;
+    }
+    return true;
+  }
+
+  // The fused op replaces the chain, at its first op's place when `up`, else
+  // at its last op's.
+  void replaceChain(const std::vector<OpId>& chain, OpId fused, ValueId current, BlockId block,
+                    bool up = false) {
     std::vector<OpId>& list = m_.blocks[block.index].ops;
     m_.op(fused).parent = block;
-    list.insert(std::find(list.begin(), list.end(), chain.back()), fused);
+    list.insert(std::find(list.begin(), list.end(), up ? chain.front() : chain.back()), fused);
     replacements_.record(current, m_.result(fused));
     for (OpId absorbed : chain) {
       m_.erase(absorbed);
@@ -205,7 +272,7 @@ class Fuser {
       chain.push_back(user);
       current = m_.result(user);
     }
-    if (chain.size() == 1) return;  // a bare convolution stays the builtin
+    if (chain.size() == 1 || !canMoveDown(chain, block)) return;  // a bare convolution stays
     std::vector<ValueId> operands(in.begin(), in.end());
     std::vector<int64_t> given(params.begin(), params.end());
     if (scale.isValid()) operands.push_back(scale);
@@ -288,7 +355,10 @@ class Fuser {
       }
     }
     // Worth it only with an epilogue (a bare ternary product stays a matmul).
-    if (!f.bias.isValid() && !f.scale.isValid() && f.act == kNone) return;
+    if ((!f.bias.isValid() && !f.scale.isValid() && f.act == kNone) ||
+        !canMoveDown(f.chain, block)) {
+      return;
+    }
     std::vector<ValueId> operands{f.x, f.w};
     if (f.bias.isValid()) operands.push_back(f.bias);
     if (f.scale.isValid()) operands.push_back(f.scale);
@@ -309,6 +379,7 @@ class Fuser {
   bool changed_ = false;
   std::vector<uint32_t> uses_;
   Replacements replacements_;
+  Purity purity_;
 };
 
 }  // namespace

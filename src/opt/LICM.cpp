@@ -9,7 +9,9 @@
 // continue, return) or has an effect (print, assert, a stateful op). Ops that
 // cannot raise (constants, reads of hyperparameters, weights and globals,
 // shapes, scalar arithmetic other than division) always move. Stateful ops
-// (random draws, dropout, forward calls) and impure calls never move.
+// (random draws, dropout, forward calls) and impure calls never move, nor
+// do reads of state that an op of the loop may change (a batch norm's
+// running statistics, updated by its forward in training).
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
@@ -164,6 +166,7 @@ class LICM {
       }
     }
     bool runsFirst = runsAtLeastOnce(loop);  // until an exit or an effect is seen
+    bool writesState = purity_.writesState(loop);
     BlockId body = m_.op(loop).kind == OpKind::For ? m_.op(loop).regions[0]
                                                    : m_.op(loop).regions[1];
     BlockId parent = m_.op(loop).parent;
@@ -172,7 +175,8 @@ class LICM {
     for (OpId id : candidates) {
       const Op& o = m_.op(id);
       bool pure = purity_.isPure(id) && !isTerminator(o.kind) && !o.regions[0].isValid();
-      bool movable = pure && (runsFirst || cannotRaise(id));
+      bool movable = pure && (runsFirst || cannotRaise(id)) &&
+                     !(writesState && purity_.readsState(id));
       if (!pure) {
         runsFirst = false;  // an exit or an effect: later ops may not have run
       }

@@ -7,8 +7,9 @@
 // with a small constant ternary matrix (a tensor literal) loses its zero
 // terms: each output column becomes a sum and difference of input columns.
 //
-// inplace: an activation (relu, relu6, silu, hardswish) may overwrite its
-// input when nothing else reads that input, the input was made in the same
+// inplace: an activation (relu, relu6, silu, hardswish), or a Dropout
+// sub-module created with inplace=true, may overwrite its input when nothing
+// else reads that input, the input was made in the same
 // block (not before a loop the activation is in), and the op that made it
 // returns a fresh tensor whose value autograd does not keep: matmul, add,
 // sub, mul, linear, conv, fused_matmul without activation. sigmoid, tanh,
@@ -51,7 +52,13 @@ bool freshAndUnsaved(const Module& m, ValueId v) {
   }
 }
 
-bool inplaceCapable(const Op& o) {
+bool inplaceCapable(const Function& f, const Op& o) {
+  // A Dropout sub-module (it runs in place when created with inplace=true).
+  if (o.kind == OpKind::Forward) {
+    const InstanceDecl& inst = f.instances[static_cast<size_t>(o.intAttr)];
+    return inst.builtin && static_cast<BuiltinLayer>(inst.decl) == BuiltinLayer::Dropout &&
+           o.operandsCount == 1;
+  }
   if (o.kind != OpKind::Builtin || o.operandsCount != 1) return false;
   switch (static_cast<BuiltinFn>(o.intAttr)) {
     case BuiltinFn::Relu:
@@ -62,13 +69,14 @@ bool inplaceCapable(const Op& o) {
   }
 }
 
-void markInplace(Module& m, BlockId block, const std::vector<uint32_t>& uses, bool& changed) {
+void markInplace(Module& m, const Function& f, BlockId block, const std::vector<uint32_t>& uses,
+                 bool& changed) {
   for (OpId id : m.blocks[block.index].ops) {
     Op& o = m.op(id);
     for (BlockId region : o.regions) {
-      if (region.isValid()) markInplace(m, region, uses, changed);
+      if (region.isValid()) markInplace(m, f, region, uses, changed);
     }
-    if (o.inplace || !inplaceCapable(o)) continue;
+    if (o.inplace || !inplaceCapable(f, o)) continue;
     ValueId input = m.operands(id)[0];
     // The producer must be in the same block: an activation inside a loop
     // of a value made before it would overwrite it at every iteration.
@@ -261,7 +269,7 @@ bool runInplace(Module& m) {
   std::vector<uint32_t> uses = countUses(m);
   bool changed = false;
   for (const Function& f : m.functions) {
-    if (f.body.isValid()) markInplace(m, f.body, uses, changed);
+    if (f.body.isValid()) markInplace(m, f, f.body, uses, changed);
   }
   return changed;
 }

@@ -42,10 +42,29 @@ class Purity {
   bool isPure(ir::OpId op) const;
   bool isPureFunction(size_t function) const { return pure_[function]; }
 
+  /// Module state that changes while `forward` runs: a batch norm in training
+  /// updates its running statistics in place (a sub-module's, or weights
+  /// passed to a functional `batch_norm` as its running statistics), and an
+  /// `Embedding(max_norm=...)` renormalizes its table. A pure read of such
+  /// state (`member`, and `weight` when some `batch_norm` takes running
+  /// statistics) gives the tensor itself, as in PyTorch: it and what is
+  /// computed from it must stay on its side of every op that may write state.
+  /// Also an op whose operand is such a tensor or a view of it (its value
+  /// depends on when it runs: `rm * 2.0` before and after the update).
+  bool readsState(ir::OpId op) const;
+  /// Whether a value may be (a view of) module state that changes.
+  bool aliasesState(ir::ValueId value) const;
+  /// Whether an op (with what its regions hold) may change module state:
+  /// forward calls, stateful builtins, impure calls. Checks and prints do not.
+  bool writesState(ir::OpId op) const;
+
  private:
   bool blockIsPure(ir::BlockId block) const;
   const ir::Module& m_;
   std::vector<bool> pure_;
+  bool weightsMutable_ = false;  ///< some batch_norm updates weights in place
+  bool anyState_ = false;        ///< some op reads changing state (else no search)
+  mutable std::vector<int8_t> aliases_;  ///< aliasesState per value: -1 unknown
 };
 
 /// How often each value is used, over every function and declaration region.

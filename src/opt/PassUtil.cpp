@@ -18,6 +18,20 @@ Purity::Purity(const Module& module) : m_(module), pure_(module.functions.size()
       }
     }
   }
+  // A functional batch_norm given running statistics (parameters 3 and 4)
+  // updates them in place in training: weights are then state that changes.
+  for (uint32_t i = 0; i < module.ops.size() && !weightsMutable_; ++i) {
+    const Op& o = module.ops[i];
+    anyState_ = anyState_ || (!o.erased && o.kind == OpKind::InstanceMember);
+    if (o.erased || (o.kind != OpKind::Builtin && o.kind != OpKind::BuiltinStateful) ||
+        static_cast<BuiltinFn>(o.intAttr) != BuiltinFn::BatchNormFn) {
+      continue;
+    }
+    for (int64_t given : module.ints(OpId{i})) {
+      weightsMutable_ = weightsMutable_ || given == 3 || given == 4;
+    }
+  }
+  anyState_ = anyState_ || weightsMutable_;
 }
 
 bool Purity::blockIsPure(BlockId block) const {
@@ -49,6 +63,88 @@ bool Purity::isPure(OpId id) const {
     return pure_[static_cast<size_t>(o.intAttr)];
   }
   return ir::isPure(o.kind);
+}
+
+namespace {
+// Reads of module state that a forward call may change in place.
+bool readsChangingState(OpKind kind, bool weightsMutable) {
+  return kind == OpKind::InstanceMember || (kind == OpKind::Weight && weightsMutable);
+}
+
+// Ops whose result is a new tensor, never their operand or a view of it.
+bool makesNewValue(OpKind kind) {
+  switch (kind) {
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Div:
+    case OpKind::Mod:
+    case OpKind::Pow:
+    case OpKind::MatMul:
+    case OpKind::Neg:
+    case OpKind::Not:
+    case OpKind::Eq:
+    case OpKind::Ne:
+    case OpKind::Lt:
+    case OpKind::Le:
+    case OpKind::Gt:
+    case OpKind::Ge:
+    case OpKind::And:
+    case OpKind::Or:
+    case OpKind::FusedMatMul:
+    case OpKind::FusedConv2d: return true;
+    default: return false;  // builtins and indexing may return a view
+  }
+}
+}  // namespace
+
+bool Purity::aliasesState(ValueId value) const {
+  if (!anyState_) return false;
+  if (aliases_.size() < m_.values.size()) aliases_.resize(m_.values.size(), -1);
+  int8_t& known = aliases_[value.index];
+  if (known >= 0) return known != 0;
+  known = 0;  // a cycle (loop-carried values) counts as no alias until shown
+  OpId def = m_.values[value.index].def;
+  bool alias = false;
+  if (def.isValid()) {
+    const Op& o = m_.op(def);
+    alias = readsChangingState(o.kind, weightsMutable_);
+    if (!alias && !makesNewValue(o.kind) && m_.types.isTensor(m_.typeOf(value))) {
+      for (ValueId v : m_.operands(def)) alias = alias || aliasesState(v);
+    }
+  }
+  aliases_[value.index] = alias ? 1 : 0;
+  return alias;
+}
+
+bool Purity::readsState(OpId id) const {
+  if (!anyState_) return false;
+  if (readsChangingState(m_.op(id).kind, weightsMutable_)) return true;
+  for (ValueId v : m_.operands(id)) {
+    if (aliasesState(v)) return true;
+  }
+  return false;
+}
+
+bool Purity::writesState(OpId id) const {
+  const Op& o = m_.op(id);
+  switch (o.kind) {
+    case OpKind::If:
+    case OpKind::For:
+    case OpKind::While:
+      for (BlockId region : o.regions) {
+        if (!region.isValid()) continue;
+        for (OpId inner : m_.blocks[region.index].ops) {
+          if (writesState(inner)) return true;
+        }
+      }
+      return false;
+    case OpKind::CheckDim:
+    case OpKind::BuiltinEffect:  // print, assert
+    case OpKind::Instantiate:    // a new sub-module: no existing state changes
+      return false;
+    default: return !isTerminator(o.kind) && !isPure(id);
+  }
 }
 
 namespace {

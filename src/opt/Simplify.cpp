@@ -12,7 +12,10 @@
 // Not simplified: ternary_dequantize(ternary_quantize(x)), which is the
 // straight-through fake quantization of x, not x.
 // A rewrite applies only when the result has exactly x's type, so
-// broadcasting and dtype promotion (int tensor * 1.0) are never lost.
+// broadcasting and dtype promotion (int tensor * 1.0) are never lost. Nor is
+// a copy of module state that changes in `forward` (`bn.running_mean * 1.0`
+// keeps the value from before the batch norm's update; `x` itself is the
+// running buffer: Purity::readsState).
 //
 //===----------------------------------------------------------------------===//
 #include <cmath>
@@ -27,7 +30,7 @@ using namespace ir;
 
 class Simplifier {
  public:
-  explicit Simplifier(Module& m) : m_(m), replacements_(m) {}
+  explicit Simplifier(Module& m) : m_(m), replacements_(m), purity_(m) {}
 
   bool run() {
     forEachRegionRoot(m_, [&](BlockId block) { walk(block); });
@@ -63,6 +66,7 @@ class Simplifier {
            !t.ternary;
   }
   void replace(OpId id, ValueId with) {
+    if (purity_.aliasesState(with)) return;  // the copy is the point
     replacements_.record(m_.result(id), with);
     m_.erase(id);
     changed_ = true;
@@ -190,6 +194,7 @@ class Simplifier {
 
   Module& m_;
   Replacements replacements_;
+  Purity purity_;
   bool changed_ = false;
 };
 

@@ -1541,6 +1541,119 @@ layer M(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
         raise AssertionError("stochastic rounding gave the eval result; pick another input")
 
 
+def test_reads_of_module_state_stay_in_order(ctx):
+    """A batch norm updates its running statistics in place when it runs in training; a read of
+    them (and what is computed from it) before or after that update keeps its place at every
+    level: not merged with the same read on the other side (CSE), not hoisted out of a loop that
+    runs the batch norm (LICM), not overtaken by a fused conv + batch norm (fusion). Weights
+    given to a functional batch_norm as its statistics are such state too."""
+    src = """
+layer Cse(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [4]> {
+    let bn = BatchNorm1d(4)
+    let before = bn.running_mean * 1.0
+    let y = bn(x)
+    let after = bn.running_mean * 1.0
+    return after - before
+}
+layer Loop(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [4]> {
+    let bn = BatchNorm1d(4)
+    let acc = zeros([4])
+    for i in range(3) {
+        acc = acc + bn.running_mean * 2.0
+        let y = bn(x)
+    }
+    return acc
+}
+layer Fused(x: Tensor<float32, [?, 2, 5, 5]>) -> Tensor<float32, [3]> {
+    let conv = TernaryConv2d(2, 3, 3)
+    let bn = BatchNorm2d(3)
+    let y = bn(conv(x))
+    let stat = bn.running_mean * 2.0
+    let r = relu(y)
+    return stat + 0.0 * sum(r, dim=[0, 2, 3])
+}
+layer Functional(g: Tensor<float32, [4]> = ones(), bb: Tensor<float32, [4]>,
+                 rm: Tensor<float32, [4]>, rv: Tensor<float32, [4]> = ones(),
+                 x: Tensor<float32, [?, 4]>) -> Tensor<float32, [4]> {
+    let before = rm * 2.0
+    let y = batch_norm(x, g, bb, running_mean=rm, running_var=rv)
+    let after = rm * 2.0
+    return after - before + 0.0 * sum(y, dim=0)
+}
+"""
+    x = torch.randn(5, 4, generator=torch.Generator().manual_seed(3)) + 3.0
+    mean = x.mean(0)
+    xc = torch.randn(2, 2, 5, 5, generator=torch.Generator().manual_seed(4)) + 3.0
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        got = module.Cse().train()(x)
+        check_close(got, 0.1 * mean, "%s: the running mean's change" % level)
+        # Reads before each of three updates: m0 = 0, m1 = 0.1 mean, m2 = 0.19 mean.
+        got = module.Loop().train()(x)
+        check_close(got, 2.0 * (0.1 + 0.19) * mean, "%s: reads inside the loop" % level)
+        fused = module.Fused().train()
+        with torch.no_grad():
+            conv_out = fused.conv(xc)
+        got = fused(xc)
+        check_close(got, 2.0 * 0.1 * conv_out.mean((0, 2, 3)), "%s: read after the update" % level)
+        functional = module.Functional()
+        with torch.no_grad():
+            functional.rm.zero_()
+        got = functional.train()(x)
+        check_close(got, 2.0 * 0.1 * mean, "%s: functional statistics" % level)
+
+
+def test_in_place_dropout_changes_no_other_value(ctx):
+    """Values never change once computed: Dropout(inplace=true) overwrites its input only where
+    nothing else reads it (the inplace pass, -O2), and runs out of place elsewhere, at every
+    level; even where simplification made `x * 1.0` the input itself."""
+    src = """
+layer Shared(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
+    let d = Dropout(0.5, inplace=true)
+    let h = x + 1.0
+    let before = h * 2.0
+    let y = d(h)
+    let after = h * 2.0
+    return after - before + 0.0 * y
+}
+layer Input(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
+    let d = Dropout(0.5, inplace=true)
+    return d(x * 1.0)
+}
+layer Alone(w: TernaryTensor<trit, [8, 8]>, x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
+    let d = Dropout(0.5, inplace=true)
+    return d(x @ w)
+}
+"""
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(5))
+    first_alone, expected = None, None
+    for level in LEVELS:
+        path = ctx.compile_text(src, level)
+        module = load(path)
+        got = module.Shared().train()(x)
+        check_close(got, torch.zeros_like(x), "%s: h after the dropout" % level)
+        leaf = x.clone().requires_grad_()
+        out = module.Input().train()(leaf)
+        out.sum().backward()  # an in-place op on a leaf that requires grad would raise
+        check_close(leaf.detach(), x, "%s: the caller's input" % level)
+        if bool((out == 0).sum() == 0):
+            raise AssertionError("%s: the dropout dropped nothing; pick another seed" % level)
+        with open(path) as f:
+            code = f.read()
+        in_place = "self.d(" in code.split("class Alone")[1]
+        if in_place != (level in ("-O2", "-O3", "-Os")):
+            raise AssertionError("%s: Alone's dropout in place: %s" % (level, in_place))
+        alone = module.Alone().train()
+        if first_alone is not None:
+            alone.load_state_dict(first_alone.state_dict())
+        if first_alone is None:
+            first_alone = alone
+        torch.manual_seed(9)
+        got = alone(x)
+        expected = expected if expected is not None else got  # -O0's, run first
+        check_close(got, expected, "%s: Alone" % level)
+
+
 def test_runtime_dtypes_follow_static_types(ctx):
     """Values keep the dtypes the checker gives them, so torch accepts every operation: a trit
     tensor is held as float32 (its value s * q), an integer tensor meeting a float-only
@@ -4235,6 +4348,8 @@ def all_tests():
         test_concat_sizes_are_checked_at_O0,
         test_unknown_sizes_are_compared_with_each_other_at_O0,
               test_functional_batch_norm_with_weight_statistics,
+              test_reads_of_module_state_stay_in_order,
+              test_in_place_dropout_changes_no_other_value,
               test_cross_entropy_takes_int32_class_indices,
               test_converted_models_compute_in_their_dtype, test_zoo_runs_in_float64,
               test_zoo_runs_on_the_meta_device, test_min_max_take_the_spec_parameter_names,
