@@ -3337,6 +3337,17 @@ std::optional<int64_t> Checker::constantValue(NodeId expr) const {
       }
       return std::nullopt;
     }
+    case NodeKind::Member: {  // `alias.WIDTH`: an imported file's integer constant
+      NodeId base = tree_.childA(expr);
+      if (tree_.kind(base) != NodeKind::Name) return std::nullopt;
+      std::optional<uint32_t> symbol = lookup(tokens().identifier(tree_.token(base)));
+      if (!symbol || module_.symbols[*symbol].kind != SymbolKind::ImportAlias) return std::nullopt;
+      std::string_view member = tokens().spelling(tree_.token(expr));
+      for (const auto& constant : imports_->imports[module_.symbols[*symbol].ref].constants) {
+        if (interner_.spelling(constant.name) == member) return constant.intValue;
+      }
+      return std::nullopt;
+    }
     case NodeKind::Call: return constantCallValue(expr);
     default: return std::nullopt;
   }
