@@ -134,6 +134,7 @@ class Lexer {
   }
 
   void skipLineComment();
+  void checkCommentUtf8(const unsigned char* from, const unsigned char* to);
   void skipBlockComment();
   void lexIdentifier();
   void lexNumber();
@@ -291,7 +292,26 @@ TokenizedBuffer Lexer::run() {
 
 void Lexer::skipLineComment() {
   const void* nl = std::memchr(p_, '\n', static_cast<size_t>(end_ - p_));
-  p_ = nl != nullptr ? static_cast<const unsigned char*>(nl) : end_;
+  const unsigned char* stop = nl != nullptr ? static_cast<const unsigned char*>(nl) : end_;
+  checkCommentUtf8(p_, stop);
+  p_ = stop;
+}
+
+// Source is UTF-8 (LANGUAGE.md), comments included: the first invalid byte
+// of a comment is reported (one error for a comment of binary garbage).
+void Lexer::checkCommentUtf8(const unsigned char* from, const unsigned char* to) {
+  for (const unsigned char* q = from; q < to;) {
+    if (*q < 0x80) {
+      ++q;
+      continue;
+    }
+    size_t len = utf8SequenceLength(q, to);
+    if (len == 0) {
+      error(Diag::InvalidUtf8, q, 1, static_cast<unsigned>(*q));
+      return;
+    }
+    q += len;
+  }
 }
 
 void Lexer::skipBlockComment() {
@@ -301,6 +321,7 @@ void Lexer::skipBlockComment() {
   while (p_ < end_) {
     unsigned char c = *p_;
     if (c == '*' && p_ + 1 < end_ && p_[1] == '/') {
+      checkCommentUtf8(start + 2, p_);
       p_ += 2;
       return;
     }
@@ -314,6 +335,7 @@ void Lexer::skipBlockComment() {
     }
     ++p_;
   }
+  checkCommentUtf8(start + 2, p_);
   error(Diag::UnterminatedBlockComment, start, 2);
   buffer_.endsInUnterminatedComment_ = true;
 }

@@ -430,10 +430,20 @@ TEST(LexerTest, LineComment) {
   EXPECT_EQ(lexed.spelling(1), "b");
 }
 
-TEST(LexerTest, CommentsAreNotInspected) {
-  Lexed lexed("a # \xFF \xC3 $ `\nb /* \xFE @@ */ c");
+TEST(LexerTest, CommentsAreNotLexed) {
+  Lexed lexed("a # \xC3\xA9 $ ` \"\nb /* \xE2\x80\x9C @@ */ c");
   EXPECT_TRUE(lexed.diagnostics().empty()) << test::diagNames(lexed.diagnostics());
   EXPECT_EQ(lexed.kindNames(), "Identifier Identifier Identifier EndOfFile");
+}
+
+// Source is UTF-8 (LANGUAGE.md), comments included: one error per comment,
+// at its first invalid byte; the tokens around are unaffected.
+TEST(LexerTest, CommentsMustBeUtf8) {
+  Lexed lexed("a # \xFF \xC3 $ `\nb /* \xFE @@ \xFF */ c /* \xC3");
+  EXPECT_EQ(test::diagNames(lexed.diagnostics()),
+            "InvalidUtf8 InvalidUtf8 InvalidUtf8 UnterminatedBlockComment");
+  EXPECT_EQ(lexed.kindNames(), "Identifier Identifier Identifier EndOfFile");
+  EXPECT_EQ(lexed.diagnostics()[0].range.begin, 4u);
 }
 
 TEST(LexerTest, SingleLineBlockCommentIsNotANewline) {
