@@ -790,7 +790,8 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
   // (`in_ch = 32`), which the creation decided: it is shown too.
   bool createdHere = hyperBindings != nullptr && forwardInstance < module_.instances.size() &&
                      !module_.instances[forwardInstance].builtin &&
-                     module_.instances[forwardInstance].site.isValid();
+                     module_.instances[forwardInstance].site.isValid() &&
+                     module_.instances[forwardInstance].name.isValid();
   if (createdHere) {
     const InstanceInfo& instance = module_.instances[forwardInstance];
     NodeId site = instance.site;
@@ -1280,7 +1281,9 @@ ExprInfo Checker::checkForward(uint32_t instanceIndex, NodeId call) {
     std::string_view name = tokens().spelling(nameToken);
     for (const ParamInfo& p : info.params) {
       if (p.cls == ParamClass::Input || spelling(p.name) != name) continue;
-      std::string instanceName(spelling(instance.name));
+      // (Unnamed when created by an assignment to an undeclared name.)
+      std::string instanceName = instance.name.isValid() ? std::string(spelling(instance.name))
+                                                         : std::string(textOf(tree_.childA(call)));
       std::string layer(callableName(static_cast<int>(instance.decl)));
       bool hyper = p.cls == ParamClass::Hyper;
       auto builder = diags_->report(
