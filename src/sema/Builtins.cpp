@@ -882,8 +882,12 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (c.has(1) && !c.lenient(1)) {
       std::optional<double> s = c.arg(1).floatValue;
       if (!s && c.arg(1).intValue) s = static_cast<double>(*c.arg(1).intValue);
-      if (!s) return c.wrong(1, "a constant in [0, 1)");
-      if (*s < 0.0 || *s >= 1.0) {
+      // A hyperparameter (`sparsity=sp`) is checked when the weight is made;
+      // only a constant informs the zero-skipping kernels (zero-skip pass).
+      const TypeStore::Node& v = ts.node(c.arg(1).type);
+      bool number = v.kind == TypeKind::Scalar && v.dtype != DType::Str && v.dtype != DType::Bool;
+      if (!s && !number) return c.wrong(1, "a number in [0, 1)");
+      if (s && (*s < 0.0 || *s >= 1.0)) {
         c.wrongValue(1, "in [0, 1)", formatFloat(*s));
         return c.error();
       }
