@@ -232,6 +232,8 @@ class Fuser {
     m_.op(fused).parent = block;
     list.insert(std::find(list.begin(), list.end(), up ? chain.front() : chain.back()), fused);
     replacements_.record(current, m_.result(fused));
+    // The generated code names it as the source named the value it replaces.
+    m_.values[m_.result(fused).index].name = m_.values[current.index].name;
     for (OpId absorbed : chain) {
       m_.erase(absorbed);
     }
@@ -285,12 +287,95 @@ class Fuser {
     replaceChain(chain, fused, current, block);
   }
 
+  // `x @ w.T` (or `transpose(w)`) of a 2-D ternary weight is `linear(x, w)`,
+  // the product the kernels and the packed rows are laid out for.
+  void transposedToLinear(OpId id) {
+    std::span<ValueId> in = m_.mutableOperands(id);
+    if (in.size() != 2 || !floatTensor(in[0])) return;
+    OpId tId = m_.values[in[1].index].def;
+    if (!tId.isValid() || m_.op(tId).erased || uses_[in[1].index] != 1) return;
+    const Op& t = m_.op(tId);
+    bool transpose = t.kind == OpKind::TransposeAll ||
+                     (t.kind == OpKind::Builtin && t.operandsCount == 1 &&
+                      static_cast<BuiltinFn>(t.intAttr) == BuiltinFn::Transpose);
+    if (!transpose) return;
+    ValueId w = m_.operands(tId)[0];
+    TypeId wt = m_.typeOf(w);
+    if (!ternary(w) || !m_.types.node(wt).rankKnown || m_.types.shape(wt).size() != 2) return;
+    in[1] = w;
+    Op& o = m_.op(id);
+    o.kind = OpKind::Builtin;
+    o.intAttr = static_cast<int64_t>(BuiltinFn::LinearFn);
+    int64_t given[] = {0, 1};
+    m_.setInts(id, given);
+    m_.erase(tId);
+    changed_ = true;
+  }
+
+  // depthwise_conv2d(x, w, stride, padding) with a known channel count C is
+  // conv2d(x, w, stride=stride, padding=padding, groups=C): one convolution
+  // path (fusion, the CUDA kernels) for both spellings.
+  void depthwiseToConv2d(OpId id) {
+    std::span<const ValueId> in = m_.operands(id);
+    if (in.size() < 2 || !ternary(in[1]) || !floatTensor(in[0])) return;
+    TypeId xt = m_.typeOf(in[0]);
+    if (!m_.types.node(xt).rankKnown || m_.types.shape(xt).size() < 3) return;
+    std::span<const DimId> xs = m_.types.shape(xt);
+    std::optional<int64_t> channels = m_.dims.constValue(xs[xs.size() - 3]);
+    if (!channels) return;
+    BlockId block = m_.op(id).parent;
+    TypeId int32 = m_.types.scalar(DType::Int32);
+    OpId groups = m_.createOp(BlockId{}, OpKind::Constant, {}, std::span<const TypeId>(&int32, 1));
+    m_.op(groups).constKind = ConstKind::Int;
+    m_.op(groups).intAttr = *channels;
+    m_.op(groups).loc = m_.op(id).loc;
+    m_.op(groups).parent = block;
+    std::vector<OpId>& list = m_.blocks[block.index].ops;
+    list.insert(std::find(list.begin(), list.end(), id), groups);
+    // depthwise's parameters 2, 3 (stride, padding) are conv2d's 3, 4.
+    std::vector<ValueId> operands(in.begin(), in.end());
+    std::vector<int64_t> given;
+    for (int64_t p : m_.ints(id)) given.push_back(p < 2 ? p : p + 1);
+    operands.push_back(m_.result(groups));
+    given.push_back(6);
+    TypeId type = m_.typeOf(m_.result(id));
+    OpId conv = m_.createOp(BlockId{}, OpKind::Builtin, operands, std::span<const TypeId>(&type, 1));
+    m_.op(conv).intAttr = static_cast<int64_t>(BuiltinFn::Conv2dFn);
+    m_.op(conv).loc = m_.op(id).loc;
+    m_.setInts(conv, given);
+    ValueId result = m_.result(id);
+    replaceChain({id}, conv, result, block);
+    // Its users read the convolution now (not only once the pass ends), so
+    // that it fuses with them.
+    replaceUses(function_->body, result, m_.result(conv));
+    uses_.resize(m_.values.size(), 0);
+    uses_[m_.result(conv).index] = uses_[result.index];
+    if (full_) tryFuseConvFn(conv);
+  }
+
+  void replaceUses(BlockId block, ValueId from, ValueId to) {
+    for (OpId id : m_.blocks[block.index].ops) {
+      for (ValueId& v : m_.mutableOperands(id)) {
+        if (v == from) v = to;
+      }
+      for (BlockId region : m_.regionsOf(id)) {
+        if (region.isValid()) replaceUses(region, from, to);
+      }
+    }
+  }
+
   void tryFuse(OpId id) {
     const Op& o = m_.op(id);
     if (o.kind == OpKind::Forward) {
       tryFuseConv(id);
       return;
     }
+    if (o.kind == OpKind::Builtin &&
+        static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::DepthwiseConv2d) {
+      depthwiseToConv2d(id);
+      return;
+    }
+    if (o.kind == OpKind::MatMul) transposedToLinear(id);
     if (full_ && o.kind == OpKind::Builtin &&
         static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::Conv2dFn) {
       tryFuseConvFn(id);
