@@ -375,6 +375,37 @@ def test_every_ternary_op_reaches_its_kernel(ctx):
                                      % (name, level, launches, ops))
 
 
+def test_other_spellings_reach_their_kernels(ctx):
+    # `x @ w.T`, `x @ transpose(w)` (the linear layout) and `depthwise_conv2d` of a ternary
+    # weight are the products and convolutions `linear(x, w)` and `conv2d(..., groups=C)`
+    # are: from -O1 on they run the same kernels (at -O0, unoptimized, the reference path).
+    src = """
+layer M(tw: TernaryTensor<trit, [6, 8]>, uw: TernaryTensor<trit, [6, 8]>,
+        dw: TernaryTensor<trit, [3, 1, 3, 3]>, x: Tensor<float32, [?, 8]>,
+        img: Tensor<float32, [?, 3, 6, 6]>) -> Tensor<float32, [?, 6]> {
+    let a = x @ tw.T
+    let b = relu(x @ transpose(uw))
+    let c = depthwise_conv2d(img, dw, padding=1)
+    let d = silu(depthwise_conv2d(img, dw, stride=2))
+    return a + b + sum(c) + sum(d)
+}
+"""
+    path = os.path.join(ctx.workdir, "spellings.tri")
+    with open(path, "w") as f:
+        f.write(src)
+    inputs = (torch.randn(2, 8), torch.randn(2, 3, 6, 6))
+    for level in ["-O1", "-O2", "-O3"]:
+        ctx.count += 1
+        outdir = os.path.join(ctx.workdir, "cuda%d" % ctx.count)
+        os.makedirs(outdir)
+        py = os.path.join(outdir, "spellings.py")
+        subprocess.run([ctx.tritonc, "compile", path, "-o", py, "--target", "cuda", level,
+                        "--nvcc", "/nonexistent/nvcc"], capture_output=True, check=True)
+        _, launches = dispatched_ternary_ops(py, py[:-3] + "_kernels.cu", inputs)
+        if launches != 4:  # two products, two convolutions (dw is read once, used twice)
+            raise AssertionError("%s: %d of 4 ternary ops ran a kernel" % (level, launches))
+
+
 def find_nvcc():
     return shutil.which("nvcc") or (
         "/usr/local/cuda/bin/nvcc" if os.access("/usr/local/cuda/bin/nvcc", os.X_OK) else None)
@@ -422,6 +453,7 @@ def main():
               test_no_nvcc_says_so_and_writes_the_source, test_failed_nvcc_writes_nothing,
               test_unwritable_outputs_are_not_blamed_on_nvcc, test_nvcc_is_found_on_path,
               test_every_ternary_op_reaches_its_kernel,
+              test_other_spellings_reach_their_kernels,
               test_failed_nvcc_output_is_shown_line_by_line,
               test_nvcc_without_a_host_compiler_is_no_nvcc]
     tests += [make_nvcc_test(n) for n in args.nvcc_models.split(",") if n]
