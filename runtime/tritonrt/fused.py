@@ -260,8 +260,12 @@ def _bn_stamp(conv, bn):
     tensors = [t for t in list(conv.parameters()) + list(conv.buffers())
                + list(bn.parameters()) + list(bn.buffers())]
 
+    # A packed (deployed) model's tensors change only through their version counters.
+    content = not (getattr(conv, "_tritonrt_frozen", False) and
+                   getattr(bn, "_tritonrt_frozen", False))
+
     def stamp():
-        s = _stamp(*tensors, content=True)
+        s = _stamp(*tensors, content=content)
         return s + (id(bn), bn.eps) if s is not None else None
 
     return stamp, tensors

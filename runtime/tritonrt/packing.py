@@ -341,7 +341,7 @@ def weight(module, name):
         return ternary_quantize(latent, method=method, threshold=threshold,
                                 training=module.training)
     def stamp():
-        s = _stamp(latent, content=True)
+        s = _stamp(latent, content=not getattr(module, "_tritonrt_frozen", False))
         return s + (method, threshold) if s is not None else None
 
     return _cached(
@@ -444,7 +444,11 @@ def pack(module, cache=True):
     original shape is kept in the plain attribute ``_tritonrt_shapes`` (it follows from the
     module's constructor arguments, so ``state_dict`` holds exactly the two buffers per
     weight and loads into another packed module of the same class). Sets
-    ``_tritonrt_packed = True`` on those modules and on ``module``, drops the inference
+    ``_tritonrt_packed = True`` on those modules and on ``module``, ``_tritonrt_frozen =
+    True`` on every sub-module (a packed model is deployed: the values cached for inference,
+    such as batch norms folded into convolutions, follow the tensors' version counters, not
+    checksums of their contents, so an in-place change through ``.data`` of a packed
+    model's float tensors needs ``tritonrt.clear_cache(module)``), drops the inference
     values cached for the latent weights, registers a forward pre-hook on ``module`` that
     raises in training mode before anything runs, puts ``module`` in eval mode and returns
     it. Packing an already packed module changes nothing; a module tree without ternary
@@ -467,6 +471,10 @@ def pack(module, cache=True):
             _pack_one(m)
         m._tritonrt_cache_unpacked = bool(cache)
     clear_cache(module)  # the latent weights' quantized values are no longer needed
+    for m in module.modules():
+        # Deployed: cached inference values (batch norms folded into convolutions) follow
+        # the tensors' version counters only, not a checksum of their contents.
+        m._tritonrt_frozen = True
     if not getattr(module, "_tritonrt_packed", False):
         if not hasattr(module, "_tritonrt_shapes"):
             module._tritonrt_shapes = {}
@@ -653,6 +661,7 @@ def unpack(module):
         if guard is not None and not isinstance(guard, bool):
             guard.remove()
         m.__dict__.pop("_tritonrt_packed", None)
+        m.__dict__.pop("_tritonrt_frozen", None)
         if "_tritonrt_shapes" in m.__dict__ and not m._tritonrt_shapes:
             del m.__dict__["_tritonrt_shapes"]
     clear_cache(module)

@@ -548,6 +548,39 @@ class Emitter {
     return def.isValid() && m_.op(def).kind == OpKind::Weight && m_.types.isTernary(m_.typeOf(v));
   }
   std::string instanceExpr(uint32_t index) const;
+  /// Whether `v` is a new tensor (made by a creation builtin or arithmetic),
+  /// not a module constant or a view of one.
+  bool freshTensor(ValueId v) const {
+    OpId def = m_.values[v.index].def;
+    if (!def.isValid()) return false;
+    const Op& o = m_.op(def);
+    switch (o.kind) {
+      case OpKind::Add:
+      case OpKind::Sub:
+      case OpKind::Mul:
+      case OpKind::Div:
+      case OpKind::Mod:
+      case OpKind::Pow:
+      case OpKind::MatMul:
+      case OpKind::Neg: return true;
+      case OpKind::Builtin:
+      case OpKind::BuiltinStateful:
+        switch (static_cast<BuiltinFn>(o.intAttr)) {
+          case BuiltinFn::Zeros:
+          case BuiltinFn::Ones:
+          case BuiltinFn::Randn:
+          case BuiltinFn::Rand:
+          case BuiltinFn::KaimingUniform:
+          case BuiltinFn::Full:
+          case BuiltinFn::Arange:
+          case BuiltinFn::Eye:
+          case BuiltinFn::TensorFn:
+          case BuiltinFn::TernaryWeights: return true;
+          default: return false;  // ternary_quantize of a ternary value is that value
+        }
+      default: return false;
+    }
+  }
   /// Whether instance `index` of fn_ is a Dropout that may run in place
   /// (`inplace=` given, not false).
   bool inPlaceDropout(uint32_t index);
@@ -1364,6 +1397,10 @@ void Emitter::emitLayer(size_t index) {
                   (m_.types.isTernary(given) ? dtype == DType::Float32
                                              : m_.types.node(given).dtype == dtype);
       std::string convert = same ? "" : dtype == DType::Float32 ? ".float()" : ".to(" + dt + ")";
+      // A Parameter shares its tensor's storage: one of a module constant
+      // (`w: ... = G`) or a view of one would change with training, for
+      // every instance made after (`.float()` of a float tensor is itself).
+      if (!freshTensor(yielded) && (same || dtype == DType::Float32)) convert += ".clone()";
       line(2, fmt::format("self.{} = nn.Parameter({}{}{})", n, init, convert, frozen));
     } else if (ternaryWeight) {
       line(2, fmt::format("self.{} = nn.Parameter(tritonrt.ternary_weights({}))", n, shapeOf(w.type)));
@@ -2182,11 +2219,15 @@ std::string Emitter::opExpr(OpId id) {
       std::string args;
       // Values are never changed by a call (docs/language.md): an in-place
       // Dropout overwrites its input only where the inplace pass found that
-      // nothing else reads it; elsewhere it runs as torch.nn.functional's.
+      // nothing else reads it; elsewhere it is given a copy in training (in
+      // eval it returns its input untouched). Still a call of the module, so
+      // hooks and a replaced sub-module work as in PyTorch.
       if (inst.builtin && !o.inplace && static_cast<BuiltinLayer>(inst.decl) == BuiltinLayer::Dropout &&
           inPlaceDropout(static_cast<uint32_t>(o.intAttr))) {
         std::string self = instanceExpr(static_cast<uint32_t>(o.intAttr));
-        return fmt::format("F.dropout({}, {}.p, {}.training)", arg(0), self, self);
+        std::string x = arg(0);
+        return fmt::format("{}({}.clone() if {}.training else {})", self,
+                           parenthesized(x), self, x);
       }
       if (inst.builtin) {
         for (size_t i = 0; i < operands.size(); ++i) args += (i ? ", " : "") + arg(i);
@@ -2493,8 +2534,19 @@ std::string Emitter::builtinExpr(OpId id) {
       // Running statistics are updated in place and never differentiated:
       // a layer's weight passed as one is a Parameter, so it is detached
       // (the same storage, so the update still lands in it).
+      // Values never change once computed, and the caller's tensors are not
+      // written: statistics that are not module state (a layer's input, a
+      // local) are updated in a copy. (A fn's parameter may be its caller's
+      // weight, which the inliner makes it at -O2: updated in place.)
       std::string train = has(5) ? arg[5] : has(3) ? training() : "True";
-      auto statistic = [&](size_t i) { return has(i) ? raw[i] + ".detach()" : "None"; };
+      auto statistic = [&](size_t i) -> std::string {
+        if (!has(i)) return "None";
+        OpId def = m_.values[val[i].index].def;
+        bool state = def.isValid() ? m_.op(def).kind == OpKind::Weight ||
+                                         m_.op(def).kind == OpKind::InstanceMember
+                                   : fn_->kind == Function::Kind::Fn;
+        return raw[i] + (state ? ".detach()" : ".detach().clone()");
+      };
       return fmt::format("F.batch_norm({}, {}, {}, {}, {}, training={}{}{})", arg[0],
                          statistic(3), statistic(4), arg[1], arg[2], train, kw(6, "momentum"),
                          kw(7, "eps"));

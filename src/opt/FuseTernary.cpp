@@ -19,8 +19,8 @@
 // A fused_conv (stateful: the batch norm updates its statistics in
 // training) takes the convolution's place, so random draws stay in order;
 // the batch norm then runs before the ops between it and the convolution,
-// so none of those may read its state (Purity::readsState) or run the same
-// sub-modules. A pure fused op takes its last op's place: the product moves
+// so none of those may read its state (Purity::readsState), run the same
+// sub-modules, or be an assert, print or run-time check. A pure fused op takes its last op's place: the product moves
 // later, so no op between may change state the product reads.
 //
 //===----------------------------------------------------------------------===//
@@ -179,11 +179,14 @@ class Fuser {
     return others;
   }
 
-  // Whether an op (or one inside its regions) reads module state or runs one
-  // of `instances`.
+  // Whether an op (or one inside its regions) reads module state, runs one
+  // of `instances`, or asserts (a failed assert or run-time check must come
+  // before the batch norm's update, as written).
   bool touches(OpId id, const std::vector<int64_t>& instances) const {
     const Op& o = m_.op(id);
-    if (purity_.readsState(id)) return true;
+    if (purity_.readsState(id) || o.kind == OpKind::BuiltinEffect || o.kind == OpKind::CheckDim) {
+      return true;
+    }
     if (o.kind == OpKind::Forward &&
         std::find(instances.begin(), instances.end(), o.intAttr) != instances.end()) {
       return true;

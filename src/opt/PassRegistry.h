@@ -65,6 +65,11 @@ class Purity {
   bool weightsMutable_ = false;  ///< some batch_norm updates weights in place
   bool anyState_ = false;        ///< some op reads changing state (else no search)
   mutable std::vector<int8_t> aliases_;  ///< aliasesState per value: -1 unknown
+  mutable std::vector<int8_t> functionState_;  ///< functionReadsState: -1 unknown
+  bool regionOpAliases(ir::OpId op) const;
+  bool terminatorsAlias(ir::BlockId block) const;
+  bool functionReadsState(size_t function) const;
+  bool blockReadsState(ir::BlockId block) const;
 };
 
 /// How often each value is used, over every function and declaration region.

@@ -106,15 +106,91 @@ bool Purity::aliasesState(ValueId value) const {
   known = 0;  // a cycle (loop-carried values) counts as no alias until shown
   OpId def = m_.values[value.index].def;
   bool alias = false;
-  if (def.isValid()) {
+  if (!m_.types.isTensor(m_.typeOf(value)) && m_.types.kind(m_.typeOf(value)) != TypeKind::List) {
+    alias = false;  // numbers are values
+  } else if (!def.isValid()) {
+    // A loop's carried value: what enters the loop or is carried to the next iteration.
+    BlockId block = m_.values[value.index].block;
+    OpId owner = block.isValid() ? m_.blocks[block.index].parent : OpId{};
+    alias = owner.isValid() && regionOpAliases(owner);
+  } else {
     const Op& o = m_.op(def);
-    alias = readsChangingState(o.kind, weightsMutable_);
-    if (!alias && !makesNewValue(o.kind) && m_.types.isTensor(m_.typeOf(value))) {
-      for (ValueId v : m_.operands(def)) alias = alias || aliasesState(v);
+    switch (o.kind) {
+      case OpKind::If:
+      case OpKind::For:
+      case OpKind::While: alias = regionOpAliases(def); break;
+      case OpKind::Forward:  // a sub-layer may return its state (`return bn.running_mean`)
+        alias = true;        // (only in a module that reads state somewhere: anyState_)
+        break;
+      case OpKind::Apply:
+      case OpKind::CallFn:
+        alias = functionReadsState(static_cast<size_t>(o.intAttr));
+        for (ValueId v : m_.operands(def)) alias = alias || aliasesState(v);
+        break;
+      default:
+        alias = readsChangingState(o.kind, weightsMutable_);
+        if (!alias && !makesNewValue(o.kind)) {
+          for (ValueId v : m_.operands(def)) alias = alias || aliasesState(v);
+        }
     }
   }
   aliases_[value.index] = alias ? 1 : 0;
   return alias;
+}
+
+// An If, For or While whose results (or carried values) may be state: what
+// enters it or what its regions yield, carry or break with.
+bool Purity::regionOpAliases(OpId id) const {
+  for (ValueId v : m_.operands(id)) {
+    if (aliasesState(v)) return true;
+  }
+  for (BlockId region : m_.op(id).regions) {
+    if (region.isValid() && terminatorsAlias(region)) return true;
+  }
+  return false;
+}
+
+bool Purity::terminatorsAlias(BlockId block) const {
+  for (OpId id : m_.blocks[block.index].ops) {
+    const Op& o = m_.op(id);
+    if (o.kind == OpKind::Yield || o.kind == OpKind::Break || o.kind == OpKind::Continue) {
+      for (ValueId v : m_.operands(id)) {
+        if (aliasesState(v)) return true;
+      }
+    }
+    for (BlockId region : o.regions) {
+      if (region.isValid() && terminatorsAlias(region)) return true;
+    }
+  }
+  return false;
+}
+
+// Whether a function's body reads changing state (directly, or through a
+// sub-module or a call): what it returns may be that state.
+bool Purity::functionReadsState(size_t function) const {
+  if (functionState_.size() < m_.functions.size()) functionState_.resize(m_.functions.size(), -1);
+  int8_t& known = functionState_[function];
+  if (known >= 0) return known != 0;
+  known = 0;  // recursion: no more than what the rest of the body shows
+  BlockId body = m_.functions[function].body;
+  bool reads = body.isValid() && blockReadsState(body);
+  functionState_[function] = reads ? 1 : 0;
+  return reads;
+}
+
+bool Purity::blockReadsState(BlockId block) const {
+  for (OpId id : m_.blocks[block.index].ops) {
+    const Op& o = m_.op(id);
+    if (readsChangingState(o.kind, weightsMutable_) || o.kind == OpKind::Forward) return true;
+    if ((o.kind == OpKind::Apply || o.kind == OpKind::CallFn) &&
+        functionReadsState(static_cast<size_t>(o.intAttr))) {
+      return true;
+    }
+    for (BlockId region : o.regions) {
+      if (region.isValid() && blockReadsState(region)) return true;
+    }
+  }
+  return false;
 }
 
 bool Purity::readsState(OpId id) const {

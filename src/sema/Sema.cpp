@@ -1566,12 +1566,13 @@ void Checker::checkAssign(NodeId assign) {
   // run-time check that would reject a valid program.
   bool wholeVariable = tree_.kind(target) == NodeKind::Name;
   // A `let` without a declared type takes a tensor of other sizes (same
-  // dtype and rank), as Python's variables do: `outs = concat([outs, y],
-  // dim=1)` in a loop that collects outputs.
+  // dtype; same rank under a loop or `if`), as Python's variables do:
+  // `outs = concat([outs, y], dim=1)` in a loop that collects outputs.
   if (wholeVariable && resizable(target, value.type)) {
     retypeAfterReassignment(target, value.type);
     return;
   }
+  if (wholeVariable && rankChangeInBranch(target, value, valueNode)) return;
   bool saved = noRuntimeChecks_;
   noRuntimeChecks_ = noRuntimeChecks_ || wholeVariable;
   bool assignable = checkAssignable(value, targetInfo.type, valueNode);
@@ -1580,7 +1581,8 @@ void Checker::checkAssign(NodeId assign) {
 }
 
 // Whether `target` names a local without a declared type holding a tensor of
-// the same dtype, ternary-ness and rank as `assigned`, only sizes differing.
+// the same dtype and ternary-ness as `assigned`, only sizes differing, or the
+// rank too in straight-line code (`y = reshape(y, [b, t, h, d])`).
 bool Checker::resizable(NodeId target, TypeId assigned) const {
   uint32_t symbol = module_.nodeSymbol[target.index];
   if (symbol == kNoSymbol || module_.symbols[symbol].kind != SymbolKind::Local ||
@@ -1595,8 +1597,32 @@ bool Checker::resizable(NodeId target, TypeId assigned) const {
   }
   const TypeStore::Node& h = ts.node(held);
   const TypeStore::Node& a = ts.node(assigned);
+  bool straightLine = ctx_.loopDepth == 0 && ctx_.ifDepth == 0;
   return h.rankKnown && a.rankKnown && h.dtype == a.dtype && h.ternary == a.ternary &&
-         ts.shape(held).size() == ts.shape(assigned).size();
+         (ts.shape(held).size() == ts.shape(assigned).size() || straightLine);
+}
+
+// `y = reshape(y, [b, t, 2, 4])` of a 3-D `y` under an `if` or a loop: the
+// mismatch, and why straight-line code would have taken it. Reported here.
+bool Checker::rankChangeInBranch(NodeId target, const ExprInfo& value, NodeId valueNode) {
+  uint32_t symbol = module_.nodeSymbol[target.index];
+  if (symbol == kNoSymbol || module_.symbols[symbol].kind != SymbolKind::Local ||
+      tree_.childA(module_.symbols[symbol].decl).isValid()) {
+    return false;
+  }
+  const TypeStore& ts = module_.types;
+  TypeId held = module_.symbols[symbol].type;
+  if (ts.kind(held) != TypeKind::Tensor || ts.kind(value.type) != TypeKind::Tensor) return false;
+  const TypeStore::Node& h = ts.node(held);
+  const TypeStore::Node& a = ts.node(value.type);
+  if (!h.rankKnown || !a.rankKnown || h.dtype != a.dtype || h.ternary != a.ternary ||
+      ts.shape(held).size() == ts.shape(value.type).size()) {
+    return false;
+  }
+  diags_->report(Diag::TypeMismatch, source(), rangeOf(valueNode), fmt(value.type), fmt(held))
+      .note(Note::RankKeptInBranch, source(), rangeOf(target), spelling(module_.symbols[symbol].name),
+            ts.shape(held).size(), ts.shape(value.type).size());
+  return true;
 }
 
 // After a whole variable is reassigned, in straight-line code (no enclosing

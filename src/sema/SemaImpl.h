@@ -403,6 +403,7 @@ class Checker {
   bool resizable(NodeId target, TypeId assigned) const;
   void warnIfRenamedInStateDict(const char* what, IdentifierId name, NodeId where);
   void warnIfRenamedClass(IdentifierId name, NodeId layer);
+  bool rankChangeInBranch(NodeId target, const ExprInfo& value, NodeId valueNode);
   void retypeAfterReassignment(NodeId target, TypeId assigned);
   void checkCreatedArguments();
   std::string callableName(int index) const { return std::string(spelling(module_.callables[index].name)); }

@@ -1580,6 +1580,35 @@ layer Functional(g: Tensor<float32, [4]> = ones(), bb: Tensor<float32, [4]>,
     let after = rm * 2.0
     return after - before + 0.0 * sum(y, dim=0)
 }
+layer Branch(flag: bool = true, x: Tensor<float32, [?, 4]>) -> Tensor<float32, [4]> {
+    let bn = BatchNorm1d(4)
+    let r = zeros([4])
+    if flag {
+        r = bn.running_mean
+    }
+    let p = r * 2.0
+    let y = bn(x)
+    let q = r * 2.0
+    return q - p
+}
+layer Stats(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [4]> {
+    let bn = BatchNorm1d(4)
+    let y = bn(x)
+    return bn.running_mean
+}
+layer Returned(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [4]> {
+    let st = Stats()
+    let a = st(x)
+    let p = a * 2.0
+    let b = st(x)
+    let q = a * 2.0
+    return q - p
+}
+layer Local(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [4]> {
+    let rm = zeros([4])
+    let y = batch_norm(x, ones([4]), zeros([4]), running_mean=rm, running_var=ones([4]))
+    return rm * 1.0
+}
 """
     x = torch.randn(5, 4, generator=torch.Generator().manual_seed(3)) + 3.0
     mean = x.mean(0)
@@ -1601,6 +1630,12 @@ layer Functional(g: Tensor<float32, [4]> = ones(), bb: Tensor<float32, [4]>,
             functional.rm.zero_()
         got = functional.train()(x)
         check_close(got, 2.0 * 0.1 * mean, "%s: functional statistics" % level)
+        # A read that an `if` or a sub-layer's return hands on is the buffer too.
+        check_close(module.Branch().train()(x), 2.0 * 0.1 * mean, "%s: read in an if" % level)
+        check_close(module.Returned().train()(x), 2.0 * 0.09 * mean,
+                    "%s: returned by a sub-layer" % level)
+        # Statistics that are not module state are updated in a copy: a local keeps its value.
+        check_close(module.Local().train()(x), torch.zeros(4), "%s: local statistics" % level)
 
 
 def test_in_place_dropout_changes_no_other_value(ctx):
@@ -1638,9 +1673,19 @@ layer Alone(w: TernaryTensor<trit, [8, 8]>, x: Tensor<float32, [?, 8]>) -> Tenso
         check_close(leaf.detach(), x, "%s: the caller's input" % level)
         if bool((out == 0).sum() == 0):
             raise AssertionError("%s: the dropout dropped nothing; pick another seed" % level)
+        # Still a call of the sub-module: its hooks run, and it can be replaced.
+        shared = module.Shared().train()
+        calls = []
+        shared.d.register_forward_hook(lambda *args: calls.append(1))
+        shared(x)
+        shared.d = torch.nn.Identity()
+        shared(x)
+        if len(calls) != 1:
+            raise AssertionError("%s: the dropout's hook ran %d times" % (level, len(calls)))
         with open(path) as f:
             code = f.read()
-        in_place = "self.d(" in code.split("class Alone")[1]
+        alone_code = code.split("class Alone")[1]
+        in_place = "self.d(" in alone_code and ".clone() if self.d.training" not in alone_code
         if in_place != (level in ("-O2", "-O3", "-Os")):
             raise AssertionError("%s: Alone's dropout in place: %s" % (level, in_place))
         alone = module.Alone().train()
@@ -1652,6 +1697,25 @@ layer Alone(w: TernaryTensor<trit, [8, 8]>, x: Tensor<float32, [?, 8]>) -> Tenso
         got = alone(x)
         expected = expected if expected is not None else got  # -O0's, run first
         check_close(got, expected, "%s: Alone" % level)
+
+
+def test_weights_never_share_a_module_constant(ctx):
+    """A weight initialized with a module constant (`b: ... = G`) is a Parameter of its own:
+    training one instance changes neither G nor the instances made after it."""
+    src = """
+let G = tensor([1.0, 2.0, 3.0, 4.0])
+layer M(b: Tensor<float32, [4]> = G, x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    return x + b
+}
+"""
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        first = module.M()
+        with torch.no_grad():
+            first.b.add_(10.0)
+        check_close(module.M().b.detach(), torch.tensor([1.0, 2.0, 3.0, 4.0]),
+                    "%s: a later instance's weight" % level)
+        check_close(module.G, torch.tensor([1.0, 2.0, 3.0, 4.0]), "%s: G" % level)
 
 
 def test_runtime_dtypes_follow_static_types(ctx):
@@ -2100,7 +2164,8 @@ layer P(x: Tensor<float32, [?, 4]>, e: Tensor<int32, [?]>) -> Tensor<float32, [?
 def test_variables_take_tensors_of_other_sizes(ctx):
     """A `let` without a declared type takes a tensor of the same dtype and rank but other
     sizes, as Python's variables do: the loop that collects per-step outputs, and a
-    straight-line `h = concat([h, h], dim=1)` (after which h is exactly [?, 8])."""
+    straight-line `h = concat([h, h], dim=1)` (after which h is exactly [?, 8]); in
+    straight-line code another rank too (`y = reshape(y, ...)`, PyTorch's `x = x.view(...)`)."""
     src = """
 layer Collect(d: int = 4, x: Tensor<float32, [?, ?, d]>) -> Tensor<float32, [?, ?, d]> {
     let b = x.shape[0]
@@ -2115,10 +2180,22 @@ layer Grow(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 8]> {
     h = concat([h, h], dim=1)
     return h
 }
+layer Heads(x: Tensor<float32, [?, ?, 8]>) -> Tensor<float32, [?, ?, 8]> {
+    let b = x.shape[0]
+    let t = x.shape[1]
+    let y = transpose(reshape(x, [b, t, 2, 4]), 1, 2)
+    y = softmax(y, dim=-1)
+    y = reshape(transpose(y, 1, 2), [b, t, 8])
+    return y * 2.0
+}
 """
     x = torch.randn(2, 3, 4)
+    xh = torch.randn(2, 3, 8)
+    heads = torch.softmax(xh.reshape(2, 3, 2, 4).transpose(1, 2), dim=-1)
+    heads = heads.transpose(1, 2).reshape(2, 3, 8) * 2.0
     for level in LEVELS:
         m = load(ctx.compile_text(src, level))
+        check_close(m.Heads()(xh), heads, level + " Heads")
         check_close(m.Collect()(x), x * 2.0, level)
         check_close(m.Grow()(x[:, 0, :]), torch.cat([x[:, 0, :]] * 2, dim=1), level)
 
@@ -4350,6 +4427,7 @@ def all_tests():
               test_functional_batch_norm_with_weight_statistics,
               test_reads_of_module_state_stay_in_order,
               test_in_place_dropout_changes_no_other_value,
+              test_weights_never_share_a_module_constant,
               test_cross_entropy_takes_int32_class_indices,
               test_converted_models_compute_in_their_dtype, test_zoo_runs_in_float64,
               test_zoo_runs_on_the_meta_device, test_min_max_take_the_spec_parameter_names,

@@ -955,6 +955,45 @@ class LoaderTests(unittest.TestCase):
                 self.assertTrue(torch.allclose(tritonrt.conv_bn_act(conv, bn, x), bn(conv(x)),
                                                atol=1e-5))
 
+    def test_packed_models_skip_the_content_checksums(self):
+        # A packed model is deployed: its cached inference values (a batch norm folded into
+        # its convolution) follow version counters only, so serving reads no weight twice
+        # per call; a change through .data needs clear_cache, after which it is seen.
+        # unpack() makes the model checksum again.
+        from tritonrt import packing
+        sums = []
+        real = packing._checksum
+
+        def counting(t):
+            sums.append(t.shape)
+            return real(t)
+
+        conv, bn = tritonrt.TernaryConv2d(3, 4, 3), nn.BatchNorm2d(4)
+        model = nn.Sequential(conv, bn).eval()
+        bn.running_var.data.uniform_(0.5, 2.0)
+        x = torch.randn(2, 3, 8, 8)
+        packing._checksum = counting
+        try:
+            with torch.no_grad():
+                tritonrt.conv_bn_act(conv, bn, x)
+                self.assertTrue(sums, "an unpacked model checksums its float tensors")
+                pack(model)
+                del sums[:]
+                got = tritonrt.conv_bn_act(conv, bn, x)
+                tritonrt.conv_bn_act(conv, bn, x)
+                self.assertEqual(sums, [])
+                self.assertTrue(torch.allclose(got, bn(conv(x)), atol=1e-5))
+                bn.weight.data.mul_(2.0)
+                tritonrt.clear_cache(model)
+                self.assertTrue(torch.allclose(tritonrt.conv_bn_act(conv, bn, x),
+                                               bn(conv(x)), atol=1e-5))
+                tritonrt.unpack(model)
+                del sums[:]
+                tritonrt.conv_bn_act(conv, bn, x)
+                self.assertTrue(sums, "unpacked again: checksums again")
+        finally:
+            packing._checksum = real
+
     def test_pack_without_the_unpacked_cache(self):
         # pack(m, cache=False): the same outputs, and no float copy of the weights is kept
         # after inference (the default keeps one per weight, so later calls do not unpack).
