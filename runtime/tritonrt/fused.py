@@ -32,8 +32,18 @@ _ACTS = {
 ACTIVATIONS = tuple(_ACTS)
 
 
-def activation(y, act="none"):
-    """Apply the activation named ``act`` (one of ``ACTIVATIONS``; ``None`` = ``"none"``)."""
+_IN_PLACE = {"relu": F.relu, "silu": F.silu, "relu6": F.relu6, "hardswish": F.hardswish}
+
+
+def activation(y, act="none", inplace=False):
+    """Apply the activation named ``act`` (one of ``ACTIVATIONS``; ``None`` = ``"none"``).
+
+    ``inplace=True``: ``y`` is a new tensor that nothing else holds and autograd does not
+    keep (a convolution's, product's or batch norm's output), so relu, silu, relu6 and
+    hardswish overwrite it (one tensor less to allocate; autograd handles these in-place
+    forms)."""
+    if inplace and act in _IN_PLACE:
+        return _IN_PLACE[act](y, inplace=True)
     fn = _ACTS.get("none" if act is None else act)
     if fn is None:
         raise ValueError("tritonrt: unknown activation %r (expected one of %s)"
@@ -82,9 +92,9 @@ def fused_matmul(x, w, bias=None, scale=None, act="none", layout="matmul"):
     # the steps as written, so every -O level computes the same values.
     if layout == "matmul" and plain_bias and x.dim() == 2 and w.dim() == 2 \
             and not _autocasting(x):
-        return activation(cpu.addmm(bias, x, w), act)  # one kernel: bias + x @ w
+        return activation(cpu.addmm(bias, x, w), act, inplace=True)  # one kernel: bias + x @ w
     if layout == "linear" and (plain_bias or (scale is None and bias is None)) and w.dim() == 2:
-        return activation(cpu.linear(x, w, bias), act)
+        return activation(cpu.linear(x, w, bias), act, inplace=True)
     if layout == "matmul":
         y = cpu.matmul(x, w)
     elif layout == "linear":
@@ -96,7 +106,7 @@ def fused_matmul(x, w, bias=None, scale=None, act="none", layout="matmul"):
         y = y * scale
     if bias is not None:
         y = y + bias
-    return activation(y, act)
+    return activation(y, act, inplace=True)
 
 
 def fused_conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, scale=None,
@@ -114,11 +124,12 @@ def fused_conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, sca
         if y is not None:
             return y
     if scale is None:
-        return activation(cpu.conv2d(x, w, bias, stride, padding, dilation, groups), act)
+        return activation(cpu.conv2d(x, w, bias, stride, padding, dilation, groups), act,
+                          inplace=True)
     y = cpu.conv2d(x, w, None, stride, padding, dilation, groups) * scale
     if bias is not None:
         y = y + bias.reshape(-1, 1, 1)
-    return activation(y, act)
+    return activation(y, act, inplace=True)
 
 
 def _state_dtype(layer):
@@ -328,8 +339,9 @@ def conv_bn_act(conv, bn, x, act="none"):
             and not getattr(conv, "training", False):
         w, b = _folded(conv, bn)
         y = cpu.conv2d(x, w, b, conv.stride, conv.padding, conv.dilation, conv.groups)
-        return activation(y, act)
+        return activation(y, act, inplace=True)
     y = conv(x)
     if bn is not None:
         y = bn(y)
-    return activation(y, act)
+    # In place when no hook could have kept the output (a feature-extraction hook).
+    return activation(y, act, inplace=_plain(conv, bn))

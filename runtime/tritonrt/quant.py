@@ -65,13 +65,14 @@ def _q_and_s(x, method, threshold, training):
         q = xf.sign() * keep
         return q, s
     s = (a.sum() / n).clamp(min=EPS)
+    del a  # one weight-sized temporary at a time (allocations dominate on large weights)
     r = xf / s
     if method == "stochastic" and training:
         lo = r.floor()
         r = lo + (torch.rand_like(r) < (r - lo)).to(r.dtype)
     else:
-        r = r.round()
-    return r.clamp(-1, 1), s
+        r.round_()  # r is new: rounded and clamped in place, the same values
+    return r.clamp_(-1, 1), s
 
 
 def ternary_quantize(x, method="absmean", threshold=0.7, training=False):
@@ -90,7 +91,7 @@ def ternary_quantize(x, method="absmean", threshold=0.7, training=False):
     """
     q, s = _q_and_s(x, method, threshold, training)
     out_dtype = x.dtype if x.is_floating_point() else torch.float32
-    y = (s * q).to(out_dtype)
+    y = q.mul_(s).to(out_dtype)  # q is new: scaled in place (s * q, bit for bit)
     if not x.is_floating_point():
         return y
     return _straight_through(y, x)
@@ -143,7 +144,7 @@ def act_quant_int8(x):
     else:
         m = xd.abs().amax(dim=-1, keepdim=True)
     scale = 127.0 / m.clamp(min=EPS)
-    y = (xd * scale).round().clamp(-128, 127) / scale
+    y = (xd * scale).round_().clamp_(-128, 127).div_(scale)  # one new tensor, same values
     if not x.is_floating_point():
         return y
     return _straight_through(y.to(x.dtype), x)
