@@ -126,6 +126,7 @@ class IRGen {
   ValueId dimValue(DimId dim);
   void emitCheck(const RuntimeShapeCheck& check, ValueId value);
   void emitPairCheck(const RuntimeShapeCheck& check, ValueId value);
+  std::string valueText(NodeId node, std::string_view otherwise) const;
   void emitInputChecks(const CallableInfo& info);
   /// The file a check message names: `{source}` for the compiled file, which
   /// the emitter fills in (so that the checked IR does not depend on the
@@ -781,20 +782,33 @@ void IRGen::emitCheck(const RuntimeShapeCheck& check, ValueId value) {
   bool constant = m_.dims.constValue(check.expected).has_value();
   bool rank = check.dim == RuntimeShapeCheck::kRank;
   std::string message =
-      rank ? fmt::format("{}:{}:{}: shape mismatch: the value has {{actual}} dimensions, but {} "
+      rank ? fmt::format("{}:{}:{}: shape mismatch: {} has {{actual}} dimensions, but {} "
                          "{} expected",
-                         checkSourceName(), lc.line, lc.column,
+                         checkSourceName(), lc.line, lc.column, valueText(check.value, "the value"),
                          m_.dims.format(check.expected, *m_.interner),
                          m_.dims.constValue(check.expected) == 1 ? "was" : "were")
-           : fmt::format("{}:{}:{}: shape mismatch: dimension {} is {{actual}}, but {}{} was "
+           : fmt::format("{}:{}:{}: shape mismatch: dimension {} {}is {{actual}}, but {}{} was "
                          "expected",
                          checkSourceName(), lc.line, lc.column, check.dim,
+                         check.value.isValid() && valueText(check.value, "").size() > 0
+                             ? "of " + valueText(check.value, "") + " "
+                             : std::string(),
                          m_.dims.format(check.expected, *m_.interner),
                          constant ? "" : " = {expected}");
   ValueId operands[] = {value, expected};
   OpId op = emit(OpKind::CheckDim, operands, {}, check.node);
   m_.op(op).intAttr = rank ? -1 : static_cast<int64_t>(check.dim);
   m_.op(op).strAttr = m_.internString(std::move(message));
+}
+
+// A checked value by its text when short ("dimension 1 of 'x' is 3"), else
+// as `otherwise`.
+std::string IRGen::valueText(NodeId node, std::string_view otherwise) const {
+  std::string_view text = node.isValid() ? tree_.text(node) : std::string_view();
+  return !text.empty() && text.size() <= 60 && text.find('\n') == std::string_view::npos &&
+                 text.find('{') == std::string_view::npos && text.find('}') == std::string_view::npos
+             ? fmt::format("'{}'", text)
+             : std::string(otherwise);
 }
 
 // `?` against `?`: `value`'s size against the other value's, which was
@@ -807,15 +821,7 @@ void IRGen::emitPairCheck(const RuntimeShapeCheck& check, ValueId value) {
     return;
   }
   LineCol lc = tokens_.source().lineCol(tree_.range(check.node).begin);
-  // Each value by its text when short ("dimension 1 of 'x' is 3"), else by
-  // its place.
-  auto named = [&](NodeId node, std::string_view otherwise) {
-    std::string_view text = tree_.text(node);
-    return text.size() <= 30 && text.find('\n') == std::string_view::npos &&
-                   text.find('{') == std::string_view::npos
-               ? fmt::format("'{}'", text)
-               : std::string(otherwise);
-  };
+  auto named = [&](NodeId node, std::string_view otherwise) { return valueText(node, otherwise); };
   std::string message = fmt::format(
       "{}:{}:{}: shape mismatch: dimension {} of {} is {{actual}}, but dimension {} of {} is "
       "{{expected}}",

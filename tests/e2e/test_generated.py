@@ -1128,7 +1128,7 @@ layer Good(w: Tensor<float32, [4, 4]>, x: Tensor<float32, [?, 4]>) -> Tensor<flo
         check_close(mod.Early()(x), torch.cat([x, x, x], dim=1), "early return " + level)
         bad = mod.Bad()
         if level == "-O0":
-            expect_check_failures([(lambda: bad(x), ":5:42: shape mismatch: dimension 1 is 8, "
+            expect_check_failures([(lambda: bad(x), ":5:42: shape mismatch: dimension 1 of 'f' is 8, "
                                                     "but 4 was expected")])
         else:
             check_close(bad(x), F.linear(x, bad.w), "Bad above -O0 " + level)
@@ -1241,8 +1241,8 @@ layer Net(x: Tensor<float32, [?, 3]>) -> Tensor<float32, [?, 3]> { return x }
             check_close(mod.h(x=x, k=k), ref, "max/sum keepdim %s %s" % (k, level))
         if level == "-O0":
             expect_check_failures([
-                (lambda: mod.f(x=x, k=True), "the value has 3 dimensions, but 2 were expected"),
-                (lambda: mod.s(x=x, n=2), "dimension 2 is 2, but 6 was expected")])
+                (lambda: mod.f(x=x, k=True), "'sum(x, 1, k)' has 3 dimensions, but 2 were expected"),
+                (lambda: mod.s(x=x, n=2), "dimension 2 of 'split(x, 2, dim=n)[0]' is 2, but 6 was expected")])
 
 
 def test_depthwise_conv_with_a_channel_multiplier(ctx):
@@ -2783,7 +2783,7 @@ fn proj(a: Tensor<float32, [?, n]>, w: Tensor<float32, [m, k]>) -> Tensor<float3
     try:
         module.proj(torch.ones(2, 5), torch.ones(3, 4))
     except ValueError as e:
-        if not str(e).endswith("shape mismatch: dimension 1 is 5, but m = 3 was expected"):
+        if not str(e).endswith("shape mismatch: dimension 1 of 'a' is 5, but m = 3 was expected"):
             raise AssertionError("unexpected message: %s" % e)
     else:
         raise AssertionError("-O0 did not check the shape at run time")
@@ -2862,11 +2862,11 @@ fn anyrank(x: Tensor<float32>) -> Tensor<float32, [?, 3]> {
     module = load(ctx.compile_text(src, "-O0"))
     cases = [
         (lambda: module.sq(torch.ones(3, 4)),
-         ":3:12: shape mismatch: the value has 2 dimensions, but 1 was expected"),
+         ":3:12: shape mismatch: 'squeeze(x, 1)' has 2 dimensions, but 1 was expected"),
         (lambda: module.anyrank(torch.ones(5)),
-         ":6:12: shape mismatch: the value has 1 dimensions, but 2 were expected"),
+         ":6:12: shape mismatch: 'x' has 1 dimensions, but 2 were expected"),
         (lambda: module.anyrank(torch.ones(2, 4)),
-         ":6:12: shape mismatch: dimension 1 is 4, but 3 was expected"),
+         ":6:12: shape mismatch: dimension 1 of 'x' is 4, but 3 was expected"),
     ]
     expect_check_failures(cases)
     check_close(module.sq(torch.ones(3, 1)), torch.ones(3), "-O0 valid squeeze")
