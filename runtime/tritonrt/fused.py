@@ -313,6 +313,11 @@ def _folded(conv, bn):
     return _cached(conv, "_tritonrt_folded_bn", stamp, compute, sources)
 
 
+#: Inputs smaller than this (elements) run the convolution and the batch norm as written in
+#: an unpacked model (see conv_bn_act).
+_FOLD_MIN_ELEMENTS = 1 << 16
+
+
 def conv_bn_act(conv, bn, x, act="none"):
     """``act(bn(conv(x)))``, or ``act(conv(x))`` when ``bn`` is ``None``.
 
@@ -335,8 +340,12 @@ def conv_bn_act(conv, bn, x, act="none"):
         y = cuda.packed_conv2d(conv, x, act=act, chscale=chscale, bias=bias)
         if y is not None:
             return y
+    # Folding saves the normalization pass over the output; checking that the folded weights
+    # are current costs reads of the weight and statistics (checksums, unless the model is
+    # packed). On small inputs (late layers at batch 1) the check costs more than it saves.
     if not torch.is_grad_enabled() and not _compiling() and _foldable(conv, bn) \
-            and not getattr(conv, "training", False):
+            and not getattr(conv, "training", False) \
+            and (x.numel() >= _FOLD_MIN_ELEMENTS or getattr(conv, "_tritonrt_frozen", False)):
         w, b = _folded(conv, bn)
         y = cpu.conv2d(x, w, b, conv.stride, conv.padding, conv.dilation, conv.groups)
         return activation(y, act, inplace=True)
