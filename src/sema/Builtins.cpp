@@ -387,6 +387,15 @@ DimId ceilWindowOutput(DimStore& ds, DimId in, DimId kernel, DimId stride, DimId
 // shape `want`; a provable mismatch (another rank, or a dimension that
 // differs) is reported at the argument as §3 asks ("an error naming both
 // shapes") and gives false.
+// Whether argument i, given, is a tensor (a bias, a norm's weight): torch
+// takes no number there (`conv2d(x, w, 2)` meant stride 2, and bound bias).
+// Reported at the argument otherwise.
+bool tensorOrAbsent(Call& c, size_t i, std::string_view what) {
+  if (!c.has(i) || c.lenient(i) || c.ts().isTensor(c.arg(i).type)) return true;
+  c.wrong(i, what);
+  return false;
+}
+
 bool fitsShape(Call& c, size_t i, std::span<const DimId> want) {
   if (!c.has(i) || c.lenient(i) || !c.ts().isTensor(c.arg(i).type) ||
       !c.ts().node(c.arg(i).type).rankKnown) {
@@ -1292,6 +1301,16 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         if (!fitsShape(c, 2, *normalized) || !fitsShape(c, 3, *normalized)) return c.error();
       }
     }
+    if (fn == BuiltinFn::BatchNormFn || fn == BuiltinFn::LayerNormFn) {
+      // weight, bias (and running statistics) are tensors, or not given.
+      bool layerNorm = fn == BuiltinFn::LayerNormFn;
+      for (size_t i = layerNorm ? 2 : 1; i <= (layerNorm ? 3u : 4u); ++i) {
+        if (!tensorOrAbsent(c, i, layerNorm ? "a tensor of the normalized shape"
+                                            : "a tensor of one value per channel")) {
+          return c.error();
+        }
+      }
+    }
     if (fn == BuiltinFn::BatchNormFn && x->rankKnown && c.shape(0).size() >= 2) {
       // weight, bias, running_mean, running_var: one value per channel.
       std::vector<DimId> channels{c.shape(0)[1]};
@@ -1504,6 +1523,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     const TypeStore::Node* x = c.tensor(0);
     const TypeStore::Node* w = c.tensor(1);
     if (c.failed()) return c.error();
+    if (!tensorOrAbsent(c, 2, "a tensor of one value per output feature")) return c.error();
     if (x == nullptr || w == nullptr) return c.unknown();
     if (!w->rankKnown || !x->rankKnown) return c.result(ts.tensorAnyRank(c.floatOf(*x)));
     std::vector<DimId> ws = c.shape(1);
@@ -1619,6 +1639,12 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       }
     }
     // The bias has one value per output channel.
+    if (!depthwise && c.has(2) && !c.lenient(2) && !ts.isTensor(c.arg(2).type)) {
+      std::optional<int64_t> v = c.arg(2).intValue;
+      return c.wrong(2, fmt::format("a tensor of one value per output channel (stride and "
+                                    "padding go by name: 'stride={}')",
+                                    v ? std::to_string(*v) : std::string("...")));
+    }
     if (!depthwise && !fitsShape(c, 2, std::vector<DimId>{ws[0]})) return c.error();
     ExprInfo result = conv(c, x, 0, ws[0], ws[1], ws[2], ws[3], *stride, padding, *dilation, groups);
     // F.conv2d takes one float dtype: the input's, or the weight's wider one.

@@ -489,8 +489,28 @@ DimId Checker::resolveDim(NodeId dim, int callable) {
       bool parameter = false;
       if (callable >= static_cast<int>(module_.firstLocal)) {
         for (NodeId param : tree_.list(tree_.listA(module_.callables[callable].node))) {
-          parameter = parameter || (tree_.kind(param) == NodeKind::Param &&
-                                    tokens().identifier(tree_.token(param)) == name);
+          if (tree_.kind(param) != NodeKind::Param ||
+              tokens().identifier(tree_.token(param)) != name) {
+            continue;
+          }
+          parameter = true;
+          // A size is an integer: `image_size: float32` in a shape would make
+          // torch.zeros((224.0 // 16, ...)) raise when the module is created.
+          NodeId type = tree_.childA(param);
+          std::string_view t = type.isValid() && tree_.kind(type) == NodeKind::TypeName
+                                   ? tokens().spelling(tree_.token(type))
+                                   : std::string_view();
+          bool notInteger = t == "float32" || t == "float16" || t == "bfloat16" ||
+                            t == "float64" || t == "float" || t == "str" || t == "bool";
+          // Once per parameter (its first use in a shape); the size stays a
+          // size variable, so nothing else changes meaning.
+          uint64_t key = (uint64_t{static_cast<uint32_t>(callable)} << 32) | name.index;
+          if (notInteger && nonIntegerSizes_.insert(key).second) {
+            report(Diag::BadTypeArguments, dim,
+                   fmt::format("'{}' is a {} hyperparameter, but a size is an integer: declare "
+                               "it 'int'",
+                               spelling(name), t));
+          }
         }
       }
       std::optional<uint32_t> symbol = parameter ? std::nullopt : lookup(name);

@@ -426,6 +426,9 @@ class Checker {
   std::vector<LoopMark> loops_;
   /// Shapes naming a constant whose value is not an integer of literals.
   std::vector<std::pair<NodeId, uint32_t>> constantDims_;
+  /// (callable, name) of hyperparameters of a non-integer type used as sizes,
+  /// reported once each.
+  std::unordered_set<uint64_t> nonIntegerSizes_;
   std::unordered_set<uint32_t> constantFailed_;  ///< constants whose initializer is an error
   Context ctx_;
   TypeId int32_, float32_, bool_, str_;

@@ -233,26 +233,30 @@ Decision DimStore::equal(DimId a, DimId b) const {
   }
   // a - b as a sum of terms (size variables and opaque sub-expressions, by
   // node) with integer factors and a constant: `2 * d + e` and `e + d * 2`
-  // are equal, `d + 1` and `d` never are. Sizes are not negative, so a
-  // difference whose terms are size variables with factors of the constant's
-  // sign cannot be zero either (`2 * d + 1` and `d`). (`4 * d` and `d` are
-  // equal when d is 0: undecided, checked at run time.)
+  // are equal, `d + 1` and `d` never are. A size variable stands for a size
+  // of at least 1 (a layer or tensor of width 0 computes nothing: LANGUAGE.md
+  // leaves `?` and two different size variables undecided, not `4 * d` and
+  // `d`), so a difference whose terms are size variables with factors of one
+  // sign is bounded by its value with every variable at 1: `4 * d` and `d`
+  // differ (3 * d >= 3), as do `2 * d + 1` and `d`; `2 * d` and `d + 1` may
+  // not (d = 1).
   Linear diff;
   if (!addLinear(a, 1, diff) || !addLinear(b, -1, diff)) {
     return Decision::Unknown;
   }
-  bool sameSign = diff.constant != 0;
+  bool zero = diff.constant == 0, opaque = false, positive = true, negative = true;
+  int64_t atOne = diff.constant;  // the difference with every size variable at 1
   for (const auto& [node, factor] : diff.terms) {
     if (factor == 0) continue;
-    if (nodes_[node].kind != DimKind::Var || (factor > 0) != (diff.constant > 0)) {
-      sameSign = false;
-    }
-    if (!sameSign && diff.constant == 0) return Decision::Unknown;
+    zero = false;
+    opaque = opaque || nodes_[node].kind != DimKind::Var ||
+             __builtin_add_overflow(atOne, factor, &atOne);
+    (factor > 0 ? negative : positive) = false;
   }
-  if (sameSign) return Decision::No;
-  bool zero = diff.constant == 0;
-  for (const auto& [node, factor] : diff.terms) zero = zero && factor == 0;
-  return zero ? Decision::Yes : Decision::Unknown;
+  if (zero) return Decision::Yes;
+  if (opaque) return Decision::Unknown;
+  if ((positive && atOne > 0) || (negative && atOne < 0)) return Decision::No;
+  return Decision::Unknown;
 }
 
 DimId DimStore::substitute(DimId id, const std::unordered_map<uint32_t, DimId>& bindings) {

@@ -142,11 +142,16 @@ TEST_F(DimStoreTest, EqualComparesSumsOfTerms) {
   EXPECT_EQ(dims.equal(add(n, c(1)), n), Decision::No);
   EXPECT_EQ(dims.equal(sub(n, c(1)), add(n, c(1))), Decision::No);
   EXPECT_EQ(dims.equal(add(div(n, c(2)), c(1)), div(n, c(2))), Decision::No);
-  // Sizes are not negative: 2n + 1 > n, n + m + 1 > m.
+  // Sizes are at least 1: 2n + 1 > n, n + m + 1 > m, 4n > n, n + m > m, 2n + m > 2.
   EXPECT_EQ(dims.equal(add(mul(c(2), n), c(1)), n), Decision::No);
   EXPECT_EQ(dims.equal(add(add(n, m), c(1)), m), Decision::No);
-  // Equal for some sizes: undecided (4n = n at n = 0; n + 1 = m; n = 2m - 1).
-  EXPECT_EQ(dims.equal(mul(c(4), n), n), Decision::Unknown);
+  EXPECT_EQ(dims.equal(mul(c(4), n), n), Decision::No);
+  EXPECT_EQ(dims.equal(add(n, m), m), Decision::No);
+  EXPECT_EQ(dims.equal(add(mul(c(2), n), m), c(2)), Decision::No);
+  // Equal for some sizes: undecided (2n = n + 1 at n = 1; n = 1; n + 1 = m; n = 2m - 1).
+  EXPECT_EQ(dims.equal(mul(c(2), n), add(n, c(1))), Decision::Unknown);
+  EXPECT_EQ(dims.equal(n, c(1)), Decision::Unknown);
+  EXPECT_EQ(dims.equal(add(mul(c(2), n), m), c(3)), Decision::Unknown);
   EXPECT_EQ(dims.equal(add(n, c(1)), m), Decision::Unknown);
   EXPECT_EQ(dims.equal(n, sub(mul(c(2), m), c(1))), Decision::Unknown);
   // Floor division and products are opaque: n / 2 + 1 against (n + 2) / 2 is undecided.
