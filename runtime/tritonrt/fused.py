@@ -313,8 +313,8 @@ def _folded(conv, bn):
     return _cached(conv, "_tritonrt_folded_bn", stamp, compute, sources)
 
 
-#: Inputs smaller than this (elements) run the convolution and the batch norm as written in
-#: an unpacked model (see conv_bn_act).
+#: Inputs smaller than this (elements) run the convolution and the batch norm as written
+#: (see conv_bn_act).
 _FOLD_MIN_ELEMENTS = 1 << 16
 
 
@@ -343,9 +343,9 @@ def conv_bn_act(conv, bn, x, act="none"):
     # Folding saves the normalization pass over the output; checking that the folded weights
     # are current costs reads of the weight and statistics (checksums, unless the model is
     # packed). On small inputs (late layers at batch 1) the check costs more than it saves.
+    # (The same rule packed or not: packing leaves the outputs bit for bit as they were.)
     if not torch.is_grad_enabled() and not _compiling() and _foldable(conv, bn) \
-            and not getattr(conv, "training", False) \
-            and (x.numel() >= _FOLD_MIN_ELEMENTS or getattr(conv, "_tritonrt_frozen", False)):
+            and not getattr(conv, "training", False) and x.numel() >= _FOLD_MIN_ELEMENTS:
         w, b = _folded(conv, bn)
         y = cpu.conv2d(x, w, b, conv.stride, conv.padding, conv.dilation, conv.groups)
         return activation(y, act, inplace=True)

@@ -126,6 +126,21 @@ GENERATED = textwrap.dedent('''\
 
 # ---------------------------------------------------------------------------------------
 
+class FoldAlways:
+    """Folds batch norms whatever the input's size (conv_bn_act folds from 65,536 input
+    elements on, where the pass it saves costs more than checking the cache), so that small
+    test inputs take the folded path."""
+
+    def setUp(self):
+        from tritonrt import fused
+        self._fold_min = fused._FOLD_MIN_ELEMENTS
+        fused._FOLD_MIN_ELEMENTS = 0
+
+    def tearDown(self):
+        from tritonrt import fused
+        fused._FOLD_MIN_ELEMENTS = self._fold_min
+
+
 class QuantizerTests(unittest.TestCase):
     def test_absmean_by_hand(self):
         x = torch.tensor([0.3, -1.2, 0.05, 2.0])
@@ -815,8 +830,9 @@ class FusedTests(unittest.TestCase):
 TRITONC = None
 
 
-class LoaderTests(unittest.TestCase):
+class LoaderTests(FoldAlways, unittest.TestCase):
     def setUp(self):
+        super().setUp()
         self.tmp = tempfile.mkdtemp(prefix="tritonrt-test-")
         self.env = {k: os.environ.get(k) for k in ("TRITONC", "TRITONRT_OUTPUT_DIR",
                                                    "TRITONC_CACHE_DIR")}
@@ -845,6 +861,7 @@ class LoaderTests(unittest.TestCase):
             else:
                 os.environ[k] = v
         shutil.rmtree(self.tmp, ignore_errors=True)
+        super().tearDown()
 
     def _write(self, name, text, mode=0o644):
         path = os.path.join(self.tmp, name)
@@ -1217,8 +1234,18 @@ class WeightCacheTests(unittest.TestCase):
         self.assertTrue(torch.equal(a, b))
 
 
-class BatchNormFoldingTests(unittest.TestCase):
+class BatchNormFoldingTests(FoldAlways, unittest.TestCase):
     """conv_bn_act folds the batch norm in inference and matches the unfused sequence."""
+
+    def test_small_inputs_run_unfolded(self):
+        from tritonrt import fused
+        fused._FOLD_MIN_ELEMENTS = self._fold_min
+        conv, bn = self._pair(nn.Conv2d(4, 8, 3, padding=1))
+        with torch.no_grad():
+            tritonrt.conv_bn_act(conv, bn, torch.randn(1, 4, 8, 8))
+            self.assertFalse(tritonrt.packing._caches.get(conv))
+            tritonrt.conv_bn_act(conv, bn, torch.randn(1, 4, 128, 128))
+            self.assertTrue(tritonrt.packing._caches.get(conv))
 
     def _pair(self, conv):
         torch.manual_seed(11)
