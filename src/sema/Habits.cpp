@@ -104,10 +104,39 @@ std::optional<std::string_view> dslNameForForeign(std::string_view member) {
   return std::nullopt;
 }
 
+std::optional<std::string_view> torchArgumentName(std::string_view name) {
+  static constexpr std::pair<std::string_view, std::string_view> kNames[] = {
+      {"kernel", "kernel_size"}, {"kernel_shape", "kernel_size"}, {"ksize", "kernel_size"},
+      {"pad", "padding"},        {"pads", "padding"},             {"strides", "stride"},
+      {"use_bias", "bias"},      {"with_bias", "bias"},           {"epsilon", "eps"},
+      {"rate", "p"},             {"dropout", "p"},                {"drop_rate", "p"},
+      {"keepdims", "keepdim"},   {"dilation_rate", "dilation"},   {"filters", "out_ch"},
+      {"units", "out_features"}, {"num_groups", "groups"},        {"momentum_rate", "momentum"},
+  };
+  for (const auto& [from, to] : kNames) {
+    if (from == name) return to;
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string_view> bareTorchFunction(std::string_view name) {
   for (std::string_view fn : {"cat", "concatenate", "clamp", "max_pool2d", "avg_pool2d",
                               "adaptive_avg_pool2d", "mm", "bmm"}) {
     if (fn == name) return renamed(name);
+  }
+  // Keras layer names, written by users coming from TensorFlow.
+  static constexpr std::pair<std::string_view, std::string_view> kKeras[] = {
+      {"Dense", "Linear"},
+      {"Conv2D", "Conv2d"},
+      {"BatchNormalization", "BatchNorm2d"},
+      {"LayerNormalization", "LayerNorm"},
+      {"MaxPooling2D", "MaxPool2d"},
+      {"AveragePooling2D", "AvgPool2d"},
+      {"GlobalAveragePooling2D", "global_avgpool"},
+      {"Flatten", "flatten"},
+  };
+  for (const auto& [from, to] : kKeras) {
+    if (from == name) return to;
   }
   return std::nullopt;
 }

@@ -26,8 +26,14 @@ const char* foreignLibrary(std::string_view name);
 std::optional<std::string_view> dslNameForForeign(std::string_view member);
 /// The Triton DSL name of a torch function written bare (`cat` -> `concat`,
 /// `clamp` -> `clip`): the functions of the renaming table only, not its
-/// module and dtype spellings (`half` may well be a variable).
+/// module and dtype spellings (`half` may well be a variable); and of a
+/// Keras layer (`Dense` -> `Linear`, `BatchNormalization` -> `BatchNorm2d`).
 std::optional<std::string_view> bareTorchFunction(std::string_view name);
+
+/// The PyTorch spelling of a Keras, TensorFlow or JAX argument name (`kernel`
+/// -> `kernel_size`, `use_bias` -> `bias`, `epsilon` -> `eps`, `rate` -> `p`),
+/// or nullopt. The caller suggests it only where the callee takes that name.
+std::optional<std::string_view> torchArgumentName(std::string_view name);
 
 /// For a PyTorch layer with a ternary counterpart (Linear, Conv2d), that
 /// counterpart's name.

@@ -184,6 +184,13 @@ std::optional<std::vector<BoundArg>> Checker::bindArgs(const std::vector<std::st
       auto builder = diags_->report(Diag::UnknownNamedArgument, source(), tokens().range(nameToken),
                                    calleeName, name);
       std::string_view match = closestMatch(name, candidates);
+      // Keras/TensorFlow spellings (`kernel=3`, `use_bias=false`) are far from
+      // PyTorch's by edit distance: suggest the one this callee takes.
+      if (std::optional<std::string_view> torchName = torchArgumentName(name);
+          match.empty() && torchName &&
+          std::find(candidates.begin(), candidates.end(), *torchName) != candidates.end()) {
+        match = *torchName;
+      }
       if (!match.empty()) {
         builder.note(Note::DidYouMean, source(), tokens().range(nameToken), match);
       } else if (!candidates.empty() && candidates.size() <= 8) {
