@@ -52,12 +52,51 @@ def median_ms(fn, x, repeat):
     return statistics.median(times)
 
 
+def _act_quant_int8(x):
+    scale = 127.0 / x.abs().amax(dim=-1, keepdim=True).clamp(min=1e-5)
+    return (x * scale).round().clamp(-128, 127) / scale
+
+
+class RefBitLinear(torch.nn.Module):
+    """BitNet b1.58's BitLinear as written by hand: LayerNorm, per-token int8 activations,
+    the absmean ternary weight quantized at every call (a QAT model in eval)."""
+
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.empty(n_out, n_in))
+        self.norm = torch.nn.LayerNorm(n_in)
+
+    def forward(self, x):
+        return torch.nn.functional.linear(_act_quant_int8(self.norm(x)), e2e.absmean(self.weight))
+
+
+class RefSwiGLU(torch.nn.Module):
+    def __init__(self, d, f):
+        super().__init__()
+        self.gate_proj, self.up_proj = RefBitLinear(d, f), RefBitLinear(d, f)
+        self.down_proj = RefBitLinear(f, d)
+
+    def forward(self, x):
+        return x + self.down_proj(torch.nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class RefBitNetFFN(torch.nn.Module):
+    """examples/bitnet_mlp.tri's entry (gated, d_model 512, d_ff 1376)."""
+
+    def __init__(self, d_model=512, d_ff=1376):
+        super().__init__()
+        self.swiglu = RefSwiGLU(d_model, d_ff)
+
+    def forward(self, x):
+        return self.swiglu(x)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--batch", type=int, default=32, help="the larger batch size")
     parser.add_argument("--models", default="mnist_mlp,resnet18,resnet34,resnet50,resnet101,"
-                        "resnet152,vgg16,mobilenet_v2,efficientnet_b0,densenet121,vit_base",
+                        "resnet152,vgg16,mobilenet_v2,efficientnet_b0,densenet121,vit_base,bitnet_mlp",
                         help="comma-separated examples to time")
     parser.add_argument("--onednn", action="store_true",
                         help="also time -O2 with tritonrt.cpu.set_kernels('auto')")
@@ -83,10 +122,12 @@ def main():
                   "resnet50": e2e.RefResNet50, "resnet101": e2e.RefResNet101,
                   "resnet152": e2e.RefResNet152, "vgg16": e2e.RefVGG16,
                   "mobilenet_v2": e2e.RefMobileNetV2, "efficientnet_b0": e2e.RefEfficientNetB0,
-                  "densenet121": e2e.RefDenseNet121, "vit_base": e2e.RefViTBase}
-    cases = [("mnist_mlp", (1, 1, 28, 28)), ("mnist_mlp", (32, 1, 28, 28))]
+                  "densenet121": e2e.RefDenseNet121, "vit_base": e2e.RefViTBase,
+                  "bitnet_mlp": RefBitNetFFN}
+    cases = [("mnist_mlp", (1, 1, 28, 28)), ("mnist_mlp", (32, 1, 28, 28)),
+             ("bitnet_mlp", (1, 16, 512)), ("bitnet_mlp", (args.batch, 16, 512))]
     for name in args.models.split(","):
-        if name in references:
+        if name in references and name != "bitnet_mlp":
             image = tuple(e2e.example_input(name)[0].shape[1:])
             cases += [(name, (1,) + image), (name, (args.batch,) + image)]
     for name, shape in cases:
