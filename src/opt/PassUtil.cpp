@@ -101,9 +101,11 @@ bool makesNewValue(OpKind kind) {
 bool Purity::aliasesState(ValueId value) const {
   if (!anyState_) return false;
   if (aliases_.size() < m_.values.size()) aliases_.resize(m_.values.size(), -1);
-  int8_t& known = aliases_[value.index];
+  int8_t known = aliases_[value.index];
   if (known >= 0) return known != 0;
-  known = 0;  // a cycle (loop-carried values) counts as no alias until shown
+  // A cycle (a loop-carried value that depends on itself) counts as state:
+  // the safe answer, so that every answer can be kept.
+  aliases_[value.index] = 1;
   OpId def = m_.values[value.index].def;
   bool alias = false;
   if (!m_.types.isTensor(m_.typeOf(value)) && m_.types.kind(m_.typeOf(value)) != TypeKind::List) {
