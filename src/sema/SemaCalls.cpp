@@ -659,14 +659,21 @@ bool Checker::unifyShape(TypeId declared, const ExprInfo& actual,
     auto it = bindings.find(n.var.index);
     if (it == bindings.end()) {
       bindings.emplace(n.var.index, as[i]);
+      if (where.isValid()) bindingSites_[n.var.index] = where;
       continue;
     }
     if (dims().equal(it->second, as[i]) == Decision::No) {
-      diags_->report(Diag::ShapeMismatch, source(), rangeOf(where), what, fmtShape(ds),
-                    fmtShape(as))
-          .note(Note::DimensionDetail, i, fmt::format("{} = {}", spelling(n.var),
-                                                      dims().format(it->second, interner_)),
-                dims().format(as[i], interner_));
+      std::string bound = dims().format(it->second, interner_);
+      auto builder = diags_->report(Diag::ShapeMismatch, source(), rangeOf(where), what,
+                                    fmtShape(ds), fmtShape(as));
+      builder.note(Note::DimensionDetail, i, fmt::format("{} = {}", spelling(n.var), bound),
+                   dims().format(as[i], interner_));
+      // Which argument set the size: often the one to change (a weight
+      // written [out, in] where [in, out] was declared).
+      if (auto site = bindingSites_.find(n.var.index);
+          site != bindingSites_.end() && !(site->second == where)) {
+        builder.note(Note::SizeBoundHere, source(), rangeOf(site->second), spelling(n.var), bound);
+      }
       return false;
     }
   }
@@ -814,10 +821,12 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
     bindings = *hyperBindings;
   }
   // Hyperparameters given as integers bind their size variables.
+  bindingSites_.clear();  // (the arguments' own calls, checked above, used it too)
   for (size_t i = 0; i < info.params.size(); ++i) {
     const ParamInfo& p = info.params[i];
     if ((*bound)[i].present && p.cls == ParamClass::Hyper && (*bound)[i].info.dim.isValid()) {
       bindings[p.name.index] = (*bound)[i].info.dim;
+      if ((*bound)[i].info.node.isValid()) bindingSites_[p.name.index] = (*bound)[i].info.node;
     }
   }
   bool ok = true;

@@ -429,6 +429,9 @@ class Checker {
   /// (callable, name) of hyperparameters of a non-integer type used as sizes,
   /// reported once each.
   std::unordered_set<uint64_t> nonIntegerSizes_;
+  /// While a call's arguments are unified: the argument that bound each size
+  /// variable (by identifier), for the note of a mismatch.
+  std::unordered_map<uint32_t, NodeId> bindingSites_;
   std::unordered_set<uint32_t> constantFailed_;  ///< constants whose initializer is an error
   Context ctx_;
   TypeId int32_, float32_, bool_, str_;
