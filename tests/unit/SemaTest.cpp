@@ -685,8 +685,10 @@ TEST(SemaLayerTest, ApplicationWithConflictingBindingIsAnError) {
                   "let y = FC(w, b, x)"));
   EXPECT_PARSED(c);
   ASSERT_EQ(diagNames(c.diagnostics()), "ShapeMismatch");
-  ASSERT_EQ(c.diagnostics()[0].notes.size(), 1u);
+  ASSERT_EQ(c.diagnostics()[0].notes.size(), 2u);
   EXPECT_EQ(c.diagnostics()[0].notes[0].message, "dimension 0: n_out = 10 vs 20");
+  // Where n_out = 10 came from: the weight, which may be the argument to change.
+  EXPECT_EQ(c.diagnostics()[0].notes[1].message, "'n_out' = 10 was taken from this argument");
   EXPECT_EQ(c.typeOf("y"), "<error>");
 }
 
