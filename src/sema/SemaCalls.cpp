@@ -1284,7 +1284,22 @@ ExprInfo Checker::checkForward(uint32_t instanceIndex, NodeId call) {
       inputs.push_back(BoundArg{arg, true});
     }
     recordCall(call, CallKind::Forward, instanceIndex, inputs);
-    return checkBuiltinForward(*this, instance, call, args.positional);
+    // A mismatch with what the sub-module was created for (`BatchNorm2d(256)`
+    // on 512 channels) notes the creation: often the line to change.
+    // (Built-in layers take one input: other counts are reported on their own.)
+    bool created = instance.site.isValid() && instance.name.isValid() &&
+                   args.positional.size() == 1;
+    if (created) {
+      NodeId site = instance.site;
+      std::string instanceName(spelling(instance.name));
+      diags_->pushContext(source(), [this, site, instanceName] {
+        return std::vector<DiagnosticNote>{
+            makeNote(Note::DefinedHere, source(), rangeOf(site), instanceName)};
+      });
+    }
+    ExprInfo result = checkBuiltinForward(*this, instance, call, args.positional);
+    if (created) diags_->popContext();
+    return result;
   }
   const InstanceInfo& instance = module_.instances[instanceIndex];
   const CallableInfo& info = module_.callables[instance.decl];
