@@ -554,15 +554,8 @@ class Emitter {
     OpId def = m_.values[v.index].def;
     if (!def.isValid()) return false;
     const Op& o = m_.op(def);
+    if (makesNewValue(o.kind)) return true;
     switch (o.kind) {
-      case OpKind::Add:
-      case OpKind::Sub:
-      case OpKind::Mul:
-      case OpKind::Div:
-      case OpKind::Mod:
-      case OpKind::Pow:
-      case OpKind::MatMul:
-      case OpKind::Neg: return true;
       case OpKind::Builtin:
       case OpKind::BuiltinStateful:
         switch (static_cast<BuiltinFn>(o.intAttr)) {

@@ -27,6 +27,31 @@ std::string_view opName(OpKind kind) { return kNames[static_cast<size_t>(kind)];
 bool isPure(OpKind kind) { return (kFlags[static_cast<size_t>(kind)] & Pure) != 0; }
 bool isTerminator(OpKind kind) { return (kFlags[static_cast<size_t>(kind)] & Terminator) != 0; }
 
+bool makesNewValue(OpKind kind) {
+  switch (kind) {
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Div:
+    case OpKind::Mod:
+    case OpKind::Pow:
+    case OpKind::MatMul:
+    case OpKind::Neg:
+    case OpKind::Not:
+    case OpKind::Eq:
+    case OpKind::Ne:
+    case OpKind::Lt:
+    case OpKind::Le:
+    case OpKind::Gt:
+    case OpKind::Ge:
+    case OpKind::And:
+    case OpKind::Or:
+    case OpKind::FusedMatMul:
+    case OpKind::FusedConv2d: return true;
+    default: return false;  // builtins and indexing may return a view
+  }
+}
+
 BlockId Module::createBlock(OpId parent) {
   blocks.push_back(Block{{}, {}, parent});
   return BlockId{static_cast<uint32_t>(blocks.size() - 1)};

@@ -71,31 +71,6 @@ bool readsChangingState(OpKind kind, bool weightsMutable) {
   return kind == OpKind::InstanceMember || (kind == OpKind::Weight && weightsMutable);
 }
 
-// Ops whose result is a new tensor, never their operand or a view of it.
-bool makesNewValue(OpKind kind) {
-  switch (kind) {
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Div:
-    case OpKind::Mod:
-    case OpKind::Pow:
-    case OpKind::MatMul:
-    case OpKind::Neg:
-    case OpKind::Not:
-    case OpKind::Eq:
-    case OpKind::Ne:
-    case OpKind::Lt:
-    case OpKind::Le:
-    case OpKind::Gt:
-    case OpKind::Ge:
-    case OpKind::And:
-    case OpKind::Or:
-    case OpKind::FusedMatMul:
-    case OpKind::FusedConv2d: return true;
-    default: return false;  // builtins and indexing may return a view
-  }
-}
 }  // namespace
 
 bool Purity::aliasesState(ValueId value) const {

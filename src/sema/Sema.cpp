@@ -1600,17 +1600,25 @@ void Checker::checkAssign(NodeId assign) {
   if (assignable && wholeVariable) retypeAfterReassignment(target, value.type);
 }
 
+// The symbol of the local `target` names when it was declared without a
+// type (`let h = x`: a reassignment may change its sizes).
+std::optional<uint32_t> Checker::untypedLocal(NodeId target) const {
+  uint32_t symbol = module_.nodeSymbol[target.index];
+  if (symbol == kNoSymbol || module_.symbols[symbol].kind != SymbolKind::Local ||
+      tree_.childA(module_.symbols[symbol].decl).isValid()) {
+    return std::nullopt;
+  }
+  return symbol;
+}
+
 // Whether `target` names a local without a declared type holding a tensor of
 // the same dtype and ternary-ness as `assigned`, only sizes differing, or the
 // rank too in straight-line code (`y = reshape(y, [b, t, h, d])`).
 bool Checker::resizable(NodeId target, TypeId assigned) const {
-  uint32_t symbol = module_.nodeSymbol[target.index];
-  if (symbol == kNoSymbol || module_.symbols[symbol].kind != SymbolKind::Local ||
-      tree_.childA(module_.symbols[symbol].decl).isValid()) {
-    return false;
-  }
+  std::optional<uint32_t> symbol = untypedLocal(target);
+  if (!symbol) return false;
   const TypeStore& ts = module_.types;
-  TypeId held = module_.symbols[symbol].type;
+  TypeId held = module_.symbols[*symbol].type;
   if (held == assigned || ts.kind(held) != TypeKind::Tensor ||
       ts.kind(assigned) != TypeKind::Tensor) {
     return false;
@@ -1625,13 +1633,10 @@ bool Checker::resizable(NodeId target, TypeId assigned) const {
 // `y = reshape(y, [b, t, 2, 4])` of a 3-D `y` under an `if` or a loop: the
 // mismatch, and why straight-line code would have taken it. Reported here.
 bool Checker::rankChangeInBranch(NodeId target, const ExprInfo& value, NodeId valueNode) {
-  uint32_t symbol = module_.nodeSymbol[target.index];
-  if (symbol == kNoSymbol || module_.symbols[symbol].kind != SymbolKind::Local ||
-      tree_.childA(module_.symbols[symbol].decl).isValid()) {
-    return false;
-  }
+  std::optional<uint32_t> symbol = untypedLocal(target);
+  if (!symbol) return false;
   const TypeStore& ts = module_.types;
-  TypeId held = module_.symbols[symbol].type;
+  TypeId held = module_.symbols[*symbol].type;
   if (ts.kind(held) != TypeKind::Tensor || ts.kind(value.type) != TypeKind::Tensor) return false;
   const TypeStore::Node& h = ts.node(held);
   const TypeStore::Node& a = ts.node(value.type);
@@ -1640,7 +1645,7 @@ bool Checker::rankChangeInBranch(NodeId target, const ExprInfo& value, NodeId va
     return false;
   }
   diags_->report(Diag::TypeMismatch, source(), rangeOf(valueNode), fmt(value.type), fmt(held))
-      .note(Note::RankKeptInBranch, source(), rangeOf(target), spelling(module_.symbols[symbol].name),
+      .note(Note::RankKeptInBranch, source(), rangeOf(target), spelling(module_.symbols[*symbol].name),
             ts.shape(held).size(), ts.shape(value.type).size());
   return true;
 }
@@ -1663,11 +1668,9 @@ void Checker::retypeAfterReassignment(NodeId target, TypeId assigned) {
 // declared type, an argument) is checked at run time at -O0 instead of being
 // taken as proven. A variable with a declared type keeps it.
 void Checker::widenAfterReassignment(NodeId target, TypeId assigned) {
-  uint32_t symbol = module_.nodeSymbol[target.index];
-  if (symbol == kNoSymbol || module_.symbols[symbol].kind != SymbolKind::Local ||
-      tree_.childA(module_.symbols[symbol].decl).isValid()) {
-    return;
-  }
+  std::optional<uint32_t> local = untypedLocal(target);
+  if (!local) return;
+  uint32_t symbol = *local;
   TypeStore& ts = module_.types;
   TypeId held = module_.symbols[symbol].type;
   const TypeStore::Node& h = ts.node(held);

@@ -404,6 +404,7 @@ class Checker {
   void warnIfRenamedInStateDict(const char* what, IdentifierId name, NodeId where);
   void warnIfRenamedClass(IdentifierId name, NodeId layer);
   bool rankChangeInBranch(NodeId target, const ExprInfo& value, NodeId valueNode);
+  std::optional<uint32_t> untypedLocal(NodeId target) const;
   void retypeAfterReassignment(NodeId target, TypeId assigned);
   void checkCreatedArguments();
   std::string callableName(int index) const { return std::string(spelling(module_.callables[index].name)); }

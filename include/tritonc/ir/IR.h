@@ -35,6 +35,9 @@ enum class OpKind : uint8_t {
 std::string_view opName(OpKind kind);
 bool isPure(OpKind kind);
 bool isTerminator(OpKind kind);
+/// Whether an op's result is always a new tensor, never an operand or a view
+/// of one: arithmetic, comparisons, products and the fused products.
+bool makesNewValue(OpKind kind);
 
 struct ValueId {
   uint32_t index = UINT32_MAX;
