@@ -555,24 +555,11 @@ class Emitter {
     if (!def.isValid()) return false;
     const Op& o = m_.op(def);
     if (makesNewValue(o.kind)) return true;
-    switch (o.kind) {
-      case OpKind::Builtin:
-      case OpKind::BuiltinStateful:
-        switch (static_cast<BuiltinFn>(o.intAttr)) {
-          case BuiltinFn::Zeros:
-          case BuiltinFn::Ones:
-          case BuiltinFn::Randn:
-          case BuiltinFn::Rand:
-          case BuiltinFn::KaimingUniform:
-          case BuiltinFn::Full:
-          case BuiltinFn::Arange:
-          case BuiltinFn::Eye:
-          case BuiltinFn::TensorFn:
-          case BuiltinFn::TernaryWeights: return true;
-          default: return false;  // ternary_quantize of a ternary value is that value
-        }
-      default: return false;
-    }
+    if (o.kind != OpKind::Builtin && o.kind != OpKind::BuiltinStateful) return false;
+    // (Not ternary_quantize: of a ternary value it is that value.)
+    auto fn = static_cast<BuiltinFn>(o.intAttr);
+    return createsValues(fn) || fn == BuiltinFn::Arange || fn == BuiltinFn::TensorFn ||
+           fn == BuiltinFn::TernaryWeights;
   }
   /// Whether instance `index` of fn_ is a Dropout that may run in place
   /// (`inplace=` given, not false).

@@ -100,6 +100,19 @@ std::vector<std::string_view> builtinFnParamNames(BuiltinFn fn) {
   return out;
 }
 
+bool createsValues(BuiltinFn fn) {
+  switch (fn) {
+    case BuiltinFn::Zeros:
+    case BuiltinFn::Ones:
+    case BuiltinFn::Randn:
+    case BuiltinFn::Rand:
+    case BuiltinFn::KaimingUniform:
+    case BuiltinFn::Full:
+    case BuiltinFn::Eye: return true;
+    default: return false;
+  }
+}
+
 std::vector<std::string_view> builtinLayerParamNames(BuiltinLayer layer) {
   std::vector<std::string_view> out;
   for (const sema::BuiltinParam& p : sema::builtinLayerParams(layer)) {

@@ -52,12 +52,19 @@ constexpr std::pair<std::string_view, std::string_view> kRenamed[] = {
 constexpr std::string_view kDTypes[] = {"bool",    "int8",     "int16",   "int32",
                                         "int64",   "float16",  "bfloat16", "float32"};
 
+/// What `name` maps to in a table of (spelling, replacement) pairs.
+template <size_t N>
+std::optional<std::string_view> lookup(
+    const std::pair<std::string_view, std::string_view> (&table)[N], std::string_view name) {
+  for (const auto& [from, to] : table) {
+    if (from == name) return to;
+  }
+  return std::nullopt;
+}
+
 /// `member` with PyTorch's spelling replaced by Triton DSL's, when they differ.
 std::string_view renamed(std::string_view member) {
-  for (const auto& [from, to] : kRenamed) {
-    if (from == member) return to;
-  }
-  return member;
+  return lookup(kRenamed, member).value_or(member);
 }
 
 bool isDType(std::string_view name) {
@@ -71,7 +78,7 @@ bool isDType(std::string_view name) {
 /// that `x.name(args)` is `name(x, args)`.
 bool takesTensorFirst(std::string_view name) {
   std::optional<BuiltinFn> fn = findBuiltinFn(name);
-  if (!fn || Checker::createsValues(*fn)) return false;  // zeros(shape), ...
+  if (!fn || createsValues(*fn)) return false;  // zeros(shape), ...
   switch (*fn) {
     case BuiltinFn::Arange:
     case BuiltinFn::TensorFn:
@@ -113,10 +120,7 @@ std::optional<std::string_view> torchArgumentName(std::string_view name) {
       {"keepdims", "keepdim"},   {"dilation_rate", "dilation"},   {"filters", "out_ch"},
       {"units", "out_features"}, {"num_groups", "groups"},        {"momentum_rate", "momentum"},
   };
-  for (const auto& [from, to] : kNames) {
-    if (from == name) return to;
-  }
-  return std::nullopt;
+  return lookup(kNames, name);
 }
 
 std::optional<std::string_view> bareTorchFunction(std::string_view name) {
@@ -135,10 +139,7 @@ std::optional<std::string_view> bareTorchFunction(std::string_view name) {
       {"GlobalAveragePooling2D", "global_avgpool"},
       {"Flatten", "flatten"},
   };
-  for (const auto& [from, to] : kKeras) {
-    if (from == name) return to;
-  }
-  return std::nullopt;
+  return lookup(kKeras, name);
 }
 
 std::optional<std::string_view> ternaryCounterpart(std::string_view dslName) {
@@ -284,10 +285,7 @@ std::optional<std::string_view> missingFunctionHint(std::string_view name) {
       {"topk", "use 'argmax' for the largest"},
       {"dropout2d", "use 'dropout(x, p)'"},
   };
-  for (const auto& [fn, hint] : kHints) {
-    if (fn == name) return hint;
-  }
-  return std::nullopt;
+  return lookup(kHints, name);
 }
 
 std::optional<std::string_view> pythonConstantFix(std::string_view name) {

@@ -500,8 +500,9 @@ DimId Checker::resolveDim(NodeId dim, int callable) {
           std::string_view t = type.isValid() && tree_.kind(type) == NodeKind::TypeName
                                    ? tokens().spelling(tree_.token(type))
                                    : std::string_view();
-          bool notInteger = t == "float32" || t == "float16" || t == "bfloat16" ||
-                            t == "float64" || t == "float" || t == "str" || t == "bool";
+          std::optional<DType> declared = dtypeFromName(t);
+          bool notInteger = declared && (isFloating(*declared) || *declared == DType::Str ||
+                                         *declared == DType::Bool);
           // Once per parameter (its first use in a shape); the size stays a
           // size variable, so nothing else changes meaning.
           uint64_t key = (uint64_t{static_cast<uint32_t>(callable)} << 32) | name.index;
@@ -823,21 +824,10 @@ bool Checker::createsValues(NodeId node) const {
       module_.callOf[node.index] == UINT32_MAX) {  // a call with errors records no binding
     return false;
   }
-  return createsValues(static_cast<BuiltinFn>(module_.calls[module_.callOf[node.index]].callee));
+  return tritonc::createsValues(
+      static_cast<BuiltinFn>(module_.calls[module_.callOf[node.index]].callee));
 }
 
-bool Checker::createsValues(BuiltinFn fn) {
-  switch (fn) {
-    case BuiltinFn::Zeros:
-    case BuiltinFn::Ones:
-    case BuiltinFn::Randn:
-    case BuiltinFn::Rand:
-    case BuiltinFn::KaimingUniform:
-    case BuiltinFn::Full:
-    case BuiltinFn::Eye: return true;
-    default: return false;
-  }
-}
 
 // ---- bodies ---------------------------------------------------------------------
 

@@ -484,7 +484,7 @@ ExprInfo Checker::checkBuiltinFnCall(BuiltinFn fn, NodeId call) {
   // (LANGUAGE.md §5): the weight's declared one is used. `full(0.25)` there
   // is the value.
   bool shapeFromWeight = weightDefault_.isValid() &&
-                         (createsValues(fn) || fn == BuiltinFn::TernaryWeights);
+                         (tritonc::createsValues(fn) || fn == BuiltinFn::TernaryWeights);
   if (shapeFromWeight && fn == BuiltinFn::Full && (*bound)[0].present && !(*bound)[1].present) {
     (*bound)[1] = (*bound)[0];
     (*bound)[0] = BoundArg{};

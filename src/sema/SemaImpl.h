@@ -106,8 +106,6 @@ class Checker {
   std::string fmtShape(std::span<const DimId> shape) const;
   std::string fmtDim(DimId dim) const { return module_.dims.format(dim, interner_); }
   SourceRange rangeOf(NodeId node) const { return tree_.range(node); }
-  /// Whether `fn` creates a tensor from a shape (zeros, ones, randn, ...).
-  static bool createsValues(BuiltinFn fn);
   /// The source text of `node`.
   std::string_view textOf(NodeId node) const { return tree_.text(node); }
   /// Reports at `node` unless an operand was already an error.

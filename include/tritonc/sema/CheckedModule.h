@@ -33,6 +33,9 @@ std::string_view builtinLayerName(BuiltinLayer layer);
 /// Parameter names of a builtin function / layer constructor, in order.
 std::vector<std::string_view> builtinFnParamNames(BuiltinFn fn);
 std::vector<std::string_view> builtinLayerParamNames(BuiltinLayer layer);
+/// The creation builtins whose shape a weight's default may leave out
+/// (`zeros()`, `randn()`, `full(v)`, ...): each returns a new tensor.
+bool createsValues(BuiltinFn fn);
 
 /// Which group a layer's header parameter falls into (LANGUAGE.md §4).
 enum class ParamClass : uint8_t { Hyper, Weight, Input };
