@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "Habits.h"
@@ -2334,6 +2335,15 @@ std::optional<std::vector<DimId>> Checker::broadcast(std::span<const DimId> a,
         // then checks it at -O0 rather than taking it as proven. (torch
         // rejects sizes that do not broadcast, so no check is recorded.)
         result = dims().isUnknown(da) ? db : dims().isUnknown(db) ? da : dims().unknown();
+        if (!dims().isUnknown(da) && !dims().isUnknown(db) && alwaysInLayer()) {
+          broadcastChecks_.push_back(BroadcastCheck{
+              ctx_.callable, node, std::string(op),
+              std::vector<DimId>(shownA.empty() ? a.begin() : shownA.begin(),
+                                 shownA.empty() ? a.end() : shownA.end()),
+              std::vector<DimId>(shownB.empty() ? b.begin() : shownB.begin(),
+                                 shownB.empty() ? b.end() : shownB.end()),
+              rank - 1 - i, da, db});
+        }
         break;
     }
   }
@@ -3311,6 +3321,7 @@ void Checker::recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId ex
       module_.runtimeChecks.push_back(RuntimeShapeCheck{node, value, static_cast<uint32_t>(dim),
                                                         expected, actual, other,
                                                         static_cast<uint32_t>(otherDim)});
+      placeRuntimeCheck(module_.runtimeChecks.back());
     }
     return;
   }
@@ -3331,6 +3342,12 @@ void Checker::recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId ex
   }
   module_.runtimeChecks.push_back(
       RuntimeShapeCheck{node, value, static_cast<uint32_t>(dim), expected, actual});
+  placeRuntimeCheck(module_.runtimeChecks.back());
+}
+
+void Checker::placeRuntimeCheck(RuntimeShapeCheck& check) const {
+  check.owner = ctx_.isFn || ctx_.isMain ? -1 : ctx_.callable;
+  check.conditional = !alwaysInLayer();
 }
 
 std::string Checker::fmtShape(std::span<const DimId> shape) const {
@@ -3673,14 +3690,17 @@ void Checker::checkRecursiveInstantiation() {
 void Checker::checkCreatedArguments() {
   // A built-in layer created from hyperparameters (`Conv2d(c, c, 3,
   // groups=g)`) is checked where it is written only as far as its constant
-  // arguments go. Its values are known where its layer is created with
-  // constants (`let b = Block(64, 5)`), maybe several creations up: each
+  // arguments go, and two different size variables compared in a body
+  // (`out + x` of [?, out_ch, ...] and [?, in_ch, ...]) are left to a
+  // run-time check. Their values are known where the layer is created with
+  // constants (`let b = Block(64, 128)`), maybe several creations up: each
   // chain of unconditional creations is followed from every layer and from
   // `main`, binding each created layer's hyperparameters to what its
-  // creation passes, and a built-in layer whose arguments become invalid is
-  // reported at its argument, once per site and value, with a note per
-  // creation on the chain (like clang's "in instantiation of ... requested
-  // here").
+  // creation passes. A built-in layer whose arguments become invalid, or a
+  // comparison made on every run of the body whose sizes become two
+  // different numbers, is reported once per site, with the first creation
+  // chain that shows it (a note per creation, like clang's "in
+  // instantiation of ... requested here") and the number of others.
   size_t n = module_.callables.size();
   std::vector<std::vector<const InstanceInfo*>> created(n + 1);  // [n]: main
   for (const InstanceInfo& instance : module_.instances) {
@@ -3688,14 +3708,133 @@ void Checker::checkCreatedArguments() {
       created[instance.owner >= 0 ? static_cast<size_t>(instance.owner) : n].push_back(&instance);
     }
   }
-  std::set<std::pair<uint32_t, std::string>> reported;  // built-in creation site, problem
+  // The run-time checks made on every run of each layer's body, whose sizes
+  // are all the layer's hyperparameters (not sizes of its inputs).
+  std::vector<std::vector<const RuntimeShapeCheck*>> checksOf(n);
+  for (const RuntimeShapeCheck& check : module_.runtimeChecks) {
+    if (check.owner < static_cast<int>(module_.firstLocal) || check.conditional ||
+        check.dim == RuntimeShapeCheck::kRank || check.other.isValid()) {
+      continue;
+    }
+    std::unordered_set<uint32_t> hypers;
+    for (const ParamInfo& p : module_.callables[static_cast<size_t>(check.owner)].params) {
+      if (p.cls == ParamClass::Hyper) hypers.insert(p.name.index);
+    }
+    std::vector<IdentifierId> vars;
+    dims().collectVars(check.expected, vars);
+    dims().collectVars(check.actual, vars);
+    if (!vars.empty() && std::all_of(vars.begin(), vars.end(), [&](IdentifierId v) {
+          return hypers.count(v.index) != 0;
+        })) {
+      checksOf[static_cast<size_t>(check.owner)].push_back(&check);
+    }
+  }
+  std::vector<std::vector<const BroadcastCheck*>> broadcastsOf(n);
+  for (const BroadcastCheck& check : broadcastChecks_) {
+    std::unordered_set<uint32_t> hypers;
+    for (const ParamInfo& p : module_.callables[static_cast<size_t>(check.owner)].params) {
+      if (p.cls == ParamClass::Hyper) hypers.insert(p.name.index);
+    }
+    std::vector<IdentifierId> vars;
+    dims().collectVars(check.da, vars);
+    dims().collectVars(check.db, vars);
+    if (std::all_of(vars.begin(), vars.end(),
+                    [&](IdentifierId v) { return hypers.count(v.index) != 0; })) {
+      broadcastsOf[static_cast<size_t>(check.owner)].push_back(&check);
+    }
+  }
+  // One problem per site: the diagnostic for the first creation chain that
+  // shows it, reported after the walk with the count of the others.
+  struct Problem {
+    uint32_t at;  // the site's offset: problems are reported in source order
+    DiagnosticBuilder diagnostic;
+    std::string layer;  // the created layer whose body has the site
+    std::set<std::vector<uint32_t>> chains;  // the creation sites of each chain showing it
+  };
+  std::vector<Problem> problems;
+  std::set<std::pair<uint32_t, std::string>> passedOnReported;  // site, problem
+  std::map<std::pair<uint32_t, uint32_t>, size_t> problemAt;  // (site, dim) -> problems index
   std::vector<const InstanceInfo*> chain;       // the user-layer creations, outermost first
   std::vector<const std::unordered_map<uint32_t, DimId>*> bindingsOf;  // per chain entry
   using FloatBindings = std::unordered_map<uint32_t, double>;  // float hyperparameters
   std::vector<const FloatBindings*> floatBindingsOf;           // per chain entry
+  auto chainSites = [&] {
+    std::vector<uint32_t> sites;
+    for (const InstanceInfo* c : chain) sites.push_back(c->site.index);
+    return sites;
+  };
+  // Adds "in the 'Block' created here with c = 64" per creation on the
+  // chain, innermost first; returns whether the site was reported before.
+  auto seen = [&](std::pair<uint32_t, uint32_t> key) {
+    auto it = problemAt.find(key);
+    if (it == problemAt.end()) return false;
+    problems[it->second].chains.insert(chainSites());
+    return true;
+  };
+  auto addProblem = [&](std::pair<uint32_t, uint32_t> key, NodeId site,
+                        DiagnosticBuilder builder) {
+    for (size_t i = chain.size(); i-- > 0;) {
+      const InstanceInfo& outer = *chain[i];
+      std::string with;
+      for (const ParamInfo& p : module_.callables[outer.decl].params) {
+        if (p.cls != ParamClass::Hyper) continue;
+        std::optional<int64_t> v = dims().constValue(bindingsOf[i]->at(p.name.index));
+        auto f = floatBindingsOf[i]->find(p.name.index);
+        if (v) {
+          with += fmt::format("{}{} = {}", with.empty() ? "" : ", ", spelling(p.name), *v);
+        } else if (f != floatBindingsOf[i]->end()) {
+          with += fmt::format("{}{} = {}", with.empty() ? "" : ", ", spelling(p.name),
+                              formatFloat(f->second));
+        }
+      }
+      builder.note(Note::CreatedWith, source(), rangeOf(outer.site),
+                   callableName(static_cast<int>(outer.decl)), with);
+    }
+    problemAt.emplace(key, problems.size());
+    problems.push_back(Problem{rangeOf(site).begin, std::move(builder),
+                               callableName(static_cast<int>(chain.back()->decl)),
+                               {chainSites()}});
+  };
   size_t budget = 20000;  // creations visited: chains can fan out exponentially
   auto visit = [&](auto& self, size_t owner, const std::unordered_map<uint32_t, DimId>& bindings,
                    const FloatBindings& floatBindings) -> void {
+    // This body's comparisons with the values the chain gives.
+    if (!chain.empty() && owner < n) {
+      for (const BroadcastCheck* check : broadcastsOf[owner]) {
+        std::optional<int64_t> x = dims().constValue(dims().substitute(check->da, bindings));
+        std::optional<int64_t> y = dims().constValue(dims().substitute(check->db, bindings));
+        std::pair<uint32_t, uint32_t> key{check->node.index, static_cast<uint32_t>(check->dim)};
+        if (!x || !y || *x == *y || *x == 1 || *y == 1 || seen(key)) continue;
+        std::vector<DimId> a, b;
+        for (DimId d : check->a) a.push_back(dims().substitute(d, bindings));
+        for (DimId d : check->b) b.push_back(dims().substitute(d, bindings));
+        auto builder = diags_->report(Diag::ShapeMismatch, source(), rangeOf(check->node),
+                                      check->op, fmtShape(a), fmtShape(b));
+        builder.note(Note::DimensionDetail, check->dim,
+                     fmt::format("{} = {}", fmtDim(check->da), *x),
+                     fmt::format("{} = {}", fmtDim(check->db), *y));
+        addProblem(key, check->node, std::move(builder));
+      }
+      for (const RuntimeShapeCheck* check : checksOf[owner]) {
+        std::optional<int64_t> want = dims().constValue(dims().substitute(check->expected, bindings));
+        std::optional<int64_t> have = dims().constValue(dims().substitute(check->actual, bindings));
+        std::pair<uint32_t, uint32_t> key{check->node.index, check->dim};
+        if (!want || !have || *want == *have || seen(key)) continue;
+        auto sized = [&](DimId d, int64_t value) {
+          return dims().constValue(d) ? std::to_string(value)
+                                      : fmt::format("{} = {}", fmtDim(d), value);
+        };
+        std::string what = check->value.isValid() && !textOf(check->value).empty() &&
+                                   textOf(check->value).size() <= 60 &&
+                                   textOf(check->value).find('\n') == std::string_view::npos
+                               ? fmt::format("'{}'", textOf(check->value))
+                               : std::string("its operand");
+        auto builder = diags_->report(Diag::CreatedShapeMismatch, source(), rangeOf(check->node),
+                                      check->dim, what, sized(check->actual, *have),
+                                      sized(check->expected, *want));
+        addProblem(key, check->node, std::move(builder));
+      }
+    }
     for (const InstanceInfo* instance : created[owner]) {
       if (budget == 0) return;
       --budget;
@@ -3727,10 +3866,7 @@ void Checker::checkCreatedArguments() {
             p && !(*p >= 0.0 && *p <= 1.0)) {
           problem = LayerArgProblem{0, "a probability between 0 and 1", formatFloat(*p)};
         }
-        if (!problem || !reported.emplace(instance->site.index, problem->expected + problem->value)
-                             .second) {
-          continue;
-        }
+        if (!problem) continue;
         NodeId at = instance->site;
         uint32_t call = module_.callOf[instance->site.index];
         if (call != UINT32_MAX) {
@@ -3738,26 +3874,23 @@ void Checker::checkCreatedArguments() {
             if (param == problem->param) at = node;
           }
         }
+        // A hyperparameter passed on unchanged (`Dropout(p)`) is wrong where
+        // it is given: each wrong value is reported. An expression
+        // (`groups=c * e + 1`) is wrong where it is written: once.
+        std::pair<uint32_t, uint32_t> key{instance->site.index, UINT32_MAX};
+        if (at != instance->site && tree_.kind(at) == NodeKind::Name) {
+          if (!passedOnReported.emplace(instance->site.index, problem->expected + problem->value)
+                   .second) {
+            continue;
+          }
+          key.second = UINT32_MAX - static_cast<uint32_t>(passedOnReported.size());
+        } else if (seen(key)) {
+          continue;
+        }
         auto builder = diags_->report(Diag::InvalidArgumentValue, source(), rangeOf(at),
                                       builtinLayerParams(layer)[problem->param].name,
                                       builtinLayerName(layer), problem->expected, problem->value);
-        for (size_t i = chain.size(); i-- > 0;) {
-          const InstanceInfo& outer = *chain[i];
-          std::string with;
-          for (const ParamInfo& p : module_.callables[outer.decl].params) {
-            if (p.cls != ParamClass::Hyper) continue;
-            std::optional<int64_t> v = dims().constValue(bindingsOf[i]->at(p.name.index));
-            auto f = floatBindingsOf[i]->find(p.name.index);
-            if (v) {
-              with += fmt::format("{}{} = {}", with.empty() ? "" : ", ", spelling(p.name), *v);
-            } else if (f != floatBindingsOf[i]->end()) {
-              with += fmt::format("{}{} = {}", with.empty() ? "" : ", ", spelling(p.name),
-                                  formatFloat(f->second));
-            }
-          }
-          builder.note(Note::CreatedWith, source(), rangeOf(outer.site),
-                       callableName(static_cast<int>(outer.decl)), with);
-        }
+        addProblem(key, at, std::move(builder));
         continue;
       }
       auto layer = static_cast<size_t>(instance->decl);
@@ -3802,6 +3935,17 @@ void Checker::checkCreatedArguments() {
   std::unordered_map<uint32_t, DimId> none;
   for (size_t owner = module_.firstLocal; owner <= n; ++owner) {
     visit(visit, owner, none, FloatBindings{});
+  }
+  std::vector<size_t> order(problems.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return problems[x].at < problems[y].at; });
+  for (size_t i : order) {
+    Problem& problem = problems[i];
+    DiagnosticBuilder builder = std::move(problem.diagnostic);  // reported here, in order
+    if (size_t more = problem.chains.size() - 1; more > 0) {
+      builder.note(Note::MoreCreations, more, more == 1 ? "" : "s", problem.layer);
+    }
   }
 }
 

@@ -182,6 +182,14 @@ class Checker {
   /// `expected` is unknown too (`?` against `?`).
   void recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId expected, DimId actual,
                           NodeId other = NodeId{}, size_t otherDim = 0);
+  /// Notes where a just recorded check is made (its layer, whether always).
+  void placeRuntimeCheck(RuntimeShapeCheck& check) const;
+  /// Whether a comparison made now is made on every run of a layer's body
+  /// (not under an if, a loop, a guard, or the right side of && and ||).
+  bool alwaysInLayer() const {
+    return !ctx_.isFn && !ctx_.isMain && ctx_.callable >= 0 && ctx_.loopDepth == 0 &&
+           ctx_.ifDepth == 0 && ctx_.guardDepth == 0 && ctx_.shortCircuitDepth == 0;
+  }
   /// Whether an operation that raises would raise when the module is
   /// imported (a top-level constant), and whether it is guarded by && or ||.
   bool atImport() const { return ctx_.callable < 0 && !ctx_.isMain; }
@@ -450,6 +458,19 @@ class Checker {
   /// Pairs of size variables (smaller index first) already reported as
   /// probably one misspelled name.
   std::set<std::pair<uint32_t, uint32_t>> warnedSizePairs_;
+  /// Element-wise operands whose sizes in one dimension are two different
+  /// expressions of the layer's hyperparameters (`out + x` of [?, out_ch]
+  /// and [?, in_ch]): they broadcast only if equal or one is 1, which
+  /// checkCreatedArguments decides where the layer is created with values.
+  struct BroadcastCheck {
+    int owner;  ///< callables index of the layer
+    NodeId node;
+    std::string op;
+    std::vector<DimId> a, b;  ///< the shapes shown
+    size_t dim;               ///< the dimension of the result
+    DimId da, db;
+  };
+  std::vector<BroadcastCheck> broadcastChecks_;
   /// Application sites (call, callee) to validate once all bodies are known.
   std::vector<std::pair<NodeId, int>> applications_;
   /// Per callable: whether its body has been checked (run() goes in source

@@ -161,6 +161,12 @@ struct RuntimeShapeCheck {
   /// before `value`, whose dimension `otherDim` it must equal.
   NodeId other = NodeId{};
   uint32_t otherDim = 0;
+  /// The layer (callables index) whose body makes the comparison; -1 in a
+  /// `fn`, `main` or at top level.
+  int owner = -1;
+  /// Under an `if`, a loop, a guard clause or the right operand of `&&`/`||`:
+  /// the comparison may not be made every time the body runs.
+  bool conditional = false;
 };
 
 /// A top-level `let` with a value: a constant of the file.
