@@ -1393,6 +1393,10 @@ void Checker::checkLet(NodeId let) {
       if (checkAssignable(value, declared, init)) {
         value = literalToContext(value, declared);
       } else {
+        // Sizes of a tensor that did not fit are trusted neither as declared
+        // nor as computed: its uses are not reported again (`let h: [?, 128]
+        // = f(x)` of [?, 256], then `g(h)` taking [?, 256]).
+        declared = unprovenShape(declared, value.type);
         value = make(declared, let);
       }
     }
@@ -1414,6 +1418,24 @@ void Checker::checkLet(NodeId let) {
   } else {
     symbolValue_[symbol] = value;
   }
+}
+
+TypeId Checker::unprovenShape(TypeId declared, TypeId value) {
+  TypeStore& ts = module_.types;
+  if (!ts.isTensor(declared) || !ts.isTensor(value)) return declared;
+  const TypeStore::Node& d = ts.node(declared);
+  const TypeStore::Node& v = ts.node(value);
+  if (!d.rankKnown) return declared;
+  if (!v.rankKnown || ts.shape(declared).size() != ts.shape(value).size()) {
+    return ts.tensorAnyRank(d.dtype, d.ternary);
+  }
+  std::span<const DimId> declaredShape = ts.shape(declared);
+  std::vector<DimId> shape(declaredShape.begin(), declaredShape.end());
+  std::span<const DimId> computed = ts.shape(value);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (dims().equal(shape[i], computed[i]) != Decision::Yes) shape[i] = dims().unknown();
+  }
+  return ts.tensor(d.dtype, shape, d.ternary);
 }
 
 void Checker::checkAssign(NodeId assign) {

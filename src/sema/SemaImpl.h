@@ -182,6 +182,10 @@ class Checker {
   /// `expected` is unknown too (`?` against `?`).
   void recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId expected, DimId actual,
                           NodeId other = NodeId{}, size_t otherDim = 0);
+  /// `declared` with the sizes that a value of type `value` does not
+  /// provably have made unknown (the rank too when it differs): the type of
+  /// a variable whose value did not fit its declaration.
+  TypeId unprovenShape(TypeId declared, TypeId value);
   /// Notes where a just recorded check is made (its layer, whether always).
   void placeRuntimeCheck(RuntimeShapeCheck& check) const;
   /// Whether a comparison made now is made on every run of a layer's body
