@@ -777,9 +777,81 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
       order += fmt::format("{}'{}'", order.empty() ? "" : ", ", names[static_cast<size_t>(i)]);
     }
   }
+  // Positional arguments only, each where its position put it: the ones a
+  // reordering (`TernaryFC(x, w1, b1)` for `(w, b, x)`) or a gap (`MLP(w1,
+  // b1, w2, x)` without `b2`) would fit.
+  size_t given = args.positional.size();
+  bool plain = given >= 1 && given <= std::min<size_t>(positionalParams.size(), 8) &&
+               (permuted || missing);
+  for (size_t k = 0; plain && k < given; ++k) {
+    const BoundArg& arg = (*bound)[static_cast<size_t>(positionalParams[k])];
+    plain = arg.present && arg.info.node == args.positional[k].node;
+  }
+  auto fits = [&](size_t k, size_t param) {
+    return sameKind(args.positional[k],
+                    info.params[static_cast<size_t>(positionalParams[param])].type);
+  };
+  if (plain && permuted && !missing && given == positionalParams.size()) {
+    // The assignment of arguments to parameters that fits every one and
+    // moves the fewest.
+    std::vector<size_t> current(given), best;
+    std::vector<bool> used(given, false);
+    size_t bestMoved = given + 1;
+    auto search = [&](auto& self, size_t k, size_t moved) -> void {
+      if (moved >= bestMoved) return;
+      if (k == given) {
+        best = current;
+        bestMoved = moved;
+        return;
+      }
+      for (size_t param = 0; param < given; ++param) {
+        if (used[param] || !fits(k, param)) continue;
+        used[param] = true;
+        current[k] = param;
+        self(self, k + 1, moved + (param != k ? 1 : 0));
+        used[param] = false;
+      }
+    };
+    search(search, 0, 0);
+    if (!best.empty()) {
+      size_t first = 0;
+      while (best[first] == first) ++first;
+      std::vector<std::string> texts(given);
+      for (size_t k = 0; k < given; ++k) texts[best[k]] = std::string(textOf(args.positional[k].node));
+      std::string fixed;
+      for (const std::string& t : texts) fixed += (fixed.empty() ? "" : ", ") + t;
+      for (const auto& [token, named] : args.named) {
+        fixed += fmt::format(", {}={}", tokens().spelling(token), textOf(named.node));
+      }
+      fixed = fmt::format("{}({})", textOf(tree_.childA(call)), fixed);
+      const ParamInfo& wanted = info.params[static_cast<size_t>(positionalParams[best[first]])];
+      const ParamInfo& taken = info.params[static_cast<size_t>(positionalParams[first])];
+      auto builder = diags_->report(Diag::ArgumentOrder, source(),
+                                    rangeOf(args.positional[first].node), calleeName,
+                                    textOf(args.positional[first].node), spelling(wanted.name),
+                                    spelling(taken.name));
+      builder.note(Note::PositionalOrder, calleeName, order);
+      if (fixed.size() <= 100 && fixed.find('\n') == std::string::npos) {
+        builder.note(Note::WriteInstead, fixed);
+      }
+      return make(module_.types.error(), call);
+    }
+  }
+  // One argument left out: the parameter whose gap lets every argument fit
+  // its own (not the last, which an argument filled in its place).
+  std::optional<size_t> gap;
+  if (plain && missing && given + 1 == positionalParams.size()) {
+    for (size_t skip = 0; skip < positionalParams.size() && !gap; ++skip) {
+      const ParamInfo& p = info.params[static_cast<size_t>(positionalParams[skip])];
+      bool all = !p.hasDefault && p.cls != ParamClass::Hyper;
+      for (size_t k = 0; k < given && all; ++k) all = fits(k, k < skip ? k : k + 1);
+      if (all) gap = skip;
+    }
+  }
   for (int i : positionalParams) {
     if (isMissing(i)) {
-      const ParamInfo& p = info.params[static_cast<size_t>(i)];
+      const ParamInfo& p = gap ? info.params[static_cast<size_t>(positionalParams[*gap])]
+                               : info.params[static_cast<size_t>(i)];
       auto builder = diags_->report(Diag::MissingArgument, source(), rangeOf(call),
                                     spelling(p.name), calleeName);
       if (!order.empty()) builder.note(Note::PositionalOrder, calleeName, order);
