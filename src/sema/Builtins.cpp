@@ -462,6 +462,38 @@ bool probability(Call& c, size_t i) {
   return true;
 }
 
+// `conv2d(w, x)`, `linear(w, x)`: a weight (ternary, or every size known)
+// given as the input and an input (a `?` size, not ternary) as the weight,
+// in a call that fails as written and fits swapped. Reported as ArgumentOrder with the call
+// written out, before the shapes make no sense ("an empty output: [32, ?,
+// -26, -26]").
+bool inputAndWeightSwapped(Call& c, NodeId call, bool fails, bool fitsSwapped) {
+  if (!fails || !fitsSwapped) return false;
+  const TypeStore& ts = c.ts();
+  const DimStore& ds = c.ds();
+  auto known = [&](size_t i) {
+    return c.has(i) && !c.lenient(i) && ts.isTensor(c.arg(i).type) &&
+           ts.node(c.arg(i).type).rankKnown;
+  };
+  if (!known(0) || !known(1)) return false;
+  auto anyUnknown = [&](size_t i) {
+    std::span<const DimId> shape = ts.shape(c.arg(i).type);
+    return std::any_of(shape.begin(), shape.end(), [&](DimId d) { return ds.isUnknown(d); });
+  };
+  bool weightFirst = ts.node(c.arg(0).type).ternary || !anyUnknown(0);
+  bool inputSecond = !ts.node(c.arg(1).type).ternary && anyUnknown(1);
+  if (!weightFirst || !inputSecond) return false;
+  Checker& checker = c.checker();
+  auto builder = checker.diags().report(Diag::ArgumentOrder, checker.source(),
+                                        checker.rangeOf(c.arg(0).node), c.name(),
+                                        checker.textOf(c.arg(0).node), c.paramName(1),
+                                        c.paramName(0));
+  if (std::optional<std::string> fixed = checker.swappedCall(call, c.arg(0).node, c.arg(1).node)) {
+    builder.note(Note::WriteInstead, *fixed);
+  }
+  return true;
+}
+
 // Reports an output window size that is provably empty.
 bool nonEmpty(Checker& checker, std::string_view name, NodeId call, std::span<const DimId> input,
               std::span<const DimId> output) {
@@ -1539,6 +1571,14 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (!tensorOrAbsent(c, 2, "a tensor of one value per output feature")) return c.error();
     if (x == nullptr || w == nullptr) return c.unknown();
     if (!w->rankKnown || !x->rankKnown) return c.result(ts.tensorAnyRank(c.floatOf(*x)));
+    if (inputAndWeightSwapped(
+            c, call,
+            c.shape(1).size() != 2 || c.shape(0).empty() ||
+                ds.equal(c.shape(0).back(), c.shape(1)[1]) == Decision::No,
+            c.shape(0).size() == 2 && !c.shape(1).empty() &&
+                ds.equal(c.shape(1).back(), c.shape(0)[1]) != Decision::No)) {
+      return c.error();
+    }
     std::vector<DimId> ws = c.shape(1);
     if (ws.size() != 2) return c.wrong(1, "a 2-D weight [out, in]");
     std::vector<DimId> xs = c.shape(0);
@@ -1583,6 +1623,10 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (c.failed()) return c.error();
     if (x == nullptr || w == nullptr) return c.unknown();
     if (!x->rankKnown || !w->rankKnown) return c.result(ts.tensorAnyRank(DType::Float32));
+    if (inputAndWeightSwapped(c, call, c.shape(1).size() != 4,
+                              c.shape(0).size() == 4 && c.shape(1).size() >= 3)) {
+      return c.error();
+    }
     std::vector<DimId> ws = c.shape(1);
     if (ws.size() != 4) return c.wrong(1, "a 4-D weight [out, in / groups, kh, kw]");
     bool depthwise = rule == R::DepthwiseConv2d;
@@ -1658,6 +1702,27 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                                     "padding go by name: 'stride={}')",
                                     v ? std::to_string(*v) : std::string("...")));
     }
+    // As written, a kernel larger than the padded input or other input
+    // channels than the weight's: were the input and weight swapped?
+    bool fails = false;
+    std::vector<DimId> xs = c.shape(0);
+    if (xs.size() >= 3) {
+      fails = ds.equal(xs[xs.size() - 3], ds.binary(DimKind::Mul, ws[1], groups)) == Decision::No;
+      for (size_t k = 0; k < 2 && padding; ++k) {
+        std::optional<int64_t> in = ds.constValue(xs[xs.size() - 2 + k]);
+        std::optional<int64_t> kernel = ds.constValue(ws[2 + k]);
+        std::optional<int64_t> pad = ds.constValue((*padding)[k]);
+        std::optional<int64_t> dil = ds.constValue((*dilation)[k]);
+        fails = fails || (in && kernel && pad && dil && *dil * (*kernel - 1) + 1 > *in + 2 * *pad);
+      }
+    }
+    std::vector<DimId> asInput = c.shape(1);
+    // (depthwise: a weight [C * m, 1, kh, kw] takes any input channels.)
+    bool fitsSwapped = asInput.size() >= 3 && xs.size() == 4 &&
+                       (depthwise ? ds.equal(xs[1], ds.constant(1)) != Decision::No
+                                  : ds.equal(asInput[asInput.size() - 3],
+                                             ds.binary(DimKind::Mul, xs[1], groups)) != Decision::No);
+    if (inputAndWeightSwapped(c, call, fails, fitsSwapped)) return c.error();
     if (!depthwise && !fitsShape(c, 2, std::vector<DimId>{ws[0]})) return c.error();
     ExprInfo result = conv(c, x, 0, ws[0], ws[1], ws[2], ws[3], *stride, padding, *dilation, groups);
     // F.conv2d takes one float dtype: the input's, or the weight's wider one.

@@ -1335,6 +1335,19 @@ std::string Checker::withArgument(NodeId site, std::string_view layer, std::stri
                      name, value);
 }
 
+std::optional<std::string> Checker::swappedCall(NodeId call, NodeId a, NodeId b) const {
+  std::string_view text = textOf(call), x = textOf(a), y = textOf(b);
+  if (text.find('\n') != std::string_view::npos || text.size() > 100 || x.empty() || y.empty() ||
+      x.data() < text.data() || y.data() + y.size() > text.data() + text.size() ||
+      x.data() + x.size() > y.data()) {
+    return std::nullopt;
+  }
+  size_t xAt = static_cast<size_t>(x.data() - text.data());
+  size_t yAt = static_cast<size_t>(y.data() - text.data());
+  return fmt::format("{}{}{}{}{}", text.substr(0, xAt), y, text.substr(xAt + x.size(), yAt - xAt - x.size()),
+                     x, text.substr(yAt + y.size()));
+}
+
 ExprInfo Checker::checkForward(uint32_t instanceIndex, NodeId call) {
   // Checking the arguments may create instances (and move this one): read it
   // again after them.

@@ -136,6 +136,9 @@ class Checker {
   /// where torch rejects integer tensors and mixed float dtypes. Ternary
   /// tensors are float32 at run time (x: float16 @ w: ternary converts w).
   void convertToFloat(const ExprInfo& value, DType dtype);
+  /// The text of `call` with its arguments `a` and `b` (a before b, on one
+  /// line) exchanged: `conv2d(x, w, padding=1)` for `conv2d(w, x, padding=1)`.
+  std::optional<std::string> swappedCall(NodeId call, NodeId a, NodeId b) const;
   std::string withArgument(NodeId site, std::string_view layer, std::string_view name,
                            std::string_view value) const;
   /// An integer number where a float is meant (`max(a=x, b=1)`): a literal
