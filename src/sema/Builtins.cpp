@@ -2114,20 +2114,12 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
     if (!requireDim(shape.size() - 1, arg(0, 0))) {
       // A feature map given to the classifier: [N, C, H, W] whose C * H * W
       // is what the layer wants.
-      std::optional<int64_t> want = ds.constValue(arg(0, 0));
-      int64_t product = 1;
-      for (size_t i = 1; i < shape.size() && product > 0; ++i) {
-        std::optional<int64_t> v = ds.constValue(shape[i]);
-        product = v && *v > 0 && *v <= (int64_t{1} << 40) / product ? product * *v : -1;
-      }
-      if (shape.size() > 2 && want && product == *want) {
-        checker.diags()
-            .report(Diag::LayerInputMismatch, checker.source(), checker.rangeOf(call), name,
-                    fmt::format("{} in its last dimension", *want), checker.fmtShape(shape))
-            .note(Note::FlattenHint, checker.source(), checker.rangeOf(x.node), *want,
-                  checker.source().text().substr(checker.rangeOf(x.node).begin,
-                                                 checker.rangeOf(x.node).end -
-                                                     checker.rangeOf(x.node).begin));
+      if (checker.flattens(x, arg(0, 0))) {
+        auto builder = checker.diags().report(
+            Diag::LayerInputMismatch, checker.source(), checker.rangeOf(call), name,
+            fmt::format("{} in its last dimension", checker.fmtDim(arg(0, 0))),
+            checker.fmtShape(shape));
+        checker.flattenHint(builder, x, arg(0, 0));
         return checker.make(ts.error(), call);
       }
       return mismatch(shape.size() - 1, arg(0, 0));

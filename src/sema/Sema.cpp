@@ -2424,6 +2424,7 @@ ExprInfo Checker::matmul(const ExprInfo& a, const ExprInfo& b, NodeId node, std:
       // The usual mistake: a weight in PyTorch's [out, in] layout used with
       // '@' as if it were [in, out] (its last dimension is the one that fits).
       std::string_view left = textOf(a.node), right = textOf(b.node);
+      if (sb.size() == 2 && !vecB) flattenHint(builder, a, sb[0]);
       if (sb.size() == 2 && !vecB && dims().equal(k1, sb.back()) == Decision::Yes &&
           left.size() <= 40 && right.size() <= 40 && left.find('\n') == std::string_view::npos &&
           right.find('\n') == std::string_view::npos) {
@@ -3246,7 +3247,9 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
       std::span<const DimId> ts1 = ts.shape(target);
       std::span<const DimId> vs = ts.shape(value.type);
       if (ts1.size() != vs.size()) {
-        report(Diag::TypeMismatch, where, fmt(value.type), fmt(target));
+        auto builder = diags_->report(Diag::TypeMismatch, source(), rangeOf(where),
+                                      fmt(value.type), fmt(target));
+        if (ts1.size() == 2) flattenHint(builder, value, ts1[1]);
         return false;
       }
       for (size_t i = 0; i < ts1.size(); ++i) {
@@ -3370,6 +3373,28 @@ void Checker::recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId ex
 void Checker::placeRuntimeCheck(RuntimeShapeCheck& check) const {
   check.owner = ctx_.isFn || ctx_.isMain ? -1 : ctx_.callable;
   check.conditional = !alwaysInLayer();
+}
+
+void Checker::flattenHint(DiagnosticBuilder& builder, const ExprInfo& value, DimId features) {
+  if (flattens(value, features)) {
+    builder.note(Note::FlattenHint, source(), rangeOf(value.node), *dims().constValue(features),
+                 textOf(value.node));
+  }
+}
+
+bool Checker::flattens(const ExprInfo& value, DimId features) {
+  const TypeStore& ts = module_.types;
+  std::optional<int64_t> want = dims().constValue(features);
+  if (!want || !ts.isTensor(value.type) || !ts.node(value.type).rankKnown) return false;
+  std::span<const DimId> shape = ts.shape(value.type);
+  int64_t product = 1;
+  for (size_t i = 1; i < shape.size() && product > 0; ++i) {
+    std::optional<int64_t> v = dims().constValue(shape[i]);
+    product = v && *v > 0 && *v <= (int64_t{1} << 40) / product ? product * *v : -1;
+  }
+  std::string_view text = value.node.isValid() ? textOf(value.node) : std::string_view();
+  return shape.size() > 2 && product == *want && !text.empty() && text.size() <= 60 &&
+         text.find('\n') == std::string_view::npos;
 }
 
 std::string Checker::fmtShape(std::span<const DimId> shape) const {

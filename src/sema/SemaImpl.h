@@ -189,6 +189,12 @@ class Checker {
   /// provably have made unknown (the rank too when it differs): the type of
   /// a variable whose value did not fit its declaration.
   TypeId unprovenShape(TypeId declared, TypeId value);
+  /// Whether `value` has more than two dimensions whose sizes after the
+  /// first multiply to the known `features` that a 2-D place takes (a
+  /// feature map given to a classifier).
+  bool flattens(const ExprInfo& value, DimId features);
+  /// Then adds "its sizes after the batch multiply to 784: flatten it first".
+  void flattenHint(DiagnosticBuilder& builder, const ExprInfo& value, DimId features);
   /// Notes where a just recorded check is made (its layer, whether always).
   void placeRuntimeCheck(RuntimeShapeCheck& check) const;
   /// Whether a comparison made now is made on every run of a layer's body
