@@ -697,6 +697,44 @@ void Checker::checkSignature(int index) {
       }
     }
   }
+  // `x: Tensor<float32, [B, 784]>` in a layer without inputs: the batch
+  // named by a size variable makes the input a weight (LANGUAGE.md §4), and
+  // forward() takes nothing. Warned where a batch-like name (`B`, `batch`)
+  // or an input-like parameter (`x`, `images`) leads such a shape.
+  if (!info.isFn && std::none_of(info.params.begin(), info.params.end(), [](const ParamInfo& p) {
+        return p.cls == ParamClass::Input;
+      })) {
+    static constexpr std::string_view kBatchNames[] = {"B", "N", "b", "batch", "batch_size",
+                                                       "bs", "bsz", "n_batch", "nbatch"};
+    static constexpr std::string_view kInputNames[] = {"x", "X", "input", "inputs", "inp", "img",
+                                                       "imgs", "image", "images", "tokens",
+                                                       "ids", "input_ids", "features"};
+    for (const ParamInfo& p : info.params) {
+      if (p.cls != ParamClass::Weight || !p.node.isValid() || !module_.types.isTensor(p.type)) {
+        continue;
+      }
+      std::span<const DimId> shape = module_.types.shape(p.type);
+      if (shape.size() < 2 || dims().node(shape[0]).kind != DimKind::Var) continue;
+      IdentifierId batch = dims().node(shape[0]).var;
+      bool implicit = std::any_of(info.params.begin(), info.params.end(), [&](const ParamInfo& q) {
+        return q.implicit && q.name == batch;
+      });
+      auto among = [](std::string_view word, std::span<const std::string_view> names) {
+        return std::find(names.begin(), names.end(), word) != names.end();
+      };
+      if (!implicit ||
+          (!among(spelling(batch), kBatchNames) && !among(spelling(p.name), kInputNames))) {
+        continue;
+      }
+      std::vector<DimId> withBatch(shape.begin(), shape.end());
+      withBatch[0] = dims().unknown();
+      const TypeStore::Node& t = module_.types.node(p.type);
+      diags_->report(Diag::LayerWithoutInputs, source(), rangeOf(p.node), spelling(info.name),
+                     spelling(p.name), spelling(batch))
+          .note(Note::BatchIsUnknown, fmt(module_.types.tensor(t.dtype, withBatch, t.ternary)));
+      break;
+    }
+  }
   // Size variables of input shapes that are neither parameters nor implicit
   // hyperparameters are ints in the body, read from the input's shape.
   for (size_t i = 0; i < info.params.size(); ++i) {
