@@ -3368,6 +3368,43 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
   return false;
 }
 
+// Whether two names differ by a whole word rather than by a typo:
+// `in_features` and `out_features`, `h` and `w`, `d_q` and `d_k` name two
+// sizes on purpose; `n_inp` and `n_in`, `hidden` and `hiden` look like one.
+// The names are split at '_' and digits; the differing part, the first word
+// that is not the same, is a typo when one word starts the other or they
+// share a letter at the same place.
+static bool differentWords(std::string_view a, std::string_view b) {
+  auto words = [](std::string_view name) {
+    std::vector<std::string_view> out;
+    size_t start = 0;
+    for (size_t i = 0; i <= name.size(); ++i) {
+      if (i == name.size() || name[i] == '_' || std::isdigit(static_cast<unsigned char>(name[i]))) {
+        if (i > start) out.push_back(name.substr(start, i - start));
+        start = i + 1;
+      }
+    }
+    return out;
+  };
+  std::vector<std::string_view> x = words(a), y = words(b);
+  if (x.size() != y.size()) return false;
+  size_t differing = 0;
+  std::string_view p, q;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i] != y[i]) {
+      ++differing;
+      p = x[i];
+      q = y[i];
+    }
+  }
+  if (differing != 1) return false;
+  if (p.starts_with(q) || q.starts_with(p)) return false;
+  for (size_t i = 0; i < std::min(p.size(), q.size()); ++i) {
+    if (p[i] == q[i]) return false;
+  }
+  return true;
+}
+
 void Checker::recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId expected,
                                  DimId actual, NodeId other, size_t otherDim) {
   if (!value.isValid() || noRuntimeChecks_) {
@@ -3397,6 +3434,7 @@ void Checker::recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId ex
     std::string_view have = interner_.spelling(a.var);
     std::string_view want = interner_.spelling(e.var);
     if (!closestMatch(have, std::vector<std::string_view>{want}).empty() &&
+        !differentWords(have, want) &&
         warnedSizePairs_.emplace(std::min(a.var.index, e.var.index),
                                  std::max(a.var.index, e.var.index))
             .second) {
