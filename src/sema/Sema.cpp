@@ -1266,6 +1266,10 @@ bool Checker::checkStatement(NodeId statement) {
             promote(got.dtype, want.dtype) != want.dtype) {
           builder.note(Note::SuggestCast, dtypeName(want.dtype));
         }
+        // Callers checked from here on trust neither the declared sizes
+        // that did not fit nor the computed ones: the mistake is reported
+        // once, here, not again where a caller uses the result.
+        info.returnType = unprovenShape(info.returnType, result.type);
       }
       return true;
     }
