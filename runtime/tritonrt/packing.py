@@ -257,7 +257,7 @@ def _stamp(*tensors, content=False):
     ``content=True`` (float weights a user may change through ``.data``, which leaves the
     version counter as it was: ``p.data.mul_(d).add_(...)`` of an EMA, ``p.data.clamp_()``,
     a manual ``p.data -= lr * p.grad``, ``p.data.copy_(p.flip(0))``) adds a checksum of each
-    float tensor that depends on where each value is (``_checksum``), two reads of the weight
+    float tensor that depends on where each value is (``_checksum``), one read of the weight
     (a sixteenth of quantizing it), so that such a change is seen as well. On another device
     than the CPU, reading it back would wait for the device at every call: those tensors are
     not cached (``None``)."""
@@ -274,29 +274,32 @@ def _stamp(*tensors, content=False):
 _PROBES = {}
 
 
-def _probe(n):
-    """A fixed vector of ``n`` float64 weights in [0.5, 1.5) (the same in every process)."""
-    v = _PROBES.get(n)
+def _probe(n, dtype):
+    """A fixed vector of ``n`` weights in [0.5, 1.5) of ``dtype`` (the same in every
+    process)."""
+    key = (n, dtype)
+    v = _PROBES.get(key)
     if v is None:
-        v = torch.rand(n, generator=torch.Generator().manual_seed(n), dtype=torch.float64) + 0.5
-        _PROBES[n] = v
+        v = (torch.rand(n, generator=torch.Generator().manual_seed(n), dtype=torch.float64)
+             + 0.5).to(dtype)
+        _PROBES[key] = v
     return v
 
 
 def _checksum(t):
-    """The row sums and the column sums of ``t`` (as ``[rows, -1]``), each weighted by a
-    fixed vector: a change that keeps the plain sum (a permutation of the rows or the
-    columns, a sign flip of a weight that sums to zero, a clamp of opposite outliers) still
-    changes it. A NaN never equals another: a weight holding one is recomputed at every
-    call."""
+    """``u @ M @ v`` of ``t`` as a matrix ``M`` (``[rows, -1]``) with fixed random vectors
+    ``u`` and ``v``: every value weighted by its own factor ``u[i] * v[j]``, in one pass over
+    the weight and two calls. A change that keeps the plain sum (a permutation of the rows
+    or the columns, a sign flip of a weight that sums to zero, a clamp of opposite outliers)
+    still changes it. A NaN never equals another: a weight holding one is recomputed at
+    every call."""
     t = t.detach()
     if t.dim() == 0:
-        return (float(t),)
+        return float(t)
+    if t.dtype not in (torch.float32, torch.float64):
+        t = t.float()
     m = t.reshape(t.shape[0], -1)
-    dtype = None if t.element_size() >= 4 else torch.float32
-    rows = m.sum(dim=1, dtype=dtype).double()
-    cols = m.sum(dim=0, dtype=dtype).double()
-    return (float(rows @ _probe(rows.numel())), float(cols @ _probe(cols.numel())))
+    return float(torch.dot(_probe(m.shape[0], t.dtype), torch.mv(m, _probe(m.shape[1], t.dtype))))
 
 
 _TRAINING_MESSAGE = ("tritonrt: %s has packed ternary weights and runs inference only; "
