@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "Habits.h"
 #include "SemaImpl.h"
 #include "tritonc/base/PythonMath.h"
 #include "tritonc/base/Text.h"
@@ -188,7 +189,12 @@ class Call {
   }
   // Reports that argument i's value, shown as `value`, must be `what`.
   void wrongValue(size_t i, std::string_view what, std::string_view value) {
-    c_.report(Diag::InvalidArgumentValue, arg(i).node, params_[i].name, name_, what, value);
+    auto builder = c_.diags().report(Diag::InvalidArgumentValue, c_.source(),
+                                     c_.rangeOf(arg(i).node), params_[i].name, name_, what, value);
+    // `padding="SAME"`, `method='AbsMean'`: the options are lower-case.
+    if (std::optional<std::string> option = optionInOtherCase(value, what)) {
+      builder.note(Note::OptionCase, *option);
+    }
     failed_ = true;
   }
   /// Argument i as a tensor (nullptr after a diagnostic or when lenient).
@@ -1956,8 +1962,13 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         return c.wrong(1, "a string");
       }
       if (method && *method != "absmean" && *method != "threshold" && *method != "stochastic") {
-        c.checker().report(Diag::InvalidOption, c.arg(1).node, *method, "quantization method",
-                           "\"absmean\", \"threshold\", \"stochastic\"");
+        constexpr std::string_view kMethods = "\"absmean\", \"threshold\", \"stochastic\"";
+        auto builder = c.checker().diags().report(Diag::InvalidOption, c.checker().source(),
+                                                  c.checker().rangeOf(c.arg(1).node), *method,
+                                                  "quantization method", kMethods);
+        if (std::optional<std::string> option = optionInOtherCase(*method, kMethods)) {
+          builder.note(Note::OptionCase, *option);
+        }
         return c.error();
       }
     }

@@ -294,4 +294,29 @@ std::optional<std::string_view> pythonConstantFix(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<std::string> optionInOtherCase(std::string_view value, std::string_view expected) {
+  if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+      value.back() == value.front()) {
+    value = value.substr(1, value.size() - 2);
+  }
+  auto lower = [](std::string_view text) {
+    std::string out(text);
+    for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return out;
+  };
+  std::string wanted = lower(value);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    char quote = expected[i];
+    if (quote != '"' && quote != '\'') continue;
+    size_t end = expected.find(quote, i + 1);
+    if (end == std::string_view::npos) break;
+    std::string_view option = expected.substr(i + 1, end - i - 1);
+    if (option != value && lower(option) == wanted) {
+      return std::string(option);
+    }
+    i = end;
+  }
+  return std::nullopt;
+}
+
 }  // namespace tritonc::sema

@@ -35,6 +35,12 @@ std::optional<std::string_view> bareTorchFunction(std::string_view name);
 /// or nullopt. The caller suggests it only where the callee takes that name.
 std::optional<std::string_view> torchArgumentName(std::string_view name);
 
+/// An option value written in another case (`"SAME"`, `'AbsMean'`): the option
+/// of `expected` (a text that lists the options in quotes, "'absmean',
+/// 'threshold' or 'stochastic'") that `value` (quoted or not) equals ignoring
+/// case (without quotes); else nullopt.
+std::optional<std::string> optionInOtherCase(std::string_view value, std::string_view expected);
+
 /// For a PyTorch layer with a ternary counterpart (Linear, Conv2d), that
 /// counterpart's name.
 std::optional<std::string_view> ternaryCounterpart(std::string_view dslName);

@@ -1232,9 +1232,14 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
                                             ? dims().constValue(instance.args[3])
                                             : std::nullopt;
         if (!text || (*text != "same" && *text != "valid")) {
-          report(Diag::InvalidArgumentValue, arg.info.node, names[i], name,
-                 "an integer, a list [k, k], \"same\" or \"valid\"",
-                 text ? fmt::format("\"{}\"", *text) : std::string("a string"));
+          constexpr std::string_view kPaddings = "an integer, a list [k, k], \"same\" or \"valid\"";
+          auto builder = diags_->report(Diag::InvalidArgumentValue, source(),
+                                        rangeOf(arg.info.node), names[i], name, kPaddings,
+                                        text ? fmt::format("\"{}\"", *text) : std::string("a string"));
+          if (std::optional<std::string> option = text ? optionInOtherCase(*text, kPaddings)
+                                                       : std::nullopt) {
+            builder.note(Note::OptionCase, *option);
+          }
           bound.reset();
           break;
         }
