@@ -548,6 +548,8 @@ class Emitter {
     return def.isValid() && m_.op(def).kind == OpKind::Weight && m_.types.isTernary(m_.typeOf(v));
   }
   std::string instanceExpr(uint32_t index) const;
+  /// In `main`: the Python name of each instance (taken before any local).
+  std::vector<std::string> mainInstanceNames_;
   /// Whether `v` is a new tensor (made by a creation builtin or arithmetic),
   /// not a module constant or a view of one.
   bool freshTensor(ValueId v) const {
@@ -1131,6 +1133,9 @@ bool Emitter::isScalarBuiltin(OpId id) const {
 }
 
 std::string Emitter::instanceExpr(uint32_t index) const {
+  if (ctx_ == Context::Main && index < mainInstanceNames_.size()) {
+    return mainInstanceNames_[index];
+  }
   return ctx_ == Context::Forward ? "self." + member(fn_->instances[index].name)
                                   : name(fn_->instances[index].name);
 }
@@ -1442,6 +1447,10 @@ void Emitter::emitMain(size_t index) {
   ctx_ = Context::Main;
   expr_.clear();
   used_.clear();
+  // The instances' names are taken first: a temporary (`t`) never
+  // overwrites `let t = Id(4)`.
+  mainInstanceNames_.clear();
+  for (const InstanceDecl& inst : f.instances) mainInstanceNames_.push_back(fresh(name(inst.name)));
   out_ += "def main():\n";
   emitBlock(f.body, 1);
 }
@@ -1694,8 +1703,7 @@ void Emitter::emitOp(OpId id, int depth) {
     case OpKind::Instantiate:
       if (ctx_ == Context::Main) {
         std::string ctor = opExpr(id);
-        line(depth, fmt::format("{} = {}", name(fn_->instances[static_cast<size_t>(o.intAttr)].name),
-                                ctor));
+        line(depth, fmt::format("{} = {}", instanceExpr(static_cast<uint32_t>(o.intAttr)), ctor));
       }
       // In a layer it is created in __init__; either way, members read it.
       if (!results.empty()) {

@@ -697,44 +697,6 @@ void Checker::checkSignature(int index) {
       }
     }
   }
-  // `x: Tensor<float32, [B, 784]>` in a layer without inputs: the batch
-  // named by a size variable makes the input a weight (LANGUAGE.md §4), and
-  // forward() takes nothing. Warned where a batch-like name (`B`, `batch`)
-  // or an input-like parameter (`x`, `images`) leads such a shape.
-  if (!info.isFn && std::none_of(info.params.begin(), info.params.end(), [](const ParamInfo& p) {
-        return p.cls == ParamClass::Input;
-      })) {
-    static constexpr std::string_view kBatchNames[] = {"B", "N", "b", "batch", "batch_size",
-                                                       "bs", "bsz", "n_batch", "nbatch"};
-    static constexpr std::string_view kInputNames[] = {"x", "X", "input", "inputs", "inp", "img",
-                                                       "imgs", "image", "images", "tokens",
-                                                       "ids", "input_ids", "features"};
-    for (const ParamInfo& p : info.params) {
-      if (p.cls != ParamClass::Weight || !p.node.isValid() || !module_.types.isTensor(p.type)) {
-        continue;
-      }
-      std::span<const DimId> shape = module_.types.shape(p.type);
-      if (shape.size() < 2 || dims().node(shape[0]).kind != DimKind::Var) continue;
-      IdentifierId batch = dims().node(shape[0]).var;
-      bool implicit = std::any_of(info.params.begin(), info.params.end(), [&](const ParamInfo& q) {
-        return q.implicit && q.name == batch;
-      });
-      auto among = [](std::string_view word, std::span<const std::string_view> names) {
-        return std::find(names.begin(), names.end(), word) != names.end();
-      };
-      if (!implicit ||
-          (!among(spelling(batch), kBatchNames) && !among(spelling(p.name), kInputNames))) {
-        continue;
-      }
-      std::vector<DimId> withBatch(shape.begin(), shape.end());
-      withBatch[0] = dims().unknown();
-      const TypeStore::Node& t = module_.types.node(p.type);
-      diags_->report(Diag::LayerWithoutInputs, source(), rangeOf(p.node), spelling(info.name),
-                     spelling(p.name), spelling(batch))
-          .note(Note::BatchIsUnknown, fmt(module_.types.tensor(t.dtype, withBatch, t.ternary)));
-      break;
-    }
-  }
   // Size variables of input shapes that are neither parameters nor implicit
   // hyperparameters are ints in the body, read from the input's shape.
   for (size_t i = 0; i < info.params.size(); ++i) {
@@ -1144,6 +1106,8 @@ bool Checker::checkBlock(NodeId block) {
   int guards = 0;
   for (NodeId statement : tree_.list(tree_.listA(block))) {
     returns = checkStatement(statement) || returns;
+    // What follows a `return` anywhere before it may not run.
+    if (tree_.kind(statement) == NodeKind::Return) ctx_.returnsSeen = true;
     // After a guard clause the rest of the block is in its other branch:
     // sub-modules created there are conditional (a layer may create itself
     // after `if depth == 0 { return x }`) and exclude those of the branch
@@ -3390,6 +3354,15 @@ static bool differentWords(std::string_view a, std::string_view b) {
     }
     return out;
   };
+  // Numbered sizes (`c1`, `c2`; `dim1`, `dim2`) are numbered on purpose.
+  auto letters = [](std::string_view name) {
+    std::string out;
+    for (char ch : name) {
+      if (!std::isdigit(static_cast<unsigned char>(ch))) out += ch;
+    }
+    return out;
+  };
+  if (letters(a) == letters(b)) return true;
   std::vector<std::string_view> x = words(a), y = words(b);
   if (x.size() != y.size()) return false;
   size_t differing = 0;
@@ -3407,6 +3380,31 @@ static bool differentWords(std::string_view a, std::string_view b) {
     if (p[i] == q[i]) return false;
   }
   return true;
+}
+
+bool Checker::testedEqual(IdentifierId a, IdentifierId b) const {
+  // `x == y` (or `y == x`) as a conjunct of `cond`, or `x != y` as a
+  // disjunct when `negated` (the else-branch of its if).
+  auto names = [&](NodeId x, NodeId y) {
+    if (tree_.kind(x) != NodeKind::Name || tree_.kind(y) != NodeKind::Name) return false;
+    IdentifierId p = tokens().identifier(tree_.token(x));
+    IdentifierId q = tokens().identifier(tree_.token(y));
+    return (p == a && q == b) || (p == b && q == a);
+  };
+  auto implies = [&](auto& self, NodeId cond, bool negated) -> bool {
+    while (tree_.kind(cond) == NodeKind::Paren) cond = tree_.childA(cond);
+    if (tree_.kind(cond) != NodeKind::Binary) return false;
+    TokenKind op = tokens().kind(tree_.token(cond));
+    if (op == (negated ? TokenKind::PipePipe : TokenKind::AmpAmp)) {
+      return self(self, tree_.childA(cond), negated) || self(self, tree_.childB(cond), negated);
+    }
+    return op == (negated ? TokenKind::BangEqual : TokenKind::EqualEqual) &&
+           names(tree_.childA(cond), tree_.childB(cond));
+  };
+  for (auto [ifNode, branch] : ctx_.branches) {
+    if (implies(implies, tree_.childA(NodeId{ifNode}), branch != 0)) return true;
+  }
+  return false;
 }
 
 void Checker::recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId expected,
@@ -3438,7 +3436,7 @@ void Checker::recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId ex
     std::string_view have = interner_.spelling(a.var);
     std::string_view want = interner_.spelling(e.var);
     if (!closestMatch(have, std::vector<std::string_view>{want}).empty() &&
-        !differentWords(have, want) &&
+        !differentWords(have, want) && !testedEqual(a.var, e.var) &&
         warnedSizePairs_.emplace(std::min(a.var.index, e.var.index),
                                  std::max(a.var.index, e.var.index))
             .second) {
@@ -3617,6 +3615,7 @@ CheckedModule Checker::run() {
   checkRecursiveInstantiation();
   checkConstantsReadThroughCalls();
   checkCreatedArguments();
+  warnLayersWithoutInputs();
   for (auto [dim, symbol] : constantDims_) {
     if (!constantFailed_.count(symbol)) {
       report(Diag::ConstantSizeNotInteger, dim, spelling(module_.symbols[symbol].name));
@@ -3630,6 +3629,56 @@ CheckedModule Checker::run() {
     }
   }
   return std::move(module_);
+}
+
+void Checker::warnLayersWithoutInputs() {
+  // `x: Tensor<float32, [B, 784]>` in a layer without inputs: the batch
+  // named by a size variable makes the input a weight (LANGUAGE.md §4), and
+  // forward() takes nothing. Warned where a batch's name (`B`, `batch`) or
+  // an input's (`x`, `images`) leads such a shape (`N` may count queries of
+  // a learned table, `features` a codebook: not warned). A layer created in
+  // the file is not warned either: its creator gives that size.
+  std::vector<bool> created(module_.callables.size(), false);
+  for (const InstanceInfo& instance : module_.instances) {
+    if (!instance.builtin) created[instance.decl] = true;
+  }
+  for (size_t layer = module_.firstLocal; layer < module_.callables.size(); ++layer) {
+    const CallableInfo& info = module_.callables[layer];
+    if (info.isFn || created[layer] ||
+        std::any_of(info.params.begin(), info.params.end(),
+                    [](const ParamInfo& p) { return p.cls == ParamClass::Input; })) {
+      continue;
+    }
+    static constexpr std::string_view kBatchNames[] = {"B", "batch", "batch_size", "bs", "bsz",
+                                                       "n_batch", "nbatch"};
+    static constexpr std::string_view kInputNames[] = {"x", "input", "inputs", "img", "imgs",
+                                                       "image", "images", "input_ids"};
+    for (const ParamInfo& p : info.params) {
+      if (p.cls != ParamClass::Weight || !p.node.isValid() || !module_.types.isTensor(p.type)) {
+        continue;
+      }
+      std::span<const DimId> shape = module_.types.shape(p.type);
+      if (shape.size() < 2 || dims().node(shape[0]).kind != DimKind::Var) continue;
+      IdentifierId batch = dims().node(shape[0]).var;
+      bool implicit = std::any_of(info.params.begin(), info.params.end(), [&](const ParamInfo& q) {
+        return q.implicit && q.name == batch;
+      });
+      auto among = [](std::string_view word, std::span<const std::string_view> names) {
+        return std::find(names.begin(), names.end(), word) != names.end();
+      };
+      if (!implicit ||
+          (!among(spelling(batch), kBatchNames) && !among(spelling(p.name), kInputNames))) {
+        continue;
+      }
+      std::vector<DimId> withBatch(shape.begin(), shape.end());
+      withBatch[0] = dims().unknown();
+      const TypeStore::Node& t = module_.types.node(p.type);
+      diags_->report(Diag::LayerWithoutInputs, source(), rangeOf(p.node), spelling(info.name),
+                     spelling(p.name), spelling(batch))
+          .note(Note::BatchIsUnknown, fmt(module_.types.tensor(t.dtype, withBatch, t.ternary)));
+      break;
+    }
+  }
 }
 
 void Checker::checkConstantsReadThroughCalls() {
@@ -3922,6 +3971,20 @@ void Checker::checkCreatedArguments() {
                                callableName(static_cast<int>(chain.back()->decl)),
                                {chainSites()}});
   };
+  // A size the checker took from the other operand of a broadcast with `?`
+  // (`x * gamma` of [?, ?] and [1, g] is taken as [?, g]) is wrong exactly
+  // when it is 1 (the `?` side may be larger): comparisons where a size, or a
+  // size variable in it (`g * 4` after a flatten), is 1 are not decided.
+  auto guessMayFail = [&](std::initializer_list<DimId> sides, int64_t x, int64_t y,
+                          const std::unordered_map<uint32_t, DimId>& bindings) {
+    if (x == 1 || y == 1) return true;
+    std::vector<IdentifierId> vars;
+    for (DimId d : sides) dims().collectVars(d, vars);
+    return std::any_of(vars.begin(), vars.end(), [&](IdentifierId v) {
+      auto it = bindings.find(v.index);
+      return it != bindings.end() && dims().constValue(it->second) == 1;
+    });
+  };
   size_t budget = 20000;  // creations visited: chains can fan out exponentially
   auto visit = [&](auto& self, size_t owner, const std::unordered_map<uint32_t, DimId>& bindings,
                    const FloatBindings& floatBindings) -> void {
@@ -3931,7 +3994,10 @@ void Checker::checkCreatedArguments() {
         std::optional<int64_t> x = dims().constValue(dims().substitute(check->da, bindings));
         std::optional<int64_t> y = dims().constValue(dims().substitute(check->db, bindings));
         std::pair<uint32_t, uint32_t> key{check->node.index, static_cast<uint32_t>(check->dim)};
-        if (!x || !y || *x == *y || *x == 1 || *y == 1 || seen(key)) continue;
+        if (!x || !y || *x == *y || guessMayFail({check->da, check->db}, *x, *y, bindings) ||
+            seen(key)) {
+          continue;
+        }
         std::vector<DimId> a, b;
         for (DimId d : check->a) a.push_back(dims().substitute(d, bindings));
         for (DimId d : check->b) b.push_back(dims().substitute(d, bindings));
@@ -3946,7 +4012,10 @@ void Checker::checkCreatedArguments() {
         std::optional<int64_t> want = dims().constValue(dims().substitute(check->expected, bindings));
         std::optional<int64_t> have = dims().constValue(dims().substitute(check->actual, bindings));
         std::pair<uint32_t, uint32_t> key{check->node.index, check->dim};
-        if (!want || !have || *want == *have || seen(key)) continue;
+        if (!want || !have || *want == *have ||
+            guessMayFail({check->expected, check->actual}, *want, *have, bindings) || seen(key)) {
+          continue;
+        }
         auto sized = [&](DimId d, int64_t value) {
           return dims().constValue(d) ? std::to_string(value)
                                       : fmt::format("{} = {}", fmtDim(d), value);

@@ -759,7 +759,9 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
     if (!ts.isTensor(t)) return true;
     const TypeStore::Node& x = ts.node(a.type);
     const TypeStore::Node& y = ts.node(t);
-    return (x.ternary || !y.ternary) &&  // a ternary value is accepted as a float one
+    // A ternary value is accepted as a float one, and a literal of -1/0/1 as
+    // a ternary one.
+    return (x.ternary || a.tritValued || !y.ternary) &&
            (!x.rankKnown || !y.rankKnown || ts.shape(a.type).size() == ts.shape(t).size());
   };
   bool permuted = false;

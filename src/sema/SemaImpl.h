@@ -195,13 +195,18 @@ class Checker {
   bool flattens(const ExprInfo& value, DimId features);
   /// Then adds "its sizes after the batch multiply to 784: flatten it first".
   void flattenHint(DiagnosticBuilder& builder, const ExprInfo& value, DimId features);
+  /// Whether the enclosing hyperparameter tests make size variables `a` and
+  /// `b` equal here (`if ni == nf { ... }`, or the else of `ni != nf`).
+  bool testedEqual(IdentifierId a, IdentifierId b) const;
   /// Notes where a just recorded check is made (its layer, whether always).
   void placeRuntimeCheck(RuntimeShapeCheck& check) const;
   /// Whether a comparison made now is made on every run of a layer's body
-  /// (not under an if, a loop, a guard, or the right side of && and ||).
+  /// (not under an if, a loop, a guard, the right side of && and ||, nor
+  /// after a `return` in any branch before it).
   bool alwaysInLayer() const {
     return !ctx_.isFn && !ctx_.isMain && ctx_.callable >= 0 && ctx_.loopDepth == 0 &&
-           ctx_.ifDepth == 0 && ctx_.guardDepth == 0 && ctx_.shortCircuitDepth == 0;
+           ctx_.ifDepth == 0 && ctx_.guardDepth == 0 && ctx_.shortCircuitDepth == 0 &&
+           !ctx_.returnsSeen;
   }
   /// Whether an operation that raises would raise when the module is
   /// imported (a top-level constant), and whether it is guarded by && or ||.
@@ -253,7 +258,7 @@ class Checker {
     /// Per sub-module name, the branches enclosing each of its creations.
     std::unordered_map<uint32_t, std::vector<std::vector<std::pair<uint32_t, uint8_t>>>>
         attributeBranches;
-    bool returnsSeen = false;
+    bool returnsSeen = false;  ///< a `return` was checked (what follows may not run)
     /// The body's first symbol: a use of an undeclared name looks among the
     /// body's symbols for a `let` whose block has ended (Python's names
     /// outlive their `if`; these do not).
@@ -426,6 +431,9 @@ class Checker {
   std::optional<uint32_t> untypedLocal(NodeId target) const;
   void retypeAfterReassignment(NodeId target, TypeId assigned);
   void checkCreatedArguments();
+  /// LayerWithoutInputs: `x: Tensor<float32, [B, 784]>` made a layer's only
+  /// tensor a weight (see the function).
+  void warnLayersWithoutInputs();
   std::string callableName(int index) const { return std::string(spelling(module_.callables[index].name)); }
   void setType(NodeId node, TypeId type) { module_.nodeType[node.index] = type; }
 

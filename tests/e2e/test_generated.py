@@ -3865,6 +3865,31 @@ main {
         check_close(model(x), x @ model.fc.weight.T + model.fc.bias, "members " + level)
 
 
+def test_main_instance_names_are_not_reused(ctx):
+    """An instance in main named like the emitter's temporaries (`t`) keeps its name:
+    `let t = Id(4)` then `t(randn([2, 4]))` ran `[2, 4](...)` (the shape list had
+    overwritten `t`: TypeError)."""
+    src = """
+layer Id(c: int, x: Tensor<float32, [?, c]>) -> Tensor<float32, [?, c]> {
+    let fc = Linear(c, c)
+    return fc(x)
+}
+main {
+    let t = Id(4)
+    let t_2 = Id(4)
+    print(t(randn([2, 4])).shape)
+    print(t_2(randn([3, 4])).shape)
+}
+"""
+    for level in ("-O0", "-O2"):
+        path = ctx.compile_text(src, level)
+        env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "runtime"))
+        proc = subprocess.run([sys.executable, path], capture_output=True, text=True, env=env)
+        if proc.returncode != 0 or proc.stdout != "[2, 4]\n[3, 4]\n":
+            raise AssertionError("main() %s: exit %d, stdout %r, stderr %s"
+                                 % (level, proc.returncode, proc.stdout, proc.stderr[-500:]))
+
+
 def test_sizes_from_max_min_abs_of_constants(ctx):
     """Sizes computed with Python's max, min and abs of integer constants are known sizes
     (they were ConstantSizeNotInteger): the weights have the computed shapes at every level
@@ -4380,6 +4405,7 @@ def all_tests():
     for name in EXAMPLES:
         tests += [make_level_test(name), make_train_test(name), make_pack_test(name),
                   make_format_test(name), make_compile_test(name)]
+    tests += [test_main_instance_names_are_not_reused]
     tests += [test_mnist_matches_handwritten, test_tutorial_cnn_matches_handwritten,
               test_builtin_layers_take_torch_constructor_arguments,
               test_assert_on_a_bool_tensor_holds_when_every_element_does,
