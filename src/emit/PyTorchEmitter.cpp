@@ -2231,11 +2231,18 @@ std::string Emitter::opExpr(OpId id) {
           }
         }
       } else {
+        // Positional, as a hand-written module's call: forward hooks and
+        // pre-hooks see the inputs (torch gives them only the positional
+        // ones) and a replacement (nn.Identity()) takes them. By name from the
+        // first input not in its place on (an input left to its default).
         const Function& g = m_.functions[inst.decl];
         std::span<const int64_t> params = m_.ints(id);
+        bool inPlace = true;
         for (size_t i = 0; i < operands.size(); ++i) {
           const ParamRef& p = g.params[static_cast<size_t>(params[i])];
-          args += fmt::format("{}{}={}", i ? ", " : "", name(g.inputs[p.index].name), arg(i));
+          inPlace = inPlace && p.index == i;
+          args += i ? ", " : "";
+          args += inPlace ? arg(i) : fmt::format("{}={}", name(g.inputs[p.index].name), arg(i));
         }
       }
       return fmt::format("{}({})", instanceExpr(static_cast<uint32_t>(o.intAttr)), args);

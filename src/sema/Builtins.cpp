@@ -2067,7 +2067,7 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
     checker.report(Diag::ArgumentType, x.node, "x", name, "a tensor", checker.fmt(x.type));
     return checker.make(ts.error(), call);
   }
-  const TypeStore::Node& t = ts.node(x.type);
+  const TypeStore::Node t = ts.node(x.type);  // a copy: converting x adds types
   DType dtype = isFloating(t.dtype) ? t.dtype : DType::Float32;
   // Every layer but Embedding (whose input is ids) computes in floats: an
   // integer or bool tensor is converted, as the result's dtype says.

@@ -3890,6 +3890,43 @@ main {
                                  % (level, proc.returncode, proc.stdout, proc.stderr[-500:]))
 
 
+def test_sub_layers_take_their_inputs_positionally(ctx):
+    """A generated sub-layer is called as a hand-written one is, `self.b(x)`: forward hooks
+    and pre-hooks see its input (torch passes hooks the positional arguments only), a pre-hook
+    that returns a new input takes effect, and replacing the sub-layer with nn.Identity()
+    works. (It was called `self.b(x=x)`: hooks saw `()`, Identity raised TypeError.)"""
+    src = """
+layer Block(c: int, x: Tensor<float32, [?, c]>) -> Tensor<float32, [?, c]> {
+    let fc = Linear(c, c)
+    return relu(fc(x)) + x
+}
+layer Net(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
+    let a = Block(8)
+    let b = Block(8)
+    return b(a(x))
+}
+"""
+    for level in ("-O0", "-O2"):
+        model = entry(load(ctx.compile_text(src, level)))().eval()
+        x = torch.randn(3, 8)
+        seen = []
+        handle = model.b.register_forward_hook(lambda mod, inp, out: seen.append(len(inp)))
+        with torch.no_grad():
+            expected = model.b(model.a(x))
+            check_close(model(x), expected, "hooked " + level)
+        handle.remove()
+        if seen != [1, 1]:
+            raise AssertionError("%s: the forward hook saw inputs %r, not one each call"
+                                 % (level, seen))
+        handle = model.b.register_forward_pre_hook(lambda mod, inp: (torch.zeros_like(inp[0]),))
+        with torch.no_grad():
+            check_close(model(x), model.b(torch.zeros(3, 8)), "pre-hook " + level)
+        handle.remove()
+        model.b = torch.nn.Identity()
+        with torch.no_grad():
+            check_close(model(x), model.a(x), "Identity " + level)
+
+
 def test_sizes_from_max_min_abs_of_constants(ctx):
     """Sizes computed with Python's max, min and abs of integer constants are known sizes
     (they were ConstantSizeNotInteger): the weights have the computed shapes at every level
@@ -4405,7 +4442,8 @@ def all_tests():
     for name in EXAMPLES:
         tests += [make_level_test(name), make_train_test(name), make_pack_test(name),
                   make_format_test(name), make_compile_test(name)]
-    tests += [test_main_instance_names_are_not_reused]
+    tests += [test_main_instance_names_are_not_reused,
+              test_sub_layers_take_their_inputs_positionally]
     tests += [test_mnist_matches_handwritten, test_tutorial_cnn_matches_handwritten,
               test_builtin_layers_take_torch_constructor_arguments,
               test_assert_on_a_bool_tensor_holds_when_every_element_does,

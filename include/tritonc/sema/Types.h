@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -102,7 +103,10 @@ class DimStore {
   /// Adds `factor` times `id` to `out`; false on `?` or overflow.
   bool addLinear(DimId id, int64_t factor, Linear& out) const;
   DimId intern(const Node& node);
-  std::vector<Node> nodes_;
+  /// A deque: node() references stay valid while sizes are added (a checker
+  /// holding one across a call that makes a new size must not read freed
+  /// memory).
+  std::deque<Node> nodes_;
   HashIndex index_;
   DimId unknown_;
 };
@@ -180,7 +184,9 @@ class TypeStore {
 
  private:
   TypeId intern(const Node& node, std::span<const DimId> shape);
-  std::vector<Node> nodes_;
+  /// A deque, as DimStore's: node() references stay valid while types are
+  /// added (`const Node& t = ts.node(x)` then a conversion that makes a type).
+  std::deque<Node> nodes_;
   std::vector<std::vector<DimId>> shapes_;
   HashIndex index_;
   TypeId error_, unknown_, void_;
