@@ -402,7 +402,20 @@ def _check_packed_state(module, state_dict, prefix, local_metadata, strict, miss
     ``n`` in 4k+1..4k+4, so a model built for another ``in_features`` or kernel size would
     load and compute with scrambled weights); a scale with more than one value. A
     one-element scale of shape ``[1]`` (as other exporters write it) is taken as the 0-d one.
+    A refused tensor is left as it was in the module, as torch leaves a key it refuses (the
+    entry of the copy of the state dict that torch loads from is replaced with the module's
+    own value: torch would otherwise copy it in before raising, and take the first value of
+    a per-channel scale).
     """
+    def refuse(key, current, message):
+        error_msgs.append(message)
+        state_dict[key] = current.detach().clone()
+
+    def refuse_weight(key, name, message):  # the codes and their scale, as one weight
+        refuse(key, getattr(module, name), message)
+        if key + "_scale" in state_dict:
+            state_dict[key + "_scale"] = getattr(module, name + "_scale").detach().clone()
+
     for name, shape in getattr(module, "_tritonrt_shapes", {}).items():
         key = prefix + name
         packed = state_dict.get(key)
@@ -412,23 +425,24 @@ def _check_packed_state(module, state_dict, prefix, local_metadata, strict, miss
                 and tuple(packed.shape) == (rows, (cols + 3) // 4) and packed.numel():
             codes = _codes(packed)
             if bool((codes == 3).any()):
-                error_msgs.append("tritonrt: %s holds the invalid 2-bit code 0b11 (the "
-                                  "format's codes are 00 = -1, 01 = 0, 10 = +1)" % key)
+                refuse_weight(key, name,
+                       "tritonrt: %s holds the invalid 2-bit code 0b11 (the format's codes "
+                       "are 00 = -1, 01 = 0, 10 = +1)" % key)
             elif bool((codes[:, cols:] != 1).any()):
-                error_msgs.append(
-                    "tritonrt: %s does not hold a weight of shape %s: its rows of %d values "
-                    "are padded to %d with nonzero codes, so it was packed from a weight with "
-                    "longer rows (a checkpoint of a model with another in_features or kernel "
-                    "size)" % (key, list(shape), cols, codes.shape[1]))
+                refuse_weight(key, name,
+                       "tritonrt: %s does not hold a weight of shape %s: its rows of %d values "
+                       "are padded to %d with nonzero codes, so it was packed from a weight with "
+                       "longer rows (a checkpoint of a model with another in_features or kernel "
+                       "size)" % (key, list(shape), cols, codes.shape[1]))
         scale = state_dict.get(key + "_scale")
         if isinstance(scale, torch.Tensor) and scale.dim() != 0:
             if scale.numel() == 1:
                 state_dict[key + "_scale"] = scale.reshape(())
             else:
-                error_msgs.append(
-                    "tritonrt: %s_scale has %d values (shape %s); a packed weight has one "
-                    "float32 scale per tensor (0-d); per-channel scales are not supported"
-                    % (key, scale.numel(), tuple(scale.shape)))
+                refuse(key + "_scale", getattr(module, name + "_scale"),
+                       "tritonrt: %s_scale has %d values (shape %s); a packed weight has one "
+                       "float32 scale per tensor (0-d); per-channel scales are not supported"
+                       % (key, scale.numel(), tuple(scale.shape)))
 
 
 def pack(module, cache=True):

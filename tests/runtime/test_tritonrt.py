@@ -526,9 +526,25 @@ class PackedModuleTests(unittest.TestCase):
         sd = pack(TernaryLinear(8, 3)).state_dict()
         sd["weight"] = sd["weight"].clone()
         sd["weight"][0, 0] |= 3  # code 11
+        sd["weight_scale"] = sd["weight_scale"] * 2
+        target = pack(TernaryLinear(8, 3))
+        before = {k: v.clone() for k, v in target.state_dict().items()}
         with self.assertRaises(RuntimeError) as ctx:
-            pack(TernaryLinear(8, 3)).load_state_dict(sd)
+            target.load_state_dict(sd)
         self.assertIn("invalid 2-bit code 0b11", str(ctx.exception))
+        # Refused as torch refuses a key: the weight (codes and scale) stays as it was.
+        self.assertTrue(torch.equal(target.weight, before["weight"]))
+        self.assertTrue(torch.equal(target.weight_scale, before["weight_scale"]))
+
+    def test_refused_per_channel_scale_is_not_loaded(self):
+        target = pack(TernaryLinear(5, 3))
+        before = target.weight_scale.clone()
+        sd = dict(target.state_dict(), weight_scale=torch.tensor([0.5, 0.25, 0.125]))
+        with self.assertRaises(RuntimeError) as ctx:
+            target.load_state_dict(sd)
+        self.assertIn("per-channel scales are not supported", str(ctx.exception))
+        # (torch would copy the first of the three values into the 0-d buffer.)
+        self.assertTrue(torch.equal(target.weight_scale, before))
 
     def test_packed_state_dict_of_another_shape_is_refused(self):
         # in_features 7 and 5 both pack to [out, 2] bytes: torch's shape check passes, the
@@ -538,9 +554,12 @@ class PackedModuleTests(unittest.TestCase):
         with torch.no_grad():
             wide.weight.copy_(torch.tensor([[1.0, -1, 1, -1, 1, -1, 1]] * 3))
         sd = pack(wide).state_dict()
+        narrow = pack(TernaryLinear(5, 3))
+        codes = narrow.weight.clone()
         with self.assertRaises(RuntimeError) as ctx:
-            pack(TernaryLinear(5, 3)).load_state_dict(sd)
+            narrow.load_state_dict(sd)
         self.assertIn("does not hold a weight of shape [3, 5]", str(ctx.exception))
+        self.assertTrue(torch.equal(narrow.weight, codes))
         # A conv: 3x3 over 3 channels (27 values a row) into 1 channel 5x5 (25).
         sd = pack(TernaryConv2d(3, 8, 3)).state_dict()
         with self.assertRaises(RuntimeError):
