@@ -330,6 +330,12 @@ def weight(module, name):
             rows = packed_rows_shape(module, name, shape)
             w = _from_rows(module, name, _scaled(unpack_ternary(packed, rows), scale, rows),
                            shape)
+            # In the memory format the latent weight had (a channels_last model): torch
+            # picks its convolution by the weight's strides, and packing keeps outputs bit
+            # for bit.
+            memory_format = getattr(module, "_tritonrt_formats", {}).get(name)
+            if memory_format is not None:
+                w = w.contiguous(memory_format=memory_format)
             if not compiling:
                 # Lets tritonrt.fused_matmul find the packed codes for the CUDA kernels.
                 w._tritonrt_source = (weakref.ref(module), name)
@@ -359,6 +365,7 @@ def _pack_one(m):
     # What unpack() needs to give the weights back as they were: the parameters' order (an
     # optimizer's state follows it), and whether each weight was a parameter that trained.
     latents = {}
+    formats = {}
     order = tuple(m._parameters)
     for name in names:
         latent = getattr(m, name, None)
@@ -368,6 +375,9 @@ def _pack_one(m):
             raise TypeError(
                 "tritonrt.pack: %s.%s is not a tensor" % (type(m).__name__, name)
             )
+        if latent.dim() == 4 and not latent.is_contiguous() \
+                and latent.is_contiguous(memory_format=torch.channels_last):
+            formats[name] = torch.channels_last
         method, threshold = _method_of(m, name)
         q, s = ternary_quantize_parts(latent, method=method, threshold=threshold)
         packed = pack_ternary(_to_rows(m, name, q)).to(latent.device)
@@ -388,6 +398,7 @@ def _pack_one(m):
         m.register_buffer(name + "_scale", s.to(device=latent.device, dtype=dtype))
         shapes[name] = tuple(latent.shape)
     m._tritonrt_shapes = shapes
+    m._tritonrt_formats = formats
     m._tritonrt_latents = (latents, order)
     m._tritonrt_packed = True
     m._tritonrt_load_hook = m._register_load_state_dict_pre_hook(_check_packed_state,
@@ -652,8 +663,11 @@ def unpack(module):
     # Nothing changes until every weight has its latent value (an error leaves the module
     # packed and usable).
     for m, values, latents, order in restored:
+        formats = getattr(m, "_tritonrt_formats", {})
         for name, latent in values.items():
             kind, requires_grad = latents.get(name, ("parameter", True))
+            if formats.get(name) is not None:
+                latent = latent.contiguous(memory_format=formats[name])
             del m._buffers[name]
             del m._buffers[name + "_scale"]
             if kind == "parameter":
@@ -668,7 +682,7 @@ def unpack(module):
             for name in tuple(n for n in order if n in params) + tuple(
                     n for n in params if n not in order):
                 m._parameters[name] = params[name]
-        for attr in ("_tritonrt_shapes", "_tritonrt_latents"):
+        for attr in ("_tritonrt_shapes", "_tritonrt_latents", "_tritonrt_formats"):
             m.__dict__.pop(attr, None)
     for m in module.modules():
         hook = m.__dict__.pop("_tritonrt_load_hook", None)

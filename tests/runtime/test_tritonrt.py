@@ -522,6 +522,19 @@ class PackedModuleTests(unittest.TestCase):
         with torch.no_grad():
             self.assertTrue(torch.equal(a(x), b(x)))
 
+    def test_channels_last_model_packs_bit_for_bit(self):
+        # torch picks its convolution by the weight's strides: the packed weight is unpacked
+        # in the memory format the latent had, so outputs stay bit for bit (they differed in
+        # the last bits), and unpack() gives the latent back in that format.
+        torch.manual_seed(0)
+        conv = TernaryConv2d(512, 512, 3, padding=1).eval().to(memory_format=torch.channels_last)
+        packed = pack(copy.deepcopy(conv))
+        x = torch.randn(2, 512, 1, 1).contiguous(memory_format=torch.channels_last)
+        with torch.no_grad():
+            self.assertTrue(torch.equal(conv(x), packed(x)))
+        restored = tritonrt.unpack(packed)
+        self.assertTrue(restored.weight.is_contiguous(memory_format=torch.channels_last))
+
     def test_packed_state_dict_rejects_invalid_codes(self):
         sd = pack(TernaryLinear(8, 3)).state_dict()
         sd["weight"] = sd["weight"].clone()
