@@ -344,8 +344,11 @@ def conv_bn_act(conv, bn, x, act="none"):
     # are current costs reads of the weight and statistics (checksums, unless the model is
     # packed). On small inputs (late layers at batch 1) the check costs more than it saves.
     # (The same rule packed or not: packing leaves the outputs bit for bit as they were.)
+    # Not under autocast: the convolution would run the folded weights in bf16/fp16, where
+    # -O0 normalizes its low-precision output in float32 (values differ by ~1e-3).
     if not torch.is_grad_enabled() and not _compiling() and _foldable(conv, bn) \
-            and not getattr(conv, "training", False) and x.numel() >= _FOLD_MIN_ELEMENTS:
+            and not getattr(conv, "training", False) and x.numel() >= _FOLD_MIN_ELEMENTS \
+            and not _autocasting(x):
         w, b = _folded(conv, bn)
         y = cpu.conv2d(x, w, b, conv.stride, conv.padding, conv.dilation, conv.groups)
         return activation(y, act, inplace=True)

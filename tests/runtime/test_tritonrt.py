@@ -1289,6 +1289,17 @@ class BatchNormFoldingTests(FoldAlways, unittest.TestCase):
             bn.running_var.uniform_(0.5, 1.5)
         return conv.eval(), bn.eval()
 
+    def test_not_folded_under_autocast(self):
+        # Folded weights would run the convolution in bf16 where the unfused sequence
+        # normalizes the bf16 output in float32: under autocast it runs as written.
+        conv, bn = self._pair(tritonrt.TernaryConv2d(16, 32, 3, padding=1))
+        x = torch.randn(2, 16, 16, 16)
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+            expected = torch.relu(bn(conv(x)))
+            got = tritonrt.conv_bn_act(conv, bn, x, act="relu")
+        self.assertEqual(got.dtype, expected.dtype)
+        self.assertTrue(torch.equal(got, expected))
+
     def test_folded_equals_unfused(self):
         for conv in (nn.Conv2d(4, 8, 3, padding=1), tritonrt.TernaryConv2d(4, 8, 3, padding=1),
                      tritonrt.TernaryConv2d(8, 8, 3, padding=1, groups=8)):
