@@ -14,6 +14,7 @@ are runs of that dimension (``packed_rows_shape``).
 """
 
 import math
+import threading
 import warnings
 import weakref
 
@@ -306,6 +307,9 @@ _TRAINING_MESSAGE = ("tritonrt: %s has packed ternary weights and runs inference
                      "call .eval() on it (train the unpacked module instead)")
 
 
+_tracing = threading.local()  # .quiet: weight() is running with TracerWarnings ignored
+
+
 def weight(module, name):
     """The value of the ternary weight ``name`` of ``module`` to compute with.
 
@@ -315,6 +319,17 @@ def weight(module, name):
     training flag (straight-through gradient). In inference (eval mode under
     ``torch.no_grad()``) the value is cached until the parameter changes.
     """
+    # torch.jit.trace warns where a weight's size (static) is read as a Python number:
+    # two TracerWarnings per weight that would hide those about the user's own code.
+    jit = getattr(torch, "jit", None)
+    if jit is not None and jit.is_tracing() and not getattr(_tracing, "quiet", False):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", jit.TracerWarning)
+            _tracing.quiet = True
+            try:
+                return weight(module, name)
+            finally:
+                _tracing.quiet = False
     # Under torch.compile (or jit tracing) the value is plain tensor code: no cache, whose
     # stamps read data_ptr() and _version, and no tag on the tensor, which the compiler
     # could not trace (torch.compile(fullgraph=True) must capture forward whole).

@@ -1478,6 +1478,20 @@ class CpuKernelTests(unittest.TestCase):
             self.assertNotIn("mkldnn", str(traced.graph))
             self.assertTrue(torch.allclose(traced(x), layer(x), atol=1e-5, rtol=1e-5))
 
+    def test_tracing_warns_nothing_about_weights(self):
+        # A weight's static size read as a number gave two TracerWarnings per weight,
+        # packed or not, hiding those about the user's own code.
+        for packed in (False, True):
+            layer = tritonrt.TernaryLinear(16, 8).eval()
+            if packed:
+                pack(layer)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                with torch.no_grad():
+                    torch.jit.trace(layer, torch.randn(2, 16))
+            self.assertEqual([str(w.message) for w in caught
+                              if issubclass(w.category, torch.jit.TracerWarning)], [], packed)
+
     def test_capture_reads_no_cache_stamps(self):
         # torch.compile(fullgraph=True) cannot trace data_ptr() or _version, which the
         # inference cache's stamps read: while code is captured (here by jit.trace, which
