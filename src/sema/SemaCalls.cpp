@@ -815,7 +815,7 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
       }
     };
     search(search, 0, 0);
-    if (!best.empty()) {
+    if (!best.empty() && bestMoved > 0) {
       size_t first = 0;
       while (best[first] == first) ++first;
       std::vector<std::string> texts(given);
