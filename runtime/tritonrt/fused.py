@@ -135,6 +135,13 @@ def fused_conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, sca
 def _state_dtype(layer):
     """The float dtype of ``layer``'s own parameters and buffers (the first floating one:
     a packed layer's ``uint8`` codes are passed over for its scale), or ``None``."""
+    # The usual cases without walking the module's generators (once per call of every
+    # convolution): a float weight parameter first, a packed weight's scale buffer.
+    params = getattr(layer, "_parameters", None)
+    if params:
+        first = next(iter(params.values()))
+        if first is not None and first.is_floating_point():
+            return first.dtype
     for t in layer.parameters(recurse=False):
         if t.is_floating_point():
             return t.dtype
@@ -222,11 +229,13 @@ def run_layer(layer, x):
     return layer(x.to(dtype)).to(x.dtype)
 
 
-def _hooks(module):
-    """The forward hooks on ``module`` other than pack()'s training guard."""
-    hooks = list(getattr(module, "_forward_hooks", {}).values()) + \
-        list(getattr(module, "_forward_pre_hooks", {}).values())
-    return [h for h in hooks if h is not _refuse_training]
+def _hooked(module):
+    """Whether ``module`` has a forward hook other than pack()'s training guard (asked at
+    every call of every convolution: no list is built)."""
+    if getattr(module, "_forward_hooks", None):
+        return True
+    pre = getattr(module, "_forward_pre_hooks", None)
+    return bool(pre) and any(h is not _refuse_training for h in pre.values())
 
 
 def _plain(*modules):
@@ -240,7 +249,7 @@ def _plain(*modules):
     for m in modules:
         if m is None:
             continue
-        if type(m) not in (torch.nn.Conv2d, TernaryConv2d, torch.nn.BatchNorm2d) or _hooks(m):
+        if type(m) not in (torch.nn.Conv2d, TernaryConv2d, torch.nn.BatchNorm2d) or _hooked(m):
             return False
     return True
 
@@ -346,9 +355,9 @@ def conv_bn_act(conv, bn, x, act="none"):
     # (The same rule packed or not: packing leaves the outputs bit for bit as they were.)
     # Not under autocast: the convolution would run the folded weights in bf16/fp16, where
     # -O0 normalizes its low-precision output in float32 (values differ by ~1e-3).
-    if not torch.is_grad_enabled() and not _compiling() and _foldable(conv, bn) \
-            and not getattr(conv, "training", False) and x.numel() >= _FOLD_MIN_ELEMENTS \
-            and not _autocasting(x):
+    if x.numel() >= _FOLD_MIN_ELEMENTS and not torch.is_grad_enabled() \
+            and not getattr(conv, "training", False) and not _compiling() \
+            and _foldable(conv, bn) and not _autocasting(x):
         w, b = _folded(conv, bn)
         y = cpu.conv2d(x, w, b, conv.stride, conv.padding, conv.dilation, conv.groups)
         return activation(y, act, inplace=True)

@@ -290,7 +290,8 @@ def _probe(n, dtype):
 def _checksum(t):
     """``u @ M @ v`` of ``t`` as a matrix ``M`` (``[rows, -1]``) with fixed random vectors
     ``u`` and ``v``: every value weighted by its own factor ``u[i] * v[j]``, in one pass over
-    the weight and two calls. A change that keeps the plain sum (a permutation of the rows
+    the weight and two calls (one, with a random factor per value, for weights of up to
+    ``_FLAT_PROBE_MAX`` values). A change that keeps the plain sum (a permutation of the rows
     or the columns, a sign flip of a weight that sums to zero, a clamp of opposite outliers)
     still changes it. A NaN never equals another: a weight holding one is recomputed at
     every call."""
@@ -299,8 +300,15 @@ def _checksum(t):
         return float(t)
     if t.dtype not in (torch.float32, torch.float64):
         t = t.float()
+    if t.numel() <= _FLAT_PROBE_MAX:
+        # A small weight (a depthwise 3x3): one dot with a probe of its size, where the
+        # matrix-vector product's dispatch would cost more than reading it.
+        return float(torch.dot(t.reshape(-1), _probe(t.numel(), t.dtype)))
     m = t.reshape(t.shape[0], -1)
     return float(torch.dot(_probe(m.shape[0], t.dtype), torch.mv(m, _probe(m.shape[1], t.dtype))))
+
+
+_FLAT_PROBE_MAX = 1 << 16  # elements: the largest flat probe is 256 KB
 
 
 _TRAINING_MESSAGE = ("tritonrt: %s has packed ternary weights and runs inference only; "
