@@ -258,8 +258,8 @@ def _stamp(*tensors, content=False):
     ``content=True`` (float weights a user may change through ``.data``, which leaves the
     version counter as it was: ``p.data.mul_(d).add_(...)`` of an EMA, ``p.data.clamp_()``,
     a manual ``p.data -= lr * p.grad``, ``p.data.copy_(p.flip(0))``) adds a checksum of each
-    float tensor that depends on where each value is (``_checksum``), one read of the weight
-    (a sixteenth of quantizing it), so that such a change is seen as well. On another device
+    float tensor that depends on where each value is (``_checksum``), one or two reads of the
+    weight (a sixteenth of quantizing it), so that such a change is seen as well. On another device
     than the CPU, reading it back would wait for the device at every call: those tensors are
     not cached (``None``)."""
     if any(_is_inference(t) or (t.device.type == "cpu" and t.is_shared()) for t in tensors):
@@ -275,40 +275,40 @@ def _stamp(*tensors, content=False):
 _PROBES = {}
 
 
-def _probe(n, dtype):
-    """A fixed vector of ``n`` weights in [0.5, 1.5) of ``dtype`` (the same in every
-    process)."""
-    key = (n, dtype)
+def _probe(n, salt=0):
+    """A fixed vector of ``n`` float64 weights in [0.5, 1.5) (the same in every process;
+    ``salt`` gives another vector of the same size)."""
+    key = (n, salt)
     v = _PROBES.get(key)
     if v is None:
-        v = (torch.rand(n, generator=torch.Generator().manual_seed(n), dtype=torch.float64)
-             + 0.5).to(dtype)
+        seed = n * 4 + salt
+        v = torch.rand(n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) + 0.5
         _PROBES[key] = v
     return v
 
 
 def _checksum(t):
-    """``u @ M @ v`` of ``t`` as a matrix ``M`` (``[rows, -1]``) with fixed random vectors
-    ``u`` and ``v``: every value weighted by its own factor ``u[i] * v[j]``, in one pass over
-    the weight and two calls (one, with a random factor per value, for weights of up to
-    ``_FLAT_PROBE_MAX`` values). A change that keeps the plain sum (a permutation of the rows
-    or the columns, a sign flip of a weight that sums to zero, a clamp of opposite outliers)
-    still changes it. A NaN never equals another: a weight holding one is recomputed at
-    every call."""
+    """A sum of ``t``'s values that depends on where each one is, in float64: a change that
+    keeps the plain sum (a permutation of the rows or the columns, a transpose, a sign flip
+    of a weight that sums to zero, a clamp of opposite outliers) still changes it. A weight
+    of up to ``_FLAT_PROBE_MAX`` values (a depthwise 3x3): one dot of its float64 values
+    with a fixed random vector of its size (a matrix-vector product's dispatch would cost
+    more than reading it). A larger one: its row sums and its column sums (as ``[rows,
+    -1]``), each weighted by a fixed vector of its own. A NaN never equals another: a weight
+    holding one is recomputed at every call."""
     t = t.detach()
     if t.dim() == 0:
-        return float(t)
-    if t.dtype not in (torch.float32, torch.float64):
-        t = t.float()
+        return (float(t),)
     if t.numel() <= _FLAT_PROBE_MAX:
-        # A small weight (a depthwise 3x3): one dot with a probe of its size, where the
-        # matrix-vector product's dispatch would cost more than reading it.
-        return float(torch.dot(t.reshape(-1), _probe(t.numel(), t.dtype)))
+        return (float(torch.dot(t.reshape(-1).double(), _probe(t.numel(), 2))),)
     m = t.reshape(t.shape[0], -1)
-    return float(torch.dot(_probe(m.shape[0], t.dtype), torch.mv(m, _probe(m.shape[1], t.dtype))))
+    dtype = None if t.element_size() >= 4 else torch.float32
+    rows = m.sum(dim=1, dtype=dtype).double()
+    cols = m.sum(dim=0, dtype=dtype).double()
+    return (float(rows @ _probe(rows.numel(), 0)), float(cols @ _probe(cols.numel(), 1)))
 
 
-_FLAT_PROBE_MAX = 1 << 16  # elements: the largest flat probe is 256 KB
+_FLAT_PROBE_MAX = 1 << 16  # values: the largest flat probe is 512 KB
 
 
 _TRAINING_MESSAGE = ("tritonrt: %s has packed ternary weights and runs inference only; "
@@ -473,6 +473,8 @@ def _check_packed_state(module, state_dict, prefix, local_metadata, strict, miss
             if scale.numel() == 1:
                 state_dict[key + "_scale"] = scale.reshape(())
             else:
+                if key in state_dict:  # the codes and their scale, as one weight
+                    state_dict[key] = getattr(module, name).detach().clone()
                 refuse(key + "_scale", getattr(module, name + "_scale"),
                        "tritonrt: %s_scale has %d values (shape %s); a packed weight has one "
                        "float32 scale per tensor (0-d); per-channel scales are not supported"

@@ -3973,17 +3973,22 @@ void Checker::checkCreatedArguments() {
   };
   // A size the checker took from the other operand of a broadcast with `?`
   // (`x * gamma` of [?, ?] and [1, g] is taken as [?, g]) is wrong exactly
-  // when it is 1 (the `?` side may be larger): comparisons where a size, or a
-  // size variable in it (`g * 4` after a flatten), is 1 are not decided.
-  auto guessMayFail = [&](std::initializer_list<DimId> sides, int64_t x, int64_t y,
+  // when it is 1 (the `?` side may be larger): comparisons where a size, or
+  // any part of one (`g` in `g * 4` after a flatten, `c - 3` in `2 * (c - 3)`),
+  // is 1 are not decided.
+  auto hasOne = [&](auto& self, DimId d,
+                    const std::unordered_map<uint32_t, DimId>& bindings) -> bool {
+    if (dims().constValue(dims().substitute(d, bindings)) == 1) return true;
+    const DimStore::Node& node = dims().node(d);
+    if (node.kind == DimKind::Const || node.kind == DimKind::Var || node.kind == DimKind::Unknown) {
+      return false;
+    }
+    return self(self, node.lhs, bindings) || self(self, node.rhs, bindings);
+  };
+  auto guessMayFail = [&](std::initializer_list<DimId> sides,
                           const std::unordered_map<uint32_t, DimId>& bindings) {
-    if (x == 1 || y == 1) return true;
-    std::vector<IdentifierId> vars;
-    for (DimId d : sides) dims().collectVars(d, vars);
-    return std::any_of(vars.begin(), vars.end(), [&](IdentifierId v) {
-      auto it = bindings.find(v.index);
-      return it != bindings.end() && dims().constValue(it->second) == 1;
-    });
+    return std::any_of(sides.begin(), sides.end(),
+                       [&](DimId d) { return hasOne(hasOne, d, bindings); });
   };
   size_t budget = 20000;  // creations visited: chains can fan out exponentially
   auto visit = [&](auto& self, size_t owner, const std::unordered_map<uint32_t, DimId>& bindings,
@@ -3993,8 +3998,10 @@ void Checker::checkCreatedArguments() {
       for (const BroadcastCheck* check : broadcastsOf[owner]) {
         std::optional<int64_t> x = dims().constValue(dims().substitute(check->da, bindings));
         std::optional<int64_t> y = dims().constValue(dims().substitute(check->db, bindings));
-        std::pair<uint32_t, uint32_t> key{check->node.index, static_cast<uint32_t>(check->dim)};
-        if (!x || !y || *x == *y || guessMayFail({check->da, check->db}, *x, *y, bindings) ||
+        // (Keyed apart from the run-time checks of the same node and dimension.)
+        std::pair<uint32_t, uint32_t> key{check->node.index,
+                                          static_cast<uint32_t>(check->dim) | 0x80000000u};
+        if (!x || !y || *x == *y || guessMayFail({check->da, check->db}, bindings) ||
             seen(key)) {
           continue;
         }
@@ -4013,7 +4020,7 @@ void Checker::checkCreatedArguments() {
         std::optional<int64_t> have = dims().constValue(dims().substitute(check->actual, bindings));
         std::pair<uint32_t, uint32_t> key{check->node.index, check->dim};
         if (!want || !have || *want == *have ||
-            guessMayFail({check->expected, check->actual}, *want, *have, bindings) || seen(key)) {
+            guessMayFail({check->expected, check->actual}, bindings) || seen(key)) {
           continue;
         }
         auto sized = [&](DimId d, int64_t value) {
@@ -4139,7 +4146,19 @@ void Checker::checkCreatedArguments() {
   for (size_t i : order) {
     Problem& problem = problems[i];
     DiagnosticBuilder builder = std::move(problem.diagnostic);  // reported here, in order
-    if (size_t more = problem.chains.size() - 1; more > 0) {
+    // A chain that ends another (the layer visited on its own, and again
+    // from where it is created) is the same creation: only the longest count.
+    size_t creations = 0;
+    for (const std::vector<uint32_t>& c : problem.chains) {
+      creations += std::none_of(problem.chains.begin(), problem.chains.end(),
+                                [&](const std::vector<uint32_t>& d) {
+                                  return d.size() > c.size() &&
+                                         std::equal(c.rbegin(), c.rend(), d.rbegin());
+                                })
+                       ? 1
+                       : 0;
+    }
+    if (size_t more = creations - 1; creations > 0 && more > 0) {
       builder.note(Note::MoreCreations, more, more == 1 ? "" : "s", problem.layer);
     }
   }

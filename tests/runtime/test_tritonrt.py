@@ -552,12 +552,36 @@ class PackedModuleTests(unittest.TestCase):
     def test_refused_per_channel_scale_is_not_loaded(self):
         target = pack(TernaryLinear(5, 3))
         before = target.weight_scale.clone()
-        sd = dict(target.state_dict(), weight_scale=torch.tensor([0.5, 0.25, 0.125]))
+        codes = target.weight.clone()
+        torch.manual_seed(5)
+        other = pack(TernaryLinear(5, 3)).state_dict()
+        sd = dict(other, weight_scale=torch.tensor([0.5, 0.25, 0.125]))
         with self.assertRaises(RuntimeError) as ctx:
             target.load_state_dict(sd)
         self.assertIn("per-channel scales are not supported", str(ctx.exception))
-        # (torch would copy the first of the three values into the 0-d buffer.)
+        # (torch would copy the first of the three values into the 0-d buffer.) The codes
+        # belong to the refused scale: they stay too.
         self.assertTrue(torch.equal(target.weight_scale, before))
+        self.assertTrue(torch.equal(target.weight, codes))
+
+    def test_square_weight_changes_through_data_are_seen(self):
+        # w[i, j] += d with w[j, i] -= d, and a transpose, keep every row and column sum
+        # of a square weight up to a permutation: the checksum must still see them (it
+        # weighted rows and columns by the same vector for a square weight).
+        for n in (8, 512):  # the flat dot and the row/column sums
+            lin = TernaryLinear(n, n).eval()
+            with torch.no_grad():
+                lin.weight.zero_()
+            x = torch.randn(2, n)
+            edits = [lambda w: (w.data[0, 1].add_(0.25), w.data[1, 0].sub_(0.25)),
+                     lambda w: w.data.copy_(w.data.t().clone())]
+            for edit in edits:
+                with torch.no_grad():
+                    lin(x)
+                    edit(lin.weight)
+                    got = lin(x)
+                    tritonrt.clear_cache(lin)
+                    self.assertTrue(torch.equal(got, lin(x)), n)
 
     def test_packed_state_dict_of_another_shape_is_refused(self):
         # in_features 7 and 5 both pack to [out, 2] bytes: torch's shape check passes, the
