@@ -3343,6 +3343,8 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
 // that is not the same, is a typo when one word starts the other or they
 // share a letter at the same place.
 static bool differentWords(std::string_view a, std::string_view b) {
+  // Words: split at '_', digits, and a lower-case letter followed by an upper-case
+  // one (`inChannels` is `in`, `Channels`).
   auto words = [](std::string_view name) {
     std::vector<std::string_view> out;
     size_t start = 0;
@@ -3350,6 +3352,10 @@ static bool differentWords(std::string_view a, std::string_view b) {
       if (i == name.size() || name[i] == '_' || std::isdigit(static_cast<unsigned char>(name[i]))) {
         if (i > start) out.push_back(name.substr(start, i - start));
         start = i + 1;
+      } else if (i > start && std::islower(static_cast<unsigned char>(name[i - 1])) &&
+                 std::isupper(static_cast<unsigned char>(name[i]))) {
+        out.push_back(name.substr(start, i - start));
+        start = i;
       }
     }
     return out;
@@ -3636,12 +3642,13 @@ void Checker::warnLayersWithoutInputs() {
   // named by a size variable makes the input a weight (LANGUAGE.md §4), and
   // forward() takes nothing. Warned where a batch's name (`B`, `batch`) or
   // an input's (`x`, `images`) leads such a shape (`N` may count queries of
-  // a learned table, `features` a codebook: not warned). A layer created in
-  // the file is not warned either: its creator gives that size.
-  std::vector<bool> created(module_.callables.size(), false);
+  // a learned table, `features` a codebook: not warned). A layer created or
+  // applied in the file is not warned either: its caller gives that size.
+  std::vector<bool> created(module_.callables.size(), false);  // or applied: `Score(w, x)`
   for (const InstanceInfo& instance : module_.instances) {
     if (!instance.builtin) created[instance.decl] = true;
   }
+  for (const auto& [call, callee] : applications_) created[static_cast<size_t>(callee)] = true;
   for (size_t layer = module_.firstLocal; layer < module_.callables.size(); ++layer) {
     const CallableInfo& info = module_.callables[layer];
     if (info.isFn || created[layer] ||
@@ -3925,7 +3932,7 @@ void Checker::checkCreatedArguments() {
     uint32_t at;  // the site's offset: problems are reported in source order
     DiagnosticBuilder diagnostic;
     std::string layer;  // the created layer whose body has the site
-    std::set<std::vector<uint32_t>> chains;  // the creation sites of each chain showing it
+    std::set<std::string> creations;  // the innermost creations showing it (site, values)
   };
   std::vector<Problem> problems;
   std::set<std::pair<uint32_t, std::string>> passedOnReported;  // site, problem
@@ -3934,17 +3941,17 @@ void Checker::checkCreatedArguments() {
   std::vector<const std::unordered_map<uint32_t, DimId>*> bindingsOf;  // per chain entry
   using FloatBindings = std::unordered_map<uint32_t, double>;  // float hyperparameters
   std::vector<const FloatBindings*> floatBindingsOf;           // per chain entry
-  auto chainSites = [&] {
-    std::vector<uint32_t> sites;
-    for (const InstanceInfo* c : chain) sites.push_back(c->site.index);
-    return sites;
-  };
+  // Per chain entry: its creation site and the values it binds ("site:v1,v2"). A
+  // creation visited with values it had before is not walked again: it shows the same
+  // problems (the walk is bounded by the distinct creations, not by the paths to them).
+  std::vector<std::string> creationOf;
+  std::unordered_set<std::string> walked;
   // Adds "in the 'Block' created here with c = 64" per creation on the
   // chain, innermost first; returns whether the site was reported before.
   auto seen = [&](std::pair<uint32_t, uint32_t> key) {
     auto it = problemAt.find(key);
     if (it == problemAt.end()) return false;
-    problems[it->second].chains.insert(chainSites());
+    problems[it->second].creations.insert(creationOf.back());
     return true;
   };
   auto addProblem = [&](std::pair<uint32_t, uint32_t> key, NodeId site,
@@ -3969,7 +3976,7 @@ void Checker::checkCreatedArguments() {
     problemAt.emplace(key, problems.size());
     problems.push_back(Problem{rangeOf(site).begin, std::move(builder),
                                callableName(static_cast<int>(chain.back()->decl)),
-                               {chainSites()}});
+                               {creationOf.back()}});
   };
   // A size the checker took from the other operand of a broadcast with `?`
   // (`x * gamma` of [?, ?] and [1, g] is taken as [?, g]) is wrong exactly
@@ -4126,6 +4133,15 @@ void Checker::checkCreatedArguments() {
           ++h;
         }
       }
+      std::string creation = fmt::format("{}:", instance->site.index);
+      for (const ParamInfo& p : module_.callables[layer].params) {
+        if (p.cls != ParamClass::Hyper) continue;
+        auto f = innerFloats.find(p.name.index);
+        creation += f != innerFloats.end() ? fmt::format("f{},", f->second)
+                                           : fmt::format("{},", inner[p.name.index].index);
+      }
+      if (!walked.insert(creation).second) continue;
+      creationOf.push_back(std::move(creation));
       chain.push_back(instance);
       bindingsOf.push_back(&inner);
       floatBindingsOf.push_back(&innerFloats);
@@ -4133,6 +4149,7 @@ void Checker::checkCreatedArguments() {
       floatBindingsOf.pop_back();
       bindingsOf.pop_back();
       chain.pop_back();
+      creationOf.pop_back();
     }
   };
   std::unordered_map<uint32_t, DimId> none;
@@ -4146,18 +4163,7 @@ void Checker::checkCreatedArguments() {
   for (size_t i : order) {
     Problem& problem = problems[i];
     DiagnosticBuilder builder = std::move(problem.diagnostic);  // reported here, in order
-    // A chain that ends another (the layer visited on its own, and again
-    // from where it is created) is the same creation: only the longest count.
-    size_t creations = 0;
-    for (const std::vector<uint32_t>& c : problem.chains) {
-      creations += std::none_of(problem.chains.begin(), problem.chains.end(),
-                                [&](const std::vector<uint32_t>& d) {
-                                  return d.size() > c.size() &&
-                                         std::equal(c.rbegin(), c.rend(), d.rbegin());
-                                })
-                       ? 1
-                       : 0;
-    }
+    size_t creations = problem.creations.size();
     if (size_t more = creations - 1; creations > 0 && more > 0) {
       builder.note(Note::MoreCreations, more, more == 1 ? "" : "s", problem.layer);
     }
