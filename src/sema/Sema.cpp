@@ -3893,36 +3893,30 @@ void Checker::checkCreatedArguments() {
   }
   // The run-time checks made on every run of each layer's body, whose sizes
   // are all the layer's hyperparameters (not sizes of its inputs).
+  // Whether sizes `a` and `b` of layer `owner` are expressions of its
+  // hyperparameters only (a creation can give them values).
+  auto ofHyperparameters = [&](int owner, DimId a, DimId b) {
+    std::vector<IdentifierId> vars;
+    dims().collectVars(a, vars);
+    dims().collectVars(b, vars);
+    const std::vector<ParamInfo>& params = module_.callables[static_cast<size_t>(owner)].params;
+    return !vars.empty() && std::all_of(vars.begin(), vars.end(), [&](IdentifierId v) {
+      return std::any_of(params.begin(), params.end(), [&](const ParamInfo& p) {
+        return p.cls == ParamClass::Hyper && p.name == v;
+      });
+    });
+  };
   std::vector<std::vector<const RuntimeShapeCheck*>> checksOf(n);
   for (const RuntimeShapeCheck& check : module_.runtimeChecks) {
-    if (check.owner < static_cast<int>(module_.firstLocal) || check.conditional ||
-        check.dim == RuntimeShapeCheck::kRank || check.other.isValid()) {
-      continue;
-    }
-    std::unordered_set<uint32_t> hypers;
-    for (const ParamInfo& p : module_.callables[static_cast<size_t>(check.owner)].params) {
-      if (p.cls == ParamClass::Hyper) hypers.insert(p.name.index);
-    }
-    std::vector<IdentifierId> vars;
-    dims().collectVars(check.expected, vars);
-    dims().collectVars(check.actual, vars);
-    if (!vars.empty() && std::all_of(vars.begin(), vars.end(), [&](IdentifierId v) {
-          return hypers.count(v.index) != 0;
-        })) {
+    if (check.owner >= static_cast<int>(module_.firstLocal) && !check.conditional &&
+        check.dim != RuntimeShapeCheck::kRank && !check.other.isValid() &&
+        ofHyperparameters(check.owner, check.expected, check.actual)) {
       checksOf[static_cast<size_t>(check.owner)].push_back(&check);
     }
   }
   std::vector<std::vector<const BroadcastCheck*>> broadcastsOf(n);
   for (const BroadcastCheck& check : broadcastChecks_) {
-    std::unordered_set<uint32_t> hypers;
-    for (const ParamInfo& p : module_.callables[static_cast<size_t>(check.owner)].params) {
-      if (p.cls == ParamClass::Hyper) hypers.insert(p.name.index);
-    }
-    std::vector<IdentifierId> vars;
-    dims().collectVars(check.da, vars);
-    dims().collectVars(check.db, vars);
-    if (std::all_of(vars.begin(), vars.end(),
-                    [&](IdentifierId v) { return hypers.count(v.index) != 0; })) {
+    if (ofHyperparameters(check.owner, check.da, check.db)) {
       broadcastsOf[static_cast<size_t>(check.owner)].push_back(&check);
     }
   }

@@ -3839,6 +3839,18 @@ def test_constants_that_raise_never_fail_the_import(ctx):
             raise AssertionError("%s: a layer reading BN ran" % level)
 
 
+def run_main(ctx, src, level, expected):
+    """Compiles `src` at `level` and runs the file as a script (its main()): the standard
+    output must be `expected`. Returns the generated file's path."""
+    path = ctx.compile_text(src, level)
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "runtime"))
+    proc = subprocess.run([sys.executable, path], capture_output=True, text=True, env=env)
+    if proc.returncode != 0 or proc.stdout != expected:
+        raise AssertionError("main() %s: exit %d, stdout %r, stderr %s"
+                             % (level, proc.returncode, proc.stdout, proc.stderr[-500:]))
+    return path
+
+
 def test_members_and_main(ctx):
     """Instance members (`fc.weight`) in a layer and in main; main() runs as a script."""
     src = """
@@ -3854,12 +3866,7 @@ main {
 }
 """
     for level in ("-O0", "-O2"):
-        path = ctx.compile_text(src, level)
-        env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "runtime"))
-        proc = subprocess.run([sys.executable, path], capture_output=True, text=True, env=env)
-        if proc.returncode != 0 or proc.stdout != "[2, 2]\n[1, 3]\n":
-            raise AssertionError("main() %s: exit %d, stdout %r, stderr %s"
-                                 % (level, proc.returncode, proc.stdout, proc.stderr[-500:]))
+        path = run_main(ctx, src, level, "[2, 2]\n[1, 3]\n")
         model = entry(load(path))()
         x = torch.randn(5, 4)
         check_close(model(x), x @ model.fc.weight.T + model.fc.bias, "members " + level)
@@ -3882,12 +3889,7 @@ main {
 }
 """
     for level in ("-O0", "-O2"):
-        path = ctx.compile_text(src, level)
-        env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "runtime"))
-        proc = subprocess.run([sys.executable, path], capture_output=True, text=True, env=env)
-        if proc.returncode != 0 or proc.stdout != "[2, 4]\n[3, 4]\n":
-            raise AssertionError("main() %s: exit %d, stdout %r, stderr %s"
-                                 % (level, proc.returncode, proc.stdout, proc.stderr[-500:]))
+        run_main(ctx, src, level, "[2, 4]\n[3, 4]\n")
 
 
 def test_sub_layers_take_their_inputs_positionally(ctx):
