@@ -86,15 +86,7 @@ std::string torchDType(DType dtype) {
 }
 
 // Element-wise arithmetic, logic and casts: pure, cheap, written as one expression.
-bool isArithmetic(OpKind k) {
-  switch (k) {
-    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Mod:
-    case OpKind::Pow: case OpKind::Neg: case OpKind::Not: case OpKind::Eq: case OpKind::Ne:
-    case OpKind::Lt: case OpKind::Le: case OpKind::Gt: case OpKind::Ge: case OpKind::And:
-    case OpKind::Or: case OpKind::Cast: return true;
-    default: return false;
-  }
-}
+bool isArithmetic(OpKind k) { return isElementwise(k) || k == OpKind::Cast; }
 
 constexpr const char* kActivations[] = {"none", "relu", "gelu", "silu", "relu6"};
 

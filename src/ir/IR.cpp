@@ -27,7 +27,7 @@ std::string_view opName(OpKind kind) { return kNames[static_cast<size_t>(kind)];
 bool isPure(OpKind kind) { return (kFlags[static_cast<size_t>(kind)] & Pure) != 0; }
 bool isTerminator(OpKind kind) { return (kFlags[static_cast<size_t>(kind)] & Terminator) != 0; }
 
-bool makesNewValue(OpKind kind) {
+bool isElementwise(OpKind kind) {
   switch (kind) {
     case OpKind::Add:
     case OpKind::Sub:
@@ -35,7 +35,6 @@ bool makesNewValue(OpKind kind) {
     case OpKind::Div:
     case OpKind::Mod:
     case OpKind::Pow:
-    case OpKind::MatMul:
     case OpKind::Neg:
     case OpKind::Not:
     case OpKind::Eq:
@@ -45,11 +44,15 @@ bool makesNewValue(OpKind kind) {
     case OpKind::Gt:
     case OpKind::Ge:
     case OpKind::And:
-    case OpKind::Or:
-    case OpKind::FusedMatMul:
-    case OpKind::FusedConv2d: return true;
-    default: return false;  // builtins and indexing may return a view
+    case OpKind::Or: return true;
+    default: return false;
   }
+}
+
+bool makesNewValue(OpKind kind) {
+  // (Builtins and indexing may return a view.)
+  return isElementwise(kind) || kind == OpKind::MatMul || kind == OpKind::FusedMatMul ||
+         kind == OpKind::FusedConv2d;
 }
 
 BlockId Module::createBlock(OpId parent) {

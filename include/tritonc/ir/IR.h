@@ -38,6 +38,9 @@ bool isTerminator(OpKind kind);
 /// Whether an op's result is always a new tensor, never an operand or a view
 /// of one: arithmetic, comparisons, products and the fused products.
 bool makesNewValue(OpKind kind);
+/// The element-wise operators of the language: arithmetic (+ - * / % **),
+/// negation, comparisons and logic.
+bool isElementwise(OpKind kind);
 
 struct ValueId {
   uint32_t index = UINT32_MAX;
