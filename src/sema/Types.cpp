@@ -298,8 +298,62 @@ bool DimStore::mentions(DimId id, IdentifierId var) const {
   }
 }
 
+size_t DimStore::countTerms(DimId id) const {
+  const Node& n = nodes_[id.index];
+  switch (n.kind) {
+    case DimKind::Add:
+    case DimKind::Sub: return countTerms(n.lhs) + countTerms(n.rhs);
+    case DimKind::Mul:
+      if (constValue(n.lhs)) return countTerms(n.rhs);
+      return 1;
+    default: return 1;
+  }
+}
+
+std::optional<std::string> DimStore::formatCollected(DimId id, const Interner& interner) const {
+  Linear sum;
+  if (!addLinear(id, 1, sum)) return std::nullopt;
+  size_t kept = sum.constant != 0 ? 1 : 0;
+  for (const auto& [node, factor] : sum.terms) kept += factor != 0 ? 1 : 0;
+  // Only a sum whose terms merge or cancel (`c + g + g`, `h + 2 - 3`) reads
+  // better collected; otherwise the expression stays as it was written.
+  if (kept >= countTerms(id)) return std::nullopt;
+  if (kept == 0) return std::string("0");
+  std::string out;
+  auto append = [&](bool negative, const std::string& text) {
+    if (out.empty()) {
+      out = negative ? "-" + text : text;
+    } else {
+      out += (negative ? " - " : " + ") + text;
+    }
+  };
+  // Added terms first, in the order they were written, then subtracted ones.
+  for (bool negatives : {false, true}) {
+    for (const auto& [node, factor] : sum.terms) {
+      if (factor == 0 || (factor < 0) != negatives) continue;
+      // |INT64_MIN| has no int64: addLinear gave up on overflow long before.
+      int64_t magnitude = factor < 0 ? -factor : factor;
+      DimKind k = nodes_[node].kind;
+      std::string text = format(DimId{node}, interner);
+      if (magnitude != 1) {
+        bool compound = k == DimKind::Mul || k == DimKind::Div;
+        text = std::to_string(magnitude) + " * " + (compound ? "(" + text + ")" : text);
+      }
+      append(negatives, text);
+    }
+  }
+  if (sum.constant != 0) {
+    bool negative = sum.constant < 0 && !out.empty() && sum.constant != INT64_MIN;
+    append(negative, std::to_string(negative ? -sum.constant : sum.constant));
+  }
+  return out;
+}
+
 std::string DimStore::format(DimId id, const Interner& interner) const {
   const Node& n = nodes_[id.index];
+  if (n.kind == DimKind::Add || n.kind == DimKind::Sub || n.kind == DimKind::Mul) {
+    if (std::optional<std::string> collected = formatCollected(id, interner)) return *collected;
+  }
   auto operand = [&](DimId child, bool tight) {
     std::string text = format(child, interner);
     DimKind k = nodes_[child.index].kind;

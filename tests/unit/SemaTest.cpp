@@ -86,6 +86,30 @@ TEST_F(DimStoreTest, IdentitiesSimplify) {
   EXPECT_EQ(dims.node(mul(n, c(2))).kind, DimKind::Mul);
 }
 
+TEST_F(DimStoreTest, FormatCollectsLikeTermsOnlyWhenThatIsShorter) {
+  DimId c_ = v("c"), g = v("g"), h = v("h");
+  // DenseNet's growing channel count: the terms merge.
+  EXPECT_EQ(fmt(add(add(c_, g), g)), "c + 2 * g");
+  EXPECT_EQ(fmt(add(add(add(c_, g), g), g)), "c + 3 * g");
+  // Terms that cancel, constants that fold through a variable.
+  EXPECT_EQ(fmt(sub(add(c_, g), g)), "c");
+  EXPECT_EQ(fmt(sub(add(h, c(2)), c(3))), "h - 1");
+  EXPECT_EQ(fmt(sub(add(h, c(3)), c(3))), "h");
+  EXPECT_EQ(fmt(sub(sub(g, c_), c_)), "g - 2 * c");
+  EXPECT_EQ(fmt(sub(c(0), add(g, g))), "-2 * g");
+  // Opaque terms (a division, a product of sizes) merge as wholes.
+  DimId ratio = div(c_, g);
+  EXPECT_EQ(fmt(add(ratio, ratio)), "2 * (c / g)");
+  // Nothing to collect: written as it was.
+  EXPECT_EQ(fmt(add(c_, g)), "c + g");
+  EXPECT_EQ(fmt(add(g, c_)), "g + c");
+  EXPECT_EQ(fmt(sub(c_, g)), "c - g");
+  EXPECT_EQ(fmt(add(h, c(1))), "h + 1");
+  EXPECT_EQ(fmt(mul(c(2), add(c_, g))), "2 * (c + g)");
+  EXPECT_EQ(fmt(mul(c_, g)), "c * g");
+  EXPECT_EQ(fmt(sub(add(mul(c(4), c_), g), c(1))), "4 * c + g - 1");
+}
+
 TEST_F(DimStoreTest, HashConsingGivesEqualExpressionsOneId) {
   DimId first = mul(v("n"), c(2));
   DimId second = mul(v("n"), c(2));

@@ -103,6 +103,11 @@ class DimStore {
   /// Adds `factor` times `id` to `out`; false on `?` or overflow.
   bool addLinear(DimId id, int64_t factor, Linear& out) const;
   DimId intern(const Node& node);
+  /// The terms of a sum as written (`c + g + g`: 3; `2 * (a + b)`: 2).
+  size_t countTerms(DimId id) const;
+  /// A sum with its like terms collected (`c + 2 * g`), when that has fewer
+  /// terms than the sum as written; nullopt otherwise.
+  std::optional<std::string> formatCollected(DimId id, const Interner& interner) const;
   /// A deque: node() references stay valid while sizes are added (a checker
   /// holding one across a call that makes a new size must not read freed
   /// memory).
