@@ -3683,23 +3683,36 @@ void Checker::warnLayersWithoutInputs() {
         continue;
       }
       std::span<const DimId> shape = module_.types.shape(p.type);
-      if (shape.size() < 2 || dims().node(shape[0]).kind != DimKind::Var) continue;
-      IdentifierId batch = dims().node(shape[0]).var;
-      bool implicit = std::any_of(info.params.begin(), info.params.end(), [&](const ParamInfo& q) {
-        return q.implicit && q.name == batch;
-      });
       auto among = [](std::string_view word, std::span<const std::string_view> names) {
         return std::find(names.begin(), names.end(), word) != names.end();
       };
-      if (!implicit ||
-          (!among(spelling(batch), kBatchNames) && !among(spelling(p.name), kInputNames))) {
+      if (shape.size() < 2) continue;
+      std::optional<int64_t> fixed = dims().constValue(shape[0]);
+      if (fixed) {
+        // An export-style signature, `x: Tensor<float32, [1, 784]>`: a fixed
+        // batch makes the input a weight too. Only for a weight named as an
+        // input is and given no initializer (`x: ... = zeros()` is meant).
+        if (p.hasDefault || !among(spelling(p.name), kInputNames)) continue;
+      } else if (dims().node(shape[0]).kind != DimKind::Var) {
+        continue;
+      }
+      std::string because =
+          fixed ? fmt::format("its first size is fixed at {}", *fixed)
+                : fmt::format("its first size '{}' becomes a constructor argument",
+                              spelling(dims().node(shape[0]).var));
+      IdentifierId batch = fixed ? IdentifierId{} : dims().node(shape[0]).var;
+      bool implicit = std::any_of(info.params.begin(), info.params.end(), [&](const ParamInfo& q) {
+        return q.implicit && q.name == batch;
+      });
+      if (!fixed && (!implicit ||
+          (!among(spelling(batch), kBatchNames) && !among(spelling(p.name), kInputNames)))) {
         continue;
       }
       std::vector<DimId> withBatch(shape.begin(), shape.end());
       withBatch[0] = dims().unknown();
       const TypeStore::Node& t = module_.types.node(p.type);
       diags_->report(Diag::LayerWithoutInputs, source(), rangeOf(p.node), spelling(info.name),
-                     spelling(p.name), spelling(batch))
+                     spelling(p.name), because)
           .note(Note::BatchIsUnknown, fmt(module_.types.tensor(t.dtype, withBatch, t.ternary)));
       break;
     }
