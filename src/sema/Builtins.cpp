@@ -1901,6 +1901,25 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     c.tensor(0);
     c.tensor(1);
     if (c.failed()) return c.error();
+    // `cross_entropy(labels, logits)`: integer class indices first and float
+    // logits of one more dimension second fail in torch on every call.
+    if (fn == BuiltinFn::CrossEntropy && !c.lenient(0) && !c.lenient(1)) {
+      const TypeStore::Node& first = ts.node(c.arg(0).type);
+      const TypeStore::Node& second = ts.node(c.arg(1).type);
+      bool labelsFirst = isIntegral(first.dtype) && first.dtype != DType::Bool && !first.ternary;
+      bool logitsSecond = isFloating(second.dtype) || second.ternary;
+      if (labelsFirst && logitsSecond && first.rankKnown && second.rankKnown &&
+          ts.shape(c.arg(1).type).size() == ts.shape(c.arg(0).type).size() + 1) {
+        auto builder = c.checker().diags().report(
+            Diag::ArgumentOrder, c.checker().source(), c.checker().rangeOf(c.arg(0).node),
+            c.name(), c.checker().textOf(c.arg(0).node), c.paramName(1), c.paramName(0));
+        if (std::optional<std::string> fixed =
+                c.checker().swappedCall(call, c.arg(0).node, c.arg(1).node)) {
+          builder.note(Note::WriteInstead, *fixed);
+        }
+        return c.error();
+      }
+    }
     // The logits (and both sides of mse_loss) are floats; cross_entropy's
     // target keeps its integer class indices.
     c.toFloat(0, DType::Float32);
@@ -1914,7 +1933,6 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (fn == BuiltinFn::CrossEntropy && !c.lenient(0) && !c.lenient(1)) {
       // The target is class indices (torch wants int64: an int32 target is
       // converted) or float probabilities shaped like the logits.
-      const TypeStore::Node& logits = ts.node(c.arg(0).type);
       const TypeStore::Node& target = ts.node(c.arg(1).type);
       if (isIntegral(target.dtype) && target.dtype != DType::Bool && !target.ternary) {
         c.checker().convertTo(c.arg(1), DType::Int64);
@@ -1938,16 +1956,17 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                  ts.shape(c.arg(1).type).size() == ts.shape(c.arg(0).type).size()) {
         // Probabilities: shaped like the logits.
         if (!fitsShape(c, 1, c.shape(0))) return c.error();
-      } else if (target.dtype == DType::Bool || target.ternary ||
-                 (logits.rankKnown && target.rankKnown &&
-                  ts.shape(c.arg(1).type).size() + 1 == ts.shape(c.arg(0).type).size())) {
-        c.checker()
-            .diags()
-            .report(Diag::ArgumentType, c.checker().source(), c.checker().rangeOf(c.arg(1).node),
-                    "target", "cross_entropy",
-                    "integer class indices, or float probabilities shaped like the logits",
-                    c.checker().fmt(c.arg(1).type))
-            .note(Note::SuggestCast, "int64");
+      } else if (target.dtype == DType::Bool || target.ternary || ranks) {
+        // A float target of another rank than the logits: neither class
+        // indices (integers) nor probabilities (shaped like the logits).
+        auto builder = c.checker().diags().report(
+            Diag::ArgumentType, c.checker().source(), c.checker().rangeOf(c.arg(1).node), "target",
+            "cross_entropy", "integer class indices, or float probabilities shaped like the logits",
+            c.checker().fmt(c.arg(1).type));
+        // Class indices stored as floats (or bools): one dimension fewer.
+        if (!ranks || ts.shape(c.arg(1).type).size() + 1 == ts.shape(c.arg(0).type).size()) {
+          builder.note(Note::SuggestCast, "int64");
+        }
         return c.error();
       }
     }
