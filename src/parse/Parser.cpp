@@ -607,6 +607,7 @@ class Parser {
   [[gnu::cold]] NodeId parseBracketTypeArguments(TokenId name);
   [[gnu::cold]] NodeId parseQualifiedType(TokenId name);
   [[gnu::cold]] std::optional<NodeId> parseFString();
+  [[gnu::cold]] NodeId parseTuple(TokenId open, NodeId first);
   NodeId parseShape();
   NodeId parseDim(int minPrecedence);
   NodeId parseDimAtom();
@@ -2252,6 +2253,9 @@ NodeId Parser::parsePrimary() {
       }
       consume();
       NodeId inner = parseExpression();
+      if (!panic_ && at(TokenKind::Comma)) [[unlikely]] {
+        return parseTuple(open, inner);
+      }
       TokenId close = pos_;
       if (panic_ || !expectClose(TokenKind::RParen, open)) {
         return addError(open);
@@ -2286,6 +2290,41 @@ NodeId Parser::parsePrimary() {
       return addError(where);
     }
   }
+}
+
+// A Python tuple, `stride=(2, 2)` (after its first element): an error that
+// says to write the list, parsed as that list so the checker goes on.
+NodeId Parser::parseTuple(TokenId open, NodeId first) {
+  size_t elements = listMark();
+  listPush(first);
+  while (consumeIf(TokenKind::Comma) && !at(TokenKind::RParen)) {
+    listPush(parseExpression());
+    if (panic_) break;
+  }
+  TokenId close = pos_;
+  if (panic_ || !expectClose(TokenKind::RParen, open)) {
+    scratch_.resize(elements);
+    return addError(open);
+  }
+  // The same integer throughout (`(2, 2)`): one number says it too.
+  std::optional<std::string_view> same;
+  for (size_t i = elements; i < scratch_.size(); ++i) {
+    NodeId element{scratch_[i]};
+    std::string_view text = tokens_.spelling(tree_.token(element));
+    if (tree_.kind(element) != NodeKind::IntLit || (same && *same != text)) {
+      same.reset();
+      break;
+    }
+    same = text;
+  }
+  bool single = scratch_.size() - elements == 1;
+  uint32_t list = addList(elements);
+  TokenId last{close.index - 1};
+  if (tokens_.kind(last) == TokenKind::Comma) last = TokenId{last.index - 1};  // `(a, )`
+  std::string fixed = fmt::format("[{}]", sourceText(TokenId{open.index + 1}, last, "..."));
+  auto builder = errorAndGoOn(Diag::TupleNotSupported, rangeOf(open, close), fixed);
+  if (builder && same && !single) builder->note(Note::OneNumberForEqualSizes, *same);
+  return add(NodeKind::List, open, list, kNone, close.index, depthOfList(list));
 }
 
 Tree parse(const TokenizedBuffer& tokens, DiagnosticEngine& diags) {
