@@ -245,6 +245,29 @@ LevelUsage scanLevel(const std::string& dir, Level level) {
   return usage;
 }
 
+std::vector<std::string> blockingFiles(const std::string& dir) {
+  std::vector<std::string> blocking;
+  for (Level level : {Level::L2, Level::L3}) {
+    std::string root = dir + "/" + std::string(levelName(level));
+    struct stat st {};
+    if (::lstat(root.c_str(), &st) != 0) continue;
+    if (!S_ISDIR(st.st_mode)) {
+      blocking.push_back(root);
+      continue;
+    }
+    DIR* top = ::opendir(root.c_str());
+    if (top == nullptr) continue;
+    while (dirent* sub = ::readdir(top)) {
+      if (sub->d_name[0] == '.' || std::strstr(sub->d_name, ".tmp.") != nullptr) continue;
+      std::string folder = root + "/" + sub->d_name;
+      if (::lstat(folder.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) blocking.push_back(folder);
+    }
+    ::closedir(top);
+  }
+  std::sort(blocking.begin(), blocking.end());
+  return blocking;
+}
+
 Counters readCounters(const std::string& dir) {
   std::optional<std::string> text = readWholeFile(dir + "/stats");
   return text ? detail::parseCounters(*text) : Counters{};
@@ -261,6 +284,33 @@ Expected<bool> requireDirectory(const std::string& dir) {
   }
   if (!S_ISDIR(st.st_mode)) return Error{dir + " is not a directory"};
   return true;
+}
+
+// A file where the cache keeps a folder (`l3`, `l3/ab`) stops every store
+// under it. prune (and stats) say so; clear and validate remove it.
+Expected<bool> requireStructure(const std::string& dir) {
+  std::vector<std::string> blocking = blockingFiles(dir);
+  if (blocking.empty()) return true;
+  return Error{blocking.front() +
+               " is not a directory; 'tritonc cache validate' (or 'cache clear') removes it"};
+}
+
+void removeBlockingFiles(const std::string& dir, MaintenanceReport& report) {
+  for (const std::string& path : blockingFiles(dir)) {
+    struct stat st {};
+    uint64_t bytes = ::lstat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+    if (::unlink(path.c_str()) != 0) {
+      ++report.failed;
+      if (report.firstFailure.empty()) report.firstFailure = path + ": " + std::strerror(errno);
+      continue;
+    }
+    ++report.checked;
+    ++report.corrupt;
+    ++report.removed;
+    report.removedBytes += bytes;
+    report.corruptEntries.push_back(path.substr(dir.size() + 1) +
+                                    ": a file where the cache keeps a folder");
+  }
 }
 
 // Rewrites the counters of `levels` from what is on disk after `report`.
@@ -288,6 +338,7 @@ Expected<MaintenanceReport> clear(const std::string& dir, const std::vector<Leve
   MaintenanceReport report;
   TRITONC_TRY(exists, requireDirectory(dir));
   if (!exists) return report;
+  removeBlockingFiles(dir, report);
   for (Level level : chosen) {
     if (level == Level::L1) continue;  // lives in each process's memory
     for (const detail::EntryFile& f : detail::listEntries(dir, level)) {
@@ -303,6 +354,8 @@ Expected<MaintenanceReport> prune(const Settings& settings, std::optional<uint64
   MaintenanceReport report;
   TRITONC_TRY(exists, requireDirectory(settings.dir));
   if (!exists) return report;
+  TRITONC_TRY(structured, requireStructure(settings.dir));
+  (void)structured;
   std::array<uint64_t, kLevelCount> evicted{};
   auto evictLevel = [&](Level level, std::optional<uint64_t> bytes,
                         std::optional<uint64_t> days) {
@@ -352,6 +405,7 @@ Expected<MaintenanceReport> validate(const std::string& dir) {
   MaintenanceReport report;
   TRITONC_TRY(exists, requireDirectory(dir));
   if (!exists) return report;
+  removeBlockingFiles(dir, report);
   std::array<uint64_t, kLevelCount> corrupt{};
   for (Level level : {Level::L2, Level::L3}) {
     for (const detail::EntryFile& f : detail::listEntries(dir, level)) {
@@ -416,6 +470,9 @@ std::optional<uint64_t> parseSize(std::string_view text) {
   else if (unit == "G") scale = 1024.0 * 1024 * 1024;
   else if (unit == "T") scale = 1024.0 * 1024 * 1024 * 1024;
   else return std::nullopt;
+  // Bytes are whole: `0.5` is a slip for `0.5G` (rounded down, it would
+  // prune everything), not half a byte.
+  if (scale == 1 && number.find('.') != std::string::npos) return std::nullopt;
   double value = std::strtod(number.c_str(), nullptr) * scale;
   if (!std::isfinite(value) || value > 1.8e19) return std::nullopt;
   return static_cast<uint64_t>(value);

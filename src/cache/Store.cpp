@@ -201,6 +201,13 @@ std::string Cache::writeEntry(const std::string& path, std::string_view bytes) c
   if (makeDirectories(folder, &error) && writeFileAtomically(path, bytes, &error)) {
     return {};
   }
+  // A file in the way of a folder (`l3`): named, with the command that
+  // removes it (the cache directory itself is fine).
+  std::vector<std::string> blocking = blockingFiles(dir_);
+  if (!blocking.empty()) {
+    return "cannot write to the cache directory " + dir_ + ": " + blocking.front() +
+           " is not a directory ('tritonc cache validate' removes it)";
+  }
   return "cannot write to the cache directory " + dir_ + ": " + error;
 }
 

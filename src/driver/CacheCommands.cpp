@@ -54,6 +54,12 @@ int stats(const cache::Settings& settings, bool json) {
   if (::stat(settings.dir.c_str(), &dir) == 0 && !S_ISDIR(dir.st_mode)) {
     return fail(fmt::format("{} is not a directory", settings.dir));
   }
+  // A file where a level's folder belongs stops every store: as prune does.
+  if (std::vector<std::string> blocking = cache::blockingFiles(settings.dir); !blocking.empty()) {
+    return fail(fmt::format("{} is not a directory; 'tritonc cache validate' (or 'cache clear') "
+                            "removes it",
+                            blocking.front()));
+  }
   cache::Counters counters = cache::readCounters(settings.dir);
   struct Row {
     std::string name, description;
@@ -147,8 +153,8 @@ int stats(const cache::Settings& settings, bool json) {
                      total.c.corrupt, seconds(total.c.savedNs));
   out += fmt::format("\n{} entries evicted so far; L1 lives in each process's memory (shared by "
                      "the files of one compile).\nThe total counts each lookup once: a hit at the "
-                     "level that served it, a miss when no level did (an L1 miss goes on to L2 "
-                     "or L3).\n",
+                     "level that served it, a miss at L2 or L3 (an L1 miss goes on to disk; a "
+                     "compile served from L2 made two lookups, an L3 miss and an L2 hit).\n",
                      total.c.evicted);
   writeStandardOutput(out);
   return kExitSuccess;

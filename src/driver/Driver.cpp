@@ -1517,7 +1517,9 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     std::vector<std::unique_ptr<Worker>> perFile(sources.size());
     std::atomic<size_t> next{0};
     size_t done = 0;  // files finished, under progressMutex
-    bool progress = ::isatty(STDERR_FILENO) != 0 && !options.quiet;
+    // Not between JSON diagnostics: each line of stderr stays one object.
+    bool progress = ::isatty(STDERR_FILENO) != 0 && !options.quiet &&
+                    options.diagnosticsFormat != DiagnosticsFormat::Json;
     std::mutex progressMutex;
     auto work = [&](int track) {
       for (size_t i; (i = next.fetch_add(1)) < sources.size();) {
@@ -1666,7 +1668,8 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   // could be written: a failure leaves every path as it was (TOOLCHAIN.md).
   FileTransaction outputs;
   auto fail = [&](const std::string& path, const std::string& error) {
-    diags.reportForPath(Diag::CannotWriteFile, "", path, error).about(path);
+    std::string shown = path == "-" ? "standard output" : path;
+    diags.reportForPath(Diag::CannotWriteFile, "", shown, error).about(shown);
     sorter.flush();
     removeLibraries();
     return kExitInternalError;

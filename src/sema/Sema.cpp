@@ -3690,9 +3690,9 @@ void Checker::warnLayersWithoutInputs() {
       std::optional<int64_t> fixed = dims().constValue(shape[0]);
       if (fixed) {
         // An export-style signature, `x: Tensor<float32, [1, 784]>`: a fixed
-        // batch makes the input a weight too. Only for a weight named as an
-        // input is and given no initializer (`x: ... = zeros()` is meant).
-        if (p.hasDefault || !among(spelling(p.name), kInputNames)) continue;
+        // batch of 1 makes the input a weight too. Only for a weight named as
+        // an input is and given no initializer (`x: ... = zeros()` is meant).
+        if (*fixed != 1 || p.hasDefault || !among(spelling(p.name), kInputNames)) continue;
       } else if (dims().node(shape[0]).kind != DimKind::Var) {
         continue;
       }

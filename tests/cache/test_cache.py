@@ -1120,6 +1120,39 @@ def test_unusable_cache_dir_is_an_environment_error(ctx):
         expect_unusable_error(proc, out, "read-only cache directory")
         check_eq(os.listdir(ro), [], "files written into the read-only directory")
     soft("read-only cache directory", read_only)
+
+    def level_is_a_file():
+        # A file where the cache keeps a level's folder: the compile names it (not the cache
+        # directory, which is fine), stats and prune say so, validate removes it and the
+        # next compile works.
+        cache_dir = ctx.path("level-file-cache")
+        os.makedirs(cache_dir)
+        blocking = os.path.join(cache_dir, "l3")
+        write(blocking, "")
+        env = {"TRITONC_CACHE_DIR": cache_dir}
+        proc, out = ctx.compile(src, "-O2", env=env, rc=None)
+        expect_unusable_error(proc, out, "l3 is a file")
+        check(blocking + " is not a directory" in proc.stderr,
+              "the error does not name the file in the way: %r" % proc.stderr)
+        for command in (("cache", "stats"), ("cache", "prune")):
+            p = ctx.run(*command, rc=None, env=env)
+            check_eq(p.returncode, 3, "%s with l3 a file: %r" % (" ".join(command), p.stderr))
+            check("cache validate" in p.stderr, "%s does not say what removes it: %r"
+                  % (" ".join(command), p.stderr))
+        p = ctx.run("cache", "validate", rc=None, env=env)
+        check_eq(p.returncode, 0, "validate with l3 a file: %r" % p.stderr)
+        check("l3: a file where the cache keeps a folder" in p.stdout + p.stderr,
+              "validate does not report the file: %r" % (p.stdout + p.stderr))
+        check(not os.path.isfile(blocking), "validate left the file in place of l3")
+        proc, out = ctx.compile(src, "-O2", env=env, rc=None)
+        check_eq(proc.returncode, 0, "compile after validate: %r" % proc.stderr)
+        same_outputs(outputs(out), ref, "compile after validate")
+        shard = os.path.join(cache_dir, "l2", "zz")
+        write(shard, "")
+        p = ctx.run("cache", "clear", rc=None, env=env)
+        check_eq(p.returncode, 0, "clear with a shard that is a file: %r" % p.stderr)
+        check(not os.path.exists(shard), "clear left the file in place of a shard folder")
+    soft("a file where a level's folder belongs", level_is_a_file)
     soft.done()
 
 

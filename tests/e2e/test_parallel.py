@@ -238,6 +238,22 @@ def test_progress_line_only_on_a_terminal(tritonc, work):
         assert tty.returncode == 0, tty.stdout
         counts = [int(n) for n in re.findall(rb"\[(\d+)/%d\]" % len(EXAMPLES), tty.stdout)]
         assert counts == list(range(1, len(EXAMPLES) + 1)), (attempt, counts)
+    # With JSON diagnostics every line of stderr is one object: no progress line between them
+    # (an IDE reads stderr through a terminal too).
+    bad = os.path.join(work, "bad.tri")
+    with open(bad, "w") as f:
+        f.write("layer Bad(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {\n"
+                "    return relu(y)\n}\n")
+    args = ["compile"] + EXAMPLES[:3] + [bad, "-o", out, "--no-cache", "-j", "2",
+                                         "--diagnostics-format=json"]
+    command = " ".join("'%s'" % a for a in [tritonc] + args)
+    tty = subprocess.run([script, "-qec", command, "/dev/null"], cwd=work, capture_output=True,
+                         timeout=120, env=dict(os.environ, TRITONC_CACHE_DIR=work + "/cache"))
+    assert tty.returncode == 1, tty.stdout
+    lines = [line for line in tty.stdout.replace(b"\r\n", b"\n").split(b"\n") if line]
+    assert lines, tty.stdout
+    for line in lines:
+        assert json.loads(line)["code"], line
 
 
 def test_time_trace_has_a_track_per_worker(tritonc, work):

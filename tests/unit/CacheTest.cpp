@@ -265,7 +265,9 @@ TEST(CacheSizes, ParseAndFormat) {
   EXPECT_EQ(cache::parseSize("2G"), 2ull * 1024 * 1024 * 1024);
   EXPECT_EQ(cache::parseSize("1.5GiB"), 1536ull * 1024 * 1024);
   EXPECT_EQ(cache::parseSize("10mb"), 10u * 1024 * 1024);
-  for (const char* bad : {"", "M", "-1", "1.2.3", "12X", ".5G", "1e9"}) {
+  EXPECT_EQ(cache::parseSize("0.5M"), 512u * 1024);
+  // A fraction of a byte is a slip (for `0.5G`), not a size that prunes everything.
+  for (const char* bad : {"", "M", "-1", "1.2.3", "12X", ".5G", "1e9", "0.5", "2.0", "0.5B"}) {
     EXPECT_FALSE(cache::parseSize(bad)) << bad;
   }
   EXPECT_EQ(cache::formatSize(12), "12 B");

@@ -766,11 +766,12 @@ TEST(SemaLayerTest, ImplicitHyperparameterIsKeywordOnly) {
 // ---- builtins: conv2d ----------------------------------------------------------------
 
 TEST(SemaConvTest, Conv2dOutputSize) {
-  Checked c(layer("x: Tensor<float32, [1, 3, 32, 32]>, w: Tensor<float32, [16, 3, 3, 3]>, "
+  // (A fixed-size `x` would be warned as an input made a weight: LayerWithoutInputs.)
+  Checked c(layer("src: Tensor<float32, [1, 3, 32, 32]>, w: Tensor<float32, [16, 3, 3, 3]>, "
                   "w5: Tensor<float32, [16, 3, 5, 5]>",
-                  "let o = conv2d(x, w, stride=2, padding=1)\n"
-                  "let p = conv2d(x, w5)\n"
-                  "let q = conv2d(x, w, stride=2, padding=1, dilation=2)"));
+                  "let o = conv2d(src, w, stride=2, padding=1)\n"
+                  "let p = conv2d(src, w5)\n"
+                  "let q = conv2d(src, w, stride=2, padding=1, dilation=2)"));
   EXPECT_PARSED(c);
   EXPECT_EQ(diagNames(c.diagnostics()), "");
   EXPECT_EQ(c.typeOf("o"), "Tensor<float32, [1, 16, 16, 16]>");

@@ -36,6 +36,13 @@ std::string versionText() {
          ")\nTriton DSL language v1\n";
 }
 
+// The same text for CLI11's version flags, which end it with a newline.
+std::string versionFlagText() {
+  std::string text = versionText();
+  text.pop_back();
+  return text;
+}
+
 // Option values kept as text until CLI11 has validated them.
 struct ReportingChoices {
   std::string format = "text";
@@ -273,7 +280,7 @@ int run(int argc, char** argv) {
 
   CLI::App app{"tritonc: ahead-of-time compiler for Triton DSL, ternary neural networks",
                "tritonc"};
-  app.set_version_flag("--version", versionText());
+  app.set_version_flag("--version", versionFlagText());
   app.formatter(std::make_shared<HelpFormatter>());
   app.require_subcommand(1);
   app.fallthrough(false);
@@ -319,6 +326,9 @@ int run(int argc, char** argv) {
         ->required()
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     addReportingFlags(check, options, choices);
+    // The dumps of the stages a check runs (as clang -fsyntax-only -Xclang -ast-dump).
+    check->add_flag("--dump-tokens", options.dumpTokens, "Print the tokens to stdout");
+    check->add_flag("--dump-ast", options.dumpAst, "Print the syntax tree to stdout");
     check->add_option("--entry", options.entry, "The layer that is the model's entry point")
         ->check(nonEmpty("layer name"))
         ->option_text("LAYER");
@@ -369,7 +379,7 @@ int run(int argc, char** argv) {
   }
   // `tritonc compile --version`, as `clang -c --version`.
   for (CLI::App* command : {compile, check, watch}) {
-    if (wanted(command->get_name())) command->set_version_flag("--version", versionText());
+    if (wanted(command->get_name())) command->set_version_flag("--version", versionFlagText());
   }
 
   CLI::App* cache = app.add_subcommand("cache", "Inspect and maintain the compile cache");
@@ -450,11 +460,12 @@ int run(int argc, char** argv) {
   // `--cache-dir=` (an unset variable in a script): CLI11 would take the next
   // argument as the value (`--cache-dir= --verbose` made a cache named
   // "--verbose"); getopt and clang never do. An empty value is a usage error.
-  for (int i = 1; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
+  // Reported once the command is known (its `--help` is the one to run).
+  std::string_view emptyValue;
+  for (int i = 1; i < argc && std::strcmp(argv[i], "--") != 0 && emptyValue.empty(); ++i) {
     std::string_view arg = argv[i];
     if (arg.size() > 3 && arg.starts_with("--") && arg.find('=') == arg.size() - 1) {
-      return usageError(fmt::format("'{}' has an empty value; give one ('{}VALUE') or leave "
-                                    "the option out", arg, arg));
+      emptyValue = arg;
     }
   }
   // `tritonc help [COMMAND...]` is `tritonc [COMMAND...] --help`, as git's.
@@ -496,6 +507,10 @@ int run(int argc, char** argv) {
     }
     level = found;
     commandPath += " " + found->get_name();
+  }
+  if (!emptyValue.empty()) {
+    return usageError(fmt::format("'{}' has an empty value; give one ('{}VALUE') or leave "
+                                  "the option out", emptyValue, emptyValue));
   }
   // Only options before any command (`tritonc --bogus`): CLI11 would say
   // that a subcommand is required.

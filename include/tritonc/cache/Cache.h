@@ -344,6 +344,9 @@ struct LevelUsage {
 };
 /// Scans the entries of a level (the file sizes; no entry is read).
 LevelUsage scanLevel(const std::string& dir, Level level);
+/// Files where the cache keeps folders (a level, `l3`, or a shard, `l3/ab`):
+/// they stop every store under them. `clear` and `validate` remove them.
+std::vector<std::string> blockingFiles(const std::string& dir);
 /// The counters in `<dir>/stats` (zeros when absent).
 Counters readCounters(const std::string& dir);
 
