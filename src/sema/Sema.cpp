@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <deque>
 #include <map>
 #include <set>
 
@@ -988,6 +989,10 @@ void Checker::checkCallableBody(int index) {
     checkAssignable(value, p.type, init);
     if (p.cls == ParamClass::Hyper && !value.hyperConst && !module_.types.isLenient(value.type)) {
       report(Diag::DefaultNotConstant, init, spelling(p.name));
+    }
+    if (p.cls == ParamClass::Hyper && module_.types.isScalar(p.type) &&
+        isFloating(module_.types.node(p.type).dtype)) {
+      info.params[i].defaultFloat = value.number();
     }
   }
   // A hyperparameter default that reaches itself through others has no value.
@@ -3916,12 +3921,42 @@ void Checker::checkCreatedArguments() {
   // chain that shows it (a note per creation, like clang's "in
   // instantiation of ... requested here") and the number of others.
   size_t n = module_.callables.size();
-  std::vector<std::vector<const InstanceInfo*>> created(n + 1);  // [n]: main
+  // [n]: main; [n + 1]: the layers created nowhere in the file, created with
+  // their defaults (`Model()`: how the entry layer is usually created).
+  std::vector<std::vector<const InstanceInfo*>> created(n + 2);
+  std::vector<bool> createdSomewhere(n, false);
   for (const InstanceInfo& instance : module_.instances) {
+    if (!instance.builtin) createdSomewhere[instance.decl] = true;
     if (!instance.conditional) {
       created[instance.owner >= 0 ? static_cast<size_t>(instance.owner) : n].push_back(&instance);
     }
   }
+  for (const auto& [call, callee] : applications_) createdSomewhere[callee] = true;
+  std::deque<InstanceInfo> byDefaults;
+  for (size_t layer = module_.firstLocal; layer < n; ++layer) {
+    const CallableInfo& info = module_.callables[layer];
+    if (info.isFn || createdSomewhere[layer]) continue;
+    InstanceInfo instance;
+    instance.decl = static_cast<uint32_t>(layer);
+    instance.site = info.node;
+    bool allDefaults = true;
+    for (const ParamInfo& p : info.params) {
+      if (p.cls != ParamClass::Hyper) continue;
+      allDefaults = allDefaults && p.hasDefault;
+      instance.args.push_back(p.defaultValue ? dims().constant(*p.defaultValue) : dims().unknown());
+      if (p.defaultFloat) {
+        instance.floats.resize(instance.args.size() - 1);
+        instance.floats.push_back(InstanceInfo::FloatArg{p.defaultFloat, IdentifierId{}});
+      }
+    }
+    if (allDefaults && !instance.args.empty()) {
+      created[n + 1].push_back(&byDefaults.emplace_back(std::move(instance)));
+    }
+  }
+  auto isByDefaults = [&](const InstanceInfo* instance) {
+    return std::any_of(byDefaults.begin(), byDefaults.end(),
+                       [&](const InstanceInfo& d) { return &d == instance; });
+  };
   // The run-time checks made on every run of each layer's body, whose sizes
   // are all the layer's hyperparameters (not sizes of its inputs).
   // Whether sizes `a` and `b` of layer `owner` are expressions of its
@@ -3995,8 +4030,14 @@ void Checker::checkCreatedArguments() {
                               formatFloat(f->second));
         }
       }
-      builder.note(Note::CreatedWith, source(), rangeOf(outer.site),
-                   callableName(static_cast<int>(outer.decl)), with);
+      if (isByDefaults(&outer)) {
+        const CallableInfo& info = module_.callables[outer.decl];
+        builder.note(Note::CreatedWithDefaults, source(), tokens().range(tree_.token(info.node)),
+                     callableName(static_cast<int>(outer.decl)), with);
+      } else {
+        builder.note(Note::CreatedWith, source(), rangeOf(outer.site),
+                     callableName(static_cast<int>(outer.decl)), with);
+      }
     }
     problemAt.emplace(key, problems.size());
     problems.push_back(Problem{rangeOf(site).begin, std::move(builder),
@@ -4178,7 +4219,7 @@ void Checker::checkCreatedArguments() {
     }
   };
   std::unordered_map<uint32_t, DimId> none;
-  for (size_t owner = module_.firstLocal; owner <= n; ++owner) {
+  for (size_t owner = module_.firstLocal; owner <= n + 1; ++owner) {
     visit(visit, owner, none, FloatBindings{});
   }
   std::vector<size_t> order(problems.size());

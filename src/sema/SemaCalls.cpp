@@ -1155,6 +1155,7 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
   std::vector<bool> floating;  ///< builtin parameters that take floats (p, eps, momentum)
   std::vector<TypeId> paramTypes;
   std::vector<DimId> defaultDims;  ///< the value of an absent argument, as a dimension
+  std::vector<std::optional<double>> defaultFloats;  ///< user layers: a float default's value
   std::vector<int> positional;
   if (builtin) {
     for (const BuiltinParam& p : builtinLayerParams(static_cast<BuiltinLayer>(decl))) {
@@ -1175,6 +1176,7 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
     const CallableInfo& info = module_.callables[decl];
     for (const ParamInfo& p : info.params) {
       if (p.cls == ParamClass::Hyper) {
+        defaultFloats.push_back(p.defaultFloat);
         names.push_back(spelling(p.name));
         optional.push_back(p.hasDefault);
         floating.push_back(false);
@@ -1218,6 +1220,12 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
           break;
         }
         instance.args.push_back(defaultDims[i]);
+        // A float default is passed on as given (`p: float32 = 20.0` reaches
+        // its `Dropout(p)`).
+        if (i < defaultFloats.size() && defaultFloats[i]) {
+          instance.floats.resize(instance.args.size() - 1);
+          instance.floats.push_back(InstanceInfo::FloatArg{defaultFloats[i], IdentifierId{}});
+        }
         continue;
       }
       const TypeStore::Node& argType = module_.types.node(arg.info.type);

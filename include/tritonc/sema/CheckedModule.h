@@ -49,6 +49,9 @@ struct ParamInfo {
   bool hasDefault = false;
   /// The default's value when it is a known integer (sub-module shapes).
   std::optional<int64_t> defaultValue;
+  /// A float hyperparameter's default when it is a known number (`p: float32
+  /// = 0.1`), checked where a creation leaves it out (`Dropout(p)`).
+  std::optional<double> defaultFloat;
 };
 
 /// A size variable of an input's shape (`n` in `x: Tensor<float32, [?, n]>`)
