@@ -309,6 +309,10 @@ def _checksum(t):
 
 
 _FLAT_PROBE_MAX = 1 << 16  # values: the largest flat probe is 512 KB
+# Latent weights of up to this many values are quantized at every inference call instead of
+# cached: their stamp's flat float64 dot (``_checksum``) costs more than quantizing them
+# (measured in docs/performance.md, "Small weights are not cached").
+_UNCACHED_MAX = _FLAT_PROBE_MAX
 
 
 _TRAINING_MESSAGE = ("tritonrt: %s has packed ternary weights and runs inference only; "
@@ -342,7 +346,10 @@ def weight(module, name):
     # stamps read data_ptr() and _version, and no tag on the tensor, which the compiler
     # could not trace (torch.compile(fullgraph=True) must capture forward whole).
     compiling = _compiling()
-    if getattr(module, "_tritonrt_packed", False):
+    # The flags pack() sets are plain attributes: read from __dict__ (a missing one through
+    # getattr costs nn.Module.__getattr__'s exception, microseconds per weight per call).
+    flags = module.__dict__
+    if flags.get("_tritonrt_packed", False):
         if module.training:
             raise RuntimeError(_TRAINING_MESSAGE % type(module).__name__)
         shape = module._tritonrt_shapes[name]
@@ -369,11 +376,17 @@ def weight(module, name):
         return _cached(module, name, _stamp(packed, scale), unpacked, (packed, scale))
     method, threshold = _method_of(module, name)
     latent = getattr(module, name)
-    if compiling:
+    # Under compile, or for a weight small enough that quantizing it costs less than its
+    # stamp (a float64 read of every value, ``_checksum``) and the lookup: computed at every
+    # call, as a hand-written module does (a 96x32 weight: 40 us a cache hit, 30 us to
+    # quantize). A frozen (packed, then unpacked) weight's stamp reads no values: cached.
+    frozen = flags.get("_tritonrt_frozen", False)
+    if compiling or (latent.numel() <= _UNCACHED_MAX and not frozen):
         return ternary_quantize(latent, method=method, threshold=threshold,
                                 training=module.training)
+
     def stamp():
-        s = _stamp(latent, content=not getattr(module, "_tritonrt_frozen", False))
+        s = _stamp(latent, content=not frozen)
         return s + (method, threshold) if s is not None else None
 
     return _cached(

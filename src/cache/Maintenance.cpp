@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -248,19 +249,33 @@ LevelUsage scanLevel(const std::string& dir, Level level) {
 std::vector<std::string> blockingFiles(const std::string& dir) {
   std::vector<std::string> blocking;
   for (Level level : {Level::L2, Level::L3}) {
+    // Followed through symbolic links (a level linked to another disk is a folder); a
+    // dangling link blocks as a file does.
+    auto isFolder = [](const std::string& path) {
+      struct stat st {};
+      return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    };
+    auto exists = [](const std::string& path) {
+      struct stat st {};
+      return ::lstat(path.c_str(), &st) == 0;
+    };
     std::string root = dir + "/" + std::string(levelName(level));
-    struct stat st {};
-    if (::lstat(root.c_str(), &st) != 0) continue;
-    if (!S_ISDIR(st.st_mode)) {
+    if (!exists(root)) continue;
+    if (!isFolder(root)) {
       blocking.push_back(root);
       continue;
     }
     DIR* top = ::opendir(root.c_str());
     if (top == nullptr) continue;
     while (dirent* sub = ::readdir(top)) {
-      if (sub->d_name[0] == '.' || std::strstr(sub->d_name, ".tmp.") != nullptr) continue;
-      std::string folder = root + "/" + sub->d_name;
-      if (::lstat(folder.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) blocking.push_back(folder);
+      // Only a shard's name (two hex digits, the key's first byte) is in a store's way.
+      const char* name = sub->d_name;
+      if (std::strlen(name) != 2 || !std::isxdigit(static_cast<unsigned char>(name[0])) ||
+          !std::isxdigit(static_cast<unsigned char>(name[1]))) {
+        continue;
+      }
+      std::string folder = root + "/" + name;
+      if (!isFolder(folder)) blocking.push_back(folder);
     }
     ::closedir(top);
   }

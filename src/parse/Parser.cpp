@@ -661,6 +661,8 @@ class Parser {
   unsigned quiet_ = 0;  ///< trial parses under way: errors are not reported
   bool panic_ = false;
   bool repaired_ = false;  ///< errorAndGoOn() reported in this statement
+  TokenId namedArgument_;    ///< the name of the named argument being parsed, if any
+  TokenId namedValueStart_;  ///< the first token of its value
   bool pythonBlocks_ = false;  ///< a block written with ':' and indentation was reported
   bool closeBlocks_ = false;  ///< a '}' is missing before an item: close every block
   TokenId itemStart_;         ///< first token of the item being parsed
@@ -2125,7 +2127,11 @@ uint32_t Parser::parseArguments() {
     if (at(TokenKind::Identifier) && peekKind(1) == TokenKind::Equal) {
       TokenId name = consume();
       consume();  // '='
+      TokenId outerName = namedArgument_;
+      namedArgument_ = name;  // for a tuple that is the value: `stride=(2, 2)`
+      namedValueStart_ = pos_;
       NodeId value = parseExpression();
+      namedArgument_ = outerName;
       if (!firstNamed.isValid()) {
         firstNamed = name;
       }
@@ -2323,7 +2329,16 @@ NodeId Parser::parseTuple(TokenId open, NodeId first) {
   if (tokens_.kind(last) == TokenKind::Comma) last = TokenId{last.index - 1};  // `(a, )`
   std::string fixed = fmt::format("[{}]", sourceText(TokenId{open.index + 1}, last, "..."));
   auto builder = errorAndGoOn(Diag::TupleNotSupported, rangeOf(open, close), fixed);
-  if (builder && same && !single) builder->note(Note::OneNumberForEqualSizes, *same);
+  // One number stands for equal sizes only in the window arguments of convolutions and
+  // pools (`stride=(2, 2)`), not in a shape (`reshape(x, (2, 2))`).
+  bool windowArgument = [&] {
+    if (!namedArgument_.isValid() || namedValueStart_ != open) return false;
+    std::string_view name = tokens_.spelling(namedArgument_);
+    return name == "kernel_size" || name == "stride" || name == "padding" || name == "dilation";
+  }();
+  if (builder && same && !single && windowArgument) {
+    builder->note(Note::OneNumberForEqualSizes, *same);
+  }
   return add(NodeKind::List, open, list, kNone, close.index, depthOfList(list));
 }
 

@@ -4083,9 +4083,12 @@ void Checker::checkCreatedArguments() {
         for (DimId d : check->b) b.push_back(dims().substitute(d, bindings));
         auto builder = diags_->report(Diag::ShapeMismatch, source(), rangeOf(check->node),
                                       check->op, fmtShape(a), fmtShape(b));
-        builder.note(Note::DimensionDetail, check->dim,
-                     fmt::format("{} = {}", fmtDim(check->da), *x),
-                     fmt::format("{} = {}", fmtDim(check->db), *y));
+        auto sized = [&](DimId d, int64_t value) {
+          return dims().constValue(d) ? std::to_string(value)
+                                      : fmt::format("{} = {}", fmtDim(d), value);
+        };
+        builder.note(Note::DimensionDetail, check->dim, sized(check->da, *x),
+                     sized(check->db, *y));
         addProblem(key, check->node, std::move(builder));
       }
       for (const RuntimeShapeCheck* check : checksOf[owner]) {

@@ -1147,11 +1147,28 @@ def test_unusable_cache_dir_is_an_environment_error(ctx):
         proc, out = ctx.compile(src, "-O2", env=env, rc=None)
         check_eq(proc.returncode, 0, "compile after validate: %r" % proc.stderr)
         same_outputs(outputs(out), ref, "compile after validate")
-        shard = os.path.join(cache_dir, "l2", "zz")
+        shard = os.path.join(cache_dir, "l2", "ab")
         write(shard, "")
         p = ctx.run("cache", "clear", rc=None, env=env)
         check_eq(p.returncode, 0, "clear with a shard that is a file: %r" % p.stderr)
         check(not os.path.exists(shard), "clear left the file in place of a shard folder")
+        # Not in the way, left alone: a level linked to a folder elsewhere (another disk),
+        # and a file whose name is not a shard's (a README).
+        elsewhere = ctx.path("l3-elsewhere")
+        os.makedirs(elsewhere)
+        shutil.rmtree(os.path.join(cache_dir, "l3"))
+        os.symlink(elsewhere, os.path.join(cache_dir, "l3"))
+        readme = os.path.join(cache_dir, "l2", "README")
+        write(readme, "notes\n")
+        proc, out = ctx.compile(src, "-O2", env=env, rc=None)
+        check_eq(proc.returncode, 0, "compile with l3 a link: %r" % proc.stderr)
+        check(os.listdir(elsewhere), "nothing stored through the l3 link")
+        for command in (("cache", "stats"), ("cache", "prune"), ("cache", "validate")):
+            p = ctx.run(*command, rc=None, env=env)
+            check_eq(p.returncode, 0, "%s with l3 a link and l2/README: %r"
+                     % (" ".join(command), p.stderr))
+        check(os.path.islink(os.path.join(cache_dir, "l3")), "validate removed the l3 link")
+        check(os.path.exists(readme), "validate removed l2/README")
     soft("a file where a level's folder belongs", level_is_a_file)
     soft.done()
 

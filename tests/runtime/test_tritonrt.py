@@ -51,6 +51,13 @@ from tritonrt import (  # noqa: E402
     weight,
 )
 
+# The inference cache's semantics (stamps, checksums, stale values) are tested on small
+# weights, cached here like large ones: tritonrt quantizes latent weights of up to
+# _UNCACHED_MAX values at every call instead (SmallWeightsAreNotCachedTests checks that).
+from tritonrt import packing as _packing  # noqa: E402
+_REAL_UNCACHED_MAX = _packing._UNCACHED_MAX
+_packing._UNCACHED_MAX = 0
+
 
 def state_bytes(sd, keys=None):
     return sum(v.numel() * v.element_size() for k, v in sd.items() if keys is None or k in keys)
@@ -1251,6 +1258,42 @@ class LoaderTests(FoldAlways, unittest.TestCase):
 # and by the suite wrapper (load_tests) under `python3 -m unittest discover`.
 
 _RUNNER_PRINTS_SUMMARY = False
+
+
+class SmallWeightsAreNotCachedTests(unittest.TestCase):
+    """A latent weight small enough that quantizing it costs less than its stamp is
+    quantized at every inference call (as a hand-written module does); a larger one is
+    cached. Outputs are the same either way."""
+
+    def setUp(self):
+        _packing._UNCACHED_MAX = _REAL_UNCACHED_MAX
+
+    def tearDown(self):
+        _packing._UNCACHED_MAX = 0
+
+    def test_small_weight_is_quantized_at_every_call(self):
+        small = tritonrt.TernaryLinear(32, 96).eval()
+        large = tritonrt.TernaryLinear(512, 256).eval()
+        self.assertLessEqual(small.weight.numel(), _REAL_UNCACHED_MAX)
+        self.assertGreater(large.weight.numel(), _REAL_UNCACHED_MAX)
+        with torch.no_grad():
+            a = tritonrt.weight(small, "weight")
+            b = tritonrt.weight(small, "weight")
+            self.assertIsNot(a, b)
+            self.assertTrue(torch.equal(a, b))
+            self.assertFalse(_packing._caches.get(small, {}).get("values"))
+            c = tritonrt.weight(large, "weight")
+            self.assertIs(tritonrt.weight(large, "weight"), c)
+            # An in-place change through .data (no version bump) is seen by both.
+            small.weight.data.mul_(-1.0)
+            large.weight.data.mul_(-1.0)
+            self.assertTrue(torch.equal(tritonrt.weight(small, "weight"), -a))
+            self.assertTrue(torch.equal(tritonrt.weight(large, "weight"), -c))
+            x = torch.randn(3, 32)
+            want = x @ ternary_dequantize(ternary_quantize(small.weight.detach())).t()
+            if small.bias is not None:
+                want = want + small.bias
+            self.assertTrue(torch.allclose(small(x), want, atol=1e-6))
 
 
 class WeightCacheTests(unittest.TestCase):
