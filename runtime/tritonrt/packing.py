@@ -309,9 +309,10 @@ def _checksum(t):
 
 
 _FLAT_PROBE_MAX = 1 << 16  # values: the largest flat probe is 512 KB
-# Latent weights of up to this many values are quantized at every inference call instead of
+# Latent weights of this many values are quantized at every inference call instead of
 # cached: their stamp's flat float64 dot (``_checksum``) costs more than quantizing them
-# (measured in docs/performance.md, "Small weights are not cached").
+# (docs/performance.md, "Weights whose checksum costs more than quantizing them").
+_UNCACHED_MIN = 1 << 13
 _UNCACHED_MAX = _FLAT_PROBE_MAX
 
 
@@ -376,12 +377,13 @@ def weight(module, name):
         return _cached(module, name, _stamp(packed, scale), unpacked, (packed, scale))
     method, threshold = _method_of(module, name)
     latent = getattr(module, name)
-    # Under compile, or for a weight small enough that quantizing it costs less than its
-    # stamp (a float64 read of every value, ``_checksum``) and the lookup: computed at every
-    # call, as a hand-written module does (a 96x32 weight: 40 us a cache hit, 30 us to
-    # quantize). A frozen (packed, then unpacked) weight's stamp reads no values: cached.
+    # Under compile, or for a weight whose stamp (the flat float64 dot of ``_checksum``)
+    # costs more than quantizing it: computed at every call, as a hand-written module does
+    # (a 400x120 weight: 52 us a cache hit, 29 us to quantize). Smaller weights' stamps and
+    # larger ones' (row and column sums) cost less than quantizing: cached. A frozen
+    # (packed, then unpacked) weight's stamp reads no values: cached.
     frozen = flags.get("_tritonrt_frozen", False)
-    if compiling or (latent.numel() <= _UNCACHED_MAX and not frozen):
+    if compiling or (_UNCACHED_MIN <= latent.numel() <= _UNCACHED_MAX and not frozen):
         return ternary_quantize(latent, method=method, threshold=threshold,
                                 training=module.training)
 

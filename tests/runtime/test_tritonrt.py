@@ -1261,9 +1261,9 @@ _RUNNER_PRINTS_SUMMARY = False
 
 
 class SmallWeightsAreNotCachedTests(unittest.TestCase):
-    """A latent weight small enough that quantizing it costs less than its stamp is
-    quantized at every inference call (as a hand-written module does); a larger one is
-    cached. Outputs are the same either way."""
+    """A latent weight whose stamp (a flat float64 checksum) costs more than quantizing it
+    is quantized at every inference call (as a hand-written module does); smaller and
+    larger ones are cached. Outputs are the same either way."""
 
     def setUp(self):
         _packing._UNCACHED_MAX = _REAL_UNCACHED_MAX
@@ -1272,10 +1272,16 @@ class SmallWeightsAreNotCachedTests(unittest.TestCase):
         _packing._UNCACHED_MAX = 0
 
     def test_small_weight_is_quantized_at_every_call(self):
-        small = tritonrt.TernaryLinear(32, 96).eval()
+        small = tritonrt.TernaryLinear(400, 120).eval()  # LeNet's fc1: 48,000 values
         large = tritonrt.TernaryLinear(512, 256).eval()
+        tiny = tritonrt.TernaryLinear(8, 4).eval()
+        self.assertLessEqual(_packing._UNCACHED_MIN, small.weight.numel())
         self.assertLessEqual(small.weight.numel(), _REAL_UNCACHED_MAX)
         self.assertGreater(large.weight.numel(), _REAL_UNCACHED_MAX)
+        self.assertLess(tiny.weight.numel(), _packing._UNCACHED_MIN)
+        with torch.no_grad():
+            t = tritonrt.weight(tiny, "weight")
+            self.assertIs(tritonrt.weight(tiny, "weight"), t)  # its stamp is cheap: cached
         with torch.no_grad():
             a = tritonrt.weight(small, "weight")
             b = tritonrt.weight(small, "weight")
@@ -1289,7 +1295,7 @@ class SmallWeightsAreNotCachedTests(unittest.TestCase):
             large.weight.data.mul_(-1.0)
             self.assertTrue(torch.equal(tritonrt.weight(small, "weight"), -a))
             self.assertTrue(torch.equal(tritonrt.weight(large, "weight"), -c))
-            x = torch.randn(3, 32)
+            x = torch.randn(3, 400)
             want = x @ ternary_dequantize(ternary_quantize(small.weight.detach())).t()
             if small.bias is not None:
                 want = want + small.bias
