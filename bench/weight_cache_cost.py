@@ -17,8 +17,8 @@ def t(f, n=400):
 for (o, i) in [(16, 16), (32, 32), (96, 32), (64, 128), (128, 128), (128, 256), (256, 256), (400, 120), (256, 512)]:
     m = tritonrt.TernaryLinear(i, o).eval()
     with torch.no_grad():
-        P._UNCACHED_MAX = 0
+        P._UNCACHED_MIN, P._UNCACHED_MAX = 1, 0  # every weight cached
         hit = t(lambda: P.weight(m, "weight"))
-        P._UNCACHED_MAX = 1 << 30
+        P._UNCACHED_MIN, P._UNCACHED_MAX = 0, 1 << 62  # every weight quantized at each call
         q = t(lambda: P.weight(m, "weight"))
     print(f"{o*i:7d} ({o}x{i}): cached hit {hit:6.1f} us, quantize {q:6.1f} us, hit/quantize {hit/q:.2f}")
