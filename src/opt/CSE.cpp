@@ -38,6 +38,14 @@ class CSE {
  private:
   ValueId resolve(ValueId v) const { return replacements_.resolve(v); }
 
+  // Element-wise `+` and `*` of two operands give the same values in either
+  // order (IEEE addition and multiplication commute; broadcasting and type
+  // promotion are symmetric).
+  bool commutative(OpId id) const {
+    OpKind k = m_.op(id).kind;
+    return (k == OpKind::Add || k == OpKind::Mul) && m_.operands(id).size() == 2;
+  }
+
   // A hash of what the op computes; equal() decides.
   uint64_t hash(OpId id) const {
     const Op& o = m_.op(id);
@@ -53,7 +61,15 @@ class CSE {
     mix(bits);
     mix(o.strAttr);
     for (int64_t i : m_.ints(id)) mix(static_cast<uint64_t>(i));
-    for (ValueId v : m_.operands(id)) mix(resolve(v).index);
+    std::span<const ValueId> operands = m_.operands(id);
+    if (commutative(id)) {
+      // `b + x` is `x + b`: the operands in one order.
+      uint32_t a = resolve(operands[0]).index, b = resolve(operands[1]).index;
+      mix(std::min(a, b));
+      mix(std::max(a, b));
+    } else {
+      for (ValueId v : operands) mix(resolve(v).index);
+    }
     for (ValueId r : m_.results(id)) mix(m_.typeOf(r).index);
     return h;
   }
@@ -72,8 +88,13 @@ class CSE {
     if (!std::equal(xi.begin(), xi.end(), yi.begin())) return false;
     std::span<const ValueId> xo = m_.operands(a);
     std::span<const ValueId> yo = m_.operands(b);
+    bool same = true;
     for (size_t i = 0; i < xo.size(); ++i) {
-      if (!(resolve(xo[i]) == resolve(yo[i]))) return false;
+      same = same && resolve(xo[i]) == resolve(yo[i]);
+    }
+    if (!same && !(commutative(a) && resolve(xo[0]) == resolve(yo[1]) &&
+                   resolve(xo[1]) == resolve(yo[0]))) {
+      return false;
     }
     std::span<const ValueId> xr = m_.results(a);
     std::span<const ValueId> yr = m_.results(b);

@@ -35,22 +35,24 @@ std::vector<std::string_view> pipelineFor(char level) {
     // the checked IR (one IR serves every level: L2).
     case '1': return {"strip-checks", "constant-fold", "cse", "dce", "fuse-ternary-basic"};
     // Simplification exposes constants and common subexpressions; LICM runs
-    // after CSE so that one copy of an expression leaves the loop.
+    // after CSE so that one copy of an expression leaves the loop. Fusion can
+    // make two ops equal (`linear(x, w, b)` and `x @ transpose(w) + b` become
+    // one fused_matmul): CSE and DCE run again after it.
     // -O2 inlines applications and small fns first, so that the other passes
     // see across layer boundaries.
     case '2':
       return {"strip-checks", "inline", "constant-fold", "simplify", "constant-fold", "cse",
-              "licm", "dce", "fuse-ternary", "zero-skip", "inplace"};
+              "licm", "dce", "fuse-ternary", "cse", "dce", "zero-skip", "inplace"};
     case '3':
       return {"strip-checks", "inline-aggressive", "constant-fold", "simplify", "constant-fold",
-              "cse", "licm", "dce", "fuse-ternary", "zero-skip", "inplace"};
+              "cse", "licm", "dce", "fuse-ternary", "cse", "dce", "zero-skip", "inplace"};
     // -Os: no inlining (it copies bodies); everything that only removes code;
     // identical declarations defined once, last (after every pass that could
     // still make two of them differ or equal).
     case 's':
     default:
       return {"strip-checks", "constant-fold", "simplify", "constant-fold", "cse", "licm",
-              "dce", "fuse-ternary", "zero-skip", "inplace", "merge-functions"};
+              "dce", "fuse-ternary", "cse", "dce", "zero-skip", "inplace", "merge-functions"};
   }
 }
 
