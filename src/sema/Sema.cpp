@@ -994,6 +994,10 @@ void Checker::checkCallableBody(int index) {
         isFloating(module_.types.node(p.type).dtype)) {
       info.params[i].defaultFloat = value.number();
     }
+    if (p.cls == ParamClass::Hyper && value.dim.isValid() && !dims().isUnknown(value.dim) &&
+        !dims().constValue(value.dim)) {
+      info.params[i].defaultDim = value.dim;
+    }
   }
   // A hyperparameter default that reaches itself through others has no value.
   for (const Edge& edge : hyperDefaultEdges) {
@@ -3943,6 +3947,7 @@ void Checker::checkCreatedArguments() {
     for (const ParamInfo& p : info.params) {
       if (p.cls != ParamClass::Hyper) continue;
       allDefaults = allDefaults && p.hasDefault;
+      instance.defaulted.push_back(true);
       instance.args.push_back(p.defaultValue ? dims().constant(*p.defaultValue) : dims().unknown());
       if (p.defaultFloat) {
         instance.floats.resize(instance.args.size() - 1);
@@ -4201,6 +4206,25 @@ void Checker::checkCreatedArguments() {
           inner[p.name.index] = h < args.size() ? args[h] : dims().unknown();
           ++h;
         }
+      }
+      // Defaults computed from other hyperparameters (`half: int = d / 2`),
+      // with this creation's values; a chain of them, a few steps deep.
+      for (int round = 0; round < 4; ++round) {
+        bool more = false;
+        h = 0;
+        for (const ParamInfo& p : module_.callables[layer].params) {
+          if (p.cls != ParamClass::Hyper) continue;
+          bool defaulted = h < instance->defaulted.size() && instance->defaulted[h];
+          ++h;
+          DimId& value = inner[p.name.index];
+          if (!defaulted || !p.defaultDim.isValid() || dims().constValue(value)) continue;
+          DimId computed = dims().substitute(p.defaultDim, inner);
+          if (dims().constValue(computed)) {
+            value = computed;
+            more = true;
+          }
+        }
+        if (!more) break;
       }
       std::string creation = fmt::format("{}:", instance->site.index);
       for (const ParamInfo& p : module_.callables[layer].params) {

@@ -1220,6 +1220,10 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
           break;
         }
         instance.args.push_back(defaultDims[i]);
+        if (!builtin) {
+          instance.defaulted.resize(instance.args.size() - 1);
+          instance.defaulted.push_back(true);
+        }
         // A float default is passed on as given (`p: float32 = 20.0` reaches
         // its `Dropout(p)`).
         if (i < defaultFloats.size() && defaultFloats[i]) {

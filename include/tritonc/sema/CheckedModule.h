@@ -52,6 +52,9 @@ struct ParamInfo {
   /// A float hyperparameter's default when it is a known number (`p: float32
   /// = 0.1`), checked where a creation leaves it out (`Dropout(p)`).
   std::optional<double> defaultFloat;
+  /// An integer hyperparameter's default as a size over the layer's other
+  /// hyperparameters (`4 * d`); invalid when it is none.
+  DimId defaultDim;
 };
 
 /// A size variable of an input's shape (`n` in `x: Tensor<float32, [?, n]>`)
@@ -129,6 +132,10 @@ struct InstanceInfo {
     IdentifierId param;
   };
   std::vector<FloatArg> floats;
+  /// User layers: the hyperparameters the creation leaves to their defaults, by
+  /// index like `args` (empty when it gives them all), so that a default computed
+  /// from others (`hidden: int = 4 * d`) takes the creation's values.
+  std::vector<bool> defaulted;
   /// Conv2d/TernaryConv2d(..., padding="same"): the output keeps the input's size.
   bool samePadding = false;
 };
