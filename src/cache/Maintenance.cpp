@@ -283,6 +283,13 @@ std::vector<std::string> blockingFiles(const std::string& dir) {
   return blocking;
 }
 
+std::string blockingFileProblem(const std::string& dir) {
+  std::vector<std::string> blocking = blockingFiles(dir);
+  if (blocking.empty()) return {};
+  return blocking.front() +
+         " is not a directory; 'tritonc cache validate' (or 'cache clear') removes it";
+}
+
 Counters readCounters(const std::string& dir) {
   std::optional<std::string> text = readWholeFile(dir + "/stats");
   return text ? detail::parseCounters(*text) : Counters{};
@@ -304,10 +311,9 @@ Expected<bool> requireDirectory(const std::string& dir) {
 // A file where the cache keeps a folder (`l3`, `l3/ab`) stops every store
 // under it. prune (and stats) say so; clear and validate remove it.
 Expected<bool> requireStructure(const std::string& dir) {
-  std::vector<std::string> blocking = blockingFiles(dir);
-  if (blocking.empty()) return true;
-  return Error{blocking.front() +
-               " is not a directory; 'tritonc cache validate' (or 'cache clear') removes it"};
+  std::string problem = blockingFileProblem(dir);
+  if (problem.empty()) return true;
+  return Error{problem};
 }
 
 void removeBlockingFiles(const std::string& dir, MaintenanceReport& report) {

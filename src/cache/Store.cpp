@@ -203,10 +203,8 @@ std::string Cache::writeEntry(const std::string& path, std::string_view bytes) c
   }
   // A file in the way of a folder (`l3`): named, with the command that
   // removes it (the cache directory itself is fine).
-  std::vector<std::string> blocking = blockingFiles(dir_);
-  if (!blocking.empty()) {
-    return "cannot write to the cache directory " + dir_ + ": " + blocking.front() +
-           " is not a directory ('tritonc cache validate' removes it)";
+  if (std::string problem = blockingFileProblem(dir_); !problem.empty()) {
+    return "cannot write to the cache directory " + dir_ + ": " + problem;
   }
   return "cannot write to the cache directory " + dir_ + ": " + error;
 }

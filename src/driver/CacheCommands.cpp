@@ -55,10 +55,8 @@ int stats(const cache::Settings& settings, bool json) {
     return fail(fmt::format("{} is not a directory", settings.dir));
   }
   // A file where a level's folder belongs stops every store: as prune does.
-  if (std::vector<std::string> blocking = cache::blockingFiles(settings.dir); !blocking.empty()) {
-    return fail(fmt::format("{} is not a directory; 'tritonc cache validate' (or 'cache clear') "
-                            "removes it",
-                            blocking.front()));
+  if (std::string problem = cache::blockingFileProblem(settings.dir); !problem.empty()) {
+    return fail(problem);
   }
   cache::Counters counters = cache::readCounters(settings.dir);
   struct Row {

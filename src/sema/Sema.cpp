@@ -3664,6 +3664,15 @@ CheckedModule Checker::run() {
   return std::move(module_);
 }
 
+std::vector<bool> Checker::createdOrApplied() const {
+  std::vector<bool> used(module_.callables.size(), false);
+  for (const InstanceInfo& instance : module_.instances) {
+    if (!instance.builtin) used[instance.decl] = true;
+  }
+  for (const auto& [call, callee] : applications_) used[static_cast<size_t>(callee)] = true;
+  return used;
+}
+
 void Checker::warnLayersWithoutInputs() {
   // `x: Tensor<float32, [B, 784]>` in a layer without inputs: the batch
   // named by a size variable makes the input a weight (LANGUAGE.md §4), and
@@ -3671,11 +3680,7 @@ void Checker::warnLayersWithoutInputs() {
   // an input's (`x`, `images`) leads such a shape (`N` may count queries of
   // a learned table, `features` a codebook: not warned). A layer created or
   // applied in the file is not warned either: its caller gives that size.
-  std::vector<bool> created(module_.callables.size(), false);  // or applied: `Score(w, x)`
-  for (const InstanceInfo& instance : module_.instances) {
-    if (!instance.builtin) created[instance.decl] = true;
-  }
-  for (const auto& [call, callee] : applications_) created[static_cast<size_t>(callee)] = true;
+  std::vector<bool> created = createdOrApplied();  // applied: `Score(w, x)`
   for (size_t layer = module_.firstLocal; layer < module_.callables.size(); ++layer) {
     const CallableInfo& info = module_.callables[layer];
     if (info.isFn || created[layer] ||
@@ -3928,14 +3933,12 @@ void Checker::checkCreatedArguments() {
   // [n]: main; [n + 1]: the layers created nowhere in the file, created with
   // their defaults (`Model()`: how the entry layer is usually created).
   std::vector<std::vector<const InstanceInfo*>> created(n + 2);
-  std::vector<bool> createdSomewhere(n, false);
   for (const InstanceInfo& instance : module_.instances) {
-    if (!instance.builtin) createdSomewhere[instance.decl] = true;
     if (!instance.conditional) {
       created[instance.owner >= 0 ? static_cast<size_t>(instance.owner) : n].push_back(&instance);
     }
   }
-  for (const auto& [call, callee] : applications_) createdSomewhere[callee] = true;
+  std::vector<bool> createdSomewhere = createdOrApplied();
   std::deque<InstanceInfo> byDefaults;
   for (size_t layer = module_.firstLocal; layer < n; ++layer) {
     const CallableInfo& info = module_.callables[layer];
@@ -3958,10 +3961,6 @@ void Checker::checkCreatedArguments() {
       created[n + 1].push_back(&byDefaults.emplace_back(std::move(instance)));
     }
   }
-  auto isByDefaults = [&](const InstanceInfo* instance) {
-    return std::any_of(byDefaults.begin(), byDefaults.end(),
-                       [&](const InstanceInfo& d) { return &d == instance; });
-  };
   // The run-time checks made on every run of each layer's body, whose sizes
   // are all the layer's hyperparameters (not sizes of its inputs).
   // Whether sizes `a` and `b` of layer `owner` are expressions of its
@@ -4035,7 +4034,7 @@ void Checker::checkCreatedArguments() {
                               formatFloat(f->second));
         }
       }
-      if (isByDefaults(&outer)) {
+      if (tree_.kind(outer.site) != NodeKind::Call) {  // a creation by defaults: no call
         const CallableInfo& info = module_.callables[outer.decl];
         builder.note(Note::CreatedWithDefaults, source(), tokens().range(tree_.token(info.node)),
                      callableName(static_cast<int>(outer.decl)), with);
@@ -4068,6 +4067,10 @@ void Checker::checkCreatedArguments() {
     return std::any_of(sides.begin(), sides.end(),
                        [&](DimId d) { return hasOne(hasOne, d, bindings); });
   };
+  // A size with the value a creation gives it: "out_ch = 128", or "128" when written so.
+  auto sized = [&](DimId d, int64_t value) {
+    return dims().constValue(d) ? std::to_string(value) : fmt::format("{} = {}", fmtDim(d), value);
+  };
   size_t budget = 20000;  // creations visited: chains can fan out exponentially
   auto visit = [&](auto& self, size_t owner, const std::unordered_map<uint32_t, DimId>& bindings,
                    const FloatBindings& floatBindings) -> void {
@@ -4088,10 +4091,6 @@ void Checker::checkCreatedArguments() {
         for (DimId d : check->b) b.push_back(dims().substitute(d, bindings));
         auto builder = diags_->report(Diag::ShapeMismatch, source(), rangeOf(check->node),
                                       check->op, fmtShape(a), fmtShape(b));
-        auto sized = [&](DimId d, int64_t value) {
-          return dims().constValue(d) ? std::to_string(value)
-                                      : fmt::format("{} = {}", fmtDim(d), value);
-        };
         builder.note(Note::DimensionDetail, check->dim, sized(check->da, *x),
                      sized(check->db, *y));
         addProblem(key, check->node, std::move(builder));
@@ -4104,10 +4103,6 @@ void Checker::checkCreatedArguments() {
             guessMayFail({check->expected, check->actual}, bindings) || seen(key)) {
           continue;
         }
-        auto sized = [&](DimId d, int64_t value) {
-          return dims().constValue(d) ? std::to_string(value)
-                                      : fmt::format("{} = {}", fmtDim(d), value);
-        };
         std::string what = check->value.isValid() && !textOf(check->value).empty() &&
                                    textOf(check->value).size() <= 60 &&
                                    textOf(check->value).find('\n') == std::string_view::npos

@@ -433,6 +433,8 @@ class Checker {
   void checkCreatedArguments();
   /// LayerWithoutInputs: `x: Tensor<float32, [B, 784]>` made a layer's only
   /// tensor a weight (see the function).
+  /// Per callable: whether the file creates (instantiates) or applies it anywhere.
+  std::vector<bool> createdOrApplied() const;
   void warnLayersWithoutInputs();
   std::string callableName(int index) const { return std::string(spelling(module_.callables[index].name)); }
   void setType(NodeId node, TypeId type) { module_.nodeType[node.index] = type; }

@@ -347,6 +347,9 @@ LevelUsage scanLevel(const std::string& dir, Level level);
 /// Files where the cache keeps folders (a level, `l3`, or a shard, `l3/ab`):
 /// they stop every store under them. `clear` and `validate` remove them.
 std::vector<std::string> blockingFiles(const std::string& dir);
+/// "<first blocking file> is not a directory; 'tritonc cache validate' (or 'cache clear')
+/// removes it", or "" when none is in the way.
+std::string blockingFileProblem(const std::string& dir);
 /// The counters in `<dir>/stats` (zeros when absent).
 Counters readCounters(const std::string& dir);
 
