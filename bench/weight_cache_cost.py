@@ -1,24 +1,46 @@
 #!/usr/bin/env python3
-"""Per-call cost of tritonrt.weight on TernaryLinear weights of several sizes, cached (stamp +
-lookup) against quantized at every call: `/usr/bin/python3 bench/weight_cache_cost.py`."""
-import sys, time, statistics, torch
-sys.path.insert(0, __import__("os").path.join(__import__("os").path.dirname(__file__), "..", "runtime"))
-import tritonrt
-from tritonrt import packing as P
+"""Per-call cost of tritonrt.weight on TernaryLinear weights of several sizes in inference
+(eval, no_grad): a cache hit that checks the weight's values (the default), a hit that does
+not (a packed-then-unpacked, "frozen" module), and quantizing at every call as a
+hand-written module does. `/usr/bin/python3 bench/weight_cache_cost.py` (medians of 7 x 400
+calls, one thread)."""
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "runtime"))
+import tritonrt  # noqa: E402
+from tritonrt import packing as P  # noqa: E402
+from tritonrt.quant import ternary_quantize  # noqa: E402
+
 torch.set_num_threads(1)
-def t(f, n=400):
-    for _ in range(50): f()
-    rs = []
+
+
+def per_call_us(f, n=400):
+    for _ in range(50):
+        f()
+    rounds = []
     for _ in range(7):
-        s = time.perf_counter()
-        for _ in range(n): f()
-        rs.append((time.perf_counter() - s) / n * 1e6)
-    return statistics.median(rs)
-for (o, i) in [(16, 16), (32, 32), (96, 32), (64, 128), (128, 128), (128, 256), (256, 256), (400, 120), (256, 512)]:
+        start = time.perf_counter()
+        for _ in range(n):
+            f()
+        rounds.append((time.perf_counter() - start) / n * 1e6)
+    return statistics.median(rounds)
+
+
+print("| weight | values | hit, values checked | hit, frozen | quantized | checked/quantized |")
+print("|---|---:|---:|---:|---:|---:|")
+for (o, i) in [(16, 16), (96, 32), (64, 128), (128, 256), (400, 120), (256, 256), (256, 512),
+               (512, 512), (512, 4608)]:
     m = tritonrt.TernaryLinear(i, o).eval()
     with torch.no_grad():
-        P._UNCACHED_MIN, P._UNCACHED_MAX = 1, 0  # every weight cached
-        hit = t(lambda: P.weight(m, "weight"))
-        P._UNCACHED_MIN, P._UNCACHED_MAX = 0, 1 << 62  # every weight quantized at each call
-        q = t(lambda: P.weight(m, "weight"))
-    print(f"{o*i:7d} ({o}x{i}): cached hit {hit:6.1f} us, quantize {q:6.1f} us, hit/quantize {hit/q:.2f}")
+        hit = per_call_us(lambda: P.weight(m, "weight"))
+        m._tritonrt_frozen = True
+        frozen = per_call_us(lambda: P.weight(m, "weight"))
+        del m._tritonrt_frozen
+        q = per_call_us(lambda: ternary_quantize(m.weight, training=False))
+    print(f"| {o}x{i} | {o * i:,} | {hit:.1f} us | {frozen:.1f} us | {q:.1f} us | "
+          f"{hit / q:.2f} |")

@@ -275,25 +275,27 @@ def _conv_weight(conv):
 
 
 def _bn_stamp(conv, bn):
-    """(stamp, tensors): the stamp (a function, computed only when the value may be cached)
-    changes whenever a parameter or statistic of ``conv`` or ``bn`` (the tensors) does."""
+    """(stamp, tensors, content): the stamp (a function, computed only when the value may be
+    cached) changes whenever a parameter or statistic of ``conv`` or ``bn`` (the tensors)
+    does; ``content``: those whose values ``_cached`` checks as well."""
     tensors = [t for t in list(conv.parameters()) + list(conv.buffers())
                + list(bn.parameters()) + list(bn.buffers())]
 
     # A packed (deployed) model's tensors change only through their version counters.
-    content = not (getattr(conv, "_tritonrt_frozen", False) and
-                   getattr(bn, "_tritonrt_frozen", False))
+    content = () if (getattr(conv, "_tritonrt_frozen", False) and
+                     getattr(bn, "_tritonrt_frozen", False)) \
+        else tuple(t for t in tensors if t.is_floating_point())
 
     def stamp():
-        s = _stamp(*tensors, content=content)
+        s = _stamp(*tensors)
         return s + (id(bn), bn.eps) if s is not None else None
 
-    return stamp, tensors
+    return stamp, tensors, content
 
 
 def _bn_affine(conv, bn):
     """(per-channel scale, bias) of ``bn(conv(x)) = conv_nobias(x) * scale + bias`` in eval."""
-    stamp, sources = _bn_stamp(conv, bn)
+    stamp, sources, content = _bn_stamp(conv, bn)
 
     def compute():
         # In float32 at least (half-precision statistics), in float64 for a .double() model.
@@ -307,19 +309,19 @@ def _bn_affine(conv, bn):
             folded = folded + bn.bias.to(dt)
         return scale.contiguous(), folded.contiguous()
 
-    return _cached(conv, "_tritonrt_bn_affine", stamp, compute, sources)
+    return _cached(conv, "_tritonrt_bn_affine", stamp, compute, sources, content)
 
 
 def _folded(conv, bn):
     """(weight, bias) of the convolution with ``bn``'s eval-mode affine map folded in."""
-    stamp, sources = _bn_stamp(conv, bn)
+    stamp, sources, content = _bn_stamp(conv, bn)
 
     def compute():
         w = _conv_weight(conv)
         scale, bias = _bn_affine(conv, bn)
         return w * scale.reshape(-1, 1, 1, 1).to(w.dtype), bias.to(w.dtype)
 
-    return _cached(conv, "_tritonrt_folded_bn", stamp, compute, sources)
+    return _cached(conv, "_tritonrt_folded_bn", stamp, compute, sources, content)
 
 
 #: Inputs smaller than this (elements) run the convolution and the batch norm as written

@@ -209,7 +209,7 @@ def module_cache(module, kind):
     return per_module.setdefault(kind, {})
 
 
-def _cached(module, name, stamp, compute, sources):
+def _cached(module, name, stamp, compute, sources, content=()):
     """``compute()`` cached on ``module`` under ``name`` while ``stamp`` is unchanged.
 
     Used only for inference (eval mode, no autograd): the quantized (or unpacked) weight is
@@ -217,20 +217,31 @@ def _cached(module, name, stamp, compute, sources):
     update (optimizer step, ``load_state_dict``, ``.to()``) changes. The entry keeps the
     storage of ``sources`` alive: otherwise ``p.data = a; p.data = b`` could put ``b`` at
     the address of the storage the entry was made from, with the same version, and the
-    stale value would be returned. (In-place changes through ``.data``, which torch does not
-    count, are seen by the content part of float weights' stamps: ``_stamp``.)"""
+    stale value would be returned.
+
+    ``content``: the float tensors (of ``sources``) a user may change through ``.data``,
+    which leaves the version counter as it was (``p.data.mul_(d).add_(...)`` of an EMA,
+    ``p.data.clamp_()``, a manual ``p.data -= lr * p.grad``, ``p.data.copy_(p.flip(0))``):
+    their values are checked as well, those of up to ``_EXACT_MAX`` values against a copy
+    kept in the entry, byte for byte, larger ones by a checksum (``_check``). On another
+    device than the CPU, reading them would wait for the device at every call: such values
+    are not cached."""
     if torch.is_grad_enabled() or module.training or _compiling():
         return compute()
-    if callable(stamp):  # computed only when the value may be cached (sums read the weight)
+    if callable(stamp):  # computed only when the value may be cached
         stamp = stamp()
     if stamp is None:
         return compute()
     cache = module_cache(module, "values")
     hit = cache.get(name)
-    if hit is not None and hit[0] == stamp:
+    if hit is not None and hit[0] == stamp and all(map(_unchanged, content, hit[3])):
         return hit[1]
+    if not _cacheable(sources, content):
+        cache.pop(name, None)
+        return compute()
+    checks = tuple(map(_check, content))
     value = compute()
-    cache[name] = (stamp, value, tuple(t.detach() for t in sources))
+    cache[name] = (stamp, value, tuple(t.detach() for t in sources), checks)
     return value
 
 
@@ -238,38 +249,83 @@ def clear_cache(module):
     """Forgets the inference values cached for ``module`` and its sub-modules (see
     ``weight``), and the memory they hold. Never needed for correctness: a change through
     ``.data`` (``w.data.mul_(-1)``), which leaves the parameter's version counter as it was,
-    is seen by the float weight's checksum (``_stamp``). Returns ``module``."""
+    is seen by the check of the float weight's values (``_cached``'s ``content``), except in
+    a packed (deployed) model. Returns ``module``."""
     for m in module.modules():
         _caches.pop(m, None)
     return module
 
 
-def _is_inference(t):
-    is_inference = getattr(t, "is_inference", None)  # torch >= 1.9
-    return bool(is_inference()) if is_inference is not None else False
-
-
-def _stamp(*tensors, content=False):
-    """What identifies the tensors' values, or None (not cacheable) when one of them was
-    made under ``torch.inference_mode()`` (such tensors have no version counter) or lives in
-    shared memory (``share_memory()``, Hogwild training: another process updates it in place
-    without bumping this process's version counter).
-
-    ``content=True`` (float weights a user may change through ``.data``, which leaves the
-    version counter as it was: ``p.data.mul_(d).add_(...)`` of an EMA, ``p.data.clamp_()``,
-    a manual ``p.data -= lr * p.grad``, ``p.data.copy_(p.flip(0))``) adds a checksum of each
-    float tensor that depends on where each value is (``_checksum``), one or two reads of the
-    weight (a sixteenth of quantizing it), so that such a change is seen as well. On another device
-    than the CPU, reading it back would wait for the device at every call: those tensors are
-    not cached (``None``)."""
-    if any(_is_inference(t) or (t.device.type == "cpu" and t.is_shared()) for t in tensors):
+def _stamp(*tensors):
+    """What identifies the tensors: storage, version counter and layout (``p.data =
+    p.data.t()`` keeps the storage and the version counter), or None for a tensor made
+    under ``torch.inference_mode()``, which has no version counter."""
+    try:
+        return tuple((t.data_ptr(), t._version, t.device, t.dtype, t.shape, t.stride())
+                     for t in tensors)
+    except RuntimeError:  # "Inference tensors do not track version counter."
         return None
-    stamp = tuple((t.data_ptr(), t._version, t.device, t.dtype) for t in tensors)
-    if content:
-        if any(t.device.type != "cpu" for t in tensors):
-            return None
-        stamp += tuple(_checksum(t) for t in tensors if t.is_floating_point())
-    return stamp
+
+
+def _cacheable(sources, content):
+    """Whether values computed from ``sources`` may be cached (checked when an entry is
+    made; the stamp's pointers see a change): not when one lives in shared memory
+    (``share_memory()`` moves a tensor there; Hogwild training: another process updates it
+    in place without bumping this process's version counter), nor when a tensor whose
+    values are checked lives on another device than the CPU (reading it back would wait
+    for the device at every call)."""
+    return not any(t.device.type == "cpu" and t.is_shared() for t in sources) and \
+        all(t.device.type == "cpu" for t in content)
+
+
+def _check(t):
+    """What ``_unchanged`` compares ``t`` with later: for a tensor of up to ``_EXACT_MAX``
+    values, a copy (with its address and, where ``memcmp`` can compare it as one block of
+    memory, its size in bytes); for a larger one, its checksum (two vectorized reads and no
+    copy; ``_checksum``)."""
+    bits = _BITS.get(t.dtype)
+    if t.numel() > _EXACT_MAX or bits is None:
+        return _checksum(t)
+    copy = t.detach().clone(memory_format=torch.preserve_format)
+    dense = _memcmp is not None and copy.stride() == t.stride() and (
+        t.is_contiguous() or (t.dim() == 4 and
+                              t.is_contiguous(memory_format=torch.channels_last)))
+    return copy, copy.data_ptr(), t.numel() * t.element_size() if dense else None
+
+
+def _unchanged(t, check):
+    """Whether ``t`` holds what ``check`` (``_check(t)`` when ``t`` had the storage, shape,
+    strides and dtype it has now: the stamp says so) recorded, bit for bit for a copy."""
+    if type(check[0]) is float:  # a checksum
+        return _checksum(t) == check
+    copy, address, nbytes = check
+    if nbytes is not None:
+        return _memcmp(t.data_ptr(), address, nbytes) == 0
+    bits = _BITS[t.dtype]
+    return torch.equal(t.detach().view(bits), copy.view(bits))
+
+
+# The integer type of each float type's size: exact comparisons of bits (-0.0 against 0.0,
+# NaN payloads) where memcmp cannot run.
+_BITS = {torch.float64: torch.int64, torch.float32: torch.int32, torch.float16: torch.int16,
+         torch.bfloat16: torch.int16}
+
+
+def _load_memcmp():
+    """The C library's ``memcmp`` through ctypes, or None where it cannot be found."""
+    try:
+        import ctypes
+        import os
+        lib = ctypes.cdll.msvcrt if os.name == "nt" else ctypes.CDLL(None)
+        memcmp = lib.memcmp
+        memcmp.restype = ctypes.c_int
+        memcmp.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
+        return memcmp
+    except (ImportError, OSError, AttributeError):
+        return None
+
+
+_memcmp = _load_memcmp()
 
 
 _PROBES = {}
@@ -288,19 +344,16 @@ def _probe(n, salt=0):
 
 
 def _checksum(t):
-    """A sum of ``t``'s values that depends on where each one is, in float64: a change that
-    keeps the plain sum (a permutation of the rows or the columns, a transpose, a sign flip
-    of a weight that sums to zero, a clamp of opposite outliers) still changes it. A weight
-    of up to ``_FLAT_PROBE_MAX`` values (a depthwise 3x3): one dot of its float64 values
-    with a fixed random vector of its size (a matrix-vector product's dispatch would cost
-    more than reading it). A larger one: its row sums and its column sums (as ``[rows,
-    -1]``), each weighted by a fixed vector of its own. A NaN never equals another: a weight
-    holding one is recomputed at every call."""
+    """A sum of ``t``'s values (one of more than ``_EXACT_MAX``) that depends on where each
+    one is, in float64: its row sums and its column sums (as ``[rows, -1]``), each weighted
+    by a fixed vector of its own, so that a change that keeps the plain sum (a permutation
+    of the rows or the columns, a transpose, a sign flip of a weight that sums to zero, a
+    clamp of opposite outliers) still changes it. Two vectorized reads of the weight: a
+    flat dot with a vector of its size runs on the reference BLAS and costs ten times more.
+    A NaN never equals another: a weight holding one is recomputed at every call."""
     t = t.detach()
     if t.dim() == 0:
         return (float(t),)
-    if t.numel() <= _FLAT_PROBE_MAX:
-        return (float(torch.dot(t.reshape(-1).double(), _probe(t.numel(), 2))),)
     m = t.reshape(t.shape[0], -1)
     dtype = None if t.element_size() >= 4 else torch.float32
     rows = m.sum(dim=1, dtype=dtype).double()
@@ -308,12 +361,10 @@ def _checksum(t):
     return (float(rows @ _probe(rows.numel(), 0)), float(cols @ _probe(cols.numel(), 1)))
 
 
-_FLAT_PROBE_MAX = 1 << 16  # values: the largest flat probe is 512 KB
-# Latent weights of this many values are quantized at every inference call instead of
-# cached: their stamp's flat float64 dot (``_checksum``) costs more than quantizing them
-# (docs/performance.md, "Weights whose checksum costs more than quantizing them").
-_UNCACHED_MIN = 1 << 13
-_UNCACHED_MAX = _FLAT_PROBE_MAX
+# Float tensors of up to this many values (512 KB in float32) are compared with a copy of
+# themselves byte for byte instead of checksummed (docs/performance.md, "Exact comparison
+# instead of a checksum"): a copy costs memory, the comparison a few microseconds.
+_EXACT_MAX = 1 << 17
 
 
 _TRAINING_MESSAGE = ("tritonrt: %s has packed ternary weights and runs inference only; "
@@ -377,24 +428,21 @@ def weight(module, name):
         return _cached(module, name, _stamp(packed, scale), unpacked, (packed, scale))
     method, threshold = _method_of(module, name)
     latent = getattr(module, name)
-    # Under compile, or for a weight whose stamp (the flat float64 dot of ``_checksum``)
-    # costs more than quantizing it: computed at every call, as a hand-written module does
-    # (a 400x120 weight: 52 us a cache hit, 29 us to quantize). Smaller weights' stamps and
-    # larger ones' (row and column sums) cost less than quantizing: cached. A frozen
-    # (packed, then unpacked) weight's stamp reads no values: cached.
-    frozen = flags.get("_tritonrt_frozen", False)
-    if compiling or (_UNCACHED_MIN <= latent.numel() <= _UNCACHED_MAX and not frozen):
+    def quantize():
         return ternary_quantize(latent, method=method, threshold=threshold,
                                 training=module.training)
 
+    if compiling:
+        return quantize()
+    # A frozen (packed, then unpacked) weight's values are not checked: deployed.
+    frozen = flags.get("_tritonrt_frozen", False)
+    content = (latent,) if not frozen and latent.is_floating_point() else ()
+
     def stamp():
-        s = _stamp(latent, content=not frozen)
+        s = _stamp(latent)
         return s + (method, threshold) if s is not None else None
 
-    return _cached(
-        module, name, stamp,
-        lambda: ternary_quantize(latent, method=method, threshold=threshold,
-                                 training=module.training), (latent,))
+    return _cached(module, name, stamp, quantize, (latent,), content)
 
 
 def _pack_one(m):

@@ -51,12 +51,7 @@ from tritonrt import (  # noqa: E402
     weight,
 )
 
-# The inference cache's semantics (stamps, checksums, stale values) are tested on small
-# weights, cached here like large ones: tritonrt quantizes latent weights of up to
-# _UNCACHED_MAX values at every call instead (SmallWeightsAreNotCachedTests checks that).
 from tritonrt import packing as _packing  # noqa: E402
-_REAL_UNCACHED_MAX = _packing._UNCACHED_MAX
-_packing._UNCACHED_MAX = 0
 
 
 def state_bytes(sd, keys=None):
@@ -575,7 +570,7 @@ class PackedModuleTests(unittest.TestCase):
         # w[i, j] += d with w[j, i] -= d, and a transpose, keep every row and column sum
         # of a square weight up to a permutation: the checksum must still see them (it
         # weighted rows and columns by the same vector for a square weight).
-        for n in (8, 512):  # the flat dot and the row/column sums
+        for n in (8, 512):  # compared with a copy; the row/column sums
             lin = TernaryLinear(n, n).eval()
             with torch.no_grad():
                 lin.weight.zero_()
@@ -1035,44 +1030,50 @@ class LoaderTests(FoldAlways, unittest.TestCase):
                 self.assertTrue(torch.allclose(tritonrt.conv_bn_act(conv, bn, x), bn(conv(x)),
                                                atol=1e-5))
 
-    def test_packed_models_skip_the_content_checksums(self):
+    def test_packed_models_skip_the_content_checks(self):
         # A packed model is deployed: its cached inference values (a batch norm folded into
         # its convolution) follow version counters only, so serving reads no weight twice
         # per call; a change through .data needs clear_cache, after which it is seen.
-        # unpack() makes the model checksum again.
+        # unpack() makes the model check its values again.
         from tritonrt import packing
-        sums = []
-        real = packing._checksum
+        reads = []
+        real = packing._check, packing._unchanged
 
-        def counting(t):
-            sums.append(t.shape)
-            return real(t)
+        def checking(t):
+            reads.append(t.shape)
+            return real[0](t)
+
+        def comparing(t, check):
+            reads.append(t.shape)
+            return real[1](t, check)
 
         conv, bn = tritonrt.TernaryConv2d(3, 4, 3), nn.BatchNorm2d(4)
         model = nn.Sequential(conv, bn).eval()
         bn.running_var.data.uniform_(0.5, 2.0)
         x = torch.randn(2, 3, 8, 8)
-        packing._checksum = counting
+        packing._check, packing._unchanged = checking, comparing
         try:
             with torch.no_grad():
                 tritonrt.conv_bn_act(conv, bn, x)
-                self.assertTrue(sums, "an unpacked model checksums its float tensors")
+                tritonrt.conv_bn_act(conv, bn, x)
+                self.assertIn(conv.weight.shape, reads, "an unpacked model checks its values")
+                self.assertIn(bn.running_var.shape, reads)
                 pack(model)
-                del sums[:]
+                del reads[:]
                 got = tritonrt.conv_bn_act(conv, bn, x)
                 tritonrt.conv_bn_act(conv, bn, x)
-                self.assertEqual(sums, [])
+                self.assertEqual(reads, [])
                 self.assertTrue(torch.allclose(got, bn(conv(x)), atol=1e-5))
                 bn.weight.data.mul_(2.0)
                 tritonrt.clear_cache(model)
                 self.assertTrue(torch.allclose(tritonrt.conv_bn_act(conv, bn, x),
                                                bn(conv(x)), atol=1e-5))
                 tritonrt.unpack(model)
-                del sums[:]
+                del reads[:]
                 tritonrt.conv_bn_act(conv, bn, x)
-                self.assertTrue(sums, "unpacked again: checksums again")
+                self.assertTrue(reads, "unpacked again: checked again")
         finally:
-            packing._checksum = real
+            packing._check, packing._unchanged = real
 
     def test_pack_without_the_unpacked_cache(self):
         # pack(m, cache=False): the same outputs, and no float copy of the weights is kept
@@ -1260,48 +1261,6 @@ class LoaderTests(FoldAlways, unittest.TestCase):
 _RUNNER_PRINTS_SUMMARY = False
 
 
-class SmallWeightsAreNotCachedTests(unittest.TestCase):
-    """A latent weight whose stamp (a flat float64 checksum) costs more than quantizing it
-    is quantized at every inference call (as a hand-written module does); smaller and
-    larger ones are cached. Outputs are the same either way."""
-
-    def setUp(self):
-        _packing._UNCACHED_MAX = _REAL_UNCACHED_MAX
-
-    def tearDown(self):
-        _packing._UNCACHED_MAX = 0
-
-    def test_small_weight_is_quantized_at_every_call(self):
-        small = tritonrt.TernaryLinear(400, 120).eval()  # LeNet's fc1: 48,000 values
-        large = tritonrt.TernaryLinear(512, 256).eval()
-        tiny = tritonrt.TernaryLinear(8, 4).eval()
-        self.assertLessEqual(_packing._UNCACHED_MIN, small.weight.numel())
-        self.assertLessEqual(small.weight.numel(), _REAL_UNCACHED_MAX)
-        self.assertGreater(large.weight.numel(), _REAL_UNCACHED_MAX)
-        self.assertLess(tiny.weight.numel(), _packing._UNCACHED_MIN)
-        with torch.no_grad():
-            t = tritonrt.weight(tiny, "weight")
-            self.assertIs(tritonrt.weight(tiny, "weight"), t)  # its stamp is cheap: cached
-        with torch.no_grad():
-            a = tritonrt.weight(small, "weight")
-            b = tritonrt.weight(small, "weight")
-            self.assertIsNot(a, b)
-            self.assertTrue(torch.equal(a, b))
-            self.assertFalse(_packing._caches.get(small, {}).get("values"))
-            c = tritonrt.weight(large, "weight")
-            self.assertIs(tritonrt.weight(large, "weight"), c)
-            # An in-place change through .data (no version bump) is seen by both.
-            small.weight.data.mul_(-1.0)
-            large.weight.data.mul_(-1.0)
-            self.assertTrue(torch.equal(tritonrt.weight(small, "weight"), -a))
-            self.assertTrue(torch.equal(tritonrt.weight(large, "weight"), -c))
-            x = torch.randn(3, 400)
-            want = x @ ternary_dequantize(ternary_quantize(small.weight.detach())).t()
-            if small.bias is not None:
-                want = want + small.bias
-            self.assertTrue(torch.allclose(small(x), want, atol=1e-6))
-
-
 class WeightCacheTests(unittest.TestCase):
     """tritonrt.weight caches in inference only, and never serves a stale value."""
 
@@ -1337,6 +1296,120 @@ class WeightCacheTests(unittest.TestCase):
             b = tritonrt.weight(layer, "weight")
         self.assertIsNot(a, b)
         self.assertTrue(torch.equal(a, b))
+
+
+class ContentCheckTests(unittest.TestCase):
+    """The inference cache sees changes made through ``.data`` (no version bump): tensors of
+    up to _EXACT_MAX values are compared with a copy bit for bit, larger ones checksummed."""
+
+    def _assert_fresh(self, layer, msg=""):
+        # The served weight has the bits a fresh quantization has (-0.0 and NaN included).
+        with torch.no_grad():
+            got = tritonrt.weight(layer, "weight")
+            want = ternary_quantize(layer.weight.detach(), training=False)
+        bits = _packing._BITS[want.dtype]
+        self.assertTrue(torch.equal(got.view(bits), want.view(bits)), msg)
+
+    def _cached_twice(self, layer):
+        with torch.no_grad():
+            first = tritonrt.weight(layer, "weight")
+            self.assertIs(tritonrt.weight(layer, "weight"), first, "served from the cache")
+
+    def test_changes_every_checksum_could_miss_are_seen(self):
+        # Row and column sums stay the same under this rectangle edit; one ulp; the sign of
+        # a zero; a transpose that keeps the storage (p.data = p.data.t()).
+        def rectangle(w):
+            w.data[0, 0] += 0.5
+            w.data[0, 1] -= 0.5
+            w.data[1, 0] -= 0.5
+            w.data[1, 1] += 0.5
+
+        def one_ulp(w):
+            w.data[2, 3] = torch.nextafter(w.data[2, 3], torch.tensor(float("inf")))
+
+        def flip_zero(w):
+            w.data[1, 2] = -w.data[1, 2]
+
+        edits = [rectangle, one_ulp, flip_zero, lambda w: setattr(w, "data", w.data.t())]
+        for k, edit in enumerate(edits):
+            torch.manual_seed(k)
+            layer = tritonrt.TernaryLinear(6, 6).eval()
+            with torch.no_grad():
+                layer.weight.mul_(3.0)
+                layer.weight[1, 2] = 0.0
+                layer.weight[2, 3] = 0.7 * layer.weight.abs().mean()  # near the rounding edge
+            self._cached_twice(layer)
+            edit(layer.weight)
+            self._assert_fresh(layer, "edit %d" % k)
+
+    def test_one_ulp_decides_a_trit(self):
+        # [1, 1, 1, x]: x / mean(|w|) crosses 0.5 at x = 3/7. Find the float32 x whose next
+        # float turns its trit from 0 to 1, then make that one-ulp change through .data.
+        inf = torch.tensor(float("inf"))
+        x = torch.tensor(3.0 / 7.0) - 8 * torch.finfo(torch.float32).eps
+        for _ in range(64):
+            up = torch.nextafter(x, inf)
+            trits = [ternary_quantize(torch.tensor([1.0, 1.0, 1.0, float(v)]),
+                                      training=False)[3] for v in (x, up)]
+            if trits[0] == 0 and trits[1] != 0:
+                break
+            x = up
+        else:
+            self.fail("no float32 x near 3/7 whose next float changes the trit")
+        layer = tritonrt.TernaryLinear(4, 1).eval()
+        with torch.no_grad():
+            layer.weight.copy_(torch.tensor([[1.0, 1.0, 1.0, float(x)]]))
+        self._cached_twice(layer)
+        layer.weight.data[0, 3] = up
+        with torch.no_grad():
+            self.assertNotEqual(float(tritonrt.weight(layer, "weight")[0, 3]), 0.0)
+        self._assert_fresh(layer)
+
+    def test_layouts_and_dtypes(self):
+        # memcmp over the block of a contiguous or channels_last weight; torch.equal of the
+        # bits for a strided one and where memcmp is missing; half, bfloat16, double.
+        saved = _packing._memcmp
+        try:
+            for memcmp in (saved, None):
+                _packing._memcmp = memcmp
+                cases = [tritonrt.TernaryLinear(8, 4),
+                         tritonrt.TernaryConv2d(3, 4, 3).to(memory_format=torch.channels_last),
+                         tritonrt.TernaryLinear(8, 4).half(),
+                         tritonrt.TernaryLinear(8, 4).to(torch.bfloat16),
+                         tritonrt.TernaryLinear(8, 4).double()]
+                strided = tritonrt.TernaryLinear(8, 4)
+                strided.weight.data = torch.randn(4, 16)[:, ::2]
+                cases.append(strided)
+                for k, layer in enumerate(cases):
+                    layer.eval()
+                    self._cached_twice(layer)
+                    flat = layer.weight.data.view(-1) if layer.weight.is_contiguous() \
+                        else layer.weight.data[0]
+                    flat[1:3].mul_(-2.0)
+                    self._assert_fresh(layer, "case %d, memcmp %s" % (k, memcmp))
+        finally:
+            _packing._memcmp = saved
+
+    def test_copies_only_for_small_weights(self):
+        small = tritonrt.TernaryLinear(8, 4).eval()
+        large = tritonrt.TernaryLinear(1024, 256).eval()
+        self.assertGreater(large.weight.numel(), _packing._EXACT_MAX)
+        for layer in (small, large):
+            self._cached_twice(layer)
+        (check,) = _packing._caches[small]["values"]["weight"][3]
+        self.assertTrue(torch.equal(check[0], small.weight))
+        self.assertIsNot(check[0], small.weight)
+        (check,) = _packing._caches[large]["values"]["weight"][3]
+        self.assertEqual({type(v) for v in check}, {float})  # a checksum: no copy
+        large.weight.data[5].mul_(-1.0)
+        self._assert_fresh(large)
+
+    def test_a_nan_weight_is_cached_and_served_as_computed(self):
+        layer = tritonrt.TernaryLinear(4, 2).eval()
+        with torch.no_grad():
+            layer.weight[0, 1] = float("nan")
+        self._cached_twice(layer)
+        self._assert_fresh(layer)
 
 
 class BatchNormFoldingTests(FoldAlways, unittest.TestCase):
