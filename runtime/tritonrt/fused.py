@@ -274,28 +274,27 @@ def _conv_weight(conv):
     return conv.weight
 
 
-def _bn_stamp(conv, bn):
-    """(stamp, tensors, content): the stamp (a function, computed only when the value may be
-    cached) changes whenever a parameter or statistic of ``conv`` or ``bn`` (the tensors)
-    does; ``content``: those whose values ``_cached`` checks as well."""
-    tensors = [t for t in list(conv.parameters()) + list(conv.buffers())
-               + list(bn.parameters()) + list(bn.buffers())]
-
-    # A packed (deployed) model's tensors change only through their version counters.
-    content = () if (getattr(conv, "_tritonrt_frozen", False) and
-                     getattr(bn, "_tritonrt_frozen", False)) \
-        else tuple(t for t in tensors if t.is_floating_point())
+def _bn_stamp(conv, bn, tensors):
+    """(stamp, content) of a value computed from ``tensors`` (of ``conv`` and ``bn``): the
+    stamp (a function, computed only when the value may be cached) changes whenever one of
+    them does; ``content``: those whose values ``_cached`` checks as well (none in a packed,
+    deployed, model: its tensors change only through their version counters)."""
+    frozen = getattr(conv, "_tritonrt_frozen", False) and getattr(bn, "_tritonrt_frozen", False)
+    content = () if frozen else tensors
 
     def stamp():
         s = _stamp(*tensors)
         return s + (id(bn), bn.eps) if s is not None else None
 
-    return stamp, tensors, content
+    return stamp, content
 
 
 def _bn_affine(conv, bn):
     """(per-channel scale, bias) of ``bn(conv(x)) = conv_nobias(x) * scale + bias`` in eval."""
-    stamp, sources, content = _bn_stamp(conv, bn)
+    # Not the convolution's weight: the map does not depend on it.
+    sources = ([conv.bias] if getattr(conv, "bias", None) is not None else []) \
+        + list(bn.parameters()) + list(bn.buffers())
+    stamp, content = _bn_stamp(conv, bn, sources)
 
     def compute():
         # In float32 at least (half-precision statistics), in float64 for a .double() model.
@@ -314,7 +313,9 @@ def _bn_affine(conv, bn):
 
 def _folded(conv, bn):
     """(weight, bias) of the convolution with ``bn``'s eval-mode affine map folded in."""
-    stamp, sources, content = _bn_stamp(conv, bn)
+    sources = list(conv.parameters()) + list(conv.buffers()) + list(bn.parameters()) \
+        + list(bn.buffers())
+    stamp, content = _bn_stamp(conv, bn, sources)
 
     def compute():
         w = _conv_weight(conv)

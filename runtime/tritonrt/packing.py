@@ -219,51 +219,77 @@ def _cached(module, name, stamp, compute, sources, content=()):
     the address of the storage the entry was made from, with the same version, and the
     stale value would be returned.
 
-    ``content``: the float tensors (of ``sources``) a user may change through ``.data``,
-    which leaves the version counter as it was (``p.data.mul_(d).add_(...)`` of an EMA,
+    ``content``: the tensors (of ``sources``) a user may change through ``.data``, which
+    leaves the version counter as it was (``p.data.mul_(d).add_(...)`` of an EMA,
     ``p.data.clamp_()``, a manual ``p.data -= lr * p.grad``, ``p.data.copy_(p.flip(0))``):
     their values are checked as well, those of up to ``_EXACT_MAX`` values against a copy
-    kept in the entry, byte for byte, larger ones by a checksum (``_check``). On another
-    device than the CPU, reading them would wait for the device at every call: such values
-    are not cached."""
+    kept in the entry, byte for byte, larger ones by a checksum (``_check``). An entry made
+    with other ``content`` (none: a frozen module's) is never served. On another device than
+    the CPU, reading them would wait for the device at every call: such values are not
+    cached. Nor, for a while, values that change at every call (``_VOLATILE_MISSES``)."""
     if torch.is_grad_enabled() or module.training or _compiling():
         return compute()
+    cache = module_cache(module, "values")
+    hit = cache.get(name)
+    if hit is not None and hit[0] is None:  # a value that changed at every call: computed
+        if hit[1] > 0:
+            hit[1] -= 1
+            return compute()
+        hit = None
     if callable(stamp):  # computed only when the value may be cached
         stamp = stamp()
     if stamp is None:
         return compute()
-    cache = module_cache(module, "values")
-    hit = cache.get(name)
-    if hit is not None and hit[0] == stamp and all(map(_unchanged, content, hit[3])):
+    if hit is not None and hit[0] == stamp and len(hit[3]) == len(content) \
+            and all(map(_unchanged, content, hit[3])):
+        if hit[4]:
+            hit[4] = 0
         return hit[1]
+    cache.pop(name, None)  # before its copies are reused for the new entry
     if not _cacheable(sources, content):
-        cache.pop(name, None)
         return compute()
-    checks = tuple(map(_check, content))
+    misses = hit[4] + 1 if hit is not None else 0
+    if misses >= _VOLATILE_MISSES:
+        # An EMA target network's weights, a parametrized weight (a new tensor at every
+        # access): checking and copying would only add to every call.
+        cache[name] = [None, _VOLATILE_CALLS]
+        return compute()
+    old = hit[3] if hit is not None and len(hit[3]) == len(content) else (None,) * len(content)
+    checks = tuple(map(_check, content, old))
+    del hit, old  # the old value's memory is free for the new one
     value = compute()
-    cache[name] = (stamp, value, tuple(t.detach() for t in sources), checks)
+    cache[name] = [stamp, value, tuple(t.detach() for t in sources), checks, misses]
     return value
+
+
+# A value whose entry was made this many times in a row without being served (it changed
+# at every call) is computed at every call for the next _VOLATILE_CALLS calls, with no
+# stamp, check or copy, then cached again.
+_VOLATILE_MISSES = 3
+_VOLATILE_CALLS = 64
 
 
 def clear_cache(module):
     """Forgets the inference values cached for ``module`` and its sub-modules (see
-    ``weight``), and the memory they hold. Never needed for correctness: a change through
-    ``.data`` (``w.data.mul_(-1)``), which leaves the parameter's version counter as it was,
-    is seen by the check of the float weight's values (``_cached``'s ``content``), except in
-    a packed (deployed) model. Returns ``module``."""
+    ``weight``), and the memory they hold. Needed after a change through ``.data`` (which
+    leaves the parameter's version counter as it was) only where the check of values
+    (``_cached``'s ``content``) cannot see it: in a packed (deployed) model, which checks no
+    values, and for an edit of a weight of more than ``_EXACT_MAX`` values that keeps every
+    row and column sum (``_checksum``). Returns ``module``."""
     for m in module.modules():
         _caches.pop(m, None)
     return module
 
 
 def _stamp(*tensors):
-    """What identifies the tensors: storage, version counter and layout (``p.data =
-    p.data.t()`` keeps the storage and the version counter), or None for a tensor made
-    under ``torch.inference_mode()``, which has no version counter."""
+    """What identifies the tensors: storage, version counter, layout (``p.data = p.data.t()``
+    keeps the storage and the version counter) and negative bit (``torch._neg_view`` keeps
+    the bytes), or None for a tensor made under ``torch.inference_mode()``, which has no
+    version counter (reading it raises)."""
     try:
-        return tuple((t.data_ptr(), t._version, t.device, t.dtype, t.shape, t.stride())
-                     for t in tensors)
-    except RuntimeError:  # "Inference tensors do not track version counter."
+        return tuple((t.data_ptr(), t._version, t.device, t.dtype, t.shape, t.stride(),
+                      t.is_neg()) for t in tensors)
+    except RuntimeError:  # "Inference tensors do not track version counter.", or no storage
         return None
 
 
@@ -273,35 +299,46 @@ def _cacheable(sources, content):
     (``share_memory()`` moves a tensor there; Hogwild training: another process updates it
     in place without bumping this process's version counter), nor when a tensor whose
     values are checked lives on another device than the CPU (reading it back would wait
-    for the device at every call)."""
+    for the device at every call) or is complex (not checked: no ternary weight is)."""
     return not any(t.device.type == "cpu" and t.is_shared() for t in sources) and \
-        all(t.device.type == "cpu" for t in content)
+        all(t.device.type == "cpu" and not t.is_complex() for t in content)
 
 
-def _check(t):
+_COPY, _SUM = "copy", "sum"  # the kinds of _check
+
+
+def _check(t, old=None):
     """What ``_unchanged`` compares ``t`` with later: for a tensor of up to ``_EXACT_MAX``
-    values, a copy (with its address and, where ``memcmp`` can compare it as one block of
-    memory, its size in bytes); for a larger one, its checksum (two vectorized reads and no
-    copy; ``_checksum``)."""
-    bits = _BITS.get(t.dtype)
-    if t.numel() > _EXACT_MAX or bits is None:
-        return _checksum(t)
-    copy = t.detach().clone(memory_format=torch.preserve_format)
+    values, ``(_COPY, copy, address, nbytes)``: a copy, its address and, where ``memcmp`` can
+    compare it as one block of memory, its size in bytes (else None: ``torch.equal`` of the
+    bits); for a larger one, or one with the negative bit (whose bytes are not its values),
+    ``(_SUM, checksum)`` (two vectorized reads, no copy; ``_checksum``). ``old``: the check
+    ``t``'s previous entry had; its copy is reused when it has ``t``'s layout (a weight that
+    changes at every call, an EMA target network, costs a memcpy, not an allocation)."""
+    if t.numel() > _EXACT_MAX or t.is_neg():
+        return _SUM, _checksum(t)
+    if old is not None and old[0] is _COPY and old[1].dtype == t.dtype \
+            and old[1].shape == t.shape and old[1].stride() == t.stride():
+        copy = old[1].copy_(t.detach())
+    else:
+        copy = t.detach().clone(memory_format=torch.preserve_format)
     dense = _memcmp is not None and copy.stride() == t.stride() and (
         t.is_contiguous() or (t.dim() == 4 and
                               t.is_contiguous(memory_format=torch.channels_last)))
-    return copy, copy.data_ptr(), t.numel() * t.element_size() if dense else None
+    return _COPY, copy, copy.data_ptr(), t.numel() * t.element_size() if dense else None
 
 
 def _unchanged(t, check):
     """Whether ``t`` holds what ``check`` (``_check(t)`` when ``t`` had the storage, shape,
     strides and dtype it has now: the stamp says so) recorded, bit for bit for a copy."""
-    if type(check[0]) is float:  # a checksum
-        return _checksum(t) == check
-    copy, address, nbytes = check
+    if check[0] is _SUM:
+        return _checksum(t) == check[1]
+    _, copy, address, nbytes = check
     if nbytes is not None:
         return _memcmp(t.data_ptr(), address, nbytes) == 0
-    bits = _BITS[t.dtype]
+    bits = _BITS.get(t.dtype)
+    if bits is None:  # integers, bool: == is exact
+        return torch.equal(t.detach(), copy)
     return torch.equal(t.detach().view(bits), copy.view(bits))
 
 
@@ -344,13 +381,16 @@ def _probe(n, salt=0):
 
 
 def _checksum(t):
-    """A sum of ``t``'s values (one of more than ``_EXACT_MAX``) that depends on where each
-    one is, in float64: its row sums and its column sums (as ``[rows, -1]``), each weighted
-    by a fixed vector of its own, so that a change that keeps the plain sum (a permutation
-    of the rows or the columns, a transpose, a sign flip of a weight that sums to zero, a
-    clamp of opposite outliers) still changes it. Two vectorized reads of the weight: a
-    flat dot with a vector of its size runs on the reference BLAS and costs ten times more.
-    A NaN never equals another: a weight holding one is recomputed at every call."""
+    """A sum of ``t``'s values (one of more than ``_EXACT_MAX``, or with the negative bit)
+    that depends on where each one is, in float64: its row sums and its column sums (as
+    ``[rows, -1]``), each weighted by a fixed vector of its own, so that many changes that
+    keep the plain sum (a permutation of rows whose sums differ, a transpose, a sign flip
+    of a weight that sums to zero, a clamp of opposite outliers) still change it. Blind to
+    a change that keeps every row and column sum (rows of equal sums swapped, as in an
+    identity; ``+d, -d, -d, +d`` at the corners of a rectangle): the price of checking a
+    large weight with two vectorized reads and no copy (a flat dot with a vector of its size
+    runs on the reference BLAS and costs ten times more). A NaN never equals another: a
+    weight holding one is recomputed at every call."""
     t = t.detach()
     if t.dim() == 0:
         return (float(t),)
@@ -361,7 +401,7 @@ def _checksum(t):
     return (float(rows @ _probe(rows.numel(), 0)), float(cols @ _probe(cols.numel(), 1)))
 
 
-# Float tensors of up to this many values (512 KB in float32) are compared with a copy of
+# Tensors of up to this many values (512 KB in float32) are compared with a copy of
 # themselves byte for byte instead of checksummed (docs/performance.md, "Exact comparison
 # instead of a checksum"): a copy costs memory, the comparison a few microseconds.
 _EXACT_MAX = 1 << 17
@@ -428,6 +468,7 @@ def weight(module, name):
         return _cached(module, name, _stamp(packed, scale), unpacked, (packed, scale))
     method, threshold = _method_of(module, name)
     latent = getattr(module, name)
+
     def quantize():
         return ternary_quantize(latent, method=method, threshold=threshold,
                                 training=module.training)
@@ -436,7 +477,7 @@ def weight(module, name):
         return quantize()
     # A frozen (packed, then unpacked) weight's values are not checked: deployed.
     frozen = flags.get("_tritonrt_frozen", False)
-    content = (latent,) if not frozen and latent.is_floating_point() else ()
+    content = () if frozen else (latent,)
 
     def stamp():
         s = _stamp(latent)

@@ -1039,9 +1039,9 @@ class LoaderTests(FoldAlways, unittest.TestCase):
         reads = []
         real = packing._check, packing._unchanged
 
-        def checking(t):
+        def checking(t, old=None):
             reads.append(t.shape)
-            return real[0](t)
+            return real[0](t, old)
 
         def comparing(t, check):
             reads.append(t.shape)
@@ -1390,6 +1390,51 @@ class ContentCheckTests(unittest.TestCase):
         finally:
             _packing._memcmp = saved
 
+    def test_negative_bit_weights(self):
+        # The imaginary part of a conjugate view has the negative bit (its bytes are minus
+        # its values, and it is strided); a neg view of the same storage keeps the bytes.
+        layer = tritonrt.TernaryLinear(48, 32).eval()
+        layer.weight.data = torch.randn(32, 48, dtype=torch.cfloat).conj().imag
+        self.assertTrue(layer.weight.is_neg())
+        self._cached_twice(layer)
+        self._assert_fresh(layer)
+        w = torch.randn(32, 48)
+        layer.weight.data = w
+        self._cached_twice(layer)
+        layer.weight.data = torch._neg_view(w)
+        self._assert_fresh(layer)
+
+    def test_an_entry_made_unchecked_is_not_served_checked(self):
+        # pack() freezes conv and bn: the folded entry is made with no value checks. After
+        # unpack() of the part holding bn only, a change of bn's statistics through .data
+        # must be seen although the entry (on conv) was not cleared.
+        torch.manual_seed(0)
+        conv, bn = tritonrt.TernaryConv2d(16, 16, 3, padding=1), nn.BatchNorm2d(16)
+        model = nn.Sequential(conv, nn.Sequential(bn))
+        pack(model)
+        x = torch.randn(4, 16, 64, 64)  # folded: at least _FOLD_MIN_ELEMENTS
+        with torch.no_grad():
+            tritonrt.conv_bn_act(conv, bn, x)
+            tritonrt.unpack(model[1])
+            bn.running_var.data.mul_(4.0)
+            got = tritonrt.conv_bn_act(conv, bn, x)
+            self.assertTrue(torch.allclose(got, bn(conv(x)), atol=1e-4))
+
+    def test_a_weight_that_changes_at_every_call(self):
+        # An EMA target network: after a few entries made and never served, the weight is
+        # quantized at every call for a while (no check, no copy), always fresh; once it
+        # stops changing it is cached again.
+        layer = tritonrt.TernaryLinear(8, 4).eval()
+        values = _packing.module_cache(layer, "values")
+        for call in range(_packing._VOLATILE_MISSES + 3):
+            layer.weight.data.mul_(0.5).add_(0.5 * torch.randn(4, 8))
+            self._assert_fresh(layer, "call %d" % call)
+        self.assertIsNone(values["weight"][0], "computed at every call now")
+        for call in range(_packing._VOLATILE_CALLS + 1):
+            self._assert_fresh(layer, "static call %d" % call)
+        self._cached_twice(layer)
+        self.assertEqual(values["weight"][4], 0)
+
     def test_copies_only_for_small_weights(self):
         small = tritonrt.TernaryLinear(8, 4).eval()
         large = tritonrt.TernaryLinear(1024, 256).eval()
@@ -1397,10 +1442,12 @@ class ContentCheckTests(unittest.TestCase):
         for layer in (small, large):
             self._cached_twice(layer)
         (check,) = _packing._caches[small]["values"]["weight"][3]
-        self.assertTrue(torch.equal(check[0], small.weight))
-        self.assertIsNot(check[0], small.weight)
+        self.assertIs(check[0], _packing._COPY)
+        self.assertTrue(torch.equal(check[1], small.weight))
+        self.assertNotEqual(check[1].data_ptr(), small.weight.data_ptr())
         (check,) = _packing._caches[large]["values"]["weight"][3]
-        self.assertEqual({type(v) for v in check}, {float})  # a checksum: no copy
+        self.assertIs(check[0], _packing._SUM)  # a checksum: no copy
+        self.assertEqual({type(v) for v in check[1]}, {float})
         large.weight.data[5].mul_(-1.0)
         self._assert_fresh(large)
 
