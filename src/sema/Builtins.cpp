@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include <array>
 #include <algorithm>
+#include <numeric>
 #include <mutex>
 
 #include "Habits.h"
@@ -1148,6 +1149,29 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                                c.checker().fmtShape(c.shape(0))),
                    c.checker().fmtShape(*target));
       return c.error();
+    }
+    if (inferred >= 0 && !total && known && *known > 0) {
+      // `reshape(x, [-1, 400])` of `[?, 16, 4, 4]`: each item's 256 elements do not fill
+      // whole rows of 400, so the -1 exists only for some batch sizes (25, 50, ...), and
+      // then rows mix items: the classic wrong flatten size of a classifier head.
+      std::optional<int64_t> perItem = 1;
+      bool batched = false;
+      for (DimId d : x->rankKnown ? c.shape(0) : std::vector<DimId>{}) {
+        if (ds.isUnknown(d)) {
+          batched = true;
+        } else {
+          perItem = multiply(perItem, ds.constValue(d));
+        }
+      }
+      if (batched && perItem && *perItem > 0 && *perItem % *known != 0) {
+        int64_t items = *known / std::gcd(*perItem, *known);
+        auto builder = checker.diags().report(
+            Diag::ReshapeMixesItems, checker.source(), checker.rangeOf(call),
+            checker.fmtShape(c.shape(0)), checker.fmtShape(*target), *perItem, *known, items);
+        if (target->size() == 2) {
+          builder.note(Note::ReshapeItemSize, *perItem, fmt::format("[-1, {}]", *perItem));
+        }
+      }
     }
     if (inferred >= 0) {
       (*target)[static_cast<size_t>(inferred)] =
