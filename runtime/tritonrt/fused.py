@@ -230,9 +230,12 @@ def run_layer(layer, x):
 
 
 def _hooked(module):
-    """Whether ``module`` has a forward hook other than pack()'s training guard (asked at
-    every call of every convolution: no list is built)."""
-    if getattr(module, "_forward_hooks", None):
+    """Whether ``module`` has a forward hook other than pack()'s training guard, or a
+    backward hook (a full backward hook returns the module's output as a view that no
+    activation may overwrite in place) (asked at every call of every convolution: no list
+    is built)."""
+    if getattr(module, "_forward_hooks", None) or getattr(module, "_backward_hooks", None) \
+            or getattr(module, "_backward_pre_hooks", None):
         return True
     pre = getattr(module, "_forward_pre_hooks", None)
     return bool(pre) and any(h is not _refuse_training for h in pre.values())
@@ -240,11 +243,14 @@ def _hooked(module):
 
 def _plain(*modules):
     """Whether calling each module would do exactly what folding assumes: a class this
-    package knows (not a subclass with its own ``forward``) and no forward hooks, on the
-    module or global, whose effect running it as one convolution would skip."""
+    package knows (not a subclass with its own ``forward``) and no hooks, on the module or
+    global, whose effect running it as one convolution (or an activation in place on its
+    output) would skip or break."""
     glob = torch.nn.modules.module
     if getattr(glob, "_global_forward_hooks", None) or \
-            getattr(glob, "_global_forward_pre_hooks", None):
+            getattr(glob, "_global_forward_pre_hooks", None) or \
+            getattr(glob, "_global_backward_hooks", None) or \
+            getattr(glob, "_global_backward_pre_hooks", None):
         return False
     for m in modules:
         if m is None:

@@ -318,7 +318,8 @@ def _check(t, old=None):
     if t.numel() > _EXACT_MAX or t.is_neg():
         return _SUM, _checksum(t)
     if old is not None and old[0] is _COPY and old[1].dtype == t.dtype \
-            and old[1].shape == t.shape and old[1].stride() == t.stride():
+            and old[1].shape == t.shape and old[1].stride() == t.stride() \
+            and not old[1].is_inference():  # made under inference_mode: read-only outside
         copy = old[1].copy_(t.detach())
     else:
         copy = t.detach().clone(memory_format=torch.preserve_format)
@@ -381,24 +382,33 @@ def _probe(n, salt=0):
 
 
 def _checksum(t):
-    """A sum of ``t``'s values (one of more than ``_EXACT_MAX``, or with the negative bit)
-    that depends on where each one is, in float64: its row sums and its column sums (as
-    ``[rows, -1]``), each weighted by a fixed vector of its own, so that many changes that
-    keep the plain sum (a permutation of rows whose sums differ, a transpose, a sign flip
-    of a weight that sums to zero, a clamp of opposite outliers) still change it. Blind to
-    a change that keeps every row and column sum (rows of equal sums swapped, as in an
-    identity; ``+d, -d, -d, +d`` at the corners of a rectangle): the price of checking a
-    large weight with two vectorized reads and no copy (a flat dot with a vector of its size
-    runs on the reference BLAS and costs ten times more). A NaN never equals another: a
-    weight holding one is recomputed at every call."""
+    """What stands for the values of ``t`` (one of more than ``_EXACT_MAX``, or with the
+    negative bit) in the inference cache's check, from three vectorized reads and no copy:
+    its row sums and its column sums (as ``[rows, -1]``) in its precision, each weighted by
+    a fixed vector of its own in float64, so that many changes that keep the plain sum (a
+    permutation of rows whose sums differ, a transpose, a sign flip of a weight that sums
+    to zero, a clamp of opposite outliers) change it; and the exact sum of each row's bit
+    patterns as integers (wrapping), so that no change of a single value is lost to the
+    rounding of a float sum (one ulp that moves a value across a rounding edge of the
+    quantizer). Blind to an edit that keeps every row and column sum and every row's
+    integer sum (rows of equal contents swapped, as in a permuted identity) -- the price of
+    not keeping a copy of a large weight (a flat dot with a vector of its size runs on the
+    reference BLAS and costs ten times more). A NaN never equals another: a weight holding
+    one is recomputed at every call."""
     t = t.detach()
+    if t.is_neg():
+        t = t.resolve_neg()
     if t.dim() == 0:
         return (float(t),)
     m = t.reshape(t.shape[0], -1)
     dtype = None if t.element_size() >= 4 else torch.float32
     rows = m.sum(dim=1, dtype=dtype).double()
     cols = m.sum(dim=0, dtype=dtype).double()
-    return (float(rows @ _probe(rows.numel(), 0)), float(cols @ _probe(cols.numel(), 1)))
+    bits = _BITS.get(t.dtype)
+    exact = (m.view(bits) if bits is not None else m).sum(
+        dim=1, dtype=torch.int64 if t.element_size() == 8 else torch.int32)
+    return (float(rows @ _probe(rows.numel(), 0)), float(cols @ _probe(cols.numel(), 1)),
+            exact.numpy().tobytes())
 
 
 # Tensors of up to this many values (512 KB in float32) are compared with a copy of

@@ -1435,6 +1435,51 @@ class ContentCheckTests(unittest.TestCase):
         self._cached_twice(layer)
         self.assertEqual(values["weight"][4], 0)
 
+    def test_one_ulp_of_a_large_weight(self):
+        # Below the float32 rounding of its row and column sums, one ulp of one value of a
+        # weight of more than _EXACT_MAX values still changes the check (the rows' exact
+        # integer sums of bits), here where it moves the value across a rounding edge.
+        torch.manual_seed(0)
+        layer = tritonrt.TernaryLinear(784, 256).eval()
+        self.assertGreater(layer.weight.numel(), _packing._EXACT_MAX)
+        inf, zero = torch.tensor(float("inf")), torch.tensor(0.0)
+        flat = layer.weight.data.view(-1)
+        with torch.no_grad():
+            for _ in range(5):  # settle a value at half the scale
+                flat[1000] = 0.5 * layer.weight.abs().mean()
+            while ternary_quantize(layer.weight, training=False).view(-1)[1000] != 0:
+                flat[1000] = torch.nextafter(flat[1000], zero)
+            below = flat[1000].clone()
+            up = below
+            while True:
+                up = torch.nextafter(up, inf)
+                flat[1000] = up
+                if ternary_quantize(layer.weight, training=False).view(-1)[1000] != 0:
+                    break
+            flat[1000] = below
+        self._cached_twice(layer)
+        flat[1000] = up
+        with torch.no_grad():
+            self.assertNotEqual(float(tritonrt.weight(layer, "weight").view(-1)[1000]), 0.0)
+        self._assert_fresh(layer)
+
+    def test_inference_mode_then_no_grad(self):
+        # Validation under inference_mode makes the entry (its copy is an inference tensor,
+        # read-only outside that mode); after a weight change, no_grad must still work.
+        layer = tritonrt.TernaryLinear(8, 4).eval()
+        conv, bn = tritonrt.TernaryConv2d(4, 4, 3, padding=1).eval(), nn.BatchNorm2d(4).eval()
+        x = torch.randn(1, 4, 130, 130)  # folded: at least _FOLD_MIN_ELEMENTS
+        with torch.inference_mode():
+            tritonrt.weight(layer, "weight")
+            tritonrt.conv_bn_act(conv, bn, x)
+        for update in (lambda p: p.data.mul_(-1.0), lambda p: p.data.add_(0.5)):
+            update(layer.weight)
+            update(conv.weight)
+            self._assert_fresh(layer)
+            with torch.no_grad():
+                self.assertTrue(torch.allclose(tritonrt.conv_bn_act(conv, bn, x), bn(conv(x)),
+                                               atol=1e-4))
+
     def test_copies_only_for_small_weights(self):
         small = tritonrt.TernaryLinear(8, 4).eval()
         large = tritonrt.TernaryLinear(1024, 256).eval()
@@ -1447,7 +1492,9 @@ class ContentCheckTests(unittest.TestCase):
         self.assertNotEqual(check[1].data_ptr(), small.weight.data_ptr())
         (check,) = _packing._caches[large]["values"]["weight"][3]
         self.assertIs(check[0], _packing._SUM)  # a checksum: no copy
-        self.assertEqual({type(v) for v in check[1]}, {float})
+        self.assertEqual({type(v) for v in check[1]}, {float, bytes})
+        self.assertLess(sum(len(v) for v in check[1] if isinstance(v, bytes)),
+                        large.weight.numel())
         large.weight.data[5].mul_(-1.0)
         self._assert_fresh(large)
 
@@ -1535,6 +1582,23 @@ class BatchNormFoldingTests(FoldAlways, unittest.TestCase):
         with torch.no_grad():
             self.assertTrue(torch.allclose(tritonrt.conv_bn_act(doubled, bn, x),
                                            bn(doubled(x)), atol=1e-5, rtol=1e-5))
+
+    def test_backward_hooks_keep_their_view(self):
+        # A full backward hook returns the module's output as a view made by a custom
+        # Function: the activation after the batch norm must not overwrite it in place
+        # (training, and Grad-CAM style autograd in eval).
+        for hooked in ("bn", "conv"):
+            for training in (True, False):
+                conv, bn = self._pair(tritonrt.TernaryConv2d(4, 8, 3, padding=1))
+                conv.train(training)
+                bn.train(training)
+                grads = []
+                module = bn if hooked == "bn" else conv
+                module.register_full_backward_hook(lambda m, gi, go: grads.append(go[0]))
+                x = torch.randn(2, 4, 9, 9, requires_grad=True)
+                tritonrt.conv_bn_act(conv, bn, x, act="relu").sum().backward()
+                self.assertEqual(len(grads), 1, (hooked, training))
+                self.assertIsNotNone(x.grad)
 
     def test_fold_follows_statistics_and_training(self):
         conv, bn = self._pair(tritonrt.TernaryConv2d(4, 8, 3, padding=1))
@@ -1670,6 +1734,21 @@ class CpuKernelTests(unittest.TestCase):
             traced = torch.jit.trace(layer, x)
             self.assertNotIn("mkldnn", str(traced.graph))
             self.assertTrue(torch.allclose(traced(x), layer(x), atol=1e-5, rtol=1e-5))
+
+    def test_trace_with_its_check_and_gradients(self):
+        # torch.jit.trace checks the trace by running it again under no_grad: the
+        # straight-through term must be in the graph whatever the grad mode, and a graph
+        # traced under no_grad must still train the latent weight.
+        for grad in (True, False):
+            for training in (True, False):
+                layer = tritonrt.TernaryLinear(16, 8).train(training)
+                x = torch.randn(4, 16)
+                with torch.set_grad_enabled(grad):
+                    traced = torch.jit.trace(layer, x)  # check_trace=True
+                traced(x).sum().backward()
+                self.assertIsNotNone(layer.weight.grad, (grad, training))
+                with torch.no_grad():
+                    self.assertTrue(torch.allclose(traced(x), layer(x), atol=1e-5))
 
     def test_tracing_warns_nothing_about_weights(self):
         # A weight's static size read as a number gave two TracerWarnings per weight,
