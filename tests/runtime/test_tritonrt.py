@@ -943,9 +943,52 @@ class LoaderTests(FoldAlways, unittest.TestCase):
         with self.assertRaises(FileNotFoundError):
             tritonrt.load(os.path.join(self.tmp, "missing.py"))
 
+    def test_whole_models_load_in_another_process(self):
+        # torch.save(model) pickles the class by module name: a fresh process (a restart, a
+        # spawn DataLoader worker) must import it from the same file, never from another
+        # file with the same stem that it loaded first; a file that is gone says so.
+        import subprocess
+        first = os.path.join(self.tmp, "a", "model.py")
+        other = os.path.join(self.tmp, "b", "model.py")
+        for path, scale in ((first, "1.0"), (other, "100.0")):
+            os.makedirs(os.path.dirname(path))
+            with open(path, "w") as f:
+                code = GENERATED.replace('return x @ tritonrt.weight(self, "w") + self.b',
+                                         'return (x @ tritonrt.weight(self, "w") + self.b) * '
+                                         + scale)
+                self.assertNotEqual(code, GENERATED)
+                f.write(code)
+        m = tritonrt.load(first).TernaryFC(n_in=16, n_out=8).eval()
+        x = torch.ones(2, 16)
+        saved = os.path.join(self.tmp, "whole.pt")
+        torch.save(m, saved)
+        with torch.no_grad():
+            want = m(x)
+        script = textwrap.dedent("""
+            import sys, torch, tritonrt
+            if sys.argv[2] == "other-first":
+                tritonrt.load(sys.argv[3])
+            m = torch.load(sys.argv[1])
+            with torch.no_grad():
+                print(float(m(torch.ones(2, 16)).sum()))
+        """)
+        env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "runtime"))
+        for how in ("plain", "other-first"):
+            run = subprocess.run([sys.executable, "-c", script, saved, how, other], env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 universal_newlines=True)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertAlmostEqual(float(run.stdout), float(want.sum()), places=3)
+        os.remove(first)
+        run = subprocess.run([sys.executable, "-c", script, saved, "plain", other], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             universal_newlines=True)
+        self.assertNotEqual(run.returncode, 0)
+        self.assertIn("was loaded from %s, which no longer exists" % first, run.stderr)
+
     def test_loaded_models_pickle(self):
-        # pickle (and torch.save of a whole model) imports a class's module by name; a loaded
-        # module's name is under the package tritonrt_generated, which must exist too.
+        # pickle (and torch.save of a whole model) imports a class's module by name: a
+        # loaded module's name is under tritonrt.generated and holds its file's path.
         path = self._write("model.py", GENERATED)
         m = tritonrt.load(path).TernaryFC(n_in=16, n_out=8).eval()
         x = torch.randn(3, 16)
