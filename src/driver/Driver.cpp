@@ -270,6 +270,7 @@ EmitOptions pyTorchEmitOptions(const CompileOptions& options, const std::string&
   // The memory-layout level: tensors released after their last use.
   emit.releaseDeadTensors = options.optLevel == '2' || options.optLevel == '3' ||
                             options.optLevel == 's';
+  emit.accumulateConcat = emit.releaseDeadTensors;
   emit.inlineSingleUse = options.optLevel == 's';
   emit.returnDirectly = options.optLevel != '0';
   return emit;

@@ -564,6 +564,17 @@ class Emitter {
   struct Loop {
     std::vector<std::string> results;
   };
+  /// A loop-carried `acc = concat([acc, x], dim=d)` written as a list the loop
+  /// appends to and one `torch.cat` after it (findAccumulations).
+  struct Accumulation {
+    size_t result;    ///< which of the loop's results
+    OpId list;        ///< `list %acc, %x`: becomes `parts.append(x)`
+    OpId concat;      ///< `concat(list, dim)`: its value is the loop's target
+    ValueId item;     ///< %x
+    ValueId dim;      ///< the dim operand, or invalid for the default 0
+  };
+  /// The accumulations of the `for` op `id` (-O2 and up; see the For case).
+  std::vector<Accumulation> findAccumulations(OpId id) const;
 
   const Module& m_;
   EmitOptions options_;
@@ -614,6 +625,10 @@ class Emitter {
   /// Names given to values before they are defined: the results of an `if`
   /// that an `else` block yields take the outer `if`'s (an `elif`).
   std::unordered_map<uint32_t, std::string> presetNames_;
+  /// List ops written as `<parts>.append(x)`, by op index: the parts' name.
+  std::unordered_map<uint32_t, std::string> appendTo_;
+  /// Concat ops not written (their value is the loop's target), by op index.
+  std::unordered_map<uint32_t, std::string> accumulated_;
   std::unordered_set<uint32_t> dead_;  ///< pure ops whose results nothing emitted reads
   std::string shapeHint_;  ///< a weight's declared shape, for creation calls without one
   std::unordered_map<uint32_t, uint32_t> useCounts_;  ///< per value, in the function emitted
@@ -1526,6 +1541,75 @@ void Emitter::emitBlock(BlockId block, int depth) {
   }
 }
 
+// A result of the `for` op `id` that its body computes, at its top level, as
+// `concat(list(acc, x), dim)` of its own carried value `acc`, where `acc`, the
+// list and the concat have no other use (no `break` or `continue` in the body,
+// which would carry another value out) and `dim` is a constant or comes from
+// outside the loop.
+std::vector<Emitter::Accumulation> Emitter::findAccumulations(OpId id) const {
+  const Op& loop = m_.op(id);
+  BlockId bodyId = loop.regions[0];
+  const Block& body = m_.blocks[bodyId.index];
+  if (body.ops.empty() || m_.op(body.ops.back()).kind != OpKind::Yield) return {};
+  std::unordered_map<uint32_t, uint32_t> uses;
+  bool exits = false;
+  std::function<void(BlockId)> count = [&](BlockId block) {
+    for (OpId inner : m_.blocks[block.index].ops) {
+      const Op& op = m_.op(inner);
+      exits = exits || op.kind == OpKind::Break || op.kind == OpKind::Continue;
+      for (ValueId v : m_.operands(inner)) ++uses[v.index];
+      for (BlockId r : m_.regionsOf(inner)) {
+        if (r.isValid()) count(r);
+      }
+    }
+  };
+  count(bodyId);
+  if (exits) return {};
+  auto usedOnce = [&](ValueId v) { return uses[v.index] == 1; };
+  auto inBody = [&](ValueId v) {
+    const Value& value = m_.values[v.index];
+    BlockId block = value.def.isValid() ? m_.op(value.def).parent : value.block;
+    while (block.isValid()) {
+      if (block == bodyId) return true;
+      OpId owner = m_.blocks[block.index].parent;
+      if (!owner.isValid()) return false;
+      block = m_.op(owner).parent;
+    }
+    return false;
+  };
+  std::span<const ValueId> yielded = m_.operands(body.ops.back());
+  std::vector<Accumulation> found;
+  for (size_t i = 0; i < m_.results(id).size() && i < yielded.size(); ++i) {
+    ValueId acc = body.args[1 + i];
+    OpId concat = m_.values[yielded[i].index].def;
+    if (!concat.isValid() || m_.op(concat).kind != OpKind::Builtin ||
+        static_cast<BuiltinFn>(m_.op(concat).intAttr) != BuiltinFn::Concat ||
+        m_.op(concat).parent != bodyId || !usedOnce(yielded[i])) {
+      continue;
+    }
+    std::span<const ValueId> args = m_.operands(concat);
+    std::span<const int64_t> params = m_.ints(concat);
+    ValueId list, dim;
+    for (size_t k = 0; k < args.size(); ++k) (params[k] == 0 ? list : dim) = args[k];
+    if (!list.isValid() || !usedOnce(list)) continue;
+    OpId listOp = m_.values[list.index].def;
+    if (!listOp.isValid() || m_.op(listOp).kind != OpKind::List || m_.op(listOp).parent != bodyId ||
+        m_.operands(listOp).size() != 2 || m_.operands(listOp)[0] != acc || !usedOnce(acc)) {
+      continue;
+    }
+    if (dim.isValid()) {
+      OpId dimDef = m_.values[dim.index].def;
+      bool constant = dimDef.isValid() && m_.op(dimDef).kind == OpKind::Constant;
+      if (!constant && inBody(dim)) continue;
+    }
+    if (!holdsTensors(m_.typeOf(acc)) || !holdsTensors(m_.typeOf(m_.operands(listOp)[1]))) {
+      continue;
+    }
+    found.push_back(Accumulation{i, listOp, concat, m_.operands(listOp)[1], dim});
+  }
+  return found;
+}
+
 // After the statement of its last use, `del` each tensor the body holds in a
 // local of its own. A use inside an op's regions counts at that op; a value
 // whose expression is inlined where it is used (not a local) extends the uses
@@ -1680,6 +1764,15 @@ void Emitter::emitOp(OpId id, int depth) {
       (o.kind == OpKind::If || o.kind == OpKind::For || o.kind == OpKind::While)) {
     noteHeader(nesting(depth), o.loc);
   }
+  if (auto append = appendTo_.find(id.index); append != appendTo_.end()) {
+    line(depth, fmt::format("{}.append({})", append->second,
+                            unparenthesized(e(operands[1]), std::string::npos)));
+    return;
+  }
+  if (auto target = accumulated_.find(id.index); target != accumulated_.end()) {
+    expr_[results[0].index] = target->second;  // the yield assigns nothing
+    return;
+  }
   switch (o.kind) {
     case OpKind::Constant:
     case OpKind::Hyper:
@@ -1738,6 +1831,23 @@ void Emitter::emitOp(OpId id, int depth) {
         expr_[body.args[1 + i].index] = t;
         targets.push_back(t);
       }
+      // `acc = concat([acc, x], dim=d)` carried by the loop copies all of `acc` at every
+      // step (quadratic in the steps): append the parts to a list instead, and
+      // concatenate them once after the loop (the same values: cat is associative).
+      std::vector<Accumulation> accumulations =
+          options_.accumulateConcat ? findAccumulations(id) : std::vector<Accumulation>{};
+      std::vector<std::string> parts;
+      for (const Accumulation& a : accumulations) {
+        const Value& named = m_.values[results[a.result].index];
+        std::string base = (named.name.isValid() ? name(named.name) : "t") + "_parts";
+        if (ctx_ == Context::Global) base = globalTemps_ + base;  // as local() does
+        parts.push_back(fresh(base));
+        line(depth, fmt::format("{} = [{}]", parts.back(),
+                                unparenthesized(inits[a.result], std::string::npos)));
+        inits[a.result] = targets[a.result];  // not assigned: the list holds it
+        appendTo_[a.list.index] = parts.back();
+        accumulated_[a.concat.index] = targets[a.result];
+      }
       assignAll(depth, targets, inits);
       std::string iv = local(body.args[0]);
       line(depth, fmt::format("for {} in range({}, {}, {}):", iv, e(operands[0]), e(operands[1]),
@@ -1747,6 +1857,14 @@ void Emitter::emitOp(OpId id, int depth) {
       emitBlock(o.regions[0], depth + 1);
       loops_.pop_back();
       yieldTargets_.pop_back();
+      for (size_t k = 0; k < accumulations.size(); ++k) {
+        const Accumulation& a = accumulations[k];
+        std::string dimText = a.dim.isValid() ? unparenthesized(e(a.dim), std::string::npos) : "0";
+        line(depth, fmt::format("{} = torch.cat({}, dim={})", targets[a.result], parts[k], dimText));
+        line(depth, "del " + parts[k]);
+        appendTo_.erase(a.list.index);
+        accumulated_.erase(a.concat.index);
+      }
       return;
     }
     case OpKind::While: {

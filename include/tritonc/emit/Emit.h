@@ -23,6 +23,10 @@ struct EmitOptions {
   /// use (`del t, h1`), as hand-written `x = f(x)` code does, instead of
   /// keeping every intermediate alive until `return` (-O2, -O3, -Os).
   bool releaseDeadTensors = false;
+  /// Write a loop-carried `acc = concat([acc, x], dim=d)` as a list the loop
+  /// appends to and one `torch.cat` after the loop (linear in the steps, not
+  /// quadratic) (-O2, -O3, -Os).
+  bool accumulateConcat = false;
   /// Write a short expression used once, by the next statement, into that
   /// statement instead of a local of its own (-Os: fewer lines, and the
   /// temporary dies with the statement).
