@@ -429,6 +429,65 @@ def test_dead_tensors_are_released_in_loops_and_branches(ctx):
             raise AssertionError("-O1 and -O2 differ: %s vs %s" % (a, b))
 
 
+GRU_CONCAT = """
+layer TernaryGRU(inp: int, hid: int, x: Tensor<float32, [?, ?, inp]>) -> Tensor<float32, [?, ?, hid]> {
+    let wx = TernaryLinear(inp, 3 * hid)
+    let wh = TernaryLinear(hid, 3 * hid, bias=false)
+    let outs = zeros([x.shape[0], 0, hid])
+    let h = zeros([x.shape[0], hid])
+    for i in range(x.shape[1]) {
+        let gx = split(wx(x[:, i, :]), hid, dim=1)
+        let gh = split(wh(h), hid, dim=1)
+        let r = sigmoid(gx[0] + gh[0])
+        let z = sigmoid(gx[1] + gh[1])
+        let n = tanh(gx[2] + r * gh[2])
+        h = (1.0 - z) * n + z * h
+        outs = concat([outs, unsqueeze(h, 1)], dim=1)
+    }
+    return outs
+}
+
+layer Model(x: Tensor<float32, [?, ?, 8]>) -> Tensor<float32, [?, ?, 16]> {
+    let rnn = TernaryGRU(8, 16)
+    return rnn(x)
+}
+"""
+
+
+def test_accumulated_concat_equals_the_loop_as_written(ctx):
+    """-O2 writes a loop-carried `outs = concat([outs, x], dim=1)` as appends to a list and one
+    torch.cat after the loop; outputs and gradients equal -O0's (which concatenates at every
+    step), for several lengths including none."""
+    results = {}
+    for level in ("-O0", "-O2", "-Os"):
+        path = ctx.compile_text(GRU_CONCAT, level)
+        with open(path) as f:
+            code = f.read()
+        if (level != "-O0") != ("outs_parts.append(" in code):
+            raise AssertionError("%s: accumulation %s\n%s" % (
+                level, "missing" if level != "-O0" else "at -O0", code))
+        torch.manual_seed(0)
+        model = entry(load(path))()
+        if level != "-O0":
+            model.load_state_dict(results["-O0"][0])
+        runs = []
+        for steps in (0, 1, 5):
+            x = torch.randn(3, steps, 8, requires_grad=True)
+            y = model(x)
+            if steps == 0:  # the initial zeros: nothing to differentiate
+                runs.append((y.detach(),))
+                continue
+            y.sum().backward()
+            runs.append((y.detach(), x.grad.clone(), model.rnn.wx.weight.grad.clone()))
+            model.zero_grad()
+        results[level] = (model.state_dict(), runs)
+    for level in ("-O2", "-Os"):
+        for (a, b) in zip(results["-O0"][1], results[level][1]):
+            for u, v in zip(a, b):
+                if u.shape != v.shape or not torch.allclose(u, v, rtol=1e-5, atol=1e-6):
+                    raise AssertionError("-O0 and %s differ: %s vs %s" % (level, u, v))
+
+
 def test_os_writes_single_use_values_into_their_statement(ctx):
     """-Os: a short value used once, by the next statement, is written into it (no local of
     its own), sub-module calls included; -O2 keeps one statement per op (but returns a
@@ -4479,6 +4538,7 @@ def all_tests():
               test_creations_take_a_dtype,
               test_broadcast_of_two_size_variables_is_checked_against_the_declared_type,
               test_dead_tensors_are_released_in_loops_and_branches,
+              test_accumulated_concat_equals_the_loop_as_written,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
               test_nested_instances_each_run, test_control_flow_and_builtins,
               test_split_with_a_list_of_sizes, test_adaptive_pool_to_height_and_width,
