@@ -273,10 +273,11 @@ def _foldable(conv, bn):
     return all(hasattr(conv, a) for a in ("stride", "padding", "dilation", "groups"))
 
 
-def _conv_weight(conv):
-    """The weight the convolution computes with (quantized, or unpacked, if ternary)."""
+def _conv_weight(conv, cache=True):
+    """The weight the convolution computes with (quantized, or unpacked, if ternary;
+    ``cache``: as ``tritonrt.weight``'s)."""
     if "weight" in getattr(conv, "_ternary_weights", ()):
-        return weight(conv, "weight")
+        return weight(conv, "weight", cache=cache)
     return conv.weight
 
 
@@ -324,10 +325,13 @@ def _folded(conv, bn):
     stamp, content = _bn_stamp(conv, bn, sources)
 
     def compute():
-        w = _conv_weight(conv)
+        # The weight itself is not kept too: the folded one is (one float copy, not two).
+        w = _conv_weight(conv, cache=False)
         scale, bias = _bn_affine(conv, bn)
         return w * scale.reshape(-1, 1, 1, 1).to(w.dtype), bias.to(w.dtype)
 
+    if not getattr(conv, "_tritonrt_cache_unpacked", True):
+        return compute()  # pack(cache=False): a serving model keeps no float weight
     return _cached(conv, "_tritonrt_folded_bn", stamp, compute, sources, content)
 
 

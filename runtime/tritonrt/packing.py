@@ -424,14 +424,16 @@ _TRAINING_MESSAGE = ("tritonrt: %s has packed ternary weights and runs inference
 _tracing = threading.local()  # .quiet: weight() is running with TracerWarnings ignored
 
 
-def weight(module, name):
+def weight(module, name, cache=True):
     """The value of the ternary weight ``name`` of ``module`` to compute with.
 
     Packed module: unpacks the ``uint8`` buffer ``name`` and scales it by ``name + "_scale"``
     (float32 ``s * q``, identical to the unpacked module's eval value). Otherwise:
     ``ternary_quantize`` of the latent parameter with the weight's method and the module's
     training flag (straight-through gradient). In inference (eval mode under
-    ``torch.no_grad()``) the value is cached until the parameter changes.
+    ``torch.no_grad()``) the value is cached until the parameter changes, unless ``cache``
+    is false (the batch-norm fold, which caches the folded weight instead: one float copy
+    of the weight, not two).
     """
     # torch.jit.trace warns where a weight's size (static) is read as a Python number:
     # two TracerWarnings per weight that would hide those about the user's own code.
@@ -473,7 +475,7 @@ def weight(module, name):
                 w._tritonrt_source = (weakref.ref(module), name)
             return w
 
-        if compiling or not getattr(module, "_tritonrt_cache_unpacked", True):
+        if compiling or not cache or not getattr(module, "_tritonrt_cache_unpacked", True):
             return unpacked()
         return _cached(module, name, _stamp(packed, scale), unpacked, (packed, scale))
     method, threshold = _method_of(module, name)
@@ -483,7 +485,7 @@ def weight(module, name):
         return ternary_quantize(latent, method=method, threshold=threshold,
                                 training=module.training)
 
-    if compiling:
+    if compiling or not cache:
         return quantize()
     # A frozen (packed, then unpacked) weight's values are not checked: deployed.
     frozen = flags.get("_tritonrt_frozen", False)
@@ -568,7 +570,18 @@ def _check_packed_state(module, state_dict, prefix, local_metadata, strict, miss
         key = prefix + name
         packed = state_dict.get(key)
         rows, cols = _rows_cols(packed_rows_shape(module, name, shape))
-        # (Anything else torch reports: a missing key, the dtype, a size mismatch.)
+        # torch casts what it copies into a buffer: int64 codes (another program's) would
+        # load unchecked, and a float (unpacked) weight of the packed shape would load as
+        # codes. (Anything else torch reports: a missing key, a size mismatch.)
+        if isinstance(packed, torch.Tensor) and packed.dtype != torch.uint8:
+            refuse_weight(key, name,
+                   "tritonrt: %s holds %s values; a packed ternary weight holds uint8 codes "
+                   "(four 2-bit codes a byte)%s" % (
+                       key, str(packed.dtype).replace("torch.", ""),
+                       ": this is an unpacked (float) checkpoint; load it before "
+                       "tritonrt.pack(), or pack the model it came from" if
+                       packed.is_floating_point() else ""))
+            continue
         if isinstance(packed, torch.Tensor) and packed.dtype == torch.uint8 \
                 and tuple(packed.shape) == (rows, (cols + 3) // 4) and packed.numel():
             codes = _codes(packed)

@@ -585,6 +585,30 @@ class PackedModuleTests(unittest.TestCase):
                     tritonrt.clear_cache(lin)
                     self.assertTrue(torch.equal(got, lin(x)), n)
 
+    def test_packed_codes_of_another_dtype_are_refused(self):
+        # torch casts what it copies into a buffer: int64 codes (another program's, numpy's
+        # default) would load with an invalid code 3 unchecked, and a float (unpacked)
+        # weight of the packed shape ([4, 1] for in_features 1) would load as codes.
+        torch.manual_seed(3)
+        source = pack(TernaryLinear(8, 3))
+        sd = source.state_dict()
+        bad = sd["weight"].clone()
+        bad[0, 0] = 0xFF  # four codes 0b11
+        for dtype in (torch.int16, torch.int64, torch.float32):
+            target = pack(TernaryLinear(8, 3))
+            before = target.weight.clone()
+            with self.assertRaises(RuntimeError) as ctx:
+                target.load_state_dict(dict(sd, weight=bad.to(dtype)))
+            self.assertIn("holds %s values" % str(dtype).replace("torch.", ""),
+                          str(ctx.exception))
+            self.assertTrue(torch.equal(target.weight, before))
+        unpacked = TernaryLinear(1, 4)
+        target = pack(TernaryLinear(1, 4))
+        self.assertEqual(unpacked.weight.shape, target.weight.shape)  # [4, 1] both
+        with self.assertRaises(RuntimeError) as ctx:
+            target.load_state_dict(unpacked.state_dict(), strict=False)
+        self.assertIn("an unpacked (float) checkpoint", str(ctx.exception))
+
     def test_packed_state_dict_of_another_shape_is_refused(self):
         # in_features 7 and 5 both pack to [out, 2] bytes: torch's shape check passes, the
         # padding codes tell them apart (unless the 7-wide weight's last trits are all 0).
@@ -1642,6 +1666,27 @@ class BatchNormFoldingTests(FoldAlways, unittest.TestCase):
                 tritonrt.conv_bn_act(conv, bn, x, act="relu").sum().backward()
                 self.assertEqual(len(grads), 1, (hooked, training))
                 self.assertIsNotNone(x.grad)
+
+    def test_fold_keeps_one_float_copy_and_none_without_cache(self):
+        # The folded weight is cached, the unfolded one (unpacked or quantized) is not as
+        # well; pack(cache=False) keeps no float weight at all while serving.
+        x = torch.randn(1, 4, 130, 130)  # folded: at least _FOLD_MIN_ELEMENTS
+        for packed, cache in ((False, True), (True, True), (True, False)):
+            conv, bn = self._pair(tritonrt.TernaryConv2d(4, 8, 3, padding=1))
+            model = nn.Sequential(conv, bn).eval()
+            if packed:
+                pack(model, cache=cache)
+            with torch.no_grad():
+                want = bn(conv(x))
+                tritonrt.packing.clear_cache(model)
+                got = tritonrt.conv_bn_act(conv, bn, x)
+            self.assertTrue(torch.allclose(got, want, atol=1e-4))
+            held = tritonrt.packing._caches.get(conv, {}).get("values", {})
+            weights = [k for k, v in held.items() if isinstance(v[1], torch.Tensor) and
+                       v[1].shape == (8, 4, 3, 3) or isinstance(v[1], tuple) and
+                       v[1][0].shape == (8, 4, 3, 3)]
+            self.assertEqual(weights, ["_tritonrt_folded_bn"] if cache else [],
+                             (packed, cache, list(held)))
 
     def test_fold_follows_statistics_and_training(self):
         conv, bn = self._pair(tritonrt.TernaryConv2d(4, 8, 3, padding=1))
