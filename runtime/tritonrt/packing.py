@@ -245,7 +245,7 @@ def _cached(module, name, stamp, compute, sources, content=()):
         if hit[4]:
             hit[4] = 0
         return hit[1]
-    cache.pop(name, None)  # before its copies are reused for the new entry
+    cache.pop(name, None)
     if not _cacheable(sources, content):
         return compute()
     misses = hit[4] + 1 if hit is not None else 0
@@ -254,9 +254,8 @@ def _cached(module, name, stamp, compute, sources, content=()):
         # access): checking and copying would only add to every call.
         cache[name] = [None, _VOLATILE_CALLS]
         return compute()
-    old = hit[3] if hit is not None and len(hit[3]) == len(content) else (None,) * len(content)
-    checks = tuple(map(_check, content, old))
-    del hit, old  # the old value's memory is free for the new one
+    checks = tuple(map(_check, content))
+    del hit  # the old value's memory is free for the new one
     value = compute()
     cache[name] = [stamp, value, tuple(t.detach() for t in sources), checks, misses]
     return value
@@ -307,22 +306,17 @@ def _cacheable(sources, content):
 _COPY, _SUM = "copy", "sum"  # the kinds of _check
 
 
-def _check(t, old=None):
+def _check(t):
     """What ``_unchanged`` compares ``t`` with later: for a tensor of up to ``_EXACT_MAX``
     values, ``(_COPY, copy, address, nbytes)``: a copy, its address and, where ``memcmp`` can
     compare it as one block of memory, its size in bytes (else None: ``torch.equal`` of the
     bits); for a larger one, or one with the negative bit (whose bytes are not its values),
-    ``(_SUM, checksum)`` (two vectorized reads, no copy; ``_checksum``). ``old``: the check
-    ``t``'s previous entry had; its copy is reused when it has ``t``'s layout (a weight that
-    changes at every call, an EMA target network, costs a memcpy, not an allocation)."""
+    ``(_SUM, checksum)`` (three vectorized reads, no copy; ``_checksum``). A new copy each
+    time: another thread may be comparing with the old entry's copy (reusing it served a
+    stale value one call in 200 under four threads)."""
     if t.numel() > _EXACT_MAX or t.is_neg():
         return _SUM, _checksum(t)
-    if old is not None and old[0] is _COPY and old[1].dtype == t.dtype \
-            and old[1].shape == t.shape and old[1].stride() == t.stride() \
-            and not old[1].is_inference():  # made under inference_mode: read-only outside
-        copy = old[1].copy_(t.detach())
-    else:
-        copy = t.detach().clone(memory_format=torch.preserve_format)
+    copy = t.detach().clone(memory_format=torch.preserve_format)
     dense = _memcmp is not None and copy.stride() == t.stride() and (
         t.is_contiguous() or (t.dim() == 4 and
                               t.is_contiguous(memory_format=torch.channels_last)))

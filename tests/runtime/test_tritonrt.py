@@ -1106,9 +1106,9 @@ class LoaderTests(FoldAlways, unittest.TestCase):
         reads = []
         real = packing._check, packing._unchanged
 
-        def checking(t, old=None):
+        def checking(t):
             reads.append(t.shape)
-            return real[0](t, old)
+            return real[0](t)
 
         def comparing(t, check):
             reads.append(t.shape)
@@ -1546,6 +1546,49 @@ class ContentCheckTests(unittest.TestCase):
             with torch.no_grad():
                 self.assertTrue(torch.allclose(tritonrt.conv_bn_act(conv, bn, x), bn(conv(x)),
                                                atol=1e-4))
+
+    def test_a_thread_comparing_with_an_old_entry(self):
+        # Thread A has read the entry when thread B, seeing a change made through .data,
+        # makes a new one: A's comparison must still be with the copy of the old values
+        # (reusing that copy for B's entry served A the old weight's value).
+        import threading
+        layer = tritonrt.TernaryLinear(4, 4).eval()
+        with torch.no_grad():
+            layer.weight.copy_(torch.eye(4))
+        self._cached_twice(layer)
+        layer.weight.data.mul_(-1.0)
+        with torch.no_grad():
+            want = ternary_quantize(layer.weight.detach(), training=False)
+        real = _packing._unchanged
+        a_read, b_done = threading.Event(), threading.Event()
+
+        def slow(t, check):
+            if threading.current_thread().name == "A":
+                a_read.set()
+                b_done.wait(5)
+            return real(t, check)
+
+        got = {}
+
+        def run(name):
+            if name == "B":
+                a_read.wait(5)
+            with torch.no_grad():
+                got[name] = tritonrt.weight(layer, "weight")
+            if name == "B":
+                b_done.set()
+
+        _packing._unchanged = slow
+        try:
+            threads = [threading.Thread(target=run, args=(n,), name=n) for n in "AB"]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
+            _packing._unchanged = real
+        self.assertTrue(torch.equal(got["B"], want))
+        self.assertTrue(torch.equal(got["A"], want))
 
     def test_copies_only_for_small_weights(self):
         small = tritonrt.TernaryLinear(8, 4).eval()
