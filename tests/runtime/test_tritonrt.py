@@ -1003,12 +1003,26 @@ class LoaderTests(FoldAlways, unittest.TestCase):
                                  universal_newlines=True)
             self.assertEqual(run.returncode, 0, run.stderr)
             self.assertAlmostEqual(float(run.stdout), float(want.sum()), places=3)
-        os.remove(first)
-        run = subprocess.run([sys.executable, "-c", script, saved, "plain", other], env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             universal_newlines=True)
-        self.assertNotEqual(run.returncode, 0)
-        self.assertIn("was loaded from %s, which no longer exists" % first, run.stderr)
+        # The file compiled again from an edited source: the saved model's code is gone.
+        with open(first, "a") as f:
+            f.write("\n# compiled again\n")
+        for gone in (False, True):
+            if gone:
+                os.remove(first)
+            run = subprocess.run([sys.executable, "-c", script, saved, "plain", other],
+                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 universal_newlines=True)
+            self.assertNotEqual(run.returncode, 0)
+            self.assertIn("was loaded from %s, which %s" % (
+                first, "no longer exists" if gone else "has changed since"), run.stderr)
+        # A stem that is not ASCII (pickle writes module names as ASCII).
+        accented = self._write("mod\u00e8le.py", GENERATED)
+        m = tritonrt.load(accented).TernaryFC(n_in=16, n_out=8).eval()
+        buffer = io.BytesIO()
+        torch.save(m, buffer)
+        buffer.seek(0)
+        with torch.no_grad():
+            self.assertTrue(torch.equal(torch.load(buffer)(x), m(x)))
 
     def test_loaded_models_pickle(self):
         # pickle (and torch.save of a whole model) imports a class's module by name: a
