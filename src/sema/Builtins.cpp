@@ -1150,20 +1150,23 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                    c.checker().fmtShape(*target));
       return c.error();
     }
-    if (inferred >= 0 && !total && known && *known > 0) {
-      // `reshape(x, [-1, 400])` of `[?, 16, 4, 4]`: each item's 256 elements do not fill
-      // whole rows of 400, so the -1 exists only for some batch sizes (25, 50, ...), and
-      // then rows mix items: the classic wrong flatten size of a classifier head.
+    if (inferred >= 0 && !total && known && *known > 0 && x->rankKnown &&
+        c.shape(0).size() >= 2) {
+      // `reshape(x, [-1, 400])` of `[?, 16, 4, 4]`: each item's 256 elements neither fill
+      // whole rows of 400 nor are a whole number of such rows, so the -1 exists only for
+      // some batch sizes (25, 50, ...), and then rows cut across items: the classic wrong
+      // flatten size of a classifier head. Only for a batch first (one `?`, dimension 0,
+      // the rest known): `?` elsewhere is often a length that a reshape frames, and rows
+      // of whole items (`[?, 64]` to `[-1, 128, 64]`) group them.
+      std::vector<DimId> shape = c.shape(0);
       std::optional<int64_t> perItem = 1;
-      bool batched = false;
-      for (DimId d : x->rankKnown ? c.shape(0) : std::vector<DimId>{}) {
-        if (ds.isUnknown(d)) {
-          batched = true;
-        } else {
-          perItem = multiply(perItem, ds.constValue(d));
-        }
+      bool batchFirst = ds.isUnknown(shape[0]);
+      for (size_t i = 1; i < shape.size(); ++i) {
+        batchFirst = batchFirst && !ds.isUnknown(shape[i]);
+        perItem = multiply(perItem, ds.constValue(shape[i]));
       }
-      if (batched && perItem && *perItem > 0 && *perItem % *known != 0) {
+      if (batchFirst && perItem && *perItem > 0 && *perItem % *known != 0 &&
+          *known % *perItem != 0) {
         int64_t items = *known / std::gcd(*perItem, *known);
         auto builder = checker.diags().report(
             Diag::ReshapeMixesItems, checker.source(), checker.rangeOf(call),
