@@ -437,7 +437,7 @@ def weight(module, name, cache=True):
             warnings.simplefilter("ignore", jit.TracerWarning)
             _tracing.quiet = True
             try:
-                return weight(module, name)
+                return weight(module, name, cache)
             finally:
                 _tracing.quiet = False
     # Under torch.compile (or jit tracing) the value is plain tensor code: no cache, whose
