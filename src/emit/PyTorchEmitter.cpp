@@ -1860,7 +1860,8 @@ void Emitter::emitOp(OpId id, int depth) {
       for (size_t k = 0; k < accumulations.size(); ++k) {
         const Accumulation& a = accumulations[k];
         std::string dimText = a.dim.isValid() ? unparenthesized(e(a.dim), std::string::npos) : "0";
-        line(depth, fmt::format("{} = torch.cat({}, dim={})", targets[a.result], parts[k], dimText));
+        line(depth,
+             fmt::format("{} = torch.cat({}, dim={})", targets[a.result], parts[k], dimText));
         line(depth, "del " + parts[k]);
         appendTo_.erase(a.list.index);
         accumulated_.erase(a.concat.index);
