@@ -565,16 +565,28 @@ class Emitter {
     std::vector<std::string> results;
   };
   /// A loop-carried `acc = concat([acc, x], dim=d)` written as a list the loop
-  /// appends to and one `torch.cat` after it (findAccumulations).
+  /// appends to and one `torch.cat` after it (findAccumulations, startAccumulations,
+  /// endAccumulations).
   struct Accumulation {
     size_t result;    ///< which of the loop's results
     OpId list;        ///< `list %acc, %x`: becomes `parts.append(x)`
     OpId concat;      ///< `concat(list, dim)`: its value is the loop's target
-    ValueId item;     ///< %x
     ValueId dim;      ///< the dim operand, or invalid for the default 0
   };
-  /// The accumulations of the `for` op `id` (-O2 and up; see the For case).
+  /// The accumulations of the `for` or `while` op `id` (-O2 and up; see the For
+  /// case).
   std::vector<Accumulation> findAccumulations(OpId id) const;
+  /// Writes `<acc>_parts = [init]` for each accumulation of the loop `id` (its
+  /// targets and inits; the init becomes the target, so it is not assigned) and
+  /// returns the parts' names.
+  std::vector<std::string> startAccumulations(const std::vector<Accumulation>& accumulations,
+                                              OpId id, int depth,
+                                              const std::vector<std::string>& targets,
+                                              std::vector<std::string>& inits);
+  /// After the loop: `<target> = torch.cat(<parts>, dim=d)` and `del <parts>`.
+  void endAccumulations(const std::vector<Accumulation>& accumulations,
+                        const std::vector<std::string>& parts, int depth,
+                        const std::vector<std::string>& targets);
 
   const Module& m_;
   EmitOptions options_;
@@ -1541,15 +1553,49 @@ void Emitter::emitBlock(BlockId block, int depth) {
   }
 }
 
-// A result of the `for` op `id` that its body computes, at its top level, as
-// `concat(list(acc, x), dim)` of its own carried value `acc`, where `acc`, the
-// list and the concat have no other use (no `break` or `continue` in the body,
-// which would carry another value out) and `dim` is a constant or comes from
-// outside the loop.
+std::vector<std::string> Emitter::startAccumulations(
+    const std::vector<Accumulation>& accumulations, OpId id, int depth,
+    const std::vector<std::string>& targets, std::vector<std::string>& inits) {
+  std::vector<std::string> parts;
+  for (const Accumulation& a : accumulations) {
+    const Value& named = m_.values[m_.results(id)[a.result].index];
+    std::string base = (named.name.isValid() ? name(named.name) : "t") + "_parts";
+    if (ctx_ == Context::Global) base = globalTemps_ + base;  // as local() does
+    parts.push_back(fresh(base));
+    line(depth, fmt::format("{} = [{}]", parts.back(),
+                            unparenthesized(inits[a.result], std::string::npos)));
+    inits[a.result] = targets[a.result];  // not assigned: the list holds it
+    appendTo_[a.list.index] = parts.back();
+    accumulated_[a.concat.index] = targets[a.result];
+  }
+  return parts;
+}
+
+void Emitter::endAccumulations(const std::vector<Accumulation>& accumulations,
+                               const std::vector<std::string>& parts, int depth,
+                               const std::vector<std::string>& targets) {
+  for (size_t k = 0; k < accumulations.size(); ++k) {
+    const Accumulation& a = accumulations[k];
+    std::string dimText = a.dim.isValid() ? unparenthesized(e(a.dim), std::string::npos) : "0";
+    line(depth,
+         fmt::format("{} = torch.cat({}, dim={})", targets[a.result], parts[k], dimText));
+    line(depth, "del " + parts[k]);
+    appendTo_.erase(a.list.index);
+    accumulated_.erase(a.concat.index);
+  }
+}
+
+// A result of the `for` or `while` op `id` that its body computes, at its top
+// level, as `concat(list(acc, x...), dim)` of its own carried value `acc`, where
+// `acc`, the list and the concat have no other use (no `break` or `continue` in
+// the body, which would carry another value out; a `while` condition that does
+// not read it) and `dim` is a constant or comes from outside the loop.
 std::vector<Emitter::Accumulation> Emitter::findAccumulations(OpId id) const {
   const Op& loop = m_.op(id);
-  BlockId bodyId = loop.regions[0];
+  bool isWhile = loop.kind == OpKind::While;
+  BlockId bodyId = loop.regions[isWhile ? 1 : 0];
   const Block& body = m_.blocks[bodyId.index];
+  size_t first = isWhile ? 0 : 1;  // a `for` body's first argument is its index
   if (body.ops.empty() || m_.op(body.ops.back()).kind != OpKind::Yield) return {};
   std::unordered_map<uint32_t, uint32_t> uses;
   bool exits = false;
@@ -1564,7 +1610,9 @@ std::vector<Emitter::Accumulation> Emitter::findAccumulations(OpId id) const {
     }
   };
   count(bodyId);
+  if (isWhile) count(loop.regions[0]);
   if (exits) return {};
+  auto unused = [&](ValueId v) { return uses[v.index] == 0; };
   auto usedOnce = [&](ValueId v) { return uses[v.index] == 1; };
   auto inBody = [&](ValueId v) {
     const Value& value = m_.values[v.index];
@@ -1580,7 +1628,8 @@ std::vector<Emitter::Accumulation> Emitter::findAccumulations(OpId id) const {
   std::span<const ValueId> yielded = m_.operands(body.ops.back());
   std::vector<Accumulation> found;
   for (size_t i = 0; i < m_.results(id).size() && i < yielded.size(); ++i) {
-    ValueId acc = body.args[1 + i];
+    ValueId acc = body.args[first + i];
+    if (isWhile && !unused(m_.blocks[loop.regions[0].index].args[i])) continue;
     OpId concat = m_.values[yielded[i].index].def;
     if (!concat.isValid() || m_.op(concat).kind != OpKind::Builtin ||
         static_cast<BuiltinFn>(m_.op(concat).intAttr) != BuiltinFn::Concat ||
@@ -1594,7 +1643,7 @@ std::vector<Emitter::Accumulation> Emitter::findAccumulations(OpId id) const {
     if (!list.isValid() || !usedOnce(list)) continue;
     OpId listOp = m_.values[list.index].def;
     if (!listOp.isValid() || m_.op(listOp).kind != OpKind::List || m_.op(listOp).parent != bodyId ||
-        m_.operands(listOp).size() != 2 || m_.operands(listOp)[0] != acc || !usedOnce(acc)) {
+        m_.operands(listOp).size() < 2 || m_.operands(listOp)[0] != acc || !usedOnce(acc)) {
       continue;
     }
     if (dim.isValid()) {
@@ -1602,10 +1651,12 @@ std::vector<Emitter::Accumulation> Emitter::findAccumulations(OpId id) const {
       bool constant = dimDef.isValid() && m_.op(dimDef).kind == OpKind::Constant;
       if (!constant && inBody(dim)) continue;
     }
-    if (!holdsTensors(m_.typeOf(acc)) || !holdsTensors(m_.typeOf(m_.operands(listOp)[1]))) {
-      continue;
+    bool tensors = holdsTensors(m_.typeOf(acc));
+    for (ValueId item : m_.operands(listOp).subspan(1)) {
+      tensors = tensors && holdsTensors(m_.typeOf(item));
     }
-    found.push_back(Accumulation{i, listOp, concat, m_.operands(listOp)[1], dim});
+    if (!tensors) continue;
+    found.push_back(Accumulation{i, listOp, concat, dim});
   }
   return found;
 }
@@ -1765,8 +1816,16 @@ void Emitter::emitOp(OpId id, int depth) {
     noteHeader(nesting(depth), o.loc);
   }
   if (auto append = appendTo_.find(id.index); append != appendTo_.end()) {
-    line(depth, fmt::format("{}.append({})", append->second,
-                            unparenthesized(e(operands[1]), std::string::npos)));
+    if (operands.size() == 2) {
+      line(depth, fmt::format("{}.append({})", append->second,
+                              unparenthesized(e(operands[1]), std::string::npos)));
+    } else {
+      std::string items;
+      for (ValueId v : operands.subspan(1)) {
+        items += (items.empty() ? "" : ", ") + unparenthesized(e(v), std::string::npos);
+      }
+      line(depth, fmt::format("{} += [{}]", append->second, items));
+    }
     return;
   }
   if (auto target = accumulated_.find(id.index); target != accumulated_.end()) {
@@ -1836,18 +1895,8 @@ void Emitter::emitOp(OpId id, int depth) {
       // concatenate them once after the loop (the same values: cat is associative).
       std::vector<Accumulation> accumulations =
           options_.accumulateConcat ? findAccumulations(id) : std::vector<Accumulation>{};
-      std::vector<std::string> parts;
-      for (const Accumulation& a : accumulations) {
-        const Value& named = m_.values[results[a.result].index];
-        std::string base = (named.name.isValid() ? name(named.name) : "t") + "_parts";
-        if (ctx_ == Context::Global) base = globalTemps_ + base;  // as local() does
-        parts.push_back(fresh(base));
-        line(depth, fmt::format("{} = [{}]", parts.back(),
-                                unparenthesized(inits[a.result], std::string::npos)));
-        inits[a.result] = targets[a.result];  // not assigned: the list holds it
-        appendTo_[a.list.index] = parts.back();
-        accumulated_[a.concat.index] = targets[a.result];
-      }
+      std::vector<std::string> parts =
+          startAccumulations(accumulations, id, depth, targets, inits);
       assignAll(depth, targets, inits);
       std::string iv = local(body.args[0]);
       line(depth, fmt::format("for {} in range({}, {}, {}):", iv, e(operands[0]), e(operands[1]),
@@ -1857,15 +1906,7 @@ void Emitter::emitOp(OpId id, int depth) {
       emitBlock(o.regions[0], depth + 1);
       loops_.pop_back();
       yieldTargets_.pop_back();
-      for (size_t k = 0; k < accumulations.size(); ++k) {
-        const Accumulation& a = accumulations[k];
-        std::string dimText = a.dim.isValid() ? unparenthesized(e(a.dim), std::string::npos) : "0";
-        line(depth,
-             fmt::format("{} = torch.cat({}, dim={})", targets[a.result], parts[k], dimText));
-        line(depth, "del " + parts[k]);
-        appendTo_.erase(a.list.index);
-        accumulated_.erase(a.concat.index);
-      }
+      endAccumulations(accumulations, parts, depth, targets);
       return;
     }
     case OpKind::While: {
@@ -1880,6 +1921,10 @@ void Emitter::emitOp(OpId id, int depth) {
         expr_[body.args[i].index] = t;
         targets.push_back(t);
       }
+      std::vector<Accumulation> accumulations =
+          options_.accumulateConcat ? findAccumulations(id) : std::vector<Accumulation>{};
+      std::vector<std::string> parts =
+          startAccumulations(accumulations, id, depth, targets, inits);
       assignAll(depth, targets, inits);
       line(depth, "while True:");
       yieldTargets_.push_back({"<while-condition>"});
@@ -1889,6 +1934,7 @@ void Emitter::emitOp(OpId id, int depth) {
       emitBlock(o.regions[1], depth + 1);
       loops_.pop_back();
       yieldTargets_.pop_back();
+      endAccumulations(accumulations, parts, depth, targets);
       return;
     }
     case OpKind::Yield: {
