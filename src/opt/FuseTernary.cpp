@@ -84,6 +84,7 @@ class Fuser {
   // Operands of a fused op under construction.
   struct Fused {
     ValueId x, w, bias, scale;
+    ValueId negated;  ///< `x @ -w`: w, whose negation the scale -1 replaces
     int64_t layout = 0;
     int64_t act = kNone;
     std::vector<OpId> chain;  ///< the absorbed ops, the product first
@@ -290,29 +291,126 @@ class Fuser {
     replaceChain(chain, fused, current, block);
   }
 
-  // `x @ w.T` (or `transpose(w)`) of a 2-D ternary weight is `linear(x, w)`,
-  // the product the kernels and the packed rows are laid out for.
+  // The constant integer of `v` (after constant folding), if it is one.
+  std::optional<int64_t> intConstant(ValueId v) const {
+    std::optional<ConstantValue> c = constantOf(m_, v);
+    if (!c || c->kind != ConstKind::Int) return std::nullopt;
+    return c->i;
+  }
+
+  // Whether op `t` swaps the two dimensions of a matrix: `w.T`, `transpose(w)`,
+  // `transpose(w, 0, 1)` (any order, negative dims too) or `permute(w, [1, 0])`
+  // of a 2-D `w`.
+  bool swapsMatrix(OpId tId) const {
+    const Op& t = m_.op(tId);
+    std::span<const ValueId> in = m_.operands(tId);
+    if (in.empty()) return false;
+    TypeId wt = m_.typeOf(in[0]);
+    if (!m_.types.node(wt).rankKnown || m_.types.shape(wt).size() != 2) return false;
+    if (t.kind == OpKind::TransposeAll) return true;
+    if (t.kind != OpKind::Builtin) return false;
+    std::span<const int64_t> params = m_.ints(tId);
+    auto normalized = [](int64_t d) { return d < 0 ? d + 2 : d; };
+    if (static_cast<BuiltinFn>(t.intAttr) == BuiltinFn::Transpose) {
+      int64_t dims[2] = {-2, -1};  // transpose's defaults: the last two
+      for (size_t i = 1; i < in.size() && i < params.size(); ++i) {
+        std::optional<int64_t> d = intConstant(in[i]);
+        if (!d || params[i] < 1 || params[i] > 2) return false;
+        dims[params[i] - 1] = *d;
+      }
+      int64_t a = normalized(dims[0]), b = normalized(dims[1]);
+      return (a == 0 && b == 1) || (a == 1 && b == 0);
+    }
+    if (static_cast<BuiltinFn>(t.intAttr) == BuiltinFn::Permute && in.size() == 2) {
+      const Value& list = m_.values[in[1].index];
+      if (!list.def.isValid() || m_.op(list.def).kind != OpKind::List) return false;
+      std::span<const ValueId> order = m_.operands(list.def);
+      if (order.size() != 2) return false;
+      std::optional<int64_t> first = intConstant(order[0]), second = intConstant(order[1]);
+      return first && second && normalized(*first) == 1 && normalized(*second) == 0;
+    }
+    return false;
+  }
+
+  // `matmul(x, w)` is `x @ w` (LANGUAGE.md): with a ternary right operand it
+  // takes the operator's form, so every product below sees one spelling.
+  void matmulToOperator(OpId id) {
+    Op& o = m_.op(id);
+    std::span<const ValueId> in = m_.operands(id);
+    std::span<const int64_t> params = m_.ints(id);
+    if (in.size() != 2 || params.size() != 2 || params[0] != 0 || params[1] != 1 ||
+        !ternary(in[1]) || !floatTensor(in[0])) {
+      return;
+    }
+    o.kind = OpKind::MatMul;
+    o.intAttr = 0;
+    m_.setInts(id, std::span<const int64_t>{});
+    changed_ = true;
+  }
+
+  // `x @ w.T` (or any other swap of its two dimensions, swapsMatrix) of a 2-D
+  // ternary weight is `linear(x, w)`, the product the kernels and the packed
+  // rows are laid out for.
   void transposedToLinear(OpId id) {
     std::span<ValueId> in = m_.mutableOperands(id);
     if (in.size() != 2 || !floatTensor(in[0])) return;
     OpId tId = m_.values[in[1].index].def;
-    if (!tId.isValid() || m_.op(tId).erased || uses_[in[1].index] != 1) return;
-    const Op& t = m_.op(tId);
-    bool transpose = t.kind == OpKind::TransposeAll ||
-                     (t.kind == OpKind::Builtin && t.operandsCount == 1 &&
-                      static_cast<BuiltinFn>(t.intAttr) == BuiltinFn::Transpose);
-    if (!transpose) return;
+    if (!tId.isValid() || m_.op(tId).erased || uses_[in[1].index] != 1 || !swapsMatrix(tId)) {
+      return;
+    }
     ValueId w = m_.operands(tId)[0];
-    TypeId wt = m_.typeOf(w);
-    if (!ternary(w) || !m_.types.node(wt).rankKnown || m_.types.shape(wt).size() != 2) return;
+    if (!ternary(w)) return;
     in[1] = w;
     Op& o = m_.op(id);
     o.kind = OpKind::Builtin;
     o.intAttr = static_cast<int64_t>(BuiltinFn::LinearFn);
     int64_t given[] = {0, 1};
     m_.setInts(id, given);
-    m_.erase(tId);
+    eraseWithOperandList(tId);
     changed_ = true;
+  }
+
+  // Erases `id`, and the list it alone read (permute's dims), so -O1 (no DCE
+  // after fusion) leaves no dead list behind.
+  void eraseWithOperandList(OpId id) {
+    for (ValueId v : m_.operands(id)) {
+      OpId def = m_.values[v.index].def;
+      if (def.isValid() && !m_.op(def).erased && m_.op(def).kind == OpKind::List &&
+          uses_[v.index] == 1) {
+        m_.erase(def);
+      }
+    }
+    m_.erase(id);
+  }
+
+  // `x @ -w` of a ternary w (full fusion): the product of w with the scale -1,
+  // bit for bit the same (negation is exact), so it reaches w's kernel. The
+  // negated weight must have no other use.
+  ValueId negatedWeight(OpId product) {
+    ValueId operand = m_.operands(product)[1];
+    OpId negId = m_.values[operand.index].def;
+    if (!negId.isValid() || m_.op(negId).erased || m_.op(negId).kind != OpKind::Neg ||
+        uses_[operand.index] != 1 || m_.op(negId).parent != m_.op(product).parent) {
+      return ValueId{};
+    }
+    ValueId w = m_.operands(negId)[0];
+    return ternary(w) ? w : ValueId{};
+  }
+
+  // A float32 constant placed just before `before` in its block.
+  ValueId floatConstantBefore(OpId before, double value) {
+    BlockId block = m_.op(before).parent;
+    TypeId f32 = m_.types.scalar(DType::Float32);
+    OpId c = m_.createOp(BlockId{}, OpKind::Constant, {}, std::span<const TypeId>(&f32, 1));
+    m_.op(c).constKind = ConstKind::Float;
+    m_.op(c).floatAttr = value;
+    m_.op(c).loc = m_.op(before).loc;
+    m_.op(c).parent = block;
+    std::vector<OpId>& list = m_.blocks[block.index].ops;
+    list.insert(std::find(list.begin(), list.end(), before), c);
+    uses_.resize(m_.values.size(), 0);
+    uses_[m_.result(c).index] = 1;
+    return m_.result(c);
   }
 
   // depthwise_conv2d(x, w, stride, padding) with a known channel count C is
@@ -378,6 +476,9 @@ class Fuser {
       depthwiseToConv2d(id);
       return;
     }
+    if (o.kind == OpKind::Builtin && static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::Matmul) {
+      matmulToOperator(id);
+    }
     if (o.kind == OpKind::MatMul) transposedToLinear(id);
     if (full_ && o.kind == OpKind::Builtin &&
         static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::Conv2dFn) {
@@ -392,6 +493,10 @@ class Fuser {
       f.x = in[0];
       f.w = in[1];
       f.layout = 0;
+      if (full_) {
+        f.negated = negatedWeight(id);
+        if (f.negated.isValid()) f.w = f.negated;
+      }
     } else if (o.kind == OpKind::Builtin && static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::LinearFn) {
       std::span<const ValueId> in = m_.operands(id);
       std::span<const int64_t> params = m_.ints(id);
@@ -412,7 +517,7 @@ class Fuser {
       current = m_.result(user);
     };
     // Scale (full fusion): current * s with s a float scalar.
-    if (full_ && !f.bias.isValid()) {
+    if (full_ && !f.bias.isValid() && !f.negated.isValid()) {
       OpId user = soleUser(current, block);
       if (user.isValid() && m_.op(user).kind == OpKind::Mul) {
         std::span<const ValueId> in = m_.operands(user);
@@ -443,9 +548,14 @@ class Fuser {
       }
     }
     // Worth it only with an epilogue (a bare ternary product stays a matmul).
-    if ((!f.bias.isValid() && !f.scale.isValid() && f.act == kNone) ||
+    if ((!f.bias.isValid() && !f.scale.isValid() && !f.negated.isValid() && f.act == kNone) ||
         !canMoveDown(f.chain, block)) {
       return;
+    }
+    if (f.negated.isValid()) {
+      OpId neg = m_.values[m_.operands(id)[1].index].def;
+      f.scale = floatConstantBefore(id, -1.0);
+      m_.erase(neg);
     }
     std::vector<ValueId> operands{f.x, f.w};
     if (f.bias.isValid()) operands.push_back(f.bias);

@@ -317,9 +317,109 @@ class _OnGpu(torch.Tensor):
         return True
 
 
-def dispatched_ternary_ops(py, cu, inputs):
-    """(ternary weight reads, kernel launches) of one eval forward of the packed module, on
-    CPU, with every launcher the .cu exports answering as if the library were loaded."""
+_LINEAR_SYMBOL = re.compile(r"^tck_linear_f32_n(\d+)_k(\d+)_(nk|kn)_(\w+?)_v\d+$")
+_CONV_SYMBOL = re.compile(r"^tck_conv2d_f32_c(\d+)_o(\d+)_k(\d+)x(\d+)_s(\d+)x(\d+)_p(\d+)x(\d+)"
+                          r"_d(\d+)x(\d+)_g(\d+)_(\w+?)_v\d+$")
+_EMULATED_ACTS = {"none": lambda t: t, "relu": torch.relu, "relu6": lambda t: t.clamp(0, 6),
+                  "gelu": torch.nn.functional.gelu, "silu": torch.nn.functional.silu}
+
+
+def _memory(ptr, count, dtype):
+    """A tensor over ``count`` elements at address ``ptr`` (a ctypes pointer or None)."""
+    if ptr is None or ptr.value is None:
+        return None
+    size = count * torch.empty((), dtype=dtype).element_size()
+    return torch.frombuffer((ctypes.c_char * size).from_address(ptr.value), dtype=dtype,
+                            count=count)
+
+
+def _decode(codes, rows, cols):
+    """Rows of 2-bit codes (TOOLCHAIN.md's format, read independently of tritonrt) as a
+    float32 [rows, cols] matrix of -1/0/+1."""
+    per_row = (cols + 3) // 4
+    b = codes.reshape(rows, per_row).to(torch.int16)
+    trits = torch.stack([(b >> shift) & 3 for shift in (0, 2, 4, 6)], dim=-1)
+    if bool((trits == 3).any()):
+        raise AssertionError("a launcher was handed the invalid code 0b11")
+    return (trits.reshape(rows, per_row * 4)[:, :cols] - 1).to(torch.float32)
+
+
+def emulated_launcher(symbol):
+    """A CPU stand-in for the .cu launcher ``symbol`` (float32 only): it reads its arguments
+    through the raw pointers the runtime passes, as the kernel would, and writes
+    ``act(scale * (x . W) * chscale + bias)`` into ``y``. So a dispatch test checks the
+    pointers, sizes, layouts and epilogue the runtime hands over, not only that it called."""
+    lin = _LINEAR_SYMBOL.match(symbol)
+    conv = _CONV_SYMBOL.match(symbol)
+    if lin:
+        n, k, layout, act = int(lin.group(1)), int(lin.group(2)), lin.group(3), lin.group(4)
+
+        def launch(x, w, scale, chscale, bias, y, m, stream):
+            xs = _memory(x, m * k, torch.float32).reshape(m, k)
+            if layout == "nk":
+                weight = _decode(_memory(w, n * ((k + 3) // 4), torch.uint8), n, k)
+            else:
+                weight = _decode(_memory(w, k * ((n + 3) // 4), torch.uint8), k, n).t()
+            out = (xs.double() @ weight.double().t()) * scale
+            return _finish(out, chscale, bias, act, n, _memory(y, m * n, torch.float32))
+        return launch
+    if conv:
+        cin, cout, kh, kw, sh, sw, ph, pw, dh, dw, groups = (int(g) for g in conv.groups()[:11])
+        act = conv.group(12)
+
+        def launch(x, w, scale, chscale, bias, y, batch, h, w_, stream):
+            xs = _memory(x, batch * cin * h * w_, torch.float32).reshape(batch, cin, h, w_)
+            per = cin // groups * kh * kw
+            weight = _decode(_memory(w, cout * ((per + 3) // 4), torch.uint8), cout, per)
+            weight = weight.reshape(cout, cin // groups, kh, kw)
+            out = torch.nn.functional.conv2d(xs.double(), weight.double(), None, (sh, sw),
+                                             (ph, pw), (dh, dw), groups) * scale
+            out = out.permute(0, 2, 3, 1)  # channels last, for the per-channel epilogue
+            ys = _memory(y, out.numel(), torch.float32)
+            result = torch.empty(out.shape, dtype=torch.float32)
+            _finish(out.reshape(-1, cout), chscale, bias, act, cout, result.view(-1))
+            ys.copy_(result.permute(0, 3, 1, 2).reshape(-1))
+            return 0
+        return launch
+    raise AssertionError("no emulation for launcher %s" % symbol)
+
+
+def _finish(out, chscale, bias, act, n, y):
+    """The launchers' epilogue on ``out`` [rows, n] (float64), written into ``y``."""
+    cs = _memory(chscale, n, torch.float32)
+    b = _memory(bias, n, torch.float32)
+    if cs is not None:
+        out = out * cs.double()
+    if b is not None:
+        out = out + b.double()
+    y.copy_(_EMULATED_ACTS[act](out.to(torch.float32)).reshape(-1))
+    return 0
+
+
+def _randomize_float_state(model):
+    """Nonzero biases, batch-norm statistics and affine parameters (models start with zero
+    biases), so that a launcher's epilogue that drops or misplaces one shows."""
+    with torch.no_grad():
+        for m in model.modules():
+            ternary = set(getattr(type(m), "_ternary_weights", ()) or ())
+            for name, t in list(m.named_parameters(recurse=False)) + \
+                    list(m.named_buffers(recurse=False)):
+                if name in ternary or not t.is_floating_point():
+                    continue
+                if name == "running_var":
+                    t.uniform_(0.5, 1.5)
+                elif name != "weight" or not isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+                    t.add_(torch.randn_like(t) * 0.1)
+                else:
+                    t.uniform_(0.5, 1.5)
+
+
+def dispatched_ternary_ops(py, cu, inputs, entry_kwargs=None):
+    """(ternary weight reads, kernel launches, largest difference) of one eval forward of
+    the packed module, on CPU, with every launcher the .cu exports answering as if the
+    library were loaded: emulated (``emulated_launcher``), so the forward's output is
+    compared with the same packed module's reference path; the difference is relative to
+    the output's largest magnitude."""
     exported = set(re.findall(r"TCK_EXPORT int (tck_\w+_v0)\(", open(cu).read()))
     launched, reads = [], []
     saved = (cuda.find, torch.cuda.current_stream, cuda.linear, cuda.conv2d,
@@ -328,7 +428,8 @@ def dispatched_ternary_ops(py, cu, inputs):
     def find(symbol):
         if symbol not in exported:
             return None
-        return lambda *args: launched.append(symbol) or 0
+        emulate = emulated_launcher(symbol)
+        return lambda *args: launched.append(symbol) or emulate(*args)
 
     def on_gpu(f):
         return lambda *a, **k: (lambda y: None if y is None else y.as_subclass(_OnGpu))(f(*a, **k))
@@ -345,20 +446,29 @@ def dispatched_ternary_ops(py, cu, inputs):
     try:
         module = gen.load(py)
         torch.manual_seed(0)
-        model = tritonrt.pack(gen.entry(module)())
+        model = gen.entry(module)(**(entry_kwargs or {}))
+        _randomize_float_state(model)
+        model = tritonrt.pack(model)
         with torch.no_grad():
-            model(*inputs)
+            want = model(*inputs)
             ops = len(reads)
             tritonrt.clear_cache(model)
             for m in model.modules():
                 for name in list(getattr(m, "_tritonrt_shapes", {}) or {}):
                     m._buffers[name] = m._buffers[name].as_subclass(_OnGpu)
-            model(*[t.as_subclass(_OnGpu) for t in inputs])
+            got = model(*[t.as_subclass(_OnGpu) for t in inputs])
     finally:
         cuda._tuned.clear()
         (cuda.find, torch.cuda.current_stream, cuda.linear, cuda.conv2d,
          tritonrt.fused.weight, tritonrt.layers.weight, tritonrt.weight) = saved
-    return ops, len(launched)
+    want = torch.as_tensor(want).as_subclass(torch.Tensor).double()
+    got = torch.as_tensor(got).as_subclass(torch.Tensor).double()
+    if got.shape != want.shape:
+        raise AssertionError("the kernels gave shape %s, the reference path %s"
+                             % (tuple(got.shape), tuple(want.shape)))
+    diff = float((got - want).abs().max() / want.abs().max().clamp_min(1e-12)) \
+        if want.numel() else 0.0
+    return ops, len(launched), diff
 
 
 def test_every_ternary_op_reaches_its_kernel(ctx):
@@ -369,10 +479,13 @@ def test_every_ternary_op_reaches_its_kernel(ctx):
     for name in ["tutorial_cnn", "transformer_block", "mnist_mlp"]:
         for level in ["-O0", "-O1", "-O2"]:
             py, cu, _ = compile_cuda(ctx, name, level, "--nvcc", "/nonexistent/nvcc")
-            ops, launches = dispatched_ternary_ops(py, cu, gen.example_input(name))
+            ops, launches, diff = dispatched_ternary_ops(py, cu, gen.example_input(name))
             if ops == 0 or launches != ops:
                 raise AssertionError("%s %s: %d of %d ternary ops ran a kernel"
                                      % (name, level, launches, ops))
+            if not diff <= 1e-5:
+                raise AssertionError("%s %s: the kernels' output differs by %g"
+                                     % (name, level, diff))
 
 
 def test_other_spellings_reach_their_kernels(ctx):
@@ -401,9 +514,47 @@ layer M(tw: TernaryTensor<trit, [6, 8]>, uw: TernaryTensor<trit, [6, 8]>,
         py = os.path.join(outdir, "spellings.py")
         subprocess.run([ctx.tritonc, "compile", path, "-o", py, "--target", "cuda", level,
                         "--nvcc", "/nonexistent/nvcc"], capture_output=True, check=True)
-        _, launches = dispatched_ternary_ops(py, py[:-3] + "_kernels.cu", inputs)
+        _, launches, diff = dispatched_ternary_ops(py, py[:-3] + "_kernels.cu", inputs)
         if launches != 4:  # two products, two convolutions (dw is read once, used twice)
             raise AssertionError("%s: %d of 4 ternary ops ran a kernel" % (level, launches))
+        if not diff <= 1e-5:
+            raise AssertionError("%s: the kernels' output differs by %g" % (level, diff))
+
+
+def test_product_spellings_reach_their_kernels(ctx):
+    # `matmul(x, w)`, `transpose(w, 0, 1)` / `transpose(w, -1, -2)`, `permute(w, [1, 0])` and
+    # (-O2 on) `x @ -w` are products of a 2-D ternary weight like `x @ w` / `x @ w.T`: each
+    # runs its weight's kernel, and the emulated launchers give the reference path's output.
+    src = """
+layer M(a: TernaryTensor<trit, [6, 8]>, b: TernaryTensor<trit, [6, 8]>,
+        c: TernaryTensor<trit, [6, 8]>, d: TernaryTensor<trit, [8, 6]>,
+        g: TernaryTensor<trit, [8, 6]>, bias: Tensor<float32, [6]>,
+        x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 6]> {
+    let p1 = matmul(x, transpose(a))
+    let p2 = relu(x @ transpose(b, -1, -2) + bias)
+    let p3 = matmul(x, permute(c, [1, 0]))
+    let p4 = silu(x @ -d + bias)
+    let p5 = matmul(x, g) * 0.5
+    return p1 + p2 + p3 + p4 + p5
+}
+"""
+    path = os.path.join(ctx.workdir, "products.tri")
+    with open(path, "w") as f:
+        f.write(src)
+    inputs = (torch.randn(3, 8),)
+    for level, want in [("-O1", 4), ("-O2", 5), ("-O3", 5)]:  # -O1 leaves `-d` a negation
+        ctx.count += 1
+        outdir = os.path.join(ctx.workdir, "cuda%d" % ctx.count)
+        os.makedirs(outdir)
+        py = os.path.join(outdir, "products.py")
+        subprocess.run([ctx.tritonc, "compile", path, "-o", py, "--target", "cuda", level,
+                        "--nvcc", "/nonexistent/nvcc"], capture_output=True, check=True)
+        _, launches, diff = dispatched_ternary_ops(py, py[:-3] + "_kernels.cu", inputs)
+        if launches != want:
+            raise AssertionError("%s: %d of %d ternary products ran a kernel"
+                                 % (level, launches, want))
+        if not diff <= 1e-5:
+            raise AssertionError("%s: the kernels' output differs by %g" % (level, diff))
 
 
 def find_nvcc():
@@ -454,6 +605,7 @@ def main():
               test_unwritable_outputs_are_not_blamed_on_nvcc, test_nvcc_is_found_on_path,
               test_every_ternary_op_reaches_its_kernel,
               test_other_spellings_reach_their_kernels,
+              test_product_spellings_reach_their_kernels,
               test_failed_nvcc_output_is_shown_line_by_line,
               test_nvcc_without_a_host_compiler_is_no_nvcc]
     tests += [make_nvcc_test(n) for n in args.nvcc_models.split(",") if n]
