@@ -180,25 +180,36 @@ def linear(x, codes, scale, n, k, kn, act="none", chscale=None, bias=None):
     when no launcher applies (the caller then takes the reference path)."""
     if not _usable(x) or x.shape[-1] != k or not codes.is_cuda:
         return None
-    base = linear_symbol(x.dtype, n, k, kn, act)[:-3]
     x2 = x.reshape(-1, k).contiguous()
-    m = x2.shape[0]
-    y = torch.empty((m, n), dtype=x.dtype, device=x.device)
+    y = torch.empty((x2.shape[0], n), dtype=x.dtype, device=x.device)
+    if not _launch_linear(x2, [codes], y, scale, n, k, kn, act, chscale, bias):
+        return None
+    return y.reshape(tuple(x.shape[:-1]) + (n,))
+
+
+def _launch_linear(x, codes, y, scale, n, k, kn, act, chscale, bias):
+    """Runs the linear launcher on each matrix of the stack: ``x[i]`` (``[m, k]``, contiguous)
+    with the packed ``codes[i]`` into ``y[i]`` (``[m, n]``); ``x`` and ``y`` are ``[m, .]``
+    for one matrix. False (nothing launched) when no launcher applies."""
+    base = linear_symbol(x.dtype, n, k, kn, act)[:-3]
+    m = x.shape[-2]
     cs = _epilogue(chscale, n, x.device)
     b = _epilogue(bias, n, x.device)
     s = float(scale)
     stream = ctypes.c_void_p(torch.cuda.current_stream(x.device).cuda_stream)
+    xs, ys = (x, y) if len(codes) > 1 else (x.unsqueeze(0), y.unsqueeze(0))
 
     def call(fn):
-        rc = fn(_ptr(x2), _ptr(codes), s, _ptr(cs), _ptr(b), _ptr(y), m, stream)
-        if rc != 0:
-            raise RuntimeError("tritonrt: CUDA kernel %s failed (error %d)" % (base, rc))
+        for i, c in enumerate(codes):
+            rc = fn(_ptr(xs[i]), _ptr(c), s, _ptr(cs), _ptr(b), _ptr(ys[i]), m, stream)
+            if rc != 0:
+                raise RuntimeError("tritonrt: CUDA kernel %s failed (error %d)" % (base, rc))
 
     fn = _pick(base, m, call)
     if fn is None:
-        return None
+        return False
     call(fn)
-    return y.reshape(tuple(x.shape[:-1]) + (n,))
+    return True
 
 
 def conv2d(x, codes, scale, conv, act="none", chscale=None, bias=None):
@@ -270,11 +281,22 @@ def _per_feature(t, n):
 def packed_linear(module, name, x, kn, act="none", chscale=None, bias=None):
     """The packed weight ``name`` of ``module`` as a matmul on CUDA: ``x @ W`` (``kn``, W is
     ``[k, n]``) or ``x @ W^T`` (W is ``[n, k]``, F.linear), with the epilogue; ``None`` when
-    no launcher applies."""
+    no launcher applies. A 1-D W (``[k]``) is the product of one output feature; a stack of
+    matrices (``x @ W``, W ``[..., k, n]`` packed by columns) runs one launch per matrix."""
     if not _usable(x) or not getattr(module, "_tritonrt_packed", False):
         return None
     shape = module._tritonrt_shapes.get(name)
-    if shape is None or len(shape) != 2 or x.dim() < 2:
+    if shape is None or x.dim() < 1:
+        return None
+    if len(shape) == 1:  # one packed row of k: x @ w is [..., 1] without its last dimension
+        if not (_per_feature(chscale, 1) and _per_feature(bias, 1)):
+            return None
+        codes, scale, rows = _packed_parts(module, name)
+        y = linear(x, codes, scale, 1, shape[0], False, act, _times(rows, chscale), bias)
+        return None if y is None else y.reshape(y.shape[:-1])
+    if len(shape) > 2:
+        return _packed_stack(module, name, shape, x, kn, act, chscale, bias)
+    if len(shape) != 2 or x.dim() < 2:
         return None
     k, n = (shape[0], shape[1]) if kn else (shape[1], shape[0])
     if packing.packed_by_columns(module, name):
@@ -288,6 +310,36 @@ def packed_linear(module, name, x, kn, act="none", chscale=None, bias=None):
     if rows is not None and kn:
         return None  # a per-row scale of a [k, n] weight scales the reduction: not an epilogue
     return linear(x, codes, scale, n, k, kn, act, _times(rows, chscale), bias)
+
+
+def _packed_stack(module, name, shape, x, kn, act, chscale, bias):
+    """``x @ W`` with a stack of ternary matrices W ``[*b, k, n]`` (packed by columns: matrix
+    ``i`` is the packed rows ``i * n`` to ``(i + 1) * n``), x ``[*bx, m, k]`` whose batch
+    dimensions broadcast to ``b``; ``None`` when no launcher applies."""
+    if not kn or not packing.packed_by_columns(module, name) or x.dim() < 2:
+        return None
+    batch, k, n = tuple(shape[:-2]), shape[-2], shape[-1]
+    if x.shape[-1] != k or not (_per_feature(chscale, n) and _per_feature(bias, n)):
+        return None
+    try:
+        if tuple(torch.broadcast_shapes(tuple(x.shape[:-2]), batch)) != batch:
+            return None  # x has more (or larger) batch dimensions than the stack
+    except RuntimeError:
+        return None
+    codes, scale, rows = _packed_parts(module, name)
+    if rows is not None or not codes.is_cuda:
+        return None  # a per-row scale (of all the stack's rows) is not a per-feature epilogue
+    count = codes.shape[0] // n
+    stride = n * codes.shape[1]
+    if count == 0 or stride % 16 != 0 or codes.data_ptr() % 16 != 0:
+        return None  # the kernels read the packed rows of each matrix 16-byte aligned
+    m = x.shape[-2]
+    xs = x.expand(batch + (m, k)).reshape(count, m, k).contiguous()
+    y = torch.empty((count, m, n), dtype=x.dtype, device=x.device)
+    parts = [codes[i * n:(i + 1) * n] for i in range(count)]
+    if not _launch_linear(xs, parts, y, scale, n, k, False, act, chscale, bias):
+        return None
+    return y.reshape(batch + (m, n))
 
 
 def _pair(v):

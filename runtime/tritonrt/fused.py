@@ -79,7 +79,7 @@ def fused_matmul(x, w, bias=None, scale=None, act="none", layout="matmul"):
     are skipped when ``None``; the scale is applied before the bias.
     """
     source = getattr(w, "_tritonrt_source", None)  # a packed weight (tritonrt.weight)
-    if source is not None and x.is_cuda and cuda.enabled() and w.dim() == 2:
+    if source is not None and x.is_cuda and cuda.enabled() and w.dim() >= 1:
         module = source[0]()
         y = None if module is None else cuda.packed_linear(
             module, source[1], x, kn=layout == "matmul", act=act, chscale=scale, bias=bias)

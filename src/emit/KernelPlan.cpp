@@ -250,24 +250,38 @@ class Planner {
     return act >= 0 && act < static_cast<int64_t>(std::size(kActNames)) ? kActNames[act] : "none";
   }
 
-  /// A ternary weight read directly (tutorial style): x @ W or F.linear(x, W).
+  /// A ternary weight read directly (tutorial style): x @ W or F.linear(x, W);
+  /// also a 1-D W (one output feature: one packed row) and a stacked W of rank
+  /// >= 3 in `x @ W` (one launch per matrix of the stack, tritonrt.cuda).
   void matmulKernel(const Frame& f, ValueId w, bool kn, int64_t act) {
     OpId def = m_.values[w.index].def;
     if (!def.isValid() || m_.op(def).kind != OpKind::Weight || !m_.types.isTernary(m_.typeOf(w))) return;
     std::optional<std::vector<int64_t>> s = shape(f, m_.typeOf(w));
-    if (!s || s->size() != 2) return;
-    TernaryKernel k;
-    k.kind = TernaryKernel::Kind::Linear;
-    k.k = kn ? (*s)[0] : (*s)[1];
-    k.n = kn ? (*s)[1] : (*s)[0];
+    if (!s || s->empty()) return;
     // A weight packed by columns (x @ W) is stored as the rows of W^T, [n, k]:
     // the F.linear layout (tritonrt.cuda.packed_linear asks for that kernel).
     const auto weight = static_cast<size_t>(m_.op(def).intAttr);
     bool byColumns = weight < f.fn->weights.size() &&
                      f.fn->weights[weight].packRuns == PackRuns::Columns;
-    if (byColumns && !kn) return;  // no launcher reads it as F.linear's weight
-    k.kn = kn && !byColumns;
+    TernaryKernel k;
+    k.kind = TernaryKernel::Kind::Linear;
     k.act = actName(act);
+    if (s->size() == 1) {  // x @ w, w [k]: the product of one output feature
+      k.k = (*s)[0];
+      k.n = 1;
+    } else if (s->size() == 2) {
+      if (byColumns && !kn) return;  // no launcher reads it as F.linear's weight
+      k.k = kn ? (*s)[0] : (*s)[1];
+      k.n = kn ? (*s)[1] : (*s)[0];
+      k.kn = kn && !byColumns;
+    } else {
+      // A stack of [k, n] matrices packed by columns: matrix i is n packed rows
+      // from byte i * n * ceil(k / 4), which the kernels read only 16-byte aligned.
+      if (!kn || !byColumns) return;
+      k.k = (*s)[s->size() - 2];
+      k.n = s->back();
+      if ((k.n * ((k.k + 3) / 4)) % 16 != 0) return;
+    }
     if (k.n > 0 && k.k > 0) add(std::move(k));
   }
 

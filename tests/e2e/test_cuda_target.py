@@ -423,7 +423,7 @@ def dispatched_ternary_ops(py, cu, inputs, entry_kwargs=None):
     exported = set(re.findall(r"TCK_EXPORT int (tck_\w+_v0)\(", open(cu).read()))
     launched, reads = [], []
     saved = (cuda.find, torch.cuda.current_stream, cuda.linear, cuda.conv2d,
-             tritonrt.fused.weight, tritonrt.layers.weight, tritonrt.weight)
+             tritonrt.fused.weight, tritonrt.layers.weight, tritonrt.weight, cuda._packed_stack)
 
     def find(symbol):
         if symbol not in exported:
@@ -442,6 +442,7 @@ def dispatched_ternary_ops(py, cu, inputs, entry_kwargs=None):
     cuda._tuned.clear()  # launchers picked for an earlier module
     torch.cuda.current_stream = lambda *a, **k: type("S", (), {"cuda_stream": 0})()
     cuda.linear, cuda.conv2d = on_gpu(saved[2]), on_gpu(saved[3])
+    cuda._packed_stack = on_gpu(saved[7])
     tritonrt.fused.weight = tritonrt.layers.weight = tritonrt.weight = weight
     try:
         module = gen.load(py)
@@ -460,7 +461,8 @@ def dispatched_ternary_ops(py, cu, inputs, entry_kwargs=None):
     finally:
         cuda._tuned.clear()
         (cuda.find, torch.cuda.current_stream, cuda.linear, cuda.conv2d,
-         tritonrt.fused.weight, tritonrt.layers.weight, tritonrt.weight) = saved
+         tritonrt.fused.weight, tritonrt.layers.weight, tritonrt.weight,
+         cuda._packed_stack) = saved
     want = torch.as_tensor(want).as_subclass(torch.Tensor).double()
     got = torch.as_tensor(got).as_subclass(torch.Tensor).double()
     if got.shape != want.shape:
@@ -557,6 +559,47 @@ layer M(a: TernaryTensor<trit, [6, 8]>, b: TernaryTensor<trit, [6, 8]>,
             raise AssertionError("%s: the kernels' output differs by %g" % (level, diff))
 
 
+def test_vector_and_stacked_weights_reach_their_kernels(ctx):
+    # `x @ v` with a 1-D ternary v (one output feature) and `x @ st` with a stack of ternary
+    # matrices (rank 3, packed by columns) run the linear kernels: one launch per matrix,
+    # x broadcast over the stack. A stack whose matrices are not 16-byte aligned in the
+    # packed codes (7 x 3: 6 bytes each) gets no kernel: the reference path.
+    src = """
+layer M(v: TernaryTensor<trit, [8]>, st: TernaryTensor<trit, [2, 8, 16]>,
+        odd: TernaryTensor<trit, [3, 7, 3]>, bias: Tensor<float32, [16]>,
+        x: Tensor<float32, [?, 8]>, xb: Tensor<float32, [2, ?, 8]>,
+        xo: Tensor<float32, [3, ?, 7]>) -> Tensor<float32, [?]> {
+    let a = x @ v
+    let b = relu(xb @ st + bias)
+    let c = x @ st
+    let d = xo @ odd
+    return a + sum(b, dim=2)[0] + sum(c, dim=2)[1] + sum(d, dim=2)[2]
+}
+"""
+    path = os.path.join(ctx.workdir, "stacks.tri")
+    with open(path, "w") as f:
+        f.write(src)
+    inputs = (torch.randn(3, 8), torch.randn(2, 3, 8), torch.randn(3, 3, 7))
+    for level in ["-O0", "-O2"]:
+        ctx.count += 1
+        outdir = os.path.join(ctx.workdir, "cuda%d" % ctx.count)
+        os.makedirs(outdir)
+        py = os.path.join(outdir, "stacks.py")
+        subprocess.run([ctx.tritonc, "compile", path, "-o", py, "--target", "cuda", level,
+                        "--nvcc", "/nonexistent/nvcc"], capture_output=True, check=True)
+        cu = py[:-3] + "_kernels.cu"
+        planned = set(launchers(open(cu).read()))
+        if planned != {"tck_linear_%s_n1_k8_nk_none_v0" % t for t in ("f32", "f16", "bf16")} | \
+                {"tck_linear_%s_n16_k8_nk_%s_v0" % (t, a) for t in ("f32", "f16", "bf16")
+                 for a in ("none", "relu" if level == "-O2" else "none")}:
+            raise AssertionError("%s: planned %s" % (level, sorted(planned)))
+        _, launches, diff = dispatched_ternary_ops(py, cu, inputs)
+        if launches != 5:  # a: 1, b: 2, c: 2 (one per matrix), d: none
+            raise AssertionError("%s: %d of 5 launches" % (level, launches))
+        if not diff <= 1e-5:
+            raise AssertionError("%s: the kernels' output differs by %g" % (level, diff))
+
+
 def find_nvcc():
     return shutil.which("nvcc") or (
         "/usr/local/cuda/bin/nvcc" if os.access("/usr/local/cuda/bin/nvcc", os.X_OK) else None)
@@ -606,6 +649,7 @@ def main():
               test_every_ternary_op_reaches_its_kernel,
               test_other_spellings_reach_their_kernels,
               test_product_spellings_reach_their_kernels,
+              test_vector_and_stacked_weights_reach_their_kernels,
               test_failed_nvcc_output_is_shown_line_by_line,
               test_nvcc_without_a_host_compiler_is_no_nvcc]
     tests += [make_nvcc_test(n) for n in args.nvcc_models.split(",") if n]
