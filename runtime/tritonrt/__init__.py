@@ -9,7 +9,7 @@ from . import cpu, cuda
 from .constants import ConstantUnavailable, unavailable
 from .cuda import use_kernels
 from .fused import (ACTIVATIONS, activation, conv_bn_act, float_dtype, fused_conv2d,
-                    fused_matmul, int_linear, int_matmul, mask_causal, run_layer)
+                    fused_matmul, int_linear, int_matmul, mask_causal, run_layer, stack_item)
 from .layers import TernaryConv2d, TernaryLinear
 from .loader import CompileError, CompilerWarning, compile_model, find_tritonc, load, output_dir
 from .packing import (clear_cache, is_packed, pack, pack_ternary, packed_by_columns,
@@ -62,6 +62,7 @@ __all__ = [
     "packed_rows_shape",
     "packed_shape",
     "run_layer",
+    "stack_item",
     "ste_quantize",
     "stop_gradient",
     "ternary_dequantize",

@@ -16,6 +16,7 @@ row count times them and remembers the fastest.
 """
 
 import ctypes
+import math
 import os
 import threading
 import types
@@ -278,16 +279,19 @@ def _per_feature(t, n):
     return isinstance(t, torch.Tensor) and t.numel() in (1, n) and (t.dim() <= 1 or t.numel() == 1)
 
 
-def packed_linear(module, name, x, kn, act="none", chscale=None, bias=None):
+def packed_linear(module, name, x, kn, act="none", chscale=None, bias=None, item=None):
     """The packed weight ``name`` of ``module`` as a matmul on CUDA: ``x @ W`` (``kn``, W is
     ``[k, n]``) or ``x @ W^T`` (W is ``[n, k]``, F.linear), with the epilogue; ``None`` when
     no launcher applies. A 1-D W (``[k]``) is the product of one output feature; a stack of
-    matrices (``x @ W``, W ``[..., k, n]`` packed by columns) runs one launch per matrix."""
+    matrices (``x @ W``, W ``[..., k, n]`` packed by columns) runs one launch per matrix;
+    ``item`` ``i``: the product with ``W[i]`` of such a stack (``tritonrt.stack_item``)."""
     if not _usable(x) or not getattr(module, "_tritonrt_packed", False):
         return None
     shape = module._tritonrt_shapes.get(name)
     if shape is None or x.dim() < 1:
         return None
+    if item is not None:
+        return _packed_stack(module, name, shape, x, kn, act, chscale, bias, item)
     if len(shape) == 1:  # one packed row of k: x @ w is [..., 1] without its last dimension
         if not (_per_feature(chscale, 1) and _per_feature(bias, 1)):
             return None
@@ -312,31 +316,42 @@ def packed_linear(module, name, x, kn, act="none", chscale=None, bias=None):
     return linear(x, codes, scale, n, k, kn, act, _times(rows, chscale), bias)
 
 
-def _packed_stack(module, name, shape, x, kn, act, chscale, bias):
+def _packed_stack(module, name, shape, x, kn, act, chscale, bias, item=None):
     """``x @ W`` with a stack of ternary matrices W ``[*b, k, n]`` (packed by columns: matrix
-    ``i`` is the packed rows ``i * n`` to ``(i + 1) * n``), x ``[*bx, m, k]`` whose batch
-    dimensions broadcast to ``b``; ``None`` when no launcher applies."""
-    if not kn or not packing.packed_by_columns(module, name) or x.dim() < 2:
+    ``j`` is the packed rows ``j * n`` to ``(j + 1) * n``), x ``[*bx, m, k]`` whose batch
+    dimensions broadcast to ``b``; with ``item`` ``i``, W is the stack's item ``i`` (a
+    matrix, or a smaller stack). ``None`` when no launcher applies."""
+    if not kn or not packing.packed_by_columns(module, name) or len(shape) < 3:
         return None
+    first = 0  # the first matrix of W in the stack
+    if item is not None:
+        index = item + shape[0] if item < 0 else item
+        if not 0 <= index < shape[0]:
+            return None  # torch's indexing raised already; not reached
+        shape = tuple(shape[1:])
+        first = index * math.prod(shape[:-2])
     batch, k, n = tuple(shape[:-2]), shape[-2], shape[-1]
     if x.shape[-1] != k or not (_per_feature(chscale, n) and _per_feature(bias, n)):
+        return None
+    codes, scale, rows = _packed_parts(module, name)
+    if rows is not None or not codes.is_cuda:
+        return None  # a per-row scale (of all the stack's rows) is not a per-feature epilogue
+    count = math.prod(batch)
+    parts = [codes[(first + j) * n:(first + j + 1) * n] for j in range(count)]
+    if any(p.data_ptr() % 16 != 0 for p in parts):
+        return None  # the kernels read the packed rows of each matrix 16-byte aligned
+    if not batch:  # one matrix: a plain product, x of any rank
+        return linear(x, parts[0], scale, n, k, False, act, chscale, bias)
+    if x.dim() < 2:
         return None
     try:
         if tuple(torch.broadcast_shapes(tuple(x.shape[:-2]), batch)) != batch:
             return None  # x has more (or larger) batch dimensions than the stack
     except RuntimeError:
         return None
-    codes, scale, rows = _packed_parts(module, name)
-    if rows is not None or not codes.is_cuda:
-        return None  # a per-row scale (of all the stack's rows) is not a per-feature epilogue
-    count = codes.shape[0] // n
-    stride = n * codes.shape[1]
-    if count == 0 or stride % 16 != 0 or codes.data_ptr() % 16 != 0:
-        return None  # the kernels read the packed rows of each matrix 16-byte aligned
     m = x.shape[-2]
     xs = x.expand(batch + (m, k)).reshape(count, m, k).contiguous()
     y = torch.empty((count, m, n), dtype=x.dtype, device=x.device)
-    parts = [codes[i * n:(i + 1) * n] for i in range(count)]
     if not _launch_linear(xs, parts, y, scale, n, k, False, act, chscale, bias):
         return None
     return y.reshape(batch + (m, n))

@@ -82,7 +82,8 @@ def fused_matmul(x, w, bias=None, scale=None, act="none", layout="matmul"):
     if source is not None and x.is_cuda and cuda.enabled() and w.dim() >= 1:
         module = source[0]()
         y = None if module is None else cuda.packed_linear(
-            module, source[1], x, kn=layout == "matmul", act=act, chscale=scale, bias=bias)
+            module, source[1], x, kn=layout == "matmul", act=act, chscale=scale, bias=bias,
+            item=source[2] if len(source) > 2 else None)
         if y is not None:
             return y
     plain_bias = scale is None and isinstance(bias, torch.Tensor) and bias.dim() <= 1 \
@@ -109,6 +110,17 @@ def fused_matmul(x, w, bias=None, scale=None, act="none", layout="matmul"):
     return activation(y, act, inplace=True)
 
 
+def stack_item(stack, index):
+    """``stack[index]``: an item of a stacked ternary weight (``x @ st[i]`` in the source, with
+    the CUDA target). Of a packed weight on its way to ``fused_matmul`` the item remembers
+    which one it is, so that the product runs the kernel on the item's packed codes."""
+    item = stack[index]
+    source = getattr(stack, "_tritonrt_source", None)
+    if source is not None and len(source) == 2 and isinstance(index, int):
+        item._tritonrt_source = source + (index,)
+    return item
+
+
 def fused_conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, scale=None,
                  act="none"):
     """``act(conv2d(x, w, stride, padding, dilation, groups) * scale + bias)``: the functional
@@ -116,7 +128,7 @@ def fused_conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, sca
     the scale; ``scale`` a number or None). On CUDA, a packed weight runs the CUDA target's
     kernel when the model was compiled with it; everywhere else ``F.conv2d`` (``cpu.conv2d``)."""
     source = getattr(w, "_tritonrt_source", None)  # a packed weight (tritonrt.weight)
-    if source is not None and x.is_cuda and cuda.enabled() and w.dim() == 4:
+    if source is not None and len(source) == 2 and x.is_cuda and cuda.enabled() and w.dim() == 4:
         module = source[0]()
         y = None if module is None else cuda.packed_conv2d_fn(
             module, source[1], x, stride, padding, dilation, groups, act=act, chscale=scale,

@@ -255,7 +255,20 @@ class Planner {
   /// >= 3 in `x @ W` (one launch per matrix of the stack, tritonrt.cuda).
   void matmulKernel(const Frame& f, ValueId w, bool kn, int64_t act) {
     OpId def = m_.values[w.index].def;
-    if (!def.isValid() || m_.op(def).kind != OpKind::Weight || !m_.types.isTernary(m_.typeOf(w))) return;
+    if (!def.isValid()) return;
+    // An item of a stack, st[i] (the emitter's tritonrt.stack_item): the item
+    // is a matrix or smaller stack, in the stack's packed rows.
+    if (m_.op(def).kind == OpKind::Index && m_.operands(def).size() == 2 &&
+        m_.types.isScalar(m_.typeOf(m_.operands(def)[1]))) {
+      ValueId stack = m_.operands(def)[0];
+      OpId stackDef = m_.values[stack.index].def;
+      std::optional<std::vector<int64_t>> s = shape(f, m_.typeOf(stack));
+      if (stackDef.isValid() && m_.op(stackDef).kind == OpKind::Weight && s && s->size() >= 3) {
+        matmulKernel(f, stack, kn, act);
+      }
+      return;
+    }
+    if (m_.op(def).kind != OpKind::Weight || !m_.types.isTernary(m_.typeOf(w))) return;
     std::optional<std::vector<int64_t>> s = shape(f, m_.typeOf(w));
     if (!s || s->empty()) return;
     // A weight packed by columns (x @ W) is stored as the rows of W^T, [n, k]:

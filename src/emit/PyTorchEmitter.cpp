@@ -537,7 +537,29 @@ class Emitter {
   bool kernelWeight(ValueId v) const {
     if (options_.cudaLibrary.empty() || !v.isValid()) return false;
     OpId def = m_.values[v.index].def;
-    return def.isValid() && m_.op(def).kind == OpKind::Weight && m_.types.isTernary(m_.typeOf(v));
+    if (!def.isValid()) return false;
+    if (m_.op(def).kind == OpKind::Index) return stackItem(def);
+    return m_.op(def).kind == OpKind::Weight && m_.types.isTernary(m_.typeOf(v));
+  }
+  /// Whether `index` reads one item `st[i]` of a stacked ternary weight (rank
+  /// >= 3, packed by columns: each item's packed rows are contiguous), which
+  /// the CUDA target writes `tritonrt.stack_item(st, i)` so that a product of
+  /// it finds its kernel and the item's codes (x @ st[i] in a loop over layers
+  /// or experts).
+  bool stackItem(OpId index) const {
+    if (options_.cudaLibrary.empty() || fn_ == nullptr) return false;
+    std::span<const ValueId> in = m_.operands(index);
+    if (in.size() != 2 || !m_.types.isScalar(m_.typeOf(in[1])) ||
+        !isIntegral(m_.types.node(m_.typeOf(in[1])).dtype)) {
+      return false;
+    }
+    OpId def = m_.values[in[0].index].def;
+    if (!def.isValid() || m_.op(def).kind != OpKind::Weight) return false;
+    const auto w = static_cast<size_t>(m_.op(def).intAttr);
+    TypeId type = m_.typeOf(in[0]);
+    return w < fn_->weights.size() && fn_->weights[w].packRuns == PackRuns::Columns &&
+           m_.types.isTernary(type) && m_.types.node(type).rankKnown &&
+           m_.types.shape(type).size() >= 3;
   }
   std::string instanceExpr(uint32_t index) const;
   /// In `main`: the Python name of each instance (taken before any local).
@@ -2299,7 +2321,9 @@ std::string Emitter::opExpr(OpId id) {
       // `ternary + ternary`, scaled floats of the weights' dtype, meets `x`).
       return fmt::format("{}.to({})", a(0), createdDType(dt));
     }
-    case OpKind::Index: return fmt::format("{}[{}]", a(0), indexList(id, 1));
+    case OpKind::Index:
+      if (stackItem(id)) return fmt::format("tritonrt.stack_item({}, {})", a(0), a(1));
+      return fmt::format("{}[{}]", a(0), indexList(id, 1));
     case OpKind::Builtin:
     case OpKind::BuiltinStateful:
     case OpKind::BuiltinEffect: return builtinExpr(id);

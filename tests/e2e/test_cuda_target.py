@@ -600,6 +600,42 @@ layer M(v: TernaryTensor<trit, [8]>, st: TernaryTensor<trit, [2, 8, 16]>,
             raise AssertionError("%s: the kernels' output differs by %g" % (level, diff))
 
 
+def test_stack_items_reach_their_kernels(ctx):
+    # `x @ st[i]`, an item of a stack of ternary matrices (layers or experts in a loop), runs
+    # the kernel on the item's packed codes (tritonrt.stack_item): a constant, a negative and
+    # a loop index; an item of a rank-4 stack is a smaller stack (one launch per matrix).
+    src = """
+layer M(st: TernaryTensor<trit, [3, 8, 16]>, deep: TernaryTensor<trit, [2, 2, 8, 16]>,
+        bias: Tensor<float32, [16]>, x: Tensor<float32, [?, 8]>,
+        xb: Tensor<float32, [2, ?, 8]>) -> Tensor<float32, [?, 16]> {
+    let a = x @ st[1]
+    let h = x @ st[0]
+    for i in range(3) {
+        h = h + relu(x @ st[i] + bias)
+    }
+    let d = xb @ deep[1]
+    let e = matmul(x, st[-1])
+    return a + h + sum(d, dim=0) + e
+}
+"""
+    path = os.path.join(ctx.workdir, "items.tri")
+    with open(path, "w") as f:
+        f.write(src)
+    inputs = (torch.randn(3, 8), torch.randn(2, 3, 8))
+    for level in ["-O0", "-O1", "-O2"]:
+        ctx.count += 1
+        outdir = os.path.join(ctx.workdir, "cuda%d" % ctx.count)
+        os.makedirs(outdir)
+        py = os.path.join(outdir, "items.py")
+        subprocess.run([ctx.tritonc, "compile", path, "-o", py, "--target", "cuda", level,
+                        "--nvcc", "/nonexistent/nvcc"], capture_output=True, check=True)
+        _, launches, diff = dispatched_ternary_ops(py, py[:-3] + "_kernels.cu", inputs)
+        if launches != 8:  # a, h: 1 each; the loop: 3; d: 2 (a stack of two); e: 1
+            raise AssertionError("%s: %d of 8 launches" % (level, launches))
+        if not diff <= 1e-5:
+            raise AssertionError("%s: the kernels' output differs by %g" % (level, diff))
+
+
 def find_nvcc():
     return shutil.which("nvcc") or (
         "/usr/local/cuda/bin/nvcc" if os.access("/usr/local/cuda/bin/nvcc", os.X_OK) else None)
@@ -650,6 +686,7 @@ def main():
               test_other_spellings_reach_their_kernels,
               test_product_spellings_reach_their_kernels,
               test_vector_and_stacked_weights_reach_their_kernels,
+              test_stack_items_reach_their_kernels,
               test_failed_nvcc_output_is_shown_line_by_line,
               test_nvcc_without_a_host_compiler_is_no_nvcc]
     tests += [make_nvcc_test(n) for n in args.nvcc_models.split(",") if n]
