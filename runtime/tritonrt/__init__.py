@@ -9,7 +9,8 @@ from . import cpu, cuda
 from .constants import ConstantUnavailable, unavailable
 from .cuda import use_kernels
 from .fused import (ACTIVATIONS, activation, conv_bn_act, float_dtype, fused_conv2d,
-                    fused_matmul, int_linear, int_matmul, mask_causal, run_layer, stack_item)
+                    fused_matmul, int_linear, int_matmul, left_matmul, mask_causal,
+                    run_layer, stack_item)
 from .layers import TernaryConv2d, TernaryLinear
 from .loader import CompileError, CompilerWarning, compile_model, find_tritonc, load, output_dir
 from .packing import (clear_cache, is_packed, pack, pack_ternary, packed_by_columns,
@@ -52,6 +53,7 @@ __all__ = [
     "int_linear",
     "int_matmul",
     "is_packed",
+    "left_matmul",
     "load",
     "mask_causal",
     "output_dir",

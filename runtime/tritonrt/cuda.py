@@ -27,7 +27,8 @@ import torch
 from . import packing
 
 __all__ = ["ABI_VERSION", "use_kernels", "libraries", "linear_symbol", "conv2d_symbol",
-           "find", "linear", "conv2d", "enabled", "packed_linear", "packed_conv2d"]
+           "find", "linear", "conv2d", "enabled", "packed_linear", "packed_conv2d",
+           "packed_left_matmul"]
 
 #: The launchers' C interface version (tritonc's ``kCudaAbiVersion``).
 ABI_VERSION = 1
@@ -355,6 +356,23 @@ def _packed_stack(module, name, shape, x, kn, act, chscale, bias, item=None):
     if not _launch_linear(xs, parts, y, scale, n, k, False, act, chscale, bias):
         return None
     return y.reshape(batch + (m, n))
+
+
+def packed_left_matmul(module, name, y):
+    """``W @ y`` with the packed 2-D ternary weight ``name`` (``[m, k]``, packed by its rows)
+    on the left, ``y`` ``[..., k, j]``: the nk kernel of W on ``y`` transposed, whose output
+    ``[..., j, m]`` transposed back is the product; ``None`` when no launcher applies."""
+    if not _usable(y) or not getattr(module, "_tritonrt_packed", False) or y.dim() < 2:
+        return None
+    shape = module._tritonrt_shapes.get(name)
+    if shape is None or len(shape) != 2 or packing.packed_by_columns(module, name):
+        return None
+    m, k = shape
+    if y.shape[-2] != k:
+        return None
+    codes, scale, rows = _packed_parts(module, name)
+    out = linear(y.transpose(-2, -1), codes, scale, m, k, False, "none", rows, None)
+    return None if out is None else out.transpose(-2, -1)
 
 
 def _pair(v):

@@ -110,6 +110,20 @@ def fused_matmul(x, w, bias=None, scale=None, act="none", layout="matmul"):
     return activation(y, act, inplace=True)
 
 
+def left_matmul(w, y):
+    """``w @ y`` with a ternary matrix ``w`` on the left (token mixing, ``w @ x``; with the
+    CUDA target). On CUDA a packed ``w`` runs its kernel on ``y`` transposed (``(y^T @ w^T)^T``,
+    the same sums); everywhere else ``w @ y``."""
+    source = getattr(w, "_tritonrt_source", None)  # a packed weight (tritonrt.weight)
+    if source is not None and len(source) == 2 and y.is_cuda and cuda.enabled() and \
+            w.dim() == 2:
+        module = source[0]()
+        out = None if module is None else cuda.packed_left_matmul(module, source[1], y)
+        if out is not None:
+            return out
+    return w @ y
+
+
 def stack_item(stack, index):
     """``stack[index]``: an item of a stacked ternary weight (``x @ st[i]`` in the source, with
     the CUDA target). Of a packed weight on its way to ``fused_matmul`` the item remembers

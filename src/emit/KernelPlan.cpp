@@ -229,7 +229,10 @@ class Planner {
           matmulKernel(f, operands[1], m_.ints(id)[0] == 0, o.intAttr);
           break;
         }
-        case OpKind::MatMul: matmulKernel(f, m_.operands(id)[1], /*kn=*/true, 0); break;
+        case OpKind::MatMul:
+          matmulKernel(f, m_.operands(id)[1], /*kn=*/true, 0);
+          leftKernel(f, m_.operands(id)[0], m_.operands(id)[1]);
+          break;
         case OpKind::FusedConv2d: convFnKernel(f, id, o.intAttr); break;
         case OpKind::Builtin:
           builtinKernel(f, id);
@@ -298,6 +301,25 @@ class Planner {
     if (k.n > 0 && k.k > 0) add(std::move(k));
   }
 
+  /// A 2-D ternary weight on the left, `w @ y` (w [m, k] packed by its rows):
+  /// tritonrt.left_matmul runs the nk kernel of w on y transposed, [.., j, k].
+  void leftKernel(const Frame& f, ValueId w, ValueId y) {
+    OpId def = m_.values[w.index].def;
+    if (!def.isValid() || m_.op(def).kind != OpKind::Weight || !m_.types.isTernary(m_.typeOf(w)) ||
+        m_.types.isTernary(m_.typeOf(y)) || !isFloating(m_.types.node(m_.typeOf(y)).dtype)) {
+      return;
+    }
+    const auto weight = static_cast<size_t>(m_.op(def).intAttr);
+    if (weight >= f.fn->weights.size() || f.fn->weights[weight].packRuns == PackRuns::Columns) return;
+    std::optional<std::vector<int64_t>> s = shape(f, m_.typeOf(w));
+    if (!s || s->size() != 2 || (*s)[0] <= 0 || (*s)[1] <= 0) return;
+    TernaryKernel k;
+    k.kind = TernaryKernel::Kind::Linear;
+    k.n = (*s)[0];
+    k.k = (*s)[1];
+    add(std::move(k));
+  }
+
   /// TernaryLinear / TernaryConv2d instances, from their constructor arguments.
   /// A functional convolution with a ternary weight (fused_conv2d): sizes from
   /// the weight's type, stride/padding/dilation/groups from constant operands.
@@ -356,7 +378,10 @@ class Planner {
     auto fn = static_cast<BuiltinFn>(m_.op(id).intAttr);
     std::optional<ValueId> w = operandFor(id, 1);
     if (!w) return;
-    if (fn == BuiltinFn::Matmul) matmulKernel(f, *w, /*kn=*/true, 0);
+    if (fn == BuiltinFn::Matmul) {
+      matmulKernel(f, *w, /*kn=*/true, 0);
+      if (std::optional<ValueId> left = operandFor(id, 0)) leftKernel(f, *left, *w);
+    }
     if (fn == BuiltinFn::LinearFn) matmulKernel(f, *w, /*kn=*/false, 0);
     if (fn == BuiltinFn::Conv2dFn) convFnKernel(f, id, 0);
   }

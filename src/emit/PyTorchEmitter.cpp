@@ -541,6 +541,19 @@ class Emitter {
     if (m_.op(def).kind == OpKind::Index) return stackItem(def);
     return m_.op(def).kind == OpKind::Weight && m_.types.isTernary(m_.typeOf(v));
   }
+  /// Whether `v` is a 2-D ternary weight packed by its rows, on the left of a
+  /// product (`w @ y`): the CUDA target writes `tritonrt.left_matmul(w, y)`,
+  /// which runs the kernel on y transposed (KernelPlan plans it).
+  bool leftKernelWeight(ValueId v) const {
+    if (options_.cudaLibrary.empty() || fn_ == nullptr || !v.isValid()) return false;
+    OpId def = m_.values[v.index].def;
+    if (!def.isValid() || m_.op(def).kind != OpKind::Weight) return false;
+    const auto w = static_cast<size_t>(m_.op(def).intAttr);
+    TypeId type = m_.typeOf(v);
+    return w < fn_->weights.size() && fn_->weights[w].packRuns != PackRuns::Columns &&
+           m_.types.isTernary(type) && m_.types.node(type).rankKnown &&
+           m_.types.shape(type).size() == 2;
+  }
   /// Whether `index` reads one item `st[i]` of a stacked ternary weight (rank
   /// >= 3, packed by columns: each item's packed rows are contiguous), which
   /// the CUDA target writes `tritonrt.stack_item(st, i)` so that a product of
@@ -2274,6 +2287,9 @@ std::string Emitter::opExpr(OpId id) {
       // fused_matmul, which runs the kernel planned for it (KernelPlan) when
       // w is packed and on a GPU, and is `torch.matmul` everywhere else.
       if (kernelWeight(operands[1])) return fmt::format("tritonrt.fused_matmul({}, {})", a(0), a(1));
+      if (leftKernelWeight(operands[0]) && !integerTensor(operands[1])) {
+        return fmt::format("tritonrt.left_matmul({}, {})", a(0), a(1));
+      }
       // An integer product (int8 @ int8, trit @ trit) is `@` on the CPU, but
       // CUDA has no integer matmul: tritonrt.int_matmul computes it there.
       // (A ternary operand is a scaled float32 tensor: `ternary @ ternary` is
@@ -2677,6 +2693,9 @@ std::string Emitter::builtinExpr(OpId id) {
     // through tritonrt.fused_* (the kernel when packed on a GPU; else these).
     case BuiltinFn::Matmul:
       if (kernelWeight(val[1])) return fmt::format("tritonrt.fused_matmul({}, {})", arg[0], arg[1]);
+      if (leftKernelWeight(val[0]) && !integerTensor(val[1])) {
+        return fmt::format("tritonrt.left_matmul({}, {})", arg[0], arg[1]);
+      }
       if (integerTensor(val[0]) && integerTensor(val[1])) {
         return fmt::format("tritonrt.int_matmul({}, {})", arg[0], arg[1]);
       }

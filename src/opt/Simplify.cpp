@@ -8,6 +8,7 @@
 //   x * 0, 0 * x                 -> 0       (integer scalars: NaN * 0 is NaN)
 //   -(-x), !!x                   -> x
 //   x.T.T, transpose(transpose(x, a, b), a, b) -> x
+//   matmul(a, b)                 -> a @ b   (one spelling for CSE and fusion)
 //   ternary_quantize(t) with t already ternary  -> t   (docs/language.md)
 // Not simplified: ternary_dequantize(ternary_quantize(x)), which is the
 // straight-through fake quantization of x, not x.
@@ -156,6 +157,17 @@ class Simplifier {
         if (static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::TernaryQuantize &&
             m_.types.isTernary(m_.typeOf(operands[0])) && sameType(operands[0])) {
           replace(id, operands[0]);
+          return;
+        }
+        // matmul(a, b) is a @ b (LANGUAGE.md): one spelling, so CSE sees
+        // equal products and fusion one form.
+        if (o.kind == OpKind::Builtin && static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::Matmul &&
+            operands.size() == 2 && m_.ints(id).size() == 2 && m_.ints(id)[0] == 0 &&
+            m_.ints(id)[1] == 1) {
+          o.kind = OpKind::MatMul;
+          o.intAttr = 0;
+          m_.setInts(id, std::span<const int64_t>{});
+          changed_ = true;
           return;
         }
         if (o.kind != OpKind::Builtin || static_cast<BuiltinFn>(o.intAttr) != BuiltinFn::Transpose) {

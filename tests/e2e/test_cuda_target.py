@@ -636,6 +636,37 @@ layer M(st: TernaryTensor<trit, [3, 8, 16]>, deep: TernaryTensor<trit, [2, 2, 8,
             raise AssertionError("%s: the kernels' output differs by %g" % (level, diff))
 
 
+def test_left_hand_weights_reach_their_kernels(ctx):
+    # `w @ y` with a 2-D ternary w on the left (MLP-Mixer's token mixing): the kernel of w
+    # runs on y transposed (tritonrt.left_matmul); `@` and `matmul`, y 2-D and batched.
+    src = """
+layer Mix(tok: TernaryTensor<trit, [6, 5]>, ch: TernaryTensor<trit, [8, 8]>,
+          x: Tensor<float32, [?, 5, 8]>, y: Tensor<float32, [5, ?]>) -> Tensor<float32, [?, 6, 8]> {
+    let t = tok @ x
+    let u = matmul(tok, x)
+    let v = tok @ y
+    return t + u + relu(t @ ch) + sum(v)
+}
+"""
+    path = os.path.join(ctx.workdir, "mix.tri")
+    with open(path, "w") as f:
+        f.write(src)
+    inputs = (torch.randn(2, 5, 8), torch.randn(5, 3))
+    for level in ["-O0", "-O2"]:
+        ctx.count += 1
+        outdir = os.path.join(ctx.workdir, "cuda%d" % ctx.count)
+        os.makedirs(outdir)
+        py = os.path.join(outdir, "mix.py")
+        subprocess.run([ctx.tritonc, "compile", path, "-o", py, "--target", "cuda", level,
+                        "--nvcc", "/nonexistent/nvcc"], capture_output=True, check=True)
+        _, launches, diff = dispatched_ternary_ops(py, py[:-3] + "_kernels.cu", inputs)
+        want = 4 if level == "-O0" else 3  # -O2: CSE makes t and u one product
+        if launches != want:
+            raise AssertionError("%s: %d of %d launches" % (level, launches, want))
+        if not diff <= 1e-5:
+            raise AssertionError("%s: the kernels' output differs by %g" % (level, diff))
+
+
 def find_nvcc():
     return shutil.which("nvcc") or (
         "/usr/local/cuda/bin/nvcc" if os.access("/usr/local/cuda/bin/nvcc", os.X_OK) else None)
@@ -687,6 +718,7 @@ def main():
               test_product_spellings_reach_their_kernels,
               test_vector_and_stacked_weights_reach_their_kernels,
               test_stack_items_reach_their_kernels,
+              test_left_hand_weights_reach_their_kernels,
               test_failed_nvcc_output_is_shown_line_by_line,
               test_nvcc_without_a_host_compiler_is_no_nvcc]
     tests += [make_nvcc_test(n) for n in args.nvcc_models.split(",") if n]
