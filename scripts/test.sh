@@ -118,6 +118,10 @@ if [ -e tests/cuda/test_kernels_gpu.py ]; then
   suite "kernels on a GPU" gpu.log '^(FAIL|SKIP)' \
     env PYTHONPATH=runtime /usr/bin/python3 tests/cuda/test_kernels_gpu.py
 fi
+if [ -e tests/cuda/test_models_gpu.py ]; then
+  suite "zoo models on a GPU" gpu-models.log '^(FAIL|SKIP)' \
+    env PYTHONPATH=runtime /usr/bin/python3 tests/cuda/test_models_gpu.py --tritonc "$tritonc"
+fi
 
 if [ -n "${TRITONC_FUZZ_SECONDS:-}" ]; then
   echo "== libFuzzer (${TRITONC_FUZZ_SECONDS}s)"
