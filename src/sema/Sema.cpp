@@ -3691,7 +3691,8 @@ void Checker::warnLayersWithoutInputs() {
     static constexpr std::string_view kBatchNames[] = {"B", "batch", "batch_size", "bs", "bsz",
                                                        "n_batch", "nbatch"};
     static constexpr std::string_view kInputNames[] = {"x", "input", "inputs", "img", "imgs",
-                                                       "image", "images", "input_ids"};
+                                                       "image", "images", "input_ids", "pixels",
+                                                       "tokens", "token_ids", "ids"};
     for (const ParamInfo& p : info.params) {
       if (p.cls != ParamClass::Weight || !p.node.isValid() || !module_.types.isTensor(p.type)) {
         continue;
@@ -3703,10 +3704,11 @@ void Checker::warnLayersWithoutInputs() {
       if (shape.size() < 2) continue;
       std::optional<int64_t> fixed = dims().constValue(shape[0]);
       if (fixed) {
-        // An export-style signature, `x: Tensor<float32, [1, 784]>`: a fixed
-        // batch of 1 makes the input a weight too. Only for a weight named as
-        // an input is and given no initializer (`x: ... = zeros()` is meant).
-        if (*fixed != 1 || p.hasDefault || !among(spelling(p.name), kInputNames)) continue;
+        // An export-style signature, `x: Tensor<float32, [1, 784]>` or the
+        // training script's `[32, 1, 28, 28]`: a fixed batch makes the input
+        // a weight too. Only for a weight named as an input is and given no
+        // initializer (`x: ... = zeros()` is meant).
+        if (p.hasDefault || !among(spelling(p.name), kInputNames)) continue;
       } else if (dims().node(shape[0]).kind != DimKind::Var) {
         continue;
       }
