@@ -587,6 +587,19 @@ TypeId Checker::resolveType(NodeId type, int callable) {
   std::span<const NodeId> args = tree_.list(tree_.listA(type));
   if (name == "Tensor" || name == "tensor" || name == "TernaryTensor") {
     bool ternary = name == "TernaryTensor";
+    if (args.size() == 1 && tree_.kind(args[0]) == NodeKind::Shape) {
+      // The element type left out: `TernaryTensor<[256, 128]>`. Say what to
+      // write with the user's shape, and read it so (no errors downstream).
+      const char* element = ternary ? "trit" : "float32";
+      report(Diag::BadTypeArguments, type,
+             fmt::format("'{0}' takes the element type before the shape: write '{0}<{1}, {2}>'",
+                         name, element, textOf(args[0])));
+      std::vector<DimId> shape;
+      for (NodeId dim : tree_.list(tree_.listA(args[0]))) {
+        shape.push_back(resolveDim(dim, callable));
+      }
+      return module_.types.tensor(ternary ? DType::Trit : DType::Float32, shape, ternary);
+    }
     if (args.size() > 2 || (!args.empty() && tree_.kind(args[0]) != NodeKind::TypeName) ||
         (args.size() == 2 && tree_.kind(args[1]) != NodeKind::Shape)) {
       report(Diag::BadTypeArguments, type,
