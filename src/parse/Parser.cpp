@@ -1813,7 +1813,14 @@ NodeId Parser::parseShape() {
       scratch_.resize(dims);
       return addError(open);
     }
+    TokenId comma = pos_;
     if (!consumeIf(TokenKind::Comma)) {
+      break;
+    }
+    if (at(TokenKind::RBracket)) {
+      // `[?, ?, ]` (LANGUAGE.md §2: `dim { "," dim }`): often a deleted size,
+      // whose rank would otherwise show only in errors far downstream.
+      error(Diag::TrailingCommaInShape, tokens_.range(comma));
       break;
     }
   }

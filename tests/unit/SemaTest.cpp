@@ -549,9 +549,9 @@ TEST(SemaTernaryTest, FloatTensorIsNotTernary) {
 // ---- matmul ------------------------------------------------------------------------
 
 TEST(SemaMatmulTest, FloatAtTernaryIsFloat) {
-  Checked c(layer("x: Tensor<float32, [3, 4]>, h: Tensor<float16, [3, 4]>, "
+  Checked c(layer("a: Tensor<float32, [3, 4]>, h: Tensor<float16, [3, 4]>, "
                   "w: TernaryTensor<trit, [4, 5]>, v: TernaryTensor<trit, [5, 4]>",
-                  "let p = x @ w\nlet q = v @ x.T\nlet r = h @ w"));
+                  "let p = a @ w\nlet q = v @ a.T\nlet r = h @ w"));
   EXPECT_PARSED(c);
   EXPECT_EQ(diagNames(c.diagnostics()), "");
   EXPECT_EQ(c.typeOf("p"), "Tensor<float32, [3, 5]>");
