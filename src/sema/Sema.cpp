@@ -3902,6 +3902,7 @@ void Checker::checkRecursiveInstantiation() {
   enum class Mark : uint8_t { New, Active, Done };
   std::vector<Mark> mark(n, Mark::New);
   std::vector<const InstanceInfo*> path;  // the instantiations from the root
+  std::set<std::vector<uint32_t>> reportedCycles;  // each cycle's layers, sorted
   auto visit = [&](auto& self, size_t layer) -> void {
     mark[layer] = Mark::Active;
     for (const InstanceInfo* instance : edges[layer]) {
@@ -3911,13 +3912,37 @@ void Checker::checkRecursiveInstantiation() {
         // The cycle: from the instantiation made in `next` to this one.
         size_t first = path.size() - 1;
         while (first > 0 && static_cast<size_t>(path[first]->owner) != next) --first;
-        std::string chain = callableName(static_cast<int>(next));
-        for (size_t i = first; i < path.size(); ++i) {
-          chain += " -> " + callableName(static_cast<int>(path[i]->decl));
+        std::vector<const InstanceInfo*> cycle(path.begin() + static_cast<std::ptrdiff_t>(first),
+                                               path.end());
+        // One report per cycle (a model creating a block six times closes
+        // the same cycle six times), at the creation of the layer defined
+        // last: files define blocks before the models that create them, so
+        // a block creating its model is the line to change.
+        std::vector<uint32_t> layers;
+        for (const InstanceInfo* i : cycle) layers.push_back(i->decl);
+        std::sort(layers.begin(), layers.end());
+        if (!reportedCycles.insert(layers).second) {
+          path.pop_back();
+          continue;
         }
-        diags_->report(Diag::RecursiveInstantiation, source(), rangeOf(instance->site),
-                       callableName(static_cast<int>(next)), chain)
-            .note(Note::EndRecursion);
+        size_t at = 0;
+        for (size_t i = 1; i < cycle.size(); ++i) {
+          if (cycle[i]->decl > cycle[at]->decl) at = i;
+        }
+        std::rotate(cycle.begin(), cycle.begin() + static_cast<std::ptrdiff_t>(at), cycle.end());
+        std::string name = callableName(static_cast<int>(cycle[0]->decl));
+        std::string chain = name;
+        for (size_t i = 1; i < cycle.size(); ++i) {
+          chain += " -> " + callableName(static_cast<int>(cycle[i]->decl));
+        }
+        chain += " -> " + name;
+        auto builder = diags_->report(Diag::RecursiveInstantiation, source(),
+                                      rangeOf(cycle[0]->site), name, chain);
+        for (size_t i = 1; i < cycle.size(); ++i) {
+          builder.note(Note::CreatesHere, source(), rangeOf(cycle[i]->site),
+                       callableName(cycle[i]->owner), callableName(static_cast<int>(cycle[i]->decl)));
+        }
+        builder.note(Note::EndRecursion);
       } else if (mark[next] == Mark::New) {
         self(self, next);
       }
