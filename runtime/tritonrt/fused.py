@@ -193,12 +193,28 @@ def int_matmul(a, b):
     and int16 products are computed in float64, exact while a row has fewer than 2**23
     elements (each product is below 2**30), and converted back through int64, so a result
     past the dtype wraps as the CPU's does; int32 and int64 ones, whose sums float64 cannot
-    hold exactly, are computed on the CPU and moved back."""
+    hold exactly, are computed on the CPU and moved back.
+
+    An operand that is a float tensor is the scaled value of ternary arithmetic
+    (``ternary @ ternary`` is typed int32, ``ternary + ternary`` int8, held as ``s * q``
+    floats): the product is then the float product in that operand's dtype, scaled too."""
+    scaled = _scaled_operand(a, b)
+    if scaled is not None:
+        return a.to(scaled) @ b.to(scaled)
     if a.is_cuda:
         if _exact_in_float64(a):
             return _int_matmul_in_float64(a, b)
         return (a.cpu() @ b.cpu()).to(a.device)
     return a @ b
+
+
+def _scaled_operand(*tensors):
+    """The float dtype of the first floating tensor among ``tensors`` (a scaled value of
+    ternary arithmetic typed as an integer), or None when all are integers."""
+    for t in tensors:
+        if t is not None and t.is_floating_point():
+            return t.dtype
+    return None
 
 
 def _int_matmul_in_float64(a, b):
@@ -207,7 +223,11 @@ def _int_matmul_in_float64(a, b):
 
 def int_linear(x, w, bias=None):
     """``linear(x, w, bias)`` of integer tensors of one dtype: ``F.linear`` on the CPU, and
-    on CUDA, which has no integer matmul, computed as ``int_matmul`` is."""
+    on CUDA, which has no integer matmul, computed as ``int_matmul`` is (a float operand, a
+    scaled value of ternary arithmetic, makes it the float product)."""
+    scaled = _scaled_operand(x, w, bias)
+    if scaled is not None:
+        return F.linear(x.to(scaled), w.to(scaled), None if bias is None else bias.to(scaled))
     if x.is_cuda:
         if _exact_in_float64(x):
             return _int_linear_in_float64(x, w, bias)

@@ -769,6 +769,22 @@ class LayerTests(unittest.TestCase):
                 self.assertTrue(torch.equal(got, want), (dtype, got, want))
                 self.assertTrue(torch.equal(tritonrt.int_linear(a, w, bb), want))
 
+    def test_int_products_of_a_scaled_ternary_value_are_float_products(self):
+        # `ternary @ ternary` (typed int32) and `ternary + ternary` (int8) hold scaled floats
+        # (s * q sums): meeting an integer tensor in @ or linear they give the float product
+        # in their dtype, scaled too (before: torch raised "expected scalar type Float").
+        g = torch.Generator().manual_seed(5)
+        q = torch.randint(-1, 2, (3, 4), generator=g).float() * 0.25  # a scaled trit sum
+        c = torch.randint(-3, 4, (4, 2), generator=g, dtype=torch.int32)
+        self.assertTrue(torch.equal(tritonrt.int_matmul(q, c), q @ c.float()))
+        self.assertTrue(torch.equal(tritonrt.int_matmul(c.t(), q.t()), c.t().float() @ q.t()))
+        bias = torch.tensor([1, -2], dtype=torch.int32)
+        got = tritonrt.int_linear(q, c.t(), bias)
+        self.assertEqual(got.dtype, torch.float32)
+        self.assertTrue(torch.equal(got, F.linear(q, c.t().float(), bias.float())))
+        low = q.bfloat16()
+        self.assertEqual(tritonrt.int_matmul(low, c.to(torch.int8)).dtype, torch.bfloat16)
+
     def test_float_dtype_follows_the_first_float_state(self):
         m = nn.Sequential(nn.Embedding(4, 3), TernaryLinear(3, 2))
         self.assertEqual(tritonrt.float_dtype(m), torch.float32)
