@@ -1227,6 +1227,7 @@ bool Checker::checkStatement(NodeId statement) {
       if (module_.types.kind(info.returnType) == TypeKind::Void) {
         // No declared type: the first return decides it.
         info.returnType = result.type;
+        if (!tree_.childB(info.node).isValid()) firstReturn_[ctx_.callable] = value;
         return true;
       }
       // A known integer past the declared type (`return 10 ** 10` from an
@@ -1242,6 +1243,22 @@ bool Checker::checkStatement(NodeId statement) {
         if (tree_.childB(info.node).isValid()) {
           builder.note(Note::ReturnTypeDeclared, source(), rangeOf(tree_.childB(info.node)));
         }
+        return true;
+      }
+      auto inferred = firstReturn_.find(ctx_.callable);
+      if (inferred != firstReturn_.end() && !tree_.childB(info.node).isValid() &&
+          !checkAssignable(result, info.returnType, value, /*quiet=*/true)) {
+        // Without a declared type there is none to name: the returns differ.
+        const TypeStore::Node& a = module_.types.node(result.type);
+        const TypeStore::Node& b = module_.types.node(info.returnType);
+        std::string both = fmt(result.type);
+        if (a.kind == TypeKind::Scalar && b.kind == TypeKind::Scalar && a.dtype != DType::Str &&
+            b.dtype != DType::Str) {
+          both = std::string(dtypeName(promote(a.dtype, b.dtype)));
+        }
+        diags_->report(Diag::ReturnTypeDiffers, source(), rangeOf(value),
+                       callableName(ctx_.callable), fmt(result.type), fmt(info.returnType))
+            .note(Note::FirstReturnHere, source(), rangeOf(inferred->second), both);
         return true;
       }
       if (!checkAssignable(result, info.returnType, value, /*quiet=*/true)) {

@@ -462,6 +462,9 @@ class Checker {
   /// While a call's arguments are unified: the argument that bound each size
   /// variable (by identifier), for the note of a mismatch.
   std::unordered_map<uint32_t, NodeId> bindingSites_;
+  /// Per callable without a declared return type: the `return` value whose
+  /// type became it (the first one checked).
+  std::unordered_map<int, NodeId> firstReturn_;
   std::unordered_set<uint32_t> constantFailed_;  ///< constants whose initializer is an error
   Context ctx_;
   TypeId int32_, float32_, bool_, str_;
