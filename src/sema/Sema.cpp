@@ -1526,6 +1526,21 @@ void Checker::checkAssign(NodeId assign) {
             what = "the module-level constant";
           }
           break;
+        case SymbolKind::Local: {
+          // `fc = Linear(4, 4)` after `let fc = Linear(4, 4)`: a sub-module
+          // is created once, by its `let` (a constructor's attribute).
+          TypeKind k = module_.types.kind(s.type);
+          if (k == TypeKind::Instance || k == TypeKind::BuiltinInstance) {
+            auto builder = diags_->report(Diag::CannotAssign, source(), rangeOf(target),
+                                          "the sub-module", spelling(name));
+            if (s.decl.isValid()) {
+              builder.note(Note::DefinedHere, source(), rangeOf(s.decl), spelling(name));
+            }
+            builder.note(Note::SubModuleCreatedOnce);
+            return;
+          }
+          break;
+        }
         case SymbolKind::Param:
           if (ctx_.callable >= 0) {
             ParamClass cls = module_.callables[ctx_.callable].params[s.ref].cls;
