@@ -185,7 +185,8 @@ class Call {
 
   // Reports that argument i must be `what`.
   ExprInfo wrong(size_t i, std::string_view what) {
-    c_.report(Diag::ArgumentType, arg(i).node, params_[i].name, name_, what, c_.fmt(arg(i).type));
+    c_.reportIntegerNeeded(Diag::ArgumentType, arg(i).node, params_[i].name, name_, what,
+                           c_.fmt(arg(i).type));
     return error();
   }
   // Reports that argument i's value, shown as `value`, must be `what`.

@@ -3233,6 +3233,52 @@ bool Checker::elementsFit(const ExprInfo& value, DType dtype) {
 
 // The element of a list literal (or `tensor(...)` of one) that keeps it from
 // being ternary, when it is a known number past -1 or 1: a note points at it.
+namespace {
+// The float hyperparameter the name `node` reads, if it is one.
+const ParamInfo* floatHyperName(const CheckedModule& module, const Tree& tree, int callable,
+                                NodeId node) {
+  if (callable < 0 || !node.isValid() || tree.kind(node) != NodeKind::Name) return nullptr;
+  uint32_t symbol = module.nodeSymbol[node.index];
+  if (symbol == kNoSymbol || module.symbols[symbol].kind != SymbolKind::Param) return nullptr;
+  const std::vector<ParamInfo>& params = module.callables[static_cast<size_t>(callable)].params;
+  uint32_t ref = module.symbols[symbol].ref;
+  if (ref >= params.size() || params[ref].cls != ParamClass::Hyper || params[ref].implicit) {
+    return nullptr;
+  }
+  const ParamInfo& p = params[ref];
+  if (!module.types.isScalar(p.type) || !isFloating(module.types.node(p.type).dtype)) return nullptr;
+  // A fractional default (`scale: float32 = 0.5`) says a float is meant.
+  if (p.defaultFloat && std::trunc(*p.defaultFloat) != *p.defaultFloat) return nullptr;
+  return &p;
+}
+
+// The first float hyperparameter expression `node` reads (`width`, `2 * width`).
+const ParamInfo* floatHyperOf(const CheckedModule& module, const Tree& tree, int callable,
+                              NodeId node) {
+  const ParamInfo* found = nullptr;
+  if (callable < 0 || !node.isValid()) return nullptr;
+  tree.forEachNodeWhile(node, [&](NodeId n) {
+    found = floatHyperName(module, tree, callable, n);
+    return found == nullptr;
+  });
+  return found;
+}
+}  // namespace
+
+bool Checker::floatHyperAgain(NodeId node) {
+  const ParamInfo* p = floatHyperOf(module_, tree_, ctx_.callable, node);
+  return p != nullptr && floatHypersReported_.count(p->name.index) != 0;
+}
+
+void Checker::noteFloatHyper(DiagnosticBuilder& builder, NodeId node) {
+  const ParamInfo* p = floatHyperOf(module_, tree_, ctx_.callable, node);
+  if (p == nullptr || !floatHypersReported_.insert(p->name.index).second) return;
+  if (p->node.isValid()) {
+    builder.note(Note::FloatHyperDeclared, source(), rangeOf(p->node), spelling(p->name),
+                 fmt(p->type));
+  }
+}
+
 void Checker::noteNotATrit(DiagnosticBuilder& builder, const ExprInfo& value) {
   const std::optional<ExprInfo::Element>& e =
       value.highest && value.highest->value > 1.0 ? value.highest
@@ -3290,8 +3336,10 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
     if (promote(v.dtype, t.dtype) == t.dtype && !(v.dtype != DType::Bool && t.dtype == DType::Bool)) {
       return true;  // implicit widening
     }
+    if (isIntegral(t.dtype) && floatHyperAgain(where)) return false;  // reported once
     auto builder = diags_->report(Diag::NarrowingConversion, source(), rangeOf(where),
                                   fmt(value.type), fmt(target));
+    if (isIntegral(t.dtype)) noteFloatHyper(builder, where);
     // `let scale: int = 0.5`: the cast would make it 0; the type is the mistake.
     if (value.floatValue && isIntegral(t.dtype) && t.dtype != DType::Bool &&
         std::trunc(*value.floatValue) != *value.floatValue) {

@@ -1291,7 +1291,8 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
           wanted = integer ? nullptr : "an integer";
         }
         if (!lenient && wanted != nullptr) {
-          report(Diag::ArgumentType, arg.info.node, names[i], name, wanted, fmt(arg.info.type));
+          reportIntegerNeeded(Diag::ArgumentType, arg.info.node, names[i], name, wanted,
+                              fmt(arg.info.type));
         }
       }
       // Integers (and bools: affine=false) as dimensions, for shapes and members.

@@ -118,6 +118,18 @@ class Checker {
       builder.caretAt(tokens().range(tree_.token(node)).begin);
     }
   }
+  /// A float hyperparameter where an integer is needed (`width: float32 = 16.0`
+  /// used as a channel count): the mistake is its declaration, so it is
+  /// reported once, at the first such use, with a note there; true when
+  /// `node` is such a use already reported (the caller reports nothing).
+  bool floatHyperAgain(NodeId node);
+  void noteFloatHyper(DiagnosticBuilder& builder, NodeId node);
+  template <typename... Args>
+  void reportIntegerNeeded(Diag kind, NodeId node, Args&&... args) {
+    if (floatHyperAgain(node)) return;
+    auto builder = diags_->report(kind, source(), rangeOf(node), std::forward<Args>(args)...);
+    noteFloatHyper(builder, node);
+  }
   ExprInfo make(TypeId type, NodeId node) const {
     ExprInfo info;
     info.type = type;
@@ -465,6 +477,8 @@ class Checker {
   /// Per callable without a declared return type: the `return` value whose
   /// type became it (the first one checked).
   std::unordered_map<int, NodeId> firstReturn_;
+  /// Float hyperparameters already reported where an integer is needed.
+  std::unordered_set<uint32_t> floatHypersReported_;
   std::unordered_set<uint32_t> constantFailed_;  ///< constants whose initializer is an error
   Context ctx_;
   TypeId int32_, float32_, bool_, str_;
