@@ -1169,6 +1169,7 @@ void Checker::checkCondition(NodeId cond, const ExprInfo& info, bool branch) {
     return;
   }
   if (!module_.types.isScalar(info.type) || module_.types.node(info.type).dtype != DType::Bool) {
+    conditionsReported_.insert(cond.index);
     auto builder = diags_->report(Diag::ConditionNotBool, source(), rangeOf(cond), fmt(info.type));
     // `if mean(x) > 0.0`: a branch on tensor values would make forward
     // data-dependent (docs/language.md); a mask computes both sides.

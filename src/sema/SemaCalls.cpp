@@ -993,6 +993,7 @@ void Checker::noteInstantiationRules(NodeId call, std::string_view name, Identif
         .note(Note::MoveBeforeLoop, spelling(letName))
         .note(Note::OnePerIteration, spelling(letName));
   } else if (ctx_.callable >= 0 && ctx_.dynamicIfDepth > 0) {
+    if (!conditionsReported_.insert(ctx_.dynamicIfCondition.index).second) return;
     // Point at what the condition tests that is not a hyperparameter: an
     // input or weight (`x.shape[0] > 1`), else a local or loop variable.
     NodeId culprit;

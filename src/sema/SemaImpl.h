@@ -479,6 +479,9 @@ class Checker {
   std::unordered_map<int, NodeId> firstReturn_;
   /// Float hyperparameters already reported where an integer is needed.
   std::unordered_set<uint32_t> floatHypersReported_;
+  /// `if` conditions already reported (not a bool, or not constant around a
+  /// sub-module): one error per `if`, not one per sub-module under it.
+  std::unordered_set<uint32_t> conditionsReported_;
   std::unordered_set<uint32_t> constantFailed_;  ///< constants whose initializer is an error
   Context ctx_;
   TypeId int32_, float32_, bool_, str_;
