@@ -2133,10 +2133,17 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
     return checker.make(ts.tensorAnyRank(dtype), call);
   }
   std::vector<DimId> shape(ts.shape(x.type).begin(), ts.shape(x.type).end());
+  // What the layer wants, in its terms: features in the last dimension, or
+  // channels in dimension 1 (NCHW).
   auto mismatch = [&](size_t dim, DimId want) {
-    checker.report(Diag::LayerInputMismatch, call, name,
-                   fmt::format("{} in dimension {}", ds.format(want, checker.interner()), dim),
-                   checker.fmtShape(shape));
+    std::string size = ds.format(want, checker.interner());
+    std::string what =
+        rule == R::Linear || (rule == R::SameShape && layer == BuiltinLayer::LayerNorm)
+            ? fmt::format("{} features in its last dimension", size)
+        : rule == R::Conv2d || rule == R::SameShape
+            ? fmt::format("{} channels in dimension {} (NCHW)", size, dim)
+            : fmt::format("{} in dimension {}", size, dim);
+    checker.report(Diag::LayerInputMismatch, call, name, what, checker.fmtShape(shape));
     return checker.make(ts.error(), call);
   };
   auto requireDim = [&](size_t dim, DimId want) -> bool {
@@ -2175,7 +2182,7 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
       if (checker.flattens(x, arg(0, 0))) {
         auto builder = checker.diags().report(
             Diag::LayerInputMismatch, checker.source(), checker.rangeOf(call), name,
-            fmt::format("{} in its last dimension", checker.fmtDim(arg(0, 0))),
+            fmt::format("{} features in its last dimension", checker.fmtDim(arg(0, 0))),
             checker.fmtShape(shape));
         checker.flattenHint(builder, x, arg(0, 0));
         return checker.make(ts.error(), call);

@@ -3582,24 +3582,30 @@ void Checker::placeRuntimeCheck(RuntimeShapeCheck& check) const {
 
 void Checker::flattenHint(DiagnosticBuilder& builder, const ExprInfo& value, DimId features) {
   if (flattens(value, features)) {
-    builder.note(Note::FlattenHint, source(), rangeOf(value.node), *dims().constValue(features),
+    builder.note(Note::FlattenHint, source(), rangeOf(value.node), fmtDim(features),
                  textOf(value.node));
   }
 }
 
 bool Checker::flattens(const ExprInfo& value, DimId features) {
   const TypeStore& ts = module_.types;
-  std::optional<int64_t> want = dims().constValue(features);
-  if (!want || !ts.isTensor(value.type) || !ts.node(value.type).rankKnown) return false;
+  if (dims().isUnknown(features) || !ts.isTensor(value.type) || !ts.node(value.type).rankKnown) {
+    return false;
+  }
   std::span<const DimId> shape = ts.shape(value.type);
-  int64_t product = 1;
-  for (size_t i = 1; i < shape.size() && product > 0; ++i) {
+  // The sizes after the batch multiply to `features`: constants
+  // ([?, 16, 4, 4] for 256) or sizes over hyperparameters ([?, 4 * width, 1,
+  // 1] for 4 * width).
+  DimId product = dims().constant(1);
+  for (size_t i = 1; i < shape.size(); ++i) {
+    if (dims().isUnknown(shape[i])) return false;
     std::optional<int64_t> v = dims().constValue(shape[i]);
-    product = v && *v > 0 && *v <= (int64_t{1} << 40) / product ? product * *v : -1;
+    if (v && (*v <= 0 || *v > (int64_t{1} << 40))) return false;
+    product = dims().binary(DimKind::Mul, product, shape[i]);
   }
   std::string_view text = value.node.isValid() ? textOf(value.node) : std::string_view();
-  return shape.size() > 2 && product == *want && !text.empty() && text.size() <= 60 &&
-         text.find('\n') == std::string_view::npos;
+  return shape.size() > 2 && dims().equal(product, features) == Decision::Yes && !text.empty() &&
+         text.size() <= 60 && text.find('\n') == std::string_view::npos;
 }
 
 std::string Checker::fmtShape(std::span<const DimId> shape) const {
