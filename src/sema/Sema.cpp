@@ -4238,6 +4238,18 @@ void Checker::checkCreatedArguments() {
         auto builder = diags_->report(Diag::CreatedShapeMismatch, source(), rangeOf(check->node),
                                       check->dim, what, sized(check->actual, *have),
                                       sized(check->expected, *want));
+        // A sub-module's input (`bn2(conv2(out))`): where it is created is
+        // what says the size it expects (`BatchNorm2d(in_ch)`).
+        uint32_t callIndex = check->node.index < module_.callOf.size()
+                                 ? module_.callOf[check->node.index] : UINT32_MAX;
+        if (callIndex < module_.calls.size() &&
+            module_.calls[callIndex].kind == CallKind::Forward) {
+          const InstanceInfo& instance = module_.instances[module_.calls[callIndex].callee];
+          if (instance.site.isValid() && instance.name.isValid()) {
+            builder.note(Note::DefinedHere, source(), rangeOf(instance.site),
+                         spelling(instance.name));
+          }
+        }
         addProblem(key, check->node, std::move(builder));
       }
     }
