@@ -1618,11 +1618,21 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     std::vector<DimId> xs = c.shape(0);
     if (xs.empty()) return c.wrong(0, "a tensor [..., in]");
     switch (ds.equal(xs.back(), ws[1])) {
-      case Decision::No:
-        c.checker().report(Diag::MatmulMismatch, call, "linear", c.checker().fmt(c.arg(0).type),
-                           c.checker().fmt(c.arg(1).type), ds.format(xs.back(), c.checker().interner()),
-                           ds.format(ws[1], c.checker().interner()));
+      case Decision::No: {
+        auto builder = checker.diags().report(
+            Diag::MatmulMismatch, checker.source(), checker.rangeOf(call), "linear",
+            checker.fmt(c.arg(0).type), checker.fmt(c.arg(1).type),
+            ds.format(xs.back(), checker.interner()), ds.format(ws[1], checker.interner()));
+        // The weight laid out [in, out] (`x @ w`'s layout): its first size
+        // is the input's features.
+        std::string_view wText = checker.textOf(c.arg(1).node);
+        std::string_view xText = checker.textOf(c.arg(0).node);
+        if (ds.equal(xs.back(), ws[0]) == Decision::Yes && !wText.empty() && wText.size() <= 40 &&
+            !xText.empty() && xText.size() <= 40) {
+          builder.note(Note::LinearWeightLayout, wText, checker.fmtShape(ws), xText);
+        }
         return c.error();
+      }
       case Decision::Unknown:
         if (!ds.isUnknown(ws[1])) {
           c.checker().recordRuntimeCheck(call, c.arg(0).node, xs.size() - 1, ws[1], xs.back());

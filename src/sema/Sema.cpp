@@ -4250,6 +4250,12 @@ void Checker::checkCreatedArguments() {
                          spelling(instance.name));
           }
         }
+        // `linear(x, w)` whose w was declared [in, out] (x @ w's layout).
+        if (callIndex < module_.calls.size() &&
+            module_.calls[callIndex].kind == CallKind::Builtin &&
+            module_.calls[callIndex].callee == static_cast<uint32_t>(BuiltinFn::LinearFn)) {
+          builder.note(Note::LinearTakesOutIn);
+        }
         addProblem(key, check->node, std::move(builder));
       }
     }
