@@ -15,7 +15,18 @@ struct EntryFile {
   std::string path;
   uint64_t bytes = 0;
   int64_t lastUseNs = 0;  ///< mtime
+  /// False for anything else found where entries live (a FIFO, a symbolic
+  /// link, a directory): never an entry; validate, clear and prune remove it.
+  bool regular = true;
 };
+
+/// The bytes of the entry file at `path`, or nullopt. Only a regular file is
+/// read (opened without following a symbolic link, without blocking on a
+/// FIFO, at most its size): anything else sets *notEntry.
+std::optional<std::string> readEntryFile(const std::string& path, bool* notEntry);
+/// Removes what is at `path`: a file, a link, a FIFO, or a directory with
+/// what it holds. False (errno set) when it remains.
+bool removePath(const std::string& path);
 
 /// Every entry file of a level (temporary files excluded).
 std::vector<EntryFile> listEntries(const std::string& dir, Level level);

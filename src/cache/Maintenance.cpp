@@ -23,7 +23,7 @@ namespace {
 // exists) is counted as failed with the first reason, which the commands
 // report (exit 3) instead of claiming success.
 bool removeEntry(const std::string& path, MaintenanceReport& report) {
-  if (::unlink(path.c_str()) == 0) {
+  if (detail::removePath(path)) {
     ++report.removed;
     return true;
   }
@@ -73,9 +73,7 @@ void walkLevel(const std::string& dir, Level level, Visit&& visit) {
       if (file->d_name[0] == '.') continue;
       std::string path = folder + "/" + file->d_name;
       struct stat st {};
-      if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-        visit(path, file->d_name, st);
-      }
+      if (::lstat(path.c_str(), &st) == 0) visit(path, file->d_name, st);
     }
     ::closedir(inner);
   }
@@ -87,10 +85,12 @@ void walkLevel(const std::string& dir, Level level, Visit&& visit) {
 std::vector<EntryFile> listEntries(const std::string& dir, Level level) {
   std::vector<EntryFile> files;
   walkLevel(dir, level, [&](const std::string& path, const char* name, const struct stat& st) {
-    if (isTemporary(name)) return;
-    files.push_back(EntryFile{path, static_cast<uint64_t>(st.st_size),
+    bool regular = S_ISREG(st.st_mode);
+    if (regular && isTemporary(name)) return;
+    files.push_back(EntryFile{path, regular ? static_cast<uint64_t>(st.st_size) : 0,
                               static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 +
-                                  st.st_mtim.tv_nsec});
+                                  st.st_mtim.tv_nsec,
+                              regular});
   });
   return files;
 }
@@ -100,7 +100,7 @@ std::vector<EntryFile> listStaleTemporaries(const std::string& dir) {
   int64_t hourAgo = nowNs() / 1000000000 - 3600;
   for (Level level : {Level::L2, Level::L3}) {
     walkLevel(dir, level, [&](const std::string& path, const char* name, const struct stat& st) {
-      if (isTemporary(name) && st.st_mtim.tv_sec < hourAgo) {
+      if (S_ISREG(st.st_mode) && isTemporary(name) && st.st_mtim.tv_sec < hourAgo) {
         stale.push_back(EntryFile{path, static_cast<uint64_t>(st.st_size), 0});
       }
     });
@@ -130,6 +130,10 @@ std::vector<EntryFile> evict(std::vector<EntryFile> files, std::optional<uint64_
   uint64_t total = 0;
   bool full = false;  // strict LRU: once one entry does not fit, every older one goes
   for (EntryFile& file : files) {
+    if (!file.regular) {  // not an entry: in the way of one
+      removeEntry(file.path, report);
+      continue;
+    }
     bool tooOld = maxAgeDays && file.lastUseNs <= cutoff;
     full = full || (maxBytes && total + file.bytes > *maxBytes);
     if ((tooOld || full) && removeEntry(file.path, report)) {
@@ -240,6 +244,7 @@ void StatsFile::write(const Counters& counters) {
 LevelUsage scanLevel(const std::string& dir, Level level) {
   LevelUsage usage;
   for (const detail::EntryFile& f : detail::listEntries(dir, level)) {
+    if (!f.regular) continue;
     ++usage.entries;
     usage.bytes += f.bytes;
   }
@@ -431,9 +436,12 @@ Expected<MaintenanceReport> validate(const std::string& dir) {
   for (Level level : {Level::L2, Level::L3}) {
     for (const detail::EntryFile& f : detail::listEntries(dir, level)) {
       ++report.checked;
-      std::optional<std::string> bytes = readWholeFile(f.path);
+      bool notEntry = false;
+      std::optional<std::string> bytes = detail::readEntryFile(f.path, &notEntry);
       std::string problem;
-      if (!bytes) {
+      if (notEntry) {
+        problem = "not a regular file (a directory, link, FIFO or device where an entry belongs)";
+      } else if (!bytes) {
         problem = std::string("cannot read: ") + std::strerror(errno);
       } else if (Expected<Entry> entry = decodeEntry(*bytes); !entry) {
         problem = entry.error().message;

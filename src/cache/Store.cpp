@@ -7,12 +7,60 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "CacheImpl.h"
 #include "tritonc/base/FileSystem.h"
 
 namespace tritonc::cache {
+
+namespace detail {
+
+std::optional<std::string> readEntryFile(const std::string& path, bool* notEntry) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) {
+    // ELOOP: a symbolic link (not followed); ENXIO: a socket or a FIFO
+    // without a writer on some systems.
+    if (errno == ELOOP || errno == ENXIO) *notEntry = true;
+    return std::nullopt;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    *notEntry = st.st_mode != 0 && !S_ISREG(st.st_mode);
+    ::close(fd);
+    return std::nullopt;
+  }
+  std::string contents(static_cast<size_t>(st.st_size), '\0');
+  size_t done = 0;
+  while (done < contents.size()) {
+    ssize_t n = ::read(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int saved = errno;
+      ::close(fd);
+      errno = saved;
+      return std::nullopt;
+    }
+    if (n == 0) break;  // shorter than its size said: a decode error below
+    done += static_cast<size_t>(n);
+  }
+  contents.resize(done);
+  ::close(fd);
+  return contents;
+}
+
+bool removePath(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return false;
+  if (!S_ISDIR(st.st_mode)) return ::unlink(path.c_str()) == 0;
+  std::error_code error;
+  std::filesystem::remove_all(path, error);
+  if (error) errno = error.value();
+  return !error;
+}
+
+}  // namespace detail
 
 using detail::EntryFile;
 using detail::StatsFile;
@@ -130,7 +178,17 @@ std::optional<Entry> Cache::load(Level level, const Key& key,
   }
   LevelCounters& counters = session_.levels[index(level)];
   std::string path = entryPath(level, key);
-  std::optional<std::string> bytes = readWholeFile(path);
+  bool notEntry = false;
+  std::optional<std::string> bytes = detail::readEntryFile(path, &notEntry);
+  if (notEntry) {
+    // A directory, link or FIFO where the entry belongs (never one tritonc
+    // writes): removed, so that the store after the compile can write it.
+    if (corrupt != nullptr) *corrupt = "not a regular file";
+    ++counters.corrupt;
+    ++counters.misses;
+    detail::removePath(path);
+    return std::nullopt;
+  }
   if (!bytes) {
     ++counters.misses;
     return std::nullopt;
@@ -194,6 +252,13 @@ struct Cache::Background {
 std::string Cache::writeEntry(const std::string& path, std::string_view bytes) const {
   std::string error;
   if (writeFileAtomically(path, bytes, &error)) {
+    return {};
+  }
+  // A directory where the entry belongs (made by hand: never by tritonc) is
+  // no reason to call the cache unusable: it goes, and the write is retried.
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && detail::removePath(path) &&
+      writeFileAtomically(path, bytes, &error)) {
     return {};
   }
   // The first store into a folder creates it.

@@ -554,8 +554,22 @@ NvccLookup lookUpNvcc(const CompileOptions& options) {
   return nvcc;
 }
 
-// nvcc's identity for the L3 key: its path, size and modification time, and
-// the variables nvcc reads its extra flags and host compiler from.
+// A program's identity for the L3 key: its real path, size and
+// modification time (ccache's compiler_check=mtime), "-" when it is absent.
+std::string fileIdentity(const std::string& path) {
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return "-";
+  char* real = ::realpath(path.c_str(), nullptr);
+  std::string resolved = real != nullptr ? real : path;
+  std::free(real);
+  return fmt::format("{} {} {}.{}", resolved, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+}
+
+// nvcc's identity for the L3 key: its path, size and modification time; the
+// toolkit programs it runs beside it (a toolkit upgrade may keep the nvcc
+// driver); the host compilers it takes from PATH (gcc, g++) when no
+// NVCC_CCBIN names one; and the variables nvcc reads its extra flags and
+// host compiler from.
 std::string nvccIdentity(const NvccLookup& nvcc) {
   struct stat st {};
   if (nvcc.path.empty() || ::stat(nvcc.path.c_str(), &st) != 0) {
@@ -563,6 +577,23 @@ std::string nvccIdentity(const NvccLookup& nvcc) {
   }
   std::string identity = fmt::format("{} {} {}.{}", nvcc.path, st.st_size, st.st_mtim.tv_sec,
                                      st.st_mtim.tv_nsec);
+  char* real = ::realpath(nvcc.path.c_str(), nullptr);
+  std::string bin = real != nullptr ? std::string(real) : nvcc.path;
+  std::free(real);
+  bin = bin.substr(0, bin.find_last_of('/') + 1);
+  for (const char* tool : {"nvcc.profile", "ptxas", "cudafe++", "fatbinary", "nvlink",
+                           "../nvvm/bin/cicc"}) {
+    identity += "\x1f" + fileIdentity(bin + tool);
+  }
+  const char* ccbin = std::getenv("NVCC_CCBIN");
+  if (ccbin == nullptr || *ccbin == '\0') {
+    for (const char* compiler : {"gcc", "g++"}) {
+      identity += "\x1f" + fileIdentity(findProgramOnPath(compiler));
+    }
+  } else {
+    identity += "\x1f" + fileIdentity(findProgramOnPath(ccbin).empty() ? std::string(ccbin)
+                                                                         : findProgramOnPath(ccbin));
+  }
   // NVCC_APPEND_FLAGS="-gencode arch=compute_75,code=sm_75" changes the
   // library nvcc builds: a key without it returned one built without sm_75.
   for (const char* variable : {"NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN"}) {
@@ -701,7 +732,10 @@ void discardCorrupt(cache::Cache& cache, cache::Level level, const cache::Entry&
 }
 
 // Counts what a hit saved: the entry's compute time less the time the hit took.
+// The time a hit saved, credited to the level that served it (L1 when the
+// entry came from this process's memory).
 void addSaved(cache::Cache& cache, cache::Level level, const cache::Entry& entry, int64_t start) {
+  if (entry.fromMemory) level = cache::Level::L1;
   auto spent = static_cast<uint64_t>(monotonicNs() - start);
   cache.addSaved(level, entry.computeNs > spent ? entry.computeNs - spent : 0);
 }

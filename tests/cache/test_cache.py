@@ -695,6 +695,7 @@ def test_corrupt_entries_are_recompiled(ctx):
     other_l3 = ctx.entries("l3")
     other_l2 = ctx.entries("l2")
     check_eq((len(other_l3), len(other_l2)), (1, 1), "entries of the other model")
+    other_l3_path = other_l3[0]
     other_l3, other_l2 = read(other_l3[0]), read(other_l2[0])
     ctx.compile(src, "-O2")
     mine = [p for p in ctx.entries("l3") if read(p) != other_l3]
@@ -727,13 +728,19 @@ def test_corrupt_entries_are_recompiled(ctx):
                                              for _ in range(size)))),
         ("another key's entry", lambda p: write(p, other_l3)),
         ("an L2 entry", lambda p: write(p, other_l2)),
+        # Not files at all (made by hand or another program): read without blocking or
+        # following, then removed; the compile neither hangs nor fails (stop 39 audit).
+        ("a FIFO", lambda p: (os.remove(p), os.mkfifo(p))),
+        ("a link to /dev/zero", lambda p: (os.remove(p), os.symlink("/dev/zero", p))),
+        ("a link to another entry", lambda p: (os.remove(p), os.symlink(other_l3_path, p))),
+        ("a directory", lambda p: (os.remove(p), os.makedirs(os.path.join(p, "x")))),
     ]
     soft = Soft()
     for what, corrupt in corruptions:
         def one(what=what, corrupt=corrupt):
             check(os.path.exists(entry), "the entry is not there before corrupting it")
             corrupt(entry)
-            proc, out, d = compile_counted(ctx, src, "-O2")
+            proc, out, d = compile_counted(ctx, src, "-O2", timeout=60)
             same_outputs(outputs(out), ref, what)
             check_eq((d.of("l3", "corrupt"), d.of("l3", "hits"), d.of("l3", "misses")), (1, 0, 1),
                      "%s: L3 (corrupt, hits, misses)" % what)
@@ -790,16 +797,23 @@ def test_validate_removes_planted_corrupt_entries(ctx):
     write(stale_tmp, b"partial")
     old = time.time() - 7200
     os.utime(stale_tmp, (old, old))
+    fifo = os.path.join(ctx.cache, "l3", "0f", "0" * 29 + "2")     # not files: removed
+    os.makedirs(os.path.dirname(fifo), exist_ok=True)
+    os.mkfifo(fifo)
+    folder = os.path.join(ctx.cache, "l2", "0d", "0" * 29 + "3")
+    os.makedirs(os.path.join(folder, "inside"))
 
     checked, valid, corrupt, lines = ctx.validate()
     planted = {
+        os.path.relpath(fifo, ctx.cache): "not a regular file",
+        os.path.relpath(folder, ctx.cache): "not a regular file",
         os.path.relpath(l3["mnist_mlp"], ctx.cache): "checksum",
         os.path.relpath(l2["resnet18"], ctx.cache): "truncated",
         os.path.relpath(garbage, ctx.cache): "magic",
         os.path.relpath(misplaced, ctx.cache): "another key",
         os.path.relpath(l2_in_l3, ctx.cache): "level",
     }
-    check_eq((checked, valid, corrupt), (9, 4, 5), "validate (checked, valid, corrupt)")
+    check_eq((checked, valid, corrupt), (11, 4, 7), "validate (checked, valid, corrupt)")
     reported = {}
     for line in lines:
         m = re.fullmatch(r"corrupt: (\S+): (.*) \(removed\)", line)
@@ -822,7 +836,7 @@ def test_validate_removes_planted_corrupt_entries(ctx):
              "what validate says about temporary files")
     after = ctx.levels()
     check_eq((after["l3"]["corrupt"] - before["l3"]["corrupt"],
-              after["l2"]["corrupt"] - before["l2"]["corrupt"]), (4, 1),
+              after["l2"]["corrupt"] - before["l2"]["corrupt"]), (5, 2),
              "corrupt counters (l3, l2) after validate")
     check_eq((after["l2"]["entries"], after["l3"]["entries"]), (2, 2), "entries (l2, l3) after")
     check_eq(ctx.validate()[:3], (4, 4, 0), "second validate")
@@ -1847,6 +1861,18 @@ def test_cuda_library_comes_from_cache(ctx):
     expect_l3(d, False, "changed nvcc")
     check_eq(runs(nvcc_runs), n + 1, "fake nvcc runs after it changed")
     same_outputs(outputs(out), first, "changed nvcc")
+    # the host compiler nvcc takes from PATH (gcc, g++): another one is another key (a hit
+    # served a library built by the previous gcc: stop 39 cache audit)
+    other_gcc = ctx.path("othergcc", "gcc")
+    write(other_gcc, "#!/bin/sh\nexec /usr/bin/gcc \"$@\"\n")
+    os.chmod(other_gcc, 0o755)
+    env = {"PATH": os.path.dirname(other_gcc) + os.pathsep + os.environ.get("PATH", "")}
+    n = runs(nvcc_runs)
+    _, out, d = compile_counted(ctx, src, *flags, env=env)
+    expect_l3(d, False, "another gcc on PATH")
+    check_eq(runs(nvcc_runs), n + 1, "fake nvcc runs with another gcc on PATH")
+    _, out, d = compile_counted(ctx, src, *flags, env=env)
+    expect_l3(d, True, "another gcc on PATH, again")
     # --target all is --target cuda (the same outputs, the same key: nvcc does not run)
     n = runs(nvcc_runs)
     _, out, d = compile_counted(ctx, src, *(flags + ("--target", "all")))
