@@ -1432,8 +1432,18 @@ bool Parser::expectStatementEnd(NodeId statement) {
   if (expr.isValid() && tree_.kind(expr) == NodeKind::Name) {
     TokenId nameToken = tree_.token(expr);
     std::string_view name = tokens_.spelling(nameToken);
-    std::string fix = name == "elif" ? "write 'else if'"
-                      : name == "def" ? "write 'fn' (or 'layer' for a module with weights)"
+    // In a body: `def forward(self, x):` of a PyTorch module, or a nested
+    // function; neither is written so here.
+    TokenId defined{nameToken.index + 1};
+    std::string_view method =
+        defined.index < tokens_.size() && tokens_.kind(defined) == TokenKind::Identifier
+            ? tokens_.spelling(defined) : std::string_view();
+    std::string fix =
+        name == "elif" ? "write 'else if'"
+        : name == "def" && (method == "forward" || method == "__init__")
+            ? "a layer has no methods: its body is forward(); write the statements in the "
+              "layer's body and the inputs as the layer's parameters"
+        : name == "def" ? "write 'fn' at the top level of the file (functions do not nest)"
                       : name == "assert" ? "it is a function: write 'assert(condition, \"message\")'"
                       : name == "print" ? "it is a function: write 'print(value)'"
                       : name == "raise" ? "there are no exceptions: write 'assert(condition, \"message\")'"
