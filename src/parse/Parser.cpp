@@ -1116,6 +1116,32 @@ NodeId Parser::parseParam() {
       return add2(NodeKind::Param, name, type, init);
     }
   }
+  if (at(TokenKind::Equal) && !newlineBefore()) {
+    // `b1 = Tensor<float32, [256]>`: '=' written for ':' (a type follows).
+    static constexpr std::string_view kTypeWords[] = {
+        "Tensor", "TernaryTensor", "tensor", "int", "float", "bool", "trit", "str", "float16",
+        "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8"};
+    TokenId next{pos_.index + 1};
+    if (next.index < tokens_.size() && tokens_.kind(next) == TokenKind::Identifier &&
+        std::find(std::begin(kTypeWords), std::end(kTypeWords), tokens_.spelling(next)) !=
+            std::end(kTypeWords)) {
+      Checkpoint point = checkpoint();
+      TokenId equal = consume();
+      NodeId type;
+      {
+        QuietScope trial(*this);
+        type = parseType();
+      }
+      if (!panic_ && (at(TokenKind::Comma) || at(TokenKind::RParen) || at(TokenKind::Equal))) {
+        errorAndGoOn(Diag::ExpectedToken, tokens_.range(equal), "':' before the type",
+                     describe(equal));
+        NodeId init;
+        if (consumeEqual()) init = parseExpression();
+        return add2(NodeKind::Param, name, type, init);
+      }
+      rewind(point);
+    }
+  }
   if (!at(TokenKind::Colon)) {
     auto builder = error(Diag::MissingParamType, tokens_.range(name), tokens_.spelling(name));
     if (builder) {
@@ -2300,6 +2326,12 @@ NodeId Parser::parsePrimary() {
         }
       }
       TokenId close = pos_;
+      if (!panic_ && at(TokenKind::KwFor)) {
+        // `[f(i) for i in range(3)]`: Python's comprehension.
+        error(Diag::ListComprehension, tokens_.range(pos_));
+        scratch_.resize(elements);
+        return addError(open);
+      }
       if (panic_ || !expectClose(TokenKind::RBracket, open)) {
         scratch_.resize(elements);
         return addError(open);
