@@ -262,6 +262,7 @@ class Planner {
     // An item of a stack, st[i] (the emitter's tritonrt.stack_item): the item
     // is a matrix or smaller stack, in the stack's packed rows.
     if (m_.op(def).kind == OpKind::Index && m_.operands(def).size() == 2 &&
+        m_.ints(def).size() == 1 && m_.ints(def)[0] == -1 &&  // st[i], not a slice
         m_.types.isScalar(m_.typeOf(m_.operands(def)[1]))) {
       ValueId stack = m_.operands(def)[0];
       OpId stackDef = m_.values[stack.index].def;

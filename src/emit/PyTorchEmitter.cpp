@@ -562,7 +562,9 @@ class Emitter {
   bool stackItem(OpId index) const {
     if (options_.cudaLibrary.empty() || fn_ == nullptr) return false;
     std::span<const ValueId> in = m_.operands(index);
-    if (in.size() != 2 || !m_.types.isScalar(m_.typeOf(in[1])) ||
+    std::span<const int64_t> codes = m_.ints(index);  // -1: an index; else a slice or ':'
+    if (in.size() != 2 || codes.size() != 1 || codes[0] != -1 ||
+        !m_.types.isScalar(m_.typeOf(in[1])) ||
         !isIntegral(m_.types.node(m_.typeOf(in[1])).dtype)) {
       return false;
     }
