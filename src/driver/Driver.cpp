@@ -591,8 +591,15 @@ std::string nvccIdentity(const NvccLookup& nvcc) {
       identity += "\x1f" + fileIdentity(findProgramOnPath(compiler));
     }
   } else {
-    identity += "\x1f" + fileIdentity(findProgramOnPath(ccbin).empty() ? std::string(ccbin)
-                                                                         : findProgramOnPath(ccbin));
+    // NVCC_CCBIN names the compiler, or a directory holding gcc and g++.
+    std::string named = findProgramOnPath(ccbin).empty() ? std::string(ccbin)
+                                                         : findProgramOnPath(ccbin);
+    struct stat dir {};
+    if (::stat(named.c_str(), &dir) == 0 && S_ISDIR(dir.st_mode)) {
+      identity += "\x1f" + fileIdentity(named + "/gcc") + "\x1f" + fileIdentity(named + "/g++");
+    } else {
+      identity += "\x1f" + fileIdentity(named);
+    }
   }
   // NVCC_APPEND_FLAGS="-gencode arch=compute_75,code=sm_75" changes the
   // library nvcc builds: a key without it returned one built without sm_75.

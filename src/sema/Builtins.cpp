@@ -185,8 +185,13 @@ class Call {
 
   // Reports that argument i must be `what`.
   ExprInfo wrong(size_t i, std::string_view what) {
-    c_.reportIntegerNeeded(Diag::ArgumentType, arg(i).node, params_[i].name, name_, what,
-                           c_.fmt(arg(i).type));
+    if (what == "an integer") {  // a float hyperparameter's uses: reported once
+      c_.reportIntegerNeeded(Diag::ArgumentType, arg(i).node, params_[i].name, name_, what,
+                             c_.fmt(arg(i).type));
+    } else {
+      c_.report(Diag::ArgumentType, arg(i).node, params_[i].name, name_, what,
+                c_.fmt(arg(i).type));
+    }
     return error();
   }
   // Reports that argument i's value, shown as `value`, must be `what`.
@@ -2150,8 +2155,9 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
     std::string what =
         rule == R::Linear || (rule == R::SameShape && layer == BuiltinLayer::LayerNorm)
             ? fmt::format("{} features in its last dimension", size)
-        : rule == R::Conv2d || rule == R::SameShape
+        : rule == R::Conv2d || layer == BuiltinLayer::BatchNorm2d
             ? fmt::format("{} channels in dimension {} (NCHW)", size, dim)
+        : rule == R::SameShape ? fmt::format("{} channels in dimension {}", size, dim)
             : fmt::format("{} in dimension {}", size, dim);
     checker.report(Diag::LayerInputMismatch, call, name, what, checker.fmtShape(shape));
     return checker.make(ts.error(), call);

@@ -1537,7 +1537,15 @@ void Checker::checkAssign(NodeId assign) {
             if (s.decl.isValid()) {
               builder.note(Note::DefinedHere, source(), rangeOf(s.decl), spelling(name));
             }
-            builder.note(Note::SubModuleCreatedOnce);
+            NodeId value = valueNode;
+            while (value.isValid() && tree_.kind(value) == NodeKind::Paren) {
+              value = tree_.childA(value);
+            }
+            if (value.isValid() && tree_.kind(value) == NodeKind::Name) {
+              builder.note(Note::CallTheChosenSubModule, spelling(name));  // `f = b`: an alias
+            } else {
+              builder.note(Note::SubModuleCreatedOnce);
+            }
             return;
           }
           break;
@@ -3268,12 +3276,12 @@ const ParamInfo* floatHyperOf(const CheckedModule& module, const Tree& tree, int
 
 bool Checker::floatHyperAgain(NodeId node) {
   const ParamInfo* p = floatHyperOf(module_, tree_, ctx_.callable, node);
-  return p != nullptr && floatHypersReported_.count(p->name.index) != 0;
+  return p != nullptr && floatHypersReported_.count(floatHyperKey(p)) != 0;
 }
 
 void Checker::noteFloatHyper(DiagnosticBuilder& builder, NodeId node) {
   const ParamInfo* p = floatHyperOf(module_, tree_, ctx_.callable, node);
-  if (p == nullptr || !floatHypersReported_.insert(p->name.index).second) return;
+  if (p == nullptr || !floatHypersReported_.insert(floatHyperKey(p)).second) return;
   if (p->node.isValid()) {
     builder.note(Note::FloatHyperDeclared, source(), rangeOf(p->node), spelling(p->name),
                  fmt(p->type));
@@ -3791,8 +3799,7 @@ void Checker::warnLayersWithoutInputs() {
     static constexpr std::string_view kBatchNames[] = {"B", "batch", "batch_size", "bs", "bsz",
                                                        "n_batch", "nbatch"};
     static constexpr std::string_view kInputNames[] = {"x", "input", "inputs", "img", "imgs",
-                                                       "image", "images", "input_ids", "pixels",
-                                                       "tokens", "token_ids", "ids"};
+                                                       "image", "images", "input_ids", "pixels"};
     for (const ParamInfo& p : info.params) {
       if (p.cls != ParamClass::Weight || !p.node.isValid() || !module_.types.isTensor(p.type)) {
         continue;
@@ -4254,7 +4261,12 @@ void Checker::checkCreatedArguments() {
         if (callIndex < module_.calls.size() &&
             module_.calls[callIndex].kind == CallKind::Builtin &&
             module_.calls[callIndex].callee == static_cast<uint32_t>(BuiltinFn::LinearFn)) {
-          builder.note(Note::LinearTakesOutIn);
+          for (const auto& [param, node] : module_.calls[callIndex].args) {
+            if (param <= 1 && node == check->value) {  // x's features against w's (no bias)
+              builder.note(Note::LinearTakesOutIn);
+              break;
+            }
+          }
         }
         addProblem(key, check->node, std::move(builder));
       }

@@ -1291,9 +1291,11 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
         } else {
           wanted = integer ? nullptr : "an integer";
         }
-        if (!lenient && wanted != nullptr) {
+        if (!lenient && wanted != nullptr && std::string_view(wanted) == "an integer") {
           reportIntegerNeeded(Diag::ArgumentType, arg.info.node, names[i], name, wanted,
                               fmt(arg.info.type));
+        } else if (!lenient && wanted != nullptr) {
+          report(Diag::ArgumentType, arg.info.node, names[i], name, wanted, fmt(arg.info.type));
         }
       }
       // Integers (and bools: affine=false) as dimensions, for shapes and members.

@@ -478,7 +478,10 @@ class Checker {
   /// type became it (the first one checked).
   std::unordered_map<int, NodeId> firstReturn_;
   /// Float hyperparameters already reported where an integer is needed.
-  std::unordered_set<uint32_t> floatHypersReported_;
+  std::unordered_set<uint64_t> floatHypersReported_;  ///< (callable, name) of each
+  uint64_t floatHyperKey(const ParamInfo* p) const {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(ctx_.callable)) << 32) | p->name.index;
+  }
   /// `if` conditions already reported (not a bool, or not constant around a
   /// sub-module): one error per `if`, not one per sub-module under it.
   std::unordered_set<uint32_t> conditionsReported_;
