@@ -46,23 +46,6 @@ def find_nvcc():
     return cand if os.path.isfile(cand) and os.access(cand, os.X_OK) else None
 
 
-def randomize_float_state(torch, model):
-    """Nonzero biases and batch-norm state, so that an epilogue that drops one shows."""
-    g = torch.Generator().manual_seed(3)
-    with torch.no_grad():
-        for m in model.modules():
-            ternary = set(getattr(type(m), "_ternary_weights", ()) or ())
-            for name, t in list(m.named_parameters(recurse=False)) + \
-                    list(m.named_buffers(recurse=False)):
-                if name in ternary or not t.is_floating_point():
-                    continue
-                if name == "running_var" or (
-                        name == "weight" and isinstance(m, torch.nn.modules.batchnorm._BatchNorm)):
-                    t.copy_(torch.rand(t.shape, generator=g) + 0.5)
-                else:
-                    t.add_(torch.randn(t.shape, generator=g) * 0.1)
-
-
 def relative(torch, got, want):
     got = torch.as_tensor(got).detach().to("cpu", torch.float64)
     want = torch.as_tensor(want).detach().to("cpu", torch.float64)
@@ -124,11 +107,11 @@ def compile_model(tritonc, name, outdir, arch):
     return py
 
 
-def check_model(torch, tritonrt, gen, name, py):
+def check_model(torch, tritonrt, gen, cuda_target, name, py):
     module = tritonrt.load(py)
     torch.manual_seed(0)
     model = gen.entry(module)()
-    randomize_float_state(torch, model)
+    cuda_target._randomize_float_state(model)
     model.eval()
     inputs = gen.example_input(name)
     with torch.no_grad():
@@ -204,6 +187,7 @@ def main(argv=None):
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
     import tritonrt
+    import test_cuda_target as cuda_target  # its nonzero float state for the epilogues
     import test_generated as gen
     arch = args.arch or "%d%d" % torch.cuda.get_device_capability()
     outdir = args.keep or tempfile.mkdtemp(prefix="tritonc-gpu-models-")
@@ -217,7 +201,7 @@ def main(argv=None):
         for name in names:
             try:
                 py = built[name].result()
-                print("PASS %s: %s" % (name, check_model(torch, tritonrt, gen, name, py)))
+                print("PASS %s: %s" % (name, check_model(torch, tritonrt, gen, cuda_target, name, py)))
                 passed += 1
             except Exception:  # noqa: BLE001  (report every model)
                 print("FAIL %s" % name)

@@ -490,6 +490,33 @@ def test_every_ternary_op_reaches_its_kernel(ctx):
                                      % (name, level, diff))
 
 
+def compile_source_for_cuda(ctx, name, src, level):
+    """Writes `src` to <name>.tri, compiles it for the CUDA target at `level` without nvcc
+    and returns the module's and the .cu's paths."""
+    path = os.path.join(ctx.workdir, name + ".tri")
+    with open(path, "w") as f:
+        f.write(src)
+    ctx.count += 1
+    outdir = os.path.join(ctx.workdir, "cuda%d" % ctx.count)
+    os.makedirs(outdir)
+    py = os.path.join(outdir, name + ".py")
+    subprocess.run([ctx.tritonc, "compile", path, "-o", py, "--target", "cuda", level,
+                    "--nvcc", "/nonexistent/nvcc"], capture_output=True, check=True)
+    return py, py[:-3] + "_kernels.cu"
+
+
+def expect_launches(ctx, name, src, inputs, expected):
+    """For each level of `expected` ({level: launches}): one packed forward of `src`'s entry
+    layer runs that many emulated launches and gives the reference path's output."""
+    for level, want in expected.items():
+        py, cu = compile_source_for_cuda(ctx, name, src, level)
+        _, launches, diff = dispatched_ternary_ops(py, cu, inputs)
+        if launches != want:
+            raise AssertionError("%s %s: %d launches, expected %d" % (name, level, launches, want))
+        if not diff <= 1e-5:
+            raise AssertionError("%s %s: the kernels' output differs by %g" % (name, level, diff))
+
+
 def test_other_spellings_reach_their_kernels(ctx):
     # `x @ w.T`, `x @ transpose(w)` (the linear layout) and `depthwise_conv2d` of a ternary
     # weight are the products and convolutions `linear(x, w)` and `conv2d(..., groups=C)`
@@ -505,22 +532,9 @@ layer M(tw: TernaryTensor<trit, [6, 8]>, uw: TernaryTensor<trit, [6, 8]>,
     return a + b + sum(c) + sum(d)
 }
 """
-    path = os.path.join(ctx.workdir, "spellings.tri")
-    with open(path, "w") as f:
-        f.write(src)
     inputs = (torch.randn(2, 8), torch.randn(2, 3, 6, 6))
-    for level in ["-O1", "-O2", "-O3"]:
-        ctx.count += 1
-        outdir = os.path.join(ctx.workdir, "cuda%d" % ctx.count)
-        os.makedirs(outdir)
-        py = os.path.join(outdir, "spellings.py")
-        subprocess.run([ctx.tritonc, "compile", path, "-o", py, "--target", "cuda", level,
-                        "--nvcc", "/nonexistent/nvcc"], capture_output=True, check=True)
-        _, launches, diff = dispatched_ternary_ops(py, py[:-3] + "_kernels.cu", inputs)
-        if launches != 4:  # two products, two convolutions (dw is read once, used twice)
-            raise AssertionError("%s: %d of 4 ternary ops ran a kernel" % (level, launches))
-        if not diff <= 1e-5:
-            raise AssertionError("%s: the kernels' output differs by %g" % (level, diff))
+    # two products, two convolutions (dw is read once, used twice)
+    expect_launches(ctx, "spellings", src, inputs, {"-O1": 4, "-O2": 4, "-O3": 4})
 
 
 def test_product_spellings_reach_their_kernels(ctx):
@@ -540,23 +554,8 @@ layer M(a: TernaryTensor<trit, [6, 8]>, b: TernaryTensor<trit, [6, 8]>,
     return p1 + p2 + p3 + p4 + p5
 }
 """
-    path = os.path.join(ctx.workdir, "products.tri")
-    with open(path, "w") as f:
-        f.write(src)
-    inputs = (torch.randn(3, 8),)
-    for level, want in [("-O1", 4), ("-O2", 5), ("-O3", 5)]:  # -O1 leaves `-d` a negation
-        ctx.count += 1
-        outdir = os.path.join(ctx.workdir, "cuda%d" % ctx.count)
-        os.makedirs(outdir)
-        py = os.path.join(outdir, "products.py")
-        subprocess.run([ctx.tritonc, "compile", path, "-o", py, "--target", "cuda", level,
-                        "--nvcc", "/nonexistent/nvcc"], capture_output=True, check=True)
-        _, launches, diff = dispatched_ternary_ops(py, py[:-3] + "_kernels.cu", inputs)
-        if launches != want:
-            raise AssertionError("%s: %d of %d ternary products ran a kernel"
-                                 % (level, launches, want))
-        if not diff <= 1e-5:
-            raise AssertionError("%s: the kernels' output differs by %g" % (level, diff))
+    # -O1 leaves `-d` a negation (no kernel for it)
+    expect_launches(ctx, "products", src, (torch.randn(3, 8),), {"-O1": 4, "-O2": 5, "-O3": 5})
 
 
 def test_vector_and_stacked_weights_reach_their_kernels(ctx):
@@ -576,28 +575,16 @@ layer M(v: TernaryTensor<trit, [8]>, st: TernaryTensor<trit, [2, 8, 16]>,
     return a + sum(b, dim=2)[0] + sum(c, dim=2)[1] + sum(d, dim=2)[2]
 }
 """
-    path = os.path.join(ctx.workdir, "stacks.tri")
-    with open(path, "w") as f:
-        f.write(src)
     inputs = (torch.randn(3, 8), torch.randn(2, 3, 8), torch.randn(3, 3, 7))
     for level in ["-O0", "-O2"]:
-        ctx.count += 1
-        outdir = os.path.join(ctx.workdir, "cuda%d" % ctx.count)
-        os.makedirs(outdir)
-        py = os.path.join(outdir, "stacks.py")
-        subprocess.run([ctx.tritonc, "compile", path, "-o", py, "--target", "cuda", level,
-                        "--nvcc", "/nonexistent/nvcc"], capture_output=True, check=True)
-        cu = py[:-3] + "_kernels.cu"
+        _, cu = compile_source_for_cuda(ctx, "stacks", src, level)
         planned = set(launchers(open(cu).read()))
         if planned != {"tck_linear_%s_n1_k8_nk_none_v0" % t for t in ("f32", "f16", "bf16")} | \
                 {"tck_linear_%s_n16_k8_nk_%s_v0" % (t, a) for t in ("f32", "f16", "bf16")
                  for a in ("none", "relu" if level == "-O2" else "none")}:
             raise AssertionError("%s: planned %s" % (level, sorted(planned)))
-        _, launches, diff = dispatched_ternary_ops(py, cu, inputs)
-        if launches != 5:  # a: 1, b: 2, c: 2 (one per matrix), d: none
-            raise AssertionError("%s: %d of 5 launches" % (level, launches))
-        if not diff <= 1e-5:
-            raise AssertionError("%s: the kernels' output differs by %g" % (level, diff))
+    # a: 1, b: 2, c: 2 (one per matrix), d: none
+    expect_launches(ctx, "stacks", src, inputs, {"-O0": 5, "-O2": 5})
 
 
 def test_stack_items_reach_their_kernels(ctx):
@@ -621,24 +608,10 @@ layer M(st: TernaryTensor<trit, [3, 8, 16]>, deep: TernaryTensor<trit, [2, 2, 8,
     return a + h + sum(d, dim=0) + e + sum(f, dim=0) + g
 }
 """
-    path = os.path.join(ctx.workdir, "items.tri")
-    with open(path, "w") as f:
-        f.write(src)
-    inputs = (torch.randn(3, 8), torch.randn(2, 3, 8))
-    for level in ["-O0", "-O1", "-O2"]:
-        ctx.count += 1
-        outdir = os.path.join(ctx.workdir, "cuda%d" % ctx.count)
-        os.makedirs(outdir)
-        py = os.path.join(outdir, "items.py")
-        subprocess.run([ctx.tritonc, "compile", path, "-o", py, "--target", "cuda", level,
-                        "--nvcc", "/nonexistent/nvcc"], capture_output=True, check=True)
-        _, launches, diff = dispatched_ternary_ops(py, py[:-3] + "_kernels.cu", inputs)
-        # a, h: 1 each; the loop: 3; d: 2 (a stack of two); e: 1; sq[0]: 1. Slices (st[1:],
-        # sq[:, 1]) are not items: the reference path, and the values must still agree.
-        if launches != 9:
-            raise AssertionError("%s: %d of 9 launches" % (level, launches))
-        if not diff <= 1e-5:
-            raise AssertionError("%s: the kernels' output differs by %g" % (level, diff))
+    # a, h: 1 each; the loop: 3; d: 2 (a stack of two); e: 1; sq[0]: 1. Slices (st[1:],
+    # sq[:, 1]) are not items: the reference path, and the values must still agree.
+    expect_launches(ctx, "items", src, (torch.randn(3, 8), torch.randn(2, 3, 8)),
+                    {"-O0": 9, "-O1": 9, "-O2": 9})
 
 
 def test_left_hand_weights_reach_their_kernels(ctx):
@@ -653,23 +626,9 @@ layer Mix(tok: TernaryTensor<trit, [6, 5]>, ch: TernaryTensor<trit, [8, 8]>,
     return t + u + relu(t @ ch) + sum(v)
 }
 """
-    path = os.path.join(ctx.workdir, "mix.tri")
-    with open(path, "w") as f:
-        f.write(src)
-    inputs = (torch.randn(2, 5, 8), torch.randn(5, 3))
-    for level in ["-O0", "-O2"]:
-        ctx.count += 1
-        outdir = os.path.join(ctx.workdir, "cuda%d" % ctx.count)
-        os.makedirs(outdir)
-        py = os.path.join(outdir, "mix.py")
-        subprocess.run([ctx.tritonc, "compile", path, "-o", py, "--target", "cuda", level,
-                        "--nvcc", "/nonexistent/nvcc"], capture_output=True, check=True)
-        _, launches, diff = dispatched_ternary_ops(py, py[:-3] + "_kernels.cu", inputs)
-        want = 4 if level == "-O0" else 3  # -O2: CSE makes t and u one product
-        if launches != want:
-            raise AssertionError("%s: %d of %d launches" % (level, launches, want))
-        if not diff <= 1e-5:
-            raise AssertionError("%s: the kernels' output differs by %g" % (level, diff))
+    # -O2: CSE makes t and u one product
+    expect_launches(ctx, "mix", src, (torch.randn(2, 5, 8), torch.randn(5, 3)),
+                    {"-O0": 4, "-O2": 3})
 
 
 def find_nvcc():
