@@ -664,15 +664,24 @@ bool Checker::unifyShape(TypeId declared, const ExprInfo& actual,
     }
     if (dims().equal(it->second, as[i]) == Decision::No) {
       std::string bound = dims().format(it->second, interner_);
+      // Bound to the caller's size of the same name (`d` of the callee is
+      // the caller's `d`): "d", not the tautological "d = d".
+      bool sameName = bound == spelling(n.var);
       auto builder = diags_->report(Diag::ShapeMismatch, source(), rangeOf(where), what,
                                     fmtShape(ds), fmtShape(as));
-      builder.note(Note::DimensionDetail, i, fmt::format("{} = {}", spelling(n.var), bound),
+      builder.note(Note::DimensionDetail, i,
+                   sameName ? bound : fmt::format("{} = {}", spelling(n.var), bound),
                    dims().format(as[i], interner_));
       // Which argument set the size: often the one to change (a weight
       // written [out, in] where [in, out] was declared).
       if (auto site = bindingSites_.find(n.var.index);
           site != bindingSites_.end() && !(site->second == where)) {
-        builder.note(Note::SizeBoundHere, source(), rangeOf(site->second), spelling(n.var), bound);
+        if (sameName) {
+          builder.note(Note::SizeTakenHere, source(), rangeOf(site->second), spelling(n.var));
+        } else {
+          builder.note(Note::SizeBoundHere, source(), rangeOf(site->second), spelling(n.var),
+                       bound);
+        }
       }
       return false;
     }
