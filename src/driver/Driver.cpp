@@ -556,13 +556,18 @@ NvccLookup lookUpNvcc(const CompileOptions& options) {
 
 // A program's identity for the L3 key: its real path, size and
 // modification time (ccache's compiler_check=mtime), "-" when it is absent.
-std::string fileIdentity(const std::string& path) {
-  struct stat st {};
-  if (path.empty() || ::stat(path.c_str(), &st) != 0) return "-";
+std::string realPathOf(const std::string& path) {
   char* real = ::realpath(path.c_str(), nullptr);
   std::string resolved = real != nullptr ? real : path;
   std::free(real);
-  return fmt::format("{} {} {}.{}", resolved, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+  return resolved;
+}
+
+std::string fileIdentity(const std::string& path) {
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return "-";
+  return fmt::format("{} {} {}.{}", realPathOf(path), st.st_size, st.st_mtim.tv_sec,
+                     st.st_mtim.tv_nsec);
 }
 
 // nvcc's identity for the L3 key: its path, size and modification time; the
@@ -571,15 +576,9 @@ std::string fileIdentity(const std::string& path) {
 // NVCC_CCBIN names one; and the variables nvcc reads its extra flags and
 // host compiler from.
 std::string nvccIdentity(const NvccLookup& nvcc) {
-  struct stat st {};
-  if (nvcc.path.empty() || ::stat(nvcc.path.c_str(), &st) != 0) {
-    return "none";
-  }
-  std::string identity = fmt::format("{} {} {}.{}", nvcc.path, st.st_size, st.st_mtim.tv_sec,
-                                     st.st_mtim.tv_nsec);
-  char* real = ::realpath(nvcc.path.c_str(), nullptr);
-  std::string bin = real != nullptr ? std::string(real) : nvcc.path;
-  std::free(real);
+  std::string identity = fileIdentity(nvcc.path);
+  if (identity == "-") return "none";
+  std::string bin = realPathOf(nvcc.path);
   bin = bin.substr(0, bin.find_last_of('/') + 1);
   for (const char* tool : {"nvcc.profile", "ptxas", "cudafe++", "fatbinary", "nvlink",
                            "../nvvm/bin/cicc"}) {
@@ -592,8 +591,8 @@ std::string nvccIdentity(const NvccLookup& nvcc) {
     }
   } else {
     // NVCC_CCBIN names the compiler, or a directory holding gcc and g++.
-    std::string named = findProgramOnPath(ccbin).empty() ? std::string(ccbin)
-                                                         : findProgramOnPath(ccbin);
+    std::string named = findProgramOnPath(ccbin);
+    if (named.empty()) named = ccbin;
     struct stat dir {};
     if (::stat(named.c_str(), &dir) == 0 && S_ISDIR(dir.st_mode)) {
       identity += "\x1f" + fileIdentity(named + "/gcc") + "\x1f" + fileIdentity(named + "/g++");

@@ -332,22 +332,6 @@ class Fuser {
     return false;
   }
 
-  // `matmul(x, w)` is `x @ w` (LANGUAGE.md): with a ternary right operand it
-  // takes the operator's form, so every product below sees one spelling.
-  void matmulToOperator(OpId id) {
-    Op& o = m_.op(id);
-    std::span<const ValueId> in = m_.operands(id);
-    std::span<const int64_t> params = m_.ints(id);
-    if (in.size() != 2 || params.size() != 2 || params[0] != 0 || params[1] != 1 ||
-        !ternary(in[1]) || !floatTensor(in[0])) {
-      return;
-    }
-    o.kind = OpKind::MatMul;
-    o.intAttr = 0;
-    m_.setInts(id, std::span<const int64_t>{});
-    changed_ = true;
-  }
-
   // `x @ w.T` (or any other swap of its two dimensions, swapsMatrix) of a 2-D
   // ternary weight is `linear(x, w)`, the product the kernels and the packed
   // rows are laid out for.
@@ -476,8 +460,13 @@ class Fuser {
       depthwiseToConv2d(id);
       return;
     }
-    if (o.kind == OpKind::Builtin && static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::Matmul) {
-      matmulToOperator(id);
+    // `matmul(x, w)` with a ternary right operand takes the operator's form
+    // (simplify does it for every product, but runs only from -O2), so every
+    // product below sees one spelling.
+    if (o.kind == OpKind::Builtin && static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::Matmul &&
+        m_.operands(id).size() == 2 && ternary(m_.operands(id)[1]) &&
+        floatTensor(m_.operands(id)[0]) && matmulToOperator(m_, id)) {
+      changed_ = true;
     }
     if (o.kind == OpKind::MatMul) transposedToLinear(id);
     if (full_ && o.kind == OpKind::Builtin &&

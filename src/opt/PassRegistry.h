@@ -106,4 +106,9 @@ struct ConstantValue {
 /// The value of `v` if a (live) Constant op defines it.
 std::optional<ConstantValue> constantOf(const ir::Module& module, ir::ValueId v);
 
+/// `matmul(a, b)` is `a @ b` (LANGUAGE.md): rewrites the builtin call `id`
+/// (both arguments positional, as given) into the operator's op. False when
+/// `id` is no such call.
+bool matmulToOperator(ir::Module& module, ir::OpId id);
+
 }  // namespace tritonc::opt

@@ -230,4 +230,17 @@ std::optional<ConstantValue> constantOf(const Module& module, ValueId v) {
   }
 }
 
+bool matmulToOperator(Module& module, OpId id) {
+  Op& o = module.op(id);
+  std::span<const int64_t> params = module.ints(id);
+  if (o.kind != OpKind::Builtin || static_cast<BuiltinFn>(o.intAttr) != BuiltinFn::Matmul ||
+      module.operands(id).size() != 2 || params.size() != 2 || params[0] != 0 || params[1] != 1) {
+    return false;
+  }
+  o.kind = OpKind::MatMul;
+  o.intAttr = 0;
+  module.setInts(id, std::span<const int64_t>{});
+  return true;
+}
+
 }  // namespace tritonc::opt

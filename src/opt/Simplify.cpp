@@ -161,12 +161,7 @@ class Simplifier {
         }
         // matmul(a, b) is a @ b (LANGUAGE.md): one spelling, so CSE sees
         // equal products and fusion one form.
-        if (o.kind == OpKind::Builtin && static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::Matmul &&
-            operands.size() == 2 && m_.ints(id).size() == 2 && m_.ints(id)[0] == 0 &&
-            m_.ints(id)[1] == 1) {
-          o.kind = OpKind::MatMul;
-          o.intAttr = 0;
-          m_.setInts(id, std::span<const int64_t>{});
+        if (o.kind == OpKind::Builtin && matmulToOperator(m_, id)) {
           changed_ = true;
           return;
         }
