@@ -19,6 +19,8 @@
 
 #include "tritonc/emit/Emit.h"
 
+#include "KernelUse.h"
+
 namespace tritonc {
 namespace {
 
@@ -261,13 +263,8 @@ class Planner {
     if (!def.isValid()) return;
     // An item of a stack, st[i] (the emitter's tritonrt.stack_item): the item
     // is a matrix or smaller stack, in the stack's packed rows.
-    if (m_.op(def).kind == OpKind::Index && m_.operands(def).size() == 2 &&
-        m_.ints(def).size() == 1 && m_.ints(def)[0] == -1 &&  // st[i], not a slice
-        m_.types.isScalar(m_.typeOf(m_.operands(def)[1]))) {
-      ValueId stack = m_.operands(def)[0];
-      OpId stackDef = m_.values[stack.index].def;
-      std::optional<std::vector<int64_t>> s = shape(f, m_.typeOf(stack));
-      if (stackDef.isValid() && m_.op(stackDef).kind == OpKind::Weight && s && s->size() >= 3) {
+    if (m_.op(def).kind == OpKind::Index) {
+      if (ValueId stack = kernel_use::stackOfItem(m_, *f.fn, def); stack.isValid()) {
         matmulKernel(f, stack, kn, act);
       }
       return;
@@ -305,13 +302,7 @@ class Planner {
   /// A 2-D ternary weight on the left, `w @ y` (w [m, k] packed by its rows):
   /// tritonrt.left_matmul runs the nk kernel of w on y transposed, [.., j, k].
   void leftKernel(const Frame& f, ValueId w, ValueId y) {
-    OpId def = m_.values[w.index].def;
-    if (!def.isValid() || m_.op(def).kind != OpKind::Weight || !m_.types.isTernary(m_.typeOf(w)) ||
-        m_.types.isTernary(m_.typeOf(y)) || !isFloating(m_.types.node(m_.typeOf(y)).dtype)) {
-      return;
-    }
-    const auto weight = static_cast<size_t>(m_.op(def).intAttr);
-    if (weight >= f.fn->weights.size() || f.fn->weights[weight].packRuns == PackRuns::Columns) return;
+    if (!kernel_use::leftProduct(m_, *f.fn, w, y)) return;
     std::optional<std::vector<int64_t>> s = shape(f, m_.typeOf(w));
     if (!s || s->size() != 2 || (*s)[0] <= 0 || (*s)[1] <= 0) return;
     TernaryKernel k;

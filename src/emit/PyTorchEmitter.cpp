@@ -34,6 +34,7 @@
 #include "tritonc/emit/Emit.h"
 #include "tritonc/sema/CheckedModule.h"
 
+#include "KernelUse.h"
 #include "LineWrap.h"
 
 namespace tritonc {
@@ -541,40 +542,19 @@ class Emitter {
     if (m_.op(def).kind == OpKind::Index) return stackItem(def);
     return m_.op(def).kind == OpKind::Weight && m_.types.isTernary(m_.typeOf(v));
   }
-  /// Whether `v` is a 2-D ternary weight packed by its rows, on the left of a
-  /// product (`w @ y`): the CUDA target writes `tritonrt.left_matmul(w, y)`,
-  /// which runs the kernel on y transposed (KernelPlan plans it).
-  bool leftKernelWeight(ValueId v) const {
-    if (options_.cudaLibrary.empty() || fn_ == nullptr || !v.isValid()) return false;
-    OpId def = m_.values[v.index].def;
-    if (!def.isValid() || m_.op(def).kind != OpKind::Weight) return false;
-    const auto w = static_cast<size_t>(m_.op(def).intAttr);
-    TypeId type = m_.typeOf(v);
-    return w < fn_->weights.size() && fn_->weights[w].packRuns != PackRuns::Columns &&
-           m_.types.isTernary(type) && m_.types.node(type).rankKnown &&
-           m_.types.shape(type).size() == 2;
+  /// Whether `w @ y` runs the left kernel: the CUDA target writes
+  /// `tritonrt.left_matmul(w, y)` (kernel_use::leftProduct; KernelPlan plans it).
+  bool leftKernelProduct(ValueId w, ValueId y) const {
+    return !options_.cudaLibrary.empty() && fn_ != nullptr &&
+           kernel_use::leftProduct(m_, *fn_, w, y);
   }
-  /// Whether `index` reads one item `st[i]` of a stacked ternary weight (rank
-  /// >= 3, packed by columns: each item's packed rows are contiguous), which
+  /// Whether `index` reads one item `st[i]` of a stacked ternary weight, which
   /// the CUDA target writes `tritonrt.stack_item(st, i)` so that a product of
   /// it finds its kernel and the item's codes (x @ st[i] in a loop over layers
-  /// or experts).
+  /// or experts; kernel_use::stackOfItem, which KernelPlan asks too).
   bool stackItem(OpId index) const {
-    if (options_.cudaLibrary.empty() || fn_ == nullptr) return false;
-    std::span<const ValueId> in = m_.operands(index);
-    std::span<const int64_t> codes = m_.ints(index);  // -1: an index; else a slice or ':'
-    if (in.size() != 2 || codes.size() != 1 || codes[0] != -1 ||
-        !m_.types.isScalar(m_.typeOf(in[1])) ||
-        !isIntegral(m_.types.node(m_.typeOf(in[1])).dtype)) {
-      return false;
-    }
-    OpId def = m_.values[in[0].index].def;
-    if (!def.isValid() || m_.op(def).kind != OpKind::Weight) return false;
-    const auto w = static_cast<size_t>(m_.op(def).intAttr);
-    TypeId type = m_.typeOf(in[0]);
-    return w < fn_->weights.size() && fn_->weights[w].packRuns == PackRuns::Columns &&
-           m_.types.isTernary(type) && m_.types.node(type).rankKnown &&
-           m_.types.shape(type).size() >= 3;
+    return !options_.cudaLibrary.empty() && fn_ != nullptr &&
+           kernel_use::stackOfItem(m_, *fn_, index).isValid();
   }
   std::string instanceExpr(uint32_t index) const;
   /// In `main`: the Python name of each instance (taken before any local).
@@ -2289,7 +2269,7 @@ std::string Emitter::opExpr(OpId id) {
       // fused_matmul, which runs the kernel planned for it (KernelPlan) when
       // w is packed and on a GPU, and is `torch.matmul` everywhere else.
       if (kernelWeight(operands[1])) return fmt::format("tritonrt.fused_matmul({}, {})", a(0), a(1));
-      if (leftKernelWeight(operands[0]) && !integerTensor(operands[1])) {
+      if (leftKernelProduct(operands[0], operands[1])) {
         return fmt::format("tritonrt.left_matmul({}, {})", a(0), a(1));
       }
       // An integer product (int8 @ int8, trit @ trit) is `@` on the CPU, but
@@ -2695,7 +2675,7 @@ std::string Emitter::builtinExpr(OpId id) {
     // through tritonrt.fused_* (the kernel when packed on a GPU; else these).
     case BuiltinFn::Matmul:
       if (kernelWeight(val[1])) return fmt::format("tritonrt.fused_matmul({}, {})", arg[0], arg[1]);
-      if (leftKernelWeight(val[0]) && !integerTensor(val[1])) {
+      if (leftKernelProduct(val[0], val[1])) {
         return fmt::format("tritonrt.left_matmul({}, {})", arg[0], arg[1]);
       }
       if (integerTensor(val[0]) && integerTensor(val[1])) {
