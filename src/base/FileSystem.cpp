@@ -14,11 +14,74 @@
 #include <cstdio>  // renameat2, RENAME_EXCHANGE
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <utility>
 
 namespace tritonc {
+
+std::optional<std::string> readRegularFile(const std::string& path, bool followLinks,
+                                           FoundFile* found, struct stat* st) {
+  struct stat local {};
+  if (st == nullptr) st = &local;
+  *st = {};
+  if ((followLinks ? ::stat(path.c_str(), st) : ::lstat(path.c_str(), st)) != 0) {
+    *found = errno == ENOENT || errno == ENOTDIR ? FoundFile::Missing : FoundFile::Unreadable;
+    st->st_mode = 0;
+    return std::nullopt;
+  }
+  if (!S_ISREG(st->st_mode)) {
+    *found = FoundFile::NotRegular;
+    return std::nullopt;
+  }
+  *found = FoundFile::Unreadable;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | (followLinks ? 0 : O_NOFOLLOW));
+  if (fd < 0) {
+    if (errno == ELOOP || errno == ENXIO) *found = FoundFile::NotRegular;  // replaced since
+    if (errno == ENOENT) *found = FoundFile::Missing;
+    return std::nullopt;
+  }
+  if (::fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {  // replaced since the stat
+    int saved = errno;
+    if (S_ISREG(st->st_mode) || st->st_mode == 0) {
+      *found = FoundFile::Unreadable;
+    } else {
+      *found = FoundFile::NotRegular;
+    }
+    ::close(fd);
+    errno = saved;
+    return std::nullopt;
+  }
+  std::string contents(static_cast<size_t>(st->st_size), '\0');
+  size_t done = 0;
+  while (done < contents.size()) {
+    ssize_t n = ::read(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int saved = errno;
+      ::close(fd);
+      errno = saved;
+      return std::nullopt;
+    }
+    if (n == 0) break;  // shorter than its size said (truncated meanwhile)
+    done += static_cast<size_t>(n);
+  }
+  contents.resize(done);
+  ::close(fd);
+  *found = FoundFile::Regular;
+  return contents;
+}
+
+bool removePath(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return false;
+  if (!S_ISDIR(st.st_mode)) return ::unlink(path.c_str()) == 0;
+  std::error_code error;
+  std::filesystem::remove_all(path, error);
+  if (error) errno = error.value();
+  return !error;
+}
 
 std::optional<std::string> readWholeFile(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

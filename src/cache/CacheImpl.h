@@ -21,12 +21,9 @@ struct EntryFile {
 };
 
 /// The bytes of the entry file at `path`, or nullopt. Only a regular file is
-/// read (opened without following a symbolic link, without blocking on a
-/// FIFO, at most its size): anything else sets *notEntry.
+/// read (readRegularFile, not following a symbolic link): anything else sets
+/// *notEntry.
 std::optional<std::string> readEntryFile(const std::string& path, bool* notEntry);
-/// Removes what is at `path`: a file, a link, a FIFO, or a directory with
-/// what it holds. False (errno set) when it remains.
-bool removePath(const std::string& path);
 
 /// Every entry file of a level (temporary files excluded).
 std::vector<EntryFile> listEntries(const std::string& dir, Level level);

@@ -401,48 +401,28 @@ bool isDevNull(const struct stat& st) {
   return S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
 }
 
-// Reads the configuration file: only a regular file is opened (reading a
-// FIFO or a terminal would wait for a writer forever; a device may do
-// anything on open), and it is opened without blocking and checked again.
-// `kind` says what was found; the Error says why the file cannot be used.
+// Reads the configuration file (following links): only a regular file is
+// read (readRegularFile), and /dev/null is an empty one. `kind` says what was
+// found; the Error says why the file cannot be used.
 Expected<std::string> readConfigFile(const std::string& path, FileKind* kind) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    *kind = FileKind::Missing;
-    return std::string();
-  }
-  if (isDevNull(st)) {
-    *kind = FileKind::Empty;
-    return std::string();
+  FoundFile found = FoundFile::Missing;
+  std::optional<std::string> text = readRegularFile(path, /*followLinks=*/true, &found, &st);
+  switch (found) {
+    case FoundFile::Regular: *kind = FileKind::Regular; return std::move(*text);
+    case FoundFile::Missing: *kind = FileKind::Missing; return std::string();
+    case FoundFile::NotRegular:
+      if (isDevNull(st)) {
+        *kind = FileKind::Empty;
+        return std::string();
+      }
+      *kind = FileKind::Unreadable;
+      return Error{path + ": not a regular file (" + kindName(st.st_mode) +
+                   "); only a regular file is read as the configuration"};
+    case FoundFile::Unreadable: break;
   }
   *kind = FileKind::Unreadable;
-  auto notRegular = [&](mode_t mode) {
-    return Error{path + ": not a regular file (" + kindName(mode) +
-                 "); only a regular file is read as the configuration"};
-  };
-  if (!S_ISREG(st.st_mode)) return notRegular(st.st_mode);
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return Error{path + ": " + std::strerror(errno)};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {  // replaced since the stat
-    ::close(fd);
-    return notRegular(st.st_mode);
-  }
-  std::string text;
-  char buffer[16384];
-  while (true) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int saved = errno;
-      ::close(fd);
-      return Error{path + ": " + std::strerror(saved)};
-    }
-    if (n == 0) break;
-    text.append(buffer, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  *kind = FileKind::Regular;
-  return text;
+  return Error{path + ": " + std::strerror(errno)};
 }
 
 // The file's mapping (and, in `text`, what it read). No file (or /dev/null):

@@ -23,7 +23,7 @@ namespace {
 // exists) is counted as failed with the first reason, which the commands
 // report (exit 3) instead of claiming success.
 bool removeEntry(const std::string& path, MaintenanceReport& report) {
-  if (detail::removePath(path)) {
+  if (removePath(path)) {
     ++report.removed;
     return true;
   }

@@ -18,46 +18,10 @@ namespace tritonc::cache {
 namespace detail {
 
 std::optional<std::string> readEntryFile(const std::string& path, bool* notEntry) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0) {
-    // ELOOP: a symbolic link (not followed); ENXIO: a socket or a FIFO
-    // without a writer on some systems.
-    if (errno == ELOOP || errno == ENXIO) *notEntry = true;
-    return std::nullopt;
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    *notEntry = st.st_mode != 0 && !S_ISREG(st.st_mode);
-    ::close(fd);
-    return std::nullopt;
-  }
-  std::string contents(static_cast<size_t>(st.st_size), '\0');
-  size_t done = 0;
-  while (done < contents.size()) {
-    ssize_t n = ::read(fd, contents.data() + done, contents.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int saved = errno;
-      ::close(fd);
-      errno = saved;
-      return std::nullopt;
-    }
-    if (n == 0) break;  // shorter than its size said: a decode error below
-    done += static_cast<size_t>(n);
-  }
-  contents.resize(done);
-  ::close(fd);
-  return contents;
-}
-
-bool removePath(const std::string& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return false;
-  if (!S_ISDIR(st.st_mode)) return ::unlink(path.c_str()) == 0;
-  std::error_code error;
-  std::filesystem::remove_all(path, error);
-  if (error) errno = error.value();
-  return !error;
+  FoundFile found = FoundFile::Missing;
+  std::optional<std::string> bytes = readRegularFile(path, /*followLinks=*/false, &found);
+  *notEntry = found == FoundFile::NotRegular;
+  return bytes;
 }
 
 }  // namespace detail
@@ -186,7 +150,7 @@ std::optional<Entry> Cache::load(Level level, const Key& key,
     if (corrupt != nullptr) *corrupt = "not a regular file";
     ++counters.corrupt;
     ++counters.misses;
-    detail::removePath(path);
+    removePath(path);
     return std::nullopt;
   }
   if (!bytes) {
@@ -257,7 +221,7 @@ std::string Cache::writeEntry(const std::string& path, std::string_view bytes) c
   // A directory where the entry belongs (made by hand: never by tritonc) is
   // no reason to call the cache unusable: it goes, and the write is retried.
   struct stat st {};
-  if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && detail::removePath(path) &&
+  if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && removePath(path) &&
       writeFileAtomically(path, bytes, &error)) {
     return {};
   }

@@ -7,6 +7,9 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <sys/stat.h>
+
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +19,28 @@ namespace tritonc {
 
 /// The whole file, or nullopt (errno says why).
 std::optional<std::string> readWholeFile(const std::string& path);
+
+/// What readRegularFile found at its path.
+enum class FoundFile : uint8_t {
+  Regular,     ///< a regular file, read
+  Missing,     ///< nothing (or a dangling link, when links are followed)
+  NotRegular,  ///< a directory, FIFO, socket, device, or a link not followed
+  Unreadable,  ///< a regular file that could not be opened or read (errno says why)
+};
+
+/// The contents of the regular file at `path`, or nullopt with `*found`
+/// saying why. Nothing else is opened: reading a FIFO or a terminal would
+/// wait for a writer forever, and a device may do anything on open. The file
+/// is opened without blocking, checked again (it may have been replaced since
+/// it was looked at), and read up to the size it had then. With
+/// `followLinks` false a symbolic link is NotRegular. `st` (when given) gets
+/// what the path held (st_mode 0 when Missing).
+std::optional<std::string> readRegularFile(const std::string& path, bool followLinks,
+                                           FoundFile* found, struct stat* st = nullptr);
+
+/// Removes what is at `path`, never following a link: a file, a link, a FIFO,
+/// or a directory with what it holds. False (errno set) when it remains.
+bool removePath(const std::string& path);
 
 /// A temporary name next to `path`, unique across processes and threads:
 /// `<path>.tmp.<pid>.<n>`.
