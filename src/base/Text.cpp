@@ -1,6 +1,7 @@
 //===- Text.cpp -----------------------------------------------------------===//
 #include "tritonc/base/Text.h"
 
+#include <cmath>
 #include <fmt/format.h>
 
 namespace tritonc {
@@ -65,6 +66,7 @@ std::string quoteForDump(std::string_view text) {
 }
 
 std::string formatFloat(double value) {
+  if (std::isnan(value)) return "nan";  // as Python prints it: a NaN's sign means nothing
   std::string text = fmt::format("{}", value);
   if (text.find_first_of(".eEn") == std::string::npos) {
     text += ".0";

@@ -1009,6 +1009,14 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       c.wrongValue(2, "non-zero", "0");
       return c.error();
     }
+    // torch.arange raises on an infinite or NaN bound or step ("unsupported
+    // range"): a constant one is a mistake found here.
+    for (size_t i = 0; i < 3; ++i) {
+      if (c.has(i) && !c.lenient(i) && c.arg(i).floatValue && !std::isfinite(*c.arg(i).floatValue)) {
+        c.wrongValue(i, "a finite number", formatFloat(*c.arg(i).floatValue));
+        return c.error();
+      }
+    }
     if (rule == R::Range) {
       return c.result(ts.make(TypeKind::Range));
     }

@@ -410,9 +410,10 @@ ExprInfo Checker::checkCast(DType dtype, NodeId call) {
              dtypeName(dtype));
       return make(ts.error(), call);
     }
-    // trit(x) of a constant rounds (half to even) to -1, 0 or 1 or is a mistake.
-    if (x.floatValue && dtype == DType::Trit && std::isfinite(*x.floatValue) &&
-        std::abs(std::nearbyint(*x.floatValue)) > 1.0) {
+    // trit(x) of a constant rounds (half to even) to -1, 0 or 1 or is a
+    // mistake; NaN and the infinities round to no integer at all.
+    if (x.floatValue && dtype == DType::Trit &&
+        (!std::isfinite(*x.floatValue) || std::abs(std::nearbyint(*x.floatValue)) > 1.0)) {
       report(Diag::LiteralDoesNotFit, x.node, fmt::format("the value {}", formatFloat(*x.floatValue)),
              dtypeName(dtype));
       return make(ts.error(), call);

@@ -15,7 +15,8 @@ void appendJsonString(std::string& out, std::string_view text);
 std::string quoteForDump(std::string_view text);
 
 /// The shortest text that reads back as the same double, always with a '.'
-/// or an exponent so that it reads as a float ("1.0", "1e-05", "inf").
+/// or an exponent so that it reads as a float ("1.0", "1e-05", "inf"; any NaN
+/// is "nan").
 std::string formatFloat(double value);
 
 /// Columns a terminal gives code point `cp`: 2 for East Asian wide and
