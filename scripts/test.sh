@@ -105,6 +105,10 @@ suite "generated modules (torch $torch_version)" e2e.log '^FAIL' \
 suite "differential semantics (random programs against a reference interpreter)" \
   differential.log '^FAIL' \
   /usr/bin/python3 tests/e2e/test_differential.py --tritonc "$tritonc" --programs 1000
+suite "layer differential (random models, gradients and packing against a torch reference)" \
+  layer-differential.log '^FAIL' \
+  env PYTHONPATH=runtime /usr/bin/python3 tests/e2e/test_layer_differential.py \
+  --tritonc "$tritonc" --programs 400
 suite "CUDA target (launchers, nvcc builds; no GPU needed)" cuda-target.log '^(FAIL|SKIP)' \
   env PYTHONPATH=runtime /usr/bin/python3 tests/e2e/test_cuda_target.py --tritonc "$tritonc"
 

@@ -175,6 +175,7 @@ void renderHeader(std::string& out, const SourceBuffer* source, const std::strin
 
 std::string_view diagName(Diag kind) { return kDiagInfo[static_cast<size_t>(kind)].name; }
 Severity diagSeverity(Diag kind) { return kDiagInfo[static_cast<size_t>(kind)].severity; }
+bool isUsageDiag(Diag kind) { return kind == Diag::UnknownEntry; }
 std::string_view diagFormat(Diag kind) { return kDiagInfo[static_cast<size_t>(kind)].format; }
 std::string_view noteFormat(Note kind) { return kNoteFormat[static_cast<size_t>(kind)]; }
 size_t diagKindCount() { return std::size(kDiagInfo); }
@@ -215,6 +216,9 @@ void DiagnosticEngine::emit(Diagnostic diagnostic) {
   }
   if (diagnostic.severity == Severity::Note && options_.suppressWarnings) {
     return;  // -q: errors only (a note attached to an error stays with it)
+  }
+  if (diagnostic.severity == Severity::Error && isUsageDiag(diagnostic.kind)) {
+    ++usageErrorCount_;
   }
   if (errorLimitReached()) {
     if (diagnostic.severity == Severity::Error) {

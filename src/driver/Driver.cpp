@@ -1614,7 +1614,11 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     return kExitInternalError;
   }
 
-  int exitCode = diags.hasErrors() ? kExitSourceError : kExitSuccess;
+  // Errors about the command line alone (`--entry` naming no layer of a
+  // valid file) are a usage error.
+  int exitCode = !diags.hasErrors()          ? kExitSuccess
+                 : diags.onlyUsageErrors() ? kExitUsageError
+                                           : kExitSourceError;
   // `check` and --stop-after write nothing; a compile writes only when every
   // input compiled cleanly.
   bool writeOutputs = exitCode == kExitSuccess && lastStage == Stage::Emit && !options.stopAfter;

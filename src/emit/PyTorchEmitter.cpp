@@ -2778,7 +2778,11 @@ std::string Emitter::builtinExpr(OpId id) {
     case BuiltinFn::TernaryDequantize: return "tritonrt.ternary_dequantize(" + arg[0] + ")";
     case BuiltinFn::TernaryWeights:
       return fmt::format("tritonrt.ternary_weights({}{})", shape, kw(1, "sparsity"));
-    case BuiltinFn::SteQuantize: return "tritonrt.ste_quantize(" + arg[0] + ")";
+    case BuiltinFn::SteQuantize:
+      // ste_quantize(x) is x + stop_gradient(ternary_quantize(x) - x): of a
+      // ternary value, which ternary_quantize returns unchanged, that value.
+      if (m_.types.isTernary(m_.typeOf(val[0]))) return raw[0];
+      return "tritonrt.ste_quantize(" + arg[0] + ")";
     case BuiltinFn::StopGradient: return "tritonrt.stop_gradient(" + arg[0] + ")";
     case BuiltinFn::ActQuantInt8: return "tritonrt.act_quant_int8(" + arg[0] + ")";
     case BuiltinFn::Print: return "print(" + arg[0] + ")";

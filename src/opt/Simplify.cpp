@@ -153,9 +153,12 @@ class Simplifier {
       case OpKind::BuiltinStateful:
       case OpKind::Builtin: {
         // ternary_quantize of a value that is already ternary returns it
-        // unchanged, scale included (docs/language.md), whatever the method.
-        if (static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::TernaryQuantize &&
-            m_.types.isTernary(m_.typeOf(operands[0])) && sameType(operands[0])) {
+        // unchanged, scale included (docs/language.md), whatever the method;
+        // so does ste_quantize (LANGUAGE.md defines it by ternary_quantize).
+        auto fn = static_cast<BuiltinFn>(o.intAttr);
+        if ((fn == BuiltinFn::TernaryQuantize || fn == BuiltinFn::SteQuantize) &&
+            !operands.empty() && m_.types.isTernary(m_.typeOf(operands[0])) &&
+            sameType(operands[0])) {
           replace(id, operands[0]);
           return;
         }

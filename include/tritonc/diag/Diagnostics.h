@@ -51,6 +51,10 @@ struct SourceRange {
 /// Static facts about a kind.
 std::string_view diagName(Diag kind);
 Severity diagSeverity(Diag kind);
+/// Whether `kind` is about the command line rather than the source (an
+/// `--entry` naming no layer): a compile whose only errors are these exits
+/// with status 2, "usage error", not 1 (TOOLCHAIN.md).
+bool isUsageDiag(Diag kind);
 std::string_view diagFormat(Diag kind);
 std::string_view noteFormat(Note kind);
 std::string_view severityName(Severity severity);
@@ -246,6 +250,8 @@ class DiagnosticEngine {
   }
   size_t warningCount() const { return warningCount_; }
   bool hasErrors() const { return errorCount_ > 0; }
+  /// Whether every error reported is a usage error (isUsageDiag).
+  bool onlyUsageErrors() const { return errorCount_ > 0 && usageErrorCount_ == errorCount_; }
 
   /// Typo correction ("did you mean") searches every name in scope, so a file
   /// of thousands of misspellings would take quadratic time. As clang's
@@ -305,6 +311,7 @@ class DiagnosticEngine {
       contexts_;
   DiagnosticOptions options_;
   size_t errorCount_ = 0;
+  size_t usageErrorCount_ = 0;
   size_t warningCount_ = 0;
   size_t spellChecks_ = 0;
 };
