@@ -164,6 +164,14 @@ TokenizedBuffer Lexer::run() {
   if (end_ - p_ >= 3 && p_[0] == 0xEF && p_[1] == 0xBB && p_[2] == 0xBF) {
     p_ += 3;
   }
+  // No text holds a NUL byte: this is a binary file (a checkpoint or a .pyc
+  // given by mistake). One error says so, instead of one per stray byte and
+  // line of escapes; the file then reads as empty.
+  if (const void* nul = std::memchr(p_, 0, static_cast<size_t>(end_ - p_))) {
+    const auto* at = static_cast<const unsigned char*>(nul);
+    error(Diag::BinarySource, at, 1, offsetOf(at));
+    p_ = end_;
+  }
   while (p_ < end_) {
     const unsigned char* start = p_;
     unsigned char c = *p_;
