@@ -504,12 +504,16 @@ TEST(LexerTest, ByteOrderMarkIsSkipped) {
   EXPECT_FALSE(lexed.newlineBefore(0));
 }
 
-TEST(LexerTest, NulByteIsAnError) {
-  Lexed lexed(std::string("a\0b", 3));
-  const Diagnostic* d = expectOneDiag(lexed, Diag::UnexpectedCharacter, 1, 2);
+// A NUL byte makes the file binary: one error at the first NUL, whatever
+// else the bytes hold, and no tokens (the parser sees an empty file).
+TEST(LexerTest, NulByteMakesTheFileBinary) {
+  Lexed lexed(std::string("a\0b \xFF \x01 \"open\0", 13));
+  const Diagnostic* d = expectOneDiag(lexed, Diag::BinarySource, 1, 2);
   ASSERT_NE(d, nullptr);
-  EXPECT_EQ(d->message, "unexpected character '\\x00'");
-  EXPECT_EQ(lexed.kindNames(), "Identifier Error Identifier EndOfFile");
+  EXPECT_EQ(d->message,
+            "this is not a text file (a NUL byte at offset 1); tritonc reads Triton DSL source, "
+            "UTF-8 text");
+  EXPECT_EQ(lexed.kindNames(), "EndOfFile");
   EXPECT_TRUE(lexed.tokens.hasErrors());
 }
 
