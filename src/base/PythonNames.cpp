@@ -23,7 +23,7 @@ const std::unordered_set<std::string_view>& generatedNames() {
   static const std::unordered_set<std::string_view> names = {
       "torch", "nn", "F", "math", "tritonrt", "self", "super", "ENTRY", "range", "list", "int",
       "float", "bool", "len", "isinstance", "max", "min", "round", "abs", "str", "print",
-      "ValueError"};
+      "tuple", "ValueError", "Exception"};
   return names;
 }
 
@@ -34,7 +34,7 @@ const std::unordered_set<std::string_view>& moduleAttributes() {
   static const std::unordered_set<std::string_view> names = {
       "T_destination", "add_module", "apply", "bfloat16", "buffers", "call_super_init",
       "children", "compile", "cpu", "cuda", "double", "dump_patches", "eval", "extra_repr",
-      "forward", "get_buffer", "get_extra_state", "get_parameter", "get_submodule", "half",
+      "float", "forward", "get_buffer", "get_extra_state", "get_parameter", "get_submodule", "half",
       "ipu", "load_state_dict", "modules", "mtia", "named_buffers", "named_children",
       "named_modules", "named_parameters", "parameters", "register_backward_hook",
       "register_buffer", "register_forward_hook", "register_forward_pre_hook",

@@ -974,11 +974,12 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     // `full(shape, v, dtype=int8)`: the value must fit the dtype.
     std::optional<DType> given = c.dtypeArg(2, "int64");
     if (c.failed()) return c.error();
-    if (given) {
-      dtype = *given;
-      if (!c.lenient(1) && !c.checker().checkAssignable(c.arg(1), ts.scalar(dtype), c.arg(1).node)) {
-        return c.error();
-      }
+    if (given) dtype = *given;
+    // The value must fit the dtype, the one given or the value's own:
+    // torch.full([2], 1e39) raises "value cannot be converted to type float".
+    if (!c.lenient(1) && (given || isFloating(dtype)) &&
+        !c.checker().checkAssignable(c.arg(1), ts.scalar(dtype), c.arg(1).node)) {
+      return c.error();
     }
     ExprInfo full = c.result(shape ? ts.tensor(dtype, *shape) : ts.tensorAnyRank(dtype));
     // The fill value, checked against the dtype the tensor takes (a weight's).
