@@ -384,7 +384,8 @@ class Wrapper {
     for (size_t i = 0; i < content.size();) {
       size_t n = 1;
       if (content[i] == '\\') {
-        n = i + 1 < content.size() && content[i + 1] == 'x' ? 4 : 2;
+        char kind = i + 1 < content.size() ? content[i + 1] : '\0';
+        n = kind == 'x' ? 4 : kind == 'u' ? 6 : kind == 'U' ? 10 : 2;
       } else if (static_cast<unsigned char>(content[i]) >= 0xC0) {
         while (i + n < content.size() &&
                (static_cast<unsigned char>(content[i + n]) & 0xC0) == 0x80) {

@@ -4606,8 +4606,35 @@ def all_tests():
               test_entry_names_a_layer_as_the_file_sees_it,
               test_guard_clauses_decide_which_sub_modules_exist,
               test_every_accepted_golden_imports, test_members_and_main,
-              test_failed_compile_writes_nothing]
+              test_failed_compile_writes_nothing,
+              test_invisible_characters_in_strings_are_escaped]
     return tests
+
+
+def test_invisible_characters_in_strings_are_escaped(ctx):
+    """Strings keep their value, but characters that print as nothing or reorder the text
+    around them (a right-to-left override, zero-width spaces, a byte order mark, C1 controls
+    such as NEL, the line separator) reach the module as \\u escapes, never raw (Trojan
+    Source: GitHub flags such files). A string long enough to be wrapped is cut between
+    escapes, never inside one. Visible non-ASCII text (accents, symbols) stays as written."""
+    hidden = "\u202e\u200b\ufeff\u0085\u2028\u2066\u00ad"
+    short = "admin" + hidden[:3] + " caf\u00e9 \u2713"
+    long_text = "x" * 70 + hidden * 12
+    program = ('let SHORT = "%s"\nlet LONG = "%s"\nmain {\n    print(SHORT)\n}\n'
+               % (short, long_text))
+    for level in LEVELS:
+        path = ctx.compile_text(program, level)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        raw = sorted(set(ch for ch in text if ch in hidden))
+        if raw:
+            raise AssertionError("%s: raw invisible characters %r in the module" % (level, raw))
+        if "caf\u00e9 \u2713" not in text:
+            raise AssertionError("%s: visible non-ASCII text was escaped" % level)
+        module = load(path)
+        if module.SHORT != short or module.LONG != long_text:
+            raise AssertionError("%s: the strings changed: %r %r" % (level, module.SHORT,
+                                                                     module.LONG))
 
 
 def main():
