@@ -239,6 +239,10 @@ std::string codeFlags(const CompileOptions& options) {
   if (!options.entry.empty()) {
     flags += " --entry " + options.entry;
   }
+  // The CUDA target's module loads its kernels and routes products to them.
+  if (options.target != "pytorch") {
+    flags += " --target " + options.target;
+  }
   return flags;
 }
 
@@ -416,7 +420,7 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& mod
       ScopedTimer timer(timings, "CUDA emitter");
       CudaEmitOptions cuda;
       cuda.sourceName = std::string(kSourceNamePlaceholder);
-      cuda.flags = codeFlags(options) + " --target " + options.target;
+      cuda.flags = codeFlags(options);
       cuda.dtypes = options.cudaDTypes;
       cuda.variants = options.optLevel == '3' ? 3 : 1;  // -O3: variants for the auto-tuner
       cuda.archs = options.cudaArchs;
