@@ -522,6 +522,11 @@ class Emitter {
   /// Whether an op's value (expression `value`) goes into the next statement
   /// instead of a local (EmitOptions::inlineSingleUse).
   bool inlineIntoNext(OpId id, const std::string& value) const;
+  /// Whether `id`'s one result is never read (-O1 and up): the op is kept for
+  /// its effect (a sub-module's call that updates batch-norm statistics, a
+  /// random draw) and is written as an expression statement, not bound to a
+  /// name nobody reads.
+  bool unusedResult(OpId id) const;
   /// Counts the uses of every value under `block` into useCounts_ and
   /// records where they end in lastUse_; `used` gets the values used.
   void countUses(BlockId block, std::vector<uint32_t>& used);
@@ -2083,7 +2088,7 @@ void Emitter::emitOp(OpId id, int depth) {
     default: break;
   }
   std::string value = opExpr(id);
-  if (results.empty()) {
+  if (results.empty() || unusedResult(id)) {
     line(depth, value);
     return;
   }
@@ -2094,6 +2099,17 @@ void Emitter::emitOp(OpId id, int depth) {
   std::string target = local(results[0]);
   std::string rhs = unparenthesized(value, room(depth, target.size() + 3));
   line(depth, fmt::format("{} = {}", target, rhs));
+}
+
+bool Emitter::unusedResult(OpId id) const {
+  // The uses are counted from -O1 (emitBlock), where dead ops are gone: an op
+  // still here whose value nothing reads is kept for its effect.
+  if (!(options_.inlineSingleUse || options_.returnDirectly) || m_.op(id).resultsCount != 1 ||
+      (ctx_ != Context::Forward && ctx_ != Context::Apply && ctx_ != Context::Fn &&
+       ctx_ != Context::Main)) {
+    return false;
+  }
+  return useCounts_.count(m_.result(id).index) == 0;
 }
 
 bool Emitter::inlineIntoNext(OpId id, const std::string& value) const {

@@ -1097,6 +1097,14 @@ uint32_t Parser::parseParams(TokenId open) {
 
 // param = IDENT ":" type [ "=" expr ] ;
 NodeId Parser::parseParam() {
+  if ((at(TokenKind::Star) || at(TokenKind::StarStar)) &&
+      peekKind(1) == TokenKind::Identifier) [[unlikely]] {
+    // Python's `*args` and `**kwargs`: reported, and the parameter dropped.
+    TokenId star = consume();
+    TokenId name = consume();
+    errorAndGoOn(Diag::VariadicParameter, rangeOf(star, name), sourceText(star, name, "**kwargs"));
+    return addError(name);
+  }
   if (!at(TokenKind::Identifier)) {
     errorExpectedName("a parameter name");
     return addError(pos_);
@@ -1717,6 +1725,26 @@ NodeId Parser::parseType() {
       // `Tensor<float32, (?, 784)>`: a Python tuple for the shape.
       auto builder = error(Diag::ExpectedType, expectedAt(pos_), describe(pos_));
       if (builder) builder->note(Note::ShapeInBrackets);
+      listPush(addError(pos_));
+      break;
+    }
+    if ((at(TokenKind::IntLiteral) || at(TokenKind::Question)) && args != listMark()) [[unlikely]] {
+      // `Tensor<float32, 256>`: the sizes without their brackets.
+      TokenId first = pos_;
+      TokenId last = pos_;
+      for (uint32_t k = 0; k < 16; ++k) {
+        TokenKind kind = peekKind(k);
+        if (kind == TokenKind::Greater || kind == TokenKind::GreaterEqual ||
+            kind == TokenKind::EndOfFile || (k > 0 && tokens_.hasNewlineBefore(
+                                                          TokenId{pos_.index + k}))) {
+          break;
+        }
+        last = TokenId{pos_.index + k};
+      }
+      auto builder = error(Diag::ExpectedType, expectedAt(pos_), describe(pos_));
+      if (builder) {
+        builder->note(Note::ShapeWithoutBrackets, sourceText(first, last, "..."));
+      }
       listPush(addError(pos_));
       break;
     }
