@@ -967,8 +967,12 @@ void Checker::checkCallableBody(int index) {
       weightDefault_ = init;
       weightDefaultType_ = p.type;
     }
+    if (p.cls == ParamClass::Input && !info.isFn && module_.types.isTensor(p.type)) {
+      tensorInputDefault_ = p.name;
+    }
     ExprInfo value = checkExpr(init);
     weightDefault_ = NodeId{};
+    tensorInputDefault_ = IdentifierId{};
     // Inputs are bound per call, after the module's hyperparameters and
     // weights exist: an input's default may read those, not another input (a
     // fn's scalars are inputs: `fn f(a: int, b: int = a)`), nor may a weight's

@@ -492,6 +492,13 @@ ExprInfo Checker::checkBuiltinFnCall(BuiltinFn fn, NodeId call) {
   }
   for (size_t i = 0; i < params.size(); ++i) {
     if (!(*bound)[i].present && !params[i].optional && !(i == 0 && shapeFromWeight)) {
+      if (i == 0 && tensorInputDefault_.isValid() &&
+          (tritonc::createsValues(fn) || fn == BuiltinFn::TernaryWeights)) {
+        // `x: Tensor<float32, [?, 784]> = zeros()`: only a weight's shape is known.
+        report(Diag::InputDefaultWithoutShape, call, calleeName,
+               spelling(tensorInputDefault_));
+        return make(module_.types.error(), call);
+      }
       report(Diag::MissingArgument, call, params[i].name, calleeName);
       return make(module_.types.error(), call);
     }

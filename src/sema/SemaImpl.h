@@ -532,6 +532,10 @@ class Checker {
   /// (LANGUAGE.md §5), `randn() * 0.02` included.
   NodeId weightDefault_;
   TypeId weightDefaultType_;
+  /// The tensor input whose default is being checked (invalid otherwise): a
+  /// creation there cannot take its shape from the declared type, which has
+  /// '?' (the declaration made it an input).
+  IdentifierId tensorInputDefault_;
   std::unordered_set<uint32_t> constantDefined_;  ///< top-level constants checked so far
 };
 
