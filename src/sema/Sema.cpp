@@ -849,6 +849,23 @@ std::optional<std::vector<DimId>> Checker::weightShapeFor(NodeId call) const {
   return std::vector<DimId>(shape.begin(), shape.end());
 }
 
+void Checker::noteOperandCreations(DiagnosticBuilder& builder, NodeId node) const {
+  if (tree_.kind(node) != NodeKind::Binary) return;
+  for (NodeId side : {tree_.childA(node), tree_.childB(node)}) {
+    while (side.isValid() && tree_.kind(side) == NodeKind::Paren) side = tree_.childA(side);
+    if (!side.isValid() || tree_.kind(side) != NodeKind::Call ||
+        side.index >= module_.callOf.size()) {
+      continue;
+    }
+    uint32_t call = module_.callOf[side.index];
+    if (call >= module_.calls.size() || module_.calls[call].kind != CallKind::Forward) continue;
+    const InstanceInfo& instance = module_.instances[module_.calls[call].callee];
+    if (instance.site.isValid() && instance.name.isValid()) {
+      builder.note(Note::DefinedHere, source(), rangeOf(instance.site), spelling(instance.name));
+    }
+  }
+}
+
 // Whether `node` calls a builtin that creates fresh values (`zeros()`,
 // `randn()`, `kaiming_uniform()`, ...): an initializer whose dtype is the
 // weight's to choose.
@@ -2437,8 +2454,13 @@ std::optional<std::vector<DimId>> Checker::broadcast(std::span<const DimId> a,
     switch (same) {
       case Decision::Yes: result = da; break;
       case Decision::No: {
-        report(Diag::ShapeMismatch, node, op, fmtShape(shownA.empty() ? a : shownA),
-               fmtShape(shownB.empty() ? b : shownB));
+        auto builder = diags_->report(Diag::ShapeMismatch, source(), rangeOf(node), op,
+                                      fmtShape(shownA.empty() ? a : shownA),
+                                      fmtShape(shownB.empty() ? b : shownB));
+        if (tree_.kind(node) == NodeKind::Binary) {
+          builder.caretAt(tokens().range(tree_.token(node)).begin);
+        }
+        noteOperandCreations(builder, node);
         return std::nullopt;
       }
       case Decision::Unknown:
@@ -4231,6 +4253,7 @@ void Checker::checkCreatedArguments() {
                                       check->op, fmtShape(a), fmtShape(b));
         builder.note(Note::DimensionDetail, check->dim, sized(check->da, *x),
                      sized(check->db, *y));
+        noteOperandCreations(builder, check->node);
         addProblem(key, check->node, std::move(builder));
       }
       for (const RuntimeShapeCheck* check : checksOf[owner]) {

@@ -108,6 +108,10 @@ class Checker {
   SourceRange rangeOf(NodeId node) const { return tree_.range(node); }
   /// The source text of `node`.
   std::string_view textOf(NodeId node) const { return tree_.text(node); }
+  /// Notes where the sub-modules whose outputs meet in the binary operation
+  /// `node` are created (`tok_emb(ids) + pos`: the creation `Embedding(d,
+  /// vocab)` is what gives the size that does not match).
+  void noteOperandCreations(DiagnosticBuilder& builder, NodeId node) const;
   /// Reports at `node` unless an operand was already an error.
   template <typename... Args>
   void report(Diag kind, NodeId node, Args&&... args) {

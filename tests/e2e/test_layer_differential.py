@@ -763,7 +763,9 @@ class Gen:
         for _ in range(n_ops):
             cur = self.step(sc, cur, depth=0)
         # Sometimes finish as a vector (a classifier head).
-        if cur.kind != "vec" and self.chance(0.5):
+        # (not of a TernaryTensor value: `flatten` keeps it ternary, which to_vec's reference
+        # does not follow, and ste_quantize of it is then the value itself)
+        if cur.kind != "vec" and self.chance(0.5) and not cur.tern:
             cur = self.to_vec(sc, cur)
             if self.chance(0.7):
                 cur = self.step(sc, cur, depth=0)
