@@ -1469,6 +1469,19 @@ void Emitter::emitLayer(size_t index) {
   emitInstances(f.body, 2, conditions);
   flushInstances(2);
   out_ += "\n";
+  // print(model) shows the hyperparameters, as torch.nn's layers show theirs
+  // (`Block(d=128, n_heads=4)`), under their source names.
+  if (!f.hypers.empty()) {
+    std::string labels, values;
+    for (const HyperDecl& h : f.hypers) {
+      labels += fmt::format("{}{}={{!r}}", labels.empty() ? "" : ", ",
+                            m_.interner->spelling(h.name));
+      values += fmt::format("{}self.{}", values.empty() ? "" : ", ", member(h.name));
+    }
+    line(1, "def extra_repr(self):");
+    line(2, fmt::format("return {}.format({})", pyString(labels), values));
+    out_ += "\n";
+  }
   // forward
   ctx_ = Context::Forward;
   expr_.clear();

@@ -4608,7 +4608,8 @@ def all_tests():
               test_guard_clauses_decide_which_sub_modules_exist,
               test_every_accepted_golden_imports, test_members_and_main,
               test_failed_compile_writes_nothing,
-              test_invisible_characters_in_strings_are_escaped]
+              test_invisible_characters_in_strings_are_escaped,
+              test_print_shows_hyperparameters]
     return tests
 
 
@@ -4636,6 +4637,29 @@ def test_invisible_characters_in_strings_are_escaped(ctx):
         if module.SHORT != short or module.LONG != long_text:
             raise AssertionError("%s: the strings changed: %r %r" % (level, module.SHORT,
                                                                      module.LONG))
+
+
+def test_print_shows_hyperparameters(ctx):
+    """print(model) shows each layer's hyperparameters under their source names, as torch.nn's
+    layers show theirs (an extra_repr): `Block(d=8, act='relu', float=0.5)`, a renamed one
+    (`float`, stored as `float_`) included, at every level."""
+    program = (
+        'layer Block(d: int, act: str = "relu", float: float32 = 0.5,\n'
+        '            x: Tensor<float32, [?, d]>) -> Tensor<float32, [?, d]> {\n'
+        '    let fc = Linear(d, d)\n'
+        '    return fc(x) * float\n'
+        '}\n'
+        'layer Net(width: int = 8, x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {\n'
+        '    let b = Block(width)\n'
+        '    return b(x)\n'
+        '}\n')
+    for level in LEVELS:
+        module = load(ctx.compile_text(program, level))
+        text = repr(module.Net())
+        for want in ("Net(\n  width=8\n", "(b): Block(\n    d=8, act='relu', float=0.5\n",
+                     "(fc): Linear(in_features=8, out_features=8, bias=True)"):
+            if want not in text:
+                raise AssertionError("%s: %r not in %s" % (level, want, text))
 
 
 def main():

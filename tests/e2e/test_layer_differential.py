@@ -19,7 +19,7 @@ vectors `[?, D]`, of sequences `[?, T, D]`, of images `[?, C, H, W]`, or of toke
   * `TernaryTensor` weights declared as layer parameters (absmean, straight-through) used
     through every spelling of the product (`h @ w`, `matmul(h, w)`, `linear(h, w, b)`,
     `h @ w.T`, `h @ transpose(w)`, `h @ permute(w, [1, 0])`, `h @ -w`), a 1-D weight
-    (`unsqueeze(h @ v, -1)`), a weight on the left of a sequence (`w @ h`, `matmul(w, h)`:
+    (`h + unsqueeze(h @ v, -1)`), a weight on the left of a sequence (`w @ h`, `matmul(w, h)`:
     token mixing), functional `conv2d` (bias, stride, padding, groups) and
     `depthwise_conv2d`, stacked weights `[L, D, D]` read as `ws[i]` in a `for` loop; float
     `Tensor` weights quantized in the body with `ternary_quantize(w, method="absmean"|
@@ -890,16 +890,18 @@ class Gen:
         return self.assign(sc, cur, e, cur.dims[:-1] + [o], cur.kind, reuse_ok=o is i)
 
     def op_vecw(self, sc, cur, depth):
-        """A 1-D ternary weight, `h @ v` (one output feature: the n1 kernel), unsqueezed back
-        to a width of 1."""
+        """A 1-D ternary weight, `h @ v` (one output feature: the n1 kernel), added back to
+        every feature (`h + unsqueeze(h @ v, -1)`: a width of 1 would make layer norms of one
+        element, whose float32 rounding is all the result)."""
         i = self.last(cur)
         v = sc.weight("v", True, [i], self.tinit())
         x = cur.e()
         how = self.rng.choice(["@", "matmul"])
         inner = "%s @ %s" % (x.text, v) if how == "@" else "matmul(%s, %s)" % (x.text, v)
-        e = E("unsqueeze(%s, -1)" % inner, counted(
-            lambda env: (x.ev(env) @ ref_absmean(env.p(v))).unsqueeze(-1), inner))
-        return self.assign(sc, cur, e, cur.dims[:-1] + [lit(1)], cur.kind, reuse_ok=False)
+        prod = counted(lambda env: x.ev(env) @ ref_absmean(env.p(v)), inner)
+        e = E("%s + unsqueeze(%s, -1)" % (x.text, inner),
+              lambda env: x.ev(env) + prod(env).unsqueeze(-1))
+        return self.assign(sc, cur, e, cur.dims, cur.kind)
 
     def op_left(self, sc, cur, depth):
         """A ternary weight on the left, `w @ h` (token mixing, h `[?, T, D]`, w `[T2, T]`):
