@@ -1896,7 +1896,12 @@ void Emitter::emitOp(OpId id, int depth) {
       expr_[results[0].index] = opExpr(id);
       return;
     case OpKind::Weight:
-      if (ctx_ != Context::Forward) {  // a plain argument: no need for a copy
+      // A plain argument (an apply function's), or a float weight's attribute
+      // `self.w`, read where it is used as the source reads it. A ternary
+      // weight's read (tritonrt.weight: quantized, cached) runs once, into a
+      // local.
+      if (ctx_ != Context::Forward ||
+          !m_.types.isTernary(fn_->weights[static_cast<size_t>(o.intAttr)].type)) {
         expr_[results[0].index] = opExpr(id);
         return;
       }
