@@ -65,7 +65,17 @@ class Planner {
     std::unordered_map<uint32_t, Num> values;
     /// Per instance index: its constructor arguments by parameter index.
     std::unordered_map<uint32_t, std::vector<Num>> instanceArgs;
+    /// An applied layer's weights that are the caller's: how the caller's
+    /// are packed (the tensor the runtime sees), by weight index.
+    std::unordered_map<uint32_t, PackRuns> callerRuns;
   };
+
+  /// How weight `index` of the frame's layer is packed at run time.
+  static PackRuns packRunsOf(const Frame& f, uint32_t index) {
+    auto it = f.callerRuns.find(index);
+    if (it != f.callerRuns.end()) return it->second;
+    return index < f.fn->weights.size() ? f.fn->weights[index].packRuns : PackRuns::Rows;
+  }
 
   Num value(const Frame& f, ValueId v) const {
     auto it = f.values.find(v.index);
@@ -164,6 +174,12 @@ class Planner {
         f.hypers[p.index] = value(caller, operands[i]);
         continue;
       }
+      // The caller's weight, packed as the caller's declaration says.
+      OpId def = m_.values[operands[i].index].def;
+      if (p.kind == ParamRef::Kind::Weight && def.isValid() &&
+          m_.op(def).kind == OpKind::Weight) {
+        f.callerRuns[p.index] = packRunsOf(caller, static_cast<uint32_t>(m_.op(def).intAttr));
+      }
       TypeId declared = p.kind == ParamRef::Kind::Weight ? g.weights[p.index].type : g.inputs[p.index].type;
       std::optional<std::vector<int64_t>> actual = shape(caller, m_.typeOf(operands[i]));
       if (!actual || !m_.types.isTensor(declared) || !m_.types.node(declared).rankKnown) continue;
@@ -223,9 +239,18 @@ class Planner {
           break;
         }
         case OpKind::Forward: instanceKernel(f, static_cast<uint32_t>(o.intAttr), 0); break;
-        case OpKind::FusedConv:
-          instanceKernel(f, static_cast<uint32_t>(m_.ints(id)[0]), o.intAttr);
+        case OpKind::FusedConv: {
+          // tritonrt.conv_bn_act runs the activation in the kernel when it
+          // can fold the batch norm; when it cannot (no running statistics),
+          // the convolution alone, then the batch norm and the activation.
+          auto conv = static_cast<uint32_t>(m_.ints(id)[0]);
+          int64_t bn = m_.ints(id)[1];
+          std::optional<bool> folds = bn < 0 ? std::optional(true)
+                                             : batchNormFolds(f, static_cast<uint32_t>(bn));
+          if (folds != std::optional(true)) instanceKernel(f, conv, 0);
+          if (folds != std::optional(false)) instanceKernel(f, conv, o.intAttr);
           break;
+        }
         case OpKind::FusedMatMul: {
           std::span<const ValueId> operands = m_.operands(id);
           matmulKernel(f, operands[1], m_.ints(id)[0] == 0, o.intAttr);
@@ -275,8 +300,7 @@ class Planner {
     // A weight packed by columns (x @ W) is stored as the rows of W^T, [n, k]:
     // the F.linear layout (tritonrt.cuda.packed_linear asks for that kernel).
     const auto weight = static_cast<size_t>(m_.op(def).intAttr);
-    bool byColumns = weight < f.fn->weights.size() &&
-                     f.fn->weights[weight].packRuns == PackRuns::Columns;
+    bool byColumns = packRunsOf(f, static_cast<uint32_t>(weight)) == PackRuns::Columns;
     TernaryKernel k;
     k.kind = TernaryKernel::Kind::Linear;
     k.act = actName(act);
@@ -376,6 +400,26 @@ class Planner {
     }
     if (fn == BuiltinFn::LinearFn) matmulKernel(f, *w, /*kn=*/false, 0);
     if (fn == BuiltinFn::Conv2dFn) convFnKernel(f, id, 0);
+  }
+
+  /// Whether the runtime can fold instance `index` (the batch norm after a
+  /// convolution) into it: a BatchNorm2d with running statistics
+  /// (track_running_stats, true unless given). Nullopt when not known.
+  std::optional<bool> batchNormFolds(const Frame& f, uint32_t index) const {
+    const InstanceDecl& inst = f.fn->instances[index];
+    if (!inst.builtin || static_cast<BuiltinLayer>(inst.decl) != BuiltinLayer::BatchNorm2d) {
+      return false;
+    }
+    std::vector<std::string_view> names = builtinLayerParamNames(BuiltinLayer::BatchNorm2d);
+    auto args = f.instanceArgs.find(index);
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] != "track_running_stats") continue;
+      if (args == f.instanceArgs.end() || i >= args->second.size()) return true;  // the default
+      const Num& given = args->second[i];
+      if (!given.known()) return std::nullopt;
+      return given.i != 0;
+    }
+    return true;
   }
 
   void instanceKernel(const Frame& f, uint32_t index, int64_t act) {

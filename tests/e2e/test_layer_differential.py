@@ -144,19 +144,15 @@ FEATURES = ["ternary_param", "float_param", "quantize", "stdlib", "builtin", "bn
             "const", "fn", "clones", "options", "double", "ste_of_ternary", "cuda_unfolded_bn",
             "cuda_apply_layout"]
 # Constructs left out by default because of known bugs; give --exclude "" (or another list)
-# to generate them. (ste_of_ternary, `ste_quantize(t)` of a TernaryTensor, re-quantized t
-# until it was fixed: it is t, as ternary_quantize(t) is.)
-# cuda_unfolded_bn (not a construct, a check of the CUDA target): a TernaryConv2d ->
-# BatchNorm2d(track_running_stats=false) -> relu/relu6/silu/gelu chain is one fused_conv at
-# -O2, planned with the activation, but in eval tritonrt.conv_bn_act cannot fold batch
-# statistics and calls the convolution alone, whose `none` launcher nobody planned: on a
-# GPU it runs the reference path (/tmp/cudadiff40/REPORT.md, bug 1). Excluded, the launch
-# of such a chain is allowed, not required.
-# cuda_apply_layout (a check of the CUDA target too): a pure layer applied with a weight the
-# caller also reads as `linear(h, pw)` (packed by rows), not inlined (-O0, -O1, -Os): the
-# planner plans the applied layer's `x @ w` from its own declaration (nk), the runtime asks
-# for kn (REPORT.md, bug 2). Excluded, that launch is allowed, not required.
-KNOWN_BUGS = {"cuda_unfolded_bn", "cuda_apply_layout"}
+# to generate them. None now. Fixed, and kept as features that --exclude can turn off:
+# ste_of_ternary (`ste_quantize(t)` of a TernaryTensor re-quantized t; it is t),
+# cuda_unfolded_bn (a TernaryConv2d -> BatchNorm2d(track_running_stats=false) -> activation
+# chain fused at -O2 got only the activation's launcher, but tritonrt.conv_bn_act cannot fold
+# batch statistics and runs the convolution alone: KernelPlan now plans that one too),
+# cuda_apply_layout (a pure layer applied with a weight its caller packs by rows, not
+# inlined: KernelPlan sized its kernel from the applied layer's own layout; it now takes the
+# caller's).
+KNOWN_BUGS = set()
 BATCH = 6
 CUDA_LEVELS = ["-O0", "-O1", "-O2", "-O3", "-Os"]
 torch = F = tritonrt = None  # imported in main() (tritonrt from runtime/)
@@ -1968,15 +1964,15 @@ def emulated_kernels(cu_text, launched, missed):
         emulate = cudat.emulated_launcher(symbol)
         return lambda *args: launched.append(symbol) or emulate(*args)
 
-    def on_gpu(f):
+    def gpu_result(f):  # what a launcher wrote "is on the GPU" too
         return lambda *a, **k: (lambda y: None if y is None else y.as_subclass(cudat._OnGpu))(
             f(*a, **k))
 
     cuda.find = find
     cuda._tuned.clear()  # launchers picked for an earlier module
     torch.cuda.current_stream = lambda *a, **k: type("S", (), {"cuda_stream": 0})()
-    cuda.linear, cuda.conv2d = on_gpu(saved[2]), on_gpu(saved[3])
-    cuda._packed_stack = on_gpu(saved[4])
+    cuda.linear, cuda.conv2d = gpu_result(saved[2]), gpu_result(saved[3])
+    cuda._packed_stack = gpu_result(saved[4])
     try:
         yield
     finally:
