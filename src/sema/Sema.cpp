@@ -1119,6 +1119,27 @@ void Checker::checkTopLevelLet(NodeId let) {
       checkAssignable(value, declared, tree_.childB(let));
       value = literalToContext(value, declared);
     }
+    // `let PROJ = randn([64, 64])`: drawn anew by every import.
+    if (symbol != kNoSymbol && !module_.types.isLenient(value.type)) {
+      bool warned = false;  // once per constant
+      tree_.forEachNodeWhile(init, [&](NodeId node) {
+        if (warned) return false;
+        if (tree_.kind(node) != NodeKind::Call || node.index >= module_.callOf.size() ||
+            module_.callOf[node.index] >= module_.calls.size()) {
+          return true;
+        }
+        const CallInfo& call = module_.calls[module_.callOf[node.index]];
+        auto fn = static_cast<BuiltinFn>(call.callee);
+        if (call.kind != CallKind::Builtin ||
+            (fn != BuiltinFn::Randn && fn != BuiltinFn::Rand && fn != BuiltinFn::KaimingUniform &&
+             fn != BuiltinFn::TernaryWeights)) {
+          return true;
+        }
+        report(Diag::RandomConstant, node, spelling(module_.symbols[symbol].name));
+        warned = true;
+        return false;
+      });
+    }
   } else {
     // A module-level constant is its value: without one there is nothing to emit.
     if (symbol != kNoSymbol) {
