@@ -461,41 +461,51 @@ class RLayerNorm:
         return F.layer_norm(x, [x.shape[-1]], R.p[pre + "weight"], R.p[pre + "bias"], 1e-5)
 
 
-class RLinear:
-    def __init__(self, i, o, bias, ternary, method="absmean"):
-        self.i, self.o, self.bias, self.ternary, self.method = i, o, bias, ternary, method
+def conv_keywords(stride, padding, groups):
+    """The keyword arguments of a convolution that differ from the defaults (1, 0, 1)."""
+    out = ", stride=%d" % stride if stride != 1 else ""
+    out += ", padding=%d" % padding if padding else ""
+    return out + (", groups=%d" % groups if groups != 1 else "")
 
-    def keys(self, hv):
-        k = {"weight": ([self.o.v(hv), self.i.v(hv)], "latent", False)}
+
+class _RWeighted:
+    """A stdlib or built-in layer's state: `weight` (quantized when ternary), `bias` if any."""
+
+    def _keys(self, weight_shape, hv):
+        k = {"weight": (weight_shape, "latent", False)}
         if self.bias:
             k["bias"] = ([self.o.v(hv)], "small", False)
         return k
 
-    def call(self, R, pre, x):
+    def _weight(self, R, pre):
         w = R.p[pre + "weight"]
-        if self.ternary:
-            w = ref_quant(w, self.method)
+        return ref_quant(w, self.method) if self.ternary else w
+
+
+class RLinear(_RWeighted):
+    def __init__(self, i, o, bias, ternary, method="absmean"):
+        self.i, self.o, self.bias, self.ternary, self.method = i, o, bias, ternary, method
+
+    def keys(self, hv):
+        return self._keys([self.o.v(hv), self.i.v(hv)], hv)
+
+    def call(self, R, pre, x):
+        w = self._weight(R, pre)
         y = F.linear(x, w, R.p.get(pre + "bias") if self.bias else None)
         return kernel(R, y, "TernaryLinear " + pre[:-1]) if self.ternary else y
 
 
-class RConv:
+class RConv(_RWeighted):
     def __init__(self, i, o, k, stride, padding, groups, bias, ternary, method="absmean"):
         self.i, self.o, self.k = i, o, k
         self.stride, self.padding, self.groups = stride, padding, groups
         self.bias, self.ternary, self.method = bias, ternary, method
 
     def keys(self, hv):
-        k = {"weight": ([self.o.v(hv), self.i.v(hv) // self.groups, self.k, self.k],
-                        "latent", False)}
-        if self.bias:
-            k["bias"] = ([self.o.v(hv)], "small", False)
-        return k
+        return self._keys([self.o.v(hv), self.i.v(hv) // self.groups, self.k, self.k], hv)
 
     def call(self, R, pre, x):
-        w = R.p[pre + "weight"]
-        if self.ternary:
-            w = ref_quant(w, self.method)
+        w = self._weight(R, pre)
         y = F.conv2d(x, w, R.p[pre + "bias"] if self.bias else None, self.stride,
                      self.padding, 1, self.groups)
         return kernel(R, y, "TernaryConv2d " + pre[:-1], 0,
@@ -1408,13 +1418,7 @@ class Gen:
         bias = self.chance(0.3 if ternary else 0.7)
         method = "threshold" if ternary and self.on("threshold") and self.chance(0.15) \
             else "absmean"
-        args = "%s, %s, %d" % (i.text, o.text, k)
-        if stride != 1:
-            args += ", stride=%d" % stride
-        if pad:
-            args += ", padding=%d" % pad
-        if g != 1:
-            args += ", groups=%d" % g
+        args = "%s, %s, %d" % (i.text, o.text, k) + conv_keywords(stride, pad, g)
         if bias != (not ternary):
             args += ", bias=%s" % ("true" if bias else "false")
         if method != "absmean":
@@ -1467,12 +1471,7 @@ class Gen:
             if self.chance(0.3):
                 b = sc.weight("cb", False, [o], self.finit(1), "small")
                 args += ", bias=%s" % b
-            if stride != 1:
-                args += ", stride=%d" % stride
-            if pad:
-                args += ", padding=%d" % pad
-            if g != 1:
-                args += ", groups=%d" % g
+            args += conv_keywords(stride, pad, g)
             e = E("conv2d(%s, %s%s)" % (x.text, w, args), counted(
                 lambda env, x=x, w=w, b=b, s=stride, p=pad, g=g: F.conv2d(
                     x.ev(env), ref_absmean(env.p(w)), env.p(b) if b else None, s, p, 1, g),
