@@ -1822,7 +1822,10 @@ OPS = {
 # Steps that may take a TernaryTensor value (ternary @ ternary is an int32 product, and a
 # variable holding one stays ternary)
 AFTER_TERNARY = {"act", "scale", "bias", "tlinear", "linear", "ln", "stopgrad"}
-TRANSPOSING = {"transpose_bn", "channel_ln", "img_reshape"}
+# Steps whose backward hands the step before a gradient strided otherwise than its input
+# (torch 1.13's gelu backward reads such a gradient wrongly): `w @ h` (left) passes
+# `w^T @ g`, strided [T*D, 1, T].
+TRANSPOSING = {"transpose_bn", "channel_ln", "img_reshape", "left"}
 NO_NEST = {"block", "apply", "stack_loop", "pool", "concat", "fn", "const_mat", "while",
            "left"}
 
