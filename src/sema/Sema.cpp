@@ -849,20 +849,23 @@ std::optional<std::vector<DimId>> Checker::weightShapeFor(NodeId call) const {
   return std::vector<DimId>(shape.begin(), shape.end());
 }
 
+void Checker::noteCreationOf(DiagnosticBuilder& builder, NodeId node) const {
+  if (!node.isValid() || tree_.kind(node) != NodeKind::Call || node.index >= module_.callOf.size()) {
+    return;
+  }
+  uint32_t call = module_.callOf[node.index];
+  if (call >= module_.calls.size() || module_.calls[call].kind != CallKind::Forward) return;
+  const InstanceInfo& instance = module_.instances[module_.calls[call].callee];
+  if (instance.site.isValid() && instance.name.isValid()) {
+    builder.note(Note::DefinedHere, source(), rangeOf(instance.site), spelling(instance.name));
+  }
+}
+
 void Checker::noteOperandCreations(DiagnosticBuilder& builder, NodeId node) const {
   if (tree_.kind(node) != NodeKind::Binary) return;
   for (NodeId side : {tree_.childA(node), tree_.childB(node)}) {
     while (side.isValid() && tree_.kind(side) == NodeKind::Paren) side = tree_.childA(side);
-    if (!side.isValid() || tree_.kind(side) != NodeKind::Call ||
-        side.index >= module_.callOf.size()) {
-      continue;
-    }
-    uint32_t call = module_.callOf[side.index];
-    if (call >= module_.calls.size() || module_.calls[call].kind != CallKind::Forward) continue;
-    const InstanceInfo& instance = module_.instances[module_.calls[call].callee];
-    if (instance.site.isValid() && instance.name.isValid()) {
-      builder.note(Note::DefinedHere, source(), rangeOf(instance.site), spelling(instance.name));
-    }
+    noteCreationOf(builder, side);
   }
 }
 
@@ -4295,16 +4298,9 @@ void Checker::checkCreatedArguments() {
                                       sized(check->expected, *want));
         // A sub-module's input (`bn2(conv2(out))`): where it is created is
         // what says the size it expects (`BatchNorm2d(in_ch)`).
+        noteCreationOf(builder, check->node);
         uint32_t callIndex = check->node.index < module_.callOf.size()
                                  ? module_.callOf[check->node.index] : UINT32_MAX;
-        if (callIndex < module_.calls.size() &&
-            module_.calls[callIndex].kind == CallKind::Forward) {
-          const InstanceInfo& instance = module_.instances[module_.calls[callIndex].callee];
-          if (instance.site.isValid() && instance.name.isValid()) {
-            builder.note(Note::DefinedHere, source(), rangeOf(instance.site),
-                         spelling(instance.name));
-          }
-        }
         // `linear(x, w)` whose w was declared [in, out] (x @ w's layout).
         if (callIndex < module_.calls.size() &&
             module_.calls[callIndex].kind == CallKind::Builtin &&

@@ -112,6 +112,8 @@ class Checker {
   /// `node` are created (`tok_emb(ids) + pos`: the creation `Embedding(d,
   /// vocab)` is what gives the size that does not match).
   void noteOperandCreations(DiagnosticBuilder& builder, NodeId node) const;
+  /// When `node` calls a sub-module (`bn2(h)`), notes where it is created.
+  void noteCreationOf(DiagnosticBuilder& builder, NodeId node) const;
   /// Reports at `node` unless an operand was already an error.
   template <typename... Args>
   void report(Diag kind, NodeId node, Args&&... args) {
