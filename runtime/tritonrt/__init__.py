@@ -9,7 +9,7 @@ from . import cpu, cuda
 from .constants import ConstantUnavailable, unavailable
 from .cuda import use_kernels
 from .fused import (ACTIVATIONS, activation, conv_bn_act, float_dtype, fused_conv2d,
-                    fused_matmul, int_linear, int_matmul, left_matmul, mask_causal,
+                    fused_matmul, gelu, int_linear, int_matmul, left_matmul, mask_causal,
                     run_layer, stack_item)
 from .layers import TernaryConv2d, TernaryLinear
 from .loader import CompileError, CompilerWarning, compile_model, find_tritonc, load, output_dir
@@ -50,6 +50,7 @@ __all__ = [
     "float_dtype",
     "fused_conv2d",
     "fused_matmul",
+    "gelu",
     "int_linear",
     "int_matmul",
     "is_packed",

@@ -10,17 +10,46 @@ from . import cpu, cuda
 from .layers import TernaryConv2d
 from .packing import _cached, _compiling, _refuse_training, _stamp, weight
 
-__all__ = ["ACTIVATIONS", "activation", "fused_matmul", "fused_conv2d", "conv_bn_act"]
+__all__ = ["ACTIVATIONS", "activation", "fused_matmul", "fused_conv2d", "conv_bn_act", "gelu"]
 
 
 def _identity(y):
     return y
 
 
+def _contiguous(grad):
+    return grad.contiguous()
+
+
+def _gelu_contiguous_grad(x):
+    """``F.gelu(x)``, with its incoming gradient made contiguous first.
+
+    torch 1.13's CPU gelu backward reads a gradient whose strides differ from its input's
+    wrongly (values up to 1e38: the gradient of ``gelu(h)`` under ``w @ gelu(h)`` is such a
+    transposed tensor). A contiguous gradient is read right whatever ``x``'s layout; the hook
+    is a no-op (``contiguous()`` returns the tensor itself) where the gradient already is."""
+    y = F.gelu(x)
+    if y.requires_grad:
+        y.register_hook(_contiguous)
+    return y
+
+
+def _torch_major():
+    try:
+        return int(torch.__version__.split(".")[0])
+    except ValueError:
+        return 2
+
+
+#: ``gelu(x)``: ``F.gelu`` itself on torch 2 (what ``torch.compile`` sees); on torch 1.x
+#: the same values with a contiguous incoming gradient (``_gelu_contiguous_grad``).
+gelu = F.gelu if _torch_major() >= 2 else _gelu_contiguous_grad
+
+
 _ACTS = {
     "none": _identity,
     "relu": F.relu,
-    "gelu": F.gelu,
+    "gelu": gelu,
     "silu": F.silu,
     "relu6": F.relu6,
     "sigmoid": torch.sigmoid,

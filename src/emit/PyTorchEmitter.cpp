@@ -2814,7 +2814,9 @@ std::string Emitter::builtinExpr(OpId id) {
     // `{inplace}` (the inplace pass): nothing else reads the input.
     case BuiltinFn::Relu: return "F.relu(" + arg[0] + (o.inplace ? ", inplace=True)" : ")");
     case BuiltinFn::Relu6: return "F.relu6(" + arg[0] + (o.inplace ? ", inplace=True)" : ")");
-    case BuiltinFn::Gelu: return "F.gelu(" + arg[0] + ")";
+    // tritonrt.gelu: F.gelu itself on torch 2; on torch 1.13 it passes gelu's backward a
+    // contiguous gradient, which that version's CPU kernel needs (docs/pytorch.md).
+    case BuiltinFn::Gelu: return "tritonrt.gelu(" + arg[0] + ")";
     case BuiltinFn::Silu: return "F.silu(" + arg[0] + (o.inplace ? ", inplace=True)" : ")");
     case BuiltinFn::Hardswish:
       return "F.hardswish(" + arg[0] + (o.inplace ? ", inplace=True)" : ")");

@@ -2778,6 +2778,34 @@ layer Net(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
                     F.gelu(x) + torch.relu(x) + F.silu(x), level)
 
 
+def test_gelu_trains_under_token_mixing(ctx):
+    """`w @ gelu(h)` (a ternary token-mixing matrix on the left) trains with the float64
+    gradients at every level: the gradient gelu receives there is `w^T @ g`, transposed,
+    which torch 1.13's CPU gelu backward reads wrongly (tritonrt.gelu makes it contiguous)."""
+    src = """
+layer Mix(w: TernaryTensor<trit, [5, 8]>, x: Tensor<float32, [?, 8, 6]>) -> Tensor<float32, [?, 5, 6]> {
+    return w @ gelu(x * 2.0)
+}
+"""
+    g = torch.Generator().manual_seed(15)
+    x0 = torch.randn(3, 8, 6, generator=g)
+    out_w = torch.randn(3, 5, 6, generator=g)
+    latent = torch.randn(5, 8, generator=g)
+    x64 = x0.double().requires_grad_()
+    w64 = latent.double().requires_grad_()
+    s = w64.detach().abs().mean().clamp(min=1e-5)
+    q = (w64.detach() / s).round().clamp(-1, 1) * s + (w64 - w64.detach())
+    ((q @ F.gelu(x64 * 2.0)) * out_w.double()).sum().backward()
+    for level in LEVELS:
+        m = entry(load(ctx.compile_text(src, level)))()
+        m.load_state_dict({"w": latent})
+        m.train()
+        x = x0.clone().requires_grad_()
+        (m(x) * out_w).sum().backward()
+        check_close(x.grad.double(), x64.grad, level + ": input gradient", atol=1e-4)
+        check_close(m.w.grad.double(), w64.grad, level + ": weight gradient", atol=1e-4)
+
+
 def test_one_sub_module_name_in_exclusive_branches(ctx):
     """`if gated { let proj = TernaryLinear(d, d) } else { let proj = Linear(d, d) }`: one
     attribute either way, as a PyTorch module writes `self.proj = A if gated else B`; the
@@ -4592,6 +4620,7 @@ def all_tests():
     test_scalar_sigmoid_never_overflows,
               test_weights_keep_their_declared_dtypes,
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
+              test_gelu_trains_under_token_mixing,
               test_one_sub_module_name_in_exclusive_branches,
               test_reassigned_variable_is_checked_at_O0, test_bool_tensors_combine_element_wise,
               test_constants_computed_by_fns, test_quantize_semantics_agree_across_levels,

@@ -876,6 +876,32 @@ class FusedTests(unittest.TestCase):
         with self.assertRaises(ValueError):
             fused_matmul(x, w, layout="nt")
 
+    def test_gelu_gradient_for_every_layout(self):
+        # tritonrt.gelu (and the fused "gelu" epilogue) give the float64 gradient whatever
+        # the strides of the input and of the incoming gradient: torch 1.13's CPU kernel
+        # alone reads a gradient strided unlike its input wrongly (up to 1e38 off).
+        import itertools
+
+        def laid_out(t, order):
+            inverse = [order.index(i) for i in range(len(order))]
+            return t.permute(*order).contiguous().permute(*inverse)
+
+        torch.manual_seed(13)
+        for fn in (tritonrt.gelu, lambda v: tritonrt.activation(v, "gelu"),
+                   lambda v: fused_matmul(v, torch.eye(9), act="gelu")):
+            for px, pg in itertools.product(itertools.permutations(range(3)), repeat=2):
+                x = laid_out(torch.randn(3, 8, 9), list(px)).requires_grad_()
+                g = laid_out(torch.randn(3, 8, 9), list(pg))
+                fn(x).backward(g)
+                x64 = x.detach().double().requires_grad_()
+                F.gelu(x64).backward(g.double())
+                self.assertLess((x.grad.double() - x64.grad).abs().max().item(), 1e-5,
+                                (px, pg))
+        x = torch.randn(4, 5)
+        self.assertTrue(torch.equal(tritonrt.gelu(x), F.gelu(x)))
+        with torch.no_grad():
+            self.assertTrue(torch.equal(tritonrt.gelu(x.requires_grad_()), F.gelu(x)))
+
     def test_fused_matmul_under_autocast_computes_as_written(self):
         # `x @ w + b` under autocast: a bf16 product plus the float32 bias gives float32;
         # addmm would round the bias and the sum to bf16 (and -O levels would differ).
