@@ -205,9 +205,15 @@ bool dropZeroTerms(Module& m, OpId matmul) {
         sum = m.result(make(t > 0 ? OpKind::Add : OpKind::Sub, {sum, term}, sliceType));
       }
     }
-    if (!sum.isValid()) {  // an all-zero column
-      ValueId any = slice(0);
-      sum = m.result(make(OpKind::Sub, {any, any}, sliceType));
+    if (!sum.isValid()) {
+      // An all-zero column: x[..., 0] * 0.0, the product's values (NaN where x holds a NaN or
+      // an infinity, as the matmul's 0 * inf) with an exactly zero gradient. `x - x` would
+      // send x the gradient g - g, which rounds to other than zero once x's other uses add
+      // theirs in between (a batch norm of the zero channel sends g ~ 1/sqrt(eps)).
+      OpId zero = make(OpKind::Constant, {}, m.types.scalar(DType::Float32));
+      m.op(zero).constKind = ConstKind::Float;
+      m.op(zero).floatAttr = 0.0;
+      sum = m.result(make(OpKind::Mul, {slice(0), m.result(zero)}, sliceType));
     }
     columns.push_back(sum);
   }
