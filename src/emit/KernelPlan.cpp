@@ -63,8 +63,13 @@ class Planner {
     const Function* fn = nullptr;
     std::vector<Num> hypers;
     std::unordered_map<uint32_t, Num> values;
-    /// Per instance index: its constructor arguments by parameter index.
-    std::unordered_map<uint32_t, std::vector<Num>> instanceArgs;
+    /// Per instance index: its constructor arguments by parameter index, and
+    /// which of them the source gives (the others take their defaults).
+    struct Args {
+      std::vector<Num> values;
+      std::vector<bool> given;
+    };
+    std::unordered_map<uint32_t, Args> instanceArgs;
     /// An applied layer's weights that are the caller's: how the caller's
     /// are packed (the tensor the runtime sees), by weight index.
     std::unordered_map<uint32_t, PackRuns> callerRuns;
@@ -223,17 +228,21 @@ class Planner {
           }
           break;
         case OpKind::Instantiate: {
-          std::vector<Num> args;
+          Frame::Args args;
           std::span<const ValueId> operands = m_.operands(id);
           std::span<const int64_t> params = m_.ints(id);
           for (size_t i = 0; i < operands.size() && i < params.size(); ++i) {
             auto p = static_cast<size_t>(params[i]);
-            if (args.size() <= p) args.resize(p + 1);
-            args[p] = value(f, operands[i]);
+            if (args.values.size() <= p) {
+              args.values.resize(p + 1);
+              args.given.resize(p + 1);
+            }
+            args.values[p] = value(f, operands[i]);
+            args.given[p] = true;
           }
           const InstanceDecl& inst = f.fn->instances[static_cast<size_t>(o.intAttr)];
           if (!inst.builtin) {
-            visitLayer(inst.decl, args, depth + 1);
+            visitLayer(inst.decl, args.values, depth + 1);
           }
           f.instanceArgs[static_cast<uint32_t>(o.intAttr)] = std::move(args);
           break;
@@ -410,16 +419,29 @@ class Planner {
     if (!inst.builtin || static_cast<BuiltinLayer>(inst.decl) != BuiltinLayer::BatchNorm2d) {
       return false;
     }
-    std::vector<std::string_view> names = builtinLayerParamNames(BuiltinLayer::BatchNorm2d);
-    auto args = f.instanceArgs.find(index);
+    std::optional<int64_t> track = builtinArg(f, index, "track_running_stats", 1);
+    if (!track) return std::nullopt;
+    return *track != 0;
+  }
+
+  /// Builtin instance `index`'s integer (or bool) argument `name`: `fallback`
+  /// (the parameter's default) when the source does not give it; nullopt when
+  /// it gives a value the planner cannot evaluate, or a float.
+  std::optional<int64_t> builtinArg(const Frame& f, uint32_t index, std::string_view name,
+                                    std::optional<int64_t> fallback) const {
+    auto layer = static_cast<BuiltinLayer>(f.fn->instances[index].decl);
+    std::vector<std::string_view> names = builtinLayerParamNames(layer);
+    auto it = f.instanceArgs.find(index);
     for (size_t i = 0; i < names.size(); ++i) {
-      if (names[i] != "track_running_stats") continue;
-      if (args == f.instanceArgs.end() || i >= args->second.size()) return true;  // the default
-      const Num& given = args->second[i];
-      if (!given.known()) return std::nullopt;
-      return given.i != 0;
+      if (names[i] != name) continue;
+      if (it == f.instanceArgs.end() || i >= it->second.given.size() || !it->second.given[i]) {
+        return fallback;
+      }
+      const Num& given = it->second.values[i];
+      if (!given.known() || !given.isInt()) return std::nullopt;
+      return given.i;
     }
-    return true;
+    return std::nullopt;
   }
 
   void instanceKernel(const Frame& f, uint32_t index, int64_t act) {
@@ -427,23 +449,16 @@ class Planner {
     if (!inst.builtin) return;
     auto layer = static_cast<BuiltinLayer>(inst.decl);
     if (layer != BuiltinLayer::TernaryLinear && layer != BuiltinLayer::TernaryConv2d) return;
-    auto it = f.instanceArgs.find(index);
-    if (it == f.instanceArgs.end()) return;
-    std::vector<std::string_view> names = builtinLayerParamNames(layer);
-    // The stdlib layers' defaults (Builtins.def): stride=1, padding=0, groups=1.
-    auto arg = [&](std::string_view name, int64_t fallback) -> std::optional<int64_t> {
-      for (size_t i = 0; i < names.size(); ++i) {
-        if (names[i] != name) continue;
-        if (i >= it->second.size() || !it->second[i].known()) return fallback < 0 ? std::nullopt : std::optional(fallback);
-        if (!it->second[i].isInt()) return std::nullopt;
-        return it->second[i].i;
-      }
-      return std::nullopt;
+    if (!f.instanceArgs.count(index)) return;
+    // The stdlib layers' defaults (Builtins.def): stride=1, padding=0, groups=1,
+    // dilation=1; the sizes have none.
+    auto arg = [&](std::string_view name, std::optional<int64_t> fallback = std::nullopt) {
+      return builtinArg(f, index, name, fallback);
     };
     TernaryKernel k;
     k.act = actName(act);
     if (layer == BuiltinLayer::TernaryLinear) {
-      std::optional<int64_t> in = arg("in_features", -1), out = arg("out_features", -1);
+      std::optional<int64_t> in = arg("in_features"), out = arg("out_features");
       if (!in || !out || *in <= 0 || *out <= 0) return;
       k.kind = TernaryKernel::Kind::Linear;
       k.k = *in;
@@ -451,7 +466,7 @@ class Planner {
       add(std::move(k));
       return;
     }
-    std::optional<int64_t> in = arg("in_ch", -1), out = arg("out_ch", -1), size = arg("k", -1);
+    std::optional<int64_t> in = arg("in_ch"), out = arg("out_ch"), size = arg("k");
     std::optional<int64_t> stride = arg("stride", 1), padding = arg("padding", 0), groups = arg("groups", 1);
     if (!in || !out || !size || !stride || !padding || !groups) return;
     // The kernels are for dilation 1; a dilated convolution runs torch's.
