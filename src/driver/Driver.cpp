@@ -1035,7 +1035,8 @@ void removeStaleOutputs(const CompileOptions& options) {
 
 int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* shared,
                 std::vector<std::string>* dependencies = nullptr) {
-  setLogLevel(options.debug ? LogLevel::Debug : options.verbose ? LogLevel::Verbose : LogLevel::Off);
+  setLogLevel(options.debug ? LogLevel::Debug : options.verbose ? LogLevel::Verbose : LogLevel::Off,
+              options.diagnosticsFormat == DiagnosticsFormat::Json);
   std::unique_ptr<DiagnosticConsumer> printer = makeConsumer(options);
   SortingDiagnosticConsumer sorter(*printer);
   DiagnosticEngine diags(sorter, DiagnosticOptions{options.warningsAsErrors, options.quiet,

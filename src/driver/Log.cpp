@@ -4,17 +4,20 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "tritonc/base/Text.h"
+
 namespace tritonc {
 
 namespace {
 LogLevel gLevel = LogLevel::Off;
+bool gJson = false;
 
 spdlog::logger& logger() {
   // Thread-safe sink: the workers of -j log too.
   static std::shared_ptr<spdlog::logger> instance = [] {
     auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
     auto created = std::make_shared<spdlog::logger>("tritonc", sink);
-    created->set_pattern("tritonc: %v");
+    created->set_pattern(gJson ? "%v" : "tritonc: %v");
     created->set_level(spdlog::level::trace);
     return created;
   }();
@@ -22,7 +25,10 @@ spdlog::logger& logger() {
 }
 }  // namespace
 
-void setLogLevel(LogLevel level) { gLevel = level; }
+void setLogLevel(LogLevel level, bool json) {
+  gLevel = level;
+  gJson = json;
+}
 
 bool logEnabled(LogLevel level) {
   return gLevel != LogLevel::Off && static_cast<int>(level) <= static_cast<int>(gLevel);
@@ -32,10 +38,18 @@ void logMessage(LogLevel level, const std::string& message) {
   if (!logEnabled(level)) {
     return;
   }
+  std::string line;
+  if (gJson) {  // {"log":"verbose","message":"..."}: stderr stays JSON lines only
+    line = level == LogLevel::Debug ? "{\"log\":\"debug\",\"message\":"
+                                    : "{\"log\":\"verbose\",\"message\":";
+    appendJsonString(line, message);
+    line += '}';
+  }
+  const std::string& text = gJson ? line : message;
   if (level == LogLevel::Debug) {
-    logger().debug("{}", message);
+    logger().debug("{}", text);
   } else {
-    logger().info("{}", message);
+    logger().info("{}", text);
   }
 }
 

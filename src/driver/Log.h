@@ -12,10 +12,13 @@ namespace tritonc {
 
 enum class LogLevel { Off, Verbose, Debug };
 
-/// Sets the level; call once before logging.
-void setLogLevel(LogLevel level);
+/// Sets the level, and whether lines are JSON objects
+/// (`{"log":"verbose","message":...}`, under --diagnostics-format=json); call
+/// once before logging.
+void setLogLevel(LogLevel level, bool json);
 bool logEnabled(LogLevel level);
-/// Writes one line `tritonc: <message>` when `level` is enabled.
+/// Writes one line `tritonc: <message>` (or its JSON object) when `level` is
+/// enabled.
 void logMessage(LogLevel level, const std::string& message);
 
 }  // namespace tritonc

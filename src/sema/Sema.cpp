@@ -3374,7 +3374,7 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
   const TypeStore::Node& v = ts.node(value.type);
   const TypeStore::Node& t = ts.node(target);
   if (t.kind == TypeKind::Scalar && v.kind == TypeKind::Scalar) {
-    if (value.literal || value.intValue || value.floatValue) {
+    if (value.literal) {
       // Literals take the type their context asks for when the value fits.
       if (value.intValue && isIntegral(v.dtype) && t.dtype != DType::Str) {
         if (!fitsInteger(t.dtype, *value.intValue)) {

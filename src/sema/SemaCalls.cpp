@@ -452,6 +452,24 @@ ExprInfo Checker::checkCast(DType dtype, NodeId call) {
     return result;
   }
   if (t.kind == TypeKind::Tensor && dtype != DType::Str) {
+    // A known element the cast would wrap (`int8(tensor([300.0]))` is 44) is
+    // the mistake `int8(300)` is; floats truncate toward zero first.
+    if (isIntegral(dtype) && dtype != DType::Bool && dtype != DType::Trit) {
+      for (const std::optional<ExprInfo::Element>& e : {x.lowest, x.highest}) {
+        if (!e) continue;
+        double whole = e->integer ? static_cast<double>(*e->integer) : std::trunc(e->value);
+        bool fits = e->integer ? fitsInteger(dtype, *e->integer)
+                               : std::isfinite(whole) && whole >= -9223372036854775808.0 &&
+                                     whole < 9223372036854775808.0 &&
+                                     fitsInteger(dtype, static_cast<int64_t>(whole));
+        if (fits) continue;
+        report(Diag::LiteralDoesNotFit, e->node.isValid() ? e->node : x.node,
+               fmt::format("the value {}", e->integer ? std::to_string(*e->integer)
+                                                      : formatFloat(e->value)),
+               dtypeName(dtype));
+        return make(ts.error(), call);
+      }
+    }
     // trit(x) on a tensor rounds and clamps: a ternary tensor with scale 1.
     return make(ts.withDType(x.type, dtype, dtype == DType::Trit), call);
   }
@@ -509,9 +527,30 @@ ExprInfo Checker::checkBuiltinFnCall(BuiltinFn fn, NodeId call) {
     }
   }
   recordCall(call, CallKind::Builtin, static_cast<uint32_t>(fn), *bound);
-  if (ctx_.isFn && (fn == BuiltinFn::DropoutFn || fn == BuiltinFn::BatchNormFn)) {
-    report(Diag::ImpureFn, call,
-           fmt::format("call '{}', which depends on whether the model is training", calleeName));
+  // dropout reads the training flag. batch_norm does with running statistics
+  // and no `training=` (and updates them with `training=true`); without
+  // running statistics, or with `training=false`, it is a function of its
+  // arguments.
+  bool impure = fn == BuiltinFn::DropoutFn;
+  if (fn == BuiltinFn::BatchNormFn) {
+    const BoundArg& training = (*bound)[5];
+    bool stats = (*bound)[3].present || (*bound)[4].present;
+    bool trainingFalse = training.present && training.info.intValue == std::optional<int64_t>(0) &&
+                         module_.types.isScalar(training.info.type) &&
+                         module_.types.node(training.info.type).dtype == DType::Bool;
+    impure = stats && !trainingFalse;
+  }
+  if (ctx_.isFn && impure) {
+    std::string what =
+        fn == BuiltinFn::DropoutFn
+            ? fmt::format("call '{}', which depends on whether the model is training", calleeName)
+        : (*bound)[5].present
+            ? fmt::format("call '{}' with running statistics and training, which updates them "
+                          "(pass training=false, or leave the statistics out)", calleeName)
+            : fmt::format("call '{}' with running statistics, which depends on whether the model "
+                          "is training (pass training=false, or leave the statistics out)",
+                          calleeName);
+    report(Diag::ImpureFn, call, what);
   }
   ExprInfo result = checkBuiltinCall(*this, fn, call, *bound);
   // A scalar computed from constants (max(1, ch / 4)) is itself a constant

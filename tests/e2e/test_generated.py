@@ -2806,6 +2806,44 @@ layer Mix(w: TernaryTensor<trit, [5, 8]>, x: Tensor<float32, [?, 8, 6]>) -> Tens
         check_close(m.w.grad.double(), w64.grad, level + ": weight gradient", atol=1e-4)
 
 
+def test_fn_batch_norm_without_the_training_flag(ctx):
+    """A fn may call batch_norm with `training=false` (running statistics read, not
+    updated) or without running statistics (the batch's): neither reads the training
+    flag. Values equal F.batch_norm's in train and eval mode, and the statistics the fn
+    reads are never written."""
+    src = """
+fn norm_eval(x: Tensor<float32, [?, 4]>, m: Tensor<float32, [4]>, v: Tensor<float32, [4]>,
+             g: Tensor<float32, [4]>, b: Tensor<float32, [4]>) -> Tensor<float32, [?, 4]> {
+    return batch_norm(x, g, b, running_mean=m, running_var=v, training=false)
+}
+fn norm_batch(x: Tensor<float32, [?, 4]>, g: Tensor<float32, [4]>, b: Tensor<float32, [4]>)
+    -> Tensor<float32, [?, 4]> {
+    return batch_norm(x, g, b, eps=0.01)
+}
+layer Net(m: Tensor<float32, [4]>, v: Tensor<float32, [4]> = ones(),
+          g: Tensor<float32, [4]> = ones(), b: Tensor<float32, [4]>,
+          x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    return norm_eval(x, m, v, g, b) + norm_batch(x, g, b)
+}
+"""
+    gen = torch.Generator().manual_seed(16)
+    x = torch.randn(5, 4, generator=gen)
+    state = {"m": torch.randn(4, generator=gen), "v": torch.rand(4, generator=gen) + 0.5,
+             "g": torch.randn(4, generator=gen), "b": torch.randn(4, generator=gen)}
+    want = (F.batch_norm(x, state["m"], state["v"], state["g"], state["b"], training=False)
+            + F.batch_norm(x, None, None, state["g"], state["b"], training=True, eps=0.01))
+    for level in LEVELS:
+        m = entry(load(ctx.compile_text(src, level)))()
+        m.load_state_dict(state)
+        for mode in (True, False):
+            m.train(mode)
+            with torch.no_grad():
+                check_close(m(x), want, "%s, training=%s" % (level, mode))
+        for k in ("m", "v"):
+            if not torch.equal(getattr(m, k).detach(), state[k]):
+                raise AssertionError("%s: the fn wrote the statistic %s" % (level, k))
+
+
 def test_one_sub_module_name_in_exclusive_branches(ctx):
     """`if gated { let proj = TernaryLinear(d, d) } else { let proj = Linear(d, d) }`: one
     attribute either way, as a PyTorch module writes `self.proj = A if gated else B`; the
@@ -4620,7 +4658,7 @@ def all_tests():
     test_scalar_sigmoid_never_overflows,
               test_weights_keep_their_declared_dtypes,
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
-              test_gelu_trains_under_token_mixing,
+              test_gelu_trains_under_token_mixing, test_fn_batch_norm_without_the_training_flag,
               test_one_sub_module_name_in_exclusive_branches,
               test_reassigned_variable_is_checked_at_O0, test_bool_tensors_combine_element_wise,
               test_constants_computed_by_fns, test_quantize_semantics_agree_across_levels,

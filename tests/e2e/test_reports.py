@@ -84,18 +84,24 @@ def test_json_report_and_cache_counters(ctx):
 
 def test_timing_with_json_diagnostics_keeps_stderr_json(ctx):
     """With --diagnostics-format=json, stderr is read line by line as JSON: --timing's
-    report is then the one-line JSON object (the text table broke such readers)."""
+    report is then the one-line JSON object (the text table broke such readers), and
+    --verbose's lines are JSON objects too."""
     with open(os.path.join(ctx.work, "bad.tri"), "w") as f:
         f.write("layer A(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {\n"
                 "    return y\n}\n")
     for args, status in (([EXAMPLE, "-o", "j.py"], 0), ([os.path.join(ctx.work, "bad.tri")], 1)):
-        r = ctx.run("compile", *args, "--no-cache", "--timing", "--diagnostics-format=json",
-                    expect=status)
-        lines = [json.loads(line) for line in r.stderr.splitlines()]
-        reports = [o for o in lines if "phases" in o]
-        check(len(reports) == 1, "one JSON timing report: %r" % r.stderr[:300])
-        if status:
-            check(any(o.get("code") == "UndefinedName" for o in lines), r.stderr[:300])
+        for log in ("--verbose", "--debug"):
+            r = ctx.run("compile", *args, "--no-cache", "--timing", "--diagnostics-format=json",
+                        log, expect=status)
+            lines = [json.loads(line) for line in r.stderr.splitlines()]
+            reports = [o for o in lines if "phases" in o]
+            check(len(reports) == 1, "one JSON timing report: %r" % r.stderr[:300])
+            # --verbose's (and --debug's) lines are objects too: {"log", "message"}
+            logs = [o for o in lines if "log" in o]
+            check(logs and all(set(o) == {"log", "message"} for o in logs) and
+                  any(o["message"].startswith("pipeline: ") for o in logs), r.stderr[:300])
+            if status:
+                check(any(o.get("code") == "UndefinedName" for o in lines), r.stderr[:300])
 
 
 def test_cpu_time_covers_the_workers(ctx):
