@@ -989,6 +989,13 @@ bool outputsAreDistinct(const CompileOptions& options, DiagnosticEngine& diags) 
                                     options.output));
     return false;
   }
+  // `-o out.py` of several inputs that does not exist yet: a directory named
+  // like a module (TOOLCHAIN.md), which is probably not what was meant.
+  if (options.inputs.size() > 1 && options.output.size() > 3 &&
+      options.output.compare(options.output.size() - 3, 3, ".py") == 0 &&
+      ::stat(options.output.c_str(), &st) != 0) {
+    diags.reportForPath(Diag::OutputDirectoryNamedLikeFile, "", options.output);
+  }
   std::vector<PlannedOutput> outputs = outputsOf(options);
   if (outputOverwritesSource(outputs, options.inputs, "input", diags)) return false;
   std::unordered_map<std::string, std::string> dirs;  // for resolvedPath
