@@ -346,34 +346,44 @@ void JsonDiagnosticConsumer::handle(const Diagnostic& diagnostic) {
 }
 
 unsigned editDistance(std::string_view a, std::string_view b, unsigned maxDistance) {
-  // Two-row dynamic programming; gives up early once every entry of a row
-  // exceeds maxDistance.
-  std::vector<unsigned> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) {
+  // Two-row dynamic programming over the band |i - j| <= maxDistance (a cell
+  // outside it is more than maxDistance away), so the cost is
+  // O(|a| * maxDistance), not O(|a| * |b|); gives up early once every entry of
+  // a row exceeds maxDistance.
+  size_t gap = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
+  if (gap > maxDistance) return maxDistance + 1;
+  const unsigned over = maxDistance + 1;
+  std::vector<unsigned> row(b.size() + 1, over);
+  for (size_t j = 0; j <= b.size() && j <= maxDistance; ++j) {
     row[j] = static_cast<unsigned>(j);
   }
   for (size_t i = 1; i <= a.size(); ++i) {
-    unsigned diagonal = row[0];
-    row[0] = static_cast<unsigned>(i);
-    unsigned best = row[0];
-    for (size_t j = 1; j <= b.size(); ++j) {
+    size_t lo = i > maxDistance ? i - maxDistance : 1;
+    size_t hi = std::min(b.size(), i + maxDistance);
+    // row[lo - 1] is the cell left of the band (or column 0).
+    unsigned diagonal = row[lo - 1];
+    row[lo - 1] = lo == 1 && i <= maxDistance ? static_cast<unsigned>(i) : over;
+    unsigned best = row[lo - 1];
+    for (size_t j = lo; j <= hi; ++j) {
       unsigned above = row[j];
       unsigned cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      row[j] = std::min({row[j - 1] + 1, above + 1, diagonal + cost});
+      row[j] = std::min({row[j - 1] + 1, above + 1, diagonal + cost, over});
       diagonal = above;
       best = std::min(best, row[j]);
     }
     if (best > maxDistance) {
-      return maxDistance + 1;
+      return over;
     }
   }
-  return row[b.size()];
+  return std::min(row[b.size()], over);
 }
 
 std::string_view closestMatch(std::string_view word,
                               const std::vector<std::string_view>& candidates) {
-  // Allow roughly one typo per three characters, as clang's typo correction does.
-  unsigned limit = std::max<unsigned>(1, static_cast<unsigned>(word.size() + 2) / 3);
+  // Allow roughly one typo per three characters, as clang's typo correction
+  // does, and at most 10 (more edits than that are another word; the cap keeps
+  // the banded distance linear in the length of a very long name).
+  unsigned limit = std::clamp<unsigned>(static_cast<unsigned>(std::min<size_t>(word.size() + 2, 99) / 3), 1, 10);
   std::string_view best;
   unsigned bestDistance = limit + 1;
   auto sharedPrefix = [&](std::string_view candidate) {

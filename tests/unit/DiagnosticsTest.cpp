@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -467,6 +468,51 @@ TEST(DiagnosticsTest, EditDistanceGivesUpPastTheLimit) {
   EXPECT_EQ(editDistance("abcdef", "uvwxyz", 2), 3u);  // maxDistance + 1
   EXPECT_EQ(editDistance("abcdef", "uvwxyz", 10), 6u);
   EXPECT_EQ(editDistance("kitten", "sitting", 3), 3u);  // exactly at the limit
+}
+
+// The banded computation against the full table, on random words over a small
+// alphabet (many near matches) and every limit up to past the longest word.
+TEST(DiagnosticsTest, EditDistanceBandEqualsTheFullTable) {
+  auto full = [](std::string_view a, std::string_view b) {
+    std::vector<std::vector<unsigned>> d(a.size() + 1, std::vector<unsigned>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = static_cast<unsigned>(i);
+    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = static_cast<unsigned>(j);
+    for (size_t i = 1; i <= a.size(); ++i) {
+      for (size_t j = 1; j <= b.size(); ++j) {
+        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
+                            d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0u : 1u)});
+      }
+    }
+    return d[a.size()][b.size()];
+  };
+  uint32_t state = 12345;
+  auto next = [&] {
+    state = state * 1103515245u + 12345u;
+    return (state >> 16) & 0x7fff;
+  };
+  auto word = [&] {
+    std::string w(next() % 12, 'a');
+    for (char& c : w) c = static_cast<char>('a' + next() % 3);
+    return w;
+  };
+  for (int n = 0; n < 2000; ++n) {
+    std::string a = word(), b = word();
+    unsigned exact = full(a, b);
+    for (unsigned limit = 0; limit <= 13; ++limit) {
+      ASSERT_EQ(editDistance(a, b, limit), std::min(exact, limit + 1))
+          << "'" << a << "' '" << b << "' limit " << limit;
+    }
+  }
+}
+
+// A long name with a typo is suggested in time linear in its length (the band
+// and the limit of 10): 200,000 characters took minutes with the full table.
+TEST(DiagnosticsTest, ClosestMatchOfVeryLongNames) {
+  std::string defined(200000, 'v');
+  std::string typo = defined + "w";
+  std::vector<std::string_view> names = {defined, "x"};
+  EXPECT_EQ(closestMatch(typo, names), defined);
+  EXPECT_EQ(editDistance(typo, defined, 10), 1u);
 }
 
 TEST(DiagnosticsTest, ClosestMatch) {
