@@ -281,8 +281,35 @@ class Planner {
   }
 
   void add(TernaryKernel k) {
+    if (!withinKernelLimits(k)) return;  // the reference path runs it
     std::string key = k.symbol("f32", 0);
     if (seen_.insert(key).second) kernels_.push_back(std::move(k));
+  }
+
+  /// Whether kernels/cuda's templates take the product's sizes: each is an
+  /// `int` template argument, a weight's element offsets are ints, and the
+  /// grid has at most 65535 blocks of (at least) 64 output columns in y and
+  /// 65535 groups in z (tck_gemm.cuh "grid y/z limits"). nvcc rejects the .cu
+  /// otherwise; a larger product is not planned, so it runs the reference path.
+  static bool withinKernelLimits(const TernaryKernel& k) {
+    constexpr int64_t kIntMax = 2147483647;
+    constexpr int64_t kGridY = 65535, kSmallestTileN = 64;
+    auto product = [&](std::initializer_list<int64_t> sizes) {
+      int64_t total = 1;
+      for (int64_t s : sizes) {
+        if (s <= 0 || total > kIntMax / s) return kIntMax + 1;
+        total *= s;
+      }
+      return total;
+    };
+    if (k.kind == TernaryKernel::Kind::Linear) {
+      return product({k.n, k.k}) <= kIntMax && k.n <= kGridY * kSmallestTileN;
+    }
+    for (int64_t size : {k.cin, k.cout, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, k.dh, k.dw, k.groups}) {
+      if (size > kIntMax) return false;
+    }
+    return k.groups <= kGridY && k.cout / k.groups <= kGridY * kSmallestTileN &&
+           product({k.cout, k.cin / k.groups, k.kh, k.kw}) <= kIntMax;
   }
 
   static std::string actName(int64_t act) {

@@ -154,6 +154,38 @@ def test_functional_convolutions_get_launchers(ctx):
                                                                            sorted(want1)))
 
 
+def test_products_past_the_kernels_limits_get_no_launcher(ctx):
+    """A ternary product larger than kernels/cuda's templates take (more than 65535 x 64
+    output columns, or a size past 2^31) is not planned: the .cu nvcc would reject (exit 3)
+    holds no launcher for it, the compile succeeds, and the module runs the reference
+    path; a small product of the same layer keeps its launcher."""
+    src = """
+layer Big(w: TernaryTensor<trit, [4194304, 4]>, v: TernaryTensor<trit, [8, 4]>,
+          u: TernaryTensor<trit, [4, 2147483648]>, x: Tensor<float32, [?, 4]>)
+    -> Tensor<float32, [?, 8]> {
+    return linear(x, v) + mean(linear(x, w)) + mean(x @ u)
+}
+"""
+    ctx.count += 1
+    outdir = os.path.join(ctx.workdir, "limits%d" % ctx.count)
+    os.makedirs(outdir)
+    tri = os.path.join(outdir, "big.tri")
+    with open(tri, "w") as f:
+        f.write(src)
+    proc = subprocess.run([ctx.tritonc, "compile", tri, "-O2", "-o", os.path.join(outdir, "big.py"),
+                           "--target", "cuda", "--nvcc", "/nonexistent/nvcc", "--no-cache"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise AssertionError("tritonc failed (%d): %s" % (proc.returncode, proc.stderr))
+    found = set(launchers(open(os.path.join(outdir, "big_kernels.cu")).read()))
+    want = cuda.linear_symbol(torch.float32, 8, 4, False, "none")
+    if want not in found:
+        raise AssertionError("no launcher %s for the small product (found %s)" % (want, sorted(found)))
+    big = [f for f in found if "4194304" in f or "2147483648" in f]
+    if big:
+        raise AssertionError("launchers past the kernels' limits: %s" % big)
+
+
 def test_cuda_module_runs_reference_path_on_cpu(ctx):
     for name in ("mnist_mlp", "resnet_block", "tutorial_cnn"):
         py, _, _ = compile_cuda(ctx, name, "-O2", "--nvcc", "/nonexistent/nvcc")
@@ -674,6 +706,7 @@ def main():
     args = parser.parse_args()
     tests = [make_coverage_test(n) for n in gen.EXAMPLES]
     tests += [test_functional_convolutions_get_launchers,
+              test_products_past_the_kernels_limits_get_no_launcher,
               test_cuda_module_runs_reference_path_on_cpu,
               test_no_nvcc_says_so_and_writes_the_source, test_failed_nvcc_writes_nothing,
               test_unwritable_outputs_are_not_blamed_on_nvcc, test_nvcc_is_found_on_path,
