@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <atomic>
 #include <cctype>
 #include <functional>
@@ -543,6 +544,9 @@ class Emitter {
   /// Ends the `else` block written from `elseAt` (the `else:` line at
   /// `depth`): an `elif` when it holds one `if` statement and nothing else.
   void closeElse(size_t elseAt, int depth);
+  /// Pops the innermost else frame, noting its statements `shift` levels
+  /// deeper than they were counted.
+  void finishElseFrame(int shift);
   void findDeadOps(BlockId body, bool instancesHoisted);
   void emitOp(OpId id, int depth);
   std::string opExpr(OpId id);
@@ -674,10 +678,24 @@ class Emitter {
   /// one `if` statement: its statements are counted one level shallower than
   /// written, and corrected when it stays an `else` (closeElse).
   struct ElseFrame {
-    int maxDepth = 0;
+    /// (Counted levels may be negative in an `elif` chain, written at the
+    /// outer depth: no floor of 0 that each level would shift up.)
+    int maxDepth = std::numeric_limits<int>::min();
     std::vector<std::pair<int, uint32_t>> headers;  ///< (depth, source offset)
   };
   std::vector<ElseFrame> elseFrames_;
+  /// An `else` block being written whose first statement, when it is an
+  /// `if`, is written as an `elif` at the outer `if`'s depth straight away
+  /// (`if ... else if ...` chains in linear time: written nested and
+  /// rewritten, each level copied the rest of the chain once more).
+  struct PendingElif {
+    size_t elseAt;     ///< where the `else:` line starts
+    int depth;         ///< the outer `if`'s
+    size_t bodyStart;  ///< after the `else:` line
+    bool taken = false;
+    size_t innerEnd = 0;  ///< where the `elif` statement ends
+  };
+  std::vector<PendingElif> pendingElifs_;
   /// Names given to values before they are defined: the results of an `if`
   /// that an `else` block yields take the outer `if`'s (an `elif`).
   std::unordered_map<uint32_t, std::string> presetNames_;
@@ -1822,15 +1840,25 @@ void Emitter::noteHeader(int nesting, uint32_t loc) {
   }
 }
 
-void Emitter::closeElse(size_t elseAt, int depth) {
+void Emitter::finishElseFrame(int shift) {
   ElseFrame frame = std::move(elseFrames_.back());
   elseFrames_.pop_back();
+  for (const auto& [nesting, loc] : frame.headers) noteHeader(nesting + shift, loc);
+  if (frame.maxDepth != std::numeric_limits<int>::min()) noteDepth(frame.maxDepth + shift);
+}
+
+void Emitter::closeElse(size_t elseAt, int depth) {
   std::string indent(static_cast<size_t>(depth) * 4, ' ');
   std::string inner = indent + "    ";
   std::string_view text = std::string_view(out_).substr(elseAt);
   size_t body = text.find('\n') + 1;  // after "else:"
   if (text.substr(body) == inner + "pass\n") {
+    elseFrames_.pop_back();
     out_.resize(elseAt);  // an empty else branch
+    return;
+  }
+  if (!text.substr(body).starts_with(inner + "if ")) {  // not one `if`: found at once
+    finishElseFrame(1);
     return;
   }
   // The lines of the block (each ends with '\n').
@@ -1853,9 +1881,7 @@ void Emitter::closeElse(size_t elseAt, int depth) {
               rest.starts_with("]") || rest.starts_with("}");
     }
   }
-  int shift = oneIf ? 0 : 1;  // an `else:` keeps its block one level deeper
-  for (const auto& [nesting, loc] : frame.headers) noteHeader(nesting + shift, loc);
-  noteDepth(frame.maxDepth + shift);
+  finishElseFrame(oneIf ? 0 : 1);  // an `else:` keeps its block one level deeper
   if (!oneIf) return;
   std::string chain = indent + "el";
   chain.append(lines[0].substr(inner.size()));
@@ -1867,6 +1893,18 @@ void Emitter::emitOp(OpId id, int depth) {
   const Op& o = m_.op(id);
   std::span<const ValueId> operands = m_.operands(id);
   std::span<const ValueId> results = m_.results(id);
+  // An `if` that is the first statement of an else block being written is
+  // that block's `if`'s `elif` (PendingElif), written at its depth.
+  bool asElif = false;
+  if (o.kind == OpKind::If && !pendingElifs_.empty()) {
+    PendingElif& p = pendingElifs_.back();
+    if (!p.taken && p.depth + 1 == depth && out_.size() == p.bodyStart) {
+      p.taken = true;
+      asElif = true;
+      out_.resize(p.elseAt);
+      depth = p.depth;
+    }
+  }
   // (Offsets are in the compiled file; an imported file's code has none here.)
   if ((fn_ == nullptr || fn_->origin == 0) &&
       (o.kind == OpKind::If || o.kind == OpKind::For || o.kind == OpKind::While)) {
@@ -1919,7 +1957,8 @@ void Emitter::emitOp(OpId id, int depth) {
     case OpKind::If: {
       std::vector<std::string> targets;
       for (ValueId r : results) targets.push_back(local(r));
-      line(depth, fmt::format("if {}:", unparenthesized(e(operands[0]), room(depth, 4))));
+      line(depth, fmt::format("{} {}:", asElif ? "elif" : "if",
+                              unparenthesized(e(operands[0]), room(depth, asElif ? 6 : 4))));
       yieldTargets_.push_back(targets);
       emitBlock(o.regions[0], depth + 1);
       size_t elseAt = out_.size();
@@ -1937,9 +1976,36 @@ void Emitter::emitOp(OpId id, int depth) {
         }
       }
       elseFrames_.emplace_back();
+      pendingElifs_.push_back(PendingElif{elseAt, depth, out_.size()});
       emitBlock(o.regions[1], depth + 1);
-      closeElse(elseAt, depth);
+      PendingElif pending = pendingElifs_.back();
+      pendingElifs_.pop_back();
+      if (!pending.taken) {
+        closeElse(elseAt, depth);
+      } else if (out_.size() == pending.innerEnd) {
+        // The elif's statements were counted one level shallower than they are.
+        finishElseFrame(1);
+      } else {
+        // The block wrote more after its `if` (a `del`): an `else:` after all,
+        // its block one level deeper. (Rare: what the block defines is inlined
+        // into the condition, or it would have written it before the `if`.)
+        std::string indent(static_cast<size_t>(depth) * 4, ' ');
+        std::string chain = indent + "else:\n" + indent + "    ";
+        std::string_view text = std::string_view(out_).substr(elseAt + indent.size() + 2);
+        for (size_t at = 0; at < text.size();) {
+          size_t end = std::min(text.find('\n', at), text.size() - 1) + 1;
+          if (at > 0 && elseAt + indent.size() + 2 + at < pending.innerEnd &&
+              end - at > 1) {
+            chain += "    ";
+          }
+          chain.append(text.substr(at, end - at));
+          at = end;
+        }
+        out_.replace(elseAt, std::string::npos, chain);
+        finishElseFrame(2);
+      }
       yieldTargets_.pop_back();
+      if (asElif) pendingElifs_.back().innerEnd = out_.size();
       return;
     }
     case OpKind::For: {
@@ -2189,9 +2255,14 @@ void Emitter::countUses(BlockId block, std::vector<uint32_t>& used) {
     for (BlockId region : m_.regionsOf(b.ops[i])) {
       if (region.isValid()) countUses(region, used);
     }
-    // Only -Os asks where a use ends (inlineIntoNext, for sub-module calls).
+    // Only -Os asks where a use ends (inlineIntoNext, for sub-module calls),
+    // and only of a value defined in this block (a use deep in nested blocks
+    // is not recorded again at every level: quadratic in the nesting).
     for (size_t k = from; options_.inlineSingleUse && k < used.size(); ++k) {
-      lastUse_[useKey(block, ValueId{used[k]})] = static_cast<uint32_t>(i);
+      OpId def = m_.values[used[k]].def;
+      if (def.isValid() && m_.op(def).parent == block) {
+        lastUse_[useKey(block, ValueId{used[k]})] = static_cast<uint32_t>(i);
+      }
     }
   }
 }

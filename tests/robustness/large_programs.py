@@ -7,7 +7,8 @@ compile.
 
 Each shape repeats one construct N times: a chain of fns each calling the previous one (a
 recursive analysis overflowed the stack; -O3 inlined the whole chain into every fn),
-reassigning one value (the emitter's names and `del` lines were quadratic), loops (CSE and
+reassigning one value (the emitter's names and `del` lines were quadratic), an else-if chain
+(written nested, then rewritten into `elif`s level by level: cubic), loops (CSE and
 LICM moved a long block's list once per loop), layers, sub-modules, branches, constants and
 operator chains just under the nesting limit, and a 1 MB string literal without spaces (its
 wrapping searched the whole text for a space once per 60-byte piece: quadratic).
@@ -41,6 +42,10 @@ def program(shape, n):
     elif shape == "branches":
         out += body(["    let y = x"] + ["    if k > %d { y = y + 1.0 } else { y = y * 2.0 }" % i
                                          for i in range(n)])
+    elif shape == "else-if chain":
+        out += body(["    let y = x", "    if k == 0 { y = y + 0.5 }"]
+                    + ["    else if k == %d { y = y + %d.0 }" % (i, i) for i in range(1, n)]
+                    + ["    else { y = y * 2.0 }"])
     elif shape == "sub-modules":
         out += body(["    let fc%d = Linear(4, 4)" % i for i in range(n)] + ["    let y = x"]
                     + ["    y = fc%d(y)" % i for i in range(n)])
@@ -63,10 +68,16 @@ def program(shape, n):
     return "\n".join(out) + "\n"
 
 
+# -O0 computes each condition of an else-if chain into a local first, so it cannot write
+# `elif`: past 98 branches that is nesting Python cannot indent (docs/pytorch.md "Nesting").
+# (CPython 3.11 compiles an elif chain of at most about 2900 branches.)
+EXPECTED_ERRORS = {("else-if chain", "0"): "TooDeepForPython"}
+
 # The operator chains stay just under the tree-depth limit (4096, docs/language.md): they
 # are valid programs, and their recursive checking, IR generation and emission overflowed an
 # 8 MiB stack from about 3,150 operators (the compiler now runs on a 64 MiB one).
 SHAPES = {"fn chain": 32000, "reassignments": 100000, "loops": 32000, "branches": 20000,
+          "else-if chain": 2500,
           "sub-modules": 20000, "layers": 20000, "constants": 20000,
           "int operator chain": 4090, "tensor operator chain": 4090,
           "bool operator chain": 4090, "string literal": 1000000}
@@ -91,9 +102,15 @@ def main():
                     r = subprocess.run([args.tritonc, "compile", src, "-O" + level, "--no-cache",
                                         "-o", out], capture_output=True, text=True,
                                        timeout=args.timeout)
-                    problem = None if r.returncode == 0 else "exit %d: %s" % (
-                        r.returncode, (r.stderr.strip().splitlines() or [""])[0][:200])
-                    if problem is None:
+                    expected = EXPECTED_ERRORS.get((shape, level))
+                    if expected:
+                        problem = None if r.returncode == 1 and "[%s]" % expected in r.stderr \
+                            else "exit %d, expected 1 with %s: %s" % (
+                                r.returncode, expected, r.stderr.strip()[:200])
+                    else:
+                        problem = None if r.returncode == 0 else "exit %d: %s" % (
+                            r.returncode, (r.stderr.strip().splitlines() or [""])[0][:200])
+                    if problem is None and not expected:
                         py_compile.compile(out, doraise=True)
                 except subprocess.TimeoutExpired:
                     problem = "no result after %.0f s" % args.timeout
