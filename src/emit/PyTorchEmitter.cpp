@@ -517,6 +517,13 @@ class Emitter {
   void resolveHyperDefaults(const Function& f, int depth, bool applyStyle);
   std::string regionExpr(BlockId region, int depth);
   void emitInstances(BlockId block, int depth, std::vector<std::string>& conditions);
+  /// The scalar values emitInstances computes: the arguments of the
+  /// sub-modules created under `block` and the conditions of its `if`s, with
+  /// the hyperparameter arithmetic they are computed from (ctorNeeded_). Not
+  /// every scalar op: the text of each intermediate of a long chain
+  /// (`1 + 1 + ... + 1`) is quadratic in it.
+  void collectCtorNeeded(BlockId block);
+  std::unordered_set<uint32_t> ctorNeeded_;
   /// Writes the sub-modules held back under one condition (emitInstances).
   void flushInstances(int depth);
   bool alwaysReturns(BlockId block) const;
@@ -1298,7 +1305,8 @@ void Emitter::emitInstances(BlockId block, int depth, std::vector<std::string>& 
       }
     } else if (o.kind == OpKind::For || o.kind == OpKind::While) {
       // The checker rejects sub-modules in loops.
-    } else if (o.resultsCount == 1 && isScalar(m_.result(id)) &&
+    } else if (o.resultsCount == 1 && ctorNeeded_.count(m_.result(id).index) != 0 &&
+               isScalar(m_.result(id)) &&
                (o.kind == OpKind::Constant || o.kind == OpKind::Hyper || o.kind == OpKind::Global ||
                 isArithmetic(o.kind) || isScalarBuiltin(id))) {
       // Hyperparameter arithmetic: the constructor computes it too.
@@ -1306,6 +1314,36 @@ void Emitter::emitInstances(BlockId block, int depth, std::vector<std::string>& 
     }
   }
   conditions.resize(conditions.size() - guards);
+}
+
+void Emitter::collectCtorNeeded(BlockId body) {
+  ctorNeeded_.clear();
+  std::vector<ValueId> work;
+  std::vector<BlockId> blocks{body};
+  while (!blocks.empty()) {  // the blocks emitInstances walks: the body and its ifs'
+    BlockId b = blocks.back();
+    blocks.pop_back();
+    for (OpId id : m_.blocks[b.index].ops) {
+      const Op& o = m_.op(id);
+      if (o.kind == OpKind::Instantiate) {
+        for (ValueId v : m_.operands(id)) work.push_back(v);
+      } else if (o.kind == OpKind::If) {
+        work.push_back(m_.operands(id)[0]);
+        for (BlockId r : o.regions) {
+          if (r.isValid()) blocks.push_back(r);
+        }
+      }
+    }
+  }
+  while (!work.empty()) {
+    ValueId v = work.back();
+    work.pop_back();
+    if (!ctorNeeded_.insert(v.index).second) continue;
+    OpId def = m_.values[v.index].def;
+    if (def.isValid()) {
+      for (ValueId operand : m_.operands(def)) work.push_back(operand);
+    }
+  }
 }
 
 // Whether every path through `block` ends in a `return`.
@@ -1484,6 +1522,7 @@ void Emitter::emitLayer(size_t index) {
   }
   std::vector<std::string> conditions;
   conditionalMembers_.clear();
+  collectCtorNeeded(f.body);
   emitInstances(f.body, 2, conditions);
   flushInstances(2);
   out_ += "\n";
