@@ -21,6 +21,15 @@ namespace tritonc {
 
 namespace {
 
+// A literal as a message quotes it: a long one by its ends and its length
+// (the snippet under the message shows it anyway; 100,000 digits made a
+// 100 KB message line).
+std::string elidedLiteral(std::string_view text) {
+  if (text.size() <= 40) return std::string(text);
+  return fmt::format("{}...{} ({} characters)", text.substr(0, 24), text.substr(text.size() - 8),
+                     text.size());
+}
+
 enum CharClass : uint8_t {
   kIdentStart = 1,
   kIdentContinue = 2,
@@ -443,8 +452,8 @@ void Lexer::lexNumber() {
           unsigned digit = isDecimal(*q) ? *q - '0' : (*q | 0x20) - 'a' + 10;
           if (value > (UINT64_MAX - digit) / static_cast<unsigned>(radix)) {
             error(Diag::IntegerTooLarge, start, static_cast<size_t>(p_ - start),
-                  std::string_view(reinterpret_cast<const char*>(start),
-                                   static_cast<size_t>(p_ - start)));
+                  elidedLiteral(std::string_view(reinterpret_cast<const char*>(start),
+                                                 static_cast<size_t>(p_ - start))));
             value = 0;
             break;
           }
@@ -545,7 +554,7 @@ void Lexer::lexNumber() {
       }
       auto digit = static_cast<unsigned>(c - '0');
       if (value > (UINT64_MAX - digit) / 10) {
-        error(Diag::IntegerTooLarge, start, text.size(), text);
+        error(Diag::IntegerTooLarge, start, text.size(), elidedLiteral(text));
         value = 0;
         break;
       }
