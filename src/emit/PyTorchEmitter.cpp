@@ -833,9 +833,19 @@ bool Emitter::stateful(const Function& f) const {
 // emitted before it as statements when needed).
 std::string Emitter::regionExpr(BlockId region, int depth) {
   const Block& b = m_.blocks[region.index];
+  // The region's own uses, for -O1's rules (an unused result is an expression
+  // statement; a single use is inlined into the next op): the body's
+  // emitBlock counts the body's only, so a default computed from another
+  // hyperparameter (`scale: float32 = 1.0 / float32(d)`) lost its value.
+  std::vector<uint32_t> used;
+  countUses(region, used);
   for (size_t i = 0; i + 1 < b.ops.size(); ++i) {
+    nextOp_ = b.ops[i + 1];
+    opBlock_ = region;
+    opPosition_ = i;
     emitOp(b.ops[i], depth);
   }
+  nextOp_ = OpId{};
   return e(m_.operands(b.ops.back())[0]);
 }
 
@@ -1113,8 +1123,10 @@ void Emitter::resolveHyperDefaults(const Function& f, int depth, bool applyStyle
     for (size_t h = 0; h < f.hypers.size(); ++h) {
       if (done[h] || !ready(f.hypers[h].defaultValue)) continue;
       line(depth, fmt::format("if {} is None:", name(f.hypers[h].name)));
+      std::string target = name(f.hypers[h].name);
       std::string value = regionExpr(f.hypers[h].defaultValue, depth + 1);
-      line(depth + 1, fmt::format("{} = {}", name(f.hypers[h].name), value));
+      line(depth + 1, fmt::format("{} = {}", target,
+                                  unparenthesized(value, room(depth + 1, target.size() + 3))));
       done[h] = true;
       progress = true;
     }
@@ -1204,8 +1216,10 @@ void Emitter::emitInputDefaults(const Function& f, int depth) {
   for (size_t i = 0; i < f.inputs.size(); ++i) {
     if (f.inputs[i].defaultValue.isValid()) {
       line(depth, fmt::format("if {} is None:", e(body.args[i])));
+      std::string target = e(body.args[i]);
       std::string value = regionExpr(f.inputs[i].defaultValue, depth + 1);
-      line(depth + 1, fmt::format("{} = {}", e(body.args[i]), value));
+      line(depth + 1, fmt::format("{} = {}", target,
+                                  unparenthesized(value, room(depth + 1, target.size() + 3))));
     }
   }
 }

@@ -2844,6 +2844,30 @@ layer Net(m: Tensor<float32, [4]>, v: Tensor<float32, [4]> = ones(),
                 raise AssertionError("%s: the fn wrote the statistic %s" % (level, k))
 
 
+def test_defaults_computed_from_other_hyperparameters(ctx):
+    """A hyperparameter's default computed from another one (`scale: float32 = 1.0 /
+    float32(d)`, `h: int = d * 2`) holds in the constructor and in the apply function,
+    which a caller reaches by application (`L(x)`, the defaults not given) or with one of
+    them given. From -O1 the apply function wrote such a default as an expression statement
+    and the hyperparameter as None (TypeError)."""
+    src = """
+layer L(d: int = 8, scale: float32 = 1.0 / float32(d), h: int = d * 2,
+        x: Tensor<float32, [?, d]>) -> Tensor<float32, [?, d]> {
+    return x * scale * float32(h)
+}
+layer Net(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
+    return L(x) + L(x, h=3) + L(x, scale=0.5)
+}
+"""
+    x = torch.randn(2, 8, generator=torch.Generator().manual_seed(17))
+    want = x * (1 / 8) * 16 + x * (1 / 8) * 3 + x * 0.5 * 16
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        check_close(module.Net()(x), want, level + ": applied")
+        check_close(module.L(d=4)(x[:, :4]), x[:, :4] * 0.25 * 8, level + ": created, d=4")
+        check_close(module.L()(x), x * (1 / 8) * 16, level + ": created")
+
+
 def test_one_sub_module_name_in_exclusive_branches(ctx):
     """`if gated { let proj = TernaryLinear(d, d) } else { let proj = Linear(d, d) }`: one
     attribute either way, as a PyTorch module writes `self.proj = A if gated else B`; the
@@ -4659,6 +4683,7 @@ def all_tests():
               test_weights_keep_their_declared_dtypes,
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
               test_gelu_trains_under_token_mixing, test_fn_batch_norm_without_the_training_flag,
+              test_defaults_computed_from_other_hyperparameters,
               test_one_sub_module_name_in_exclusive_branches,
               test_reassigned_variable_is_checked_at_O0, test_bool_tensors_combine_element_wise,
               test_constants_computed_by_fns, test_quantize_semantics_agree_across_levels,
