@@ -66,7 +66,9 @@ top-level constants: -O2's zero-skip), `fn` helpers, `stop_gradient` / `ste_quan
 `trit` of activations, slices, functional `batch_norm` with weights as running statistics,
 `while` loops, BatchNorm options (momentum, eps, affine=false, track_running_stats=false),
 identical copies of a block (-Os's merge-functions), a pure layer applied with a weight the
-caller also reads as `linear(h, pw)`. After the training step each level
+caller also reads as `linear(h, pw)` (and sometimes a hyperparameter whose default is
+computed from the weight's inferred size, `s: float32 = 1.0 / float32(c)`, left to the apply
+function). After the training step each level
 also takes an SGD step and runs eval again (then once more after `p.data.mul_(-0.5)`),
 compared with the reference run on the level's own new state: the inference cache and -O2's
 folded batch norms must follow the weights. The model converted with `.double()` must give
@@ -1766,7 +1768,11 @@ class Gen:
         rank = len(cur.dims)
         lead = ", ".join(["?"] * (rank - 1))
         act = r.choice(self.acts)
-        scale = r.choice([None, "0.5", "2.0"])
+        scale = r.choice([None, "0.5", "2.0", "s"])
+        if scale == "s":
+            # a default computed from a size variable the weight's shape infers: the apply
+            # function computes it when the caller leaves it out
+            defn.hypers.append(("s", "float32", "1.0 / float32(c)"))
         defn.weights.append(Weight("w", True, [hyp("a"), hyp("c")], None, "latent"))
         defn.weights.append(Weight("bias", False, [hyp("c")], None, "small"))
         defn.inputs.append(("x", "Tensor<float32, [%s, a]>" % lead))
@@ -1795,7 +1801,7 @@ class Gen:
             y = kernel(env.R, x.ev(env) @ ref_absmean(env.p(w)), "%s(%s, ...)" % (defn.name, w),
                        0, optional)
             if scale:
-                y = y * float(scale)
+                y = y * (1.0 / y.shape[-1] if scale == "s" else float(scale))
             y = act_ref(act, y + env.p(b))
             if shared:
                 y = y + kernel(env.R, F.linear(x.ev(env), ref_absmean(env.p(w))),
