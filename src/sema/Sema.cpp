@@ -4260,34 +4260,26 @@ void Checker::checkCreatedArguments() {
                    const FloatBindings& floatBindings) -> void {
     // This body's comparisons with the values the chain gives.
     if (!chain.empty() && owner < n) {
-      for (const BroadcastCheck* check : broadcastsOf[owner]) {
-        std::optional<int64_t> x = dims().constValue(dims().substitute(check->da, bindings));
-        std::optional<int64_t> y = dims().constValue(dims().substitute(check->db, bindings));
-        // (Keyed apart from the run-time checks of the same node and dimension.)
-        std::pair<uint32_t, uint32_t> key{check->node.index,
-                                          static_cast<uint32_t>(check->dim) | 0x80000000u};
-        if (!x || !y || *x == *y || guessMayFail({check->da, check->db}, bindings) ||
-            seen(key)) {
-          continue;
-        }
-        std::vector<DimId> a, b;
-        for (DimId d : check->a) a.push_back(dims().substitute(d, bindings));
-        for (DimId d : check->b) b.push_back(dims().substitute(d, bindings));
-        auto builder = diags_->report(Diag::ShapeMismatch, source(), rangeOf(check->node),
-                                      check->op, fmtShape(a), fmtShape(b));
-        builder.note(Note::DimensionDetail, check->dim, sized(check->da, *x),
-                     sized(check->db, *y));
-        noteOperandCreations(builder, check->node);
-        addProblem(key, check->node, std::move(builder));
-      }
+      // A sub-module's or fn's input that does not fit is the mistake; an
+      // operation on its result (`x + token_mix(norm1(x))`) is not a second
+      // error: the argument checks go first, and a broadcast whose operands
+      // hold a failed one is skipped (one wrong size, one error).
+      std::vector<SourceRange> failed;
+      auto contains = [&](SourceRange outer) {
+        return std::any_of(failed.begin(), failed.end(), [&](SourceRange r) {
+          return outer.begin <= r.begin && r.end <= outer.end;
+        });
+      };
       for (const RuntimeShapeCheck* check : checksOf[owner]) {
         std::optional<int64_t> want = dims().constValue(dims().substitute(check->expected, bindings));
         std::optional<int64_t> have = dims().constValue(dims().substitute(check->actual, bindings));
         std::pair<uint32_t, uint32_t> key{check->node.index, check->dim};
         if (!want || !have || *want == *have ||
-            guessMayFail({check->expected, check->actual}, bindings) || seen(key)) {
+            guessMayFail({check->expected, check->actual}, bindings)) {
           continue;
         }
+        failed.push_back(rangeOf(check->node));  // (reported here or by another chain)
+        if (seen(key)) continue;
         std::string what = check->value.isValid() && !textOf(check->value).empty() &&
                                    textOf(check->value).size() <= 60 &&
                                    textOf(check->value).find('\n') == std::string_view::npos
@@ -4312,6 +4304,26 @@ void Checker::checkCreatedArguments() {
             }
           }
         }
+        addProblem(key, check->node, std::move(builder));
+      }
+      for (const BroadcastCheck* check : broadcastsOf[owner]) {
+        std::optional<int64_t> x = dims().constValue(dims().substitute(check->da, bindings));
+        std::optional<int64_t> y = dims().constValue(dims().substitute(check->db, bindings));
+        // (Keyed apart from the run-time checks of the same node and dimension.)
+        std::pair<uint32_t, uint32_t> key{check->node.index,
+                                          static_cast<uint32_t>(check->dim) | 0x80000000u};
+        if (!x || !y || *x == *y || guessMayFail({check->da, check->db}, bindings) ||
+            contains(rangeOf(check->node)) || seen(key)) {
+          continue;
+        }
+        std::vector<DimId> a, b;
+        for (DimId d : check->a) a.push_back(dims().substitute(d, bindings));
+        for (DimId d : check->b) b.push_back(dims().substitute(d, bindings));
+        auto builder = diags_->report(Diag::ShapeMismatch, source(), rangeOf(check->node),
+                                      check->op, fmtShape(a), fmtShape(b));
+        builder.note(Note::DimensionDetail, check->dim, sized(check->da, *x),
+                     sized(check->db, *y));
+        noteOperandCreations(builder, check->node);
         addProblem(key, check->node, std::move(builder));
       }
     }
