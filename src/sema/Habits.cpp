@@ -284,6 +284,17 @@ std::optional<std::string_view> missingFunctionHint(std::string_view name) {
       {"cumsum", "there is no scan in v1; write a loop over the positions"},
       {"topk", "use 'argmax' for the largest"},
       {"dropout2d", "use 'dropout(x, p)'"},
+      // Upsampling (v1 has none): nearest-neighbour 2x of [b, c, h, w], exact.
+      {"interpolate", "nearest 2x is 'reshape(stack([x, x], dim=4), [b, c, h, 2 * w])', then "
+                      "the same over the rows (stack at dim=3)"},
+      {"upsample", "nearest 2x is 'reshape(stack([x, x], dim=4), [b, c, h, 2 * w])', then "
+                   "the same over the rows (stack at dim=3)"},
+      {"Upsample", "nearest 2x is 'reshape(stack([x, x], dim=4), [b, c, h, 2 * w])', then "
+                   "the same over the rows (stack at dim=3)"},
+      {"ConvTranspose2d", "upsample (nearest 2x: stack and reshape), then a Conv2d, as "
+                          "resize-convolution decoders do"},
+      {"conv_transpose2d", "upsample (nearest 2x: stack and reshape), then conv2d, as "
+                           "resize-convolution decoders do"},
   };
   return lookup(kHints, name);
 }
