@@ -651,7 +651,13 @@ TypeId Checker::resolveType(NodeId type, int callable) {
                                          "int16", "float16", "bfloat16", "str"};
   auto builder = diags_->report(Diag::UnknownType, source(), tokens().range(nameToken), name);
   std::string_view match = closestMatch(name, known);
-  if (!match.empty()) {
+  if (name == "List" || name == "list" || name == "Tuple" || name == "tuple" ||
+      name == "Sequence") {
+    // `-> List<Tensor<...>>` (not 'int'): several results are a list, untyped.
+    builder.note(Note::NoSuchFunction, name,
+                 "a layer or fn that returns several tensors leaves out its result type and "
+                 "returns a list, 'return [a, b]'");
+  } else if (!match.empty()) {
     builder.note(Note::DidYouMean, source(), tokens().range(nameToken), match);
   }
   return module_.types.error();
