@@ -383,7 +383,7 @@ std::string_view closestMatch(std::string_view word,
   // Allow roughly one typo per three characters, as clang's typo correction
   // does, and at most 10 (more edits than that are another word; the cap keeps
   // the banded distance linear in the length of a very long name).
-  unsigned limit = std::clamp<unsigned>(static_cast<unsigned>(std::min<size_t>(word.size() + 2, 99) / 3), 1, 10);
+  unsigned limit = static_cast<unsigned>(std::clamp<size_t>((word.size() + 2) / 3, 1, 10));
   std::string_view best;
   unsigned bestDistance = limit + 1;
   auto sharedPrefix = [&](std::string_view candidate) {

@@ -19,10 +19,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 #include <atomic>
 #include <cctype>
 #include <functional>
+#include <limits>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
