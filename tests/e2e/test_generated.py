@@ -2868,6 +2868,46 @@ layer Net(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
         check_close(module.L()(x), x * (1 / 8) * 16, level + ": created")
 
 
+def test_several_results_are_a_list(ctx):
+    """A layer with two heads returns a list (`return [a, b]`, no result type: docs/pytorch.md
+    "Several results"); forward returns a Python list, a caller indexes it, and the
+    gradients of both heads reach the shared trunk, at every level."""
+    src = """
+layer TwoHeads(x: Tensor<float32, [?, 8]>) {
+    let trunk = TernaryLinear(8, 6)
+    let cls = Linear(6, 3)
+    let reg = Linear(6, 1)
+    let h = relu(trunk(x))
+    return [cls(h), reg(h)]
+}
+layer Net(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 3]> {
+    let heads = TwoHeads()
+    let outs = heads(x)
+    return outs[0] * outs[1]
+}
+"""
+    g = torch.Generator().manual_seed(18)
+    x = torch.randn(4, 8, generator=g)
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        torch.manual_seed(0)
+        m = module.TwoHeads()
+        outs = m(x)
+        if not isinstance(outs, list) or len(outs) != 2:
+            raise AssertionError("%s: forward returned %r, not a list of 2" % (level, type(outs)))
+        sd = m.state_dict()
+        h = F.relu(F.linear(x, absmean(sd["trunk.weight"]), sd["trunk.bias"]))
+        check_close(outs[0], F.linear(h, sd["cls.weight"], sd["cls.bias"]), level + ": cls")
+        check_close(outs[1], F.linear(h, sd["reg.weight"], sd["reg.bias"]), level + ": reg")
+        net = module.Net()
+        net.heads.load_state_dict(sd)
+        y = net(x)
+        check_close(y, outs[0].detach() * outs[1].detach(), level + ": indexed")
+        y.sum().backward()
+        if net.heads.trunk.weight.grad is None or net.heads.reg.weight.grad is None:
+            raise AssertionError("%s: a head's gradient did not reach the weights" % level)
+
+
 def test_one_sub_module_name_in_exclusive_branches(ctx):
     """`if gated { let proj = TernaryLinear(d, d) } else { let proj = Linear(d, d) }`: one
     attribute either way, as a PyTorch module writes `self.proj = A if gated else B`; the
@@ -4683,7 +4723,7 @@ def all_tests():
               test_weights_keep_their_declared_dtypes,
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
               test_gelu_trains_under_token_mixing, test_fn_batch_norm_without_the_training_flag,
-              test_defaults_computed_from_other_hyperparameters,
+              test_defaults_computed_from_other_hyperparameters, test_several_results_are_a_list,
               test_one_sub_module_name_in_exclusive_branches,
               test_reassigned_variable_is_checked_at_O0, test_bool_tensors_combine_element_wise,
               test_constants_computed_by_fns, test_quantize_semantics_agree_across_levels,
