@@ -271,6 +271,12 @@ std::optional<std::string> sizesAsListRewrite(std::string_view fn,
 }
 
 std::optional<std::string_view> missingFunctionHint(std::string_view name) {
+  static constexpr std::string_view kNearest2x =
+      "nearest 2x is 'reshape(stack([x, x], dim=4), [b, c, h, 2 * w])', then the same over the "
+      "rows (stack at dim=3)";
+  static constexpr std::string_view kResizeConvolution =
+      "upsample (nearest 2x: stack and reshape), then a convolution, as resize-convolution "
+      "decoders do";
   static constexpr std::pair<std::string_view, std::string_view> kHints[] = {
       {"tril", "a causal mask is a comparison of positions: 'let i = arange(0, t)' then "
                "'unsqueeze(i, 1) >= unsqueeze(i, 0)'"},
@@ -285,16 +291,11 @@ std::optional<std::string_view> missingFunctionHint(std::string_view name) {
       {"topk", "use 'argmax' for the largest"},
       {"dropout2d", "use 'dropout(x, p)'"},
       // Upsampling (v1 has none): nearest-neighbour 2x of [b, c, h, w], exact.
-      {"interpolate", "nearest 2x is 'reshape(stack([x, x], dim=4), [b, c, h, 2 * w])', then "
-                      "the same over the rows (stack at dim=3)"},
-      {"upsample", "nearest 2x is 'reshape(stack([x, x], dim=4), [b, c, h, 2 * w])', then "
-                   "the same over the rows (stack at dim=3)"},
-      {"Upsample", "nearest 2x is 'reshape(stack([x, x], dim=4), [b, c, h, 2 * w])', then "
-                   "the same over the rows (stack at dim=3)"},
-      {"ConvTranspose2d", "upsample (nearest 2x: stack and reshape), then a Conv2d, as "
-                          "resize-convolution decoders do"},
-      {"conv_transpose2d", "upsample (nearest 2x: stack and reshape), then conv2d, as "
-                           "resize-convolution decoders do"},
+      {"interpolate", kNearest2x},
+      {"upsample", kNearest2x},
+      {"Upsample", kNearest2x},
+      {"ConvTranspose2d", kResizeConvolution},
+      {"conv_transpose2d", kResizeConvolution},
   };
   return lookup(kHints, name);
 }

@@ -16,6 +16,18 @@
 
 namespace tritonc::sema {
 
+namespace {
+
+// Whether the integer `dtype` holds `value` truncated toward zero, as a cast
+// converts it (an int64 holds [-2^63, 2^63); NaN and the infinities nothing).
+bool truncatedFits(DType dtype, double value) {
+  double whole = std::trunc(value);
+  return std::isfinite(whole) && whole >= -9223372036854775808.0 &&
+         whole < 9223372036854775808.0 && fitsInteger(dtype, static_cast<int64_t>(whole));
+}
+
+}  // namespace
+
 // Whether two places, given by the branches enclosing them, can never both
 // run: at some `if` that encloses both, one is in its then-block and the
 // other in its else-part.
@@ -403,9 +415,7 @@ ExprInfo Checker::checkCast(DType dtype, NodeId call) {
     result.hyperConst = x.hyperConst;
     // An int64 holds [-2^63, 2^63): truncated floats outside it do not fit.
     if (x.floatValue && isIntegral(dtype) && dtype != DType::Bool && dtype != DType::Trit &&
-        (!std::isfinite(*x.floatValue) || std::trunc(*x.floatValue) < -9223372036854775808.0 ||
-         std::trunc(*x.floatValue) >= 9223372036854775808.0 ||
-         !fitsInteger(dtype, static_cast<int64_t>(std::trunc(*x.floatValue))))) {
+        !truncatedFits(dtype, *x.floatValue)) {
       report(Diag::LiteralDoesNotFit, x.node, fmt::format("the value {}", formatFloat(*x.floatValue)),
              dtypeName(dtype));
       return make(ts.error(), call);
@@ -457,12 +467,9 @@ ExprInfo Checker::checkCast(DType dtype, NodeId call) {
     if (isIntegral(dtype) && dtype != DType::Bool && dtype != DType::Trit) {
       for (const std::optional<ExprInfo::Element>& e : {x.lowest, x.highest}) {
         if (!e) continue;
-        double whole = e->integer ? static_cast<double>(*e->integer) : std::trunc(e->value);
-        bool fits = e->integer ? fitsInteger(dtype, *e->integer)
-                               : std::isfinite(whole) && whole >= -9223372036854775808.0 &&
-                                     whole < 9223372036854775808.0 &&
-                                     fitsInteger(dtype, static_cast<int64_t>(whole));
-        if (fits) continue;
+        if (e->integer ? fitsInteger(dtype, *e->integer) : truncatedFits(dtype, e->value)) {
+          continue;
+        }
         report(Diag::LiteralDoesNotFit, e->node.isValid() ? e->node : x.node,
                fmt::format("the value {}", e->integer ? std::to_string(*e->integer)
                                                       : formatFloat(e->value)),

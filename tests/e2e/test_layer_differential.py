@@ -348,10 +348,12 @@ def ste(y, x):
     return y + (x - x.detach()) if x.requires_grad and torch.is_grad_enabled() else y
 
 
-def ref_absmean(w):
+def ref_absmean(w, rounding=None):
+    """absmean with a straight-through gradient; `rounding` decides the trits (round)."""
     a = w.detach().abs()
     s = (a.sum() / max(a.numel(), 1)).clamp(min=1e-5)
-    q = (w.detach() / s).round().clamp(-1, 1)
+    r = w.detach() / s
+    q = (r.round() if rounding is None else rounding(r)).clamp(-1, 1)
     return ste(q * s, w)
 
 
@@ -375,9 +377,7 @@ def _act_round(r):
 
 def ref_act_absmean(x):
     """ref_absmean of an activation (see ACT_SLACK)."""
-    a = x.detach().abs()
-    s = (a.sum() / max(a.numel(), 1)).clamp(min=1e-5)
-    return ste(_act_round(x.detach() / s).clamp(-1, 1) * s, x)
+    return ref_absmean(x, _act_round)
 
 
 def ref_act_trit(x):
