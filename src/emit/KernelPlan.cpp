@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -29,17 +30,26 @@ using namespace ir;
 constexpr const char* kActNames[] = {"none", "relu", "gelu", "silu", "relu6"};
 constexpr int kMaxDepth = 64;  // nesting of instances (guards recursive layers)
 
-/// A scalar known at compile time, or None.
+/// A scalar known at compile time, a size given per dimension (`[1, 7]`: a
+/// Pair of integers, the height in `i` and the width in `w`), or None.
 struct Num {
-  enum class Kind : uint8_t { None, Int, Float, Bool } kind = Kind::None;
+  enum class Kind : uint8_t { None, Int, Float, Bool, Pair } kind = Kind::None;
   int64_t i = 0;
   double f = 0.0;
+  int64_t w = 0;
 
   static Num integer(int64_t v) { return {Kind::Int, v, static_cast<double>(v)}; }
   static Num real(double v) { return {Kind::Float, 0, v}; }
   static Num boolean(bool v) { return {Kind::Bool, v ? 1 : 0, v ? 1.0 : 0.0}; }
+  static Num pair(int64_t h, int64_t w) { return {Kind::Pair, h, 0.0, w}; }
   bool known() const { return kind != Kind::None; }
   bool isInt() const { return kind == Kind::Int || kind == Kind::Bool; }
+  /// An integer size for both dimensions, or the two of a Pair.
+  std::optional<std::pair<int64_t, int64_t>> sizes() const {
+    if (kind == Kind::Int) return std::pair(i, i);
+    if (kind == Kind::Pair) return std::pair(i, w);
+    return std::nullopt;
+  }
 };
 
 int64_t floorDiv(int64_t a, int64_t b) {
@@ -385,19 +395,24 @@ class Planner {
     if (!def.isValid() || m_.op(def).kind != OpKind::Weight || !m_.types.isTernary(m_.typeOf(w))) return;
     std::optional<std::vector<int64_t>> s = shape(f, m_.typeOf(w));
     if (!s || s->size() != 4) return;
-    // conv2d's parameters: x, w, bias, stride, padding, dilation, groups.
-    int64_t settings[7] = {0, 0, 0, 1, 0, 1, 1};
+    // conv2d's parameters: x, w, bias, stride, padding, dilation, groups;
+    // stride, padding and dilation per dimension (height, width).
+    std::pair<int64_t, int64_t> settings[7] = {{0, 0}, {0, 0}, {0, 0}, {1, 1},
+                                               {0, 0}, {1, 1}, {1, 1}};
     for (size_t i = 0; i < given.size(); ++i) {
       auto param = static_cast<size_t>(given[i]);
       if (param <= 2 || param >= 7) continue;  // x, w, and the bias: operands of the launcher
-      Num v = value(f, operands[i]);
-      if (!v.isInt()) return;  // a list (per-dimension) or unknown: no specialized kernel
-      settings[param] = v.i;
+      std::optional<std::pair<int64_t, int64_t>> v = value(f, operands[i]).sizes();
+      if (!v || (param == 6 && v->first != v->second)) return;  // unknown: no specialized kernel
+      settings[param] = *v;
     }
-    int64_t stride = settings[3], padding = settings[4], dilation = settings[5], groups = settings[6];
+    auto [sh, sw] = settings[3];
+    auto [ph, pw] = settings[4];
+    auto [dh, dw] = settings[5];
+    int64_t groups = settings[6].first;
     int64_t cout = (*s)[0], cinPerGroup = (*s)[1];
-    if (stride <= 0 || padding < 0 || dilation <= 0 || groups <= 0 || cout <= 0 ||
-        cinPerGroup <= 0 || cout % groups != 0 || (*s)[2] <= 0 || (*s)[3] <= 0) {
+    if (std::min(sh, sw) <= 0 || std::min(ph, pw) < 0 || std::min(dh, dw) <= 0 || groups <= 0 ||
+        cout <= 0 || cinPerGroup <= 0 || cout % groups != 0 || (*s)[2] <= 0 || (*s)[3] <= 0) {
       return;
     }
     TernaryKernel k;
@@ -406,9 +421,12 @@ class Planner {
     k.cout = cout;
     k.kh = (*s)[2];
     k.kw = (*s)[3];
-    k.sh = k.sw = stride;
-    k.ph = k.pw = padding;
-    k.dh = k.dw = dilation;
+    k.sh = sh;
+    k.sw = sw;
+    k.ph = ph;
+    k.pw = pw;
+    k.dh = dh;
+    k.dw = dw;
     k.groups = groups;
     k.act = actName(act);
     add(std::move(k));
@@ -456,6 +474,19 @@ class Planner {
   /// it gives a value the planner cannot evaluate, or a float.
   std::optional<int64_t> builtinArg(const Frame& f, uint32_t index, std::string_view name,
                                     std::optional<int64_t> fallback) const {
+    Num given = builtinArgValue(f, index, name, fallback ? Num::integer(*fallback) : Num{});
+    if (!given.isInt()) return std::nullopt;
+    return given.i;
+  }
+
+  /// The same for a size that may be given per dimension: (height, width).
+  std::optional<std::pair<int64_t, int64_t>> builtinSizes(const Frame& f, uint32_t index,
+                                                          std::string_view name,
+                                                          std::optional<int64_t> fallback) const {
+    return builtinArgValue(f, index, name, fallback ? Num::integer(*fallback) : Num{}).sizes();
+  }
+
+  Num builtinArgValue(const Frame& f, uint32_t index, std::string_view name, Num fallback) const {
     auto layer = static_cast<BuiltinLayer>(f.fn->instances[index].decl);
     std::vector<std::string_view> names = builtinLayerParamNames(layer);
     auto it = f.instanceArgs.find(index);
@@ -464,11 +495,9 @@ class Planner {
       if (it == f.instanceArgs.end() || i >= it->second.given.size() || !it->second.given[i]) {
         return fallback;
       }
-      const Num& given = it->second.values[i];
-      if (!given.known() || !given.isInt()) return std::nullopt;
-      return given.i;
+      return it->second.values[i];
     }
-    return std::nullopt;
+    return {};
   }
 
   void instanceKernel(const Frame& f, uint32_t index, int64_t act) {
@@ -493,21 +522,27 @@ class Planner {
       add(std::move(k));
       return;
     }
-    std::optional<int64_t> in = arg("in_ch"), out = arg("out_ch"), size = arg("k");
-    std::optional<int64_t> stride = arg("stride", 1), padding = arg("padding", 0), groups = arg("groups", 1);
+    auto sizes = [&](std::string_view name, std::optional<int64_t> fallback = std::nullopt) {
+      return builtinSizes(f, index, name, fallback);
+    };
+    std::optional<int64_t> in = arg("in_ch"), out = arg("out_ch"), groups = arg("groups", 1);
+    std::optional<std::pair<int64_t, int64_t>> size = sizes("k"), stride = sizes("stride", 1),
+                                                padding = sizes("padding", 0);
     if (!in || !out || !size || !stride || !padding || !groups) return;
     // The kernels are for dilation 1; a dilated convolution runs torch's.
-    if (arg("dilation", 1) != std::optional<int64_t>(1)) return;
-    if (*in <= 0 || *out <= 0 || *size <= 0 || *stride <= 0 || *padding < 0 || *groups <= 0 ||
-        *in % *groups != 0 || *out % *groups != 0) {
+    if (sizes("dilation", 1) != std::pair<int64_t, int64_t>(1, 1)) return;
+    if (*in <= 0 || *out <= 0 || std::min(size->first, size->second) <= 0 ||
+        std::min(stride->first, stride->second) <= 0 ||
+        std::min(padding->first, padding->second) < 0 || *groups <= 0 || *in % *groups != 0 ||
+        *out % *groups != 0) {
       return;
     }
     k.kind = TernaryKernel::Kind::Conv2d;
     k.cin = *in;
     k.cout = *out;
-    k.kh = k.kw = *size;
-    k.sh = k.sw = *stride;
-    k.ph = k.pw = *padding;
+    std::tie(k.kh, k.kw) = *size;
+    std::tie(k.sh, k.sw) = *stride;
+    std::tie(k.ph, k.pw) = *padding;
     k.groups = *groups;
     add(std::move(k));
   }
@@ -517,9 +552,18 @@ class Planner {
     const Op& o = m_.op(id);
     if (o.resultsCount != 1) return;
     ValueId r = m_.result(id);
-    if (!m_.types.isScalar(m_.typeOf(r))) return;
     std::span<const ValueId> ops = m_.operands(id);
-    auto in = [&](size_t i) { return i < ops.size() ? value(f, ops[i]) : Num{}; };
+    // Sizes per dimension (`kernel_size=[1, 7]`, `stride=[2]`).
+    if (o.kind == OpKind::List && (ops.size() == 1 || ops.size() == 2)) {
+      Num h = value(f, ops[0]), w = value(f, ops.back());
+      if (h.kind == Num::Kind::Int && w.kind == Num::Kind::Int) f.values[r.index] = Num::pair(h.i, w.i);
+      return;
+    }
+    if (!m_.types.isScalar(m_.typeOf(r))) return;
+    auto in = [&](size_t i) {
+      Num v = i < ops.size() ? value(f, ops[i]) : Num{};
+      return v.kind == Num::Kind::Pair ? Num{} : v;  // a size list is no scalar's operand
+    };
     DType dtype = m_.types.node(m_.typeOf(r)).dtype;
     Num out;
     switch (o.kind) {

@@ -1320,10 +1320,12 @@ void Emitter::emitInstances(BlockId block, int depth, std::vector<std::string>& 
     } else if (o.kind == OpKind::For || o.kind == OpKind::While) {
       // The checker rejects sub-modules in loops.
     } else if (o.resultsCount == 1 && ctorNeeded_.count(m_.result(id).index) != 0 &&
-               isScalar(m_.result(id)) &&
-               (o.kind == OpKind::Constant || o.kind == OpKind::Hyper || o.kind == OpKind::Global ||
-                isArithmetic(o.kind) || isScalarBuiltin(id))) {
-      // Hyperparameter arithmetic: the constructor computes it too.
+               ((isScalar(m_.result(id)) &&
+                 (o.kind == OpKind::Constant || o.kind == OpKind::Hyper ||
+                  o.kind == OpKind::Global || isArithmetic(o.kind) || isScalarBuiltin(id))) ||
+                o.kind == OpKind::List)) {
+      // Hyperparameter arithmetic, and sizes given per dimension
+      // (`kernel_size=[1, k]`): the constructor computes them too.
       expr_[m_.result(id).index] = opExpr(id);
     }
   }

@@ -142,7 +142,7 @@ class IRGen {
   ValueId genLiteral(NodeId node);
   ValueId genInt64Min(NodeId node);
   ValueId genCall(NodeId node);
-  NodeId builtinLayerSize(const CallInfo& call, NodeId arg) const;
+  NodeId builtinLayerSize(const CallInfo& call, int64_t param, NodeId arg) const;
   bool isStateful(BuiltinFn fn, const CallInfo& call) const;
   /// The index operands and codes of an Index node (after its base operand).
   void genIndices(NodeId node, std::vector<ValueId>& operands, std::vector<int64_t>& codes);
@@ -1089,10 +1089,15 @@ bool IRGen::isStateful(BuiltinFn fn, const CallInfo& call) const {
   }
 }
 
-// A built-in layer's size written as a list (`kernel_size=[3, 3]`,
-// `LayerNorm([d])`): the checker took it for its one size, its first element.
-NodeId IRGen::builtinLayerSize(const CallInfo& call, NodeId arg) const {
-  if (call.kind != CallKind::Instantiate || !cm_.instances[call.callee].builtin) return arg;
+// A built-in layer's size written as a list: one size (`kernel_size=[3, 3]`,
+// `LayerNorm([d])`) is its first element, which the checker took it for; a
+// pair (`[1, 7]`) stays a list, as torch takes it.
+NodeId IRGen::builtinLayerSize(const CallInfo& call, int64_t param, NodeId arg) const {
+  if (call.kind != CallKind::Instantiate) return arg;
+  const InstanceInfo& instance = cm_.instances[call.callee];
+  if (!instance.builtin) return arg;
+  auto index = static_cast<size_t>(param);
+  if (index < instance.widths.size() && instance.widths[index].isValid()) return arg;
   NodeId literal = arg;
   while (tree_.kind(literal) == NodeKind::Paren) literal = tree_.childA(literal);
   if (tree_.kind(literal) != NodeKind::List) return arg;
@@ -1107,7 +1112,7 @@ ValueId IRGen::genCall(NodeId node) {
   std::vector<int64_t> params;
   for (const auto& [param, arg] : call.args) {
     params.push_back(param);
-    operands.push_back(gen(builtinLayerSize(call, arg)));
+    operands.push_back(gen(builtinLayerSize(call, param, arg)));
   }
   TypeId type = typeOf(node);
   std::vector<TypeId> types;

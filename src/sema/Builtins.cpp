@@ -812,7 +812,20 @@ ExprInfo splitWithSizes(Call& c, const TypeStore::Node* x) {
 }  // namespace
 
 std::optional<LayerArgProblem> builtinLayerArgProblem(
-    BuiltinLayer layer, std::span<const std::optional<int64_t>> values) {
+    BuiltinLayer layer, std::span<const std::optional<int64_t>> values,
+    std::span<const std::optional<int64_t>> widths) {
+  if (!widths.empty()) {
+    if (std::optional<LayerArgProblem> problem = builtinLayerArgProblem(layer, values)) {
+      return problem;
+    }
+    std::optional<LayerArgProblem> problem = builtinLayerArgProblem(layer, widths);
+    if (problem) {
+      if (size_t at = problem->expected.find("kernel size"); at != std::string::npos) {
+        problem->expected.replace(at, 11, "kernel width");  // MaxPool2d([3, 1], padding=1)
+      }
+    }
+    return problem;
+  }
   auto value = [&](size_t i) { return i < values.size() ? values[i] : std::nullopt; };
   auto problem = [&](size_t i, std::string expected, std::optional<LayerArgProblem>& out) {
     out = LayerArgProblem{i, std::move(expected), std::to_string(*value(i))};
@@ -885,7 +898,7 @@ std::optional<LayerArgProblem> builtinLayerArgProblem(
 }
 
 bool checkBuiltinLayerArgs(Checker& checker, BuiltinLayer layer, NodeId call,
-                           std::vector<BoundArg>& args) {
+                           std::vector<BoundArg>& args, std::span<const DimId> widths) {
   Call c(checker, builtinLayerName(layer), call, args, builtinLayerParams(layer));
   if (layer == BuiltinLayer::Dropout) return probability(c, 0);
   std::vector<std::optional<int64_t>> values(args.size());
@@ -894,7 +907,14 @@ bool checkBuiltinLayerArgs(Checker& checker, BuiltinLayer layer, NodeId call,
     values[i] = c.arg(i).intValue;
     if (!values[i] && c.arg(i).dim.isValid()) values[i] = c.ds().constValue(c.arg(i).dim);
   }
-  std::optional<LayerArgProblem> problem = builtinLayerArgProblem(layer, values);
+  std::vector<std::optional<int64_t>> widthValues;
+  if (!widths.empty()) {
+    widthValues = values;
+    for (size_t i = 0; i < widths.size() && i < widthValues.size(); ++i) {
+      if (widths[i].isValid()) widthValues[i] = c.ds().constValue(widths[i]);
+    }
+  }
+  std::optional<LayerArgProblem> problem = builtinLayerArgProblem(layer, values, widthValues);
   if (problem) {
     c.wrongValue(problem->param, problem->expected, problem->value);
     return false;
@@ -2153,6 +2173,11 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
     }
     return ds.unknown();
   };
+  // The width of a size given per dimension (`kernel_size=[1, 7]`), else arg(i).
+  auto argW = [&](size_t i, int64_t fallback) {
+    if (i < instance.widths.size() && instance.widths[i].isValid()) return instance.widths[i];
+    return arg(i, fallback);
+  };
   if (!t.rankKnown) {
     return checker.make(ts.tensorAnyRank(dtype), call);
   }
@@ -2225,15 +2250,12 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
     }
     size_t c = shape.size() - 3;
     if (!requireDim(c, arg(0, 0))) return mismatch(c, arg(0, 0));
-    DimId kernel = arg(2, 1);
-    DimId stride = arg(3, 1);
-    DimId padding = arg(4, 0);
-    DimId dilation = arg(7, 1);
     std::vector<DimId> input = shape;
     shape[c] = arg(1, 0);
     if (!instance.samePadding) {  // padding="same" keeps the sizes (stride 1)
-      shape[c + 1] = windowOutput(ds, shape[c + 1], kernel, stride, padding, dilation);
-      shape[c + 2] = windowOutput(ds, shape[c + 2], kernel, stride, padding, dilation);
+      shape[c + 1] = windowOutput(ds, shape[c + 1], arg(2, 1), arg(3, 1), arg(4, 0), arg(7, 1));
+      shape[c + 2] =
+          windowOutput(ds, shape[c + 2], argW(2, 1), argW(3, 1), argW(4, 0), argW(7, 1));
     }
     if (!nonEmpty(checker, name, call, input, shape)) {
       return checker.make(ts.error(), call);
@@ -2248,17 +2270,22 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
     }
     size_t h = shape.size() - 2;
     if (rule == R::AdaptivePool2d) {
-      shape[h] = shape[h + 1] = arg(0, 1);
+      shape[h] = arg(0, 1);
+      shape[h + 1] = argW(0, 1);
     } else {
-      DimId kernel = arg(0, 1);
-      DimId stride = instance.args.size() > 1 && !ds.isUnknown(instance.args[1]) ? instance.args[1]
-                                                                                  : kernel;
-      DimId padding = arg(2, 0);
       bool maxPool = layer == BuiltinLayer::MaxPool2d;
-      DimId dilation = maxPool ? arg(3, 1) : ds.constant(1);
       std::optional<int64_t> ceil = ds.constValue(arg(maxPool ? 4 : 3, 0));
       std::vector<DimId> input = shape;
       for (size_t d : {h, h + 1}) {
+        auto size = [&](size_t i, int64_t fallback) {
+          return d == h ? arg(i, fallback) : argW(i, fallback);
+        };
+        DimId kernel = size(0, 1);
+        // The stride defaults to the kernel size (`stride=None`).
+        DimId stride = instance.args.size() > 1 && !ds.isUnknown(instance.args[1]) ? size(1, 1)
+                                                                                    : kernel;
+        DimId padding = size(2, 0);
+        DimId dilation = maxPool ? size(3, 1) : ds.constant(1);
         shape[d] = !ceil   ? ds.unknown()  // ceil_mode from a bool hyperparameter
                    : *ceil ? ceilWindowOutput(ds, shape[d], kernel, stride, padding, dilation)
                            : windowOutput(ds, shape[d], kernel, stride, padding, dilation);

@@ -2846,7 +2846,7 @@ ExprInfo Checker::checkIndex(NodeId node) {
 }
 
 // The parameters and buffers of built-in layers, with torch.nn's names and
-// shapes (state_dict keys): weight [out, in] or [out, in/groups, k, k], bias
+// shapes (state_dict keys): weight [out, in] or [out, in/groups, kh, kw], bias
 // [out], running_mean/var [n]; TernaryLinear/TernaryConv2d weights are ternary.
 std::optional<TypeId> Checker::builtinMemberType(const InstanceInfo& instance,
                                                  const std::string& member) {
@@ -2868,9 +2868,10 @@ std::optional<TypeId> Checker::builtinMemberType(const InstanceInfo& instance,
     case BuiltinLayer::Conv2d:
     case BuiltinLayer::TernaryConv2d: {
       DimId groups = dims().isUnknown(arg(5)) ? dims().constant(1) : arg(5);
-      DimId k = arg(2);
+      DimId kh = arg(2);
+      DimId kw = instance.args.size() > 2 ? instance.width(2) : kh;
       if (member == "weight") {
-        return tensor({arg(1), dims().binary(DimKind::Div, arg(0), groups), k, k},
+        return tensor({arg(1), dims().binary(DimKind::Div, arg(0), groups), kh, kw},
                       layer == BuiltinLayer::TernaryConv2d);
       }
       if (member == "bias") return tensor({arg(1)});
@@ -4353,10 +4354,17 @@ void Checker::checkCreatedArguments() {
       };
       if (instance->builtin) {
         if (chain.empty()) continue;
-        std::vector<std::optional<int64_t>> values;
+        std::vector<std::optional<int64_t>> values, widths;
         for (DimId arg : args) values.push_back(dims().constValue(arg));
+        if (!instance->widths.empty()) {
+          for (size_t i = 0; i < args.size(); ++i) {
+            DimId width = instance->width(i);
+            widths.push_back(dims().constValue(
+                bindings.empty() ? width : dims().substitute(width, bindings)));
+          }
+        }
         auto layer = static_cast<BuiltinLayer>(instance->decl);
-        std::optional<LayerArgProblem> problem = builtinLayerArgProblem(layer, values);
+        std::optional<LayerArgProblem> problem = builtinLayerArgProblem(layer, values, widths);
         // Dropout's p passed down from a float hyperparameter.
         if (std::optional<double> p = layer == BuiltinLayer::Dropout && !problem
                                           ? floatValue(0)

@@ -583,13 +583,13 @@ ExprInfo Checker::checkBuiltinFnCall(BuiltinFn fn, NodeId call) {
   return result;
 }
 
-// A built-in layer's size given as a list, as torch takes a tuple: the
-// square forms written out (`kernel_size=[3, 3]`, `LayerNorm([d])`) are that one size,
-// which `value` becomes; any other list is an error (non-square kernels,
-// strides and pools, and normalizing over several dimensions, are not
-// supported), reported here. Returns false after reporting.
+// A built-in layer's size given as a list, as torch takes a tuple: a pair
+// written out (`kernel_size=[1, 7]`, `[k, k]`) is the height, which `value`
+// becomes, and the width, `width`; `LayerNorm([d])` is its one size. Any other
+// list is an error (normalizing over several dimensions is not supported),
+// reported here. Returns false after reporting.
 bool Checker::sizeFromList(BuiltinLayer layer, std::string_view param, std::string_view callee,
-                           ExprInfo& value) {
+                           ExprInfo& value, DimId& width) {
   bool pairs = (layer == BuiltinLayer::Conv2d || layer == BuiltinLayer::TernaryConv2d ||
                 layer == BuiltinLayer::MaxPool2d || layer == BuiltinLayer::AvgPool2d ||
                 layer == BuiltinLayer::AdaptiveAvgPool2d) &&
@@ -604,19 +604,16 @@ bool Checker::sizeFromList(BuiltinLayer layer, std::string_view param, std::stri
                                 return n.kind == TypeKind::Scalar && isIntegral(n.dtype) &&
                                        n.dtype != DType::Bool;
                               });
-  // Written out (`[k, k]`), so that the generated code passes the size.
+  // Written out (`[1, 7]`), so that the generated code passes the sizes.
   NodeId literal = value.node;
   while (literal.isValid() && tree_.kind(literal) == NodeKind::Paren) literal = tree_.childA(literal);
   bool written = literal.isValid() && tree_.kind(literal) == NodeKind::List;
-  bool square = written && integers && sizes.size() == value.elementTypes.size() &&
-                ((pairs && sizes.size() == 2 &&
-                  dims().equal(sizes[0], sizes[1]) == Decision::Yes) ||
-                 (single && sizes.size() == 1));
-  if (!square) {
+  bool fits = written && integers && sizes.size() == value.elementTypes.size() &&
+              ((pairs && sizes.size() == 2) || (single && sizes.size() == 1));
+  if (!fits) {
     const char* wanted = (pairs || single) && !written
                              ? "an integer, or a list written out in the call, such as [3, 3]"
-                         : pairs ? "an integer, or a list of two equal sizes such as [3, 3] "
-                                   "(non-square sizes are not supported)"
+                         : pairs  ? "an integer, or a list of two integers [height, width]"
                          : single ? "an integer, or a list of one size such as [d] "
                                     "(normalizing over several dimensions is not supported)"
                                   : "an integer";
@@ -624,6 +621,8 @@ bool Checker::sizeFromList(BuiltinLayer layer, std::string_view param, std::stri
     return false;
   }
   DimId size = sizes[0];
+  width = sizes.size() == 2 && dims().equal(sizes[0], sizes[1]) != Decision::Yes ? sizes[1]
+                                                                                : DimId{};
   value.type = int32_;
   value.dim = size;
   value.intValue = dims().constValue(size);
@@ -1306,9 +1305,13 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
         // nn.Conv2d's padding="valid" (0) or "same" (the input's size, with
         // stride 1 only: torch raises at construction otherwise).
         std::optional<std::string_view> text = arg.info.strValue;
-        std::optional<int64_t> stride = instance.args.size() > 3
-                                            ? dims().constValue(instance.args[3])
-                                            : std::nullopt;
+        // (A stride given per dimension is other than 1 where either is.)
+        std::optional<int64_t> stride;
+        if (instance.args.size() > 3) {
+          std::optional<int64_t> h = dims().constValue(instance.args[3]);
+          std::optional<int64_t> w = dims().constValue(instance.width(3));
+          stride = h != 1 ? h : w;
+        }
         if (!text || (*text != "same" && *text != "valid")) {
           constexpr std::string_view kPaddings = "an integer, a list [k, k], \"same\" or \"valid\"";
           auto builder = diags_->report(Diag::InvalidArgumentValue, source(),
@@ -1330,10 +1333,16 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
         }
         instance.samePadding = *text == "same";
         if (*text == "valid") arg.info.dim = dims().constant(0);
-      } else if (module_.types.kind(arg.info.type) == TypeKind::List &&
-                 !sizeFromList(static_cast<BuiltinLayer>(decl), names[i], name, arg.info)) {
-        bound.reset();
-        break;
+      } else if (module_.types.kind(arg.info.type) == TypeKind::List) {
+        DimId width;
+        if (!sizeFromList(static_cast<BuiltinLayer>(decl), names[i], name, arg.info, width)) {
+          bound.reset();
+          break;
+        }
+        if (width.isValid()) {
+          instance.widths.resize(i);
+          instance.widths.push_back(width);
+        }
       } else {
         const TypeStore::Node& t = module_.types.node(arg.info.type);
         bool lenient = module_.types.isLenient(arg.info.type);
@@ -1374,7 +1383,8 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
     }
   }
   if (bound && builtin &&
-      !checkBuiltinLayerArgs(*this, static_cast<BuiltinLayer>(decl), call, *bound)) {
+      !checkBuiltinLayerArgs(*this, static_cast<BuiltinLayer>(decl), call, *bound,
+                             instance.widths)) {
     bound.reset();
   }
   if (letName.isValid() && ctx_.callable >= 0) {

@@ -402,7 +402,7 @@ class Checker {
   std::optional<int64_t> constantCallValue(NodeId call) const;
   void checkLoopBody(NodeId body, NodeId condition = {});
   bool sizeFromList(BuiltinLayer layer, std::string_view param, std::string_view callee,
-                    ExprInfo& value);
+                    ExprInfo& value, DimId& width);
   /// Binds every size variable of `type` that `bindings` lacks to `?`, so that
   /// a callee's variable names never leak into the caller's types.
   void bindRemainingToUnknown(TypeId type, std::unordered_map<uint32_t, DimId>& bindings);
@@ -551,8 +551,9 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
 /// Checks the constant arguments of an instantiation of builtin `layer` that
 /// its torch.nn constructor would reject (Dropout(2.0), a `groups` that does
 /// not divide the channels, ...). False after a diagnostic.
+/// `widths`: the instance's sizes given per dimension (InstanceInfo::widths).
 bool checkBuiltinLayerArgs(Checker& checker, BuiltinLayer layer, NodeId call,
-                           std::vector<BoundArg>& args);
+                           std::vector<BoundArg>& args, std::span<const DimId> widths);
 /// A constructor argument of builtin `layer` that torch.nn would reject:
 /// the parameter, what it must be, and its value as written.
 struct LayerArgProblem {
@@ -561,9 +562,11 @@ struct LayerArgProblem {
   std::string value;
 };
 /// The first problem with the integer arguments `values` (one per
-/// constructor parameter, nullopt when not a known integer), if any.
+/// constructor parameter, nullopt when not a known integer), if any; then
+/// with `widths` (the same, with the widths of sizes given per dimension).
 std::optional<LayerArgProblem> builtinLayerArgProblem(
-    BuiltinLayer layer, std::span<const std::optional<int64_t>> values);
+    BuiltinLayer layer, std::span<const std::optional<int64_t>> values,
+    std::span<const std::optional<int64_t>> widths = {});
 /// Types `instance(x)` for an instance of a builtin layer.
 ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, NodeId call,
                              std::vector<ExprInfo>& inputs);

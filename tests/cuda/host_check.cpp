@@ -869,6 +869,8 @@ void test_conv() {
   conv_case<5, 5, 3, 3, 1, 1, 2, 2, 2, 2, 5>(rng, seq, 2, 8, 9);    // depthwise dilated
   conv_case<8, 12, 3, 3, 1, 1, 2, 2, 2, 2, 4>(rng, seq, 2, 7, 8);   // grouped, dilated
   conv_case<4, 8, 2, 3, 1, 2, 0, 1, 2, 1, 2>(rng, seq, 1, 6, 9);    // grouped, asymmetric
+  conv_case<5, 6, 1, 7, 1, 1, 0, 3, 1, 1, 1>(rng, seq, 2, 4, 9);    // Inception's 1x7
+  conv_case<6, 5, 7, 1, 2, 1, 3, 0, 1, 1, 1>(rng, seq, 1, 9, 4);    // 7x1, stride 2x1
   conv_case<5, 10, 3, 3, 1, 1, 0, 0, 1, 1, 5>(rng, seq, 2, 5, 5);   // channel multiplier 2
   conv_case<3, 7, 7, 7, 2, 2, 3, 3, 1, 1, 1>(rng, seq, 1, 15, 13);  // 7x7 stem, K = 147
   conv_case<16, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1>(rng, seq, 1, 13, 12);  // K = 144, M = 156

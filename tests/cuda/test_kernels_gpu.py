@@ -43,6 +43,8 @@ CONV_GEOMS = (
     (8, 12, 3, 3, 1, 1, 2, 2, 2, 2, 4),     # grouped, dilated
     (5, 10, 3, 3, 1, 1, 0, 0, 1, 1, 5),     # channel multiplier 2
     (3, 64, 7, 7, 2, 2, 3, 3, 1, 1, 1),     # 7x7 stem, K = 147
+    (16, 24, 1, 7, 1, 1, 0, 3, 1, 1, 1),    # Inception's factorized 1x7
+    (24, 16, 7, 1, 2, 1, 3, 0, 1, 1, 1),    # and 7x1, strided in height only
 )
 BATCHES = (1, 2, 3, 4, 5, 6, 7, 8, 9, 64, 130)
 BIG_BATCHES = (1, 8, 64)

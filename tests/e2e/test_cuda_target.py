@@ -186,6 +186,46 @@ layer Big(w: TernaryTensor<trit, [4194304, 4]>, v: TernaryTensor<trit, [8, 4]>,
         raise AssertionError("launchers past the kernels' limits: %s" % big)
 
 
+def test_non_square_convolutions_get_launchers(ctx):
+    """Sizes per dimension reach the kernels: TernaryConv2d(8, 16, [1, 7], padding=[0, 3])
+    and a 7x1 strided in height only, and the functional conv2d of a [16, 16, 1, 3] weight
+    with padding=[0, 1], each get the launcher tritonrt.cuda asks for (named from the
+    module's kernel_size, stride and padding tuples, or the filter and the call's sizes)."""
+    src = """
+layer Net(w: TernaryTensor<trit, [16, 16, 1, 3]>,
+          x: Tensor<float32, [?, 8, 12, 12]>) -> Tensor<float32, [?, 16, 6, 12]> {
+    let a = TernaryConv2d(8, 16, [1, 7], padding=[0, 3])
+    let b = TernaryConv2d(16, 16, [7, 1], stride=[2, 1], padding=[3, 0])
+    let h = relu(b(relu(a(x))))
+    return conv2d(h, w, padding=[0, 1])
+}
+"""
+    ctx.count += 1
+    outdir = os.path.join(ctx.workdir, "nonsquare%d" % ctx.count)
+    os.makedirs(outdir)
+    tri = os.path.join(outdir, "net.tri")
+    with open(tri, "w") as f:
+        f.write(src)
+    py = os.path.join(outdir, "net.py")
+    proc = subprocess.run([ctx.tritonc, "compile", tri, "-O2", "-o", py, "--target", "cuda",
+                           "--nvcc", "/nonexistent/nvcc", "--no-cache"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise AssertionError("tritonc failed (%d): %s" % (proc.returncode, proc.stderr))
+    found = set(launchers(open(os.path.join(outdir, "net_kernels.cu")).read()))
+    model = gen.entry(gen.load(py))()
+    want = [cuda.conv2d_symbol(torch.float32, m.in_channels, m.out_channels, m.kernel_size,
+                               m.stride, m.padding, m.dilation, m.groups, "relu")
+            for m in (model.a, model.b)]
+    want.append(cuda.conv2d_symbol(torch.float32, 16, 16, (1, 3), (1, 1), (0, 1), (1, 1), 1,
+                                   "none"))
+    if want[0].find("k1x7_s1x1_p0x3") < 0 or want[1].find("k7x1_s2x1_p3x0") < 0:
+        raise AssertionError("the modules' sizes: %s" % want)
+    missing = [w for w in want if w not in found]
+    if missing:
+        raise AssertionError("no launcher for %s (found %s)" % (missing, sorted(found)))
+
+
 def test_cuda_module_runs_reference_path_on_cpu(ctx):
     for name in ("mnist_mlp", "resnet_block", "tutorial_cnn"):
         py, _, _ = compile_cuda(ctx, name, "-O2", "--nvcc", "/nonexistent/nvcc")
@@ -707,6 +747,7 @@ def main():
     tests = [make_coverage_test(n) for n in gen.EXAMPLES]
     tests += [test_functional_convolutions_get_launchers,
               test_products_past_the_kernels_limits_get_no_launcher,
+              test_non_square_convolutions_get_launchers,
               test_cuda_module_runs_reference_path_on_cpu,
               test_no_nvcc_says_so_and_writes_the_source, test_failed_nvcc_writes_nothing,
               test_unwritable_outputs_are_not_blamed_on_nvcc, test_nvcc_is_found_on_path,

@@ -2868,6 +2868,80 @@ layer Net(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
         check_close(module.L()(x), x * (1 / 8) * 16, level + ": created")
 
 
+def test_non_square_sizes_match_torch(ctx):
+    """Built-in layers' sizes per dimension (`TernaryConv2d(c, o, [1, k], padding=[0, k / 2])`,
+    Inception's factorized 7x7; `MaxPool2d([3, 1], stride=[2, 1])`, `AdaptiveAvgPool2d([2, 1])`)
+    are torch.nn's tuples: weights [o, c, 1, k] and [o, o, k, 1], the output sizes per
+    dimension, the same values and gradients as the hand-written module in training and
+    evaluation, and packing keeps the evaluation outputs, at every level (also with `k` given
+    another value). Non-square pairs were rejected before."""
+    src = """
+layer Factorized(c: int, o: int, k: int = 7,
+                 x: Tensor<float32, [?, c, 16, 16]>) -> Tensor<float32, [?, o, 2, 1]> {
+    let row = TernaryConv2d(c, o, [1, k], padding=[0, k / 2])
+    let col = Conv2d(o, o, kernel_size=[k, 1], padding=[k / 2, 0], bias=false)
+    let bn = BatchNorm2d(o)
+    let pool = MaxPool2d([3, 1], stride=[2, 1], padding=[1, 0])
+    let avg = AvgPool2d(kernel_size=[1, 2])
+    let head = AdaptiveAvgPool2d([2, 1])
+    let h = relu(bn(col(row(x))))
+    return head(avg(pool(h)))
+}
+"""
+
+    class Ref(nn.Module):
+        def __init__(self, c, o, k):
+            super().__init__()
+            self.k = k
+            self.row = nn.Conv2d(c, o, (1, k), padding=(0, k // 2), bias=False)
+            self.col = nn.Conv2d(o, o, (k, 1), padding=(k // 2, 0), bias=False)
+            self.bn = nn.BatchNorm2d(o)
+
+        def forward(self, x):
+            # TernaryConv2d: absmean-quantized weight, straight-through gradient
+            w = self.row.weight
+            w = w + (absmean(w) - w).detach()
+            h = F.conv2d(x, w, self.row.bias, 1, (0, self.k // 2))
+            h = F.relu(self.bn(self.col(h)))
+            h = F.max_pool2d(h, (3, 1), (2, 1), (1, 0))
+            return F.adaptive_avg_pool2d(F.avg_pool2d(h, (1, 2)), (2, 1))
+
+    g = torch.Generator().manual_seed(42)
+    x = torch.randn(3, 4, 16, 16, generator=g)
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        for k in (7, 3):
+            what = "%s, k=%d" % (level, k)
+            torch.manual_seed(1)
+            m = module.Factorized(4, 6, k=k)
+            shapes = {key: tuple(v.shape) for key, v in m.state_dict().items()}
+            if shapes["row.weight"] != (6, 4, 1, k) or shapes["col.weight"] != (6, 6, k, 1):
+                raise AssertionError("%s: weight shapes %s" % (what, shapes))
+            ref = Ref(4, 6, k)
+            ref.load_state_dict(m.state_dict())
+            for mode in ("train", "eval"):
+                getattr(m, mode)()
+                getattr(ref, mode)()
+                xa = x.clone().requires_grad_(True)
+                xb = x.clone().requires_grad_(True)
+                y, want = m(xa), ref(xb)
+                if tuple(y.shape) != (3, 6, 2, 1):
+                    raise AssertionError("%s %s: output %s" % (what, mode, tuple(y.shape)))
+                check_close(y, want, "%s %s: output" % (what, mode))
+                (y * torch.arange(6.0).view(1, 6, 1, 1)).sum().backward()
+                (want * torch.arange(6.0).view(1, 6, 1, 1)).sum().backward()
+                check_close(xa.grad, xb.grad, "%s %s: input gradient" % (what, mode))
+                check_close(m.row.weight.grad, ref.row.weight.grad,
+                            "%s %s: latent weight gradient" % (what, mode))
+                m.zero_grad()
+                ref.zero_grad()
+            m.eval()
+            with torch.no_grad():
+                before = m(x)
+                tritonrt.pack(m)
+                check_close(m(x), before, what + ": packed")
+
+
 def test_several_results_are_a_list(ctx):
     """A layer with two heads returns a list (`return [a, b]`, no result type: docs/pytorch.md
     "Several results"); forward returns a Python list, a caller indexes it, and the
@@ -4724,6 +4798,7 @@ def all_tests():
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
               test_gelu_trains_under_token_mixing, test_fn_batch_norm_without_the_training_flag,
               test_defaults_computed_from_other_hyperparameters, test_several_results_are_a_list,
+              test_non_square_sizes_match_torch,
               test_one_sub_module_name_in_exclusive_branches,
               test_reassigned_variable_is_checked_at_O0, test_bool_tensors_combine_element_wise,
               test_constants_computed_by_fns, test_quantize_semantics_agree_across_levels,

@@ -138,6 +138,15 @@ struct InstanceInfo {
   std::vector<bool> defaulted;
   /// Conv2d/TernaryConv2d(..., padding="same"): the output keeps the input's size.
   bool samePadding = false;
+  /// Built-in layers' sizes given per dimension (`kernel_size=[1, 7]`): the
+  /// width by constructor parameter, like `args` (whose value is the height);
+  /// shorter, or invalid, where one size is both.
+  std::vector<DimId> widths;
+  /// Parameter `i`'s width: `widths[i]` where a pair gave one, else `args[i]`.
+  DimId width(size_t i) const {
+    if (i < widths.size() && widths[i].isValid()) return widths[i];
+    return i < args.size() ? args[i] : DimId{};
+  }
 };
 
 /// How one call's arguments bound to the callee's parameters, so that later
