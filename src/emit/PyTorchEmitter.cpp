@@ -2394,8 +2394,11 @@ std::string Emitter::opExpr(OpId id) {
     }
     case OpKind::ShapeDim: return fmt::format("{}.shape[{}]", a(0), o.intAttr);
     case OpKind::List: {
+      // An element needs no parentheses of its own (`[0, k // 2]`).
       std::string out = "[";
-      for (size_t i = 0; i < operands.size(); ++i) out += (i ? ", " : "") + a(i);
+      for (size_t i = 0; i < operands.size(); ++i) {
+        out += (i ? ", " : "") + unparenthesized(a(i), std::string::npos);
+      }
       return out + "]";
     }
     case OpKind::ShapeOf: return fmt::format("list({}.shape)", a(0));

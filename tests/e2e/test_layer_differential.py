@@ -515,10 +515,23 @@ class RLayerNorm:
 
 
 def conv_keywords(stride, padding, groups):
-    """The keyword arguments of a convolution that differ from the defaults (1, 0, 1)."""
+    """The keyword arguments of a convolution that differ from the defaults (1, 0, 1); a
+    padding per dimension (a tuple) is written as a list."""
     out = ", stride=%d" % stride if stride != 1 else ""
-    out += ", padding=%d" % padding if padding else ""
+    if isinstance(padding, tuple):
+        out += ", padding=[%d, %d]" % padding
+    else:
+        out += ", padding=%d" % padding if padding else ""
     return out + (", groups=%d" % groups if groups != 1 else "")
+
+
+def kernel_text(k):
+    """A kernel size as the source writes it: 3, or [1, 5] per dimension."""
+    return "[%d, %d]" % k if isinstance(k, tuple) else "%d" % k
+
+
+def kernel_hw(k):
+    return k if isinstance(k, tuple) else (k, k)
 
 
 class _RWeighted:
@@ -555,7 +568,8 @@ class RConv(_RWeighted):
         self.bias, self.ternary, self.method = bias, ternary, method
 
     def keys(self, hv):
-        return self._keys([self.o.v(hv), self.i.v(hv) // self.groups, self.k, self.k], hv)
+        return self._keys([self.o.v(hv), self.i.v(hv) // self.groups] + list(kernel_hw(self.k)),
+                          hv)
 
     def call(self, R, pre, x):
         w = self._weight(R, pre)
@@ -1448,7 +1462,19 @@ class Gen:
             pad, stride = k // 2, 1
         return k, stride, pad
 
+    def factorized(self, k, stride, pad):
+        """Sometimes a size-keeping 3x3 becomes Inception's factorized 1xk or kx1 (sizes per
+        dimension, which keep the spatial size too)."""
+        if k != 3 or stride != 1 or pad != 1 or not self.chance(0.3):
+            return k, pad
+        n = self.rng.choice([3, 5])
+        if self.chance(0.5):
+            return (1, n), (0, n // 2)
+        return (n, 1), (n // 2, 0)
+
     def out_hw(self, sc, cur, k, stride, pad):
+        if isinstance(k, tuple):
+            return cur.dims[2]  # factorized: the size is kept
         hw = sc.v(cur.dims[2])
         n = (hw + 2 * pad - k) // stride + 1
         if n == hw:
@@ -1472,6 +1498,7 @@ class Gen:
         r = self.rng
         i, o = cur.dims[1], self.out_ch(sc, cur)
         k, stride, pad = self.conv_params(sc, cur)
+        k, pad = self.factorized(k, stride, pad)
         g = self.groups_for(sc, i, o)
         ternary = self.on("stdlib") and (not self.on("builtin") or self.chance(0.6))
         if not ternary and not self.on("builtin"):
@@ -1479,7 +1506,7 @@ class Gen:
         bias = self.chance(0.3 if ternary else 0.7)
         method = "threshold" if ternary and self.on("threshold") and self.chance(0.15) \
             else "absmean"
-        args = "%s, %s, %d" % (i.text, o.text, k) + conv_keywords(stride, pad, g)
+        args = "%s, %s, %s" % (i.text, o.text, kernel_text(k)) + conv_keywords(stride, pad, g)
         if bias != (not ternary):
             args += ", bias=%s" % ("true" if bias else "false")
         if method != "absmean":
@@ -1523,8 +1550,10 @@ class Gen:
         else:
             o = self.out_ch(sc, cur)
             k, stride, pad = self.conv_params(sc, cur)
+            k, pad = self.factorized(k, stride, pad)
             g = self.groups_for(sc, i, o)
-            w = sc.weight("cw", True, [o, i // g if g != 1 else i, lit(k), lit(k)],
+            kh, kw = kernel_hw(k)
+            w = sc.weight("cw", True, [o, i // g if g != 1 else i, lit(kh), lit(kw)],
                           self.tinit())
             args = ""
             b = None
