@@ -1491,6 +1491,19 @@ bool Parser::expectStatementEnd(NodeId statement) {
       return false;
     }
   }
+  // `relu(sigmoid(x)))`: one closer too many (the one missing an opener is
+  // the mistake, or the opener is).
+  if (at(TokenKind::RParen) || at(TokenKind::RBracket)) {
+    bool paren = at(TokenKind::RParen);
+    error(Diag::UnmatchedClosing, tokens_.range(pos_), paren ? "')'" : "']'",
+          paren ? "'('" : "'['");
+    return false;
+  }
+  // Python's `a if c else b` and C's `c ? a : b`.
+  if (at(TokenKind::KwIf) || at(TokenKind::Question)) {
+    error(Diag::ConditionalExpression, tokens_.range(pos_));
+    return false;
+  }
   error(Diag::ExpectedStatementEnd, tokens_.range(pos_), describe(pos_));
   return false;
 }
@@ -1503,6 +1516,25 @@ NodeId Parser::parseLet() {
 
 bool Parser::declarationHabit() {
   std::string_view word = tokens_.spelling(pos_);
+  // C's `int y = n * 2`: the type first, no 'let'.
+  static constexpr std::pair<std::string_view, std::string_view> kCTypes[] = {
+      {"int", "int"},         {"float", "float"},       {"double", "float32"},
+      {"long", "int64"},      {"bool", "bool"},         {"int8", "int8"},
+      {"int16", "int16"},     {"int32", "int32"},       {"int64", "int64"},
+      {"float16", "float16"}, {"float32", "float32"},   {"float64", "float32"},
+      {"bfloat16", "bfloat16"}};
+  for (const auto& [c, dsl] : kCTypes) {
+    if (word != c || peekKind(1) != TokenKind::Identifier ||
+        tokens_.hasNewlineBefore(TokenId{pos_.index + 1}) ||
+        (peekKind(2) != TokenKind::Equal && peekKind(2) != TokenKind::Semicolon)) {
+      continue;
+    }
+    error(Diag::TypeBeforeName, tokens_.range(pos_), dsl,
+          tokens_.spelling(TokenId{pos_.index + 1}));
+    consume();
+    panic_ = false;
+    return true;
+  }
   if ((word != "var" && word != "val" && word != "const" && word != "auto") ||
       peekKind(1) != TokenKind::Identifier || tokens_.hasNewlineBefore(TokenId{pos_.index + 1}) ||
       (peekKind(2) != TokenKind::Equal && peekKind(2) != TokenKind::Colon)) {
@@ -1545,6 +1577,12 @@ NodeId Parser::parseLetAfterKeyword() {
     type = parseTypeWithoutColon();
   }
   if (!panic_ && (splitEqual_ || !startsNewStatement()) && consumeEqual()) {
+    init = parseExpression();
+  } else if (!panic_ && !type.isValid() && !atEnd() && !newlineBefore() &&
+             (startsOperand(peekKind()) || at(TokenKind::LParen) || at(TokenKind::LBracket))) {
+    // `let y relu(x)`: the '=' is missing (reported; parsed as if written).
+    errorAndGoOn(Diag::ExpectedToken, expectedAt(pos_),
+                 fmt::format("'=' after 'let {}'", tokens_.spelling(name)), describe(pos_));
     init = parseExpression();
   }
   return add2(NodeKind::Let, name, type, init);

@@ -1613,6 +1613,18 @@ void Checker::checkAssign(NodeId assign) {
           break;
         default: break;
       }
+      // `mean = sum(x, dim=0)` without 'let': a `let` may take a builtin
+      // function's name (the local hides it), so the note writes it, and the
+      // name is that local from here on, its uses not errors too.
+      if (what != nullptr && s.kind == SymbolKind::Builtin && target == base &&
+          op == TokenKind::Equal && (ctx_.callable >= 0 || ctx_.isMain)) {
+        auto builder = diags_->report(Diag::CannotAssign, source(), rangeOf(target), what,
+                                      spelling(name));
+        builder.note(Note::DeclareWithLet, source(), rangeOf(target), spelling(name));
+        ExprInfo value = checkExpr(valueNode);
+        declare(Symbol{SymbolKind::Local, name, assign, value.type, 0}, target);
+        return;
+      }
       if (what != nullptr) {
         report(Diag::CannotAssign, target, what, spelling(name));
         checkExpr(valueNode);
@@ -1637,7 +1649,11 @@ void Checker::checkAssign(NodeId assign) {
         builder.note(Note::DeclareWithLet, source(), rangeOf(target), text);
       }
       ctx_.undeclaredReported.insert(name.index);
-      ExprInfo value = checkExpr(valueNode);
+      // `fc = Linear(4, 4)`: the sub-module is named by the assignment, as
+      // by the `let` the note writes (not a second error, unnamed).
+      ExprInfo value = tree_.kind(valueNode) == NodeKind::Call
+                           ? requireValue(checkCall(valueNode, name), valueNode)
+                           : checkExpr(valueNode);
       declare(Symbol{SymbolKind::Local, name, assign, value.type, 0}, target);
       return;
     }
@@ -1697,6 +1713,17 @@ void Checker::checkAssign(NodeId assign) {
   }
   ExprInfo targetInfo = checkExpr(target);
   ExprInfo value = checkExpr(valueNode);
+  // A value that failed (reported) leaves the local without a known type from
+  // here on, as clang's invalid declarations: what reads it later is not a
+  // second error about its old type.
+  if (tree_.kind(target) == NodeKind::Name && module_.types.kind(value.type) == TypeKind::Error) {
+    uint32_t symbol = module_.nodeSymbol[target.index];
+    if (symbol != kNoSymbol && module_.symbols[symbol].kind == SymbolKind::Local) {
+      module_.symbols[symbol].type = value.type;
+      symbolValue_[symbol] = make(value.type, module_.symbols[symbol].decl);
+    }
+    return;
+  }
   if (op != TokenKind::Equal) {
     std::string_view spellingText = tokens().spelling(tree_.token(assign));
     std::string_view binaryOp = spellingText.substr(0, 1);
@@ -1755,10 +1782,13 @@ void Checker::checkAssign(NodeId assign) {
 // type (`let h = x`: a reassignment may change its sizes).
 std::optional<uint32_t> Checker::untypedLocal(NodeId target) const {
   uint32_t symbol = module_.nodeSymbol[target.index];
-  if (symbol == kNoSymbol || module_.symbols[symbol].kind != SymbolKind::Local ||
-      tree_.childA(module_.symbols[symbol].decl).isValid()) {
+  if (symbol == kNoSymbol || module_.symbols[symbol].kind != SymbolKind::Local) {
     return std::nullopt;
   }
+  // Declared by a `let` without a type, or by an assignment that forgot the
+  // `let` (reported; taken as `let h = ...`).
+  NodeId decl = module_.symbols[symbol].decl;
+  if (tree_.kind(decl) != NodeKind::Assign && tree_.childA(decl).isValid()) return std::nullopt;
   return symbol;
 }
 

@@ -323,12 +323,14 @@ ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
           if (t.kind == TypeKind::Instance || t.kind == TypeKind::BuiltinInstance) {
             result = checkForward(t.ref, call);
             module_.callKind[call.index] = CallKind::Forward;
-          } else if (module_.types.kind(value.type) == TypeKind::Error) {
-            gatherArgs(call);  // reported where the error came from
-            result = make(value.type, call);
+          } else if (module_.types.isLenient(value.type)) {
+            // Reported where the error came from; a `let f` with no value is
+            // UsedBeforeAssigned's (definite assignment), one error.
+            gatherArgs(call);
+            result = make(module_.types.error(), call);
           } else {
-            // A variable, even one of unknown type (`let f` with no value), is
-            // never callable: only layers, instances, fns and builtins are.
+            // A variable is never callable: only layers, instances, fns and
+            // builtins are.
             auto builder = diags_->report(Diag::NotCallable, source(), rangeOf(callee),
                                           spelling(name), fmt(value.type));
             CallArgs args = gatherArgs(call);
