@@ -7,7 +7,7 @@ import math
 import torch
 import torch.nn as nn
 
-from . import cpu, cuda
+from . import cpu, cuda, packing
 from .packing import weight
 
 __all__ = ["TernaryLinear", "TernaryConv2d"]
@@ -53,6 +53,7 @@ class TernaryLinear(nn.Module):
         if method != "absmean":
             self._ternary_methods = {"weight": method}
         self.reset_parameters()
+        self._register_load_state_dict_pre_hook(packing._check_unpacked_state, with_module=True)
 
     def reset_parameters(self):
         _init_like_torch(self.weight, self.bias, self.in_features)
@@ -117,6 +118,7 @@ class TernaryConv2d(nn.Module):
         if method != "absmean":
             self._ternary_methods = {"weight": method}
         self.reset_parameters()
+        self._register_load_state_dict_pre_hook(packing._check_unpacked_state, with_module=True)
 
     def reset_parameters(self):
         fan_in = (self.in_channels // self.groups) * self.kernel_size[0] * self.kernel_size[1]

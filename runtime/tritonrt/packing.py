@@ -602,6 +602,24 @@ def _check_packed_state(module, state_dict, prefix, local_metadata, strict, miss
                        % (key, scale.numel(), tuple(scale.shape)))
 
 
+def _check_unpacked_state(module, state_dict, prefix, local_metadata, strict, missing_keys,
+                          unexpected_keys, error_msgs):
+    """Says what a packed checkpoint loaded into an unpacked module needs (torch alone
+    reports an unexpected ``<name>_scale`` key and a size mismatch, as if the model had
+    other sizes). Registered by TernaryLinear and TernaryConv2d."""
+    if module.__dict__.get("_tritonrt_packed", False):
+        return
+    for name in tuple(getattr(module, "_ternary_weights", ()) or ()):
+        key = prefix + name
+        codes = state_dict.get(key)
+        if key + "_scale" in state_dict and isinstance(codes, torch.Tensor) \
+                and codes.dtype == torch.uint8:
+            error_msgs.append(
+                "tritonrt: %s is a packed ternary weight (uint8 codes and %s_scale) and the "
+                "model is not packed: call tritonrt.pack(model) before load_state_dict, so that "
+                "it holds packed weights too" % (key, key))
+
+
 def pack(module, cache=True):
     """Convert every ternary weight of the module tree to packed form, in place.
 
@@ -642,6 +660,9 @@ def pack(module, cache=True):
         return module
     for m in holders:
         if not getattr(m, "_tritonrt_packed", False):
+            _bake_reparametrizations(m)
+    for m in holders:
+        if not getattr(m, "_tritonrt_packed", False):
             _pack_one(m)
         m._tritonrt_cache_unpacked = bool(cache)
     clear_cache(module)  # the latent weights' quantized values are no longer needed
@@ -659,6 +680,29 @@ def pack(module, cache=True):
         module._tritonrt_refuses_training = module.register_forward_pre_hook(_refuse_training)
     module.eval()
     return module
+
+
+def _bake_reparametrizations(m):
+    """Makes each ternary weight of ``m`` that a reparametrization computes (pruning's mask,
+    ``weight_norm``, ``spectral_norm``, ``torch.nn.utils.parametrize``) a plain parameter
+    holding the value it computes, as ``prune.remove`` and the others' ``remove`` do, so
+    that the packed codes hold the pruned (normalized) values and the state dict holds no
+    float copy (``weight_orig``, ``weight_g``/``weight_v``). Each reparametrization is
+    removed: a packed model is deployed, not trained."""
+    import torch.nn.utils.prune  # noqa: F401 (torch.nn.utils does not import it)
+    from torch.nn.utils import parametrize
+
+    for name in tuple(getattr(m, "_ternary_weights", ()) or ()):
+        if parametrize.is_parametrized(m, name):
+            parametrize.remove_parametrizations(m, name, leave_parametrized=True)
+            continue
+        for hook in list(m._forward_pre_hooks.values()):
+            if getattr(hook, "_tensor_name", None) == name and hasattr(hook, "remove"):
+                torch.nn.utils.prune.remove(m, name)  # a pruning method (or a container)
+            elif type(hook).__name__ == "WeightNorm" and getattr(hook, "name", None) == name:
+                torch.nn.utils.remove_weight_norm(m, name)
+            elif type(hook).__name__ == "SpectralNorm" and getattr(hook, "name", None) == name:
+                torch.nn.utils.remove_spectral_norm(m, name)
 
 
 def _refuse_training(module, inputs):

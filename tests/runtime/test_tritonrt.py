@@ -693,6 +693,65 @@ class PackedModuleTests(unittest.TestCase):
         with torch.no_grad():
             self.assertTrue(torch.equal(copy.deepcopy(m)(x), want))
 
+    def test_pack_bakes_in_reparametrizations(self):
+        # Pruning during QAT, weight_norm, spectral_norm and parametrize compute the weight
+        # in a forward pre-hook (or a property): pack() applies each one, as their remove()
+        # does, so the codes hold the pruned (normalized) values, the state dict holds no
+        # float copy, and the packed model gives the outputs it gave before. Before, pack
+        # succeeded and the first call raised TypeError, writing floats over the codes.
+        import torch.nn.utils.prune as prune
+        from torch.nn.utils import parametrize
+
+        class Halved(nn.Module):
+            def forward(self, w):
+                return w * 0.5
+
+        torch.manual_seed(5)
+        m = nn.Sequential(TernaryLinear(16, 16), nn.ReLU(), TernaryLinear(16, 16), nn.ReLU(),
+                          TernaryLinear(16, 16), nn.ReLU(), TernaryLinear(16, 8))
+        prune.l1_unstructured(m[0], "weight", amount=0.5)
+        torch.nn.utils.weight_norm(m[2], "weight")
+        parametrize.register_parametrization(m[4], "weight", Halved())
+        torch.nn.utils.spectral_norm(m[6], "weight")
+        m.eval()
+        x = torch.randn(5, 16)
+        with torch.no_grad():
+            want = m(x)
+            pack(m)
+            got = m(x)
+            again = m(x)
+        self.assertTrue(torch.equal(got, want))
+        self.assertTrue(torch.equal(again, want))
+        keys = set(m.state_dict())
+        for i in (0, 2, 4, 6):
+            self.assertEqual(m[i].weight.dtype, torch.uint8, i)
+            self.assertIn("%d.weight_scale" % i, keys)
+        self.assertEqual([k for k in keys if k.endswith(("_orig", "_mask", "_g", "_v", "_u"))
+                          or "parametrizations" in k], [])
+        # the pruned half is zero codes
+        q = tritonrt.unpack_ternary(m[0].weight, (16, 16))
+        self.assertGreaterEqual(int((q == 0).sum()), 128)
+
+    def test_packed_checkpoint_into_an_unpacked_model_says_to_pack(self):
+        # torch alone reports an unexpected weight_scale key and a size mismatch, as if the
+        # model had other sizes; the layers add what to do.
+        torch.manual_seed(6)
+        packed = pack(nn.Sequential(TernaryLinear(16, 8), TernaryConv2d(3, 4, 3)))
+        fresh = nn.Sequential(TernaryLinear(16, 8), TernaryConv2d(3, 4, 3))
+        with self.assertRaises(RuntimeError) as caught:
+            fresh.load_state_dict(packed.state_dict())
+        message = str(caught.exception)
+        for key in ("0.weight", "1.weight"):
+            self.assertIn("tritonrt: %s is a packed ternary weight" % key, message)
+        self.assertIn("call tritonrt.pack(model) before load_state_dict", message)
+        pack(fresh).load_state_dict(packed.state_dict())  # what it says works
+        x = torch.randn(2, 16)
+        self.assertTrue(torch.equal(fresh[0](x), packed[0](x)))
+        # an unpacked checkpoint still loads into an unpacked model, and copies keep the hook
+        other = nn.Sequential(TernaryLinear(16, 8), TernaryConv2d(3, 4, 3))
+        other.load_state_dict(copy.deepcopy(other).state_dict())
+        pickle.loads(pickle.dumps(other)).load_state_dict(other.state_dict())
+
     def test_float64_model_packs_exactly(self):
         torch.manual_seed(31)
         m = TutorialMLP().double().eval()
