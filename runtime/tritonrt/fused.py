@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 from . import cpu, cuda
 from .layers import TernaryConv2d
-from .packing import _cached, _compiling, _refuse_training, _stamp, weight
+from .packing import _cached, _compiling, _refuse_training, _stamp, fx_tracing, weight
 
 __all__ = ["ACTIVATIONS", "activation", "fused_matmul", "fused_conv2d", "conv_bn_act", "gelu"]
 
@@ -29,6 +29,8 @@ def _gelu_contiguous_grad(x):
     transposed tensor). A contiguous gradient is read right whatever ``x``'s layout; the hook
     is a no-op (``contiguous()`` returns the tensor itself) where the gradient already is."""
     y = F.gelu(x)
+    if fx_tracing():  # no decision on a Proxy (and no gradient is taken by the tracer)
+        return y
     if y.requires_grad:
         y.register_hook(_contiguous)
     return y
@@ -107,6 +109,10 @@ def fused_matmul(x, w, bias=None, scale=None, act="none", layout="matmul"):
     ``[out, in]`` and the product is ``x @ w^T``. ``scale`` and ``bias`` (tensors or numbers)
     are skipped when ``None``; the scale is applied before the bias.
     """
+    if fx_tracing():  # torch.fx: the steps as written (no decision may read x)
+        y = torch.matmul(x, w) if layout == "matmul" else F.linear(x, w)
+        y = y if scale is None else y * scale
+        return activation(y if bias is None else y + bias, act)
     source = getattr(w, "_tritonrt_source", None)  # a packed weight (tritonrt.weight)
     if source is not None and x.is_cuda and cuda.enabled() and w.dim() >= 1:
         module = source[0]()
@@ -143,6 +149,8 @@ def left_matmul(w, y):
     """``w @ y`` with a ternary matrix ``w`` on the left (token mixing, ``w @ x``; with the
     CUDA target). On CUDA a packed ``w`` runs its kernel on ``y`` transposed (``(y^T @ w^T)^T``,
     the same sums); everywhere else ``w @ y``."""
+    if fx_tracing():
+        return w @ y
     source = getattr(w, "_tritonrt_source", None)  # a packed weight (tritonrt.weight)
     if source is not None and len(source) == 2 and y.is_cuda and cuda.enabled() and \
             w.dim() == 2:
@@ -158,6 +166,8 @@ def stack_item(stack, index):
     the CUDA target). Of a packed weight on its way to ``fused_matmul`` the item remembers
     which one it is, so that the product runs the kernel on the item's packed codes."""
     item = stack[index]
+    if fx_tracing():
+        return item
     source = getattr(stack, "_tritonrt_source", None)
     if source is not None and len(source) == 2 and isinstance(index, int):
         item._tritonrt_source = source + (index,)
@@ -170,6 +180,10 @@ def fused_conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, sca
     convolution of a ternary weight with its epilogue (``bias`` per output channel, added after
     the scale; ``scale`` a number or None). On CUDA, a packed weight runs the CUDA target's
     kernel when the model was compiled with it; everywhere else ``F.conv2d`` (``cpu.conv2d``)."""
+    if fx_tracing():
+        y = F.conv2d(x, w, None, stride, padding, dilation, groups)
+        y = y if scale is None else y * scale
+        return activation(y if bias is None else y + bias.reshape(-1, 1, 1), act)
     source = getattr(w, "_tritonrt_source", None)  # a packed weight (tritonrt.weight)
     if source is not None and len(source) == 2 and x.is_cuda and cuda.enabled() and w.dim() == 4:
         module = source[0]()
@@ -427,6 +441,9 @@ def conv_bn_act(conv, bn, x, act="none"):
     own ``forward``) or with forward hooks are always called as modules, so that what they
     add is not skipped.
     """
+    if fx_tracing():  # torch.fx: the modules called, as written (call_module nodes)
+        y = conv(x)
+        return activation(y if bn is None else bn(y), act)
     dtype = _state_dtype(conv)
     if dtype is not None and dtype != x.dtype and x.is_floating_point():
         # A float input of another dtype than the model's (see run_layer).

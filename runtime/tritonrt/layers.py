@@ -59,7 +59,8 @@ class TernaryLinear(nn.Module):
         _init_like_torch(self.weight, self.bias, self.in_features)
 
     def forward(self, x):
-        if x.is_cuda and cuda.enabled():  # packed weights: the CUDA target's kernel
+        # packed weights: the CUDA target's kernel (not in a torch.fx trace: no decision on x)
+        if not packing.fx_tracing() and x.is_cuda and cuda.enabled():
             y = cuda.packed_linear(self, "weight", x, kn=False, bias=self.bias)
             if y is not None:
                 return y
@@ -125,7 +126,8 @@ class TernaryConv2d(nn.Module):
         _init_like_torch(self.weight, self.bias, fan_in)
 
     def forward(self, x):
-        if x.is_cuda and cuda.enabled():  # packed weights: the CUDA target's kernel
+        # packed weights: the CUDA target's kernel (not in a torch.fx trace: no decision on x)
+        if not packing.fx_tracing() and x.is_cuda and cuda.enabled():
             y = cuda.packed_conv2d(self, x)
             if y is not None:
                 return y

@@ -19,8 +19,14 @@ import warnings
 import weakref
 
 import torch
+import torch.fx
 
 from .quant import _as_shape, _prod, ternary_quantize, ternary_quantize_parts
+
+# Under torch.fx.symbolic_trace a weight's quantization is one node of the graph (a call of
+# tritonrt.quant.ternary_quantize on the latent parameter): its scale is a reduction whose
+# value no trace can know.
+torch.fx.wrap("ternary_quantize")
 
 __all__ = ["pack_ternary", "unpack_ternary", "weight", "pack", "unpack", "is_packed",
            "packed_shape", "packed_by_columns", "packed_by_last_dim"]
@@ -183,9 +189,20 @@ def is_packed(module):
                for m in module.modules())
 
 
+def fx_tracing():
+    """Whether ``torch.fx.symbolic_trace`` is tracing the code: tensors are Proxies then,
+    whose dtype, device and sizes are not known (no Python decision may depend on them)."""
+    fx = getattr(torch, "fx", None)
+    trace = getattr(getattr(fx, "_symbolic_trace", None), "is_fx_tracing", None)
+    return bool(trace()) if trace is not None else False
+
+
 def _compiling():
-    """Whether torch.compile, torch.jit.trace or torch.jit.script is capturing the code (the
-    cache and the oneDNN kernels are skipped then: plain tensor code, standard ops)."""
+    """Whether torch.compile, torch.jit.trace, torch.jit.script or torch.fx is capturing the
+    code (the cache and the oneDNN kernels are skipped then: plain tensor code, standard
+    ops)."""
+    if fx_tracing():
+        return True
     jit = getattr(torch, "jit", None)
     if jit is not None and (jit.is_scripting() or jit.is_tracing()):
         return True

@@ -713,6 +713,9 @@ class Emitter {
   std::unordered_set<uint32_t> dead_;  ///< pure ops whose results nothing emitted reads
   std::string shapeHint_;  ///< a weight's declared shape, for creation calls without one
   std::unordered_map<uint32_t, uint32_t> useCounts_;  ///< per value, in the function emitted
+  /// Per ShapeOf value, its uses that read one size (`s[0]`): when they are all its uses,
+  /// it is written `x.shape`, not `list(x.shape)` (torch.fx traces no list of a Proxy).
+  std::unordered_map<uint32_t, uint32_t> shapeElementUses_;
   /// (block << 32 | value) -> position in the block of the last op using the
   /// value there (a use inside an op's regions counts at that op).
   std::unordered_map<uint64_t, uint32_t> lastUse_;
@@ -1656,6 +1659,7 @@ void Emitter::emitBlock(BlockId block, int depth) {
                  (ctx_ == Context::Forward || ctx_ == Context::Apply || ctx_ == Context::Fn);
   if ((options_.inlineSingleUse || options_.returnDirectly) && !b.parent.isValid()) {
     useCounts_.clear();
+    shapeElementUses_.clear();
     lastUse_.clear();
     std::vector<uint32_t> used;
     countUses(block, used);
@@ -2303,9 +2307,17 @@ void Emitter::countUses(BlockId block, std::vector<uint32_t>& used) {
   const Block& b = m_.blocks[block.index];
   for (size_t i = 0; i < b.ops.size(); ++i) {
     size_t from = used.size();
-    for (ValueId v : m_.operands(b.ops[i])) {
+    std::span<const ValueId> operands = m_.operands(b.ops[i]);
+    for (size_t j = 0; j < operands.size(); ++j) {
+      ValueId v = operands[j];
       ++useCounts_[v.index];
       used.push_back(v.index);
+      OpId def = m_.values[v.index].def;
+      if (j == 0 && def.isValid() && m_.op(def).kind == OpKind::ShapeOf &&
+          m_.op(b.ops[i]).kind == OpKind::Index && m_.ints(b.ops[i]).size() == 1 &&
+          m_.ints(b.ops[i])[0] == -1) {
+        ++shapeElementUses_[v.index];
+      }
     }
     for (BlockId region : m_.regionsOf(b.ops[i])) {
       if (region.isValid()) countUses(region, used);
@@ -2401,7 +2413,15 @@ std::string Emitter::opExpr(OpId id) {
       }
       return out + "]";
     }
-    case OpKind::ShapeOf: return fmt::format("list({}.shape)", a(0));
+    case OpKind::ShapeOf: {
+      // Only its sizes read (`t[0]`, `t[1]`): the torch.Size itself, as hand-written code
+      // reads `x.shape[0]` (and torch.fx can trace it).
+      auto uses = useCounts_.find(m_.result(id).index);
+      auto elements = shapeElementUses_.find(m_.result(id).index);
+      bool sizesOnly = uses != useCounts_.end() && elements != shapeElementUses_.end() &&
+                       elements->second == uses->second;
+      return sizesOnly ? a(0) + ".shape" : fmt::format("list({}.shape)", a(0));
+    }
     case OpKind::TransposeAll: {
       TypeId t = m_.typeOf(operands[0]);
       if (m_.types.node(t).rankKnown && m_.types.shape(t).size() <= 2) {
@@ -2709,9 +2729,24 @@ std::string Emitter::builtinExpr(OpId id) {
   };
   std::string device = deviceArg();
   std::string created = dtypeArg(resultType) + device;  // for float32 creations
+  // In a body whose inputs anchor the device: `x.new_zeros(shape)` (the dtype given when
+  // it is not x's), as hand-written code creates beside an input; torch.fx traces it with
+  // sizes read from inputs, where it cannot trace torch.zeros.
+  auto beside = [&](const char* method) -> std::optional<std::string> {
+    if (deviceAnchor_.empty() || device != ", device=" + deviceAnchor_ + ".device" ||
+        !resultType.isValid() || !m_.types.isTensor(resultType)) {
+      return std::nullopt;
+    }
+    std::string dtype = resultDType == deviceAnchor_ + ".dtype" ? "" : ", dtype=" + resultDType;
+    return fmt::format("{}.{}({}{})", deviceAnchor_, method, shape, dtype);
+  };
   switch (fn) {
-    case BuiltinFn::Zeros: return fmt::format("torch.zeros({}{})", shape, created);
-    case BuiltinFn::Ones: return fmt::format("torch.ones({}{})", shape, created);
+    case BuiltinFn::Zeros:
+      if (auto out = beside("new_zeros")) return *out;
+      return fmt::format("torch.zeros({}{})", shape, created);
+    case BuiltinFn::Ones:
+      if (auto out = beside("new_ones")) return *out;
+      return fmt::format("torch.ones({}{})", shape, created);
     case BuiltinFn::Randn: return fmt::format("torch.randn({}{})", shape, created);
     case BuiltinFn::Rand: return fmt::format("torch.rand({}{})", shape, created);
     case BuiltinFn::KaimingUniform:

@@ -2942,6 +2942,49 @@ layer Factorized(c: int, o: int, k: int = 7,
                 check_close(m(x), before, what + ": packed")
 
 
+def test_torch_fx_traces_the_examples(ctx):
+    """torch.fx.symbolic_trace (what torchvision's feature extraction and FX quantization run
+    on) traces the generated modules from -O1 on (-O0's run-time shape checks are Python
+    decisions on sizes, which FX cannot trace): a ternary weight's quantization is one node,
+    the fused ops take their written steps, a shape read for its sizes is `x.shape`, a
+    created tensor is `x.new_zeros(...)`; the traced graph computes what the module does in
+    evaluation and training, and a latent weight gets its gradient through it. (Every example
+    with ternary weights failed to trace before.)"""
+    import torch.fx
+    for name in ("mnist_mlp", "resnet_block", "mobilenet_v2", "vit_base", "transformer_block"):
+        for level in ("-O1", "-O2", "-Os"):
+            what = "%s %s" % (name, level)
+            module = load(ctx.compile(os.path.join(REPO, "examples", name + ".tri"), level,
+                                      "--no-cache"))
+            torch.manual_seed(3)
+            model = entry(module)(**example_kwargs(name))
+            traced = torch.fx.symbolic_trace(model)
+            (x,) = example_input(name)
+            for mode in ("eval", "train"):
+                model.train(mode == "train")
+                traced.train(mode == "train")
+                torch.manual_seed(4)
+                want = model(x)
+                torch.manual_seed(4)
+                got = traced(x)
+                check_close(got, want, "%s %s: traced output" % (what, mode))
+            model.zero_grad()
+            traced(x).float().square().mean().backward()
+            latent = [p for n, p in traced.named_parameters()
+                      if n.rsplit(".", 1)[-1] in _ternary_names(model, n)]
+            if not latent or any(p.grad is None or not p.grad.abs().sum() > 0 for p in latent):
+                raise AssertionError("%s: a latent ternary weight has no gradient through the "
+                                     "traced graph" % what)
+
+
+def _ternary_names(model, qualified):
+    """The ternary weight names of the sub-module that parameter `qualified` belongs to."""
+    owner = model
+    for part in qualified.split(".")[:-1]:
+        owner = getattr(owner, part)
+    return tuple(getattr(owner, "_ternary_weights", ()) or ())
+
+
 def test_several_results_are_a_list(ctx):
     """A layer with two heads returns a list (`return [a, b]`, no result type: docs/pytorch.md
     "Several results"); forward returns a Python list, a caller indexes it, and the
@@ -4798,7 +4841,7 @@ def all_tests():
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
               test_gelu_trains_under_token_mixing, test_fn_batch_norm_without_the_training_flag,
               test_defaults_computed_from_other_hyperparameters, test_several_results_are_a_list,
-              test_non_square_sizes_match_torch,
+              test_non_square_sizes_match_torch, test_torch_fx_traces_the_examples,
               test_one_sub_module_name_in_exclusive_branches,
               test_reassigned_variable_is_checked_at_O0, test_bool_tensors_combine_element_wise,
               test_constants_computed_by_fns, test_quantize_semantics_agree_across_levels,
