@@ -13,7 +13,7 @@ from .fused import (ACTIVATIONS, activation, conv_bn_act, float_dtype, fused_con
                     run_layer, stack_item)
 from .layers import TernaryConv2d, TernaryLinear
 from .loader import CompileError, CompilerWarning, compile_model, find_tritonc, load, output_dir
-from .packing import (clear_cache, is_packed, pack, pack_ternary, packed_by_columns,
+from .packing import (clear_cache, fx_tracing, is_packed, pack, pack_ternary, packed_by_columns,
                       packed_by_last_dim, packed_rows_shape, packed_shape, unpack,
                       unpack_ternary, weight)
 from .quant import (
@@ -50,6 +50,7 @@ __all__ = [
     "float_dtype",
     "fused_conv2d",
     "fused_matmul",
+    "fx_tracing",
     "gelu",
     "int_linear",
     "int_matmul",
