@@ -211,8 +211,10 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
     return;  // this body's earlier use was reported
   }
   std::string text(spelling(name));
-  // Python's spellings of the keyword constants.
+  // Python's spellings of the keyword constants (not again in the arguments of a PyTorch
+  // call, `nn.ReLU(inplace=True)`, whose rewrite already spells them).
   if (std::optional<std::string_view> fix = pythonConstantFix(text)) {
+    if (foreignArgs_ > 0) return;
     diags_->report(Diag::UndefinedName, source(), rangeOf(node), text).note(Note::DidYouMean, source(), rangeOf(node), *fix);
     return;
   }
@@ -2835,7 +2837,7 @@ ExprInfo Checker::checkIndex(NodeId node) {
   }
   std::span<const DimId> shape = ts.shape(base.type);
   if (indices.size() > shape.size()) {
-    report(Diag::DimOutOfRange, node, static_cast<int64_t>(indices.size() - 1), shape.size());
+    report(Diag::TooManyIndices, node, static_cast<int64_t>(indices.size()), shape.size());
     return make(ts.error(), node);
   }
   std::vector<DimId> result;
@@ -2980,17 +2982,35 @@ bool Checker::reportForeignMember(NodeId node, NodeId call) {
   if (library == nullptr) {
     return false;
   }
+  if (call.isValid()) foreignCalls_.insert(call.index);  // its arguments' True/False: below
   std::string_view member = tokens().spelling(tree_.token(node));
   auto builder = diags_->report(Diag::ForeignName, source(), rangeOf(node), textOf(node), library);
   if (std::optional<std::string_view> name = dslNameForForeign(member)) {
     // `nn.Linear(784, 10)` is `Linear(784, 10)`; `nn.ReLU()` is not `relu()`.
-    bool callable = call.isValid() && (findBuiltinLayer(*name) || !tree_.list(tree_.listB(call)).empty());
+    // The arguments in the language's spelling: torch's `inplace` dropped (there are no
+    // in-place ops), `keepdims=True` as `keepdim=true`.
+    auto [positional, named] = call.isValid()
+                                   ? argumentTexts(call)
+                                   : std::pair<std::vector<std::string>, std::vector<std::string>>();
+    std::vector<std::string> kept;
+    for (const std::string& arg : named) {
+      size_t equal = arg.find('=');
+      std::string_view key = std::string_view(arg).substr(0, equal);
+      while (!key.empty() && key.back() == ' ') key.remove_suffix(1);
+      if (key == "inplace") continue;
+      std::optional<std::string_view> ours = torchArgumentName(key);
+      kept.push_back(ours && equal != std::string::npos
+                         ? fmt::format("{}={}", *ours, std::string_view(arg).substr(equal + 1))
+                         : arg);
+    }
+    bool callable = call.isValid() && (findBuiltinLayer(*name) || !positional.empty() ||
+                                       !kept.empty());
     if (callable) {
-      std::string_view text = textOf(call);
-      std::string rewrite = fmt::format("{}{}", *name, text.substr(textOf(node).size()));
+      std::vector<std::string> all = positional;
+      all.insert(all.end(), kept.begin(), kept.end());
+      std::string rewrite = fmt::format("{}({})", *name, fmt::join(all, ", "));
       // `torch.zeros(b, t, 8)` takes the sizes one by one: `zeros([b, t, 8])`.
-      auto [positional, named] = argumentTexts(call);
-      if (std::optional<std::string> sizes = sizesAsListRewrite(*name, positional, named)) {
+      if (std::optional<std::string> sizes = sizesAsListRewrite(*name, positional, kept)) {
         rewrite = *sizes;
       }
       builder.note(Note::WriteInstead, source(), rangeOf(call), pythonBoolsAsDsl(rewrite));

@@ -372,7 +372,10 @@ ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
     result = checkForward(t.ref, call);
     module_.callKind[call.index] = CallKind::Forward;
   } else if (module_.types.kind(value.type) == TypeKind::Error) {
+    bool foreign = foreignCalls_.count(call.index) != 0;
+    foreignArgs_ += foreign ? 1 : 0;
     gatherArgs(call);
+    foreignArgs_ -= foreign ? 1 : 0;
     result = make(value.type, call);
   } else {
     std::string text(tokens().source().text().substr(rangeOf(callee).begin,

@@ -414,6 +414,9 @@ class Checker {
   };
   CallArgs gatherArgs(NodeId call);
   std::pair<std::vector<std::string>, std::vector<std::string>> argumentTexts(NodeId call) const;
+  /// Calls of PyTorch names (ForeignName), and the depth of checking their arguments.
+  std::unordered_set<uint32_t> foreignCalls_;
+  int foreignArgs_ = 0;
   /// Records how a call bound its arguments (CheckedModule::calls).
   void recordCall(NodeId call, CallKind kind, uint32_t callee,
                   const std::vector<BoundArg>& bound);
