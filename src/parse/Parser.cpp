@@ -38,6 +38,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
+#include <utility>
 #include <cstring>
 #include <optional>
 
@@ -277,12 +278,15 @@ class Parser {
     }
     panic_ = true;
     if (at(TokenKind::Error) || quiet_ > 0 || repaired_ ||
-        (atEnd() && tokens_.endsInUnterminatedComment())) {
+        (atEnd() && (tokens_.endsInUnterminatedComment() || reportedAtEnd_))) {
       // The lexer reported this spot already (or the comment that swallowed
-      // the rest of the file), this is a trial parse, or the statement's
-      // first mistake was reported and repaired.
+      // the rest of the file), this is a trial parse, the statement's first
+      // mistake was reported and repaired, or the file ends unfinished and
+      // that was said (each enclosing bracket still open is not an error of
+      // its own: a file being typed ends so at every save).
       return std::nullopt;
     }
+    reportedAtEnd_ = atEnd();
     return diags_.report(kind, tokens_.source(), range, std::forward<Args>(args)...);
   }
   // Reports a mistake that the parser repairs where it is (a Python operator,
@@ -661,6 +665,9 @@ class Parser {
   unsigned quiet_ = 0;  ///< trial parses under way: errors are not reported
   bool panic_ = false;
   bool repaired_ = false;  ///< errorAndGoOn() reported in this statement
+  bool reportedAtEnd_ = false;  ///< an error at the end of the file was reported
+  bool afterFailedItem_ = false;  ///< the item before this one reported an error
+  bool skippedJunk_ = false;      ///< this item was junk after a failed one, skipped
   TokenId namedArgument_;    ///< the name of the named argument being parsed, if any
   TokenId namedValueStart_;  ///< the first token of its value
   bool pythonBlocks_ = false;  ///< a block written with ':' and indentation was reported
@@ -692,7 +699,13 @@ Tree Parser::run() {
     closeBlocks_ = false;
     pythonBlocks_ = false;
     itemStart_ = pos_;
+    size_t errorsBefore = diags_.errorCount();
+    TokenId itemFirst = pos_;
     NodeId item = parseItem();
+    // (An indented item, `let` after `main` without '{', is still the failed one's body.)
+    bool indented = tokens_.source().lineCol(tokens_.range(itemFirst).begin).column > 1;
+    afterFailedItem_ = diags_.errorCount() > errorsBefore || std::exchange(skippedJunk_, false) ||
+                       (afterFailedItem_ && indented);
     if (item.isValid()) {
       listPush(item);
     }
@@ -776,7 +789,13 @@ Tree Parser::runItems(std::span<const ItemTokens> items, bool& complete) {
     closeBlocks_ = false;
     pythonBlocks_ = false;
     itemStart_ = pos_;
+    size_t errorsBefore = diags_.errorCount();
+    TokenId itemFirst = pos_;
     NodeId item = parseItem();
+    // (An indented item, `let` after `main` without '{', is still the failed one's body.)
+    bool indented = tokens_.source().lineCol(tokens_.range(itemFirst).begin).column > 1;
+    afterFailedItem_ = diags_.errorCount() > errorsBefore || std::exchange(skippedJunk_, false) ||
+                       (afterFailedItem_ && indented);
     if (item.isValid()) {
       listPush(item);
     }
@@ -823,6 +842,16 @@ NodeId Parser::parseItem() {
     if (word == "from") {
       return parseFromImport();
     }
+  }
+  // Lines at top level after an item that failed are mostly the rest of it (the body of a
+  // header that missed its '{', a header that lost its first line): that item's error said
+  // what is wrong, and one error per line would only repeat it. They are skipped
+  // unreported, up to the next item that parses.
+  if (afterFailedItem_) {
+    panic_ = true;
+    skippedJunk_ = true;
+    earlyClose_ = TokenId{};
+    return addError(start);
   }
   auto builder = error(Diag::ExpectedItem, tokens_.range(start), describe(start));
   if (builder && earlyClose_.isValid()) {
