@@ -523,6 +523,7 @@ class Emitter {
   /// every scalar op: the text of each intermediate of a long chain
   /// (`1 + 1 + ... + 1`) is quadratic in it.
   void collectCtorNeeded(BlockId block);
+  std::vector<bool> statisticsOnly(const Function& f) const;
   std::unordered_set<uint32_t> ctorNeeded_;
   /// Writes the sub-modules held back under one condition (emitInstances).
   void flushInstances(int depth);
@@ -1335,6 +1336,48 @@ void Emitter::emitInstances(BlockId block, int depth, std::vector<std::string>& 
   conditions.resize(conditions.size() - guards);
 }
 
+// Per weight of `f`: whether it is read, and only as batch_norm's running_mean or
+// running_var (which F.batch_norm updates in place and never differentiates).
+std::vector<bool> Emitter::statisticsOnly(const Function& f) const {
+  std::vector<int> state(f.weights.size(), 0);  // 0 unread, 1 statistics only, 2 other
+  std::unordered_map<uint32_t, size_t> weightOf;  // value -> weight index
+  std::vector<BlockId> blocks{f.body};
+  std::vector<OpId> ops;
+  while (!blocks.empty()) {
+    BlockId b = blocks.back();
+    blocks.pop_back();
+    for (OpId id : m_.blocks[b.index].ops) {
+      const Op& o = m_.op(id);
+      if (o.kind == OpKind::Weight && o.resultsCount == 1 && o.intAttr >= 0 &&
+          static_cast<size_t>(o.intAttr) < state.size()) {
+        weightOf[m_.result(id).index] = static_cast<size_t>(o.intAttr);
+      }
+      ops.push_back(id);
+      for (BlockId r : o.regions) {
+        if (r.isValid()) blocks.push_back(r);
+      }
+    }
+  }
+  for (OpId id : ops) {
+    const Op& o = m_.op(id);
+    std::span<const ValueId> operands = m_.operands(id);
+    std::span<const int64_t> params = m_.ints(id);
+    bool batchNorm = (o.kind == OpKind::Builtin || o.kind == OpKind::BuiltinStateful) &&
+                     static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::BatchNormFn &&
+                     params.size() == operands.size();
+    for (size_t j = 0; j < operands.size(); ++j) {
+      auto it = weightOf.find(operands[j].index);
+      if (it == weightOf.end()) continue;
+      bool statistic = batchNorm && (params[j] == 3 || params[j] == 4);
+      int& s = state[it->second];
+      s = statistic && s != 2 ? 1 : 2;
+    }
+  }
+  std::vector<bool> out(state.size());
+  for (size_t i = 0; i < state.size(); ++i) out[i] = state[i] == 1;
+  return out;
+}
+
 void Emitter::collectCtorNeeded(BlockId body) {
   ctorNeeded_.clear();
   std::vector<ValueId> work;
@@ -1497,14 +1540,19 @@ void Emitter::emitLayer(size_t index) {
   for (const HyperDecl& h : f.hypers) {
     line(2, fmt::format("self.{} = {}", member(h.name), name(h.name)));
   }
-  for (const WeightDecl& w : f.weights) {
+  std::vector<bool> statistics = statisticsOnly(f);
+  for (size_t wi = 0; wi < f.weights.size(); ++wi) {
+    const WeightDecl& w = f.weights[wi];
     std::string n = member(w.name);
     // A weight has its declared dtype (a ternary one is a latent float32).
     // Integer and bool weights cannot require gradients: they are
-    // Parameters with requires_grad=False, which optimizers skip.
+    // Parameters with requires_grad=False, which optimizers skip; so are
+    // batch_norm's running statistics (no gradient ever reaches them: a
+    // trainable Parameter without one fails DistributedDataParallel's second
+    // step and autograd.grad over parameters()).
     bool ternaryWeight = m_.types.isTernary(w.type);
     DType dtype = ternaryWeight ? DType::Float32 : m_.types.node(w.type).dtype;
-    bool learned = isFloating(dtype);
+    bool learned = isFloating(dtype) && !statistics[wi];
     std::string dt = torchDType(dtype);
     std::string frozen = learned ? "" : ", requires_grad=False";
     if (w.init.isValid()) {

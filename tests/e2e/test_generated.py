@@ -2985,6 +2985,54 @@ def _ternary_names(model, qualified):
     return tuple(getattr(owner, "_ternary_weights", ()) or ())
 
 
+def test_running_statistics_weights_take_no_gradient(ctx):
+    """Running statistics declared as weights (a functional batch_norm's running_mean and
+    running_var, which F.batch_norm updates in place and never differentiates) are Parameters
+    with requires_grad=False, so that every trainable Parameter gets a gradient (DDP without
+    find_unused_parameters checks it at its second step); they still update in training as
+    a hand-written module's buffers do, and the affine weights still train. A weight read
+    otherwise as well stays trainable."""
+    src = """
+layer TBlock(w: TernaryTensor<trit, [8, 3, 3, 3]>,
+             g: Tensor<float32, [8]> = ones(), b: Tensor<float32, [8]> = zeros(),
+             rm: Tensor<float32, [8]> = zeros(), rv: Tensor<float32, [8]> = ones(),
+             x: Tensor<float32, [?, 3, ?, ?]>) -> Tensor<float32, [?, 8, ?, ?]> {
+    let h = conv2d(x, w, padding=1)
+    return relu(batch_norm(h, g, b, running_mean=rm, running_var=rv))
+}
+layer Read(g: Tensor<float32, [4]> = ones(), b: Tensor<float32, [4]> = zeros(),
+           rm: Tensor<float32, [4]> = zeros(), rv: Tensor<float32, [4]> = ones(),
+           x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    return batch_norm(x, g, b, running_mean=rm, running_var=rv) + rm
+}
+"""
+    g = torch.Generator().manual_seed(21)
+    x = torch.randn(4, 3, 6, 6, generator=g)
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        torch.manual_seed(2)
+        m = module.TBlock()
+        flags = {n: p.requires_grad for n, p in m.named_parameters()}
+        if flags != {"w": True, "g": True, "b": True, "rm": False, "rv": False}:
+            raise AssertionError("%s: requires_grad %s" % (level, flags))
+        sd = {k: v.clone() for k, v in m.state_dict().items()}
+        m.train()
+        m(x).square().mean().backward()
+        missing = [n for n, p in m.named_parameters() if p.requires_grad and p.grad is None]
+        if missing:
+            raise AssertionError("%s: trainable parameters without a gradient: %s"
+                                 % (level, missing))
+        # the statistics moved as F.batch_norm moves buffers
+        rm, rv = sd["rm"].clone(), sd["rv"].clone()
+        h = F.conv2d(x, absmean(sd["w"]), padding=1)
+        F.batch_norm(h, rm, rv, sd["g"], sd["b"], training=True)
+        check_close(m.rm.detach(), rm, level + ": running_mean")
+        check_close(m.rv.detach(), rv, level + ": running_var")
+        r = module.Read()
+        if not r.rm.requires_grad:
+            raise AssertionError("%s: a statistic read otherwise too lost requires_grad" % level)
+
+
 def test_several_results_are_a_list(ctx):
     """A layer with two heads returns a list (`return [a, b]`, no result type: docs/pytorch.md
     "Several results"); forward returns a Python list, a caller indexes it, and the
@@ -4842,6 +4890,7 @@ def all_tests():
               test_gelu_trains_under_token_mixing, test_fn_batch_norm_without_the_training_flag,
               test_defaults_computed_from_other_hyperparameters, test_several_results_are_a_list,
               test_non_square_sizes_match_torch, test_torch_fx_traces_the_examples,
+              test_running_statistics_weights_take_no_gradient,
               test_one_sub_module_name_in_exclusive_branches,
               test_reassigned_variable_is_checked_at_O0, test_bool_tensors_combine_element_wise,
               test_constants_computed_by_fns, test_quantize_semantics_agree_across_levels,
