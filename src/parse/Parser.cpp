@@ -1405,6 +1405,20 @@ NodeId Parser::parseStatement() {
         node = parseLetAfterKeyword();
         break;
       }
+      if (at(TokenKind::Identifier) && peekKind(1) == TokenKind::LParen &&
+          peekKind(2) == TokenKind::Identifier && peekKind(3) == TokenKind::Colon &&
+          !tokens_.hasNewlineBefore(TokenId{pos_.index + 1})) [[unlikely]] {
+        // `forward(x: Tensor<...>) -> ... {` in a layer's body (other frameworks' forward
+        // method), or a function defined inside a body: parameters with types.
+        bool forward = tokens_.spelling(start) == "forward";
+        error(Diag::DefinitionInBody, tokens_.range(start), tokens_.spelling(start),
+              forward ? "a layer has no methods, its body is forward(); write the inputs as "
+                        "the layer's parameters after its hyperparameters (layer L(c: int, "
+                        "x: Tensor<...>) -> ...) and these statements in the layer's body"
+                      : "functions do not nest; write it as a 'fn' at the top level of the "
+                        "file");
+        return addError(start);
+      }
       if (at(TokenKind::Identifier) && peekKind(1) == TokenKind::Colon &&
           !tokens_.hasNewlineBefore(TokenId{pos_.index + 1})) [[unlikely]] {
         // Python's annotated assignment `x: int = 3`: a declaration without
