@@ -5,6 +5,8 @@ inference, the standard library's ternary layers, fused-epilogue reference helpe
 loading / compiling Triton DSL files. Standard library + torch only (torch 1.13 and 2.x).
 """
 
+import torch.fx
+
 from . import cpu, cuda
 from .constants import ConstantUnavailable, unavailable
 from .cuda import use_kernels
@@ -27,6 +29,13 @@ from .quant import (
     ternary_quantize_parts,
     ternary_weights,
 )
+
+# Under torch.fx.symbolic_trace the quantizers a body calls (`act_quant_int8(x)`,
+# `ternary_quantize(w)`) are one node each: their scales are reductions whose values no trace
+# can know (and they pick a compute dtype from the input's).
+for _name in ("act_quant_int8", "ste_quantize", "ternary_quantize", "ternary_dequantize"):
+    torch.fx.wrap(_name)
+del _name
 
 __version__ = "0.1.0"
 

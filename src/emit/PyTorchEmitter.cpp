@@ -2801,6 +2801,10 @@ std::string Emitter::builtinExpr(OpId id) {
       usesMath_ = true;
       return fmt::format("nn.init.kaiming_uniform_(torch.empty({}), a=math.sqrt(5))", shape);
     case BuiltinFn::Full:
+      if (beside("new_full")) {  // new_full(shape, value[, dtype])
+        return fmt::format("{}.new_full({}, {}{})", deviceAnchor_, shape, arg[1],
+                           resultDType == deviceAnchor_ + ".dtype" ? "" : ", dtype=" + resultDType);
+      }
       return fmt::format("torch.full({}, {}, dtype={}{})", shape, arg[1], resultDType, device);
     case BuiltinFn::Arange:
       return fmt::format("torch.arange({}{}{}, dtype={}{})", arg[0], has(1) ? ", " + arg[1] : "",
@@ -2809,6 +2813,10 @@ std::string Emitter::builtinExpr(OpId id) {
       return fmt::format("torch.eye({}{})",
                          has(0) ? arg[0] : shape.substr(1, shape.size() - 2), created);
     case BuiltinFn::TensorFn:
+      if (beside("new_tensor")) {
+        return fmt::format("{}.new_tensor({}{})", deviceAnchor_, arg[0],
+                           resultDType == deviceAnchor_ + ".dtype" ? "" : ", dtype=" + resultDType);
+      }
       return fmt::format("torch.tensor({}, dtype={}{})", arg[0], resultDType, device);
     case BuiltinFn::Range:
       return fmt::format("list(range({}{}{}))", arg[0], has(1) ? ", " + arg[1] : "",

@@ -847,7 +847,10 @@ NodeId Parser::parseItem() {
   // header that missed its '{', a header that lost its first line): that item's error said
   // what is wrong, and one error per line would only repeat it. They are skipped
   // unreported, up to the next item that parses.
-  if (afterFailedItem_) {
+  // (A line at the first column that starts like an item, `lyer B(...)`, `x = 3`, is an
+  // error of its own: reported.)
+  if (afterFailedItem_ && (tokens_.source().lineCol(tokens_.range(start).begin).column > 1 ||
+                           !at(TokenKind::Identifier))) {
     panic_ = true;
     skippedJunk_ = true;
     earlyClose_ = TokenId{};

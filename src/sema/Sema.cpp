@@ -1718,11 +1718,11 @@ void Checker::checkAssign(NodeId assign) {
   // A value that failed (reported) leaves the local without a known type from
   // here on, as clang's invalid declarations: what reads it later is not a
   // second error about its old type.
+  // (A local declared with a type keeps it: later values are still checked against it.)
   if (tree_.kind(target) == NodeKind::Name && module_.types.kind(value.type) == TypeKind::Error) {
-    uint32_t symbol = module_.nodeSymbol[target.index];
-    if (symbol != kNoSymbol && module_.symbols[symbol].kind == SymbolKind::Local) {
-      module_.symbols[symbol].type = value.type;
-      symbolValue_[symbol] = make(value.type, module_.symbols[symbol].decl);
+    if (std::optional<uint32_t> symbol = untypedLocal(target)) {
+      module_.symbols[*symbol].type = value.type;
+      symbolValue_[*symbol] = make(value.type, module_.symbols[*symbol].decl);
     }
     return;
   }
@@ -2999,9 +2999,11 @@ bool Checker::reportForeignMember(NodeId node, NodeId call) {
       while (!key.empty() && key.back() == ' ') key.remove_suffix(1);
       if (key == "inplace") continue;
       std::optional<std::string_view> ours = torchArgumentName(key);
-      kept.push_back(ours && equal != std::string::npos
-                         ? fmt::format("{}={}", *ours, std::string_view(arg).substr(equal + 1))
-                         : arg);
+      std::string_view value =
+          equal == std::string::npos ? std::string_view() : std::string_view(arg).substr(equal + 1);
+      while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+      kept.push_back(ours && equal != std::string::npos ? fmt::format("{}={}", *ours, value)
+                                                        : arg);
     }
     bool callable = call.isValid() && (findBuiltinLayer(*name) || !positional.empty() ||
                                        !kept.empty());

@@ -323,9 +323,13 @@ ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
           if (t.kind == TypeKind::Instance || t.kind == TypeKind::BuiltinInstance) {
             result = checkForward(t.ref, call);
             module_.callKind[call.index] = CallKind::Forward;
-          } else if (module_.types.isLenient(value.type)) {
+          } else if (module_.types.isLenient(value.type) ||
+                     (s.kind == SymbolKind::Local && s.decl.isValid() &&
+                      tree_.kind(s.decl) == NodeKind::Assign)) {
             // Reported where the error came from; a `let f` with no value is
-            // UsedBeforeAssigned's (definite assignment), one error.
+            // UsedBeforeAssigned's (definite assignment), one error; a name
+            // an assignment without 'let' declared (reported there: `max = 3`
+            // then `max(x, 1)`) is not a second one.
             gatherArgs(call);
             result = make(module_.types.error(), call);
           } else {
