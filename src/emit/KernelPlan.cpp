@@ -406,12 +406,12 @@ class Planner {
       if (!v || (param == 6 && v->first != v->second)) return;  // unknown: no specialized kernel
       settings[param] = *v;
     }
-    auto [sh, sw] = settings[3];
-    auto [ph, pw] = settings[4];
-    auto [dh, dw] = settings[5];
+    auto smallest = [&](size_t param) {
+      return std::min(settings[param].first, settings[param].second);
+    };
     int64_t groups = settings[6].first;
     int64_t cout = (*s)[0], cinPerGroup = (*s)[1];
-    if (std::min(sh, sw) <= 0 || std::min(ph, pw) < 0 || std::min(dh, dw) <= 0 || groups <= 0 ||
+    if (smallest(3) <= 0 || smallest(4) < 0 || smallest(5) <= 0 || groups <= 0 ||
         cout <= 0 || cinPerGroup <= 0 || cout % groups != 0 || (*s)[2] <= 0 || (*s)[3] <= 0) {
       return;
     }
@@ -419,14 +419,10 @@ class Planner {
     k.kind = TernaryKernel::Kind::Conv2d;
     k.cin = cinPerGroup * groups;
     k.cout = cout;
-    k.kh = (*s)[2];
-    k.kw = (*s)[3];
-    k.sh = sh;
-    k.sw = sw;
-    k.ph = ph;
-    k.pw = pw;
-    k.dh = dh;
-    k.dw = dw;
+    std::tie(k.kh, k.kw) = std::pair((*s)[2], (*s)[3]);
+    std::tie(k.sh, k.sw) = settings[3];
+    std::tie(k.ph, k.pw) = settings[4];
+    std::tie(k.dh, k.dw) = settings[5];
     k.groups = groups;
     k.act = actName(act);
     add(std::move(k));

@@ -561,6 +561,8 @@ class Parser {
 
   // ---- grammar -------------------------------------------------------------
   NodeId parseItem();
+  /// parseItem(), noting whether the item failed (afterFailedItem_).
+  NodeId parseItemNotingFailure();
   NodeId parsePythonDefinition();
   NodeId parseFromImport();
   NodeId parseImport();
@@ -699,13 +701,7 @@ Tree Parser::run() {
     closeBlocks_ = false;
     pythonBlocks_ = false;
     itemStart_ = pos_;
-    size_t errorsBefore = diags_.errorCount();
-    TokenId itemFirst = pos_;
-    NodeId item = parseItem();
-    // (An indented item, `let` after `main` without '{', is still the failed one's body.)
-    bool indented = tokens_.source().lineCol(tokens_.range(itemFirst).begin).column > 1;
-    afterFailedItem_ = diags_.errorCount() > errorsBefore || std::exchange(skippedJunk_, false) ||
-                       (afterFailedItem_ && indented);
+    NodeId item = parseItemNotingFailure();
     if (item.isValid()) {
       listPush(item);
     }
@@ -789,13 +785,7 @@ Tree Parser::runItems(std::span<const ItemTokens> items, bool& complete) {
     closeBlocks_ = false;
     pythonBlocks_ = false;
     itemStart_ = pos_;
-    size_t errorsBefore = diags_.errorCount();
-    TokenId itemFirst = pos_;
-    NodeId item = parseItem();
-    // (An indented item, `let` after `main` without '{', is still the failed one's body.)
-    bool indented = tokens_.source().lineCol(tokens_.range(itemFirst).begin).column > 1;
-    afterFailedItem_ = diags_.errorCount() > errorsBefore || std::exchange(skippedJunk_, false) ||
-                       (afterFailedItem_ && indented);
+    NodeId item = parseItemNotingFailure();
     if (item.isValid()) {
       listPush(item);
     }
@@ -809,6 +799,17 @@ Tree Parser::runItems(std::span<const ItemTokens> items, bool& complete) {
   }
   tree_.root_ = add(NodeKind::Program, TokenId{0}, addList(list), kNone, kNone, 0);
   return std::move(tree_);
+}
+
+NodeId Parser::parseItemNotingFailure() {
+  size_t errorsBefore = diags_.errorCount();
+  TokenId first = pos_;
+  NodeId item = parseItem();
+  // (An indented item, `let` after `main` without '{', is still the failed one's body.)
+  bool indented = tokens_.source().lineCol(tokens_.range(first).begin).column > 1;
+  afterFailedItem_ = diags_.errorCount() > errorsBefore || std::exchange(skippedJunk_, false) ||
+                     (afterFailedItem_ && indented);
+  return item;
 }
 
 NodeId Parser::parseItem() {

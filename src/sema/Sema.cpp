@@ -1715,10 +1715,10 @@ void Checker::checkAssign(NodeId assign) {
   }
   ExprInfo targetInfo = checkExpr(target);
   ExprInfo value = checkExpr(valueNode);
-  // A value that failed (reported) leaves the local without a known type from
-  // here on, as clang's invalid declarations: what reads it later is not a
-  // second error about its old type.
-  // (A local declared with a type keeps it: later values are still checked against it.)
+  // A value that failed (reported) leaves an untyped local without a known type
+  // from here on, as clang's invalid declarations: what reads it later is not a
+  // second error about its old type. (A local declared with a type keeps it:
+  // later values are still checked against it.)
   if (tree_.kind(target) == NodeKind::Name && module_.types.kind(value.type) == TypeKind::Error) {
     if (std::optional<uint32_t> symbol = untypedLocal(target)) {
       module_.symbols[*symbol].type = value.type;

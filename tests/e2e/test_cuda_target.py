@@ -73,6 +73,24 @@ def compile_cuda(ctx, name, *flags):
     return py, os.path.join(outdir, name + "_kernels.cu"), proc.stderr
 
 
+def compile_cuda_text(ctx, stem, src):
+    """Compiles the source text `src` as `<stem>.tri` at -O2 for the CUDA target without
+    nvcc: (the .py, the .cu written beside it)."""
+    ctx.count += 1
+    outdir = os.path.join(ctx.workdir, "%s%d" % (stem, ctx.count))
+    os.makedirs(outdir)
+    tri = os.path.join(outdir, stem + ".tri")
+    with open(tri, "w") as f:
+        f.write(src)
+    py = os.path.join(outdir, stem + ".py")
+    proc = subprocess.run([ctx.tritonc, "compile", tri, "-O2", "-o", py, "--target", "cuda",
+                           "--nvcc", "/nonexistent/nvcc", "--no-cache"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise AssertionError("tritonc failed (%d): %s" % (proc.returncode, proc.stderr))
+    return py, os.path.join(outdir, stem + "_kernels.cu")
+
+
 def expected_bases(model):
     """The launcher names (without dtype, act and variant) the runtime asks for."""
     bases = set()
@@ -166,18 +184,8 @@ layer Big(w: TernaryTensor<trit, [4194304, 4]>, v: TernaryTensor<trit, [8, 4]>,
     return linear(x, v) + mean(linear(x, w)) + mean(x @ u)
 }
 """
-    ctx.count += 1
-    outdir = os.path.join(ctx.workdir, "limits%d" % ctx.count)
-    os.makedirs(outdir)
-    tri = os.path.join(outdir, "big.tri")
-    with open(tri, "w") as f:
-        f.write(src)
-    proc = subprocess.run([ctx.tritonc, "compile", tri, "-O2", "-o", os.path.join(outdir, "big.py"),
-                           "--target", "cuda", "--nvcc", "/nonexistent/nvcc", "--no-cache"],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise AssertionError("tritonc failed (%d): %s" % (proc.returncode, proc.stderr))
-    found = set(launchers(open(os.path.join(outdir, "big_kernels.cu")).read()))
+    _, cu = compile_cuda_text(ctx, "big", src)
+    found = set(launchers(open(cu).read()))
     want = cuda.linear_symbol(torch.float32, 8, 4, False, "none")
     if want not in found:
         raise AssertionError("no launcher %s for the small product (found %s)" % (want, sorted(found)))
@@ -200,19 +208,8 @@ layer Net(w: TernaryTensor<trit, [16, 16, 1, 3]>,
     return conv2d(h, w, padding=[0, 1])
 }
 """
-    ctx.count += 1
-    outdir = os.path.join(ctx.workdir, "nonsquare%d" % ctx.count)
-    os.makedirs(outdir)
-    tri = os.path.join(outdir, "net.tri")
-    with open(tri, "w") as f:
-        f.write(src)
-    py = os.path.join(outdir, "net.py")
-    proc = subprocess.run([ctx.tritonc, "compile", tri, "-O2", "-o", py, "--target", "cuda",
-                           "--nvcc", "/nonexistent/nvcc", "--no-cache"],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise AssertionError("tritonc failed (%d): %s" % (proc.returncode, proc.stderr))
-    found = set(launchers(open(os.path.join(outdir, "net_kernels.cu")).read()))
+    py, cu = compile_cuda_text(ctx, "net", src)
+    found = set(launchers(open(cu).read()))
     model = gen.entry(gen.load(py))()
     want = [cuda.conv2d_symbol(torch.float32, m.in_channels, m.out_channels, m.kernel_size,
                                m.stride, m.padding, m.dilation, m.groups, "relu")
