@@ -1735,6 +1735,17 @@ NodeId Parser::parseIf() {
 // "for" IDENT "in" expr block ;   with expr = range(...) or a..b
 NodeId Parser::parseFor() {
   TokenId keyword = consume();
+  // C's and JavaScript's `for (i in range(n)) {`: reported, parsed without the parentheses.
+  bool parenthesized = false;
+  if (at(TokenKind::LParen) && peekKind(1) == TokenKind::Identifier &&
+      peekKind(2) == TokenKind::KwIn) [[unlikely]] {
+    errorAndGoOn(Diag::ExpectedToken, tokens_.range(pos_),
+                 fmt::format("a loop variable after 'for' (no parentheses: 'for {} in ...')",
+                             tokens_.spelling(TokenId{pos_.index + 1})),
+                 describe(pos_));
+    consume();  // '('
+    parenthesized = true;
+  }
   if (!at(TokenKind::Identifier)) {
     errorExpectedName("a loop variable after 'for'", TokenKind::KwIn);
     return addError(keyword);
@@ -1754,6 +1765,9 @@ NodeId Parser::parseFor() {
     TokenId op = consume();
     NodeId end = parseBinary(1);
     iterated = add2(NodeKind::Range, op, iterated, end);
+  }
+  if (!panic_ && parenthesized && !expect(TokenKind::RParen)) {
+    return addError(keyword);
   }
   if (panic_) {
     return addError(keyword);
@@ -2280,9 +2294,19 @@ uint32_t Parser::parseArguments() {
       }
       break;
     }
-    if (at(TokenKind::Identifier) && peekKind(1) == TokenKind::Equal) {
+    // `softmax(x, dim: 1)`: a named argument written as a type annotation or a
+    // dictionary entry (reported; parsed as `dim=1`).
+    if (at(TokenKind::Identifier) && peekKind(1) == TokenKind::Colon &&
+        !tokens_.hasNewlineBefore(TokenId{pos_.index + 1})) [[unlikely]] {
+      errorAndGoOn(Diag::ExpectedToken, tokens_.range(TokenId{pos_.index + 1}),
+                   fmt::format("'=' after the argument name ('{}=...')", tokens_.spelling(pos_)),
+                   describe(TokenId{pos_.index + 1}));
+    }
+    if (at(TokenKind::Identifier) &&
+        (peekKind(1) == TokenKind::Equal ||
+         (peekKind(1) == TokenKind::Colon && !tokens_.hasNewlineBefore(TokenId{pos_.index + 1})))) {
       TokenId name = consume();
-      consume();  // '='
+      consume();  // '=' (or the ':' reported above)
       TokenId outerName = namedArgument_;
       namedArgument_ = name;  // for a tuple that is the value: `stride=(2, 2)`
       namedValueStart_ = pos_;

@@ -243,6 +243,34 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
         .note(Note::WriteInstead, source(), rangeOf(node), fmt::format("\"{}\"", text));
     return;
   }
+  // `softmax(x, dim==1)`: a named argument written as a comparison.
+  auto kindAfter = [&](uint32_t ahead) {
+    return at.index + ahead < tokens().size() ? tokens().kind(TokenId{at.index + ahead})
+                                              : TokenKind::EndOfFile;
+  };
+  // (Only for a name some builtin's parameter has: `f(n == 1)` with `n` misspelled is a
+  // comparison.)
+  auto builtinParameter = [&] {
+    static constexpr BuiltinFn kAll[] = {
+#define BUILTIN_FN(Id, Name, Rule, Params) BuiltinFn::Id,
+#include "tritonc/sema/Builtins.def"
+    };
+    for (BuiltinFn fn : kAll) {
+      for (const BuiltinParam& p : builtinFnParams(fn)) {
+        if (p.name == text) return true;
+      }
+    }
+    return false;
+  };
+  if ((kindBefore(1) == TokenKind::LParen || kindBefore(1) == TokenKind::Comma) &&
+      kindAfter(1) == TokenKind::EqualEqual && kindAfter(2) != TokenKind::EndOfFile &&
+      builtinParameter()) {
+    TokenId value{at.index + 2};
+    diags_->report(Diag::UndefinedName, source(), rangeOf(node), text)
+        .note(Note::WriteInstead, source(), rangeOf(node),
+              fmt::format("{}={}", text, tokens().spelling(value)));
+    return;
+  }
   // torch's names of functions used bare (`cat([a, b], dim=1)`, `clamp`).
   if (std::optional<std::string_view> dsl = bareTorchFunction(text)) {
     diags_->report(Diag::UndefinedName, source(), rangeOf(node), text)
