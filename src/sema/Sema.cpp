@@ -3149,6 +3149,9 @@ ExprInfo Checker::checkMember(NodeId node) {
       return make(*type, node);
     }
   }
+  // In the arguments of a tensor method already reported (`x.view(x.size(0), -1)`, whose
+  // note writes `reshape(x, [x.shape[0], -1])`), one is not a second error: the same habit.
+  if (t.kind == TypeKind::Tensor && foreignArgs_ > 0) return make(ts.error(), node);
   auto builder = diags_->report(Diag::NoMember, source(), rangeOf(node), fmt(base.type), member);
   if ((t.kind == TypeKind::Instance || t.kind == TypeKind::BuiltinInstance) &&
       member == "forward" && call.isValid()) {
@@ -3176,6 +3179,7 @@ ExprInfo Checker::checkMember(NodeId node) {
             textOf(baseNode), member, args, positional, call.isValid())) {
       builder.note(Note::NoTensorMethods, source(),
                    call.isValid() ? rangeOf(call) : rangeOf(node), *rewrite);
+      if (call.isValid()) foreignCalls_.insert(call.index);
     } else if (std::optional<std::string_view> hint = missingFunctionHint(member)) {
       builder.note(Note::NoSuchFunction, member, *hint);  // `scores.masked_fill(mask, v)`
     }

@@ -414,7 +414,8 @@ class Checker {
   };
   CallArgs gatherArgs(NodeId call);
   std::pair<std::vector<std::string>, std::vector<std::string>> argumentTexts(NodeId call) const;
-  /// Calls of PyTorch names (ForeignName), and the depth of checking their arguments.
+  /// Calls of PyTorch names (ForeignName) and tensor methods (NoMember with a rewrite),
+  /// and the depth of checking their arguments (the same habits there are not reported).
   std::unordered_set<uint32_t> foreignCalls_;
   int foreignArgs_ = 0;
   /// Records how a call bound its arguments (CheckedModule::calls).
