@@ -262,14 +262,27 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
     }
     return false;
   };
+  // The value compared: a literal, a name or a negative number (`dim==-1`).
+  auto comparedValue = [&]() -> std::string {
+    auto simple = [](TokenKind k) {
+      return k == TokenKind::IntLiteral || k == TokenKind::FloatLiteral ||
+             k == TokenKind::Identifier || k == TokenKind::StringLiteral ||
+             k == TokenKind::KwTrue || k == TokenKind::KwFalse;
+    };
+    if (simple(kindAfter(2))) return std::string(tokens().spelling(TokenId{at.index + 2}));
+    if (kindAfter(2) == TokenKind::Minus &&
+        (kindAfter(3) == TokenKind::IntLiteral || kindAfter(3) == TokenKind::FloatLiteral)) {
+      return "-" + std::string(tokens().spelling(TokenId{at.index + 3}));
+    }
+    return "";
+  };
   if ((kindBefore(1) == TokenKind::LParen || kindBefore(1) == TokenKind::Comma) &&
-      kindAfter(1) == TokenKind::EqualEqual && kindAfter(2) != TokenKind::EndOfFile &&
-      builtinParameter()) {
-    TokenId value{at.index + 2};
-    diags_->report(Diag::UndefinedName, source(), rangeOf(node), text)
-        .note(Note::WriteInstead, source(), rangeOf(node),
-              fmt::format("{}={}", text, tokens().spelling(value)));
-    return;
+      kindAfter(1) == TokenKind::EqualEqual && builtinParameter()) {
+    if (std::string value = comparedValue(); !value.empty()) {
+      diags_->report(Diag::UndefinedName, source(), rangeOf(node), text)
+          .note(Note::WriteInstead, source(), rangeOf(node), fmt::format("{}={}", text, value));
+      return;
+    }
   }
   // torch's names of functions used bare (`cat([a, b], dim=1)`, `clamp`).
   if (std::optional<std::string_view> dsl = bareTorchFunction(text)) {
