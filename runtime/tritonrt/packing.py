@@ -189,12 +189,14 @@ def is_packed(module):
                for m in module.modules())
 
 
+# (Looked up once: fx_tracing() runs in every layer's and fused op's call.)
+_is_fx_tracing = getattr(torch.fx._symbolic_trace, "is_fx_tracing", None) or (lambda: False)
+
+
 def fx_tracing():
     """Whether ``torch.fx.symbolic_trace`` is tracing the code: tensors are Proxies then,
     whose dtype, device and sizes are not known (no Python decision may depend on them)."""
-    fx = getattr(torch, "fx", None)
-    trace = getattr(getattr(fx, "_symbolic_trace", None), "is_fx_tracing", None)
-    return bool(trace()) if trace is not None else False
+    return bool(_is_fx_tracing())
 
 
 def _compiling():

@@ -2780,20 +2780,21 @@ std::string Emitter::builtinExpr(OpId id) {
   // In a body whose inputs anchor the device: `x.new_zeros(shape)` (the dtype given when
   // it is not x's), as hand-written code creates beside an input; torch.fx traces it with
   // sizes read from inputs, where it cannot trace torch.zeros.
-  auto beside = [&](const char* method) -> std::optional<std::string> {
+  // `args`: what precedes the dtype (the shape; the shape and the value; the data).
+  auto beside = [&](const char* method, const std::string& args) -> std::optional<std::string> {
     if (deviceAnchor_.empty() || device != ", device=" + deviceAnchor_ + ".device" ||
         !resultType.isValid() || !m_.types.isTensor(resultType)) {
       return std::nullopt;
     }
     std::string dtype = resultDType == deviceAnchor_ + ".dtype" ? "" : ", dtype=" + resultDType;
-    return fmt::format("{}.{}({}{})", deviceAnchor_, method, shape, dtype);
+    return fmt::format("{}.{}({}{})", deviceAnchor_, method, args, dtype);
   };
   switch (fn) {
     case BuiltinFn::Zeros:
-      if (auto out = beside("new_zeros")) return *out;
+      if (auto out = beside("new_zeros", shape)) return *out;
       return fmt::format("torch.zeros({}{})", shape, created);
     case BuiltinFn::Ones:
-      if (auto out = beside("new_ones")) return *out;
+      if (auto out = beside("new_ones", shape)) return *out;
       return fmt::format("torch.ones({}{})", shape, created);
     case BuiltinFn::Randn: return fmt::format("torch.randn({}{})", shape, created);
     case BuiltinFn::Rand: return fmt::format("torch.rand({}{})", shape, created);
@@ -2801,10 +2802,7 @@ std::string Emitter::builtinExpr(OpId id) {
       usesMath_ = true;
       return fmt::format("nn.init.kaiming_uniform_(torch.empty({}), a=math.sqrt(5))", shape);
     case BuiltinFn::Full:
-      if (beside("new_full")) {  // new_full(shape, value[, dtype])
-        return fmt::format("{}.new_full({}, {}{})", deviceAnchor_, shape, arg[1],
-                           resultDType == deviceAnchor_ + ".dtype" ? "" : ", dtype=" + resultDType);
-      }
+      if (auto out = beside("new_full", shape + ", " + arg[1])) return *out;
       return fmt::format("torch.full({}, {}, dtype={}{})", shape, arg[1], resultDType, device);
     case BuiltinFn::Arange:
       return fmt::format("torch.arange({}{}{}, dtype={}{})", arg[0], has(1) ? ", " + arg[1] : "",
@@ -2813,10 +2811,7 @@ std::string Emitter::builtinExpr(OpId id) {
       return fmt::format("torch.eye({}{})",
                          has(0) ? arg[0] : shape.substr(1, shape.size() - 2), created);
     case BuiltinFn::TensorFn:
-      if (beside("new_tensor")) {
-        return fmt::format("{}.new_tensor({}{})", deviceAnchor_, arg[0],
-                           resultDType == deviceAnchor_ + ".dtype" ? "" : ", dtype=" + resultDType);
-      }
+      if (auto out = beside("new_tensor", arg[0])) return *out;
       return fmt::format("torch.tensor({}, dtype={}{})", arg[0], resultDType, device);
     case BuiltinFn::Range:
       return fmt::format("list(range({}{}{}))", arg[0], has(1) ? ", " + arg[1] : "",
