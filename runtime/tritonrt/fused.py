@@ -429,8 +429,13 @@ def _folded(conv, bn):
 _FOLD_MIN_ELEMENTS = 1 << 16
 
 
-def conv_bn_act(conv, bn, x, act="none"):
+def conv_bn_act(conv, bn, x, act="none", mixed_dtype=False):
     """``act(bn(conv(x)))``, or ``act(conv(x))`` when ``bn`` is ``None``.
+
+    ``mixed_dtype``: ``x`` is a float16/bfloat16 input declared so in the source, given to
+    layers whose state is in the model's float dtype: it runs in the layers' dtype and the
+    result comes back in ``x``'s (what :func:`run_layer` does for each layer). Otherwise the
+    dtypes must agree, as for the modules themselves (torch raises on a mix).
 
     ``conv`` and ``bn`` are modules. In training, or with autograd on, the steps run as
     written (batch-norm statistics update as usual). In inference (eval mode under
@@ -444,10 +449,10 @@ def conv_bn_act(conv, bn, x, act="none"):
     if fx_tracing():  # torch.fx: the modules called, as written (call_module nodes)
         y = conv(x)
         return activation(y if bn is None else bn(y), act)
-    dtype = _state_dtype(conv)
-    if dtype is not None and dtype != x.dtype and x.is_floating_point():
-        # A float input of another dtype than the model's (see run_layer).
-        return conv_bn_act(conv, bn, x.to(dtype), act).to(x.dtype)
+    if mixed_dtype:
+        dtype = _state_dtype(conv)
+        if dtype is not None and dtype != x.dtype and x.is_floating_point():
+            return conv_bn_act(conv, bn, x.to(dtype), act).to(x.dtype)
     if x.is_cuda and cuda.enabled() and getattr(conv, "_tritonrt_packed", False) \
             and (_plain(conv) if bn is None else _foldable(conv, bn)):
         chscale, bias = _bn_affine(conv, bn) if bn is not None else (None, None)

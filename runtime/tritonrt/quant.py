@@ -12,6 +12,8 @@ exactly. There is no data-dependent Python control flow, so ``torch.compile(full
 can trace all of it.
 """
 
+import math
+
 import torch
 
 __all__ = [
@@ -65,6 +67,9 @@ def _q_and_s(x, method, threshold, training):
         # when none is kept, where any scale gives the same zero tensor.
         s = (a * keep).sum() / count.clamp(min=1).to(a.dtype)
         s = torch.where(count > 0, s, torch.full_like(s, EPS))
+        # A NaN or infinite element (a diverged step) keeps nothing; its NaN scale makes
+        # the value NaN, as absmean's and the formula's are, not a silent zero tensor.
+        s = torch.where(torch.isfinite(d), s, torch.full_like(s, math.nan))
         q = xf.sign() * keep
         return q, s
     s = (a.sum() / n).clamp(min=EPS)
@@ -85,7 +90,8 @@ def ternary_quantize(x, method="absmean", threshold=0.7, training=False):
       ``q = clamp(round(x / s), -1, 1)`` (``round`` is round-half-to-even, as ``torch.round``).
     * ``threshold`` (TWN): ``d = threshold * mean(|x|)``, ``q = sign(x) * (|x| > d)``,
       ``s = mean(|x|)`` over the kept elements, not clamped. When no element is kept (``x``
-      all zero, or ``threshold`` too large) ``q`` is all zero and ``s`` is ``1e-5``.
+      all zero, or ``threshold`` too large) ``q`` is all zero and ``s`` is ``1e-5``; when
+      ``x`` holds a NaN or an infinity ``s`` is NaN (so is the value, as with ``absmean``).
     * ``stochastic``: like ``absmean``, but when ``training`` is true ``x / s`` is rounded up
       with probability equal to its fractional part (down otherwise), then clamped.
 

@@ -720,6 +720,11 @@ class Emitter {
   /// (block << 32 | value) -> position in the block of the last op using the
   /// value there (a use inside an op's regions counts at that op).
   std::unordered_map<uint64_t, uint32_t> lastUse_;
+  /// Per value, the ops that use it, anywhere in the function body being
+  /// written (releaseDeadTensors: the uses in a block's nested regions without
+  /// walking them again at every level of nesting).
+  std::unordered_map<uint32_t, std::vector<OpId>> users_;
+  void collectUsers(BlockId block);
   static uint64_t useKey(BlockId block, ValueId v) {
     return (static_cast<uint64_t>(block.index) << 32) | v.index;
   }
@@ -1705,6 +1710,12 @@ void Emitter::emitBlock(BlockId block, int depth) {
   // `if`s and loops): remember where each op's code ends.
   bool release = options_.releaseDeadTensors &&
                  (ctx_ == Context::Forward || ctx_ == Context::Apply || ctx_ == Context::Fn);
+  // (A body written while another is, such as a default value's, keeps its own.)
+  std::unordered_map<uint32_t, std::vector<OpId>> outerUsers;
+  if (release && !b.parent.isValid()) {
+    outerUsers = std::exchange(users_, {});
+    collectUsers(block);
+  }
   if ((options_.inlineSingleUse || options_.returnDirectly) && !b.parent.isValid()) {
     useCounts_.clear();
     shapeElementUses_.clear();
@@ -1733,6 +1744,7 @@ void Emitter::emitBlock(BlockId block, int depth) {
   } else if (release) {
     releaseDeadTensors(block, depth, ends);
   }
+  if (release && !b.parent.isValid()) users_ = std::move(outerUsers);
 }
 
 std::vector<std::string> Emitter::startAccumulations(
@@ -1850,30 +1862,44 @@ std::vector<Emitter::Accumulation> Emitter::findAccumulations(OpId id) const {
 // that returns or yields. In the body of an `if` or a loop only the tensors
 // computed there are released (what comes from outside is still needed after
 // it, or by the next iteration).
+void Emitter::collectUsers(BlockId block) {
+  for (OpId id : m_.blocks[block.index].ops) {
+    for (ValueId v : m_.operands(id)) users_[v.index].push_back(id);
+    for (BlockId r : m_.regionsOf(id)) {
+      if (r.isValid()) collectUsers(r);
+    }
+  }
+}
+
 void Emitter::releaseDeadTensors(BlockId block, int depth, const std::vector<size_t>& ends) {
   const Block& b = m_.blocks[block.index];
+  // Per value defined here, the position of the last op of this block that
+  // uses it, itself or in its regions (ops not written do not count).
+  std::unordered_map<uint32_t, size_t> position;  // op -> its position here
+  for (size_t i = 0; i < b.ops.size(); ++i) position[b.ops[i].index] = i;
   std::unordered_map<uint32_t, size_t> last;  // value -> position of its last use
-  std::function<void(BlockId, size_t)> usesIn = [&](BlockId region, size_t at) {
-    for (OpId inner : m_.blocks[region.index].ops) {
-      for (ValueId v : m_.operands(inner)) {
-        size_t& slot = last[v.index];
-        slot = std::max(slot, at);
+  auto noteUses = [&](ValueId v) {
+    auto users = users_.find(v.index);
+    if (users == users_.end()) return;
+    for (OpId user : users->second) {
+      // Up from the user to the op of this block that holds it.
+      OpId at = user;
+      while (at.isValid() && m_.op(at).parent != block) {
+        BlockId up = m_.op(at).parent;
+        at = up.isValid() ? m_.blocks[up.index].parent : OpId{};
       }
-      for (BlockId r : m_.regionsOf(inner)) {
-        if (r.isValid()) usesIn(r, at);
-      }
-    }
-  };
-  for (size_t i = 0; i < b.ops.size(); ++i) {
-    if (ends[i] == std::string::npos) continue;
-    OpId id = b.ops[i];
-    for (ValueId v : m_.operands(id)) {
+      if (!at.isValid()) continue;
+      size_t i = position.at(at.index);
+      if (ends[i] == std::string::npos) continue;
       size_t& slot = last[v.index];
       slot = std::max(slot, i);
     }
-    for (BlockId r : m_.regionsOf(id)) {
-      if (r.isValid()) usesIn(r, i);
-    }
+  };
+  if (!b.parent.isValid()) {
+    for (ValueId arg : b.args) noteUses(arg);
+  }
+  for (OpId id : b.ops) {
+    for (ValueId r : m_.results(id)) noteUses(r);
   }
   for (size_t i = b.ops.size(); i-- > 0;) {
     if (ends[i] == std::string::npos) continue;
@@ -2703,9 +2729,13 @@ std::string Emitter::opExpr(OpId id) {
     case OpKind::FusedConv: {
       std::span<const int64_t> ints = m_.ints(id);
       std::string bn = ints[1] < 0 ? "None" : instanceExpr(static_cast<uint32_t>(ints[1]));
-      return fmt::format("tritonrt.conv_bn_act({}, {}, {}, act=\"{}\")",
+      // A float16/bfloat16 input runs in the layers' dtype, as run_layer
+      // (above) runs each unfused call; any other mix raises torch's error.
+      DType dtype = m_.types.node(m_.typeOf(operands[0])).dtype;
+      bool mixed = dtype == DType::Float16 || dtype == DType::BFloat16;
+      return fmt::format("tritonrt.conv_bn_act({}, {}, {}, act=\"{}\"{})",
                          instanceExpr(static_cast<uint32_t>(ints[0])), bn, arg(0),
-                         kActivations[o.intAttr]);
+                         kActivations[o.intAttr], mixed ? ", mixed_dtype=True" : "");
     }
     default: break;
   }

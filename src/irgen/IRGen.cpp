@@ -83,7 +83,8 @@ class IRGen {
             NodeId at = NodeId{}) {
     OpId op = m_.createOp(block_, kind, operands, types);
     if (at.isValid()) {
-      m_.op(op).loc = tree_.range(at).begin;
+      if (begins_.empty()) begins_ = tree_.beginOffsets();
+      m_.op(op).loc = begins_[at.index];
     }
     return op;
   }
@@ -160,6 +161,7 @@ class IRGen {
 
   const CheckedModule& cm_;
   const Tree& tree_;
+  std::vector<uint32_t> begins_;  ///< Tree::beginOffsets, computed at the first op placed
   const TokenizedBuffer& tokens_;
   IRGenOptions options_;
   std::vector<std::vector<uint32_t>> checksOf_;  ///< per node: runtimeChecks indices

@@ -66,6 +66,9 @@ class Purity {
   bool anyState_ = false;        ///< some op reads changing state (else no search)
   mutable std::vector<int8_t> aliases_;  ///< aliasesState per value: -1 unknown
   mutable std::vector<int8_t> functionState_;  ///< functionReadsState: -1 unknown
+  /// writesState of If/For/While ops: -1 unknown. (The passes that hold a
+  /// Purity move, merge and erase pure ops: none of that changes the answer.)
+  mutable std::vector<int8_t> writes_;
   bool regionOpAliases(ir::OpId op) const;
   bool terminatorsAlias(ir::BlockId block) const;
   bool functionReadsState(size_t function) const;

@@ -184,14 +184,21 @@ bool Purity::writesState(OpId id) const {
   switch (o.kind) {
     case OpKind::If:
     case OpKind::For:
-    case OpKind::While:
+    case OpKind::While: {
+      // Remembered: a pass asks it of every `if` of an else-if chain, each
+      // holding the rest of the chain.
+      if (writes_.size() < m_.ops.size()) writes_.resize(m_.ops.size(), -1);
+      if (writes_[id.index] >= 0) return writes_[id.index] != 0;
+      bool writes = false;
       for (BlockId region : o.regions) {
         if (!region.isValid()) continue;
         for (OpId inner : m_.blocks[region.index].ops) {
-          if (writesState(inner)) return true;
+          writes = writes || writesState(inner);
         }
       }
-      return false;
+      writes_[id.index] = writes ? 1 : 0;
+      return writes;
+    }
     case OpKind::CheckDim:
     case OpKind::BuiltinEffect:  // print, assert
     case OpKind::Instantiate:    // a new sub-module: no existing state changes

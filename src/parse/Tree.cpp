@@ -107,6 +107,30 @@ SourceRange Tree::range(NodeId id) const {
   return result;
 }
 
+std::vector<uint32_t> Tree::beginOffsets() const {
+  std::vector<uint32_t> begin(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    begin[i] = tokens_->range(nodes_[i].token).begin;
+  }
+  if (!root_.isValid()) return begin;
+  // Post-order from the root: a node's begin is the least of its token's and
+  // its children's (an Import's fields are tokens after its own).
+  std::vector<std::pair<NodeId, bool>> stack{{root_, false}};
+  while (!stack.empty()) {
+    auto [node, childrenDone] = stack.back();
+    stack.pop_back();
+    if (!childrenDone) {
+      stack.push_back({node, true});
+      forEachChildReversed(node, [&](NodeId child, const char*) { stack.push_back({child, false}); });
+      continue;
+    }
+    forEachChildReversed(node, [&](NodeId child, const char*) {
+      begin[node.index] = std::min(begin[node.index], begin[child.index]);
+    });
+  }
+  return begin;
+}
+
 void Tree::forEachChildReversed(NodeId id,
                                 const std::function<void(NodeId, const char*)>& visit) const {
   const Node& n = nodes_[id.index];

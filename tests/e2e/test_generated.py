@@ -2469,6 +2469,40 @@ layer Convs(x: Tensor<bfloat16, [?, 3, 8, 8]>) -> Tensor<bfloat16, [?, 4, 6, 6]>
                 check_close(model(x).float(), got.float(), "%s %s packed" % (level, name))
 
 
+def test_conv_bn_blocks_take_the_dtypes_the_unfused_layers_take(ctx):
+    """A convolution, batch norm and activation fused by -O2 (`tritonrt.conv_bn_act`) take
+    the inputs that -O0's unfused modules take: the model's own float dtype (float32, or
+    float64 after `model.double()`), and nothing else. The fused call converted any float
+    input to the model's dtype and back: a float64 input to a float32 model, which -O0
+    refuses with torch's error, ran in float32 and came back as float64 (float32 precision
+    labelled float64), and a float64 model computed a float32 input in double."""
+    src = """
+layer Net(x: Tensor<float32, [?, 3, ?, ?]>) -> Tensor<float32, [?, 8, ?, ?]> {
+    let conv = TernaryConv2d(3, 8, 3, padding=1)
+    let bn = BatchNorm2d(8)
+    return relu(bn(conv(x)))
+}
+"""
+    x = torch.randn(2, 3, 8, 8)
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        torch.manual_seed(3)
+        model = module.Net().eval()
+        double = copy.deepcopy(model).double()
+        with torch.no_grad():
+            check_close(double(x.double()), model(x).double(), level, atol=1e-5)
+            if double(x.double()).dtype != torch.float64:
+                raise AssertionError("%s: a float64 model's output is not float64" % level)
+            for what, run in (("a float64 input", lambda: model(x.double())),
+                              ("a float32 input to a float64 model", lambda: double(x))):
+                try:
+                    got = run()
+                except RuntimeError:
+                    continue  # torch's own dtype error, as -O0's modules raise it
+                raise AssertionError("%s: %s ran (%s) where the layers raise" %
+                                     (level, what, got.dtype))
+
+
 def test_entry_names_a_layer_as_the_file_sees_it(ctx):
     """`--entry Proj` is the layer the file calls `Proj` (its own, else the one an unqualified
     import brings in), and `--entry a.Proj` the one of `import "a.tri" as a`: with two
@@ -4906,6 +4940,7 @@ def all_tests():
               test_long_lines_wrap_within_100_columns_at_every_level,
               test_ternary_sums_and_integer_tensors_follow_the_models_dtype,
               test_built_in_layers_take_a_bfloat16_input_declared_in_the_source,
+              test_conv_bn_blocks_take_the_dtypes_the_unfused_layers_take,
               test_constants_that_raise_never_fail_the_import,
               test_entry_names_a_layer_as_the_file_sees_it,
               test_guard_clauses_decide_which_sub_modules_exist,

@@ -184,6 +184,17 @@ class QuantizerTests(unittest.TestCase):
         self.assertEqual(q.tolist(), [0, -1, 1, 1, 0])
         self.assertAlmostEqual(s.item(), 3.4 / 3, places=6)
 
+    def test_threshold_of_a_nan_or_infinity_is_nan(self):
+        # A diverged weight: NaN, as absmean's value and TWN's formula are, not a silent
+        # zero tensor (nothing is kept, and the all-zero fallback scale hid the NaN).
+        for bad in (float("nan"), float("inf"), float("-inf")):
+            w = torch.randn(4, 4)
+            w[1, 2] = bad
+            self.assertTrue(ternary_quantize(w, method="threshold").isnan().all().item(), bad)
+            self.assertTrue(ternary_quantize(w).isnan().all().item(), bad)
+            _, s = ternary_quantize_parts(w, method="threshold")
+            self.assertTrue(s.isnan().item(), bad)
+
     def test_threshold_scale_is_not_clamped(self):
         # LANGUAGE.md section 5 clamps absmean's scale only: TWN's is the kept mean.
         x = torch.tensor([[1e-8, -3e-8, 2e-9, 0.0]])

@@ -79,6 +79,11 @@ class Tree {
   }
   /// The source text covered by a node and all of its children.
   SourceRange range(NodeId id) const;
+  /// Where each node's text begins (range(id).begin for every node, in one
+  /// pass: range() walks a node's whole subtree, and asking it of every
+  /// statement of a deeply nested body is quadratic). Unreachable nodes
+  /// (none after a successful parse) get their own token's.
+  std::vector<uint32_t> beginOffsets() const;
   /// That text itself.
   std::string_view text(NodeId id) const;
   /// Whether `id` is `-9223372036854775808`: unary minus on the literal 2^63,
