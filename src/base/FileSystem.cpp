@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <csignal>
 #include <cstdio>  // renameat2, RENAME_EXCHANGE
 #include <cstdlib>
@@ -296,6 +297,33 @@ int flushStandardOutput() {
 
 namespace {
 
+// Whether `path` is in /proc (`/proc/self/fd/1`, what `/dev/stdout` links
+// to): a link there names an open file, not a path to put a file at.
+bool inProc(std::string_view path) { return path.starts_with("/proc/"); }
+
+std::atomic<unsigned> heldStreams{0};  ///< bit fd: held by holdClosedStandardStreams
+
+}  // namespace
+
+Expected<std::string> followSymlinks(const std::string& path) {
+  std::string at = path;
+  for (int hops = 0; hops < 40; ++hops) {  // 40: the kernel's ELOOP limit
+    struct stat st {};
+    if (inProc(at) || ::lstat(at.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return at;
+    std::string target(PATH_MAX, '\0');
+    ssize_t n = ::readlink(at.c_str(), target.data(), target.size());
+    if (n < 0) return Error{at + ": " + std::strerror(errno)};
+    target.resize(static_cast<size_t>(n));
+    size_t slash = at.find_last_of('/');
+    at = target.empty() || target.front() == '/' || slash == std::string::npos
+             ? target
+             : at.substr(0, slash + 1) + target;
+  }
+  return Error{path + ": " + std::strerror(ELOOP)};
+}
+
+namespace {
+
 // Removes a file that removeFileOnSignal registered.
 void removeRegistered(const std::string& path) {
   ::unlink(path.c_str());
@@ -324,10 +352,12 @@ bool writeTemporary(const std::string& path, std::string_view contents, std::str
   return true;
 }
 
-// Whether `path` (its symlinks followed) is a device, FIFO or socket: a file
-// to write into, not to replace.
+// Whether `path` (already through followSymlinks) is a file to write into, not
+// to replace: standard output, a device, FIFO or socket, or an open file
+// named through /proc (`-o /dev/stdout > m.py`: m.py is written, and the
+// /dev/stdout link is never renamed over).
 bool isSpecial(const std::string& path) {
-  if (path == "-") return true;  // standard output
+  if (path == "-" || inProc(path)) return true;
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
@@ -341,7 +371,21 @@ bool writeInto(const std::string& path, std::string_view contents, std::string* 
     }
     return writeAllAndClose(out, contents, error);
   }
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  // A regular file reached through /proc is written from its start and cut
+  // to the new length, as `cc -o /dev/stdout > f` writes f.
+  struct stat st {};
+  bool regular = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  // `-o /dev/stdout >&-`: the stream the caller closed, held on /dev/null, is
+  // still closed (reopened through /proc it would take the output silently).
+  for (int fd = 1; fd <= 2 && inProc(path); ++fd) {
+    struct stat held {};
+    if ((heldStreams & (1u << fd)) != 0 && ::fstat(fd, &held) == 0 &&
+        ::stat(path.c_str(), &st) == 0 && held.st_dev == st.st_dev && held.st_ino == st.st_ino) {
+      *error = std::strerror(EBADF);
+      return false;
+    }
+  }
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (regular ? O_TRUNC : 0));
   if (fd < 0) {
     *error = std::strerror(errno);
     return false;
@@ -415,7 +459,11 @@ bool isDirectory(const std::string& path, std::string* error) {
 
 }  // namespace
 
-bool writeFileAtomically(const std::string& path, std::string_view contents, std::string* error) {
+bool writeFileAtomically(const std::string& given, std::string_view contents,
+                         std::string* error) {
+  Expected<std::string> followed = followSymlinks(given);
+  if (!followed) return (*error = std::strerror(ELOOP), false);
+  const std::string& path = *followed;
   if (isSpecial(path)) return writeInto(path, contents, error);
   std::string temp;
   return writeTemporary(path, contents, temp, error) && install(temp, path, error);
@@ -434,31 +482,40 @@ FileTransaction::~FileTransaction() {
   }
 }
 
-bool FileTransaction::stage(const std::string& path, std::string_view contents,
+bool FileTransaction::stage(const std::string& given, std::string_view contents,
                             std::string* error, bool executable) {
+  Expected<std::string> followed = followSymlinks(given);
+  if (!followed) return (*error = std::strerror(ELOOP), false);
+  const std::string& path = *followed;
   if (isDirectory(path, error)) return false;
   if (isSpecial(path)) {
-    staged_.push_back({path, "", Kind::Direct, std::string(contents), {}, false});
+    staged_.push_back({path, "", Kind::Direct, std::string(contents), {}, false, given});
     return true;
   }
   if (holds(path, contents)) {
-    staged_.push_back({path, "", Kind::Touch, {}, {}, false});
+    staged_.push_back({path, "", Kind::Touch, {}, {}, false, given});
     return true;
   }
   std::string temp;
   if (!writeTemporary(path, contents, temp, error, executable)) return false;
-  staged_.push_back({path, temp, Kind::Replace, {}, {}, false});
+  staged_.push_back({path, temp, Kind::Replace, {}, {}, false, given});
   return true;
 }
 
-bool FileTransaction::stageFile(const std::string& path, const std::string& temp,
+bool FileTransaction::stageFile(const std::string& given, const std::string& temp,
                                 std::string* error) {
-  staged_.push_back({path, temp, Kind::Replace, {}, {}, false});
+  Expected<std::string> followed = followSymlinks(given);
+  if (!followed) return (*error = std::strerror(ELOOP), false);
+  const std::string& path = *followed;
+  staged_.push_back({path, temp, Kind::Replace, {}, {}, false, given});
   return !isDirectory(path, error);
 }
 
-void FileTransaction::stageRemoval(const std::string& path) {
-  staged_.push_back({path, "", Kind::Remove, {}, {}, false});
+void FileTransaction::stageRemoval(const std::string& given) {
+  // The link stays; what it names goes (never a device, or /dev/stdout's file).
+  Expected<std::string> path = followSymlinks(given);
+  if (!path || isSpecial(*path)) return;
+  staged_.push_back({*path, "", Kind::Remove, {}, {}, false, given});
 }
 
 // Puts one staged file in place; what it replaced is kept in `file.old`.
@@ -521,7 +578,7 @@ bool FileTransaction::commit(std::string* failedPath, std::string* error) {
     if (!apply(staged_[applied], error)) break;
   }
   if (applied < staged_.size()) {
-    *failedPath = staged_[applied].path;
+    *failedPath = staged_[applied].given;
     while (applied > 0) undo(staged_[--applied]);
     return false;
   }
@@ -530,6 +587,20 @@ bool FileTransaction::commit(std::string* failedPath, std::string* error) {
   }
   staged_.clear();
   return true;
+}
+
+void holdClosedStandardStreams() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    heldStreams |= 1u << fd;
+    // Standard input held write-only and the outputs read-only: reading or
+    // writing them still fails (EBADF) as on a closed stream.
+    int held = ::open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+    if (held >= 0 && held != fd) {
+      ::dup2(held, fd);
+      ::close(held);
+    }
+  }
 }
 
 bool makeDirectories(const std::string& path, std::string* error,

@@ -483,28 +483,6 @@ Expected<Config> configFromYaml(const YAML::Node& root, const std::string& path)
   return config;
 }
 
-// The file a configuration path names, its symlinks followed (as `git config`
-// writes through a symlinked ~/.gitconfig): a chain of links, relative
-// targets, and a last link that dangles (the file a set creates).
-Expected<std::string> followSymlinks(const std::string& path) {
-  std::string current = path;
-  for (int hops = 0; hops < 40; ++hops) {
-    struct stat st {};
-    if (::lstat(current.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return current;
-    std::string target(PATH_MAX, '\0');
-    ssize_t n = ::readlink(current.c_str(), target.data(), target.size());
-    if (n < 0) return Error{current + ": " + std::strerror(errno)};
-    target.resize(static_cast<size_t>(n));
-    size_t slash = current.find_last_of('/');
-    if (target.empty() || target[0] == '/' || slash == std::string::npos) {
-      current = target;
-    } else {
-      current = current.substr(0, slash + 1) + target;
-    }
-  }
-  return Error{path + ": " + std::strerror(ELOOP)};
-}
-
 }  // namespace
 
 Expected<std::string> checkConfigValue(std::string_view key, std::string_view value) {
@@ -600,7 +578,8 @@ Expected<bool> configSet(const std::string& path, std::string_view key, std::str
   }
   TRITONC_TRY(normalized, normalizeValue(*known, value));
   // Through a symlink to the file it names, which is replaced atomically
-  // next to itself (the link stays a link).
+  // next to itself (the link stays a link), as `git config` writes through a
+  // symlinked ~/.gitconfig.
   TRITONC_TRY(target, followSymlinks(path));
   std::string name(key);
   FileKind fileKind = FileKind::Missing;

@@ -896,12 +896,10 @@ std::string resolvedPath(const std::string& path,
 
 // A file's identity: device and inode, so that another name of a file (a
 // hard link, a symlink) is known as that file. nullopt when it does not
-// exist; `follow` follows a symlink at the path itself.
-std::optional<std::pair<dev_t, ino_t>> fileIdentity(const std::string& path, bool follow) {
+// exist.
+std::optional<std::pair<dev_t, ino_t>> deviceAndInode(const std::string& path) {
   struct stat st {};
-  if ((follow ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st)) != 0) {
-    return std::nullopt;
-  }
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
   return std::pair(st.st_dev, st.st_ino);
 }
 
@@ -935,8 +933,9 @@ std::vector<PlannedOutput> outputsOf(const CompileOptions& options) {
 // Whether an output would replace one of `sources` (the inputs, or the
 // files they import); reports it. An output is the same file as a source
 // when its path resolves to the source's (`-o ./m.tri`, through a symlinked
-// directory) or when it is another name of the source's file (a hard link,
-// or an input that is a symlink to the output path), as gcc compares them.
+// directory, or a symlink at the output path, which is written through) or
+// when it is another name of the source's file (a hard link, or an input
+// that is a symlink to the output path), as gcc compares them.
 bool outputOverwritesSource(const std::vector<PlannedOutput>& outputs,
                             const std::vector<std::string>& sources, std::string_view kind,
                             DiagnosticEngine& diags) {
@@ -946,15 +945,18 @@ bool outputOverwritesSource(const std::vector<PlannedOutput>& outputs,
   for (const std::string& source : sources) {
     if (isStandardInput(source)) continue;  // not a file an output can replace
     byPath.emplace(resolvedPath(source, dirs), &source);
-    if (auto id = fileIdentity(source, true)) byIdentity.emplace(*id, &source);
+    if (auto id = deviceAndInode(source)) byIdentity.emplace(*id, &source);
   }
   for (const auto& [path, what, trace] : outputs) {
     if (path == "-") continue;  // standard output
-    auto input = byPath.find(resolvedPath(path, dirs));
+    // A symlink at the output path is written through: what it names is the
+    // file written (a dangling one's too).
+    Expected<std::string> target = followSymlinks(path);
+    const std::string& written = target ? *target : path;
+    auto input = byPath.find(resolvedPath(written, dirs));
     const std::string* source = input != byPath.end() ? input->second : nullptr;
     if (source == nullptr) {
-      // A symlink at the output path is replaced, not written through.
-      auto id = fileIdentity(path, false);
+      auto id = deviceAndInode(written);
       auto same = id ? byIdentity.find(*id) : byIdentity.end();
       if (same != byIdentity.end()) source = same->second;
     }
@@ -1034,9 +1036,10 @@ bool looksGenerated(const std::string& path) {
 // would look like this compile's. Only files tritonc generated are removed.
 void removeStaleOutputs(const CompileOptions& options) {
   for (const PlannedOutput& output : outputsOf(options)) {
-    if (output.path != "-" && looksGenerated(output.path)) {
-      ::unlink(output.path.c_str());
-    }
+    if (output.path == "-") continue;
+    // What a link named by -o points to: the file the compile wrote through it.
+    Expected<std::string> target = followSymlinks(output.path);
+    if (target && looksGenerated(*target)) ::unlink(target->c_str());
   }
 }
 
@@ -1117,8 +1120,11 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       if (!source) {
         diags.reportForPath(Diag::CannotReadFile, "", source.error().message).about(path);
         struct stat info {};
-        bool usage = ::stat(path.c_str(), &info) == 0 ? S_ISDIR(info.st_mode)
-                                                      : errno == ENOENT || errno == ENOTDIR;
+        // (Standard input that cannot be read, closed by the caller, is the
+        // environment's: exit 3, not a missing file named "-".)
+        bool usage = path != "-" && (::stat(path.c_str(), &info) == 0
+                                         ? S_ISDIR(info.st_mode)
+                                         : errno == ENOENT || errno == ENOTDIR);
         failed = std::max<int>(failed, usage ? kExitUsageError : kExitInternalError);
         continue;
       }

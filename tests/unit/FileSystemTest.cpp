@@ -97,5 +97,44 @@ TEST(FindProgramOnPath, UnsetPathOrEmptyNameFindsNothing) {
   ::setenv("PATH", saved.c_str(), 1);
 }
 
+TEST(FollowSymlinks, ChainsRelativeTargetsAndDanglingLinks) {
+  test::ScratchDir dir("tritonc_fs");
+  fs::create_directories(dir.path() / "real");
+  std::ofstream(dir.path() / "real" / "t.py") << "old\n";
+  // a -> sub/b (relative, from a's directory) -> ../real/t.py (from b's)
+  fs::create_directories(dir.path() / "sub");
+  fs::create_symlink("../real/t.py", dir.path() / "sub" / "b");
+  fs::create_symlink("sub/b", dir.path() / "a");
+  Expected<std::string> target = followSymlinks((dir.path() / "a").string());
+  ASSERT_TRUE(target);
+  EXPECT_TRUE(fs::equivalent(*target, dir.path() / "real" / "t.py")) << *target;
+  // A plain file is itself; a dangling link names the file a write creates.
+  EXPECT_EQ(*followSymlinks((dir.path() / "real" / "t.py").string()),
+            (dir.path() / "real" / "t.py").string());
+  fs::create_symlink("real/new.py", dir.path() / "dangling");
+  EXPECT_EQ(*followSymlinks((dir.path() / "dangling").string()),
+            (dir.path() / "real/new.py").string());
+  // Written through: the link stays, its target gets the data.
+  std::string error;
+  ASSERT_TRUE(writeFileAtomically((dir.path() / "a").string(), "new\n", &error)) << error;
+  EXPECT_TRUE(fs::is_symlink(dir.path() / "a"));
+  std::ifstream in(dir.path() / "real" / "t.py");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "new\n");
+}
+
+TEST(FollowSymlinks, StopsAtProcAndRefusesLoops) {
+  test::ScratchDir dir("tritonc_fs");
+  // /dev/stdout's kind of link: /proc/self/fd/1 names an open file, not a path.
+  fs::create_symlink("/proc/self/fd/1", dir.path() / "stdout");
+  EXPECT_EQ(*followSymlinks((dir.path() / "stdout").string()), "/proc/self/fd/1");
+  fs::create_symlink("loop_b", dir.path() / "loop_a");
+  fs::create_symlink("loop_a", dir.path() / "loop_b");
+  EXPECT_FALSE(followSymlinks((dir.path() / "loop_a").string()));
+  std::string error;
+  EXPECT_FALSE(writeFileAtomically((dir.path() / "loop_a").string(), "x", &error));
+  EXPECT_TRUE(fs::is_symlink(dir.path() / "loop_a"));
+}
+
 }  // namespace
 }  // namespace tritonc

@@ -704,6 +704,7 @@ int runWithStack(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tritonc::holdClosedStandardStreams();
   // A heap grows 1 MiB at a time instead of 128 KiB: the threads of -j each
   // allocate in an arena of their own, and growing it by mprotect calls of
   // 128 KiB made a second thread emitting code run at half speed.

@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tritonc/base/Expected.h"
+
 namespace tritonc {
 
 /// The whole file, or nullopt (errno says why).
@@ -100,11 +102,28 @@ class FileTransaction {
     std::string contents;  ///< what Direct (a device or FIFO at `path`) writes
     std::string old;       ///< during commit: what was at `path`, to undo
     bool created = false;  ///< during commit: nothing was at `path`
+    std::string given = {};  ///< `path` as named, before its links were followed
   };
   bool apply(Staged& file, std::string* error);
   void undo(Staged& file);
   std::vector<Staged> staged_;
 };
+
+/// The file `path` names, its symlinks followed: a chain of links, relative
+/// targets (from the link's directory), and a last link that dangles (the
+/// path a write creates); stops at a link into /proc (`/dev/stdout` ->
+/// `/proc/self/fd/1`), which names an open file. An error for a loop.
+/// Writes follow them (writeFileAtomically, FileTransaction), so that an
+/// output or a configuration file named by a link is written through it (the
+/// link stays, what it names is replaced), as gcc and `git config` do.
+Expected<std::string> followSymlinks(const std::string& path);
+
+/// Holds each of the standard streams (0, 1, 2) that the caller closed
+/// (`2>&-`) open on /dev/null, opened so that using it still fails as on a
+/// closed stream. Without it the next file opened takes the number, and a
+/// message for that stream lands in it (a cache entry, an output): git's
+/// sanitize_stdfds does the same. Called first thing in main().
+void holdClosedStandardStreams();
 
 /// Registers a file to remove if SIGINT, SIGTERM, SIGHUP or SIGQUIT ends the
 /// process (installing handlers for the signals not ignored or handled
