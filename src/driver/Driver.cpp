@@ -2,6 +2,7 @@
 #include "tritonc/driver/Driver.h"
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -491,8 +492,11 @@ struct NvccFailure {
 // Builds `<stem>_kernels.so` from the CUDA source into `soTemp`.
 NvccFailure runNvcc(const CompileOptions& options, const std::string& nvcc,
                     const std::string& cuTemp, const std::string& soTemp) {
+  // Stripped: its local symbols name nvcc's and our temporary files (their
+  // process ids), so that the same source built twice gave two libraries; the
+  // launchers are dynamic symbols, which stay.
   std::vector<std::string> args = {nvcc, "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC",
-                                   "-w"};
+                                   "-Xlinker", "--strip-all", "-w"};
   for (const std::string& arch : options.cudaArchs) {
     args.push_back("-gencode");
     args.push_back(fmt::format("arch=compute_{0},code=sm_{0}", arch));
@@ -1576,9 +1580,19 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     std::vector<std::unique_ptr<Worker>> perFile(sources.size());
     std::atomic<size_t> next{0};
     size_t done = 0;  // files finished, under progressMutex
-    // Not between JSON diagnostics: each line of stderr stays one object.
+    // Not between JSON diagnostics: each line of stderr stays one object; not
+    // on a terminal that cannot move the cursor back (TERM=dumb), as ninja.
+    const char* term = std::getenv("TERM");
     bool progress = ::isatty(STDERR_FILENO) != 0 && !options.quiet &&
-                    options.diagnosticsFormat != DiagnosticsFormat::Json;
+                    options.diagnosticsFormat != DiagnosticsFormat::Json &&
+                    !(term != nullptr && std::string_view(term) == "dumb");
+    // One row of the terminal: a longer line wraps, and `\r` then redraws
+    // only its last row (the rows before pile up).
+    size_t columns = 80;
+    if (struct winsize size {}; progress && ::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 &&
+                                size.ws_col > 1) {
+      columns = size.ws_col;
+    }
     std::mutex progressMutex;
     auto work = [&](int track) {
       for (size_t i; (i = next.fetch_add(1)) < sources.size();) {
@@ -1595,9 +1609,14 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
           // follows [16/16].
           std::lock_guard<std::mutex> guard(progressMutex);
           size_t finished = ++done;
-          std::string line = fmt::format("\r[{}/{}] {}", finished, sources.size(),
-                                         sources[i].name());
-          line.resize(std::max<size_t>(line.size(), 79), ' ');
+          std::string count = fmt::format("[{}/{}] ", finished, sources.size());
+          std::string_view name = sources[i].name();
+          size_t room = columns - 1 > count.size() + 3 ? columns - 1 - count.size() : 3;
+          std::string shown = name.size() <= room
+                                  ? std::string(name)
+                                  : "..." + std::string(name.substr(name.size() - (room - 3)));
+          std::string line = "\r" + count + shown;
+          line.resize(std::max<size_t>(line.size(), columns), ' ');  // \r + columns - 1
           std::fwrite(line.data(), 1, line.size(), stderr);
           std::fflush(stderr);
         }

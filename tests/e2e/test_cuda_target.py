@@ -734,6 +734,38 @@ def make_nvcc_test(name):
     return test
 
 
+def test_cuda_libraries_are_reproducible(ctx):
+    """The same source built twice (in another directory, by another process) gives the same
+    `<stem>_kernels.so`, byte for byte: its local symbols named nvcc's temporary files and
+    tritonc's (`tmpxft_<pid>_...`, `<stem>_kernels.cu.tmp.<pid>`), and two builds differed."""
+    nvcc = find_nvcc()
+    if nvcc is None:
+        raise gen.Skip("nvcc is not installed")
+    src = """layer Tiny(w: TernaryTensor<trit, [32, 16]>, x: Tensor<float32, [?, 32]>)
+        -> Tensor<float32, [?, 16]> {
+    return relu(x @ w)
+}
+"""
+    libraries = []
+    for _ in range(2):
+        ctx.count += 1
+        outdir = os.path.join(ctx.workdir, "repro%d" % ctx.count)
+        os.makedirs(outdir)
+        with open(os.path.join(outdir, "tiny.tri"), "w") as f:
+            f.write(src)
+        proc = subprocess.run([ctx.tritonc, "compile", "tiny.tri", "-O2", "--target", "all",
+                               "--nvcc", nvcc, "--cuda-arch=80", "--cuda-dtypes=f32",
+                               "--no-cache"], capture_output=True, text=True, cwd=outdir)
+        if proc.returncode != 0:
+            raise AssertionError("tritonc failed (%d): %s" % (proc.returncode, proc.stderr))
+        with open(os.path.join(outdir, "tiny_kernels.so"), "rb") as f:
+            libraries.append(f.read())
+    if libraries[0] != libraries[1]:
+        differ = sum(a != b for a, b in zip(*libraries)) + abs(len(libraries[0]) -
+                                                               len(libraries[1]))
+        raise AssertionError("two builds of one source differ in %d bytes" % differ)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tritonc", required=True)
@@ -755,7 +787,8 @@ def main():
               test_stack_items_reach_their_kernels,
               test_left_hand_weights_reach_their_kernels,
               test_failed_nvcc_output_is_shown_line_by_line,
-              test_nvcc_without_a_host_compiler_is_no_nvcc]
+              test_nvcc_without_a_host_compiler_is_no_nvcc,
+              test_cuda_libraries_are_reproducible]
     tests += [make_nvcc_test(n) for n in args.nvcc_models.split(",") if n]
     workdir = tempfile.mkdtemp(prefix="tritonc-cuda-")
     ctx = gen.Context(os.path.abspath(args.tritonc), workdir)

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -532,13 +533,17 @@ int run(int argc, char** argv) {
     return usageError(fmt::format("'{}' needs a command: {}", commandPath.substr(8),
                                   fmt::join(commandNames(level), ", ")));
   }
+  const std::vector<std::string> given = args;  // app.parse consumes what it reads
   try {
     app.parse(args);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e) == 0 ? kExitSuccess : kExitUsageError;
     std::string message = e.what();
-    // An unknown flag: the closest flag of the command, if one is close.
-    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    // An unknown flag: the closest flag of the command, if one is close. Also
+    // when it left the command without its file (`compile -m.tri`): the flag
+    // is what is wrong, not the missing FILE.
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr ||
+        dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
       std::vector<std::string> flags;
       for (const CLI::Option* option : level->get_options()) {
         for (const std::string& name : option->get_lnames()) flags.push_back("--" + name);
@@ -550,7 +555,8 @@ int run(int argc, char** argv) {
       for (const std::string& flag : flags) {
         candidates.push_back(std::string_view(flag).substr(flag.find_first_not_of('-')));
       }
-      for (auto word = args.rbegin(); word != args.rend(); ++word) {
+      for (auto word = given.rbegin(); word != given.rend(); ++word) {  // (reversed: in order)
+        if (*word == "--") break;  // files from here on
         if (word->size() < 2 || (*word)[0] != '-') continue;
         std::string_view name = std::string_view(*word).substr(0, word->find('='));
         if (std::find(flags.begin(), flags.end(), name) != flags.end()) continue;
@@ -569,6 +575,11 @@ int run(int argc, char** argv) {
         }
         message = fmt::format("unknown option '{}'{}", name,
                               dashed.empty() ? "" : fmt::format(" (did you mean '{}'?)", dashed));
+        // A file whose name starts with '-', as clang and coreutils say.
+        if (struct stat st {}; dashed.empty() && ::stat(word->c_str(), &st) == 0) {
+          message += fmt::format("; for the file '{0}' write './{0}' or put it after '--'",
+                                 *word);
+        }
         break;
       }
     }
