@@ -537,8 +537,12 @@ class Emitter {
   /// name nobody reads.
   bool unusedResult(OpId id) const;
   /// Counts the uses of every value under `block` into useCounts_ and
-  /// records where they end in lastUse_; `used` gets the values used.
-  void countUses(BlockId block, std::vector<uint32_t>& used);
+  /// records where they end in lastUse_ (-Os); `used` gets the values used
+  /// (-Os: once each, and only those defined outside `block`, whose nesting
+  /// depth below the body counted is `depth`).
+  void countUses(BlockId block, std::vector<uint32_t>& used, int depth = 0);
+  /// countUses' nesting depth of each block it entered (-Os).
+  std::unordered_map<uint32_t, int> blockDepth_;
   void emitInputDefaults(const Function& f, int depth);
   bool isScalarBuiltin(OpId id) const;
 
@@ -1717,6 +1721,7 @@ void Emitter::emitBlock(BlockId block, int depth) {
     collectUsers(block);
   }
   if ((options_.inlineSingleUse || options_.returnDirectly) && !b.parent.isValid()) {
+    blockDepth_.clear();
     useCounts_.clear();
     shapeElementUses_.clear();
     lastUse_.clear();
@@ -2377,8 +2382,9 @@ bool Emitter::inlineIntoNext(OpId id, const std::string& value) const {
   return std::find(operands.begin(), operands.end(), m_.result(id)) != operands.end();
 }
 
-void Emitter::countUses(BlockId block, std::vector<uint32_t>& used) {
+void Emitter::countUses(BlockId block, std::vector<uint32_t>& used, int depth) {
   const Block& b = m_.blocks[block.index];
+  if (options_.inlineSingleUse) blockDepth_[block.index] = depth;
   for (size_t i = 0; i < b.ops.size(); ++i) {
     size_t from = used.size();
     std::span<const ValueId> operands = m_.operands(b.ops[i]);
@@ -2394,17 +2400,32 @@ void Emitter::countUses(BlockId block, std::vector<uint32_t>& used) {
       }
     }
     for (BlockId region : m_.regionsOf(b.ops[i])) {
-      if (region.isValid()) countUses(region, used);
+      if (region.isValid()) countUses(region, used, depth + 1);
     }
     // Only -Os asks where a use ends (inlineIntoNext, for sub-module calls),
-    // and only of a value defined in this block (a use deep in nested blocks
-    // is not recorded again at every level: quadratic in the nesting).
-    for (size_t k = from; options_.inlineSingleUse && k < used.size(); ++k) {
+    // and only of a value defined in this block.
+    if (!options_.inlineSingleUse) continue;
+    for (size_t k = from; k < used.size(); ++k) {
       OpId def = m_.values[used[k]].def;
       if (def.isValid() && m_.op(def).parent == block) {
         lastUse_[useKey(block, ValueId{used[k]})] = static_cast<uint32_t>(i);
       }
     }
+    // The blocks around this one ask only of their own values: the rest go,
+    // and each value stays once (a use deep in an else-if chain was looked at
+    // again at every level of it: quadratic in the nesting).
+    std::unordered_set<uint32_t> kept;
+    size_t end = from;
+    for (size_t k = from; k < used.size(); ++k) {
+      OpId def = m_.values[used[k]].def;
+      if (!def.isValid()) continue;
+      auto defined = blockDepth_.find(m_.op(def).parent.index);
+      if ((defined == blockDepth_.end() || defined->second < depth) &&
+          kept.insert(used[k]).second) {
+        used[end++] = used[k];
+      }
+    }
+    used.resize(end);
   }
 }
 
