@@ -18,7 +18,9 @@ def _identity(y):
 
 
 def _contiguous(grad):
-    return grad.contiguous()
+    # None: no gradient reaches the output (only part of it is used, a custom Function's
+    # backward returned None, gradcheck's undefined-gradient check): nothing to reorder.
+    return None if grad is None else grad.contiguous()
 
 
 def _gelu_contiguous_grad(x):

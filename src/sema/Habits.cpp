@@ -290,6 +290,8 @@ std::optional<std::string_view> missingFunctionHint(std::string_view name) {
       {"cumsum", "there is no scan in v1; write a loop over the positions"},
       {"topk", "use 'argmax' for the largest"},
       {"dropout2d", "use 'dropout(x, p)'"},
+      {"roll", "'roll(x, k, dims=1)' is two slices: 'concat([x[:, -k:], x[:, :-k]], dim=1)'"},
+      {"gather", "rows of a table by index are 'embedding(ids, table)'"},
       // Upsampling (v1 has none): nearest-neighbour 2x of [b, c, h, w], exact.
       {"interpolate", kNearest2x},
       {"upsample", kNearest2x},

@@ -972,6 +972,26 @@ class FusedTests(unittest.TestCase):
         with torch.no_grad():
             self.assertTrue(torch.equal(tritonrt.gelu(x.requires_grad_()), F.gelu(x)))
 
+    def test_gelu_takes_an_undefined_gradient(self):
+        # No gradient reaches gelu's output (a custom Function's backward returns None,
+        # gradcheck's undefined-gradient check): the contiguity hook got None and raised
+        # AttributeError where F.gelu runs. Both give x's other gradient.
+        class Stop(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return None
+
+        for fn in (tritonrt.gelu, lambda v: tritonrt.activation(v, "gelu")):
+            x = torch.randn(2, 4, requires_grad=True)
+            (Stop.apply(fn(x)) + x).sum().backward()
+            self.assertTrue(torch.equal(x.grad, torch.ones(2, 4)))
+            x64 = torch.randn(2, 4, dtype=torch.float64, requires_grad=True)
+            self.assertTrue(torch.autograd.gradcheck(fn, (x64,)))
+
     def test_fused_matmul_under_autocast_computes_as_written(self):
         # `x @ w + b` under autocast: a bf16 product plus the float32 bias gives float32;
         # addmm would round the bias and the sum to bf16 (and -O levels would differ).
