@@ -1860,13 +1860,6 @@ std::vector<Emitter::Accumulation> Emitter::findAccumulations(OpId id) const {
   return found;
 }
 
-// After the statement of its last use, `del` each tensor the body holds in a
-// local of its own. A use inside an op's regions counts at that op; a value
-// whose expression is inlined where it is used (not a local) extends the uses
-// of its operands to its own last use. Nothing is released by the statement
-// that returns or yields. In the body of an `if` or a loop only the tensors
-// computed there are released (what comes from outside is still needed after
-// it, or by the next iteration).
 void Emitter::collectUsers(BlockId block) {
   for (OpId id : m_.blocks[block.index].ops) {
     for (ValueId v : m_.operands(id)) users_[v.index].push_back(id);
@@ -1876,6 +1869,13 @@ void Emitter::collectUsers(BlockId block) {
   }
 }
 
+// After the statement of its last use, `del` each tensor the body holds in a
+// local of its own. A use inside an op's regions counts at that op; a value
+// whose expression is inlined where it is used (not a local) extends the uses
+// of its operands to its own last use. Nothing is released by the statement
+// that returns or yields. In the body of an `if` or a loop only the tensors
+// computed there are released (what comes from outside is still needed after
+// it, or by the next iteration).
 void Emitter::releaseDeadTensors(BlockId block, int depth, const std::vector<size_t>& ends) {
   const Block& b = m_.blocks[block.index];
   // Per value defined here, the position of the last op of this block that

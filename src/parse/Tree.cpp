@@ -117,7 +117,8 @@ std::vector<uint32_t> Tree::beginOffsets() const {
   // its children's (an Import's fields are tokens after its own).
   std::vector<std::pair<NodeId, bool>> stack{{root_, false}};
   while (!stack.empty()) {
-    auto [node, childrenDone] = stack.back();
+    NodeId node = stack.back().first;
+    bool childrenDone = stack.back().second;
     stack.pop_back();
     if (!childrenDone) {
       stack.push_back({node, true});
