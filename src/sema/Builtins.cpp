@@ -1128,6 +1128,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     out.highest = c.arg(0).highest;
     // `tensor([1.0, -1.0])` is ternary where a TernaryTensor is declared.
     out.tritValued = !ternary && c.arg(0).tritValued && isFloating(dtype);
+    out.unitScale = ternary;
     return out;
   }
   if (rule == R::Reshape) {

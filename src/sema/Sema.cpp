@@ -3526,7 +3526,13 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
       }
       return false;
     }
-    if (!t.ternary && !v.ternary && v.dtype != t.dtype && promote(v.dtype, t.dtype) != t.dtype) {
+    // A ternary value is `s * q`, a float32 (docs/language.md): only a float32
+    // tensor takes it implicitly; int8 would truncate or wrap the scaled values
+    // and float16 overflow them. One of scale 1 (`tensor([1, 0])`) fits anywhere.
+    bool narrowed = v.ternary ? !t.ternary && t.dtype != DType::Float32 && !value.unitScale
+                              : !t.ternary && v.dtype != t.dtype &&
+                                    promote(v.dtype, t.dtype) != t.dtype;
+    if (narrowed) {
       diags_->report(Diag::NarrowingConversion, source(), rangeOf(where), fmt(value.type),
                     fmt(target))
           .note(Note::SuggestCast, dtypeName(t.dtype));
