@@ -3466,7 +3466,8 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
   // 70000.0 is in a float16 one (`let k: float32 = 1e39`).
   if (value.floatValue && !ts.isLenient(target) && ts.kind(target) == TypeKind::Scalar &&
       isFloating(ts.node(target).dtype) && !fitsFloat(ts.node(target).dtype, *value.floatValue)) {
-    report(Diag::LiteralDoesNotFit, where, fmt::format("the value {}", *value.floatValue),
+    report(Diag::LiteralDoesNotFit, where,
+           fmt::format("the value {}", formatFloat(*value.floatValue)),
            dtypeName(ts.node(target).dtype));
     return false;
   }

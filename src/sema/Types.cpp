@@ -1,10 +1,10 @@
 //===- Types.cpp - types and symbolic dimensions --------------------------===//
 #include "tritonc/sema/Types.h"
 
-#include <cmath>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "tritonc/base/Check.h"
@@ -53,6 +53,8 @@ bool fitsFloat(DType dtype, double value) {
   // Where torch's conversion rounds to inf: half a unit in the last place
   // past the largest finite value (65504 + 16 for float16). bfloat16 is
   // rounded to float32 first, so its bound is the float32 rounding of its own.
+  // An infinity or a NaN is one in every float dtype: nothing is lost.
+  if (!std::isfinite(value)) return true;
   switch (dtype) {
     case DType::Float16: return std::abs(value) < 65520.0;
     case DType::BFloat16: return std::abs(value) < 3.396177427818412e38;
