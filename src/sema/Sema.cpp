@@ -529,7 +529,7 @@ void Checker::declareItems() {
 
 // Types of parameters and results. Size variables are dimension variables;
 // a top-level integer constant used as a dimension stands for its value.
-DimId Checker::resolveDim(NodeId dim, int callable) {
+DimId Checker::resolveDim(NodeId dim, int callable, bool whole) {
   switch (tree_.kind(dim)) {
     case NodeKind::DimUnknown: return dims().unknown();
     case NodeKind::IntLit: {
@@ -592,10 +592,10 @@ DimId Checker::resolveDim(NodeId dim, int callable) {
       }
       return dims().var(name);
     }
-    case NodeKind::Paren: return resolveDim(tree_.childA(dim), callable);
+    case NodeKind::Paren: return resolveDim(tree_.childA(dim), callable, whole);
     case NodeKind::Binary: {
-      DimId lhs = resolveDim(tree_.childA(dim), callable);
-      DimId rhs = resolveDim(tree_.childB(dim), callable);
+      DimId lhs = resolveDim(tree_.childA(dim), callable, false);
+      DimId rhs = resolveDim(tree_.childB(dim), callable, false);
       TokenKind op = tokens().kind(tree_.token(dim));
       if (op == TokenKind::Slash && dims().constValue(rhs) == 0) {
         report(Diag::BadTypeArguments, dim, "division by zero in a dimension");
@@ -610,7 +610,7 @@ DimId Checker::resolveDim(NodeId dim, int callable) {
         reportPastInt64(dim);  // `[9223372036854775807 + 1]`: it became `?` silently
         return dims().unknown();
       }
-      if (value && *value < 0) {
+      if (whole && value && *value < 0) {
         report(Diag::BadTypeArguments, dim,
                fmt::format("a dimension cannot be negative, and this one is {}", *value));
         return dims().unknown();

@@ -321,7 +321,9 @@ class Checker {
   std::optional<uint32_t> importedCallable(NodeId callee, uint32_t aliasSymbol);
   void checkSignature(int index);
   TypeId resolveType(NodeId typeNode, int callable);
-  DimId resolveDim(NodeId dimNode, int callable);
+  /// A dimension of a declared shape; `whole`: the whole size, which may not
+  /// be negative (a part of it may: `[2 - 3 + 5]` is 4).
+  DimId resolveDim(NodeId dimNode, int callable, bool whole = true);
 
   // Bodies and statements.
   /// Checks the bodies of the callables `item` names whose return type is
