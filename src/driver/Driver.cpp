@@ -234,6 +234,55 @@ std::string traceName(const CompileOptions& options) {
   return companionDirectory(outputPathFor(options, options.inputs.front())) + name;
 }
 
+// Where -MD writes a module's dependency file: -MF's FILE, else the module's
+// path with `.d` for its extension (`out/m.py` -> `out/m.d`, as `cc -MD -o
+// m.o` writes m.d), or `<stem>.d` in the current directory when the module
+// goes to standard output or a device.
+std::string depfilePathFor(const CompileOptions& options, const std::string& input) {
+  if (!options.depfilePath.empty()) return options.depfilePath;
+  std::string py = outputPathFor(options, input);
+  std::string dir = companionDirectory(py);
+  struct stat st {};
+  if (py == "-" || (::stat(py.c_str(), &st) == 0 && !S_ISREG(st.st_mode))) {
+    return dir + fileStem(input) + ".d";
+  }
+  size_t slash = py.find_last_of('/');
+  size_t dot = py.find_last_of('.');
+  bool extension = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  return (extension ? py.substr(0, dot) : py) + ".d";
+}
+
+// A path as make reads it in a rule: spaces and '#' escaped, '$' doubled.
+std::string makeEscaped(std::string_view path) {
+  std::string out;
+  for (char c : path) {
+    if (c == ' ' || c == '#') out += '\\';
+    if (c == '$') out += '$';
+    out += c;
+  }
+  return out;
+}
+
+// A make rule: the files a compile of one input writes depend on the input
+// and every file it imports (directly or not); -MP adds an empty rule per
+// imported file, so that make does not fail once one is deleted.
+std::string dependencyRule(const std::vector<std::string>& targets, const std::string& input,
+                           const std::vector<std::string>& imported, bool phony) {
+  std::string rule;
+  for (std::string_view target : targets) {
+    if (target.starts_with("./")) target.remove_prefix(2);  // the name make gives `m.py`
+    rule += (rule.empty() ? "" : " ") + makeEscaped(target);
+  }
+  rule += ":";
+  if (!isStandardInput(input)) rule += " " + makeEscaped(input);
+  for (const std::string& file : imported) rule += " \\\n  " + makeEscaped(file);
+  rule += "\n";
+  for (const std::string& file : imported) {
+    if (phony) rule += "\n" + makeEscaped(file) + ":\n";
+  }
+  return rule;
+}
+
 // The flags that shape the generated code, for its header comment.
 std::string codeFlags(const CompileOptions& options) {
   std::string flags = fmt::format("-O{}", options.optLevel);
@@ -931,6 +980,12 @@ std::vector<PlannedOutput> outputsOf(const CompileOptions& options) {
     outputs.push_back({traceName(options),
                        "the time trace", true});
   }
+  if (options.depfile) {
+    for (const std::string& input : options.inputs) {
+      outputs.push_back({depfilePathFor(options, input),
+                         "the dependency file of '" + input + "'"});
+    }
+  }
   return outputs;
 }
 
@@ -978,6 +1033,12 @@ bool outputOverwritesSource(const std::vector<PlannedOutput>& outputs,
 // two outputs may be one file (inputs with the same stem, a .py named like
 // the .cu, the trace named like either). False after a diagnostic.
 bool outputsAreDistinct(const CompileOptions& options, DiagnosticEngine& diags) {
+  if (options.inputs.size() > 1 && !options.depfilePath.empty()) {
+    diags.reportForPath(Diag::CommandLine, "",
+                        "-MF names one dependency file; with several inputs write -MD, which "
+                        "writes one next to each module");
+    return false;
+  }
   // Several inputs write into the -o directory: a file there is a usage error
   // found now, not a write that fails after the compile.
   if (options.inputs.size() > 1 && options.output == "-") {
@@ -1786,10 +1847,23 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       if (!outputs.stage(py, stampPyTorch(result.py, baseName(name), library), &error)) {
         return fail(py, error);
       }
+      std::vector<std::string> written = {py};
       if (result.hasCu) {
         std::string cu = cudaPathFor(options, name, ".cu");
         if (!outputs.stage(cu, stampCuda(result.cu, baseName(name), fileStem(name)), &error)) {
           return fail(cu, error);
+        }
+        written.push_back(cu);
+        if (!nvccFound.path.empty() || result.cachedSo) {
+          written.push_back(cudaPathFor(options, name, ".so"));
+        }
+      }
+      if (options.depfile) {
+        std::string d = depfilePathFor(options, name);
+        if (!outputs.stage(d, dependencyRule(written, name, result.imported,
+                                             options.depfilePhony),
+                           &error)) {
+          return fail(d, error);
         }
       }
     }

@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -191,6 +192,50 @@ def test_several_inputs_importing_each_other(tritonc, work):
     assert "class Left" in left and "class Proj" in left and "class Model" not in left
 
 
+def test_dependency_files_name_every_imported_file(tritonc, work):
+    """-MD writes a make rule beside each module: its outputs depend on the input and every
+    file it imports, directly or not (make could not see a change to an imported file
+    before); -MP adds a phony target per imported file (a deleted one breaks no build); -MF
+    names the file (one input). Written only by a compile that succeeds, also from the cache.
+    make reads it: the module is up to date, then out of date once an imported file changes."""
+    for path, text in PROGRAM.items():
+        write(os.path.join(work, path), text)
+    os.makedirs(os.path.join(work, "out"))
+    imported = ["lib/left.tri", "lib/shapes.tri", "lib/right.tri"]
+    for attempt in ("compiled", "from the cache"):
+        run(tritonc, work, "compile", "model.tri", "-o", "out/model.py", "-MD", "-MP")
+        rule = read(os.path.join(work, "out", "model.d"))
+        head, _, phony = rule.partition("\n\n")
+        targets, _, deps = head.partition(":")
+        deps = deps.replace("\\\n", " ").split()
+        assert targets == "out/model.py", (attempt, rule)
+        assert deps[0] == "model.tri" and sorted(deps[1:]) == sorted(imported), (attempt, rule)
+        assert sorted(phony.split()) == sorted(f + ":" for f in imported), (attempt, rule)
+    os.makedirs(os.path.join(work, "deps"))
+    run(tritonc, work, "compile", "model.tri", "-MF", "deps/model.dep", "-o", "m2.py")
+    rule = read(os.path.join(work, "deps", "model.dep"))
+    assert rule.startswith("m2.py: model.tri") and "\n\n" not in rule, rule
+    proc = run(tritonc, work, "compile", "model.tri", "lib/left.tri", "-MF", "x.d", check=False)
+    assert proc.returncode == 2 and "-MF names one dependency file" in proc.stderr, proc.stderr
+    # A failed compile writes none.
+    write(os.path.join(work, "bad.tri"), 'import "lib/left.tri"\nlet X = 1 +\n')
+    run(tritonc, work, "compile", "bad.tri", "-MD", check=False)
+    assert not os.path.exists(os.path.join(work, "bad.d"))
+    if subprocess.run(["which", "make"], capture_output=True).returncode != 0:
+        return
+    write(os.path.join(work, "Makefile"),
+          "out/model.py: model.tri\n\t%s compile model.tri -o out/model.py -MD -MP\n"
+          "-include out/model.d\n" % tritonc)
+    now = time.time()
+    for path in ["model.tri"] + imported:  # sources older than the module
+        os.utime(os.path.join(work, path), (now - 20, now - 20))
+    os.utime(os.path.join(work, "out", "model.py"), (now - 10, now - 10))
+    assert subprocess.run(["make", "-q", "out/model.py"], cwd=work).returncode == 0
+    os.utime(os.path.join(work, "lib", "shapes.tri"), (now, now))  # an import edited
+    assert subprocess.run(["make", "-q", "out/model.py"], cwd=work).returncode == 1, \
+        "make does not see the imported file's change"
+
+
 def test_broken_import_writes_nothing(tritonc, work):
     write(os.path.join(work, "model.tri"), 'import "gone.tri"\n' + PROGRAM["lib/shapes.tri"])
     proc = run(tritonc, work, "compile", "model.tri", "-o", "model.py", check=False)
@@ -204,5 +249,6 @@ if __name__ == "__main__":
                           test_program_with_imports_runs,
                           test_cache_keys_cover_imported_files,
                           test_several_inputs_importing_each_other,
+                          test_dependency_files_name_every_imported_file,
                           test_broken_import_writes_nothing],
                          lambda tritonc, work: (tritonc, work)))

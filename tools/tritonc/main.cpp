@@ -219,6 +219,14 @@ void addCompileFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choices
   cmd->add_flag("--print-after-all", o.printAfterAll, "Print the IR after every pass");
   cmd->add_flag("--verify-each", o.verifyEach,
                 "Verify the IR after IR generation and after every pass");
+  // Spelled -MD, -MF FILE and -MP as gcc and clang spell them (normalizeArgs).
+  cmd->add_flag("--MD", o.depfile,
+                "Write a make dependency file <stem>.d next to each module (spelled -MD)");
+  cmd->add_option("--MF", o.depfilePath, "Write the dependency file to FILE (spelled -MF)")
+      ->option_text("FILE")
+      ->check(nonEmpty("path"));
+  cmd->add_flag("--MP", o.depfilePhony,
+                "Add a phony target for each imported file (spelled -MP)");
   *timeTraceOpt = cmd->add_flag("--time-trace{}", timeTrace,
                                 "Write a Chrome trace JSON (default <stem>.trace.json)");
   (*timeTraceOpt)->option_text("[=FILE.json]");
@@ -247,10 +255,12 @@ void applyCompileChoices(const std::string& optLevel, const std::string& stopAft
   if (timeTraceOpt->count() > 0) {
     o.timeTrace = timeTrace;
   }
+  if (!o.depfilePath.empty()) o.depfile = true;  // -MF implies -MD, as in gcc
 }
 
-// CLI11 only knows single-letter short options; the gcc-style `-Werror` is
-// rewritten to its long spelling before parsing. A bare `-O` is `-O1`, as in
+// CLI11 only knows single-letter short options; the gcc-style `-Werror`,
+// `-MD` (and `-MMD`), `-MF` and `-MP` are rewritten to their long spellings
+// before parsing. A bare `-O` is `-O1`, as in
 // gcc and clang, and `--color` not followed by auto, always or never is
 // `--color=always`, as in GNU tools (CLI11 would take the next argument as
 // their value).
@@ -260,6 +270,10 @@ std::vector<std::string> normalizeArgs(int argc, char** argv) {
   for (int i = argc - 1; i >= 1; --i) {  // CLI11 takes arguments in reverse order
     std::string arg = argv[i];
     if (arg == "-Werror") arg = "--Werror";
+    else if (arg == "-MD" || arg == "-MMD") arg = "--MD";  // no system imports: the same
+    else if (arg == "-MP") arg = "--MP";
+    else if (arg == "-MF") arg = "--MF";
+    else if (arg.starts_with("-MF")) arg = "--MF=" + arg.substr(3);  // gcc's -MFfile
     else if (arg == "-O") arg = "-O1";
     else if (arg == "--color" && (i + 1 == argc || (std::strcmp(argv[i + 1], "auto") != 0 &&
                                                     std::strcmp(argv[i + 1], "always") != 0 &&

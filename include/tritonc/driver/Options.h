@@ -53,6 +53,11 @@ struct CompileOptions {
   bool timing = false;
   bool timingJson = false;  ///< --timing=json
   std::optional<std::string> timeTrace;  ///< --time-trace[=FILE]; "" = default name
+  /// -MD: a make dependency file per module (`<module stem>.d` beside it,
+  /// or `depfilePath`); -MP adds a phony target per imported file.
+  bool depfile = false;
+  std::string depfilePath;  ///< -MF FILE (one input)
+  bool depfilePhony = false;
   bool verbose = false;
   bool debug = false;
   bool quiet = false;
