@@ -531,6 +531,13 @@ class Emitter {
   /// Whether an op's value (expression `value`) goes into the next statement
   /// instead of a local (EmitOptions::inlineSingleUse).
   bool inlineIntoNext(OpId id, const std::string& value) const;
+  /// -O0, which gives every value a local: whether op `id` is the condition of
+  /// an `if` that is all an else block holds, written into its `elif` (an
+  /// else-if chain written nested ran out of Python's 100 indentation levels
+  /// at 98 arms).
+  bool elifCondition(OpId id, int depth) const;
+  /// How many ops under `block` (its regions' included) use `value`.
+  size_t usesUnder(BlockId block, ValueId value) const;
   /// Whether `id`'s one result is never read (-O1 and up): the op is kept for
   /// its effect (a sub-module's call that updates batch-norm statistics, a
   /// random draw) and is written as an expression statement, not bound to a
@@ -2314,7 +2321,7 @@ void Emitter::emitOp(OpId id, int depth) {
     line(depth, value);
     return;
   }
-  if (inlineIntoNext(id, value)) {
+  if (inlineIntoNext(id, value) || elifCondition(id, depth)) {
     expr_[results[0].index] = value;
     return;
   }
@@ -2380,6 +2387,34 @@ bool Emitter::inlineIntoNext(OpId id, const std::string& value) const {
   auto it = useCounts_.find(m_.result(id).index);
   if (it == useCounts_.end() || it->second != 1) return false;
   return std::find(operands.begin(), operands.end(), m_.result(id)) != operands.end();
+}
+
+bool Emitter::elifCondition(OpId id, int depth) const {
+  if (options_.returnDirectly || options_.inlineSingleUse || pendingElifs_.empty() ||
+      !nextOp_.isValid() || m_.op(nextOp_).kind != OpKind::If) {
+    return false;  // from -O1 on, inlineIntoNext writes every condition used once
+  }
+  const PendingElif& p = pendingElifs_.back();
+  const Op& o = m_.op(id);
+  if (p.taken || p.depth + 1 != depth || out_.size() != p.bodyStart || !isPure(o.kind) ||
+      o.resultsCount != 1 || m_.operands(nextOp_)[0] != m_.result(id)) {
+    return false;
+  }
+  // A temporary (a named value keeps its local, as -O0 writes it), read by
+  // the condition alone.
+  ValueId value = m_.result(id);
+  return !m_.values[value.index].name.isValid() && usesUnder(opBlock_, value) == 1;
+}
+
+size_t Emitter::usesUnder(BlockId block, ValueId value) const {
+  size_t uses = 0;
+  for (OpId op : m_.blocks[block.index].ops) {
+    for (ValueId v : m_.operands(op)) uses += v == value ? 1 : 0;
+    for (BlockId region : m_.regionsOf(op)) {
+      if (region.isValid()) uses += usesUnder(region, value);
+    }
+  }
+  return uses;
 }
 
 void Emitter::countUses(BlockId block, std::vector<uint32_t>& used, int depth) {
