@@ -3402,20 +3402,22 @@ def test_inlining_keeps_loop_nests_within_python_limits(ctx):
 def test_else_if_chains_are_written_with_elif(ctx):
     """An else-if chain of 150 arms is written as `if ... elif ...` (nesting each `if` in the
     previous `else:` would pass Python's 100 indentation levels), both when the arms return and
-    when they assign a variable, and picks the right arm. At -O0, which writes each condition
-    as a statement of its own, such a chain nests, and the compiler says it is too deep; one of
-    60 arms compiles there too and picks the right arm (conditions written past the 100th
-    column were wrapped as `(k == 30,)`, a tuple, which is always true)."""
-    def chain(arms, style):
+    when they assign a variable, and picks the right arm, at every level: -O0, which writes
+    each value as a statement of its own, writes such a condition into its `elif` too (the
+    chain nested there, and 98 arms were too deep). A chain whose conditions take two
+    statements at -O0 (`k == -3`: the negation first) still nests there, and the compiler says
+    it is too deep. (Conditions written past the 100th column were wrapped as `(k == 30,)`, a
+    tuple, which is always true.)"""
+    def chain(arms, style, sign=""):
         lines = ["fn pick(k: int) -> int {", "    let r = -1"]
         for i in range(arms):
             head = "    if" if i == 0 else "    } else if"
-            lines.append("%s k == %d {" % (head, i))
+            lines.append("%s k == %s%d {" % (head, sign, i))
             lines.append("        return %d" % (i * i) if style == "return" else
                          "        r = %d" % (i * i))
         lines += ["    }", "    return r", "}"]
         return "\n".join(lines) + "\n"
-    for arms, levels in ((150, LEVELS[1:]), (60, LEVELS)):
+    for arms, levels in ((150, LEVELS), (60, LEVELS)):
         for style in ("return", "assign"):
             src = chain(arms, style)
             for level in levels:
@@ -3427,11 +3429,11 @@ def test_else_if_chains_are_written_with_elif(ctx):
                     raise AssertionError("%d arms, %s, %s: %s, expected %s"
                                          % (arms, style, level, got, want))
                 elifs = open(path).read().count("elif ")
-                if level != "-O0" and elifs != arms - 1:
+                if elifs != arms - 1:
                     raise AssertionError("%d arms, %s, %s: %d elifs" % (arms, style, level, elifs))
     src = os.path.join(ctx.workdir, "chain150.tri")
     with open(src, "w") as f:
-        f.write(chain(150, "return"))
+        f.write(chain(150, "return", sign="-"))
     proc = subprocess.run([ctx.tritonc, "compile", "-O0", "-o", os.path.join(ctx.workdir, "c.py"),
                            src], capture_output=True, text=True)
     if proc.returncode != 1 or "[TooDeepForPython]" not in proc.stderr:
