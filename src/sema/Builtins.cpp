@@ -1128,7 +1128,6 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     out.highest = c.arg(0).highest;
     // `tensor([1.0, -1.0])` is ternary where a TernaryTensor is declared.
     out.tritValued = !ternary && c.arg(0).tritValued && isFloating(dtype);
-    out.unitScale = ternary;
     return out;
   }
   if (rule == R::Reshape) {
@@ -2089,7 +2088,9 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     // bfloat16 input is quantized as float32, as the runtime would give it back
     // in the input's dtype.
     if (!x->ternary && isFloating(x->dtype)) c.toFloat(0, DType::Float32);
-    return c.result(ts.withDType(c.arg(0).type, DType::Trit, true));
+    ExprInfo out = c.result(ts.withDType(c.arg(0).type, DType::Trit, true));
+    out.scaled = !x->ternary || c.arg(0).scaled;  // (a ternary value is returned as it is)
+    return out;
   }
   if (rule == R::TernaryDequantize) {
     const TypeStore::Node* t = c.tensor(0);

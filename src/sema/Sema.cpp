@@ -2057,6 +2057,13 @@ ExprInfo Checker::checkName(NodeId node) {
   ExprInfo info = symbolValue_[*symbol];
   info.type = s.type;
   info.node = node;
+  // A ternary weight is read quantized: `s * q` with s = mean |w|.
+  if (s.kind == SymbolKind::Param && ctx_.callable >= 0 &&
+      s.ref < module_.callables[ctx_.callable].params.size() &&
+      module_.callables[ctx_.callable].params[s.ref].cls == ParamClass::Weight &&
+      module_.types.isTernary(s.type)) {
+    info.scaled = true;
+  }
   return info;
 }
 
@@ -3527,10 +3534,11 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
       }
       return false;
     }
-    // A ternary value is `s * q`, a float32 (docs/language.md): only a float32
-    // tensor takes it implicitly; int8 would truncate or wrap the scaled values
-    // and float16 overflow them. One of scale 1 (`tensor([1, 0])`) fits anywhere.
-    bool narrowed = v.ternary ? !t.ternary && t.dtype != DType::Float32 && !value.unitScale
+    // A ternary value is `s * q`, a float32 (docs/language.md): where its scale
+    // is known not to be 1 only a float32 tensor takes it implicitly (int8
+    // would truncate or wrap the scaled values, float16 overflow them). Others
+    // widen as §3's trit < int8 says.
+    bool narrowed = v.ternary ? !t.ternary && t.dtype != DType::Float32 && value.scaled
                               : !t.ternary && v.dtype != t.dtype &&
                                     promote(v.dtype, t.dtype) != t.dtype;
     if (narrowed) {

@@ -487,9 +487,7 @@ ExprInfo Checker::checkCast(DType dtype, NodeId call) {
       }
     }
     // trit(x) on a tensor rounds and clamps: a ternary tensor with scale 1.
-    ExprInfo cast = make(ts.withDType(x.type, dtype, dtype == DType::Trit), call);
-    cast.unitScale = dtype == DType::Trit;
-    return cast;
+    return make(ts.withDType(x.type, dtype, dtype == DType::Trit), call);
   }
   report(Diag::ArgumentType, x.node, "x", name, "a number or a tensor", fmt(x.type));
   return make(ts.error(), call);

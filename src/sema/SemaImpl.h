@@ -34,9 +34,11 @@ struct ExprInfo {
   /// -1, 0 or 1 written as integers or floats (`[1.0, -1.0]`): a float tensor
   /// where nothing asks for more, a TernaryTensor where one is declared.
   bool tritValued = false;
-  /// A ternary value whose scale is 1 (`tensor([1, 0, -1])`, `trit(x)`): its
-  /// values are -1, 0 and 1 themselves, exact in any dtype.
-  bool unitScale = false;
+  /// A ternary value known to carry a scale other than 1 (`ternary_quantize`'s,
+  /// a ternary weight's: `s * q` with s = mean |w|): a float32, which an integer
+  /// or float16 tensor would truncate or overflow. Others (`trit(x)`, literals,
+  /// a fn's TernaryTensor parameter) may hold -1, 0 and 1 themselves.
+  bool scaled = false;
   bool ragged = false;       ///< a nested list whose rows differ in length
   std::vector<DimId> listShape; ///< the shape of a nested list literal
   std::vector<TypeId> elementTypes; ///< a list literal's element types, in order
