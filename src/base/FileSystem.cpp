@@ -301,7 +301,43 @@ namespace {
 // to): a link there names an open file, not a path to put a file at.
 bool inProc(std::string_view path) { return path.starts_with("/proc/"); }
 
-std::atomic<unsigned> heldStreams{0};  ///< bit fd: held by holdClosedStandardStreams
+// The descriptor of this process that `path` names (`/dev/stdout`,
+// `/dev/fd/1`, `/proc/self/fd/1`, also through a linked directory): a write
+// to it goes to that descriptor, at its offset, as the shell opened it (`>>`
+// appends), not to the file reopened from the start.
+std::optional<int> ownDescriptorOf(const std::string& path) {
+  if (path == "/dev/stdin") return 0;
+  if (path == "/dev/stdout") return 1;
+  if (path == "/dev/stderr") return 2;
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos || slash + 1 == path.size() ||
+      path.find_first_not_of("0123456789", slash + 1) != std::string::npos ||
+      path.size() - slash > 9) {
+    return std::nullopt;
+  }
+  char real[PATH_MAX];
+  std::string dir = slash == 0 ? "/" : path.substr(0, slash);
+  if (::realpath(dir.c_str(), real) == nullptr) return std::nullopt;
+  std::string_view resolved = real;
+  if (resolved != "/proc/self/fd" && resolved != "/proc/" + std::to_string(::getpid()) + "/fd") {
+    return std::nullopt;
+  }
+  return std::stoi(path.substr(slash + 1));
+}
+
+// Whether following the link `link` (lstat in `st`) is what the kernel's
+// protected_symlinks refuses: a link in a sticky, world-writable directory
+// (/tmp) owned by neither the follower nor the directory's owner. Followed in
+// user space here, so checked here: another user's link planted at
+// /tmp/m.py must not get the caller's file replaced.
+bool untrustedLink(const std::string& link, const struct stat& st) {
+  size_t slash = link.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : link.substr(0, slash);
+  struct stat parent {};
+  if (::stat(dir.c_str(), &parent) != 0) return false;
+  return (parent.st_mode & S_ISVTX) != 0 && (parent.st_mode & S_IWOTH) != 0 &&
+         st.st_uid != ::geteuid() && st.st_uid != parent.st_uid;
+}
 
 }  // namespace
 
@@ -309,7 +345,11 @@ Expected<std::string> followSymlinks(const std::string& path) {
   std::string at = path;
   for (int hops = 0; hops < 40; ++hops) {  // 40: the kernel's ELOOP limit
     struct stat st {};
-    if (inProc(at) || ::lstat(at.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return at;
+    if (inProc(at) || ownDescriptorOf(at) || ::lstat(at.c_str(), &st) != 0 ||
+        !S_ISLNK(st.st_mode)) {
+      return at;
+    }
+    if (untrustedLink(at, st)) return Error{at + ": " + std::strerror(EACCES)};
     std::string target(PATH_MAX, '\0');
     ssize_t n = ::readlink(at.c_str(), target.data(), target.size());
     if (n < 0) return Error{at + ": " + std::strerror(errno)};
@@ -356,8 +396,14 @@ bool writeTemporary(const std::string& path, std::string_view contents, std::str
 // to replace: standard output, a device, FIFO or socket, or an open file
 // named through /proc (`-o /dev/stdout > m.py`: m.py is written, and the
 // /dev/stdout link is never renamed over).
+// What followSymlinks' error says, without the path it names first.
+std::string linkError(const std::string& message) {
+  size_t colon = message.rfind(": ");
+  return colon == std::string::npos ? message : message.substr(colon + 2);
+}
+
 bool isSpecial(const std::string& path) {
-  if (path == "-" || inProc(path)) return true;
+  if (path == "-" || inProc(path) || ownDescriptorOf(path)) return true;
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
@@ -371,20 +417,20 @@ bool writeInto(const std::string& path, std::string_view contents, std::string* 
     }
     return writeAllAndClose(out, contents, error);
   }
-  // A regular file reached through /proc is written from its start and cut
-  // to the new length, as `cc -o /dev/stdout > f` writes f.
-  struct stat st {};
-  bool regular = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-  // `-o /dev/stdout >&-`: the stream the caller closed, held on /dev/null, is
-  // still closed (reopened through /proc it would take the output silently).
-  for (int fd = 1; fd <= 2 && inProc(path); ++fd) {
-    struct stat held {};
-    if ((heldStreams & (1u << fd)) != 0 && ::fstat(fd, &held) == 0 &&
-        ::stat(path.c_str(), &st) == 0 && held.st_dev == st.st_dev && held.st_ino == st.st_ino) {
-      *error = std::strerror(EBADF);
+  // `-o /dev/stdout`, `/dev/fd/3`: the descriptor itself, where the shell put
+  // it (a closed stream, held read-only on /dev/null, fails as closed).
+  if (std::optional<int> own = ownDescriptorOf(path)) {
+    int out = ::dup(*own);
+    if (out < 0) {
+      *error = std::strerror(errno);
       return false;
     }
+    return writeAllAndClose(out, contents, error);
   }
+  // Another regular file reached through /proc is written from its start and
+  // cut to the new length, as `cc -o` writes one.
+  struct stat st {};
+  bool regular = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (regular ? O_TRUNC : 0));
   if (fd < 0) {
     *error = std::strerror(errno);
@@ -462,7 +508,7 @@ bool isDirectory(const std::string& path, std::string* error) {
 bool writeFileAtomically(const std::string& given, std::string_view contents,
                          std::string* error) {
   Expected<std::string> followed = followSymlinks(given);
-  if (!followed) return (*error = std::strerror(ELOOP), false);
+  if (!followed) return (*error = linkError(followed.error().message), false);
   const std::string& path = *followed;
   if (isSpecial(path)) return writeInto(path, contents, error);
   std::string temp;
@@ -485,7 +531,7 @@ FileTransaction::~FileTransaction() {
 bool FileTransaction::stage(const std::string& given, std::string_view contents,
                             std::string* error, bool executable) {
   Expected<std::string> followed = followSymlinks(given);
-  if (!followed) return (*error = std::strerror(ELOOP), false);
+  if (!followed) return (*error = linkError(followed.error().message), false);
   const std::string& path = *followed;
   if (isDirectory(path, error)) return false;
   if (isSpecial(path)) {
@@ -505,8 +551,16 @@ bool FileTransaction::stage(const std::string& given, std::string_view contents,
 bool FileTransaction::stageFile(const std::string& given, const std::string& temp,
                                 std::string* error) {
   Expected<std::string> followed = followSymlinks(given);
-  if (!followed) return (*error = std::strerror(ELOOP), false);
+  if (!followed) return (*error = linkError(followed.error().message), false);
   const std::string& path = *followed;
+  // Written next to `given`: a link's target elsewhere (another file system,
+  // a device) gets a copy staged as any output is.
+  if (path != given) {
+    std::optional<std::string> bytes = readWholeFile(temp);
+    removeRegistered(temp);
+    if (!bytes) return (*error = "cannot read back " + temp, false);
+    return stage(given, *bytes, error, /*executable=*/true);
+  }
   staged_.push_back({path, temp, Kind::Replace, {}, {}, false, given});
   return !isDirectory(path, error);
 }
@@ -592,7 +646,6 @@ bool FileTransaction::commit(std::string* failedPath, std::string* error) {
 void holdClosedStandardStreams() {
   for (int fd = 0; fd <= 2; ++fd) {
     if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
-    heldStreams |= 1u << fd;
     // Standard input held write-only and the outputs read-only: reading or
     // writing them still fails (EBADF) as on a closed stream.
     int held = ::open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);

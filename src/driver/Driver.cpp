@@ -1068,7 +1068,9 @@ bool outputsAreDistinct(const CompileOptions& options, DiagnosticEngine& diags) 
   std::unordered_map<std::string, std::string> dirs;  // for resolvedPath
   std::unordered_map<std::string, const std::string*> claimed;  // resolved path -> what
   for (const auto& [path, what, trace] : outputs) {
-    auto [it, inserted] = claimed.emplace(resolvedPath(path, dirs), &what);
+    // Two names of one file through a link (`t.json -> m.py`) are one output.
+    Expected<std::string> target = followSymlinks(path);
+    auto [it, inserted] = claimed.emplace(resolvedPath(target ? *target : path, dirs), &what);
     if (!inserted) {
       diags.reportForPath(Diag::OutputsCollide, "", path, *it->second, what).about(path);
       return false;
