@@ -18,8 +18,8 @@ def _identity(y):
 
 
 def _contiguous(grad):
-    # None: no gradient reaches the output (only part of it is used, a custom Function's
-    # backward returned None, gradcheck's undefined-gradient check): nothing to reorder.
+    # None: no gradient reaches the output (a custom Function's backward returned None for
+    # it, gradcheck's undefined-gradient check): nothing to reorder.
     return None if grad is None else grad.contiguous()
 
 

@@ -67,8 +67,9 @@ def _q_and_s(x, method, threshold, training):
         # when none is kept, where any scale gives the same zero tensor.
         s = (a * keep).sum() / count.clamp(min=1).to(a.dtype)
         s = torch.where(count > 0, s, torch.full_like(s, EPS))
-        # A NaN or infinite element (a diverged step) keeps nothing; its NaN scale makes
-        # the value NaN, as absmean's and the formula's are, not a silent zero tensor.
+        # A NaN or infinite element (a diverged step), or a sum of |x| past the dtype's range,
+        # keeps nothing; its NaN scale makes the value NaN, as the formula's is, not a
+        # silent zero tensor.
         s = torch.where(torch.isfinite(d), s, torch.full_like(s, math.nan))
         q = xf.sign() * keep
         return q, s
@@ -91,7 +92,8 @@ def ternary_quantize(x, method="absmean", threshold=0.7, training=False):
     * ``threshold`` (TWN): ``d = threshold * mean(|x|)``, ``q = sign(x) * (|x| > d)``,
       ``s = mean(|x|)`` over the kept elements, not clamped. When no element is kept (``x``
       all zero, or ``threshold`` too large) ``q`` is all zero and ``s`` is ``1e-5``; when
-      ``x`` holds a NaN or an infinity ``s`` is NaN (so is the value, as with ``absmean``).
+      ``x`` holds a NaN or an infinity, or the sum of ``|x|`` overflows its dtype, ``s`` is
+      NaN (so is the value).
     * ``stochastic``: like ``absmean``, but when ``training`` is true ``x / s`` is rounded up
       with probability equal to its fractional part (down otherwise), then clamped.
 

@@ -396,10 +396,16 @@ bool writeTemporary(const std::string& path, std::string_view contents, std::str
 // to replace: standard output, a device, FIFO or socket, or an open file
 // named through /proc (`-o /dev/stdout > m.py`: m.py is written, and the
 // /dev/stdout link is never renamed over).
-// What followSymlinks' error says, without the path it names first.
-std::string linkError(const std::string& message) {
+// The file a write to `given` replaces (followSymlinks), or nullopt with
+// `error` saying why its links cannot be followed (without the path, which
+// the caller's message names).
+std::optional<std::string> outputTarget(const std::string& given, std::string* error) {
+  Expected<std::string> followed = followSymlinks(given);
+  if (followed) return std::move(*followed);
+  const std::string& message = followed.error().message;
   size_t colon = message.rfind(": ");
-  return colon == std::string::npos ? message : message.substr(colon + 2);
+  *error = colon == std::string::npos ? message : message.substr(colon + 2);
+  return std::nullopt;
 }
 
 bool isSpecial(const std::string& path) {
@@ -507,9 +513,9 @@ bool isDirectory(const std::string& path, std::string* error) {
 
 bool writeFileAtomically(const std::string& given, std::string_view contents,
                          std::string* error) {
-  Expected<std::string> followed = followSymlinks(given);
-  if (!followed) return (*error = linkError(followed.error().message), false);
-  const std::string& path = *followed;
+  std::optional<std::string> target = outputTarget(given, error);
+  if (!target) return false;
+  const std::string& path = *target;
   if (isSpecial(path)) return writeInto(path, contents, error);
   std::string temp;
   return writeTemporary(path, contents, temp, error) && install(temp, path, error);
@@ -530,9 +536,9 @@ FileTransaction::~FileTransaction() {
 
 bool FileTransaction::stage(const std::string& given, std::string_view contents,
                             std::string* error, bool executable) {
-  Expected<std::string> followed = followSymlinks(given);
-  if (!followed) return (*error = linkError(followed.error().message), false);
-  const std::string& path = *followed;
+  std::optional<std::string> target = outputTarget(given, error);
+  if (!target) return false;
+  const std::string& path = *target;
   if (isDirectory(path, error)) return false;
   if (isSpecial(path)) {
     staged_.push_back({path, "", Kind::Direct, std::string(contents), {}, false, given});
@@ -550,9 +556,9 @@ bool FileTransaction::stage(const std::string& given, std::string_view contents,
 
 bool FileTransaction::stageFile(const std::string& given, const std::string& temp,
                                 std::string* error) {
-  Expected<std::string> followed = followSymlinks(given);
-  if (!followed) return (*error = linkError(followed.error().message), false);
-  const std::string& path = *followed;
+  std::optional<std::string> target = outputTarget(given, error);
+  if (!target) return false;
+  const std::string& path = *target;
   // Written next to `given`: a link's target elsewhere (another file system,
   // a device) gets a copy staged as any output is.
   if (path != given) {

@@ -1675,9 +1675,15 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
           std::string count = fmt::format("[{}/{}] ", finished, sources.size());
           std::string_view name = sources[i].name();
           size_t room = columns - 1 > count.size() + 3 ? columns - 1 - count.size() : 3;
-          std::string shown = name.size() <= room
-                                  ? std::string(name)
-                                  : "..." + std::string(name.substr(name.size() - (room - 3)));
+          std::string shown(name);
+          if (name.size() > room) {
+            size_t from = name.size() - (room - 3);
+            // Not inside a UTF-8 sequence: from its first byte on.
+            while (from < name.size() && (static_cast<unsigned char>(name[from]) & 0xC0) == 0x80) {
+              ++from;
+            }
+            shown = "..." + std::string(name.substr(from));
+          }
           std::string line = "\r" + count + shown;
           line.resize(std::max<size_t>(line.size(), columns), ' ');  // \r + columns - 1
           std::fwrite(line.data(), 1, line.size(), stderr);

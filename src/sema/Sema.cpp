@@ -1377,9 +1377,11 @@ bool Checker::checkStatement(NodeId statement) {
         // A narrower dtype, as for a `let`: an explicit cast.
         bool sameKind = got.kind == want.kind &&
                         (got.kind == TypeKind::Scalar || got.kind == TypeKind::Tensor);
+        // (A scaled ternary value is a float32: checkAssignableImpl's rule.)
+        bool scaledTernary = got.ternary && result.scaled && want.dtype != DType::Float32;
         if (sameKind && !want.ternary && got.dtype != DType::Str && want.dtype != DType::Str &&
             got.dtype != want.dtype &&
-            promote(got.dtype, want.dtype) != want.dtype) {
+            (promote(got.dtype, want.dtype) != want.dtype || scaledTernary)) {
           builder.note(Note::SuggestCast, dtypeName(want.dtype));
         }
         // Callers checked from here on trust neither the declared sizes
