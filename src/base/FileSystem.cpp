@@ -298,7 +298,8 @@ int flushStandardOutput() {
 namespace {
 
 // Whether `path` is in /proc (`/proc/self/fd/1`, what `/dev/stdout` links
-// to): a link there names an open file, not a path to put a file at.
+// to): a link there names an open file or a process's state, not a path to
+// put a file at.
 bool inProc(std::string_view path) { return path.starts_with("/proc/"); }
 
 // The descriptor of this process that `path` names (`/dev/stdout`,
@@ -392,10 +393,6 @@ bool writeTemporary(const std::string& path, std::string_view contents, std::str
   return true;
 }
 
-// Whether `path` (already through followSymlinks) is a file to write into, not
-// to replace: standard output, a device, FIFO or socket, or an open file
-// named through /proc (`-o /dev/stdout > m.py`: m.py is written, and the
-// /dev/stdout link is never renamed over).
 // The file a write to `given` replaces (followSymlinks), or nullopt with
 // `error` saying why its links cannot be followed (without the path, which
 // the caller's message names).
@@ -408,6 +405,10 @@ std::optional<std::string> outputTarget(const std::string& given, std::string* e
   return std::nullopt;
 }
 
+// Whether `path` (already through followSymlinks) is a file to write into, not
+// to replace: standard output, a descriptor of this process (`/dev/stdout`,
+// `/dev/fd/1`: written where the shell put it, and never renamed over), a
+// device, FIFO or socket, or another file named through /proc.
 bool isSpecial(const std::string& path) {
   if (path == "-" || inProc(path) || ownDescriptorOf(path)) return true;
   struct stat st {};

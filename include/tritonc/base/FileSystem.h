@@ -111,11 +111,14 @@ class FileTransaction {
 
 /// The file `path` names, its symlinks followed: a chain of links, relative
 /// targets (from the link's directory), and a last link that dangles (the
-/// path a write creates); stops at a link into /proc (`/dev/stdout` ->
-/// `/proc/self/fd/1`), which names an open file. An error for a loop.
-/// Writes follow them (writeFileAtomically, FileTransaction), so that an
-/// output or a configuration file named by a link is written through it (the
-/// link stays, what it names is replaced), as gcc and `git config` do.
+/// path a write creates); stops at a path that names a descriptor of the
+/// process (`/dev/stdout`, `/dev/fd/1`) or leads into /proc, which names an
+/// open file. An error for a loop, and for a link the kernel's
+/// protected_symlinks would not follow (another user's, in a sticky
+/// world-writable directory such as /tmp). Writes follow them
+/// (writeFileAtomically, FileTransaction), so that an output or a
+/// configuration file named by a link is written through it (the link stays,
+/// what it names is replaced), as gcc and `git config` do.
 Expected<std::string> followSymlinks(const std::string& path);
 
 /// Holds each of the standard streams (0, 1, 2) that the caller closed
