@@ -587,10 +587,19 @@ int run(int argc, char** argv) {
                                          candidates.begin());
           dashed = flags[i];
         }
-        message = fmt::format("unknown option '{}'{}", name,
+        // Named as typed: `check -MD` reads `--MD` (normalizeArgs), not written so.
+        std::string typed(name);
+        for (int i = 1; i < argc; ++i) {
+          std::string_view raw = argv[i];
+          if (raw.size() + 1 == name.size() && name.substr(1) == raw) typed = raw;
+          if (name == "--MD" && raw == "-MMD") typed = raw;
+        }
+        message = fmt::format("unknown option '{}'{}", typed,
                               dashed.empty() ? "" : fmt::format(" (did you mean '{}'?)", dashed));
-        // A file whose name starts with '-', as clang and coreutils say.
-        if (struct stat st {}; dashed.empty() && ::stat(word->c_str(), &st) == 0) {
+        // A file whose name starts with '-', as clang and coreutils say (a
+        // command's file, not a value of `config set`).
+        if (struct stat st {}; dashed.empty() && level->get_name() != "set" &&
+                               ::stat(word->c_str(), &st) == 0) {
           message += fmt::format("; for the file '{0}' write './{0}' or put it after '--'",
                                  *word);
         }
