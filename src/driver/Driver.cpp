@@ -947,6 +947,14 @@ std::string resolvedPath(const std::string& path,
   return it->second.empty() ? path : it->second + "/" + name;
 }
 
+// The file an output path writes: a symlink there is written through (the
+// file it names, a dangling one's too); the path itself when its links cannot
+// be followed (writing it then fails and says why).
+std::string writtenFile(const std::string& path) {
+  Expected<std::string> target = followSymlinks(path);
+  return target ? std::move(*target) : path;
+}
+
 // A file's identity: device and inode, so that another name of a file (a
 // hard link, a symlink) is known as that file. nullopt when it does not
 // exist.
@@ -1008,10 +1016,7 @@ bool outputOverwritesSource(const std::vector<PlannedOutput>& outputs,
   }
   for (const auto& [path, what, trace] : outputs) {
     if (path == "-") continue;  // standard output
-    // A symlink at the output path is written through: what it names is the
-    // file written (a dangling one's too).
-    Expected<std::string> target = followSymlinks(path);
-    const std::string& written = target ? *target : path;
+    std::string written = writtenFile(path);
     auto input = byPath.find(resolvedPath(written, dirs));
     const std::string* source = input != byPath.end() ? input->second : nullptr;
     if (source == nullptr) {
@@ -1069,8 +1074,7 @@ bool outputsAreDistinct(const CompileOptions& options, DiagnosticEngine& diags) 
   std::unordered_map<std::string, const std::string*> claimed;  // resolved path -> what
   for (const auto& [path, what, trace] : outputs) {
     // Two names of one file through a link (`t.json -> m.py`) are one output.
-    Expected<std::string> target = followSymlinks(path);
-    auto [it, inserted] = claimed.emplace(resolvedPath(target ? *target : path, dirs), &what);
+    auto [it, inserted] = claimed.emplace(resolvedPath(writtenFile(path), dirs), &what);
     if (!inserted) {
       diags.reportForPath(Diag::OutputsCollide, "", path, *it->second, what).about(path);
       return false;
@@ -1105,8 +1109,8 @@ void removeStaleOutputs(const CompileOptions& options) {
   for (const PlannedOutput& output : outputsOf(options)) {
     if (output.path == "-") continue;
     // What a link named by -o points to: the file the compile wrote through it.
-    Expected<std::string> target = followSymlinks(output.path);
-    if (target && looksGenerated(*target)) ::unlink(target->c_str());
+    std::string target = writtenFile(output.path);
+    if (looksGenerated(target)) ::unlink(target.c_str());
   }
 }
 
