@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  cmake ninja-build g++ ccache python3
+  cmake ninja-build make g++ ccache python3
   llvm-14-tools clang clang-14 libclang-rt-14-dev
   libcli11-dev libfmt-dev libspdlog-dev libzstd-dev libxxhash-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
