@@ -18,6 +18,13 @@
 
 #include <type_traits>
 
+// kernel<<<grid, block, 0, stream>>>, where `kernel` is a pointer to a __global__ function
+// (a name without commas, so that it passes through a macro): tests/cuda/emu, which runs the
+// kernels' own code on the CPU, defines it to its launcher.
+#ifndef TCK_LAUNCH
+#define TCK_LAUNCH(kernel, grid, block, stream) kernel<<<grid, block, 0, stream>>>
+#endif
+
 namespace tck {
 namespace detail {
 

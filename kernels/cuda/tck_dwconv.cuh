@@ -90,7 +90,8 @@ int launch_dwconv(const Args<T>& a, cudaStream_t stream) {
   const long long gx = ceil_div(npix, static_cast<long long>(Cfg::NT) * Cfg::PPT);
   if (gx > 0x7fffffffLL) return static_cast<int>(cudaErrorInvalidConfiguration);
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(planes < 65535 ? planes : 65535));
-  dwconv_kernel<T, G, A, R, Cfg::NT, Cfg::PPT><<<grid, Cfg::NT, 0, stream>>>(a);
+  const auto kernel = dwconv_kernel<T, G, A, R, Cfg::NT, Cfg::PPT>;
+  TCK_LAUNCH(kernel, grid, Cfg::NT, stream)(a);
   return static_cast<int>(cudaGetLastError());
 }
 

@@ -421,9 +421,11 @@ int launch_gemm(const Args<T>& a, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(ceil_div(P::NDIM, BN)),
                   static_cast<unsigned>(P::GROUPS));
   if constexpr (MMA) {
-    gemm_mma_kernel<T, P, MmaConfig<VARIANT>, A, R><<<grid, NT, 0, stream>>>(a);
+    const auto kernel = gemm_mma_kernel<T, P, MmaConfig<VARIANT>, A, R>;
+    TCK_LAUNCH(kernel, grid, NT, stream)(a);
   } else {
-    gemm_simt_kernel<T, P, SimtConfig<VARIANT>, A, R><<<grid, NT, 0, stream>>>(a);
+    const auto kernel = gemm_simt_kernel<T, P, SimtConfig<VARIANT>, A, R>;
+    TCK_LAUNCH(kernel, grid, NT, stream)(a);
   }
   return static_cast<int>(cudaGetLastError());
 }

@@ -137,7 +137,8 @@ int launch_gemv_nk(const Args<T>& a, cudaStream_t stream) {
   using Cfg = GemvNkConfig<VARIANT>;
   constexpr int ROWS_PER_BLOCK = Cfg::ROWS * Cfg::WARPS;
   const unsigned grid = static_cast<unsigned>(ceil_div(N, ROWS_PER_BLOCK));
-  gemv_nk_kernel<T, N, K, A, R, MB, Cfg::ROWS, Cfg::WARPS><<<grid, Cfg::WARPS * 32, 0, stream>>>(a);
+  const auto kernel = gemv_nk_kernel<T, N, K, A, R, MB, Cfg::ROWS, Cfg::WARPS>;
+  TCK_LAUNCH(kernel, grid, Cfg::WARPS * 32, stream)(a);
   return static_cast<int>(cudaGetLastError());
 }
 
@@ -232,7 +233,8 @@ int launch_gemv_kn(const Args<T>& a, cudaStream_t stream) {
   constexpr int NT = kGemvKnThreads;
   constexpr int U = kGemvKnUnroll;
   const unsigned grid = static_cast<unsigned>(ceil_div(NU, CWB));
-  gemv_kn_kernel<T, N, K, A, R, MB, CB, CWB, NT, U><<<grid, NT, 0, stream>>>(a);
+  const auto kernel = gemv_kn_kernel<T, N, K, A, R, MB, CB, CWB, NT, U>;
+  TCK_LAUNCH(kernel, grid, NT, stream)(a);
   return static_cast<int>(cudaGetLastError());
 }
 

@@ -165,6 +165,77 @@ def build(specs, arch, build_dir=None, jobs=None, extra_source="", log=print):
     return str(lib)
 
 
+EMU_DIR = Path(__file__).resolve().parent / "emu"
+
+
+def find_cxx():
+    """The C++ compiler for the CPU emulation: $CXX, then g++; None if absent."""
+    cand = os.environ.get("CXX") or shutil.which("g++")
+    return cand if cand and shutil.which(cand) else None
+
+
+def build_emulated(specs, build_dir=None, jobs=None, extra_source="", log=print):
+    """Like ``build``, but the kernels' own code is compiled by the host C++ compiler against
+    tests/cuda/emu (a CUDA runtime that runs each thread of a block as a fiber on the CPU):
+    the library's functions take host pointers. -fsanitize=alignment stops the process on
+    a misaligned vector load, as the GPU would fault."""
+    cxx = find_cxx()
+    if cxx is None:
+        raise RuntimeError("no C++ compiler (set CXX)")
+    specs = list(dict.fromkeys(specs))
+    jobs = max(1, min(jobs or os.cpu_count() or 1, max(1, len(specs))))
+    flags = ["-std=c++17", "-O1", "-fPIC", "-x", "c++", "-D__CUDACC__", "-D__CUDA_ARCH__=900",
+             "-I", str(EMU_DIR), "-I", str(KDIR), "-include", "cuda_runtime.h",
+             "-fsanitize=alignment", "-fno-sanitize-recover=alignment",
+             "-Wall", "-Wno-unknown-pragmas"]
+    key = hashlib.sha256()
+    key.update(_headers_digest().encode())
+    for p in sorted(EMU_DIR.glob("*.h")):
+        key.update(p.name.encode())
+        key.update(p.read_bytes())
+    key.update(" ".join([cxx] + flags).encode())
+    key.update(extra_source.encode())
+    for s in specs:
+        key.update(s.source().encode())
+    tag = key.hexdigest()[:16]
+    if build_dir is None:
+        build_dir = tempfile.mkdtemp(prefix="tck_emu_build_")
+    out = Path(build_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    lib = out / ("libtck_emu_%s.so" % tag)
+    if lib.exists():
+        return str(lib)
+    chunks = [specs[i::jobs] for i in range(jobs)]
+    sources = []
+    for i, chunk in enumerate(chunks):
+        src = out / ("tck_emu_%s_%d.cpp" % (tag, i))
+        text = '#include "tritonc_kernels.cuh"\n\n' + "".join(s.source() for s in chunk)
+        if i == 0:
+            text += extra_source
+        src.write_text(text)
+        sources.append(src)
+
+    def compile_one(src):
+        obj = src.with_suffix(".o")
+        r = subprocess.run([cxx] + flags + ["-c", "-o", str(obj), str(src)],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("%s failed on %s:\n%s" % (cxx, src, r.stdout[-4000:]))
+        return obj
+
+    log("building %d emulated kernel wrapper(s) in %d unit(s) ..." % (len(specs), jobs))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
+        objs = list(ex.map(compile_one, sources))
+    tmp = out / ("libtck_emu_%s.so.tmp%d" % (tag, os.getpid()))
+    r = subprocess.run([cxx, "-shared", "-fsanitize=alignment", "-o", str(tmp)]
+                       + [str(o) for o in objs],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("link failed:\n%s" % r.stdout[-4000:])
+    os.replace(tmp, lib)
+    return str(lib)
+
+
 _LINEAR_ARGS = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_float, ctypes.c_void_p,
                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong,
                 ctypes.c_void_p]

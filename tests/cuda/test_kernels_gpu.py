@@ -47,6 +47,7 @@ CONV_GEOMS = (
     (24, 16, 7, 1, 2, 1, 3, 0, 1, 1, 1),    # and 7x1, strided in height only
 )
 BATCHES = (1, 2, 3, 4, 5, 6, 7, 8, 9, 64, 130)
+EMULATED_BATCHES = (1, 2, 5, 8, 9, 64)  # each GEMV bucket and the GEMM
 BIG_BATCHES = (1, 8, 64)
 SPARSITY = (0.0, 0.3, 0.5, 0.7, 0.9)
 
@@ -95,6 +96,7 @@ class Runner:
         self.gen = torch.Generator(device="cpu")
         self.gen.manual_seed(2024)
         self.tdt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+        self.batches = BATCHES
 
     def ok(self, cond, what):
         if cond:
@@ -174,7 +176,7 @@ class Runner:
     def run_linear(self, specs):
         idx = 0
         for spec in specs:
-            batches = BIG_BATCHES if spec.n * spec.k > 1 << 20 else BATCHES
+            batches = BIG_BATCHES if spec.n * spec.k > 1 << 20 else self.batches
             for m in batches:
                 self.linear_case(spec, m, SPARSITY[idx % len(SPARSITY)], idx)
                 idx += 1
@@ -337,6 +339,42 @@ def cpu_selftest(torch, verbose):
     return 1 if failed else 0
 
 
+def emulated_specs():
+    """The cases of --emulate: every element type, layout, variant, activation, residual and
+    convolution geometry, on shapes small enough for one CPU (the 4096 x 4096 and K = 4097
+    shapes only where the quick list has them)."""
+    lspecs = [s for s in linear_specs(True) if s.n * s.k <= 1 << 18]
+    return lspecs, conv_specs(False)
+
+
+def emulated_run(torch, args):
+    """--emulate: the kernels' own code (not a model of it), compiled by the host compiler
+    against tests/cuda/emu and run on the CPU, through the same cases and reference."""
+    if H.find_cxx() is None:
+        print("SKIP: no C++ compiler (set CXX); the emulated kernels were not built")
+        print("0 passed, 0 failed")
+        return 0
+    lspecs, cspecs = emulated_specs()
+    t0 = time.time()
+    try:
+        path = H.build_emulated(lspecs + cspecs, args.build_dir, args.jobs)
+    except RuntimeError as e:
+        print("FAIL build: %s" % e)
+        print("0 passed, 1 failed")
+        return 1
+    print("built %s in %.1f s" % (path, time.time() - t0))
+    r = Runner(torch, H.Library(path), args.verbose, device="cpu")
+    t0 = time.time()
+    r.batches = EMULATED_BATCHES
+    r.run_linear(lspecs)
+    for spec in lspecs[:6]:
+        r.argument_checks(spec)
+    r.run_conv(cspecs)
+    print("ran in %.1f s" % (time.time() - t0))
+    print("%d passed, %d failed" % (r.passed, r.failed))
+    return 1 if r.failed else 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer shapes")
@@ -348,6 +386,10 @@ def main(argv=None):
     ap.add_argument("--cpu-selftest", action="store_true",
                     help="check this test's reference machinery on the CPU against an emulation "
                          "of the kernels' contract (no GPU, no nvcc needed)")
+    ap.add_argument("--emulate", action="store_true",
+                    help="run the kernels' own code on the CPU (compiled by g++ against "
+                         "tests/cuda/emu: threads as fibers, shared memory poisoned; no GPU "
+                         "or nvcc needed)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
 
@@ -359,6 +401,12 @@ def main(argv=None):
             print("SKIP: torch is not importable (%s); the CUDA kernels were not run" % e)
             print("0 passed, 0 failed")
             return 0
+    if args.emulate:
+        if torch is None:
+            print("SKIP: torch is not importable; the emulated kernels were not run")
+            print("0 passed, 0 failed")
+            return 0
+        return emulated_run(torch, args)
     if args.cpu_selftest:
         if torch is None:
             print("SKIP: torch is not importable; no CPU self-test")

@@ -1,0 +1,355 @@
+//===- cuda_runtime.h - the CUDA surface of kernels/cuda, run on the CPU -*- C++ -*-===//
+//
+// A test double for <cuda_runtime.h> (with cuda_fp16.h, cuda_bf16.h and mma.h beside it):
+// the kernels' own device code, compiled by g++, runs on the CPU. Each thread of a block is
+// a fiber (ucontext) with a stack of its own; fibers switch only at the points where CUDA
+// threads meet (__syncthreads, __syncwarp, __shfl_xor_sync, __ballot_sync), so a block runs
+// exactly as CUDA's semantics allow and deterministically. Blocks run one after another.
+//
+// What it checks beyond the outputs (each a failure of the launch, reported on stderr and
+// as cudaErrorLaunchFailure by cudaGetLastError):
+//   - a barrier some threads of the block (or lanes of the warp) never reach: deadlock;
+//   - a warp collective (shuffle, ballot, __syncwarp with the full mask) after a lane of the
+//     warp exited;
+//   - shared memory read before it is written: every __shared__ array lives in one section
+//     that is filled with 0xff bytes (a NaN for floats) before each block;
+//   - a race the barriers do not order: odd blocks run their threads in reverse order, so a
+//     thread that reads what a later thread writes before the barrier sees the poison in one
+//     of the two orders;
+//   - wmma loads and stores: pointer 32-byte aligned, leading dimension a multiple of 16
+//     bytes (CUDA's requirements), every lane of the warp passing the same arguments.
+// Vector loads (float4, uint4) are 16-byte aligned types: compiled with
+// -fsanitize=alignment, a misaligned one stops the process.
+//
+// Used by tests/cuda/tck_harness.py (build_emulated) and test_kernels_gpu.py --emulate.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCK_EMU_CUDA_RUNTIME_H
+#define TCK_EMU_CUDA_RUNTIME_H
+
+// Fibers switch with _setjmp/_longjmp between stacks, which the fortified longjmp refuses.
+#undef _FORTIFY_SOURCE
+
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#define __host__
+#define __device__
+#define __global__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+// Static storage in one section, so that it can be poisoned before each block.
+#define __shared__ static __attribute__((section("tck_emu_shared")))
+
+struct uint3 {
+  unsigned x, y, z;
+};
+struct dim3 {
+  unsigned x, y, z;
+  constexpr dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+};
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+struct alignas(16) uint4 {
+  unsigned x, y, z, w;
+};
+struct alignas(8) float2 {
+  float x, y;
+};
+inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
+
+typedef struct tck_emu_stream* cudaStream_t;
+enum cudaError_t {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+  cudaErrorLaunchFailure = 719,
+  cudaErrorInvalidConfiguration = 9,
+  cudaErrorMisalignedAddress = 74,
+};
+typedef cudaError_t cudaError;
+
+extern "C" char __start_tck_emu_shared[] __attribute__((weak));
+extern "C" char __stop_tck_emu_shared[] __attribute__((weak));
+
+namespace tck_emu {
+
+// The running thread's coordinates (fibers share one OS thread; set before each switch).
+inline uint3 threadIdx_{0, 0, 0};
+inline uint3 blockIdx_{0, 0, 0};
+inline dim3 blockDim_;
+inline dim3 gridDim_;
+inline cudaError_t lastError = cudaSuccess;
+
+[[noreturn]] inline void fatal(const char* what) {
+  fprintf(stderr, "tck_emu: %s (block %u,%u,%u thread %u)\n", what, blockIdx_.x, blockIdx_.y,
+          blockIdx_.z, threadIdx_.x);
+  fflush(stderr);
+  abort();
+}
+
+enum class Wait { Run, Block, Warp, Done };
+
+struct Fiber {
+  ucontext_t ctx;  // how it starts (makecontext); then it switches through `jb`
+  jmp_buf jb;
+  bool started = false;
+  char* stack = nullptr;
+  unsigned tid = 0;
+  Wait wait = Wait::Run;
+  unsigned warpMask = 0;  // for Wait::Warp: the lanes that must meet
+};
+
+struct Block {
+  static constexpr size_t kStack = 256 * 1024;
+  jmp_buf sched;
+  std::vector<Fiber> fibers;
+  void (*body)(void*) = nullptr;
+  void* arg = nullptr;
+  unsigned current = 0;
+  uint32_t slots[32][32];  // per warp, per lane: the value a collective exchanges
+
+  ~Block() {
+    for (Fiber& f : fibers) munmap(f.stack, kStack);
+  }
+};
+inline Block* block_ = nullptr;
+
+inline void yieldTo(Wait w, unsigned mask = 0) {
+  Fiber& f = block_->fibers[block_->current];
+  f.wait = w;
+  f.warpMask = mask;
+  if (_setjmp(f.jb) == 0) _longjmp(block_->sched, 1);
+}
+
+/// Runs fiber t until it waits or finishes (no system call: swapcontext would save and
+/// restore the signal mask at every switch).
+inline void resume(Block& b, unsigned t);
+
+extern "C" inline void tck_emu_trampoline() {
+  block_->body(block_->arg);
+  yieldTo(Wait::Done);
+  fatal("a finished thread was resumed");
+}
+
+inline void resume(Block& b, unsigned t) {
+  Fiber& f = b.fibers[t];
+  b.current = t;
+  threadIdx_ = uint3{t, 0, 0};
+  if (_setjmp(b.sched) == 0) {
+    if (!f.started) {
+      f.started = true;
+      setcontext(&f.ctx);
+    }
+    _longjmp(f.jb, 1);
+  }
+}
+
+/// Runs one block of `nt` threads to completion. Returns false on deadlock.
+inline bool runBlock(Block& b, unsigned nt, bool reverse) {
+  if (b.fibers.size() != nt) {
+    for (Fiber& f : b.fibers) munmap(f.stack, Block::kStack);
+    b.fibers.assign(nt, Fiber{});
+    for (Fiber& f : b.fibers) {
+      void* s = mmap(nullptr, Block::kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+      if (s == MAP_FAILED) fatal("no memory for a thread's stack");
+      f.stack = static_cast<char*>(s);
+    }
+  }
+  for (unsigned t = 0; t < nt; ++t) {
+    Fiber& f = b.fibers[t];
+    f.tid = t;
+    f.wait = Wait::Run;
+    f.started = false;
+    getcontext(&f.ctx);
+    f.ctx.uc_stack.ss_sp = f.stack;
+    f.ctx.uc_stack.ss_size = Block::kStack;
+    f.ctx.uc_link = nullptr;
+    makecontext(&f.ctx, reinterpret_cast<void (*)()>(tck_emu_trampoline), 0);
+  }
+  block_ = &b;
+  const unsigned nw = (nt + 31) / 32;
+  while (true) {
+    // One warp at a time, as far as it can go (its lanes in lockstep from one meeting to the
+    // next), before the next warp starts: a warp that reads what another warp writes without
+    // a barrier between them reads it before it is written (or after it is overwritten).
+    for (unsigned wi = 0; wi < nw; ++wi) {
+      const unsigned w = reverse ? nw - 1 - wi : wi;
+      const unsigned lanes = nt - w * 32 < 32 ? nt - w * 32 : 32;
+      while (true) {
+        bool ran = false;
+        for (unsigned li = 0; li < lanes; ++li) {
+          const unsigned t = w * 32 + (reverse ? lanes - 1 - li : li);
+          Fiber& f = b.fibers[t];
+          if (f.wait != Wait::Run) continue;
+          resume(b, t);
+          ran = true;
+        }
+        if (ran) continue;
+        // A warp collective: every lane of the mask waiting (an exited lane is an error).
+        unsigned waiting = 0, done = 0, mask = 0;
+        for (unsigned l = 0; l < lanes; ++l) {
+          const Fiber& f = b.fibers[w * 32 + l];
+          if (f.wait == Wait::Warp) {
+            waiting |= 1u << l;
+            mask = f.warpMask;
+          } else if (f.wait == Wait::Done) {
+            done |= 1u << l;
+          }
+        }
+        if (waiting == 0) break;
+        if (mask & done) {
+          threadIdx_ = uint3{w * 32 + static_cast<unsigned>(__builtin_ctz(waiting)), 0, 0};
+          fatal("a warp collective waits for a lane that has exited");
+        }
+        if ((waiting & mask) != mask) break;
+        for (unsigned l = 0; l < lanes; ++l)
+          if (mask >> l & 1u) b.fibers[w * 32 + l].wait = Wait::Run;
+      }
+    }
+    // Every warp is stopped: finished, or at __syncthreads (with every thread that has not
+    // exited), or stuck.
+    bool allDone = true, blockReady = true;
+    for (Fiber& f : b.fibers) {
+      allDone = allDone && f.wait == Wait::Done;
+      blockReady = blockReady && (f.wait == Wait::Block || f.wait == Wait::Done);
+    }
+    if (allDone) return true;
+    if (!blockReady) return false;
+    for (Fiber& f : b.fibers)
+      if (f.wait == Wait::Block) f.wait = Wait::Run;
+  }
+}
+
+template <typename Arg>
+struct Thunk {
+  void (*kernel)(Arg);
+  const Arg* arg;
+  static void run(void* p) {
+    Thunk* t = static_cast<Thunk*>(p);
+    t->kernel(*t->arg);
+  }
+};
+
+/// kernel<<<grid, block, smem, stream>>>(arg), run to completion on the calling thread.
+template <typename Arg>
+struct Launch {
+  void (*kernel)(Arg);
+  dim3 grid, block;
+
+  void operator()(const Arg& arg) const {
+    if (block.x == 0 || block.x > 1024 || block.y != 1 || block.z != 1 || grid.x == 0 ||
+        grid.y == 0 || grid.z == 0 || grid.y > 65535 || grid.z > 65535) {
+      lastError = cudaErrorInvalidConfiguration;
+      return;
+    }
+    Thunk<Arg> thunk{kernel, &arg};
+    Block b;
+    b.body = &Thunk<Arg>::run;
+    b.arg = &thunk;
+    gridDim_ = grid;
+    blockDim_ = block;
+    for (unsigned z = 0; z < grid.z; ++z)
+      for (unsigned y = 0; y < grid.y; ++y)
+        for (unsigned x = 0; x < grid.x; ++x) {
+          blockIdx_ = uint3{x, y, z};
+          if (__start_tck_emu_shared != nullptr)
+            memset(__start_tck_emu_shared, 0xff,
+                   static_cast<size_t>(__stop_tck_emu_shared - __start_tck_emu_shared));
+          const bool reverse = (x + y + z) % 2 == 1;
+          if (!runBlock(b, block.x, reverse)) fatal("deadlock: threads wait at different barriers");
+        }
+    block_ = nullptr;
+  }
+};
+
+template <typename Arg>
+Launch<Arg> launch(void (*kernel)(Arg), dim3 grid, dim3 block) {
+  return Launch<Arg>{kernel, grid, block};
+}
+
+inline unsigned lane() { return threadIdx_.x & 31u; }
+inline unsigned warp() { return threadIdx_.x >> 5; }
+
+/// Lane l publishes v; returns the 32 published values of the warp after all lanes of
+/// `mask` have published (the slots are read before the next collective overwrites them:
+/// a second meeting follows the read).
+inline void exchange(unsigned mask, uint32_t v, uint32_t out[32]) {
+  if (!(mask >> lane() & 1u)) fatal("a warp collective's mask leaves out the calling lane");
+  block_->slots[warp()][lane()] = v;
+  yieldTo(Wait::Warp, mask);
+  memcpy(out, block_->slots[warp()], sizeof(uint32_t) * 32);
+  yieldTo(Wait::Warp, mask);
+}
+
+}  // namespace tck_emu
+
+#define threadIdx (::tck_emu::threadIdx_)
+#define blockIdx (::tck_emu::blockIdx_)
+#define blockDim (::tck_emu::blockDim_)
+#define gridDim (::tck_emu::gridDim_)
+
+// What kernels/cuda launches with (tck_device.cuh: TCK_LAUNCH).
+#define TCK_LAUNCH(kernel, grid, block, stream) ::tck_emu::launch(kernel, grid, block)
+
+inline void __syncthreads() { ::tck_emu::yieldTo(::tck_emu::Wait::Block); }
+inline void __syncwarp(unsigned mask = 0xffffffffu) {
+  uint32_t ignored[32];
+  ::tck_emu::exchange(mask, 0, ignored);
+}
+inline float __shfl_xor_sync(unsigned mask, float v, int laneMask, int width = 32) {
+  uint32_t all[32], bits;
+  memcpy(&bits, &v, sizeof bits);
+  ::tck_emu::exchange(mask, bits, all);
+  const unsigned l = ::tck_emu::lane();
+  const unsigned src = (l ^ static_cast<unsigned>(laneMask)) & 31u;
+  // Outside the lane's segment of `width` lanes the value is the lane's own (CUDA).
+  const unsigned from = (src / width == l / width) ? src : l;
+  float r;
+  memcpy(&r, &all[from], sizeof r);
+  return r;
+}
+inline unsigned __ballot_sync(unsigned mask, int pred) {
+  uint32_t all[32];
+  ::tck_emu::exchange(mask, pred != 0, all);
+  unsigned r = 0;
+  for (unsigned l = 0; l < 32; ++l)
+    if ((mask >> l & 1u) && all[l]) r |= 1u << l;
+  return r;
+}
+inline int __popc(unsigned v) { return __builtin_popcount(v); }
+inline float __uint_as_float(unsigned u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+inline unsigned __float_as_uint(float f) {
+  unsigned u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+template <typename T>
+inline T __ldg(const T* p) {
+  return *p;
+}
+
+inline cudaError_t cudaGetLastError() {
+  cudaError_t e = ::tck_emu::lastError;
+  ::tck_emu::lastError = cudaSuccess;
+  return e;
+}
+
+#endif  // TCK_EMU_CUDA_RUNTIME_H

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The kernels' own device code on the CPU, without a GPU or nvcc (tests/cuda/emu):
+#   1. the emulator's self-test: correct kernels compute the right values, and the faults it
+#      claims to catch (threads at different barriers, a collective after a lane exited,
+#      misaligned wmma, shared memory read before it is written, a missing barrier) are caught;
+#   2. test_kernels_gpu.py --emulate: every element type, layout, variant, activation,
+#      residual and convolution geometry against the reference path, with argument checks;
+#   3. test_kernels_gpu.py --cpu-selftest: that test's reference and tolerances against a
+#      model of the kernels' contract, and a perturbed model that must fail.
+# Skips cleanly (exit 0) without g++ or torch. Prints "N passed, N failed" last.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+cxx="${CXX:-g++}"
+if ! command -v "$cxx" >/dev/null 2>&1; then
+  echo "SKIP: no C++ compiler; the emulated kernels were not run"
+  echo "0 passed, 0 failed"
+  exit 0
+fi
+out="$(mktemp -d "${TMPDIR:-/tmp}/tck_emu.XXXXXX")"
+trap 'rm -rf "$out"' EXIT
+pass=0
+fail=0
+add() {  # adds the counts of the last "N passed, N failed" line of $1 (exit status $2)
+  local line p f
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)
+  if [ -z "$line" ]; then
+    echo "FAIL $3: no result line (exit $2)"
+    fail=$((fail + 1))
+    return
+  fi
+  p=${line%% passed*}
+  f=${line#*passed, }
+  f=${f%% failed*}
+  if [ "$2" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  pass=$((pass + p))
+  fail=$((fail + f))
+}
+
+if "$cxx" -std=c++17 -O1 -Wall -Wextra -Werror -Wno-unknown-pragmas -x c++ -I tests/cuda/emu \
+    -include cuda_runtime.h tests/cuda/emu/emu_selftest.cpp -o "$out/emu_selftest" 2>"$out/build.log"; then
+  "$out/emu_selftest" >"$out/self.log" 2>&1
+  status=$?
+  cat "$out/self.log"
+  add "$out/self.log" $status "emulator self-test"
+else
+  cat "$out/build.log"
+  echo "FAIL emu_selftest does not build"
+  fail=$((fail + 1))
+fi
+
+for mode in --emulate --cpu-selftest; do
+  env PYTHONPATH=runtime /usr/bin/python3 tests/cuda/test_kernels_gpu.py "$mode" \
+    --build-dir "$out/build" >"$out/run.log" 2>&1
+  status=$?
+  grep -E '^(FAIL|SKIP|built|ran in|emulated)' "$out/run.log" | head -n 60
+  tail -n 1 "$out/run.log"
+  add "$out/run.log" $status "test_kernels_gpu.py $mode"
+done
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
