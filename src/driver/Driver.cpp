@@ -928,6 +928,35 @@ Timings::Section cacheSection(const cache::Cache& cache) {
   return {"cache", text, json};
 }
 
+// The pipeline's phases this compile asks for (by --stop-after and --target)
+// that did not run because the cache had their results, for --timing:
+// "not run (their results came from the cache): lexer, parser, ...". A report
+// that silently lacked them would read as a compiler without a lexer.
+std::optional<Timings::Section> skippedSection(const Timings& timings,
+                                               const CompileOptions& options) {
+  Stage last = options.stopAfter.value_or(Stage::Emit);
+  std::vector<std::pair<Stage, const char*>> phases = {
+      {Stage::Lex, "lexer"},      {Stage::Parse, "parser"},
+      {Stage::Check, "type checker"}, {Stage::Ir, "IR generation"},
+      {Stage::Opt, "optimizer"},  {Stage::Emit, "PyTorch emitter"}};
+  if (options.target != "pytorch") phases.push_back({Stage::Emit, "CUDA emitter"});
+  std::vector<std::string> skipped;
+  for (const auto& [stage, label] : phases) {
+    if (stage > last) continue;
+    bool ran = std::any_of(timings.events().begin(), timings.events().end(),
+                           [&](const Timings::Event& e) { return e.label == label; });
+    if (!ran) skipped.push_back(label);
+  }
+  if (skipped.empty()) return std::nullopt;
+  std::string text = "not run (their results came from the cache):";
+  std::string json = "[";
+  for (size_t i = 0; i < skipped.size(); ++i) {
+    text += fmt::format("{} {}", i ? "," : "", skipped[i]);
+    json += fmt::format("{}\"{}\"", i ? "," : "", skipped[i]);
+  }
+  return Timings::Section{"skipped_phases", text, json + "]"};
+}
+
 // Runs the pipeline on every input up to `lastStage`; returns the exit code.
 // `shared` is a cache kept open across runs (`watch`), else one is opened.
 // A path as the file system resolves it: the real path of its directory and
@@ -1884,6 +1913,9 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   if (timings) {
     if (cacheWorked) {
       timings->addSection(cacheSection(cache));
+      if (exitCode == kExitSuccess) {
+        if (auto skipped = skippedSection(*timings, options)) timings->addSection(*skipped);
+      }
     } else {
       timings->addSection({"cache", "cache: not used", "null"});
     }

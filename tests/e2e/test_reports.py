@@ -80,6 +80,19 @@ def test_json_report_and_cache_counters(ctx):
     names = [p["name"] for p in second["phases"]]
     check("lexer" not in names and "cache lookup (L3)" in names,
           "an L3 hit should not run the pipeline: %s" % names)
+    check("skipped_phases" not in first, "the first compile skipped %s" % first.get("skipped_phases"))
+    check(second.get("skipped_phases") == ["lexer", "parser", "type checker", "IR generation",
+                                           "optimizer", "PyTorch emitter"],
+          "an L3 hit should name the phases it did not run: %s" % second.get("skipped_phases"))
+    # The text report names them too (a report without a lexer line, unexplained, reads as
+    # a broken report), and an L2 hit (another -O) skips only the front end.
+    text = ctx.run("compile", EXAMPLE, "-O2", "-o", "b.py", "--timing").stderr
+    check("not run (their results came from the cache): lexer, parser, type checker, "
+          "IR generation, optimizer, PyTorch emitter" in text, "L3 hit, text:\n" + text)
+    l2 = json.loads(ctx.run("compile", EXAMPLE, "-O3", "-o", "b.py", "--timing=json").stderr)
+    check(l2["cache"]["l2"]["hits"] == 1 and l2.get("skipped_phases") == [
+        "lexer", "parser", "type checker", "IR generation"], "L2 hit: %s %s" % (
+            l2["cache"], l2.get("skipped_phases")))
 
 
 def test_timing_with_json_diagnostics_keeps_stderr_json(ctx):
