@@ -106,18 +106,44 @@ bool child(const YAML::Node& map, std::string_view name, YAML::Node* out) {
   return false;
 }
 
-// The value at a dotted key, nested (`cache: {enabled: true}`) or written
-// flat (`cache.enabled: true`).
-bool lookup(const YAML::Node& root, std::string_view key, YAML::Node* out) {
-  if (child(root, key, out)) return true;
-  YAML::Node node(root);
-  for (const std::string& part : splitDots(key)) {
+// The value at parts[from..] under `node`, each level's key being one part or
+// several joined by dots, the longest first.
+bool lookupParts(const YAML::Node& node, const std::vector<std::string>& parts, size_t from,
+                 YAML::Node* out) {
+  for (size_t end = parts.size(); end > from; --end) {
+    std::string name = parts[from];
+    for (size_t i = from + 1; i < end; ++i) name += "." + parts[i];
     YAML::Node next;
-    if (!child(node, part, &next)) return false;
-    node.reset(next);
+    if (!child(node, name, &next)) continue;
+    if (end == parts.size()) {
+      out->reset(next);
+      return true;
+    }
+    if (lookupParts(next, parts, end, out)) return true;
   }
-  out->reset(node);
-  return true;
+  return false;
+}
+
+// Removes every spelling of parts[from..] under `node` (flat, nested, mixed).
+void removeParts(YAML::Node node, const std::vector<std::string>& parts, size_t from) {
+  for (size_t end = parts.size(); end > from; --end) {
+    std::string name = parts[from];
+    for (size_t i = from + 1; i < end; ++i) name += "." + parts[i];
+    YAML::Node next;
+    if (!child(node, name, &next)) continue;
+    if (end == parts.size()) {
+      node.remove(name);
+    } else if (next.IsMap()) {
+      removeParts(next, parts, end);
+    }
+  }
+}
+
+// The value at a dotted key, nested (`cache: {enabled: true}`), written flat
+// (`cache.enabled: true`) or anything between (`cache.l3_code: {ttl_days: 7}`),
+// as collectValues reads the file: a key it counts as known is one this finds.
+bool lookup(const YAML::Node& root, std::string_view key, YAML::Node* out) {
+  return lookupParts(root, splitDots(key), 0, out);
 }
 
 std::optional<bool> parseBool(std::string_view text) {
@@ -616,9 +642,10 @@ Expected<bool> configSet(const std::string& path, std::string_view key, std::str
     std::string spelling = kind == "path" ? std::string(scalar.c_str()) : normalized;
     std::optional<std::string> edited =
         exists ? editText(original, root, key, spelling) : std::nullopt;
-    // A flat spelling of the key is replaced by the nested one.
-    root.remove(std::string(key));
+    // Another spelling of the key (flat, or half flat) is replaced by the
+    // nested one.
     std::vector<std::string> parts = splitDots(key);
+    removeParts(root, parts, 0);
     YAML::Node node = root;
     for (size_t i = 0; i + 1 < parts.size(); ++i) {
       YAML::Node child = node[parts[i]];

@@ -1746,6 +1746,25 @@ def test_config_set_keeps_comments_and_layout(ctx):
     check_eq(ctx.run("config", "get", "cache.enabled").stdout, "false\n", "set in an empty section")
 
 
+def test_config_keys_written_half_flat(ctx):
+    """A key spelled partly flat and partly nested (`cache.l3_code:` then `max_size_mb:`) is
+    read as the other spellings are (it was counted as known and never read: no effect, no
+    warning), a bad value under it is reported, and `config set` edits it in place."""
+    for text in ("cache.l3_code:\n  max_size_mb: 100\n", "cache:\n  l3_code.max_size_mb: 100\n"):
+        write(ctx.config, text)
+        proc = ctx.run("config", "get", "cache.l3_code.max_size_mb")
+        check_eq((proc.stdout, proc.stderr), ("100\n", ""), "get from %r" % text)
+        check_eq(ctx.stats()["levels"]["l3"]["limit_bytes"], 100 << 20, "limit from %r" % text)
+        ctx.run("config", "set", "cache.l3_code.max_size_mb", "200")
+        check_eq(read(ctx.config).decode(), text.replace("100", "200"), "set in %r" % text)
+        check_eq(ctx.run("config", "get", "cache.l3_code.max_size_mb").stdout, "200\n",
+                 "get after set in %r" % text)
+    write(ctx.config, "cache.l3_code:\n  max_size_mb: banana\n")
+    proc = ctx.run("cache", "stats")
+    check("ConfigIgnored" in proc.stderr and "banana" in proc.stderr,
+          "a bad value spelled half flat is reported:\n" + proc.stderr)
+
+
 def test_cache_dir_precedence(ctx):
     src = example("mnist_mlp")
     cfg_dir, env_dir, flag_dir = ctx.path("from-config"), ctx.path("from-env"), ctx.path("flag")
@@ -2265,6 +2284,7 @@ TESTS = [
     test_debugging_flags_bypass_cache,
     test_config_get_set_and_errors,
     test_config_set_keeps_comments_and_layout,
+    test_config_keys_written_half_flat,
     test_cache_dir_precedence,
     test_broken_config_is_ignored_with_a_warning,
     test_cuda_library_comes_from_cache,
