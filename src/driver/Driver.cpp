@@ -941,11 +941,12 @@ std::optional<Timings::Section> skippedSection(const Timings& timings,
       {Stage::Opt, "optimizer"},  {Stage::Emit, "PyTorch emitter"}};
   if (options.target != "pytorch") phases.push_back({Stage::Emit, "CUDA emitter"});
   std::vector<std::string> skipped;
-  for (const auto& [stage, label] : phases) {
-    if (stage > last) continue;
+  for (const auto& phase : phases) {
+    if (phase.first > last) continue;
+    std::string_view label = phase.second;
     bool ran = std::any_of(timings.events().begin(), timings.events().end(),
-                           [&](const Timings::Event& e) { return e.label == label; });
-    if (!ran) skipped.push_back(label);
+                           [label](const Timings::Event& e) { return e.label == label; });
+    if (!ran) skipped.push_back(std::string(label));
   }
   if (skipped.empty()) return std::nullopt;
   std::string text = "not run (their results came from the cache):";

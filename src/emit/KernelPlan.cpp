@@ -12,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
+#include <climits>
+#include <cmath>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -52,9 +54,28 @@ struct Num {
   }
 };
 
-int64_t floorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+// Integer arithmetic of the planner's constants, checked: nullopt where the
+// result is not an int64 (overflow, INT64_MIN / -1, division by zero), which
+// plans no kernel for what depends on it (the checker and the constant folder
+// guard the same cases; a valid program with such a hyperparameter crashed
+// `--target cuda` with SIGFPE).
+enum class Arith { Add, Sub, Mul, Div, Mod };
+
+std::optional<int64_t> checkedArith(Arith kind, int64_t a, int64_t b) {
+  int64_t r = 0;
+  switch (kind) {
+    case Arith::Add: return __builtin_add_overflow(a, b, &r) ? std::nullopt : std::optional(r);
+    case Arith::Sub: return __builtin_sub_overflow(a, b, &r) ? std::nullopt : std::optional(r);
+    case Arith::Mul: return __builtin_mul_overflow(a, b, &r) ? std::nullopt : std::optional(r);
+    case Arith::Div:
+    case Arith::Mod: {
+      if (b == 0 || (a == INT64_MIN && b == -1)) return std::nullopt;
+      int64_t q = a / b;
+      if (a % b != 0 && ((a < 0) != (b < 0))) --q;  // floor division, as Python's //
+      return kind == Arith::Div ? q : a - q * b;
+    }
+  }
+  return std::nullopt;
 }
 
 class Planner {
@@ -120,10 +141,10 @@ class Planner {
     std::optional<int64_t> b = dim(f, n.rhs);
     if (!a || !b) return std::nullopt;
     switch (n.kind) {
-      case DimKind::Add: return *a + *b;
-      case DimKind::Sub: return *a - *b;
-      case DimKind::Mul: return *a * *b;
-      case DimKind::Div: return *b == 0 ? std::nullopt : std::optional<int64_t>(floorDiv(*a, *b));
+      case DimKind::Add: return checkedArith(Arith::Add, *a, *b);
+      case DimKind::Sub: return checkedArith(Arith::Sub, *a, *b);
+      case DimKind::Mul: return checkedArith(Arith::Mul, *a, *b);
+      case DimKind::Div: return checkedArith(Arith::Div, *a, *b);
       default: return std::nullopt;
     }
   }
@@ -584,7 +605,11 @@ class Planner {
         Num a = in(0);
         if (!a.known()) break;
         if (isIntegral(dtype)) {
-          out = Num::integer(a.kind == Num::Kind::Float ? static_cast<int64_t>(a.f) : a.i);
+          if (a.kind != Num::Kind::Float) {
+            out = Num::integer(a.i);
+          } else if (std::fabs(a.f) < 9.0e18) {  // false for NaN; else not an int64
+            out = Num::integer(static_cast<int64_t>(a.f));
+          }
         } else if (isFloating(dtype)) {
           out = Num::real(a.f);
         }
@@ -592,7 +617,7 @@ class Planner {
       }
       case OpKind::Neg: {
         Num a = in(0);
-        if (a.kind == Num::Kind::Int) out = Num::integer(-a.i);
+        if (a.kind == Num::Kind::Int && a.i != INT64_MIN) out = Num::integer(-a.i);
         if (a.kind == Num::Kind::Float) out = Num::real(-a.f);
         break;
       }
@@ -611,7 +636,10 @@ class Planner {
         bool ints = a.kind != Num::Kind::Float && b.kind != Num::Kind::Float;
         if (fn == BuiltinFn::Max) out = ints ? Num::integer(std::max(a.i, b.i)) : Num::real(std::max(a.f, b.f));
         if (fn == BuiltinFn::Min) out = ints ? Num::integer(std::min(a.i, b.i)) : Num::real(std::min(a.f, b.f));
-        if (fn == BuiltinFn::Abs) out = a.kind == Num::Kind::Float ? Num::real(std::abs(a.f)) : Num::integer(std::abs(a.i));
+        if (fn == BuiltinFn::Abs && a.kind == Num::Kind::Float) out = Num::real(std::abs(a.f));
+        if (fn == BuiltinFn::Abs && a.kind != Num::Kind::Float && a.i != INT64_MIN) {
+          out = Num::integer(std::abs(a.i));
+        }
         break;
       }
       default: break;
@@ -642,14 +670,17 @@ class Planner {
         default: return {};
       }
     }
+    Arith arith = Arith::Add;
     switch (kind) {
-      case OpKind::Add: return Num::integer(a.i + b.i);
-      case OpKind::Sub: return Num::integer(a.i - b.i);
-      case OpKind::Mul: return Num::integer(a.i * b.i);
-      case OpKind::Div: return b.i == 0 ? Num{} : Num::integer(floorDiv(a.i, b.i));
-      case OpKind::Mod: return b.i == 0 ? Num{} : Num::integer(a.i - floorDiv(a.i, b.i) * b.i);
+      case OpKind::Add: arith = Arith::Add; break;
+      case OpKind::Sub: arith = Arith::Sub; break;
+      case OpKind::Mul: arith = Arith::Mul; break;
+      case OpKind::Div: arith = Arith::Div; break;
+      case OpKind::Mod: arith = Arith::Mod; break;
       default: return {};
     }
+    std::optional<int64_t> r = checkedArith(arith, a.i, b.i);
+    return r ? Num::integer(*r) : Num{};
   }
 
   const Module& m_;

@@ -194,6 +194,42 @@ layer Big(w: TernaryTensor<trit, [4194304, 4]>, v: TernaryTensor<trit, [8, 4]>,
         raise AssertionError("launchers past the kernels' limits: %s" % big)
 
 
+def test_extreme_hyperparameters_do_not_crash_the_planner(ctx):
+    """The planner evaluates hyperparameters' arithmetic to size kernels: a valid program whose
+    int64 hyperparameter overflows that arithmetic (INT64_MIN / -1 crashed tritonc with SIGFPE;
+    a product, a negation or a cast out of range was undefined behaviour) compiles for the CUDA
+    target, and what depends on such a value gets no launcher while the rest keeps its own."""
+    cases = {
+        "div": "let j = n / -1", "mod": "let j = n % -1", "neg": "let j = -n",
+        "mul": "let j = (n + 1) * 4", "cast": "let j = int64(float(n) * 1.0e10)",
+    }
+    for name, stmt in cases.items():
+        src = """
+layer M(n: int64 = -9223372036854775807 - 1, x: Tensor<float32, [?, 4]>)
+    -> Tensor<float32, [?, 4]> {
+    %s
+    let fc = TernaryLinear(4, 4)
+    return fc(x) + float(j)
+}
+""" % stmt
+        _, cu = compile_cuda_text(ctx, "extreme_" + name, src)
+        found = set(launchers(open(cu).read()))
+        want = cuda.linear_symbol(torch.float32, 4, 4, False, "none")
+        if want not in found:
+            raise AssertionError("%s: no launcher %s (found %s)" % (name, want, sorted(found)))
+    src = """
+layer F(n: int64 = 4611686018427387904, w: TernaryTensor<trit, [n * 4, 4]>,
+        v: TernaryTensor<trit, [4, 4]>, x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    return linear(x, v) + mean(linear(x, w))
+}
+"""
+    _, cu = compile_cuda_text(ctx, "extreme_dim", src)
+    found = set(launchers(open(cu).read()))
+    if cuda.linear_symbol(torch.float32, 4, 4, False, "none") not in found:
+        raise AssertionError("overflowing weight size: the small product lost its launcher: %s"
+                             % sorted(found))
+
+
 def test_non_square_convolutions_get_launchers(ctx):
     """Sizes per dimension reach the kernels: TernaryConv2d(8, 16, [1, 7], padding=[0, 3])
     and a 7x1 strided in height only, and the functional conv2d of a [16, 16, 1, 3] weight
@@ -777,6 +813,7 @@ def main():
     tests += [test_functional_convolutions_get_launchers,
               test_products_past_the_kernels_limits_get_no_launcher,
               test_non_square_convolutions_get_launchers,
+              test_extreme_hyperparameters_do_not_crash_the_planner,
               test_cuda_module_runs_reference_path_on_cpu,
               test_no_nvcc_says_so_and_writes_the_source, test_failed_nvcc_writes_nothing,
               test_unwritable_outputs_are_not_blamed_on_nvcc, test_nvcc_is_found_on_path,
