@@ -27,6 +27,13 @@ void appendJsonString(std::string& out, std::string_view text) {
           out += kHex[c & 15];
         } else if (static_cast<unsigned char>(c) < 0x80) {
           out += c;
+        } else if (Utf8Char ch = decodeUtf8(text.substr(i));
+                   ch.length > 0 && isInvisibleCharacter(ch.codePoint)) {
+          // A C1 control (U+009B acts as ESC [), a bidi control or another
+          // invisible character (all below U+10000): an escape, so that a
+          // console printing the message shows it and is not driven by it.
+          out += fmt::format("\\u{:04x}", uint32_t{ch.codePoint});
+          i += ch.length - 1;
         } else if (size_t n = appendUtf8Char(out, text, i); n > 0) {
           i += n - 1;
         } else {
@@ -52,6 +59,13 @@ std::string quoteForDump(std::string_view text) {
           out += fmt::format("\\x{:02X}", static_cast<unsigned>(static_cast<unsigned char>(c)));
         } else if (static_cast<unsigned char>(c) < 0x80) {
           out += c;
+        } else if (Utf8Char ch = decodeUtf8(text.substr(i));
+                   ch.length > 0 && isInvisibleCharacter(ch.codePoint)) {
+          // A C1 control (U+009B acts as ESC [), a bidi control or another
+          // invisible character: an escape (as Python writes it), never the
+          // character itself.
+          out += fmt::format("\\u{:04x}", uint32_t{ch.codePoint});
+          i += ch.length - 1;
         } else if (size_t n = appendUtf8Char(out, text, i); n > 0) {
           i += n - 1;
         } else {
@@ -127,7 +141,7 @@ constexpr CodePointRange kZeroWidth[] = {
 };
 
 constexpr CodePointRange kInvisible[] = {
-    {0x00AD, 0x00AD}, {0x180E, 0x180E}, {0x200B, 0x200F}, {0x2028, 0x202E},
+    {0x0080, 0x009F}, {0x00AD, 0x00AD}, {0x180E, 0x180E}, {0x200B, 0x200F}, {0x2028, 0x202E},
     {0x2060, 0x2064}, {0x2066, 0x2069}, {0xFEFF, 0xFEFF},
 };
 
@@ -144,7 +158,25 @@ int displayWidth(char32_t cp) {
 }
 
 bool isInvisibleCharacter(char32_t cp) {
-  return cp >= 0xAD && inRanges(cp, std::begin(kInvisible), std::end(kInvisible));
+  return cp >= 0x80 && inRanges(cp, std::begin(kInvisible), std::end(kInvisible));
+}
+
+std::string_view bidiControlName(char32_t cp) {
+  switch (cp) {
+    case 0x061C: return "ARABIC LETTER MARK";
+    case 0x200E: return "LEFT-TO-RIGHT MARK";
+    case 0x200F: return "RIGHT-TO-LEFT MARK";
+    case 0x202A: return "LEFT-TO-RIGHT EMBEDDING";
+    case 0x202B: return "RIGHT-TO-LEFT EMBEDDING";
+    case 0x202C: return "POP DIRECTIONAL FORMATTING";
+    case 0x202D: return "LEFT-TO-RIGHT OVERRIDE";
+    case 0x202E: return "RIGHT-TO-LEFT OVERRIDE";
+    case 0x2066: return "LEFT-TO-RIGHT ISOLATE";
+    case 0x2067: return "RIGHT-TO-LEFT ISOLATE";
+    case 0x2068: return "FIRST STRONG ISOLATE";
+    case 0x2069: return "POP DIRECTIONAL ISOLATE";
+    default: return "";
+  }
 }
 
 std::string_view unicodeSpaceName(char32_t cp) {

@@ -45,8 +45,9 @@ const char* severityColor(Severity severity) {
 }
 
 // Appends the source line of `range` and a caret line underlining it.
-// Bytes that are not printable UTF-8 are shown as <XX>, tabs are kept so
-// that the caret line lines up, and very long lines are shown in part.
+// Bytes that are not printable UTF-8 are shown as <XX>, tabs are expanded
+// (to stops of 8) in both lines so that the caret lines up, and very long
+// lines are shown in part.
 // The line shown is the caret's; the parts of the range on it are underlined.
 void renderSnippet(std::string& out, const SourceBuffer& source, SourceRange range,
                    uint32_t caretOffset, bool color) {
@@ -66,6 +67,7 @@ void renderSnippet(std::string& out, const SourceBuffer& source, SourceRange ran
                                            line.size())
                         : onLine(range.end);
   constexpr size_t kContext = 120;  // bytes shown on each side of the caret
+  constexpr size_t kTabStop = 8;
   size_t begin = caret > kContext ? caret - kContext : 0;
   size_t end = std::min(line.size(), std::max(std::min(rangeEnd, caret + 2 * kContext),
                                               caret + kContext));
@@ -76,9 +78,11 @@ void renderSnippet(std::string& out, const SourceBuffer& source, SourceRange ran
   }
   std::string shown;
   std::string marks;
+  size_t column = 0;  // of `shown`, for tab stops
   if (begin > 0) {
     shown += "...";
     marks += "   ";
+    column = 3;
   }
   for (size_t i = begin; i < end;) {
     unsigned char c = bytes[i];
@@ -87,7 +91,11 @@ void renderSnippet(std::string& out, const SourceBuffer& source, SourceRange ran
     if (c >= 0x20 && c < 0x7F) {
       shown += static_cast<char>(c);
     } else if (c == '\t') {
-      shown += '\t';
+      // Expanded to the next stop of 8 in both lines, as clang does: a tab
+      // kept in the source line but underlined as one '~' put the caret
+      // left of its column.
+      width = kTabStop - column % kTabStop;
+      shown.append(width, ' ');
     } else {
       // A valid UTF-8 character prints as itself, as wide as the terminal
       // shows it (so the caret lines up under CJK text and emoji); an
@@ -117,14 +125,13 @@ void renderSnippet(std::string& out, const SourceBuffer& source, SourceRange ran
     } else if (i >= rangeBegin && i < rangeEnd) {
       mark = '~';
     }
-    if (c == '\t' && mark == ' ') {
-      marks += '\t';
-    } else if (width > 0 || mark == '^') {
+    if (width > 0 || mark == '^') {
       marks += mark;
       if (width > 1) {
-        marks.append(width - 1, mark == '^' ? '~' : mark);
+        marks.append(width - 1, mark == '^' ? (c == '\t' ? ' ' : '~') : mark);
       }
     }
+    column += width;
     i += len;
   }
   if (end < line.size()) {
@@ -147,6 +154,8 @@ void renderSnippet(std::string& out, const SourceBuffer& source, SourceRange ran
   out += '\n';
 }
 
+void appendPrintable(std::string& out, std::string_view text);
+
 void renderHeader(std::string& out, const SourceBuffer* source, const std::string& path,
                   uint32_t location, Severity severity, bool color) {
   if (color) {
@@ -154,9 +163,13 @@ void renderHeader(std::string& out, const SourceBuffer* source, const std::strin
   }
   if (source != nullptr) {
     LineCol lc = source->lineCol(location);
-    out += fmt::format("{}:{}:{}: ", source->name(), lc.line, lc.column);
+    // The name escaped as messages are: a newline in it would split the
+    // `file:line:col:` that editors parse, an ESC drive the terminal.
+    appendPrintable(out, source->name());
+    out += fmt::format(":{}:{}: ", lc.line, lc.column);
   } else if (!path.empty()) {
-    out += fmt::format("{}: ", path);
+    appendPrintable(out, path);
+    out += ": ";
   } else if (severity != Severity::Note) {
     out += "tritonc: ";
   }
@@ -247,12 +260,26 @@ namespace {
 // from the source (a string literal's ESC or newline) are shown as escapes,
 // as the source excerpt shows them.
 void appendPrintable(std::string& out, std::string_view text) {
-  for (char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
     auto byte = static_cast<unsigned char>(c);
-    if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (byte < 0x20 || byte == 0x7F) out += fmt::format("\\x{:02X}", unsigned{byte});
-    else out += c;
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (byte < 0x20 || byte == 0x7F) {
+      out += fmt::format("\\x{:02X}", unsigned{byte});
+    } else if (byte < 0x80) {
+      out += c;
+    } else if (Utf8Char ch = decodeUtf8(text.substr(i));
+               ch.length > 0 && isInvisibleCharacter(ch.codePoint)) {
+      // A C1 control, a bidi control (which would reorder the rest of the
+      // line) or another invisible character: named, as the excerpt names it.
+      out += codePointName(ch.codePoint);
+      i += ch.length - 1;
+    } else {
+      out += c;
+    }
   }
 }
 

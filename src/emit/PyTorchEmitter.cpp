@@ -44,31 +44,12 @@ namespace {
 
 using namespace ir;
 
-// A Python string literal: quoteForDump's escapes (\n \t \r \\ \" \xHH) are
-// Python's too. Characters that print as nothing or move the text around
-// (bidirectional controls, zero-width characters, C1 controls, line and
-// paragraph separators) are escaped as \uXXXX as well: Python reads them
-// either way, but raw they hide what the code says from its reader (Trojan
-// Source).
-std::string pyString(std::string_view text) {
-  std::string quoted = quoteForDump(text);
-  std::string out;
-  for (size_t i = 0; i < quoted.size();) {
-    auto byte = static_cast<unsigned char>(quoted[i]);
-    Utf8Char c = byte >= 0x80 ? decodeUtf8(std::string_view(quoted).substr(i)) : Utf8Char{};
-    if (c.length == 0) {
-      out += quoted[i++];
-      continue;
-    }
-    if ((c.codePoint >= 0x80 && c.codePoint <= 0x9F) || isInvisibleCharacter(c.codePoint)) {
-      out += fmt::format("\\u{:04x}", static_cast<uint32_t>(c.codePoint));
-    } else {
-      out.append(quoted, i, c.length);
-    }
-    i += c.length;
-  }
-  return out;
-}
+// A Python string literal: quoteForDump's escapes (\n \t \r \\ \" \xHH \uXXXX)
+// are Python's too. It escapes characters that print as nothing or move the
+// text around (bidirectional controls, zero-width characters, C1 controls,
+// line and paragraph separators) as \uXXXX: Python reads them either way,
+// but raw they hide what the code says from its reader (Trojan Source).
+std::string pyString(std::string_view text) { return quoteForDump(text); }
 
 std::string pyFloat(double value) {
   std::string text = formatFloat(value);

@@ -148,6 +148,8 @@ class Lexer {
   void lexIdentifier();
   void lexNumber();
   void lexString();
+  bool warnBidi(const unsigned char* at, size_t len, std::string_view where);
+  std::string_view wideEncoding() const;
   void lexLookalike(const unsigned char* start, size_t length, char32_t cp, AsciiLookalike look);
   void lexUnexpected();
   // Length of the run of stray bytes at p (characters that start no token).
@@ -172,6 +174,13 @@ TokenizedBuffer Lexer::run() {
   // A UTF-8 byte order mark is not part of the program.
   if (end_ - p_ >= 3 && p_[0] == 0xEF && p_[1] == 0xBB && p_[2] == 0xBF) {
     p_ += 3;
+  }
+  // UTF-16 and UTF-32 (PowerShell 5's `>`, Notepad's "Unicode"): text, but
+  // not UTF-8. Told by a byte order mark, or by ASCII text's every other byte
+  // being zero; one error that says what to do instead of "not a text file".
+  if (std::string_view encoding = wideEncoding(); !encoding.empty()) {
+    error(Diag::Utf16Source, p_, 1, encoding);
+    p_ = end_;
   }
   // No text holds a NUL byte: this is a binary file (a checkpoint or a .pyc
   // given by mistake). One error says so, instead of one per stray byte and
@@ -307,6 +316,26 @@ TokenizedBuffer Lexer::run() {
   return std::move(buffer_);
 }
 
+// "UTF-16 (little-endian)" etc. when the file is in a wide encoding.
+std::string_view Lexer::wideEncoding() const {
+  size_t n = static_cast<size_t>(end_ - p_);
+  const unsigned char* b = p_;
+  if (n >= 4 && b[0] == 0xFF && b[1] == 0xFE && b[2] == 0 && b[3] == 0) return "UTF-32 (little-endian)";
+  if (n >= 4 && b[0] == 0 && b[1] == 0 && b[2] == 0xFE && b[3] == 0xFF) return "UTF-32 (big-endian)";
+  if (n >= 2 && b[0] == 0xFF && b[1] == 0xFE) return "UTF-16 (little-endian)";
+  if (n >= 2 && b[0] == 0xFE && b[1] == 0xFF) return "UTF-16 (big-endian)";
+  // Without a byte order mark: ASCII characters with a zero byte beside each.
+  size_t pairs = std::min<size_t>(n / 2, 32);
+  if (pairs < 2) return "";
+  bool le = true, be = true;
+  for (size_t i = 0; i < pairs; ++i) {
+    unsigned char lo = b[2 * i], hi = b[2 * i + 1];
+    le = le && lo != 0 && lo < 0x80 && hi == 0;
+    be = be && hi != 0 && hi < 0x80 && lo == 0;
+  }
+  return le ? "UTF-16 (little-endian)" : be ? "UTF-16 (big-endian)" : "";
+}
+
 void Lexer::skipLineComment() {
   const void* nl = std::memchr(p_, '\n', static_cast<size_t>(end_ - p_));
   const unsigned char* stop = nl != nullptr ? static_cast<const unsigned char*>(nl) : end_;
@@ -317,6 +346,7 @@ void Lexer::skipLineComment() {
 // Source is UTF-8 (LANGUAGE.md), comments included: the first invalid byte
 // of a comment is reported (one error for a comment of binary garbage).
 void Lexer::checkCommentUtf8(const unsigned char* from, const unsigned char* to) {
+  bool warnedBidi = false;
   for (const unsigned char* q = from; q < to;) {
     if (*q < 0x80) {
       ++q;
@@ -327,8 +357,22 @@ void Lexer::checkCommentUtf8(const unsigned char* from, const unsigned char* to)
       error(Diag::InvalidUtf8, q, 1, static_cast<unsigned>(*q));
       return;
     }
+    if (!warnedBidi) warnedBidi = warnBidi(q, len, "comment");
     q += len;
   }
+}
+
+// Trojan Source (CVE-2021-42574): a text direction control in a comment or a
+// string displays the line in another order than it compiles. Warned once per
+// comment or literal, as gcc's -Wbidi-chars and rustc's lints do. Returns
+// whether it warned.
+bool Lexer::warnBidi(const unsigned char* at, size_t len, std::string_view where) {
+  Utf8Char ch = decodeUtf8(std::string_view(reinterpret_cast<const char*>(at), len));
+  std::string_view name = bidiControlName(ch.codePoint);
+  if (name.empty()) return false;
+  error(Diag::BidiControl, at, len, codePointName(ch.codePoint), name, where)
+      .note(Note::RemoveBidiControl);
+  return true;
 }
 
 void Lexer::skipBlockComment() {
@@ -597,6 +641,8 @@ void Lexer::lexString() {
   unsigned char quote = *p_++;
   std::string value;
   bool terminated = false;
+  bool badUtf8 = false;
+  bool warnedBidi = false;
   while (p_ < end_) {
     unsigned char c = *p_;
     if (c == quote) {
@@ -608,8 +654,8 @@ void Lexer::lexString() {
       break;
     }
     if (c == '\\') {
-      if (p_ + 1 >= end_ || p_[1] == '\n') {
-        ++p_;
+      if (p_ + 1 >= end_ || p_[1] == '\n' || p_[1] == '\r') {
+        ++p_;  // `\` at the end of the line (LF, CRLF or CR): the string is unterminated
         break;
       }
       unsigned char e = p_[1];
@@ -639,10 +685,18 @@ void Lexer::lexString() {
     if (c >= 0x80) {
       size_t len = utf8SequenceLength(p_, end_);
       if (len == 0) {
-        error(Diag::InvalidUtf8, p_, 1, static_cast<unsigned>(c));
-        ++p_;
+        // One error per literal, over the run of bad bytes (as a comment or
+        // code gets one per run): a Latin-1 string is one mistake, not one
+        // per accented letter filling the error limit.
+        const unsigned char* run = p_;
+        while (p_ < end_ && *p_ >= 0x80 && utf8SequenceLength(p_, end_) == 0) ++p_;
+        if (!badUtf8) {
+          error(Diag::InvalidUtf8, run, static_cast<uint32_t>(p_ - run), static_cast<unsigned>(c));
+          badUtf8 = true;
+        }
         continue;
       }
+      if (!warnedBidi) warnedBidi = warnBidi(p_, len, "string literal");
       value.append(reinterpret_cast<const char*>(p_), len);
       p_ += len;
       continue;

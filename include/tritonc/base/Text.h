@@ -29,6 +29,9 @@ int displayWidth(char32_t cp);
 /// controls (Trojan Source), a byte order mark, a soft hyphen. Diagnostics
 /// show these as `<U+200B>`.
 bool isInvisibleCharacter(char32_t cp);
+/// "RIGHT-TO-LEFT OVERRIDE" for a bidirectional control character (the
+/// Trojan Source ones: embeddings, overrides, isolates, marks); "" otherwise.
+std::string_view bidiControlName(char32_t cp);
 
 /// What a Unicode space other than U+0020 is called ("non-breaking space",
 /// U+00A0), or empty when `cp` is none: each looks like a blank in a message.
