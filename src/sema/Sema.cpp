@@ -749,6 +749,16 @@ void Checker::checkSignature(int index) {
       p.cls = info.isFn ? ParamClass::Input : ParamClass::Hyper;
     }
     if (p.cls == ParamClass::Weight) warnIfRenamedInStateDict("weight", name, param);
+    if (p.cls == ParamClass::Weight && t.kind == TypeKind::Tensor && !t.ternary &&
+        t.dtype == DType::Trit) {
+      // `w: Tensor<trit, [o, i]>` where `TernaryTensor` was meant: a frozen
+      // integer parameter (its initializer's values forever) that looks right.
+      std::string shape = "[";
+      for (DimId d : module_.types.shape(p.type)) {
+        shape += (shape.size() > 1 ? ", " : "") + dims().format(d, interner_);
+      }
+      report(Diag::IntegerTritWeight, tree_.childA(param), spelling(name), shape + "]");
+    }
     info.params.push_back(p);
   }
   // Size variables in weight shapes that are not parameters become implicit
@@ -2789,6 +2799,37 @@ std::optional<size_t> Checker::normalizeDim(int64_t dim, size_t rank, NodeId nod
   return static_cast<size_t>(dim < 0 ? dim + r : dim);
 }
 
+// `max(x, dim=-1)[0]`: torch.max with a dim gives (values, indices), so
+// PyTorch code indexes it; Triton DSL's gives the values, and `[0]` silently
+// takes batch element 0 (a scale shared by the whole batch).
+void Checker::warnIfReductionIndexedAsTuple(NodeId call, const std::vector<ExprInfo>& indices,
+                                            const std::vector<bool>& isSlice) {
+  if (indices.size() != 1 || isSlice[0] || !indices[0].intValue ||
+      (*indices[0].intValue != 0 && *indices[0].intValue != 1) ||
+      tree_.kind(call) != NodeKind::Call || call.index >= module_.callKind.size() ||
+      module_.callKind[call.index] != CallKind::Builtin ||
+      module_.callOf[call.index] == UINT32_MAX) {
+    return;
+  }
+  auto fn = static_cast<BuiltinFn>(module_.calls[module_.callOf[call.index]].callee);
+  if (fn != BuiltinFn::Max && fn != BuiltinFn::Min) return;
+  for (NodeId arg : tree_.list(tree_.listB(call))) {
+    if (tree_.kind(arg) != NodeKind::NamedArg) continue;
+    std::string_view named = tokens().spelling(tree_.token(arg));
+    if (named != "dim" && named != "axis") continue;
+    NodeId index = indices[0].node;
+    int64_t which = *indices[0].intValue;
+    auto builder = diags_->report(Diag::ReductionIndexedAsTuple, source(), rangeOf(index),
+                                  fn == BuiltinFn::Max ? "max" : "min", named, which);
+    if (which == 0) {
+      builder.note(Note::DropTupleIndex);
+    } else {  // no argmin: the largest of the negated values
+      builder.note(Note::UseArgmax, fn == BuiltinFn::Max ? "argmax(...)" : "argmax(-(...))");
+    }
+    return;
+  }
+}
+
 ExprInfo Checker::checkIndex(NodeId node) {
   ExprInfo base = checkExpr(tree_.childA(node));
   std::vector<ExprInfo> indices;
@@ -2835,6 +2876,7 @@ ExprInfo Checker::checkIndex(NodeId node) {
     }
   }
   TypeStore& ts = module_.types;
+  warnIfReductionIndexedAsTuple(tree_.childA(node), indices, isSlice);
   if (ts.isLenient(base.type)) {
     return make(base.type, node);
   }

@@ -370,6 +370,8 @@ class Checker {
                            const ExprInfo& b, NodeId node);
   ExprInfo checkList(NodeId node);
   ExprInfo checkIndex(NodeId node);
+  void warnIfReductionIndexedAsTuple(NodeId call, const std::vector<ExprInfo>& indices,
+                                     const std::vector<bool>& isSlice);
   ExprInfo checkMember(NodeId node);
   /// `nn.Linear`, `torch.cat`, `self.conv1`: a member of an undeclared name
   /// that PyTorch users write. Reports it and returns true.

@@ -139,13 +139,21 @@ TEST(DiagnosticsTest, TextCaretAtEndOfLine) {
             "          ^\n");
 }
 
-TEST(DiagnosticsTest, TextKeepsTabsInTheCaretLine) {
+TEST(DiagnosticsTest, TextExpandsTabsInBothLines) {
   Harness h("\tx $\n");
   h.diags.report(Diag::UnexpectedCharacter, h.source, SourceRange{3, 4}, "$");
   EXPECT_EQ(h.text(),
             "test.tri:1:4: error: unexpected character '$' [UnexpectedCharacter]\n"
-            "\tx $\n"
-            "\t  ^\n");
+            "        x $\n"
+            "          ^\n");
+  // A tab inside the underlined range: the caret stays under the operator
+  // (a tab kept in the source line but one '~' wide put it left of it).
+  Harness r("a\t+\tbb\n");
+  r.diags.report(Diag::UnexpectedCharacter, r.source, SourceRange{0, 6}, "+").caretAt(2);
+  EXPECT_EQ(r.text(),
+            "test.tri:1:3: error: unexpected character '+' [UnexpectedCharacter]\n"
+            "a       +       bb\n"
+            "~~~~~~~~^~~~~~~~~~\n");
 }
 
 TEST(DiagnosticsTest, TextCountsOneColumnPerCodePointBeforeTheCaret) {
