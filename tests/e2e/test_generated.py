@@ -3008,7 +3008,6 @@ def test_torch_fx_traces_the_examples(ctx):
             traced(x).float().square().mean().backward()
             latent = [p for n, p in traced.named_parameters()
                       if n.rsplit(".", 1)[-1] in _ternary_names(model, n)]
-            # (bitnet_mlp declares float weights and quantizes them in its body: those)
             latent = latent or [p for p in traced.parameters() if p.dim() >= 2]
             if not latent or any(p.grad is None or not p.grad.abs().sum() > 0 for p in latent):
                 raise AssertionError("%s: a latent ternary weight has no gradient through the "
