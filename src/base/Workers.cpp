@@ -1,11 +1,25 @@
 //===- Workers.cpp - threads started early, given work later --------------===//
 #include "tritonc/base/Workers.h"
 
+#include <system_error>
+
 namespace tritonc {
 
 Workers::Workers(unsigned count) : count_(count) {
   threads_.reserve(count);
-  for (unsigned i = 0; i < count; ++i) threads_.emplace_back(&Workers::loop, this, i + 1);
+  for (unsigned i = 0; i < count; ++i) {
+    try {
+      threads_.emplace_back(&Workers::loop, this, i + 1);
+    } catch (const std::system_error&) {
+      // No thread to be had (a memory limit against the 64 MiB stacks, a
+      // process limit): go on with the ones started, the caller taking the
+      // rest. Letting the exception out destroyed the condition variables
+      // their threads wait on (a hang) and then joinable threads (abort).
+      break;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  count_ = static_cast<unsigned>(threads_.size());
 }
 
 Workers::~Workers() {
@@ -38,7 +52,7 @@ void Workers::loop(size_t index) {
   for (;;) {
     const std::function<void(size_t)>* task;
     size_t tasks;
-    const size_t stride = count_ + 1;
+    size_t stride;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
@@ -46,6 +60,7 @@ void Workers::loop(size_t index) {
       seen = generation_;
       task = task_;
       tasks = tasks_;
+      stride = count_ + 1;
     }
     for (size_t i = index; i < tasks; i += stride) (*task)(i);
     {

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -1726,7 +1727,16 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       }
     };
     std::vector<std::thread> threads;
-    for (unsigned t = 1; t < jobs; ++t) threads.emplace_back(work, static_cast<int>(t) + 1);
+    for (unsigned t = 1; t < jobs; ++t) {
+      try {
+        threads.emplace_back(work, static_cast<int>(t) + 1);
+      } catch (const std::system_error&) {
+        // No more threads (a memory or process limit against -j 64): the
+        // started ones take the remaining files; an uncaught throw here
+        // destroyed joinable threads (std::terminate).
+        break;
+      }
+    }
     work(1);
     for (std::thread& thread : threads) thread.join();
     if (progress) {

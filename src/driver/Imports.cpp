@@ -259,6 +259,13 @@ bool ImportLoader::visit(const SourceBuffer& from, const TokenizedBuffer& fromTo
     done[static_cast<size_t>(index)] = 1;
     return false;  // its errors are reported; its imports are not followed
   }
+  // The walk recurses once per level (a chain of ~14,000 files overflowed
+  // the stack); no program nests this deep.
+  constexpr size_t kMaxImportDepth = 1000;
+  if (stack.size() >= kMaxImportDepth) {
+    diags.report(Diag::ImportTooDeep, from, at, kMaxImportDepth);
+    return false;
+  }
   stack.push_back(Frame{file.source.get(), canonical, at});
   diags.pushContext(*file.source,
                     [&stack, top = stack.size() - 1] { return chainOf(stack, top); });

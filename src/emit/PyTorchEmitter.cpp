@@ -23,6 +23,7 @@
 #include <cctype>
 #include <functional>
 #include <limits>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -3160,7 +3161,13 @@ Expected<PyTorchPieces> emitPyTorchPieces(const ir::Module& module, const EmitOp
     tooDeepAt[job] = emitter.tooDeepAt();
   };
   std::vector<std::thread> threads;
-  for (size_t job = 1; job < jobs; ++job) threads.emplace_back(work, job);
+  for (size_t job = 1; job < jobs; ++job) {
+    try {
+      threads.emplace_back(work, job);
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: the started ones take the rest
+    }
+  }
   work(0);
   for (std::thread& thread : threads) thread.join();
   size_t deepestJob = static_cast<size_t>(std::max_element(depth.begin(), depth.end()) -

@@ -65,6 +65,11 @@ Expected<SourceBuffer> SourceBuffer::readDescriptor(int fd, const std::string& p
   }
   std::string text;
   if (S_ISREG(st.st_mode)) {
+    // Refused before reserving: a 200 GB (sparse) file was "out of memory".
+    if (static_cast<uint64_t>(st.st_size) >= kMaxSize) {
+      ::close(fd);
+      return Error{std::string("cannot read '") + path + "': file is larger than 2 GiB"};
+    }
     text.reserve(static_cast<size_t>(st.st_size));
   }
   char chunk[65536];

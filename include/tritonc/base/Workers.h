@@ -19,7 +19,8 @@ namespace tritonc {
 
 class Workers {
  public:
-  /// Starts `count` idle threads.
+  /// Starts `count` idle threads, or as many as the system gives (count()
+  /// says how many: a failed start is not an error, the caller does more).
   explicit Workers(unsigned count);
   /// Joins them (work given to them has finished: run() waits for it).
   ~Workers();
@@ -28,9 +29,10 @@ class Workers {
 
   unsigned count() const { return count_; }
   /// Runs task(0) .. task(n - 1), each once, on the workers and the calling
-  /// thread, and returns when all have finished. Task i runs on thread i
-  /// (task 0 on the caller, which also takes the tasks beyond the workers),
-  /// so the caller may keep per-thread state by index.
+  /// thread, and returns when all have finished. Thread k (0 the caller,
+  /// 1..count() the workers) runs tasks k, k + count() + 1, ...; with
+  /// n <= count() + 1 task i runs on thread i, so the caller may keep
+  /// per-thread state by index.
   void run(size_t n, const std::function<void(size_t)>& task);
 
  private:
