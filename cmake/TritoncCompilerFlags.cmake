@@ -11,8 +11,8 @@ if(TRITONC_SANITIZE)
     -fno-omit-frame-pointer -fno-sanitize-recover=all)
   target_link_options(tritonc_options INTERFACE -fsanitize=address,undefined)
 endif()
-# Only link the shared libraries whose symbols are used: LLVMSupport's interface
-# names libz3 and libtinfo, which would otherwise be loaded at every start-up.
+# Only link the shared libraries whose symbols are used (with
+# -DTRITONC_STATIC_RUNTIME=OFF: each one loaded costs every start-up).
 target_link_options(tritonc_options INTERFACE -Wl,--as-needed)
 
 find_program(CCACHE_PROGRAM ccache)
