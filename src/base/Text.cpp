@@ -209,6 +209,35 @@ AsciiLookalike asciiLookalike(char32_t cp) {
     case 0x00D7: return {"a multiplication sign", "*"};
     case 0x00F7: return {"a division sign", "/"};
     case 0x2026: return {"an ellipsis", "..."};
+    case 0x2192: return {"a rightwards arrow", "->"};
+    case 0x2264: return {"a less-than or equal sign", "<="};
+    case 0x2265: return {"a greater-than or equal sign", ">="};
+    case 0x2260: return {"a not-equal sign", "!="};
+    case 0x00B7: return {"a middle dot", "*"};
+    case 0x22C5: return {"a dot operator", "*"};
+    case 0x2217: return {"an asterisk operator", "*"};
+    case 0x2215: return {"a division slash", "/"};
+    // Fullwidth punctuation (a CJK input method).
+    case 0xFF02: return {"a fullwidth quotation mark", "\""};
+    case 0xFF07: return {"a fullwidth apostrophe", "'"};
+    case 0xFF08: return {"a fullwidth left parenthesis", "("};
+    case 0xFF09: return {"a fullwidth right parenthesis", ")"};
+    case 0xFF0A: return {"a fullwidth asterisk", "*"};
+    case 0xFF0B: return {"a fullwidth plus sign", "+"};
+    case 0xFF0C: return {"a fullwidth comma", ","};
+    case 0xFF0D: return {"a fullwidth hyphen-minus", "-"};
+    case 0xFF0E: return {"a fullwidth full stop", "."};
+    case 0xFF0F: return {"a fullwidth solidus", "/"};
+    case 0xFF1A: return {"a fullwidth colon", ":"};
+    case 0xFF1B: return {"a fullwidth semicolon", ";"};
+    case 0xFF1C: return {"a fullwidth less-than sign", "<"};
+    case 0xFF1D: return {"a fullwidth equals sign", "="};
+    case 0xFF1E: return {"a fullwidth greater-than sign", ">"};
+    case 0xFF3B: return {"a fullwidth left square bracket", "["};
+    case 0xFF3D: return {"a fullwidth right square bracket", "]"};
+    case 0xFF5B: return {"a fullwidth left curly bracket", "{"};
+    case 0xFF5D: return {"a fullwidth right curly bracket", "}"};
+    case 0x3001: return {"an ideographic comma", ","};
     default: return {};
   }
 }

@@ -783,13 +783,12 @@ void Lexer::lexUnexpected() {
                   : std::string(reinterpret_cast<const char*>(start), ch.length));
     if (!space.empty()) {
       diag.note(Note::UnicodeSpace, codePointName(ch.codePoint), space);
-    } else if (isLetterOfAnotherAlphabet(ch.codePoint) &&
-               ((start > reinterpret_cast<const unsigned char*>(buffer_.source().text().data()) &&
-                 isIdentContinue(start[-1])) ||
-                (start + ch.length < end_ && isIdentContinue(start[ch.length])))) {
-      // `café`, `Δw`: a letter of another alphabet inside a name.
-      diag.note(Note::AsciiNames,
-                std::string(reinterpret_cast<const char*>(start), ch.length));
+    } else if (isLetterOfAnotherAlphabet(ch.codePoint)) {
+      // `café`, `Δw`, `let α = 0.1`, a Cyrillic 'а' that looks Latin: a letter
+      // of another alphabet where a name is, named by its code point (the
+      // glyph alone may look like an ASCII letter).
+      diag.note(Note::AsciiNames, std::string(reinterpret_cast<const char*>(start), ch.length),
+                fmt::format("U+{:04X}", static_cast<uint32_t>(ch.codePoint)));
     }
   } else if (c < 0x20 || c == 0x7F) {
     error(Diag::UnexpectedCharacter, start, run,
