@@ -106,13 +106,19 @@ bool child(const YAML::Node& map, std::string_view name, YAML::Node* out) {
   return false;
 }
 
+// parts[from..end) joined by dots: one level's key.
+std::string joinParts(const std::vector<std::string>& parts, size_t from, size_t end) {
+  std::string name = parts[from];
+  for (size_t i = from + 1; i < end; ++i) name += "." + parts[i];
+  return name;
+}
+
 // The value at parts[from..] under `node`, each level's key being one part or
 // several joined by dots, the longest first.
 bool lookupParts(const YAML::Node& node, const std::vector<std::string>& parts, size_t from,
                  YAML::Node* out) {
   for (size_t end = parts.size(); end > from; --end) {
-    std::string name = parts[from];
-    for (size_t i = from + 1; i < end; ++i) name += "." + parts[i];
+    std::string name = joinParts(parts, from, end);
     YAML::Node next;
     if (!child(node, name, &next)) continue;
     if (end == parts.size()) {
@@ -127,8 +133,7 @@ bool lookupParts(const YAML::Node& node, const std::vector<std::string>& parts, 
 // Removes every spelling of parts[from..] under `node` (flat, nested, mixed).
 void removeParts(YAML::Node node, const std::vector<std::string>& parts, size_t from) {
   for (size_t end = parts.size(); end > from; --end) {
-    std::string name = parts[from];
-    for (size_t i = from + 1; i < end; ++i) name += "." + parts[i];
+    std::string name = joinParts(parts, from, end);
     YAML::Node next;
     if (!child(node, name, &next)) continue;
     if (end == parts.size()) {

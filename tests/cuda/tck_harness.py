@@ -109,6 +109,60 @@ def _headers_digest():
     return h.hexdigest()
 
 
+def _build_library(compiler, flags, link_flags, prefix, suffix, specs, build_dir, jobs,
+                   extra_source, digest_extra, log, what):
+    """Compiles the wrappers of ``specs`` (plus ``extra_source``) with ``compiler`` and
+    ``flags``, spread over ``jobs`` translation units compiled in parallel, and links them into
+    ``lib<prefix>_<tag>.so`` in ``build_dir`` (reused when the sources and flags are the same)."""
+    specs = list(dict.fromkeys(specs))  # de-duplicate, keep order
+    jobs = max(1, min(jobs or os.cpu_count() or 1, max(1, len(specs))))
+    key = hashlib.sha256()
+    key.update(_headers_digest().encode())
+    key.update(digest_extra)
+    key.update(" ".join([compiler] + flags).encode())
+    key.update(extra_source.encode())
+    for s in specs:
+        key.update(s.source().encode())
+    tag = key.hexdigest()[:16]
+    if build_dir is None:
+        build_dir = tempfile.mkdtemp(prefix=prefix + "_build_")
+    out = Path(build_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    lib = out / ("lib%s_%s.so" % (prefix, tag))
+    if lib.exists():
+        return str(lib)
+    chunks = [specs[i::jobs] for i in range(jobs)]
+    sources = []
+    for i, chunk in enumerate(chunks):
+        src = out / ("%s_%s_%d%s" % (prefix, tag, i, suffix))
+        text = '#include "tritonc_kernels.cuh"\n\n' + "".join(s.source() for s in chunk)
+        if i == 0:
+            text += extra_source
+        src.write_text(text)
+        sources.append(src)
+
+    def compile_one(src):
+        obj = src.with_suffix(".o")
+        r = subprocess.run([compiler] + flags + ["-c", "-o", str(obj), str(src)],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("%s failed on %s:\n%s" % (os.path.basename(compiler), src,
+                                                         r.stdout[-4000:]))
+        return obj
+
+    log("building %d %s in %d unit(s) ..." % (len(specs), what, jobs))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
+        objs = list(ex.map(compile_one, sources))
+    tmp = out / ("lib%s_%s.so.tmp%d" % (prefix, tag, os.getpid()))
+    r = subprocess.run([compiler, "-shared"] + link_flags + ["-o", str(tmp)]
+                       + [str(o) for o in objs],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("link failed:\n%s" % r.stdout[-4000:])
+    os.replace(tmp, lib)
+    return str(lib)
+
+
 def build(specs, arch, build_dir=None, jobs=None, extra_source="", log=print):
     """Compile the wrappers of ``specs`` (plus ``extra_source``) for ``arch`` (e.g. "90") into
     one shared library and return its path. The specs are spread over ``jobs`` translation
@@ -117,52 +171,10 @@ def build(specs, arch, build_dir=None, jobs=None, extra_source="", log=print):
     nvcc = find_nvcc()
     if nvcc is None:
         raise RuntimeError("nvcc not found")
-    specs = list(dict.fromkeys(specs))  # de-duplicate, keep order
-    jobs = max(1, min(jobs or os.cpu_count() or 1, max(1, len(specs))))
     flags = ["-O3", "-std=c++17", "-Xcompiler", "-fPIC",
              "-gencode", "arch=compute_%s,code=sm_%s" % (arch, arch), "-I", str(KDIR)]
-    key = hashlib.sha256()
-    key.update(_headers_digest().encode())
-    key.update(" ".join(flags).encode())
-    key.update(extra_source.encode())
-    for s in specs:
-        key.update(s.source().encode())
-    tag = key.hexdigest()[:16]
-    if build_dir is None:
-        build_dir = tempfile.mkdtemp(prefix="tck_build_")
-    out = Path(build_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    lib = out / ("libtck_%s.so" % tag)
-    if lib.exists():
-        return str(lib)
-    chunks = [specs[i::jobs] for i in range(jobs)]
-    sources = []
-    for i, chunk in enumerate(chunks):
-        cu = out / ("tck_%s_%d.cu" % (tag, i))
-        text = '#include "tritonc_kernels.cuh"\n\n' + "".join(s.source() for s in chunk)
-        if i == 0:
-            text += extra_source
-        cu.write_text(text)
-        sources.append(cu)
-
-    def compile_one(cu):
-        obj = cu.with_suffix(".o")
-        cmd = [nvcc] + flags + ["-c", "-o", str(obj), str(cu)]
-        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if r.returncode != 0:
-            raise RuntimeError("nvcc failed on %s:\n%s" % (cu, r.stdout[-4000:]))
-        return obj
-
-    log("building %d kernel wrapper(s) for sm_%s in %d unit(s) ..." % (len(specs), arch, jobs))
-    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
-        objs = list(ex.map(compile_one, sources))
-    tmp = out / ("libtck_%s.so.tmp%d" % (tag, os.getpid()))
-    cmd = [nvcc, "-shared", "-o", str(tmp)] + [str(o) for o in objs]
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if r.returncode != 0:
-        raise RuntimeError("link failed:\n%s" % r.stdout[-4000:])
-    os.replace(tmp, lib)
-    return str(lib)
+    return _build_library(nvcc, flags, [], "tck", ".cu", specs, build_dir, jobs, extra_source,
+                          b"", log, "kernel wrapper(s) for sm_%s" % arch)
 
 
 EMU_DIR = Path(__file__).resolve().parent / "emu"
@@ -182,58 +194,14 @@ def build_emulated(specs, build_dir=None, jobs=None, extra_source="", log=print)
     cxx = find_cxx()
     if cxx is None:
         raise RuntimeError("no C++ compiler (set CXX)")
-    specs = list(dict.fromkeys(specs))
-    jobs = max(1, min(jobs or os.cpu_count() or 1, max(1, len(specs))))
     flags = ["-std=c++17", "-O1", "-fPIC", "-x", "c++", "-D__CUDACC__", "-D__CUDA_ARCH__=900",
              "-I", str(EMU_DIR), "-I", str(KDIR), "-include", "cuda_runtime.h",
              "-fsanitize=alignment", "-fno-sanitize-recover=alignment",
              "-Wall", "-Wno-unknown-pragmas"]
-    key = hashlib.sha256()
-    key.update(_headers_digest().encode())
-    for p in sorted(EMU_DIR.glob("*.h")):
-        key.update(p.name.encode())
-        key.update(p.read_bytes())
-    key.update(" ".join([cxx] + flags).encode())
-    key.update(extra_source.encode())
-    for s in specs:
-        key.update(s.source().encode())
-    tag = key.hexdigest()[:16]
-    if build_dir is None:
-        build_dir = tempfile.mkdtemp(prefix="tck_emu_build_")
-    out = Path(build_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    lib = out / ("libtck_emu_%s.so" % tag)
-    if lib.exists():
-        return str(lib)
-    chunks = [specs[i::jobs] for i in range(jobs)]
-    sources = []
-    for i, chunk in enumerate(chunks):
-        src = out / ("tck_emu_%s_%d.cpp" % (tag, i))
-        text = '#include "tritonc_kernels.cuh"\n\n' + "".join(s.source() for s in chunk)
-        if i == 0:
-            text += extra_source
-        src.write_text(text)
-        sources.append(src)
-
-    def compile_one(src):
-        obj = src.with_suffix(".o")
-        r = subprocess.run([cxx] + flags + ["-c", "-o", str(obj), str(src)],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if r.returncode != 0:
-            raise RuntimeError("%s failed on %s:\n%s" % (cxx, src, r.stdout[-4000:]))
-        return obj
-
-    log("building %d emulated kernel wrapper(s) in %d unit(s) ..." % (len(specs), jobs))
-    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
-        objs = list(ex.map(compile_one, sources))
-    tmp = out / ("libtck_emu_%s.so.tmp%d" % (tag, os.getpid()))
-    r = subprocess.run([cxx, "-shared", "-fsanitize=alignment", "-o", str(tmp)]
-                       + [str(o) for o in objs],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if r.returncode != 0:
-        raise RuntimeError("link failed:\n%s" % r.stdout[-4000:])
-    os.replace(tmp, lib)
-    return str(lib)
+    emu = b"".join(p.name.encode() + p.read_bytes() for p in sorted(EMU_DIR.glob("*.h")))
+    return _build_library(cxx, flags, ["-fsanitize=alignment"], "tck_emu", ".cpp", specs,
+                          build_dir, jobs, extra_source, emu, log,
+                          "emulated kernel wrapper(s)")
 
 
 _LINEAR_ARGS = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_float, ctypes.c_void_p,
