@@ -453,6 +453,7 @@ int run(int argc, char** argv) {
   bool json = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
+    if (arg == "--") break;  // file names from here on, as CLI11 reads them
     json = arg == "--diagnostics-format=json" ||
            (arg == "--diagnostics-format" && i + 1 < argc &&
             std::string_view(argv[i + 1]) == "json") ||
