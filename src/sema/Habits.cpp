@@ -277,6 +277,9 @@ std::optional<std::string_view> missingFunctionHint(std::string_view name) {
   static constexpr std::string_view kResizeConvolution =
       "upsample (nearest 2x: stack and reshape), then a convolution, as resize-convolution "
       "decoders do";
+  static constexpr std::string_view kRmsNorm =
+      "RMS normalization is 'x / sqrt(mean(x * x, dim=-1, keepdim=true) + eps) * g', with "
+      "'g: Tensor<float32, [d]> = ones()' a weight of the layer";
   static constexpr std::pair<std::string_view, std::string_view> kHints[] = {
       {"tril", "a causal mask is a comparison of positions: 'let i = arange(0, t)' then "
                "'unsqueeze(i, 1) >= unsqueeze(i, 0)'"},
@@ -292,6 +295,14 @@ std::optional<std::string_view> missingFunctionHint(std::string_view name) {
       {"dropout2d", "use 'dropout(x, p)'"},
       {"roll", "'roll(x, k, dims=1)' is two slices: 'concat([x[:, -k:], x[:, :-k]], dim=1)'"},
       {"gather", "rows of a table by index are 'embedding(ids, table)'"},
+      {"rsqrt", "'rsqrt(x)' is '1.0 / sqrt(x)'"},
+      {"outer", "'outer(a, b)' is 'unsqueeze(a, 1) * unsqueeze(b, 0)'"},
+      // BitNet b1.58 models (LLaMA-style): what their PyTorch code calls.
+      {"RMSNorm", kRmsNorm},
+      {"rms_norm", kRmsNorm},
+      {"BitLinear", "BitNet's BitLinear is 'linear(act_quant_int8(norm(x)), w)' with a weight "
+                    "'w: TernaryTensor<trit, [out, in]>' (examples/bitnet_mlp.tri), or the "
+                    "standard library's 'TernaryLinear(in, out)' after 'act_quant_int8'"},
       // Upsampling (v1 has none): nearest-neighbour 2x of [b, c, h, w], exact.
       {"interpolate", kNearest2x},
       {"upsample", kNearest2x},
