@@ -4,7 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <thread>
 #include <vector>
@@ -50,6 +55,34 @@ TEST(WorkersTest, TasksRunAtTheSameTime) {
   });
   EXPECT_EQ(started.load(), 4);
 }
+
+#if !defined(__SANITIZE_ADDRESS__)
+TEST(WorkersTest, GoesOnWithTheThreadsTheSystemGives) {
+  // A memory limit that leaves room for a few thread stacks only: the
+  // constructor keeps the threads it got (it used to let the exception out
+  // with threads waiting on its condition variables: a hang), and run()
+  // still runs every task. In a child, which the alarm ends if it hangs.
+  EXPECT_EXIT(
+      {
+        alarm(30);
+        long pages = 0;
+        if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+          if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+          std::fclose(f);
+        }
+        rlimit limit{};
+        limit.rlim_cur = limit.rlim_max =
+            static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (48 << 20);
+        if (pages == 0 || setrlimit(RLIMIT_AS, &limit) != 0) std::_Exit(0);  // cannot test here
+        Workers workers(256);
+        if (workers.count() >= 256) std::_Exit(2);  // the limit did not bite
+        std::atomic<size_t> sum{0};
+        workers.run(1000, [&](size_t i) { sum += i; });
+        std::_Exit(sum.load() == 499500 ? 0 : 3);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+#endif
 
 }  // namespace
 }  // namespace tritonc
