@@ -274,6 +274,35 @@ def test_time_trace_has_a_track_per_worker(tritonc, work):
     assert b"compile files" in proc.stderr  # the --timing table
 
 
+def test_jobs_past_what_the_system_gives(tritonc, work):
+    """-j 64 under an address-space limit that leaves room for a few of its 64 MiB thread
+    stacks only: the files are compiled by the threads it got (a failed thread start used to
+    abort the process with std::terminate), and a big file's parallel groups too (Workers
+    used to hang)."""
+    import resource
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    inputs = []
+    for i in range(40):  # 40 files: -j 64 asks for 40 threads, 2.5 GiB of stacks
+        inputs.append(os.path.join(work, "m%d.tri" % i))
+        shutil.copy(EXAMPLES[i % len(EXAMPLES)], inputs[-1])
+    env = runner.tritonc_env(work)
+    proc = subprocess.run([tritonc, "check", "-j", "64", "--no-cache"] + inputs, cwd=work,
+                          env=env, capture_output=True, timeout=120, preexec_fn=limited)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr.decode()[-2000:])
+    big = os.path.join(work, "zoo.tri")
+    with open(big, "w") as f:
+        f.write(zoo_file(24))
+    out = os.path.join(work, "zoo.py")
+    proc = subprocess.run([tritonc, "compile", big, "-o", out, "-j", "64", "--no-cache"],
+                          cwd=work, env=env, capture_output=True, timeout=120,
+                          preexec_fn=limited)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr.decode()[-2000:])
+    assert os.path.getsize(out) > 0
+
+
 if __name__ == "__main__":
     sys.exit(runner.main([test_outputs_do_not_depend_on_jobs,
                           test_one_big_file_does_not_depend_on_jobs,
@@ -282,5 +311,6 @@ if __name__ == "__main__":
                           test_check_splits_a_clean_big_file,
                           test_diagnostics_grouped_per_file_in_input_order,
                           test_progress_line_only_on_a_terminal,
-                          test_time_trace_has_a_track_per_worker],
+                          test_time_trace_has_a_track_per_worker,
+                          test_jobs_past_what_the_system_gives],
                          lambda tritonc, work: (tritonc, work)))
