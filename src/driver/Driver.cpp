@@ -937,9 +937,9 @@ std::optional<Timings::Section> skippedSection(const Timings& timings,
                                                const CompileOptions& options) {
   Stage last = options.stopAfter.value_or(Stage::Emit);
   std::vector<std::pair<Stage, const char*>> phases = {
-      {Stage::Lex, "lexer"},      {Stage::Parse, "parser"},
-      {Stage::Check, "type checker"}, {Stage::Ir, "IR generation"},
-      {Stage::Opt, "optimizer"},  {Stage::Emit, "PyTorch emitter"}};
+      {Stage::Lex, "lexer"},           {Stage::Parse, "parser"},
+      {Stage::Check, "type checker"},  {Stage::Ir, "IR generation"},
+      {Stage::Opt, "optimizer"},       {Stage::Emit, "PyTorch emitter"}};
   if (options.target != "pytorch") phases.push_back({Stage::Emit, "CUDA emitter"});
   std::vector<std::string> skipped;
   for (const auto& phase : phases) {
