@@ -72,6 +72,27 @@ std::vector<TokenId> importPaths(const TokenizedBuffer& tokens) {
   return paths;
 }
 
+namespace {
+
+/// A chain of more than kChainShown notes keeps its first and last few, with a
+/// note for the ones between (as clang elides a long template backtrace): a
+/// file 1000 imports deep would otherwise bring 3000 lines to every diagnostic.
+std::vector<DiagnosticNote> elideLongChain(std::vector<DiagnosticNote> notes) {
+  constexpr size_t kChainShown = 12;
+  constexpr size_t kHead = 6;
+  constexpr size_t kTail = kChainShown - kHead - 1;
+  if (notes.size() <= kChainShown) return notes;
+  size_t elided = notes.size() - kHead - kTail;
+  DiagnosticNote between{nullptr, {}, fmt::format(fmt::runtime(noteFormat(Note::ImportsElided)),
+                                                  elided)};
+  notes.erase(notes.begin() + static_cast<std::ptrdiff_t>(kHead),
+              notes.end() - static_cast<std::ptrdiff_t>(kTail));
+  notes.insert(notes.begin() + static_cast<std::ptrdiff_t>(kHead), std::move(between));
+  return notes;
+}
+
+}  // namespace
+
 std::vector<DiagnosticNote> ImportLoader::chainOf(const std::vector<Frame>& stack, size_t top) {
   std::vector<DiagnosticNote> notes;
   for (size_t k = top; k > 0 && k < stack.size(); --k) {
@@ -111,7 +132,7 @@ std::vector<DiagnosticNote> ImportLoader::importChain(int index, const SourceBuf
         makeNote(Note::ImportedHere, from, tokens.range(path), file(at).source->name()));
     at = importer;
   }
-  return notes;
+  return elideLongChain(std::move(notes));
 }
 
 int ImportLoader::loadFile(const std::string& path, const std::string& canonical,
@@ -242,7 +263,7 @@ bool ImportLoader::visit(const SourceBuffer& from, const TokenizedBuffer& fromTo
     index = loadFile(found, canonical, diags, timings, &error, [&] {
       std::vector<DiagnosticNote> chain = chainOf(stack, stack.size() - 1);
       chain.insert(chain.begin(), makeNote(Note::ImportedHere, from, at, found));
-      return chain;
+      return elideLongChain(std::move(chain));
     });
   }
   if (index < 0) {
@@ -268,7 +289,7 @@ bool ImportLoader::visit(const SourceBuffer& from, const TokenizedBuffer& fromTo
   }
   stack.push_back(Frame{file.source.get(), canonical, at});
   diags.pushContext(*file.source,
-                    [&stack, top = stack.size() - 1] { return chainOf(stack, top); });
+                    [&stack, top = stack.size() - 1] { return elideLongChain(chainOf(stack, top)); });
   bool ok = true;
   if (file.imports.empty()) {
     for (TokenId path : importPaths(*file.tokens)) file.imports.push_back(ImportEdge{path, -1});
