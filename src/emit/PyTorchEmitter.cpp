@@ -3036,7 +3036,7 @@ std::string Emitter::builtinExpr(OpId id) {
                          arg[1], kw(2, "bias"), kw(3, "stride"), kw(4, "padding"),
                          kw(5, "dilation"), kw(6, "groups"));
     case BuiltinFn::DepthwiseConv2d:
-      return fmt::format("F.conv2d({0}, {1}{2}{3}, groups={4}.shape[1])", arg[0], arg[1],
+      return fmt::format("F.conv2d({0}, {1}{2}{3}, groups={4}.shape[-3])", arg[0], arg[1],
                          kw(2, "stride"), kw(3, "padding"), raw[0]);
     case BuiltinFn::MaxPool2dFn:
     case BuiltinFn::AvgPool2dFn:

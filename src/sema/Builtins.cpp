@@ -422,7 +422,12 @@ bool tensorOrAbsent(Call& c, size_t i, std::string_view what) {
   return false;
 }
 
-bool fitsShape(Call& c, size_t i, std::span<const DimId> want) {
+// Argument i has the shape `want`; sizes not decided here are compared at
+// -O0: against a known size, or (`?` against a `?` of `want`) against
+// dimension wantDims[k] of argument `from`, when given.
+bool fitsShape(Call& c, size_t i, std::span<const DimId> want,
+               std::optional<size_t> from = std::nullopt,
+               std::span<const size_t> wantDims = {}) {
   if (!c.has(i) || c.lenient(i) || !c.ts().isTensor(c.arg(i).type) ||
       !c.ts().node(c.arg(i).type).rankKnown) {
     return true;
@@ -435,8 +440,21 @@ bool fitsShape(Call& c, size_t i, std::span<const DimId> want) {
   if (mismatch) {
     c.checker().report(Diag::ShapeMismatch, c.arg(i).node, c.name(), c.checker().fmtShape(got),
                        c.checker().fmtShape(want));
+    return false;
   }
-  return !mismatch;
+  for (size_t k = 0; k < got.size(); ++k) {
+    if (c.ds().equal(got[k], want[k]) != Decision::Unknown) continue;
+    bool source = from && k < wantDims.size() && c.has(*from) && !c.lenient(*from);
+    if (!c.ds().isUnknown(want[k])) {
+      c.checker().recordRuntimeCheck(c.node(), c.arg(i).node, k, want[k], got[k]);
+    } else if (source && c.ds().isUnknown(got[k])) {
+      c.checker().recordRuntimeCheck(c.node(), c.arg(i).node, k, want[k], got[k],
+                                     c.arg(*from).node, wantDims[k]);
+    } else if (source) {
+      c.checker().recordRuntimeCheck(c.node(), c.arg(*from).node, wantDims[k], got[k], want[k]);
+    }
+  }
+  return true;
 }
 
 bool nonNegative(Call& c, const std::optional<std::vector<DimId>>& shape, size_t argIndex) {
@@ -738,10 +756,15 @@ ExprInfo joinTensors(Call& c, bool stack) {
         case Decision::Unknown:
           if (ds.isUnknown(shape[i])) {
             // Every element before had `?` there: this one is compared with
-            // the first when they run.
+            // the first when they run, or, when its size is known, the first
+            // with it (the ones between are compared with the first).
             if (k < nodes.size()) {
-              c.checker().recordRuntimeCheck(c.node(), nodes[k], i, shape[i], other[i], nodes[0],
-                                             i);
+              if (ds.isUnknown(other[i])) {
+                c.checker().recordRuntimeCheck(c.node(), nodes[k], i, shape[i], other[i],
+                                               nodes[0], i);
+              } else {
+                c.checker().recordRuntimeCheck(c.node(), nodes[0], i, other[i], shape[i]);
+              }
             }
             shape[i] = other[i];
           } else if (k < nodes.size()) {
@@ -1229,10 +1252,27 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (!x->rankKnown) return c.result(ts.tensorAnyRank(x->dtype, x->ternary));
     std::vector<DimId> shape = c.shape(0);
     if (rule == R::Flatten) {
-      if (shape.empty()) return c.result(ts.tensor(x->dtype, std::vector<DimId>{ds.constant(1)}, x->ternary));
-      std::optional<size_t> start = c.dimIndex(1, shape.size(), 1);
-      std::optional<size_t> end = c.dimIndex(2, shape.size(), -1);
+      // torch flattens a 0-d tensor as one of rank 1: its dimensions are
+      // -1 and 0, so the default start_dim=1 raises there.
+      for (auto [i, fallback] : {std::pair<size_t, int64_t>{1, 1}, {2, -1}}) {
+        std::optional<int64_t> d = shape.empty() ? c.intArg(i, fallback) : std::nullopt;
+        if (d && (*d < -1 || *d > 0)) {
+          c.checker().report(Diag::DimOutOfRange, c.has(i) ? c.arg(i).node : c.node(), *d, 0);
+          return c.error();
+        }
+      }
+      std::optional<size_t> start = c.dimIndex(1, std::max<size_t>(shape.size(), 1), 1);
+      std::optional<size_t> end = c.dimIndex(2, std::max<size_t>(shape.size(), 1), -1);
       if (c.failed()) return c.error();
+      if (start && end && *start > *end) {
+        // torch raises "start_dim cannot come after end_dim" (end_dim is
+        // written: its default, the last, is never before start_dim).
+        c.wrongValue(2, fmt::format("a dimension at or after start_dim ({})",
+                                    c.intArg(1, 1).value_or(1)),
+                     std::to_string(c.intArg(2, -1).value_or(-1)));
+        return c.error();
+      }
+      if (shape.empty()) return c.result(ts.tensor(x->dtype, std::vector<DimId>{ds.constant(1)}, x->ternary));
       if (!start || !end) return c.result(ts.tensorAnyRank(x->dtype, x->ternary));
       std::vector<DimId> out(shape.begin(), shape.begin() + static_cast<long>(*start));
       DimId product = ds.constant(1);
@@ -1459,6 +1499,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     ExprInfo base = elementwise(c, false, false);
     if (ts.kind(base.type) == TypeKind::Error) return base;
     bool tensorOperands = false;  // a tensor exponent or bound
+    std::vector<size_t> assumed;  // sizes broadcast() guessed, checked at -O0
     for (size_t i = 1; i < (rule == R::Pow ? 2u : 3u); ++i) {
       if (c.lenient(i)) continue;
       const TypeStore::Node t = ts.node(c.arg(i).type);  // a copy: types are made below
@@ -1529,8 +1570,8 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         base.type = ts.tensor(dtype, ts.shape(c.arg(i).type));
       } else {
         std::vector<DimId> bs(ts.shape(base.type).begin(), ts.shape(base.type).end());
-        std::optional<std::vector<DimId>> shape =
-            c.checker().broadcast(bs, ts.shape(c.arg(i).type), c.node(), c.name());
+        std::optional<std::vector<DimId>> shape = c.checker().broadcast(
+            bs, ts.shape(c.arg(i).type), c.node(), c.name(), {}, {}, &assumed);
         if (!shape) return c.error();
         base.type = ts.tensor(dtype, *shape);
       }
@@ -1547,6 +1588,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         if (c.lenient(i) || !ts.isTensor(c.arg(i).type)) continue;
         c.checker().convertOperands(c.arg(0), c.arg(i), dtype);
       }
+      c.checker().checkAssumedSizes(c.node(), ts.shape(base.type), assumed);
     }
     return c.result(base.type);
   }
@@ -1614,8 +1656,11 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
             (second.kind == TypeKind::Tensor && !second.rankKnown)) {
           return c.result(ts.tensorAnyRank(promote(first.dtype, second.dtype)));
         }
-        std::optional<std::vector<DimId>> shape = c.checker().broadcast(sa, sb, call, c.name());
+        std::vector<size_t> assumed;
+        std::optional<std::vector<DimId>> shape =
+            c.checker().broadcast(sa, sb, call, c.name(), {}, {}, &assumed);
         if (!shape) return c.error();
+        c.checker().checkAssumedSizes(call, *shape, assumed);
         // torch.maximum computes float16 with bfloat16 in float32, and a
         // tensor with a 0-d one of its category in its own dtype: the
         // operands are converted to the dtype the checker gives.
@@ -2021,13 +2066,18 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         // [N, C, d...] -> [N, d...] ([C] -> []).
         if (ranks && !c.shape(0).empty()) {
           std::vector<DimId> want = c.shape(0);
-          want.erase(want.begin() + (want.size() >= 2 ? 1 : 0));
-          if (!fitsShape(c, 1, want)) return c.error();
+          size_t classDim = want.size() >= 2 ? 1 : 0;
+          want.erase(want.begin() + static_cast<std::ptrdiff_t>(classDim));
+          std::vector<size_t> wantDims;
+          for (size_t k = 0; k < want.size(); ++k) wantDims.push_back(k < classDim ? k : k + 1);
+          if (!fitsShape(c, 1, want, 0, wantDims)) return c.error();
         }
       } else if (target.dtype != DType::Bool && !target.ternary && ranks &&
                  ts.shape(c.arg(1).type).size() == ts.shape(c.arg(0).type).size()) {
         // Probabilities: shaped like the logits.
-        if (!fitsShape(c, 1, c.shape(0))) return c.error();
+        std::vector<size_t> wantDims(c.shape(0).size());
+        for (size_t k = 0; k < wantDims.size(); ++k) wantDims[k] = k;
+        if (!fitsShape(c, 1, c.shape(0), 0, wantDims)) return c.error();
       } else if (target.dtype == DType::Bool || target.ternary || ranks) {
         // A float target of another rank than the logits: neither class
         // indices (integers) nor probabilities (shaped like the logits).

@@ -2273,8 +2273,11 @@ ExprInfo Checker::checkOperator(NodeId node) {
       auto shapeOf = [&](const ExprInfo& e) {
         return ts.isTensor(e.type) ? ts.shape(e.type) : std::span<const DimId>{};
       };
-      std::optional<std::vector<DimId>> shape = broadcast(shapeOf(a), shapeOf(b), node, opText);
+      std::vector<size_t> assumed;
+      std::optional<std::vector<DimId>> shape =
+          broadcast(shapeOf(a), shapeOf(b), node, opText, {}, {}, &assumed);
       if (!shape) return make(ts.error(), node);
+      checkAssumedSizes(node, *shape, assumed);
       return make(ts.tensor(DType::Bool, *shape), node);
     }
     ExprInfo result = make(bool_, node);
@@ -2535,10 +2538,12 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
   }
   std::span<const DimId> sa = ta.kind == TypeKind::Tensor ? ts.shape(a.type) : std::span<const DimId>{};
   std::span<const DimId> sb = tb.kind == TypeKind::Tensor ? ts.shape(b.type) : std::span<const DimId>{};
-  std::optional<std::vector<DimId>> shape = broadcast(sa, sb, node, op);
+  std::vector<size_t> assumed;
+  std::optional<std::vector<DimId>> shape = broadcast(sa, sb, node, op, {}, {}, &assumed);
   if (!shape) {
     return make(ts.error(), node);
   }
+  checkAssumedSizes(node, *shape, assumed);
   return make(ts.tensor(dtype, *shape, ternary), node);
 }
 
@@ -2548,7 +2553,8 @@ std::optional<std::vector<DimId>> Checker::broadcast(std::span<const DimId> a,
                                                      std::span<const DimId> b, NodeId node,
                                                      std::string_view op,
                                                      std::span<const DimId> shownA,
-                                                     std::span<const DimId> shownB) {
+                                                     std::span<const DimId> shownB,
+                                                     std::vector<size_t>* assumed) {
   size_t rank = std::max(a.size(), b.size());
   std::vector<DimId> out(rank);
   DimId one = dims().constant(1);
@@ -2592,6 +2598,12 @@ std::optional<std::vector<DimId>> Checker::broadcast(std::span<const DimId> a,
         // then checks it at -O0 rather than taking it as proven. (torch
         // rejects sizes that do not broadcast, so no check is recorded.)
         result = dims().isUnknown(da) ? db : dims().isUnknown(db) ? da : dims().unknown();
+        // The guess is wrong when the known size is 1 and the `?` is not
+        // (`[?, n] + [?, ?]` at n = 1 is `[?, ?]`): the caller checks it.
+        if (assumed != nullptr && !dims().isUnknown(result) &&
+            dims().equal(result, one) != Decision::No) {
+          assumed->push_back(i);
+        }
         if (!dims().isUnknown(da) && !dims().isUnknown(db) && alwaysInLayer()) {
           broadcastChecks_.push_back(BroadcastCheck{
               ctx_.callable, node, std::string(op),
@@ -2605,6 +2617,17 @@ std::optional<std::vector<DimId>> Checker::broadcast(std::span<const DimId> a,
     }
   }
   return out;
+}
+
+void Checker::checkAssumedSizes(NodeId node, std::span<const DimId> shape,
+                                std::span<const size_t> assumed, size_t tail) {
+  for (size_t fromLast : assumed) {
+    if (fromLast + tail >= shape.size()) continue;
+    size_t dim = shape.size() - 1 - tail - fromLast;
+    // (A later operand of clip can make it `?`: nothing to check then.)
+    if (dims().isUnknown(shape[dim])) continue;
+    recordRuntimeCheck(node, node, dim, shape[dim], dims().unknown());
+  }
 }
 
 ExprInfo Checker::matmul(const ExprInfo& a, const ExprInfo& b, NodeId node, std::string_view op) {
@@ -2680,8 +2703,9 @@ ExprInfo Checker::matmul(const ExprInfo& a, const ExprInfo& b, NodeId node, std:
   }
   std::span<const DimId> batchA(sa.data(), sa.size() - 2);
   std::span<const DimId> batchB(sb.data(), sb.size() - 2);
+  std::vector<size_t> assumed;
   std::optional<std::vector<DimId>> batch =
-      broadcast(batchA, batchB, node, op, ts.shape(a.type), ts.shape(b.type));
+      broadcast(batchA, batchB, node, op, ts.shape(a.type), ts.shape(b.type), &assumed);
   if (!batch) {
     return make(ts.error(), node);
   }
@@ -2692,6 +2716,7 @@ ExprInfo Checker::matmul(const ExprInfo& a, const ExprInfo& b, NodeId node, std:
   if (!vecB) {
     shape.push_back(sb.back());
   }
+  checkAssumedSizes(node, shape, assumed, shape.size() - batch->size());
   return make(ts.tensor(dtype, shape), node);
 }
 

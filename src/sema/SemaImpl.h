@@ -149,10 +149,21 @@ class Checker {
   }
   /// The result shape of broadcasting a and b (NumPy rules); reports a
   /// provable mismatch at `node` for operator `op` and returns nullopt.
+  /// `assumed`, when given, receives the result's dimensions (counted from
+  /// the last, 0 for the last) where a `?` met a size that may be 1 and the
+  /// result was given that size: it is wrong when the size is 1 and the `?`
+  /// is not, so the caller whose value has this shape checks it at -O0
+  /// (checkAssumedSizes).
   std::optional<std::vector<DimId>> broadcast(std::span<const DimId> a, std::span<const DimId> b,
                                               NodeId node, std::string_view op,
                                               std::span<const DimId> shownA = {},
-                                              std::span<const DimId> shownB = {});
+                                              std::span<const DimId> shownB = {},
+                                              std::vector<size_t>* assumed = nullptr);
+  /// Records -O0 checks that `node`'s value, shaped `shape`, has the sizes
+  /// broadcast() assumed (`assumed`, counted from the last of the `rank`
+  /// broadcast dimensions that precede `tail` more) where it still has them.
+  void checkAssumedSizes(NodeId node, std::span<const DimId> shape,
+                         std::span<const size_t> assumed, size_t tail = 0);
   /// Converts `value`, a tensor of another dtype, to the float `dtype` an
   /// operation computing in floats needs: LANGUAGE.md types mean, softmax,
   /// linear, float @ int, ... as floats, and float16 @ float32 as float32,

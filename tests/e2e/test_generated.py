@@ -2343,6 +2343,132 @@ layer S(x: Tensor<float32, [?]>, y: Tensor<float32, [?]>) -> Tensor<float32, [2,
                 raise AssertionError("%s %s: %r ran" % (level, name, bad))
 
 
+def test_a_size_broadcast_against_an_unknown_one_is_checked_at_O0(ctx):
+    """`[?, n] + [?, ?]` is typed `[?, n]`, which is wrong exactly when n is 1 and the `?` is
+    not (torch broadcasts to the `?`'s size): at -O0 the result is checked, for `+`, `@`'s
+    batch dimensions and max(a, b), so a layer never returns a shape it did not declare;
+    valid broadcasts (a `?` of 1, or equal to n) pass. A constant other than 1 needs no
+    check (torch raises itself). Found by audit 45C: -O0 returned [2, 5] from `-> [?, n]`."""
+    src = """
+layer Add(n: int, x: Tensor<float32, [?, n]>, y: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, n]> {
+    return x + y
+}
+layer Bmm(n: int, a: Tensor<float32, [?, n, 2, 2]>, b: Tensor<float32, [?, ?, 2, 2]>)
+    -> Tensor<float32, [?, n, 2, 2]> {
+    return a @ b
+}
+layer Max(n: int, x: Tensor<float32, [?, n]>, y: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, n]> {
+    return max(x, y)
+}
+"""
+    module = load(ctx.compile_text(src, "-O0"))
+    cases = [
+        ("Add", (torch.ones(2, 1), torch.ones(2, 5)), (torch.ones(2, 3), torch.ones(2, 1)),
+         ":3:12: shape mismatch: dimension 1 of 'x + y' is 5, but n = 1 was expected"),
+        ("Bmm", (torch.ones(2, 1, 2, 2), torch.ones(2, 5, 2, 2)),
+         (torch.ones(2, 3, 2, 2), torch.ones(2, 3, 2, 2)),
+         ":7:12: shape mismatch: dimension 1 of 'a @ b' is 5, but n = 1 was expected"),
+        ("Max", (torch.ones(2, 1), torch.ones(2, 5)), (torch.ones(2, 3), torch.ones(2, 3)),
+         ":10:12: shape mismatch: dimension 1 of 'max(x, y)' is 5, but n = 1 was expected"),
+    ]
+    for name, bad, good, message in cases:
+        # Valid: n = 3 with a `?` of 1 or 3; n = 1 with a `?` of 1.
+        getattr(module, name)(n=3)(*good)
+        getattr(module, name)(n=1)(*(t[:, :1] if t.dim() == 2 else t[:, :1] for t in bad))
+        try:
+            getattr(module, name)(n=1)(*bad)
+        except ValueError as error:
+            if not str(error).endswith(message):
+                raise AssertionError("%s: %s" % (name, error))
+        else:
+            raise AssertionError("%s: n = 1 with a `?` of 5 returned a shape it did not declare"
+                                 % name)
+    # Against a constant other than 1 there is nothing to check: torch raises.
+    plain = load(ctx.compile_text("""
+layer K(x: Tensor<float32, [?, 4]>, y: Tensor<float32, [?, ?]>) -> Tensor<float32, [?, 4]> {
+    return x + y
+}
+""", "-O0"))
+    if "of 'x + y'" in plain.__loader__.get_data(plain.__file__).decode():
+        raise AssertionError("a check was emitted for a constant size other than 1")
+
+
+def test_concat_of_unknown_then_known_sizes_is_checked_at_O0(ctx):
+    """concat/stack of a list whose first element has `?` where a later one has a known
+    size compared nothing at -O0 (torch's error appeared); the first is now checked against
+    the known size. Found by audit 45C."""
+    src = """
+layer S(x: Tensor<float32, [?, 3]>, y: Tensor<float32, [2, ?]>) -> Tensor<float32, [2, 2, 3]> {
+    return stack([y, x])
+}
+layer C(x: Tensor<float32, [?, 3]>, y: Tensor<float32, [2, ?]>) -> Tensor<float32, [?, 3]> {
+    return concat([y, x])
+}
+"""
+    module = load(ctx.compile_text(src, "-O0"))
+    for name, line in (("S", 3), ("C", 6)):
+        model = getattr(module, name)()
+        model(torch.ones(2, 3), torch.ones(2, 3))
+        try:
+            model(torch.ones(2, 3), torch.ones(2, 5))
+        except ValueError as error:
+            if not str(error).endswith(":%d:12: shape mismatch: dimension 1 of 'y' is 5, but 3 "
+                                       "was expected" % line):
+                raise AssertionError("%s: %s" % (name, error))
+        else:
+            raise AssertionError("%s: a [2, 5] element with [2, 3] was not reported" % name)
+
+
+def test_cross_entropy_batch_sizes_are_compared_at_O0(ctx):
+    """cross_entropy's logits [?, C] and class indices [?] (or probabilities [?, C]) have
+    one batch size: compared at -O0 with the location (it was torch's "Expected input
+    batch_size (2) to match target batch_size (5)"). Found by audit 45C."""
+    src = """
+fn ce(x: Tensor<float32, [?, 3]>, t: Tensor<int64, [?]>) -> Tensor<float32, []> {
+    return cross_entropy(x, t)
+}
+fn soft(x: Tensor<float32, [?, 3]>, p: Tensor<float32, [?, 3]>) -> Tensor<float32, []> {
+    return cross_entropy(x, p)
+}
+"""
+    module = load(ctx.compile_text(src, "-O0"))
+    x = torch.randn(2, 3, generator=torch.Generator().manual_seed(1))
+    t = torch.tensor([0, 2])
+    check_close(module.ce(x, t), F.cross_entropy(x, t), "cross_entropy")
+    check_close(module.soft(x, torch.softmax(x, 1)), F.cross_entropy(x, torch.softmax(x, 1)),
+                "cross_entropy of probabilities")
+    for call, expected in ((lambda: module.ce(x, torch.tensor([0, 1, 2, 0, 1])),
+                            ":3:12: shape mismatch: dimension 0 of 't' is 5, but dimension 0 of "
+                            "'x' is 2"),
+                           (lambda: module.soft(x, torch.ones(5, 3) / 3),
+                            ":6:12: shape mismatch: dimension 0 of 'p' is 5, but dimension 0 of "
+                            "'x' is 2")):
+        try:
+            call()
+        except ValueError as error:
+            if not str(error).endswith(expected):
+                raise AssertionError(str(error))
+        else:
+            raise AssertionError("a batch of 2 logits with 5 targets was not reported")
+
+
+def test_depthwise_conv_of_an_unbatched_input(ctx):
+    """depthwise_conv2d of a [C, H, W] input (accepted, as conv2d's is) passed groups = H
+    (x.shape[1]) to F.conv2d: every call raised unless H happened to equal C. Found by audit
+    45C."""
+    src = """
+layer DW(w: Tensor<float32, [6, 1, 3, 3]>, x: Tensor<float32, [6, ?, ?]>) -> Tensor<float32, [6, ?, ?]> {
+    return depthwise_conv2d(x, w, padding=1)
+}
+"""
+    for level in LEVELS:
+        model = entry(load(ctx.compile_text(src, level)))()
+        for shape in ((6, 4, 5), (6, 3, 3), (6, 6, 7)):
+            x = torch.randn(*shape, generator=torch.Generator().manual_seed(2))
+            check_close(model(x), F.conv2d(x.unsqueeze(0), model.w, padding=1, groups=6)[0],
+                        "unbatched depthwise %s %s" % (shape, level))
+
+
 def test_cross_entropy_takes_int32_class_indices(ctx):
     """cross_entropy's class indices may be any integer tensor (`Tensor<int, [?]>` is the
     natural spelling): torch wants int64, so the target is converted. Float probabilities
@@ -4895,6 +5021,9 @@ def all_tests():
         test_reductions_over_several_dimensions,
         test_concat_sizes_are_checked_at_O0,
         test_unknown_sizes_are_compared_with_each_other_at_O0,
+        test_a_size_broadcast_against_an_unknown_one_is_checked_at_O0,
+        test_concat_of_unknown_then_known_sizes_is_checked_at_O0,
+        test_cross_entropy_batch_sizes_are_compared_at_O0, test_depthwise_conv_of_an_unbatched_input,
               test_functional_batch_norm_with_weight_statistics,
               test_reads_of_module_state_stay_in_order,
               test_in_place_dropout_changes_no_other_value,
