@@ -162,9 +162,16 @@ void removeFilesAndResignal(int signal) {
       if (signal != SIGTERM) ::kill(-group, SIGTERM);
     }
   }
+  // Directories (a private one for a tool's files) after the files in them.
+  char* directories[kSignalSlots];
+  int count = 0;
   for (std::atomic<char*>& slot : signalSlots) {
-    if (char* path = slot.exchange(nullptr)) ::unlink(path);
+    if (char* path = slot.exchange(nullptr); path != nullptr && ::unlink(path) != 0 &&
+                                             (errno == EISDIR || errno == EPERM)) {
+      directories[count++] = path;
+    }
   }
+  while (count > 0) ::rmdir(directories[--count]);
   ::signal(signal, SIG_DFL);
   ::raise(signal);  // delivered when the handler returns: the default action
 }
@@ -206,7 +213,17 @@ void keepFileOnSignal(const std::string& path) {
   }
 }
 
-ProcessResult runProcess(const std::vector<std::string>& args, const std::string& logPath) {
+std::string makePrivateDirectory(const std::string& prefix, std::string* error) {
+  std::string path = prefix + ".XXXXXX";
+  if (::mkdtemp(path.data()) == nullptr) {
+    *error = std::strerror(errno);
+    return {};
+  }
+  return path;
+}
+
+ProcessResult runProcess(const std::vector<std::string>& args, const std::string& logPath,
+                         const std::string& workDir) {
   std::call_once(handlersInstalled, installSignalHandlers);
   ProcessResult result;
   std::vector<char*> argv;
@@ -220,6 +237,7 @@ ProcessResult runProcess(const std::vector<std::string>& args, const std::string
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logPath.c_str(),
                                    O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  if (!workDir.empty()) posix_spawn_file_actions_addchdir_np(&actions, workDir.c_str());
   // A group of its own (pgid = its pid), every signal unblocked (`watch`
   // blocks SIGINT/SIGTERM for its signalfd) and the ones tritonc handles at
   // their default action.
@@ -227,7 +245,7 @@ ProcessResult runProcess(const std::vector<std::string>& args, const std::string
   sigset_t handled;
   sigemptyset(&none);
   sigemptyset(&handled);
-  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) sigaddset(&handled, signal);
+  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ}) sigaddset(&handled, signal);
   posix_spawnattr_setpgroup(&attributes, 0);
   posix_spawnattr_setsigmask(&attributes, &none);
   posix_spawnattr_setsigdefault(&attributes, &handled);
@@ -375,17 +393,24 @@ void removeRegistered(const std::string& path) {
 // (removed if a signal ends the process before it is put in place).
 bool writeTemporary(const std::string& path, std::string_view contents, std::string& temp,
                     std::string* error, bool executable = false) {
-  temp = temporaryPathFor(path);
-  removeFileOnSignal(temp);
-  // 0666 less the umask, as every compiler and editor creates files (0777 for
-  // what a linker would make executable: a shared library).
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                  executable ? 0777 : 0666);
-  if (fd < 0) {
-    *error = std::strerror(errno);
-    keepFileOnSignal(temp);
-    return false;
+  int fd = -1;
+  // A name taken is tried again with the next number, as mkstemp does: a
+  // run killed outright (SIGKILL) leaves its temporary file, and in a
+  // container the next run often has the same process id.
+  for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
+    temp = temporaryPathFor(path);
+    removeFileOnSignal(temp);
+    // 0666 less the umask, as every compiler and editor creates files (0777
+    // for what a linker would make executable: a shared library).
+    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, executable ? 0777 : 0666);
+    if (fd < 0) {
+      int saved = errno;
+      keepFileOnSignal(temp);
+      *error = std::strerror(saved);
+      if (saved != EEXIST) return false;
+    }
   }
+  if (fd < 0) return false;
   if (!writeAllAndClose(fd, contents, error)) {
     removeRegistered(temp);
     return false;

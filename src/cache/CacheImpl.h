@@ -21,12 +21,22 @@ struct EntryFile {
 };
 
 /// The bytes of the entry file at `path`, or nullopt. Only a regular file is
-/// read (readRegularFile, not following a symbolic link): anything else sets
-/// *notEntry.
+/// read (not following a symbolic link, not waiting on a FIFO): anything else
+/// sets *notEntry. Its header is read first, then at most the size it gives
+/// and a byte: a sparse terabyte or another program's file is not read
+/// whole, and the bytes returned make decodeEntry report it ("truncated
+/// payload", "trailing bytes", "bad magic").
 std::optional<std::string> readEntryFile(const std::string& path, bool* notEntry);
 
-/// Every entry file of a level (temporary files excluded).
-std::vector<EntryFile> listEntries(const std::string& dir, Level level);
+/// The size of the entry file whose header (its first kEntryHeaderSize bytes)
+/// is `header`; nullopt when it is not an entry's header.
+std::optional<uint64_t> declaredEntrySize(std::string_view header);
+
+/// Every entry file of a level (temporary files excluded): the files named
+/// as entries in its two-hex-digit shards, nothing else. `unreadable`, when
+/// given, gets the first folder that could not be listed, and why.
+std::vector<EntryFile> listEntries(const std::string& dir, Level level,
+                                   std::string* unreadable = nullptr);
 /// Temporary files older than an hour, left by killed processes.
 std::vector<EntryFile> listStaleTemporaries(const std::string& dir);
 

@@ -157,6 +157,19 @@ std::string encodeEntry(Level level, const Key& key, std::string_view payload,
   return out;
 }
 
+namespace detail {
+
+std::optional<uint64_t> declaredEntrySize(std::string_view header) {
+  if (header.size() < kEntryHeaderSize || std::memcmp(header.data(), kMagic, 8) != 0) {
+    return std::nullopt;
+  }
+  uint64_t stored = readU64(header.data() + 40);
+  if (stored > UINT64_MAX - kEntryHeaderSize) return std::nullopt;
+  return kEntryHeaderSize + stored;
+}
+
+}  // namespace detail
+
 Expected<Entry> decodeEntry(std::string_view bytes, const Key* expected) {
   if (bytes.size() < kEntryHeaderSize) {
     return Error{"truncated header"};

@@ -33,6 +33,13 @@ bool removeEntry(const std::string& path, MaintenanceReport& report) {
   return false;
 }
 
+// A folder of the cache that could not be listed: its entries were neither
+// checked nor removed, which is a failure as an entry not removed is.
+void noteUnreadable(const std::string& unreadable, MaintenanceReport& report) {
+  if (unreadable.empty()) return;
+  if (report.failed++ == 0) report.firstFailure = unreadable;
+}
+
 // Removes the temporary files that writes killed long ago left behind (a
 // write in progress is younger than an hour and kept), naming each in the
 // report; they are not entries, so neither `removed` nor `failed` counts them.
@@ -57,20 +64,53 @@ int64_t nowNs() {
 
 bool isTemporary(const char* name) { return std::strstr(name, ".tmp.") != nullptr; }
 
-// Calls `visit(path, stat)` for every regular file in the two-level folders
-// of a level.
+bool hexDigits(const char* name, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    if (!std::isxdigit(static_cast<unsigned char>(name[i]))) return false;
+  }
+  return true;
+}
+
+// A shard's name: two hex digits, the key's first byte.
+bool isShard(const char* name) { return std::strlen(name) == 2 && hexDigits(name, 2); }
+
+// An entry's name: the key's other 30 hex digits, alone or followed by a
+// write's temporary suffix (`.tmp.<pid>.<n>`).
+bool isEntryName(const char* name) {
+  constexpr size_t kDigits = 30;
+  size_t length = std::strlen(name);
+  return length >= kDigits && hexDigits(name, kDigits) &&
+         (length == kDigits || std::strncmp(name + kDigits, ".tmp.", 5) == 0);
+}
+
+// Calls `visit(path, name, stat)` for every file named as an entry (or an
+// entry's temporary file) in the shards of a level. Nothing else is the
+// cache's: a README, a folder of the user's, files of a shard linked
+// elsewhere are neither counted nor removed. `unreadable` gets the first
+// folder that could not be listed, and why.
 template <typename Visit>
-void walkLevel(const std::string& dir, Level level, Visit&& visit) {
+void walkLevel(const std::string& dir, Level level, Visit&& visit, std::string* unreadable) {
+  auto failed = [&](const std::string& folder) {
+    if (unreadable != nullptr && unreadable->empty() && errno != ENOENT) {
+      *unreadable = folder + ": " + std::strerror(errno);
+    }
+  };
   std::string root = dir + "/" + std::string(levelName(level));
   DIR* top = ::opendir(root.c_str());
-  if (top == nullptr) return;
+  if (top == nullptr) {
+    failed(root);
+    return;
+  }
   while (dirent* sub = ::readdir(top)) {
-    if (sub->d_name[0] == '.') continue;
+    if (!isShard(sub->d_name)) continue;
     std::string folder = root + "/" + sub->d_name;
     DIR* inner = ::opendir(folder.c_str());
-    if (inner == nullptr) continue;
+    if (inner == nullptr) {
+      if (errno != ENOTDIR) failed(folder);  // a file there is blockingFiles' to report
+      continue;
+    }
     while (dirent* file = ::readdir(inner)) {
-      if (file->d_name[0] == '.') continue;
+      if (!isEntryName(file->d_name)) continue;
       std::string path = folder + "/" + file->d_name;
       struct stat st {};
       if (::lstat(path.c_str(), &st) == 0) visit(path, file->d_name, st);
@@ -82,16 +122,19 @@ void walkLevel(const std::string& dir, Level level, Visit&& visit) {
 
 }  // namespace
 
-std::vector<EntryFile> listEntries(const std::string& dir, Level level) {
+std::vector<EntryFile> listEntries(const std::string& dir, Level level, std::string* unreadable) {
   std::vector<EntryFile> files;
-  walkLevel(dir, level, [&](const std::string& path, const char* name, const struct stat& st) {
-    bool regular = S_ISREG(st.st_mode);
-    if (regular && isTemporary(name)) return;
-    files.push_back(EntryFile{path, regular ? static_cast<uint64_t>(st.st_size) : 0,
-                              static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 +
-                                  st.st_mtim.tv_nsec,
-                              regular});
-  });
+  walkLevel(
+      dir, level,
+      [&](const std::string& path, const char* name, const struct stat& st) {
+        bool regular = S_ISREG(st.st_mode);
+        if (regular && isTemporary(name)) return;
+        files.push_back(EntryFile{path, regular ? static_cast<uint64_t>(st.st_size) : 0,
+                                  static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 +
+                                      st.st_mtim.tv_nsec,
+                                  regular});
+      },
+      unreadable);
   return files;
 }
 
@@ -103,7 +146,7 @@ std::vector<EntryFile> listStaleTemporaries(const std::string& dir) {
       if (S_ISREG(st.st_mode) && isTemporary(name) && st.st_mtim.tv_sec < hourAgo) {
         stale.push_back(EntryFile{path, static_cast<uint64_t>(st.st_size), 0});
       }
-    });
+    }, nullptr);
   }
   std::sort(stale.begin(), stale.end(),
             [](const EntryFile& a, const EntryFile& b) { return a.path < b.path; });
@@ -121,11 +164,15 @@ std::vector<EntryFile> evict(std::vector<EntryFile> files, std::optional<uint64_
   // wrapped around to a cutoff in the future, which evicted everything).
   constexpr int64_t kDayNs = int64_t{86400} * 1000000000;
   int64_t cutoff = INT64_MIN;
+  int64_t now = nowNs();
   if (maxAgeDays && *maxAgeDays <= static_cast<uint64_t>(INT64_MAX / kDayNs)) {
-    int64_t now = nowNs();
     int64_t age = static_cast<int64_t>(*maxAgeDays) * kDayNs;
     cutoff = now >= INT64_MIN + age ? now - age : INT64_MIN;
   }
+  // An entry last used more than a day in the future (a cache copied from a
+  // machine whose clock was ahead, a restore that kept odd times) would
+  // never age: it counts as too old. `--days 0` is every entry.
+  int64_t future = now <= INT64_MAX - kDayNs ? now + kDayNs : INT64_MAX;
   std::vector<EntryFile> kept;
   uint64_t total = 0;
   bool full = false;  // strict LRU: once one entry does not fit, every older one goes
@@ -134,7 +181,8 @@ std::vector<EntryFile> evict(std::vector<EntryFile> files, std::optional<uint64_
       removeEntry(file.path, report);
       continue;
     }
-    bool tooOld = maxAgeDays && file.lastUseNs <= cutoff;
+    bool tooOld = maxAgeDays && (*maxAgeDays == 0 || file.lastUseNs <= cutoff ||
+                                 file.lastUseNs > future);
     full = full || (maxBytes && total + file.bytes > *maxBytes);
     if ((tooOld || full) && removeEntry(file.path, report)) {
       report.removedBytes += file.bytes;
@@ -205,8 +253,14 @@ Counters parseCounters(std::string_view text) {
 
 StatsFile::StatsFile(const std::string& dir) {
   std::string path = dir + "/stats";
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);  // less the umask
-  if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
+  // A regular file only, not through a link: a `stats` linked to a file of
+  // someone's would be overwritten, a FIFO would block, /dev/zero never end.
+  // Anything else there leaves the counters unkept (they are advisory).
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+               0666);  // less the umask
+  struct stat st {};
+  if (fd_ >= 0 && (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode) ||
+                   ::flock(fd_, LOCK_EX) != 0)) {
     ::close(fd_);
     fd_ = -1;
   }
@@ -220,7 +274,9 @@ Counters StatsFile::read() const {
   std::string text;
   char buffer[4096];
   off_t offset = 0;
-  while (true) {
+  // The counters take a few hundred bytes; what follows 64 KiB is not theirs.
+  constexpr off_t kMost = 64 * 1024;
+  while (offset < kMost) {
     ssize_t n = ::pread(fd_, buffer, sizeof buffer, offset);
     if (n <= 0) break;
     text.append(buffer, static_cast<size_t>(n));
@@ -296,7 +352,14 @@ std::string blockingFileProblem(const std::string& dir) {
 }
 
 Counters readCounters(const std::string& dir) {
-  std::optional<std::string> text = readWholeFile(dir + "/stats");
+  // As StatsFile: a regular file, not through a link, at most 64 KiB of it.
+  FoundFile found = FoundFile::Missing;
+  struct stat st {};
+  std::string path = dir + "/stats";
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 64 * 1024) {
+    return Counters{};
+  }
+  std::optional<std::string> text = readRegularFile(path, /*followLinks=*/false, &found);
   return text ? detail::parseCounters(*text) : Counters{};
 }
 
@@ -367,9 +430,11 @@ Expected<MaintenanceReport> clear(const std::string& dir, const std::vector<Leve
   removeBlockingFiles(dir, report);
   for (Level level : chosen) {
     if (level == Level::L1) continue;  // lives in each process's memory
-    for (const detail::EntryFile& f : detail::listEntries(dir, level)) {
+    std::string unreadable;
+    for (const detail::EntryFile& f : detail::listEntries(dir, level, &unreadable)) {
       if (removeEntry(f.path, report)) report.removedBytes += f.bytes;
     }
+    noteUnreadable(unreadable, report);
   }
   recount(dir, chosen, /*reset=*/true, {});
   return report;
@@ -386,8 +451,10 @@ Expected<MaintenanceReport> prune(const Settings& settings, std::optional<uint64
   auto evictLevel = [&](Level level, std::optional<uint64_t> bytes,
                         std::optional<uint64_t> days) {
     uint64_t before = report.removed;
+    std::string unreadable;
     std::vector<detail::EntryFile> left =
-        detail::evict(detail::listEntries(settings.dir, level), bytes, days, report);
+        detail::evict(detail::listEntries(settings.dir, level, &unreadable), bytes, days, report);
+    noteUnreadable(unreadable, report);
     evicted[static_cast<int>(level)] += report.removed - before;
     return left;
   };
@@ -405,9 +472,11 @@ Expected<MaintenanceReport> prune(const Settings& settings, std::optional<uint64
     }
     if (maxBytes) {
       // One budget over both levels, least recently used first, whatever the level.
-      std::vector<detail::EntryFile> all = detail::listEntries(settings.dir, Level::L2);
+      std::string unreadable;
+      std::vector<detail::EntryFile> all = detail::listEntries(settings.dir, Level::L2, &unreadable);
       size_t l2Count = all.size();
-      std::vector<detail::EntryFile> l3 = detail::listEntries(settings.dir, Level::L3);
+      std::vector<detail::EntryFile> l3 = detail::listEntries(settings.dir, Level::L3, &unreadable);
+      noteUnreadable(unreadable, report);
       all.insert(all.end(), l3.begin(), l3.end());
       std::vector<std::string> l2Paths;
       for (size_t i = 0; i < l2Count; ++i) l2Paths.push_back(all[i].path);
@@ -434,7 +503,10 @@ Expected<MaintenanceReport> validate(const std::string& dir) {
   removeBlockingFiles(dir, report);
   std::array<uint64_t, kLevelCount> corrupt{};
   for (Level level : {Level::L2, Level::L3}) {
-    for (const detail::EntryFile& f : detail::listEntries(dir, level)) {
+    std::string unreadable;
+    std::vector<detail::EntryFile> files = detail::listEntries(dir, level, &unreadable);
+    noteUnreadable(unreadable, report);
+    for (const detail::EntryFile& f : files) {
       ++report.checked;
       bool notEntry = false;
       std::optional<std::string> bytes = detail::readEntryFile(f.path, &notEntry);

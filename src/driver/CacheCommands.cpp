@@ -50,8 +50,14 @@ uint64_t rounded(uint64_t ns, uint64_t unit) {
 int stats(const cache::Settings& settings, bool json) {
   // No directory yet is an empty cache; a file in its place is an error,
   // as for clear, prune and validate.
+  // A path that cannot be looked at (a loop of links, a parent not
+  // searchable) is an error too, not an empty cache.
   struct stat dir {};
-  if (::stat(settings.dir.c_str(), &dir) == 0 && !S_ISDIR(dir.st_mode)) {
+  if (::stat(settings.dir.c_str(), &dir) != 0) {
+    if (errno != ENOENT) {
+      return fail(fmt::format("cannot access {}: {}", settings.dir, std::strerror(errno)));
+    }
+  } else if (!S_ISDIR(dir.st_mode)) {
     return fail(fmt::format("{} is not a directory", settings.dir));
   }
   // A file where a level's folder belongs stops every store: as prune does.

@@ -539,23 +539,33 @@ struct NvccFailure {
   std::vector<std::string> lines;  ///< its last lines, for notes
 };
 
-// Builds `<stem>_kernels.so` from the CUDA source into `soTemp`.
+// Builds `<stem>_kernels.so` from the CUDA source: `kernels.cu` into
+// `kernels.so`, both in `workDir`, where nvcc runs. nvcc runs its steps
+// through a shell with the file names inside quotes, so a name of the user's
+// (`x$(cmd).tri`) would run commands: it sees these two names only.
 NvccFailure runNvcc(const CompileOptions& options, const std::string& nvcc,
-                    const std::string& cuTemp, const std::string& soTemp) {
+                    const std::string& workDir, std::string_view cuName) {
   // Stripped: its local symbols name nvcc's and our temporary files (their
   // process ids), so that the same source built twice gave two libraries; the
   // launchers are dynamic symbols, which stay.
-  std::vector<std::string> args = {nvcc, "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC",
+  // It runs in `workDir`: a relative path (`./nvcc`, from an empty PATH
+  // entry) is made absolute first.
+  std::string program = nvcc;
+  if (!program.empty() && program[0] != '/') {
+    std::string cwd(PATH_MAX, '\0');
+    if (::getcwd(cwd.data(), cwd.size()) != nullptr) program = cwd.c_str() + ("/" + program);
+  }
+  std::vector<std::string> args = {program, "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC",
                                    "-Xlinker", "--strip-all", "-w"};
   for (const std::string& arch : options.cudaArchs) {
     args.push_back("-gencode");
     args.push_back(fmt::format("arch=compute_{0},code=sm_{0}", arch));
   }
-  args.insert(args.end(), {"-o", soTemp, "-x", "cu", cuTemp});
-  std::string log = soTemp + ".log";
+  args.insert(args.end(), {"-o", "kernels.so", "-x", "cu", "kernels.cu"});
+  std::string log = workDir + "/nvcc.log";
   removeFileOnSignal(log);
-  logMessage(LogLevel::Verbose, "running " + fmt::format("{}", fmt::join(args, " ")));
-  ProcessResult run = runProcess(args, log);
+  logMessage(LogLevel::Verbose, fmt::format("running {} (in {})", fmt::join(args, " "), workDir));
+  ProcessResult run = runProcess(args, log, workDir);
   std::string output = readWholeFile(log).value_or("");
   ::unlink(log.c_str());
   keepFileOnSignal(log);
@@ -579,8 +589,22 @@ NvccFailure runNvcc(const CompileOptions& options, const std::string& nvcc,
     failure.lines.push_back(fmt::format("... ({} earlier lines)", lines.size() - kLines));
     lines.erase(lines.begin(), lines.end() - kLines);
   }
+  // Its messages name the file it was given; the user knows the output's name.
   for (std::string_view line : lines) {
-    failure.lines.emplace_back(line.substr(0, 1000));
+    constexpr std::string_view kGiven = "kernels.cu";
+    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+                                    c == '.' || c == '/' || c == '-'; };
+    std::string shown(line.substr(0, 1000));
+    for (size_t at = 0; (at = shown.find(kGiven, at)) != std::string::npos;) {
+      size_t end = at + kGiven.size();
+      if ((at > 0 && word(shown[at - 1])) || (end < shown.size() && word(shown[end]))) {
+        at = end;
+        continue;
+      }
+      shown.replace(at, kGiven.size(), cuName);
+      at += cuName.size();
+    }
+    failure.lines.push_back(std::move(shown));
   }
   return failure;
 }
@@ -688,22 +712,44 @@ bool buildCudaLibraries(const CompileOptions& options, const NvccLookup& lookup,
     }
     int64_t start = monotonicNs();
     ScopedTimer timer(timings, "nvcc", cuPath);
-    std::string tag = ".tmp." + std::to_string(::getpid());
-    std::string cuTemp = cuPath + tag + ".cu";
-    std::string soTemp = so + tag;
+    // nvcc works in a private directory next to the library (the same file
+    // system, so that the library is renamed into place), under names of
+    // ours; the library then moves out to `soTemp`, beside its destination.
+    std::string soTemp = so + ".tmp." + std::to_string(::getpid());
     std::string error;
     NvccFailure failure;
-    // Both removed if a signal ends tritonc (and nvcc with it) meanwhile;
-    // the library stays registered until it is put in place.
-    removeFileOnSignal(cuTemp);
-    removeFileOnSignal(soTemp);
-    bool written = writeFileAtomically(
-        cuTemp, stampCuda(result.cu, baseName(name), fileStem(name)), &error);
-    if (written) {
-      failure = runNvcc(options, nvcc, cuTemp, soTemp);
+    size_t slash = so.find_last_of('/');
+    std::string workDir = makePrivateDirectory(
+        (slash == std::string::npos ? std::string(".") : so.substr(0, slash)) + "/.tritonc-nvcc",
+        &error);
+    std::string cuTemp = workDir + "/kernels.cu";
+    std::string built = workDir + "/kernels.so";
+    // All removed if a signal ends tritonc (and nvcc with it) meanwhile; the
+    // library stays registered until it is put in place.
+    if (!workDir.empty()) {
+      removeFileOnSignal(workDir);
+      removeFileOnSignal(cuTemp);
+      removeFileOnSignal(built);
+      removeFileOnSignal(soTemp);
     }
-    ::unlink(cuTemp.c_str());
-    keepFileOnSignal(cuTemp);
+    bool written = !workDir.empty() &&
+                   writeFileAtomically(cuTemp, stampCuda(result.cu, baseName(name), fileStem(name)),
+                                       &error);
+    if (written) {
+      failure = runNvcc(options, nvcc, workDir, baseName(cuPath));
+      if (failure.reason.empty() && ::rename(built.c_str(), soTemp.c_str()) != 0) {
+        failure.reason = fmt::format("its library could not be moved next to '{}': {}", so,
+                                     std::strerror(errno));
+      }
+    }
+    if (!workDir.empty()) {
+      for (const std::string& file : {cuTemp, built}) {
+        ::unlink(file.c_str());
+        keepFileOnSignal(file);
+      }
+      removePath(workDir);  // ours alone: whatever nvcc may have left in it
+      keepFileOnSignal(workDir);
+    }
     if (!written || !failure.reason.empty()) {
       ::unlink(soTemp.c_str());
       keepFileOnSignal(soTemp);

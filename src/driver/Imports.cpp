@@ -16,9 +16,11 @@ namespace tritonc {
 
 namespace {
 
+// Whether something is at `path`: also what cannot be looked at (a loop of
+// links, a folder not searchable), which ImportNotReadable then explains.
 bool exists(const std::string& path) {
   struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
+  return ::stat(path.c_str(), &st) == 0 || (errno != ENOENT && errno != ENOTDIR);
 }
 
 // Why an existing path cannot be imported, or "" when it can (a regular file;

@@ -376,9 +376,18 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
     return fallBack("the file has diagnostics");
   }
   // The flags, and what the file imports: an edit to an imported file
-  // changes every unit's key.
+  // changes every unit's key. At -O0 the run-time checks quote the imported
+  // files' names: one imported from elsewhere (another -I) with the same
+  // text is another key.
+  std::string importedFiles;
+  if (imports) {
+    for (int index : imports->order) {
+      importedFiles += imports->loader.file(index).source->name() + '\n';
+    }
+  }
   std::string flags =
-      generatedCodeKey(options, "", compilerIdentity(), "none", source.name()).hex();
+      generatedCodeKey(options, "", compilerIdentity(), "none", source.name(), importedFiles)
+          .hex();
   // The stored pieces stay under one key while imported files are edited
   // (their units' keys change, not the entries').
   cache::Key baseKey = piecesKey(source, flags, "base");
@@ -412,14 +421,26 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
   std::optional<cache::Entry> baseEntry, deltaEntry;
   {
     ScopedTimer timer(timings, "incremental: load", source.name());
-    baseEntry = cache.load(cache::Level::L3, baseKey);
+    // An entry found corrupt is discarded (and counted) by the cache; said
+    // under --verbose as every corrupt entry is.
+    auto logCorrupt = [&](const cache::Key& key, const std::string& why) {
+      if (why.empty()) return;
+      logMessage(LogLevel::Verbose,
+                 fmt::format("cache: L3 corrupt entry discarded for {} ({}): {}; compiling anew",
+                             source.name(), key.hex(), why));
+    };
+    std::string corrupt;
+    baseEntry = cache.load(cache::Level::L3, baseKey, {}, &corrupt);
+    logCorrupt(baseKey, corrupt);
     if (baseEntry) {
       decodePieces(baseEntry->payload, previous);
       inBase.reserve(previous.size());
       for (const auto& [key, stored] : previous) inBase.insert(key);
     }
     if (!inBase.empty()) {
-      deltaEntry = cache.load(cache::Level::L3, deltaKey);
+      corrupt.clear();
+      deltaEntry = cache.load(cache::Level::L3, deltaKey, {}, &corrupt);
+      logCorrupt(deltaKey, corrupt);
       if (deltaEntry) decodePieces(deltaEntry->payload, previous);
     }
   }

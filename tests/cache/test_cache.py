@@ -2258,6 +2258,122 @@ def test_stats_total_counts_each_lookup_once(ctx):
           "total time saved is not 0.001 s + 0.001 s as printed: %r" % text)
 
 
+# ---- audit 45A: what is the cache's, what is not --------------------------------------------
+
+
+def test_maintenance_touches_only_the_caches_own_files(ctx):
+    """clear, validate, prune and a compile's daily TTL sweep remove entries only: files named
+    as entries (30 hex digits) in shards named as shards (two hex digits). A shard linked to a
+    folder elsewhere once had that folder's files (a whole subdirectory too) removed by an
+    ordinary compile, and a README in a folder of a level was removed as 'corrupt'."""
+    src = example("mnist_mlp")
+    ctx.compile(src)
+    foreign = os.path.join(os.path.dirname(ctx.entries("l3")[0]), "notes.txt")
+    write(foreign, "not an entry\n")
+    victim = ctx.path("victim")
+    os.makedirs(os.path.join(victim, "sub"))
+    write(os.path.join(victim, "old_notes.txt"), "precious\n")
+    old = time.time() - 60 * 86400
+    os.utime(os.path.join(victim, "old_notes.txt"), (old, old))
+    write(os.path.join(victim, "sub", "deep.txt"), "deep\n")
+    shard = [d for d in ("ab", "cd", "ef") if not os.path.exists(os.path.join(ctx.cache, "l3", d))]
+    os.symlink(victim, os.path.join(ctx.cache, "l3", shard[0]))
+    docs = os.path.join(ctx.cache, "l3", "docs")
+    os.makedirs(docs)
+    write(os.path.join(docs, "README.txt"), "mine\n")
+    # The daily TTL sweep of an ordinary compile, then every maintenance command.
+    stats = os.path.join(ctx.cache, "stats")
+    write(stats, re.sub(rb"(?m)^last_ttl_sweep .*$", b"last_ttl_sweep 0", read(stats)))
+    write(ctx.config, "cache:\n  l3_code:\n    ttl_days: 1\n")
+    ctx.compile(example("resnet18"))
+    for command in (("cache", "validate"), ("cache", "prune", "--days", "0"),
+                    ("cache", "clear")):
+        ctx.run(*command)
+    left = sorted(os.path.relpath(os.path.join(d, f), victim)
+                  for d, _, files in os.walk(victim) for f in files)
+    check_eq(left, ["old_notes.txt", "sub/deep.txt"], "files of the folder a shard links to")
+    check(os.path.exists(os.path.join(docs, "README.txt")), "a README in a level was removed")
+    check(os.path.exists(foreign), "a file not named as an entry was removed")
+    check_eq(ctx.entries("l2"), [], "L2 entries after clear")
+
+
+def test_stats_file_is_never_followed_or_waited_on(ctx):
+    """`<cache>/stats` linked to a file elsewhere was rewritten by every compile (a planted
+    link overwrote a user's file), linked to /dev/zero it aborted the compiler (bad_alloc),
+    and as a FIFO `cache stats` waited forever. It is used only as a regular file."""
+    src = example("mnist_mlp")
+    ctx.compile(src)
+    stats = os.path.join(ctx.cache, "stats")
+    dotfile = ctx.path("dotfile")
+    write(dotfile, "my precious dotfile\n")
+    os.unlink(stats)
+    os.symlink(dotfile, stats)
+    ctx.compile(src, "-O2")
+    check_eq(read(dotfile), b"my precious dotfile\n", "the file a linked stats names")
+    os.unlink(stats)
+    os.symlink("/dev/zero", stats)
+    ctx.compile(src, "-O3", timeout=60)
+    ctx.run("cache", "stats", timeout=60)
+    os.unlink(stats)
+    os.mkfifo(stats)
+    ctx.run("cache", "stats", timeout=30)
+    ctx.compile(src, "-Os", timeout=30)
+
+
+def test_an_entry_bigger_than_its_header_says_is_not_read_whole(ctx):
+    """An entry file grown to a terabyte (sparse) was read whole before its header was
+    checked: every compile of that source failed with 'out of memory' and validate could not
+    remove it. It is corrupt ("trailing bytes"), discarded and recompiled at once."""
+    src = example("mnist_mlp")
+    ctx.compile(src)
+    [entry] = ctx.entries("l3")
+    os.truncate(entry, 1 << 40)
+    start = time.monotonic()
+    proc, out = ctx.compile(src, "--verbose", timeout=60)
+    check("corrupt entry discarded" in proc.stderr and "trailing bytes" in proc.stderr,
+          "--verbose of the compile: %r" % proc.stderr)
+    check(time.monotonic() - start < 30, "the compile read the terabyte")
+    same_outputs(outputs(out), ctx.reference(src), "after the grown entry")
+    check(os.path.getsize(entry) < 1 << 20, "the grown entry was not replaced")
+    os.truncate(entry, 1 << 40)
+    checked, valid, corrupt, lines = ctx.validate()
+    check_eq(corrupt, 1, "corrupt entries validate found")
+    check("trailing bytes" in lines[0], "validate says %r" % lines[0])
+
+
+def test_prune_days_0_removes_entries_dated_in_the_future(ctx):
+    """An entry last used in the future (a cache copied from a machine whose clock was ahead)
+    survived `prune --days 0` ("all") and every TTL sweep."""
+    ctx.compile(example("mnist_mlp"))
+    ctx.compile(example("resnet18"))
+    future = time.time() + 2 * 365 * 86400
+    for entry in ctx.entries("l3"):
+        os.utime(entry, (future, future))
+    proc = ctx.run("cache", "prune", "--days", "0")
+    check(proc.stdout.endswith("0 entries (0 B) left\n"), "prune --days 0 says %r" % proc.stdout)
+    check_eq(ctx.entries("l2") + ctx.entries("l3"), [], "entries after prune --days 0")
+    # A TTL of a year takes an entry dated two years ahead too.
+    ctx.compile(example("mnist_mlp"))
+    for entry in ctx.entries("l3"):
+        os.utime(entry, (future, future))
+    ctx.run("cache", "prune", "--days", "365")
+    check_eq(ctx.entries("l3"), [], "entries dated two years ahead after prune --days 365")
+
+
+def test_stats_of_a_cache_path_that_cannot_be_accessed(ctx):
+    """`cache stats` on a loop of links reported an empty, enabled cache (exit 0) while
+    compile and the other cache commands exit 3: only a path that does not exist is an empty
+    cache."""
+    a, b = ctx.path("loop1"), ctx.path("loop2")
+    os.symlink(b, a)
+    os.symlink(a, b)
+    for command in (("stats",), ("clear",), ("validate",), ("prune",)):
+        proc = ctx.run("cache", *command, "--cache-dir", a, rc=3)
+        check("Too many levels of symbolic links" in proc.stderr,
+              "cache %s: %r" % (command[0], proc.stderr))
+    ctx.run("cache", "stats", "--cache-dir", ctx.path("not-yet"))
+
+
 TESTS = [
     test_second_compile_is_l3_hit,
     test_source_change_misses,
@@ -2298,6 +2414,11 @@ TESTS = [
     test_config_that_is_not_a_regular_file,
     test_verbose_names_the_level_and_corrupt_entries,
     test_stats_total_counts_each_lookup_once,
+    test_maintenance_touches_only_the_caches_own_files,
+    test_stats_file_is_never_followed_or_waited_on,
+    test_an_entry_bigger_than_its_header_says_is_not_read_whole,
+    test_prune_days_0_removes_entries_dated_in_the_future,
+    test_stats_of_a_cache_path_that_cannot_be_accessed,
 ]
 
 

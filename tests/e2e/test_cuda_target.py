@@ -323,6 +323,33 @@ def test_failed_nvcc_output_is_shown_line_by_line(ctx):
         raise AssertionError("JSON: %r" % proc.stderr)
 
 
+def test_file_names_never_reach_nvccs_shell(ctx):
+    """nvcc runs its steps through `sh -c` with the file names inside double quotes, so an
+    input named `x$(touch PWNED).tri` ran that command when its kernels were built (audit
+    45A). nvcc now works in a private folder on `kernels.cu` and `kernels.so`; what it says
+    about `kernels.cu` is shown with the name of the .cu written."""
+    work = tempfile.mkdtemp(dir=ctx.workdir)
+    nvcc = os.path.join(work, "nvcc")
+    with open(nvcc, "w") as f:
+        # As nvcc does: a step run by a shell, the source's name quoted in it.
+        f.write('#!/bin/sh\nfor a; do cu=$a; done\nsh -c "test -f \\"$cu\\""\n'
+                'echo "$(basename "$cu")(3): error: identifier \\"x\\" is undefined" >&2\n'
+                'exit 1\n')
+    os.chmod(nvcc, 0o755)
+    name = "x$(touch PWNED)`touch PWNED2`.tri"
+    shutil.copy(os.path.join(REPO, "examples", "mnist_mlp.tri"), os.path.join(work, name))
+    proc = subprocess.run([ctx.tritonc, "compile", name, "--target", "cuda", "--no-cache",
+                           "--nvcc", nvcc], capture_output=True, text=True, cwd=work)
+    ran = [n for n in ("PWNED", "PWNED2") if os.path.exists(os.path.join(work, n))]
+    if ran:
+        raise AssertionError("the file name ran commands: %s exist" % ran)
+    want = 'note: nvcc: x$(touch PWNED)`touch PWNED2`_kernels.cu(3): error: identifier "x" is undefined'
+    if proc.returncode != 3 or want not in proc.stderr.splitlines():
+        raise AssertionError("exit %d: %s" % (proc.returncode, proc.stderr))
+    if sorted(os.listdir(work)) != sorted(["nvcc", name]):
+        raise AssertionError("files left: %s" % os.listdir(work))
+
+
 def test_nvcc_without_a_host_compiler_is_no_nvcc(ctx):
     # nvcc cannot build anything without gcc and g++ on PATH: as without nvcc, the .py and
     # the .cu are written with a note saying why (it was exit 3 and nothing written, so
@@ -824,6 +851,7 @@ def main():
               test_stack_items_reach_their_kernels,
               test_left_hand_weights_reach_their_kernels,
               test_failed_nvcc_output_is_shown_line_by_line,
+              test_file_names_never_reach_nvccs_shell,
               test_nvcc_without_a_host_compiler_is_no_nvcc,
               test_cuda_libraries_are_reproducible]
     tests += [make_nvcc_test(n) for n in args.nvcc_models.split(",") if n]

@@ -396,10 +396,40 @@ def test_damaged_pieces_entry_is_recompiled(tritonc, work):
     assert proc.returncode == 0 and b"0 corrupt" in proc.stdout, proc.stdout
 
 
+def test_an_import_found_elsewhere_with_the_same_text(tritonc, work):
+    """At -O0 the run-time checks quote the imported file's path; the incremental key covered
+    the imported texts, not where they were found, so after `-I A` then `-I B` (the same
+    text) the module still named A/blocks.tri (audit 45A). A damaged pieces entry is said
+    under --verbose, as every corrupt entry is."""
+    for folder in ("A", "B"):
+        os.makedirs(os.path.join(work, folder))
+        with open(os.path.join(work, folder, "blocks.tri"), "w") as f:
+            f.write("layer Blk(w: TernaryTensor<trit, [8, 8]>, x: Tensor<float32, [?, 8]>)"
+                    " -> Tensor<float32, [?, 8]> {\n    return relu(x @ w)\n}\n")
+    with open(os.path.join(work, "main.tri"), "w") as f:
+        f.write('import "blocks.tri"\nlayer Top(x: Tensor<float32, [?, 8]>) -> '
+                'Tensor<float32, [?, 8]> {\n    let b = Blk()\n    return b(x)\n}\n')
+    assert isinstance(compare(tritonc, work, "main.tri", "0", ("-I", "A")), tuple)
+    assert isinstance(compare(tritonc, work, "main.tri", "0", ("-I", "B")), tuple)
+    assert b"B/blocks.tri" in read(os.path.join(work, "inc.py"))
+    # The pieces entries damaged: discarded, said, recompiled.
+    for root, _, files in os.walk(os.path.join(work, "cache", "l3")):
+        for name in files:
+            with open(os.path.join(root, name), "r+b") as f:
+                f.seek(70)
+                f.write(b"\xff\xfe")
+    proc = run(tritonc, work, "compile", "main.tri", "-O0", "-I", "B", "--incremental",
+               "--verbose", "-o", "again.py")
+    assert proc.returncode == 0, proc.stderr
+    assert b"L3 corrupt entry discarded for main.tri" in proc.stderr, proc.stderr
+    assert read(os.path.join(work, "again.py")) == read(os.path.join(work, "full.py"))
+
+
 if __name__ == "__main__":
     sys.exit(runner.main([test_edits_at_O2, test_edits_at_O0, test_edits_at_O3, test_examples,
                           test_random_edits_match_full_compiles,
                           test_many_edits_roll_the_delta_into_the_base,
                           test_cuda_target_compiles_in_full, test_os_compiles_in_full,
-                          test_files_with_imports, test_damaged_pieces_entry_is_recompiled],
+                          test_files_with_imports, test_damaged_pieces_entry_is_recompiled,
+                          test_an_import_found_elsewhere_with_the_same_text],
                          lambda tritonc, work: (tritonc, work)))

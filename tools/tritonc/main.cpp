@@ -740,6 +740,13 @@ int runWithStack(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   tritonc::holdClosedStandardStreams();
+  // Past `ulimit -f` a write fails with EFBIG, reported as a full disk is
+  // (exit 3, nothing partial left), instead of SIGXFSZ killing the process
+  // with its temporary files in place.
+  struct sigaction xfsz {};
+  if (::sigaction(SIGXFSZ, nullptr, &xfsz) == 0 && xfsz.sa_handler == SIG_DFL) {
+    ::signal(SIGXFSZ, SIG_IGN);
+  }
   // A heap grows 1 MiB at a time instead of 128 KiB: the threads of -j each
   // allocate in an arena of their own, and growing it by mprotect calls of
   // 128 KiB made a second thread emitting code run at half speed.

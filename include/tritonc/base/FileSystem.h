@@ -131,7 +131,8 @@ void holdClosedStandardStreams();
 /// Registers a file to remove if SIGINT, SIGTERM, SIGHUP or SIGQUIT ends the
 /// process (installing handlers for the signals not ignored or handled
 /// already); keepFileOnSignal() takes it back. Temporary outputs use it, as
-/// clang's RemoveFileOnSignal does.
+/// clang's RemoveFileOnSignal does. An empty directory may be registered
+/// too: it is removed after the files.
 void removeFileOnSignal(const std::string& path);
 void keepFileOnSignal(const std::string& path);
 
@@ -146,7 +147,13 @@ struct ProcessResult {
 /// which a signal that ends tritonc (see removeFileOnSignal) ends too: `kill`
 /// of tritonc alone, as CI systems do, would otherwise leave it running and
 /// writing files (ninja runs its commands the same way).
-ProcessResult runProcess(const std::vector<std::string>& args, const std::string& logPath);
+/// Creates a new directory `prefix` + ".XXXXXX" (six random characters),
+/// readable by its owner only, as mkdtemp; its path, or empty with `error`.
+std::string makePrivateDirectory(const std::string& prefix, std::string* error);
+
+/// `workDir`, when given, is the child's working directory.
+ProcessResult runProcess(const std::vector<std::string>& args, const std::string& logPath,
+                         const std::string& workDir = {});
 
 /// Writes `text` to stdout (buffered). The errno of the first write that
 /// failed is kept for flushStandardOutput(): by the final fflush the stream
