@@ -16,11 +16,13 @@ namespace tritonc {
 
 namespace {
 
-// Whether something is at `path`: also what cannot be looked at (a loop of
-// links, a folder not searchable), which ImportNotReadable then explains.
+// Whether something is at `path`: also a loop of links or a name too long,
+// which ImportNotReadable then explains (they were "cannot find", with a
+// "did you mean" naming the other link of the loop). A folder that cannot
+// be searched is passed over, as a missing one is, for the next directory.
 bool exists(const std::string& path) {
   struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 || (errno != ENOENT && errno != ENOTDIR);
+  return ::stat(path.c_str(), &st) == 0 || errno == ELOOP || errno == ENAMETOOLONG;
 }
 
 // Why an existing path cannot be imported, or "" when it can (a regular file;
