@@ -222,8 +222,7 @@ std::string makePrivateDirectory(const std::string& prefix, std::string* error) 
   return path;
 }
 
-ProcessResult runProcess(const std::vector<std::string>& args, const std::string& logPath,
-                         const std::string& workDir) {
+ProcessResult runProcess(const std::vector<std::string>& args, const std::string& logPath) {
   std::call_once(handlersInstalled, installSignalHandlers);
   ProcessResult result;
   std::vector<char*> argv;
@@ -237,7 +236,6 @@ ProcessResult runProcess(const std::vector<std::string>& args, const std::string
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logPath.c_str(),
                                    O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  if (!workDir.empty()) posix_spawn_file_actions_addchdir_np(&actions, workDir.c_str());
   // A group of its own (pgid = its pid), every signal unblocked (`watch`
   // blocks SIGINT/SIGTERM for its signalfd) and the ones tritonc handles at
   // their default action.
@@ -397,20 +395,20 @@ bool writeTemporary(const std::string& path, std::string_view contents, std::str
   // A name taken is tried again with the next number, as mkstemp does: a
   // run killed outright (SIGKILL) leaves its temporary file, and in a
   // container the next run often has the same process id.
+  // (Registered for removal on a signal once it is ours: a name found taken
+  // is another process's file.)
   for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
     temp = temporaryPathFor(path);
-    removeFileOnSignal(temp);
     // 0666 less the umask, as every compiler and editor creates files (0777
     // for what a linker would make executable: a shared library).
     fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, executable ? 0777 : 0666);
     if (fd < 0) {
-      int saved = errno;
-      keepFileOnSignal(temp);
-      *error = std::strerror(saved);
-      if (saved != EEXIST) return false;
+      *error = std::strerror(errno);
+      if (errno != EEXIST) return false;
     }
   }
   if (fd < 0) return false;
+  removeFileOnSignal(temp);
   if (!writeAllAndClose(fd, contents, error)) {
     removeRegistered(temp);
     return false;
@@ -477,7 +475,7 @@ bool writeInto(const std::string& path, std::string_view contents, std::string* 
 // left at `*old` when `old` is given (to undo), else removed.
 bool install(const std::string& temp, const std::string& path, std::string* error,
              std::string* old = nullptr) {
-  if (isSpecial(path)) {  // a library built elsewhere (stageFile) for a device path
+  if (isSpecial(path)) {  // a device path: written into
     std::optional<std::string> bytes = readWholeFile(temp);
     bool ok = bytes ? writeInto(path, *bytes, error)
                     : (*error = "cannot read back " + temp, false);
@@ -578,23 +576,6 @@ bool FileTransaction::stage(const std::string& given, std::string_view contents,
   if (!writeTemporary(path, contents, temp, error, executable)) return false;
   staged_.push_back({path, temp, Kind::Replace, {}, {}, false, given});
   return true;
-}
-
-bool FileTransaction::stageFile(const std::string& given, const std::string& temp,
-                                std::string* error) {
-  std::optional<std::string> target = outputTarget(given, error);
-  if (!target) return false;
-  const std::string& path = *target;
-  // Written next to `given`: a link's target elsewhere (another file system,
-  // a device) gets a copy staged as any output is.
-  if (path != given) {
-    std::optional<std::string> bytes = readWholeFile(temp);
-    removeRegistered(temp);
-    if (!bytes) return (*error = "cannot read back " + temp, false);
-    return stage(given, *bytes, error, /*executable=*/true);
-  }
-  staged_.push_back({path, temp, Kind::Replace, {}, {}, false, given});
-  return !isDirectory(path, error);
 }
 
 void FileTransaction::stageRemoval(const std::string& given) {

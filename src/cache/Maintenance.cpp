@@ -64,9 +64,11 @@ int64_t nowNs() {
 
 bool isTemporary(const char* name) { return std::strstr(name, ".tmp.") != nullptr; }
 
+// Lower-case hex digits, as Key::hex() writes them.
 bool hexDigits(const char* name, size_t count) {
   for (size_t i = 0; i < count; ++i) {
-    if (!std::isxdigit(static_cast<unsigned char>(name[i]))) return false;
+    char c = name[i];
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
   }
   return true;
 }
@@ -155,24 +157,28 @@ std::vector<EntryFile> listStaleTemporaries(const std::string& dir) {
 
 std::vector<EntryFile> evict(std::vector<EntryFile> files, std::optional<uint64_t> maxBytes,
                              std::optional<uint64_t> maxAgeDays, MaintenanceReport& report) {
+  constexpr int64_t kDayNs = int64_t{86400} * 1000000000;
+  int64_t now = nowNs();
+  // An entry last used more than a day in the future (a cache copied from a
+  // machine whose clock was ahead, a restore that kept odd times) would
+  // never age: it counts as too old, and as the least recently used.
+  int64_t future = now <= INT64_MAX - kDayNs ? now + kDayNs : INT64_MAX;
+  auto lastUse = [future](const EntryFile& f) {
+    return f.lastUseNs > future ? INT64_MIN : f.lastUseNs;
+  };
   // Most recently used first; ties by path, so eviction is deterministic.
-  std::sort(files.begin(), files.end(), [](const EntryFile& a, const EntryFile& b) {
-    return a.lastUseNs != b.lastUseNs ? a.lastUseNs > b.lastUseNs : a.path < b.path;
+  std::sort(files.begin(), files.end(), [&](const EntryFile& a, const EntryFile& b) {
+    return lastUse(a) != lastUse(b) ? lastUse(a) > lastUse(b) : a.path < b.path;
   });
   // Entries last used at or before the cutoff are too old. A number of days
   // further back than 64-bit nanoseconds reach is no cutoff at all (it
   // wrapped around to a cutoff in the future, which evicted everything).
-  constexpr int64_t kDayNs = int64_t{86400} * 1000000000;
+  // `--days 0` is every entry.
   int64_t cutoff = INT64_MIN;
-  int64_t now = nowNs();
   if (maxAgeDays && *maxAgeDays <= static_cast<uint64_t>(INT64_MAX / kDayNs)) {
     int64_t age = static_cast<int64_t>(*maxAgeDays) * kDayNs;
     cutoff = now >= INT64_MIN + age ? now - age : INT64_MIN;
   }
-  // An entry last used more than a day in the future (a cache copied from a
-  // machine whose clock was ahead, a restore that kept odd times) would
-  // never age: it counts as too old. `--days 0` is every entry.
-  int64_t future = now <= INT64_MAX - kDayNs ? now + kDayNs : INT64_MAX;
   std::vector<EntryFile> kept;
   uint64_t total = 0;
   bool full = false;  // strict LRU: once one entry does not fit, every older one goes
@@ -181,8 +187,7 @@ std::vector<EntryFile> evict(std::vector<EntryFile> files, std::optional<uint64_
       removeEntry(file.path, report);
       continue;
     }
-    bool tooOld = maxAgeDays && (*maxAgeDays == 0 || file.lastUseNs <= cutoff ||
-                                 file.lastUseNs > future);
+    bool tooOld = maxAgeDays && (*maxAgeDays == 0 || lastUse(file) <= cutoff);
     full = full || (maxBytes && total + file.bytes > *maxBytes);
     if ((tooOld || full) && removeEntry(file.path, report)) {
       report.removedBytes += file.bytes;
@@ -331,8 +336,7 @@ std::vector<std::string> blockingFiles(const std::string& dir) {
     while (dirent* sub = ::readdir(top)) {
       // Only a shard's name (two hex digits, the key's first byte) is in a store's way.
       const char* name = sub->d_name;
-      if (std::strlen(name) != 2 || !std::isxdigit(static_cast<unsigned char>(name[0])) ||
-          !std::isxdigit(static_cast<unsigned char>(name[1]))) {
+      if (!detail::isShard(name)) {
         continue;
       }
       std::string folder = root + "/" + name;

@@ -350,7 +350,7 @@ struct FileResult {
   std::string cu;
   bool hasCu = false;
   std::optional<std::string> cachedSo;  ///< the library, from an L3 hit
-  std::string soTemp;                   ///< the library nvcc built, before its rename
+  std::optional<std::string> builtSo;   ///< the library nvcc built (staged with the outputs)
   std::vector<Diagnostic> diagnostics;  ///< as reported, for the L3 entry
   std::optional<cache::Key> l3Key;      ///< set when the entry should be stored
   uint64_t computeNs = 0;               ///< pipeline (+ nvcc) time, for "time saved"
@@ -540,32 +540,27 @@ struct NvccFailure {
 };
 
 // Builds `<stem>_kernels.so` from the CUDA source: `kernels.cu` into
-// `kernels.so`, both in `workDir`, where nvcc runs. nvcc runs its steps
-// through a shell with the file names inside quotes, so a name of the user's
-// (`x$(cmd).tri`) would run commands: it sees these two names only.
+// `kernels.so`, both in `workDir`, a private folder under $TMPDIR. nvcc runs
+// its steps through a shell with the file names inside quotes, so a name of
+// the user's (`x$(cmd).tri`, or a folder so named) would run commands: it
+// sees these names only. It runs in the current directory, so that relative
+// paths in NVCC_APPEND_FLAGS (`-ccbin`, `-I`, `--keep`) mean what they did.
 NvccFailure runNvcc(const CompileOptions& options, const std::string& nvcc,
                     const std::string& workDir, std::string_view cuName) {
   // Stripped: its local symbols name nvcc's and our temporary files (their
   // process ids), so that the same source built twice gave two libraries; the
   // launchers are dynamic symbols, which stay.
-  // It runs in `workDir`: a relative path (`./nvcc`, from an empty PATH
-  // entry) is made absolute first.
-  std::string program = nvcc;
-  if (!program.empty() && program[0] != '/') {
-    std::string cwd(PATH_MAX, '\0');
-    if (::getcwd(cwd.data(), cwd.size()) != nullptr) program = cwd.c_str() + ("/" + program);
-  }
-  std::vector<std::string> args = {program, "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC",
+  std::vector<std::string> args = {nvcc, "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC",
                                    "-Xlinker", "--strip-all", "-w"};
   for (const std::string& arch : options.cudaArchs) {
     args.push_back("-gencode");
     args.push_back(fmt::format("arch=compute_{0},code=sm_{0}", arch));
   }
-  args.insert(args.end(), {"-o", "kernels.so", "-x", "cu", "kernels.cu"});
+  args.insert(args.end(), {"-o", workDir + "/kernels.so", "-x", "cu", workDir + "/kernels.cu"});
   std::string log = workDir + "/nvcc.log";
   removeFileOnSignal(log);
-  logMessage(LogLevel::Verbose, fmt::format("running {} (in {})", fmt::join(args, " "), workDir));
-  ProcessResult run = runProcess(args, log, workDir);
+  logMessage(LogLevel::Verbose, fmt::format("running {}", fmt::join(args, " ")));
+  ProcessResult run = runProcess(args, log);
   std::string output = readWholeFile(log).value_or("");
   ::unlink(log.c_str());
   keepFileOnSignal(log);
@@ -595,6 +590,12 @@ NvccFailure runNvcc(const CompileOptions& options, const std::string& nvcc,
     auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
                                     c == '.' || c == '/' || c == '-'; };
     std::string shown(line.substr(0, 1000));
+    // The path as given first (nvcc's messages name it so), then the name alone.
+    const std::string given = workDir + "/" + std::string(kGiven);
+    for (size_t at = 0; (at = shown.find(given, at)) != std::string::npos;) {
+      shown.replace(at, given.size(), cuName);
+      at += cuName.size();
+    }
     for (size_t at = 0; (at = shown.find(kGiven, at)) != std::string::npos;) {
       size_t end = at + kGiven.size();
       if ((at > 0 && word(shown[at - 1])) || (end < shown.size() && word(shown[end]))) {
@@ -712,34 +713,38 @@ bool buildCudaLibraries(const CompileOptions& options, const NvccLookup& lookup,
     }
     int64_t start = monotonicNs();
     ScopedTimer timer(timings, "nvcc", cuPath);
-    // nvcc works in a private directory next to the library (the same file
-    // system, so that the library is renamed into place), under names of
-    // ours; the library then moves out to `soTemp`, beside its destination.
-    std::string soTemp = so + ".tmp." + std::to_string(::getpid());
+    // nvcc works in a private folder (mkdtemp) under names of ours; the
+    // library it builds is read back and staged with the other outputs. An
+    // output folder that is missing or read-only is the output's problem,
+    // said before nvcc spends minutes (as writing the outputs would say it).
     std::string error;
     NvccFailure failure;
-    size_t slash = so.find_last_of('/');
-    std::string workDir = makePrivateDirectory(
-        (slash == std::string::npos ? std::string(".") : so.substr(0, slash)) + "/.tritonc-nvcc",
-        &error);
+    size_t slash = cuPath.find_last_of('/');
+    std::string outDir = slash == std::string::npos ? "." : cuPath.substr(0, slash + 1);
+    std::string workDir;
+    if (::access(outDir.c_str(), W_OK | X_OK) != 0) {
+      error = std::strerror(errno);
+    } else {
+      const char* tmp = std::getenv("TMPDIR");
+      workDir = makePrivateDirectory(
+          std::string(tmp != nullptr && tmp[0] == '/' ? tmp : "/tmp") + "/tritonc-nvcc", &error);
+    }
     std::string cuTemp = workDir + "/kernels.cu";
     std::string built = workDir + "/kernels.so";
-    // All removed if a signal ends tritonc (and nvcc with it) meanwhile; the
-    // library stays registered until it is put in place.
+    // All removed if a signal ends tritonc (and nvcc with it) meanwhile.
     if (!workDir.empty()) {
       removeFileOnSignal(workDir);
       removeFileOnSignal(cuTemp);
       removeFileOnSignal(built);
-      removeFileOnSignal(soTemp);
     }
     bool written = !workDir.empty() &&
                    writeFileAtomically(cuTemp, stampCuda(result.cu, baseName(name), fileStem(name)),
                                        &error);
+    std::optional<std::string> library;
     if (written) {
       failure = runNvcc(options, nvcc, workDir, baseName(cuPath));
-      if (failure.reason.empty() && ::rename(built.c_str(), soTemp.c_str()) != 0) {
-        failure.reason = fmt::format("its library could not be moved next to '{}': {}", so,
-                                     std::strerror(errno));
+      if (failure.reason.empty() && !(library = readWholeFile(built))) {
+        failure.reason = fmt::format("its library could not be read: {}", std::strerror(errno));
       }
     }
     if (!workDir.empty()) {
@@ -751,10 +756,8 @@ bool buildCudaLibraries(const CompileOptions& options, const NvccLookup& lookup,
       keepFileOnSignal(workDir);
     }
     if (!written || !failure.reason.empty()) {
-      ::unlink(soTemp.c_str());
-      keepFileOnSignal(soTemp);
-      // An output directory that is missing or read-only is the output's
-      // problem, reported as writing the outputs reports it; not nvcc's.
+      // (A folder for nvcc that could not be made, in a full or read-only
+      // $TMPDIR, is an environment error too.)
       if (!written) diags.reportForPath(Diag::CannotWriteFile, "", cuPath, error).about(cuPath);
       else {
         auto builder = diags.reportForPath(Diag::NvccFailed, "", cuPath, nvcc, failure.reason);
@@ -762,16 +765,10 @@ bool buildCudaLibraries(const CompileOptions& options, const NvccLookup& lookup,
         for (const std::string& line : failure.lines) builder.note(Note::ToolOutput, "nvcc", line);
         builder.note(Note::DumpCudaSource);
       }
-      for (FileResult& other : results) {
-        if (!other.soTemp.empty()) {
-          ::unlink(other.soTemp.c_str());
-          keepFileOnSignal(other.soTemp);
-        }
-        other.soTemp.clear();
-      }
+      for (FileResult& other : results) other.builtSo.reset();
       return false;
     }
-    result.soTemp = soTemp;
+    result.builtSo = std::move(library);
     result.computeNs += static_cast<uint64_t>(monotonicNs() - start);
   }
   return true;
@@ -1873,31 +1870,17 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
                             {"py", result.py}};
       if (result.hasCu) {
         blobs.emplace_back("cu", result.cu);
-        if (!result.soTemp.empty()) {
-          std::optional<std::string> so = readWholeFile(result.soTemp);
-          if (!so) continue;  // the library could not be read back: not cached
-          blobs.emplace_back("so", std::move(*so));
-        }
+        if (result.builtSo) blobs.emplace_back("so", *result.builtSo);
       }
       cache.store(cache::Level::L3, *result.l3Key, cache::packBlobs(blobs), result.computeNs);
     }
   }
-  // An environment error after nvcc ran: its libraries are not put in place.
-  auto removeLibraries = [&] {
-    for (FileResult& result : results) {
-      if (!result.soTemp.empty()) {
-        ::unlink(result.soTemp.c_str());
-        keepFileOnSignal(result.soTemp);
-      }
-    }
-  };
   // A store that failed (unwritable folder, disk full) turned the cache off:
   // a cache the user named is then an environment error and nothing is
   // written; the default location's is said once, and the compile goes on.
   if (cacheWorked && !cache.warning().empty() && !cacheChosenBy.empty()) {
     diags.reportForPath(Diag::CacheDirUnusable, "", cache.warning(), cacheChosenBy);
     sorter.flush();
-    removeLibraries();
     return kExitInternalError;
   }
   if (cacheWorked && !cache.warning().empty()) {
@@ -1912,7 +1895,6 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     std::string shown = path == "-" ? "standard output" : path;
     diags.reportForPath(Diag::CannotWriteFile, "", shown, error).about(shown);
     sorter.flush();
-    removeLibraries();
     return kExitInternalError;
   };
   if (writeOutputs) {
@@ -1924,14 +1906,10 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     for (FileResult& result : results) {
       std::string so = cudaPathFor(options, result.source->name(), ".so");
       std::string error;
-      if (!result.soTemp.empty()) {
-        std::string temp = std::exchange(result.soTemp, "");
-        if (!outputs.stageFile(so, temp, &error)) return fail(so, error);
-      } else if (result.cachedSo) {
-        // As nvcc made it: executable (0755 under the usual umask).
-        if (!outputs.stage(so, *result.cachedSo, &error, /*executable=*/true)) {
-          return fail(so, error);
-        }
+      if (result.builtSo || result.cachedSo) {
+        // As nvcc makes it: executable (0755 under the usual umask).
+        const std::string& library = result.builtSo ? *result.builtSo : *result.cachedSo;
+        if (!outputs.stage(so, library, &error, /*executable=*/true)) return fail(so, error);
       } else if (result.hasCu) {
         outputs.stageRemoval(so);
       }

@@ -16,13 +16,15 @@ namespace tritonc {
 
 namespace {
 
-// Whether something is at `path`: also a loop of links or a name too long,
-// which ImportNotReadable then explains (they were "cannot find", with a
-// "did you mean" naming the other link of the loop). A folder that cannot
-// be searched is passed over, as a missing one is, for the next directory.
+// Whether something is at `path`: also a link there that leads nowhere (a
+// loop of links), which ImportNotReadable then explains (it was "cannot
+// find", with a "did you mean" naming the other link of the loop). A path
+// through a folder that cannot be followed or searched is passed over, as a
+// missing one is, for the next directory.
 bool exists(const std::string& path) {
   struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 || errno == ELOOP || errno == ENAMETOOLONG;
+  return ::stat(path.c_str(), &st) == 0 ||
+         (errno == ELOOP && ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode));
 }
 
 // Why an existing path cannot be imported, or "" when it can (a regular file;

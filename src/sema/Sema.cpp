@@ -2621,7 +2621,11 @@ std::optional<std::vector<DimId>> Checker::broadcast(std::span<const DimId> a,
 
 void Checker::checkAssumedSizes(NodeId node, std::span<const DimId> shape,
                                 std::span<const size_t> assumed, size_t tail) {
-  for (size_t fromLast : assumed) {
+  // Each dimension once (clip(x, lo, hi) broadcasts twice).
+  std::vector<size_t> once(assumed.begin(), assumed.end());
+  std::sort(once.begin(), once.end());
+  once.erase(std::unique(once.begin(), once.end()), once.end());
+  for (size_t fromLast : once) {
     if (fromLast + tail >= shape.size()) continue;
     size_t dim = shape.size() - 1 - tail - fromLast;
     // (A later operand of clip can make it `?`: nothing to check then.)

@@ -333,7 +333,7 @@ def test_file_names_never_reach_nvccs_shell(ctx):
     with open(nvcc, "w") as f:
         # As nvcc does: a step run by a shell, the source's name quoted in it.
         f.write('#!/bin/sh\nfor a; do cu=$a; done\nsh -c "test -f \\"$cu\\""\n'
-                'echo "$(basename "$cu")(3): error: identifier \\"x\\" is undefined" >&2\n'
+                'echo "$cu(3): error: identifier \\"x\\" is undefined" >&2\n'
                 'exit 1\n')
     os.chmod(nvcc, 0o755)
     name = "x$(touch PWNED)`touch PWNED2`.tri"

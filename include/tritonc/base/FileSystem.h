@@ -81,11 +81,6 @@ class FileTransaction {
   /// `executable`: created 0777 less the umask, as a linker makes a library.
   bool stage(const std::string& path, std::string_view contents, std::string* error,
              bool executable = false);
-  /// A file already written elsewhere on the same file system (`temp`,
-  /// which the transaction now owns; registered with removeFileOnSignal by
-  /// whoever wrote it), to be renamed to `path`. False (with `error`) when
-  /// `path` cannot take it.
-  bool stageFile(const std::string& path, const std::string& temp, std::string* error);
   /// A file of an earlier build to remove at commit (if it exists).
   void stageRemoval(const std::string& path);
   /// False (with the path and `error`) when one cannot be put in place; the
@@ -151,9 +146,7 @@ struct ProcessResult {
 /// readable by its owner only, as mkdtemp; its path, or empty with `error`.
 std::string makePrivateDirectory(const std::string& prefix, std::string* error);
 
-/// `workDir`, when given, is the child's working directory.
-ProcessResult runProcess(const std::vector<std::string>& args, const std::string& logPath,
-                         const std::string& workDir = {});
+ProcessResult runProcess(const std::vector<std::string>& args, const std::string& logPath);
 
 /// Writes `text` to stdout (buffered). The errno of the first write that
 /// failed is kept for flushStandardOutput(): by the final fflush the stream
