@@ -332,7 +332,7 @@ def test_file_names_never_reach_nvccs_shell(ctx):
     nvcc = os.path.join(work, "nvcc")
     with open(nvcc, "w") as f:
         # As nvcc does: a step run by a shell, the source's name quoted in it.
-        f.write('#!/bin/sh\nfor a; do cu=$a; done\nsh -c "test -f \\"$cu\\""\n'
+        f.write('#!/bin/sh\nfor a; do cu=$a; done\nsh -c "test -f \\"$cu\\""\npwd > ran_in\n'
                 'echo "$cu(3): error: identifier \\"x\\" is undefined" >&2\n'
                 'exit 1\n')
     os.chmod(nvcc, 0o755)
@@ -346,8 +346,13 @@ def test_file_names_never_reach_nvccs_shell(ctx):
     want = 'note: nvcc: x$(touch PWNED)`touch PWNED2`_kernels.cu(3): error: identifier "x" is undefined'
     if proc.returncode != 3 or want not in proc.stderr.splitlines():
         raise AssertionError("exit %d: %s" % (proc.returncode, proc.stderr))
-    if sorted(os.listdir(work)) != sorted(["nvcc", name]):
+    # nvcc runs in the current directory: relative paths in NVCC_APPEND_FLAGS (-ccbin,
+    # -I, --keep) mean what they meant (review 45D: a private working folder broke them).
+    if sorted(os.listdir(work)) != sorted(["nvcc", name, "ran_in"]):
         raise AssertionError("files left: %s" % os.listdir(work))
+    with open(os.path.join(work, "ran_in")) as f:
+        if os.path.realpath(f.read().strip()) != os.path.realpath(work):
+            raise AssertionError("nvcc ran in another folder")
 
 
 def test_nvcc_without_a_host_compiler_is_no_nvcc(ctx):
