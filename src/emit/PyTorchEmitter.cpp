@@ -1532,6 +1532,9 @@ void Emitter::emitLayer(size_t index) {
   expr_.clear();
   used_.clear();
   std::string sig = hyperSignature(f, false);
+  // The hyperparameters are locals of __init__: no temporary may take one's
+  // name (`t = torch.zeros((t,))` replaced a hyperparameter `t`, audit 45E).
+  for (const HyperDecl& h : f.hypers) used_.names.insert(name(h.name));
   line(1, fmt::format("def __init__(self{}):", sig));
   line(2, "super().__init__()");
   resolveHyperDefaults(f, 2, false);

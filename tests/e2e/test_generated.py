@@ -2469,6 +2469,39 @@ layer DW(w: Tensor<float32, [6, 1, 3, 3]>, x: Tensor<float32, [6, ?, ?]>) -> Ten
                         "unbatched depthwise %s %s" % (shape, level))
 
 
+def test_hyperparameters_named_like_temporaries(ctx):
+    """A hyperparameter (or implicit size variable) named `t`, the emitter's base name for
+    temporaries, was overwritten in __init__ by the first weight initializer's temporary
+    (`t = torch.zeros((t,))`): accepted, but the module failed when built (audit 45E, a
+    token count `t` in an MLP-Mixer)."""
+    src = """
+layer A(t: int = 4, b: Tensor<float32, [t]> = zeros(), g: Tensor<float32, [t]> = ones(),
+        x: Tensor<float32, [?, t]>) -> Tensor<float32, [?, t]> {
+    let fc = TernaryLinear(t, t)
+    return fc(x) * g + b
+}
+layer M(w: TernaryTensor<trit, [h, t]> = ternary_quantize(kaiming_uniform()),
+        s: Tensor<float32, [h]> = ones(), x: Tensor<float32, [?, t]>) -> Tensor<float32, [?, h]> {
+    return linear(x, w) * s
+}
+layer Top(x: Tensor<float32, [?, 6]>) -> Tensor<float32, [?, 3]> {
+    let m = M(h=3, t=6)
+    let a = A(t=6)
+    return m(a(x))
+}
+"""
+    x = torch.randn(2, 6, generator=torch.Generator().manual_seed(4))
+    for level in LEVELS:
+        module = load(ctx.compile_text(src, level))
+        a = module.A()
+        check_close(a.b, torch.zeros(4), "A().b " + level)
+        if a.fc.in_features != 4:
+            raise AssertionError("%s: TernaryLinear got %r" % (level, a.fc.in_features))
+        out = module.Top()(x)
+        if tuple(out.shape) != (2, 3):
+            raise AssertionError("%s: Top gave %s" % (level, tuple(out.shape)))
+
+
 def test_cross_entropy_takes_int32_class_indices(ctx):
     """cross_entropy's class indices may be any integer tensor (`Tensor<int, [?]>` is the
     natural spelling): torch wants int64, so the target is converted. Float probabilities
@@ -5024,6 +5057,7 @@ def all_tests():
         test_a_size_broadcast_against_an_unknown_one_is_checked_at_O0,
         test_concat_of_unknown_then_known_sizes_is_checked_at_O0,
         test_cross_entropy_batch_sizes_are_compared_at_O0, test_depthwise_conv_of_an_unbatched_input,
+        test_hyperparameters_named_like_temporaries,
               test_functional_batch_norm_with_weight_statistics,
               test_reads_of_module_state_stay_in_order,
               test_in_place_dropout_changes_no_other_value,
