@@ -111,6 +111,12 @@ std::optional<std::string_view> dslNameForForeign(std::string_view member) {
   return std::nullopt;
 }
 
+std::optional<std::string_view> dslDTypeForForeign(std::string_view member) {
+  std::string_view name = renamed(member);
+  if (isDType(name)) return name;
+  return std::nullopt;
+}
+
 std::optional<std::string_view> torchArgumentName(std::string_view name) {
   static constexpr std::pair<std::string_view, std::string_view> kNames[] = {
       {"kernel", "kernel_size"}, {"kernel_shape", "kernel_size"}, {"ksize", "kernel_size"},

@@ -24,6 +24,9 @@ const char* foreignLibrary(std::string_view name);
 /// for nn.Linear, `concat` for torch.cat, `relu` for nn.ReLU and F.relu,
 /// `float32` for torch.float32), or nullopt when there is none.
 std::optional<std::string_view> dslNameForForeign(std::string_view member);
+/// The Triton DSL dtype of a torch dtype's name (`long` -> `int64`, `half` ->
+/// `float16`, `float32`), or nullopt when `member` names no dtype.
+std::optional<std::string_view> dslDTypeForForeign(std::string_view member);
 /// The Triton DSL name of a torch function written bare (`cat` -> `concat`,
 /// `clamp` -> `clip`): the functions of the renaming table only, not its
 /// module and dtype spellings (`half` may well be a variable); and of a

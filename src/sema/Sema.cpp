@@ -3113,6 +3113,17 @@ bool Checker::reportForeignMember(NodeId node, NodeId call) {
     auto [positional, named] = call.isValid()
                                    ? argumentTexts(call)
                                    : std::pair<std::vector<std::string>, std::vector<std::string>>();
+    // The target's parameters: a named argument it does not take is dropped
+    // when it only places the tensor (`device=`, `pin_memory=`); any other
+    // (`approximate="tanh"`) makes the rewrite `name(...)`, since dropping
+    // it would change what the call computes (audit 45E: the note suggested
+    // code the checker rejects). A torch dtype value is the language's.
+    const std::vector<BuiltinParam>* params = nullptr;
+    if (std::optional<BuiltinFn> fn = findBuiltinFn(*name)) params = &builtinFnParams(*fn);
+    else if (std::optional<BuiltinLayer> layer = findBuiltinLayer(*name)) {
+      params = &builtinLayerParams(*layer);
+    }
+    bool untranslatable = false;
     std::vector<std::string> kept;
     for (const std::string& arg : named) {
       size_t equal = arg.find('=');
@@ -3123,11 +3134,30 @@ bool Checker::reportForeignMember(NodeId node, NodeId call) {
       std::string_view value =
           equal == std::string::npos ? std::string_view() : std::string_view(arg).substr(equal + 1);
       while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-      kept.push_back(ours && equal != std::string::npos ? fmt::format("{}={}", *ours, value)
-                                                        : arg);
+      std::string_view effective = ours ? *ours : key;
+      if (params != nullptr && equal != std::string::npos &&
+          std::none_of(params->begin(), params->end(), [&](const BuiltinParam& p) {
+            return p.name == effective || p.alias == effective;
+          })) {
+        for (std::string_view placement :
+             {"device", "pin_memory", "layout", "memory_format", "non_blocking", "requires_grad"}) {
+          if (key == placement) effective = {};
+        }
+        if (!effective.empty()) untranslatable = true;
+        continue;
+      }
+      std::string shown(value);
+      for (std::string_view prefix : {"torch.", "th."}) {
+        if (value.substr(0, prefix.size()) != prefix) continue;
+        std::string_view rest = value.substr(prefix.size());
+        if (std::optional<std::string_view> dtype = dslDTypeForForeign(rest)) {
+          shown = std::string(*dtype);
+        }
+      }
+      kept.push_back(equal != std::string::npos ? fmt::format("{}={}", effective, shown) : arg);
     }
-    bool callable = call.isValid() && (findBuiltinLayer(*name) || !positional.empty() ||
-                                       !kept.empty());
+    bool callable = call.isValid() && !untranslatable &&
+                    (findBuiltinLayer(*name) || !positional.empty() || !kept.empty());
     if (callable) {
       std::vector<std::string> all = positional;
       all.insert(all.end(), kept.begin(), kept.end());
@@ -3137,7 +3167,7 @@ bool Checker::reportForeignMember(NodeId node, NodeId call) {
         rewrite = *sizes;
       }
       builder.note(Note::WriteInstead, source(), rangeOf(call), pythonBoolsAsDsl(rewrite));
-    } else if (call.isValid() && findBuiltinFn(*name)) {
+    } else if (call.isValid() && (findBuiltinFn(*name) || untranslatable)) {
       // `let act = nn.ReLU()` then `act(h)`: the function is applied directly.
       builder.note(Note::WriteInstead, source(), rangeOf(call), fmt::format("{}(...)", *name));
     } else {
