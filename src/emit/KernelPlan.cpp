@@ -544,12 +544,14 @@ class Planner {
     };
     std::optional<int64_t> in = arg("in_ch"), out = arg("out_ch"), groups = arg("groups", 1);
     std::optional<std::pair<int64_t, int64_t>> size = sizes("k"), stride = sizes("stride", 1),
-                                                padding = sizes("padding", 0);
-    if (!in || !out || !size || !stride || !padding || !groups) return;
-    // The kernels are for dilation 1; a dilated convolution runs torch's.
-    if (sizes("dilation", 1) != std::pair<int64_t, int64_t>(1, 1)) return;
+                                                padding = sizes("padding", 0),
+                                                dilation = sizes("dilation", 1);
+    if (!in || !out || !size || !stride || !padding || !dilation || !groups) return;
+    // A dilated convolution (TCN, WaveNet) is the same template with DH/DW,
+    // as a functional conv2d's is (audit 45E: it ran torch's, unsaid).
     if (*in <= 0 || *out <= 0 || std::min(size->first, size->second) <= 0 ||
         std::min(stride->first, stride->second) <= 0 ||
+        std::min(dilation->first, dilation->second) <= 0 ||
         std::min(padding->first, padding->second) < 0 || *groups <= 0 || *in % *groups != 0 ||
         *out % *groups != 0) {
       return;
@@ -560,6 +562,7 @@ class Planner {
     std::tie(k.kh, k.kw) = *size;
     std::tie(k.sh, k.sw) = *stride;
     std::tie(k.ph, k.pw) = *padding;
+    std::tie(k.dh, k.dw) = *dilation;
     k.groups = *groups;
     add(std::move(k));
   }

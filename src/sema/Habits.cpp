@@ -286,7 +286,22 @@ std::optional<std::string_view> missingFunctionHint(std::string_view name) {
   static constexpr std::string_view kRmsNorm =
       "RMS normalization is 'x / sqrt(mean(x * x, dim=-1, keepdim=true) + eps) * g', with "
       "'g: Tensor<float32, [d]> = ones()' a weight of the layer";
+  static constexpr std::string_view kConv1d =
+      "a 1-D convolution is a [1, k] one over [b, c, 1, t] ('unsqueeze(x, 2)'): "
+      "'TernaryConv2d(c, o, [1, k], padding=[0, p], dilation=[1, d])'";
+  static constexpr std::string_view kPool1d =
+      "a 1-D pool is a [1, k] one over [b, c, 1, t] ('unsqueeze(x, 2)'): "
+      "'maxpool2d(x, [1, k])' (or 'avgpool2d')";
   static constexpr std::pair<std::string_view, std::string_view> kHints[] = {
+      // 1-D signals (audio, TCNs): held as [b, c, 1, t] (audit 45E).
+      {"conv1d", kConv1d},
+      {"Conv1d", kConv1d},
+      {"TernaryConv1d", kConv1d},
+      {"max_pool1d", kPool1d},
+      {"avg_pool1d", kPool1d},
+      {"MaxPool1d", kPool1d},
+      {"AvgPool1d", kPool1d},
+      {"chunk", "'chunk(x, n, dim)' is 'split(x, size, dim)' with size = the dimension / n"},
       {"tril", "a causal mask is a comparison of positions: 'let i = arange(0, t)' then "
                "'unsqueeze(i, 1) >= unsqueeze(i, 0)'"},
       {"triu", "a causal mask is a comparison of positions: 'let i = arange(0, t)' then "

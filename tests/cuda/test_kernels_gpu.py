@@ -45,6 +45,8 @@ CONV_GEOMS = (
     (3, 64, 7, 7, 2, 2, 3, 3, 1, 1, 1),     # 7x7 stem, K = 147
     (16, 24, 1, 7, 1, 1, 0, 3, 1, 1, 1),    # Inception's factorized 1x7
     (24, 16, 7, 1, 2, 1, 3, 0, 1, 1, 1),    # and 7x1, strided in height only
+    (8, 8, 1, 3, 1, 1, 0, 4, 1, 4, 1),      # a TCN layer: [1, 3] dilated 4 in time
+    (8, 8, 3, 3, 1, 1, 2, 2, 2, 2, 8),      # depthwise, dilated
 )
 BATCHES = (1, 2, 3, 4, 5, 6, 7, 8, 9, 64, 130)
 EMULATED_BATCHES = (1, 2, 5, 8, 9, 64)  # each GEMV bucket and the GEMM

@@ -259,6 +259,32 @@ layer Net(w: TernaryTensor<trit, [16, 16, 1, 3]>,
         raise AssertionError("no launcher for %s (found %s)" % (missing, sorted(found)))
 
 
+def test_dilated_convolutions_get_launchers(ctx):
+    """A dilated TernaryConv2d (TCN and WaveNet layers: a [1, k] convolution per dilation)
+    got no kernel and no word (audit 45E: 4 of a TCN's 8 ternary layers); it gets the
+    launcher tritonrt.cuda asks for, from the module's dilation, as a functional dilated
+    conv2d does."""
+    src = """
+layer Tcn(x: Tensor<float32, [?, 8, 1, 32]>) -> Tensor<float32, [?, 8, 1, 32]> {
+    let c1 = TernaryConv2d(8, 8, [1, 3], padding=[0, 2], dilation=[1, 2])
+    let c2 = TernaryConv2d(8, 8, [1, 3], padding=[0, 4], dilation=[1, 4])
+    let c3 = TernaryConv2d(8, 8, 3, padding=2, dilation=2)
+    return c3(relu(c2(relu(c1(x)))))
+}
+"""
+    py, cu = compile_cuda_text(ctx, "tcn", src)
+    found = set(launchers(open(cu).read()))
+    model = gen.entry(gen.load(py))()
+    want = [cuda.conv2d_symbol(torch.float32, m.in_channels, m.out_channels, m.kernel_size,
+                               m.stride, m.padding, m.dilation, m.groups, act)
+            for m, act in ((model.c1, "relu"), (model.c2, "relu"), (model.c3, "none"))]
+    if want[0].find("_d1x2_") < 0 or want[2].find("_d2x2_") < 0:
+        raise AssertionError("the modules' dilations: %s" % want)
+    missing = [w for w in want if w not in found]
+    if missing:
+        raise AssertionError("no launcher for %s (found %s)" % (missing, sorted(found)))
+
+
 def test_cuda_module_runs_reference_path_on_cpu(ctx):
     for name in ("mnist_mlp", "resnet_block", "tutorial_cnn"):
         py, _, _ = compile_cuda(ctx, name, "-O2", "--nvcc", "/nonexistent/nvcc")
@@ -845,6 +871,7 @@ def main():
     tests += [test_functional_convolutions_get_launchers,
               test_products_past_the_kernels_limits_get_no_launcher,
               test_non_square_convolutions_get_launchers,
+              test_dilated_convolutions_get_launchers,
               test_extreme_hyperparameters_do_not_crash_the_planner,
               test_cuda_module_runs_reference_path_on_cpu,
               test_no_nvcc_says_so_and_writes_the_source, test_failed_nvcc_writes_nothing,
