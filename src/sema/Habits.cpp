@@ -301,6 +301,8 @@ std::optional<std::string_view> missingFunctionHint(std::string_view name) {
       {"avg_pool1d", kPool1d},
       {"MaxPool1d", kPool1d},
       {"AvgPool1d", kPool1d},
+      {"inf", "a mask's minus infinity is a large finite value, '-1e9' (or a bool mask "
+              "passed to scaled_dot_product_attention)"},
       {"chunk", "'chunk(x, n, dim)' is 'split(x, size, dim)' with size = the dimension / n"},
       {"tril", "a causal mask is a comparison of positions: 'let i = arange(0, t)' then "
                "'unsqueeze(i, 1) >= unsqueeze(i, 0)'"},
