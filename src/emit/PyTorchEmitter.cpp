@@ -505,7 +505,18 @@ class Emitter {
   /// every scalar op: the text of each intermediate of a long chain
   /// (`1 + 1 + ... + 1`) is quadratic in it.
   void collectCtorNeeded(BlockId block);
-  std::vector<bool> statisticsOnly(const Function& f) const;
+  std::vector<bool> statisticsOnly(const Function& f);
+  /// Per weight and input of function `index`: 0 unread, 1 read only as
+  /// batch_norm's running statistics (directly, or passed to a layer or fn
+  /// that reads its parameter so), 2 read otherwise. Memoized; a recursive
+  /// cycle counts as unread, the other uses decide.
+  struct StatisticsUse {
+    bool done = false, inProgress = false;
+    std::vector<int> weights, inputs;
+  };
+  const StatisticsUse& statisticsUse(size_t index);
+  void summarizeStatistics(size_t index);
+  std::vector<StatisticsUse> statisticsUses_;
   std::unordered_set<uint32_t> ctorNeeded_;
   /// Writes the sub-modules held back under one condition (emitInstances).
   void flushInstances(int depth);
@@ -1335,45 +1346,116 @@ void Emitter::emitInstances(BlockId block, int depth, std::vector<std::string>& 
 }
 
 // Per weight of `f`: whether it is read, and only as batch_norm's running_mean or
-// running_var (which F.batch_norm updates in place and never differentiates).
-std::vector<bool> Emitter::statisticsOnly(const Function& f) const {
-  std::vector<int> state(f.weights.size(), 0);  // 0 unread, 1 statistics only, 2 other
-  std::unordered_map<uint32_t, size_t> weightOf;  // value -> weight index
-  std::vector<BlockId> blocks{f.body};
+// running_var (which F.batch_norm updates in place and never differentiates),
+// directly or through the layers and fns it is passed to: the same answer at
+// every level, whether or not they are inlined (audit 45B).
+std::vector<bool> Emitter::statisticsOnly(const Function& f) {
+  const StatisticsUse& use = statisticsUse(static_cast<size_t>(&f - m_.functions.data()));
+  std::vector<bool> out(use.weights.size());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = use.weights[i] == 1;
+  return out;
+}
+
+const Emitter::StatisticsUse& Emitter::statisticsUse(size_t index) {
+  if (statisticsUses_.size() != m_.functions.size()) statisticsUses_.resize(m_.functions.size());
+  if (statisticsUses_[index].done) return statisticsUses_[index];
+  // Callees first, depth first with an explicit stack (a chain of calls may
+  // be as long as the file); a callee in progress is a recursive cycle.
+  auto callsOf = [&](size_t f) {
+    std::vector<size_t> callees;
+    if (m_.functions[f].body.isValid()) {
+      m_.forEachOp(m_.functions[f].body, [&](OpId id) {
+        const Op& o = m_.op(id);
+        if ((o.kind == OpKind::Apply || o.kind == OpKind::CallFn) && o.intAttr >= 0 &&
+            static_cast<size_t>(o.intAttr) < m_.functions.size()) {
+          callees.push_back(static_cast<size_t>(o.intAttr));
+        }
+      });
+    }
+    return callees;
+  };
+  struct Frame {
+    size_t function;
+    std::vector<size_t> callees;
+    size_t next = 0;
+  };
+  std::vector<Frame> stack;
+  statisticsUses_[index].inProgress = true;
+  stack.push_back(Frame{index, callsOf(index)});
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    if (top.next < top.callees.size()) {
+      size_t callee = top.callees[top.next++];
+      StatisticsUse& cs = statisticsUses_[callee];
+      if (!cs.done && !cs.inProgress) {
+        cs.inProgress = true;
+        stack.push_back(Frame{callee, callsOf(callee)});  // (invalidates `top`)
+      }
+      continue;
+    }
+    summarizeStatistics(top.function);
+    stack.pop_back();
+  }
+  return statisticsUses_[index];
+}
+
+void Emitter::summarizeStatistics(size_t index) {
+  const Function& f = m_.functions[index];
+  std::vector<int> weights(f.weights.size(), 0), inputs(f.inputs.size(), 0);
+  // Values that are a weight (its reads) or an input (the body's arguments).
+  std::unordered_map<uint32_t, std::pair<bool, size_t>> tracked;
   std::vector<OpId> ops;
-  while (!blocks.empty()) {
-    BlockId b = blocks.back();
-    blocks.pop_back();
-    for (OpId id : m_.blocks[b.index].ops) {
+  if (f.body.isValid()) {
+    const Block& body = m_.blocks[f.body.index];
+    for (size_t i = 0; i < body.args.size() && i < f.inputs.size(); ++i) {
+      tracked[body.args[i].index] = {false, i};
+    }
+    m_.forEachOp(f.body, [&](OpId id) {
       const Op& o = m_.op(id);
       if (o.kind == OpKind::Weight && o.resultsCount == 1 && o.intAttr >= 0 &&
-          static_cast<size_t>(o.intAttr) < state.size()) {
-        weightOf[m_.result(id).index] = static_cast<size_t>(o.intAttr);
+          static_cast<size_t>(o.intAttr) < weights.size()) {
+        tracked[m_.result(id).index] = {true, static_cast<size_t>(o.intAttr)};
       }
       ops.push_back(id);
-      for (BlockId r : o.regions) {
-        if (r.isValid()) blocks.push_back(r);
-      }
-    }
+    });
   }
   for (OpId id : ops) {
     const Op& o = m_.op(id);
+    if (o.kind == OpKind::CheckDim) continue;  // -O0's checks of a shape read no values
     std::span<const ValueId> operands = m_.operands(id);
     std::span<const int64_t> params = m_.ints(id);
     bool batchNorm = (o.kind == OpKind::Builtin || o.kind == OpKind::BuiltinStateful) &&
                      static_cast<BuiltinFn>(o.intAttr) == BuiltinFn::BatchNormFn &&
                      params.size() == operands.size();
+    bool call = (o.kind == OpKind::Apply || o.kind == OpKind::CallFn) && o.intAttr >= 0 &&
+                static_cast<size_t>(o.intAttr) < m_.functions.size() &&
+                params.size() == operands.size();
     for (size_t j = 0; j < operands.size(); ++j) {
-      auto it = weightOf.find(operands[j].index);
-      if (it == weightOf.end()) continue;
-      bool statistic = batchNorm && (params[j] == 3 || params[j] == 4);
-      int& s = state[it->second];
-      s = statistic && s != 2 ? 1 : 2;
+      auto it = tracked.find(operands[j].index);
+      if (it == tracked.end()) continue;
+      int use = 2;
+      if (batchNorm) {
+        use = params[j] == 3 || params[j] == 4 ? 1 : 2;
+      } else if (call) {
+        // What the callee does with that parameter (nothing known yet of a
+        // callee in a recursive cycle: no use).
+        const Function& g = m_.functions[static_cast<size_t>(o.intAttr)];
+        const StatisticsUse& gs = statisticsUses_[static_cast<size_t>(o.intAttr)];
+        const ParamRef& p = g.params[static_cast<size_t>(params[j])];
+        use = p.kind == ParamRef::Kind::Weight && p.index < gs.weights.size() ? gs.weights[p.index]
+              : p.kind == ParamRef::Kind::Input && p.index < gs.inputs.size() ? gs.inputs[p.index]
+              : gs.done                                                          ? 2
+                                                                                 : 0;
+      }
+      int& slot = it->second.first ? weights[it->second.second] : inputs[it->second.second];
+      slot = use == 0 ? slot : slot == 0 || slot == use ? use : 2;
     }
   }
-  std::vector<bool> out(state.size());
-  for (size_t i = 0; i < state.size(); ++i) out[i] = state[i] == 1;
-  return out;
+  StatisticsUse& s = statisticsUses_[index];
+  s.weights = std::move(weights);
+  s.inputs = std::move(inputs);
+  s.inProgress = false;
+  s.done = true;
 }
 
 void Emitter::collectCtorNeeded(BlockId body) {
@@ -3054,16 +3136,20 @@ std::string Emitter::builtinExpr(OpId id) {
       // a layer's weight passed as one is a Parameter, so it is detached
       // (the same storage, so the update still lands in it).
       // Values never change once computed, and the caller's tensors are not
-      // written: statistics that are not module state (a layer's input, a
-      // local) are updated in a copy. (A fn's parameter may be its caller's
-      // weight, which the inliner makes it at -O2: updated in place.)
+      // written: statistics that are not module state (a local) are updated
+      // in a copy. A parameter of a layer or fn is whatever its caller passed:
+      // in place when that is a weight (a Parameter), as -O2's inlining makes
+      // it, else a copy; the same at every level (audit 45B).
       std::string train = has(5) ? arg[5] : has(3) ? training() : "True";
       auto statistic = [&](size_t i) -> std::string {
         if (!has(i)) return "None";
         OpId def = m_.values[val[i].index].def;
-        bool state = def.isValid() ? m_.op(def).kind == OpKind::Weight ||
-                                         m_.op(def).kind == OpKind::InstanceMember
-                                   : fn_->kind == Function::Kind::Fn;
+        if (!def.isValid()) {
+          return fmt::format("({0}.detach() if isinstance({0}, nn.Parameter) else "
+                             "{0}.detach().clone())", raw[i]);
+        }
+        bool state = m_.op(def).kind == OpKind::Weight ||
+                     m_.op(def).kind == OpKind::InstanceMember;
         return raw[i] + (state ? ".detach()" : ".detach().clone()");
       };
       return fmt::format("F.batch_norm({}, {}, {}, {}, {}, training={}{}{})", arg[0],

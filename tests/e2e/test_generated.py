@@ -2502,6 +2502,58 @@ layer Top(x: Tensor<float32, [?, 6]>) -> Tensor<float32, [?, 3]> {
             raise AssertionError("%s: Top gave %s" % (level, tuple(out.shape)))
 
 
+def test_statistics_passed_through_layers_and_fns_are_the_same_at_every_level(ctx):
+    """Running statistics that reach batch_norm through a layer's inputs or a fn's
+    parameters (a fn's take training=false): -O0/-O1/-Os updated a copy (the applied
+    layer's inputs are values) and -O2/-O3, which inline it, the caller's weights; and such
+    weights were trainable
+    Parameters that never get a gradient (DDP fails) only where not inlined (audit 45B).
+    Now a statistic that is a parameter is updated in place when its caller passed a weight
+    (an nn.Parameter), in a copy otherwise, at every level; and a weight read only as
+    statistics, wherever, takes no gradient."""
+    src = """
+layer Norm(g: Tensor<float32, [8]>, b: Tensor<float32, [8]>, x: Tensor<float32, [?, 8]>,
+           rm: Tensor<float32, [?]>, rv: Tensor<float32, [?]>) -> Tensor<float32, [?, 8]> {
+    return batch_norm(x, g, b, running_mean=rm, running_var=rv)
+}
+fn norm_eval(x: Tensor<float32, [?, 8]>, g: Tensor<float32, [8]>, m: Tensor<float32, [8]>,
+             v: Tensor<float32, [8]>) -> Tensor<float32, [?, 8]> {
+    return batch_norm(x, g, g, running_mean=m, running_var=v, training=false)
+}
+layer M(g: Tensor<float32, [8]> = ones(), b: Tensor<float32, [8]> = zeros(),
+        rm: Tensor<float32, [8]> = zeros(), rv: Tensor<float32, [8]> = ones(),
+        sm: Tensor<float32, [8]> = zeros(), sv: Tensor<float32, [8]> = ones(),
+        x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
+    let local = zeros([8])
+    let h = Norm(g, b, x, rm, rv)
+    return norm_eval(h, g, sm, sv) + norm_eval(h, g, local, ones([8]))
+}
+"""
+    x = torch.randn(16, 8, generator=torch.Generator().manual_seed(1)) * 3 + 2
+    results = {}
+    for level in ("-O0", "-O1", "-O2", "-O3", "-Os"):
+        m = entry(load(ctx.compile_text(src, level)))()
+        frozen = sorted(n for n, p in m.named_parameters() if not p.requires_grad)
+        m.train()
+        for _ in range(3):
+            m(x)
+        m.eval()
+        with torch.no_grad():
+            y = m(x)
+        results[level] = (frozen, m.rm.clone(), m.sv.clone(), y)
+    frozen, rm, sv, y = results["-O0"]
+    if frozen != ["rm", "rv", "sm", "sv"]:
+        raise AssertionError("-O0: frozen parameters %s" % frozen)
+    if float(rm.abs().max()) == 0.0:
+        raise AssertionError("-O0: the caller's running statistics were not updated")
+    for level, (f, r, v, out) in results.items():
+        if f != frozen:
+            raise AssertionError("%s: frozen parameters %s, -O0 %s" % (level, f, frozen))
+        check_close(r, rm, "rm " + level)
+        check_close(v, sv, "sv " + level)
+        check_close(out, y, "eval output " + level)
+
+
 def test_cross_entropy_takes_int32_class_indices(ctx):
     """cross_entropy's class indices may be any integer tensor (`Tensor<int, [?]>` is the
     natural spelling): torch wants int64, so the target is converted. Float probabilities
@@ -5058,6 +5110,7 @@ def all_tests():
         test_concat_of_unknown_then_known_sizes_is_checked_at_O0,
         test_cross_entropy_batch_sizes_are_compared_at_O0, test_depthwise_conv_of_an_unbatched_input,
         test_hyperparameters_named_like_temporaries,
+        test_statistics_passed_through_layers_and_fns_are_the_same_at_every_level,
               test_functional_batch_norm_with_weight_statistics,
               test_reads_of_module_state_stay_in_order,
               test_in_place_dropout_changes_no_other_value,
