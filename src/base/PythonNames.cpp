@@ -53,26 +53,37 @@ std::string_view stemOf(std::string_view name) {
   return last == std::string_view::npos ? name : name.substr(0, last + 1);
 }
 
+// `name` escaped: a trailing '_'. A name that begins with two underscores
+// and does not end with two would be mangled by Python inside a class body
+// (`self.__w` is `self._Net__w`, a fn `__f` called in a method is looked up
+// as `_Net__f`): it gets "_u__" instead, which ends with two underscores
+// (no mangling) and makes no special name of Python's. The two forms never
+// meet: one ends with "u__", the other ('_' after a name ending "__") with
+// "___" or begins with a single '_'.
+std::string escaped(std::string_view name) {
+  bool mangled = name.size() >= 2 && name[0] == '_' && name[1] == '_' &&
+                 !(name.size() >= 4 && name.substr(name.size() - 2) == "__");
+  return std::string(name) + (mangled ? "_u__" : "_");
+}
+
 }  // namespace
 
 std::string pyIdent(std::string_view name) {
-  std::string out(name);
   std::string_view stem = stemOf(name);
   if ((!name.empty() && name[0] == '_') || keywords().count(stem) != 0 ||
       generatedNames().count(stem) != 0) {
-    out += '_';
+    return escaped(name);
   }
-  return out;
+  return std::string(name);
 }
 
 std::string pyMember(std::string_view name) {
-  std::string out(name);
   std::string_view stem = stemOf(name);
   if ((!name.empty() && name[0] == '_') || keywords().count(stem) != 0 ||
       moduleAttributes().count(stem) != 0) {
-    out += '_';
+    return escaped(name);
   }
-  return out;
+  return std::string(name);
 }
 
 }  // namespace tritonc

@@ -306,6 +306,17 @@ std::vector<bool> fnsTakingDevice(const Module& m) {
   return takes;
 }
 
+// The module-level function of a stateless layer's body: `_<Layer>_apply`.
+// Of a class whose name begins with '_' (an escaped source name) that would
+// begin with two underscores and be mangled where a method calls it
+// (`__Cell__apply` read as `_Net___Cell__apply`): `_<Layer>_apply__` then,
+// which ends with two (no user name's escape ends with "y__").
+std::string applyName(std::string_view className) {
+  std::string name = fmt::format("_{}_apply", className);
+  if (!className.empty() && className[0] == '_') name += "__";
+  return name;
+}
+
 class Emitter {
  public:
   Emitter(const Module& m, const EmitOptions& options, const std::vector<bool>& fnsUsingTraining,
@@ -1157,7 +1168,7 @@ void Emitter::reserveReferences(const Function& f) {
         reserved_.insert(globalName(index));
       } else if (o.kind == OpKind::Apply || o.kind == OpKind::CallFn) {
         reserved_.insert(fnName(index));
-        reserved_.insert("_" + fnName(index) + "_apply");
+        reserved_.insert(applyName(fnName(index)));
       } else if (o.kind == OpKind::Instantiate && !f.instances[index].builtin) {
         reserved_.insert(fnName(f.instances[index].decl));
       }
@@ -1552,7 +1563,7 @@ void Emitter::emitLayer(size_t index) {
     for (const HyperDecl& h : f.hypers) used_.insert(name(h.name));
     std::string sig = hyperSignature(f, true);
     std::string all = params + sig + (sig.empty() ? ", *" : "") + ", _training=False";
-    line(0, fmt::format("def _{}_apply({}):", className, all.substr(2)));
+    line(0, fmt::format("def {}({}):", applyName(className), all.substr(2)));
     // Size variables not given: read from the shapes that declare them.
     for (const HyperDecl& h : f.hypers) {
       std::string source;
@@ -1714,7 +1725,7 @@ void Emitter::emitLayer(size_t index) {
     for (const HyperDecl& h : f.hypers) {
       args += fmt::format("{}=self.{}, ", name(h.name), member(h.name));
     }
-    line(2, fmt::format("return _{}_apply({}_training=self.training)", className, args));
+    line(2, fmt::format("return {}({}_training=self.training)", applyName(className), args));
     return;
   }
   emitInputDefaults(f, 2);
@@ -2756,7 +2767,7 @@ std::string Emitter::opExpr(OpId id) {
         }
         return fmt::format("{}({})", callee, args);
       }
-      return fmt::format("_{}_apply({}{}_training={})", callee, args, args.empty() ? "" : ", ",
+      return fmt::format("{}({}{}_training={})", applyName(callee), args, args.empty() ? "" : ", ",
                          training());
     }
     case OpKind::Instantiate: {

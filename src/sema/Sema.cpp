@@ -1140,16 +1140,20 @@ void Checker::checkCallableBody(int index) {
 // name would be overwritten or collide.
 void Checker::checkPackedScaleNames(const CallableInfo& info) {
   if (info.isFn) return;
-  std::unordered_map<std::string, NodeId> names;  // spelling -> where it is defined
+  // By attribute name (pyMember): a weight `training` is `training_`, whose
+  // scale `training__scale` a weight of that spelling would take (audit 45F).
+  std::unordered_map<std::string, NodeId> names;  // attribute -> where it is defined
   for (const ParamInfo& p : info.params) {  // inputs are forward's locals, not attributes
-    if (p.node.isValid() && p.cls != ParamClass::Input) names.emplace(spelling(p.name), p.node);
+    if (p.node.isValid() && p.cls != ParamClass::Input) {
+      names.emplace(pyMember(spelling(p.name)), p.node);
+    }
   }
   for (const auto& [name, node] : ctx_.attributes) {
-    names.emplace(spelling(IdentifierId{name}), node);
+    names.emplace(pyMember(spelling(IdentifierId{name})), node);
   }
   for (const ParamInfo& p : info.params) {
     if (p.cls != ParamClass::Weight || !module_.types.isTernary(p.type)) continue;
-    std::string scale = std::string(spelling(p.name)) + "_scale";
+    std::string scale = pyMember(spelling(p.name)) + "_scale";
     auto it = names.find(scale);
     if (it == names.end() || !it->second.isValid()) continue;
     report(Diag::PackedScaleNameTaken, it->second, scale, spelling(p.name));

@@ -2554,6 +2554,38 @@ layer M(g: Tensor<float32, [8]> = ones(), b: Tensor<float32, [8]> = zeros(),
         check_close(out, y, "eval output " + level)
 
 
+def test_names_python_would_mangle(ctx):
+    """Python mangles a name that begins with two underscores and does not end with two,
+    inside a class body: a layer `_Cell` (its helper `__Cell__apply`), a fn `__f`, a
+    constant `__k` read in a method raised NameError ('_Net__f_'), and a weight `__w` had
+    the state_dict key `_Net__w_` (audit 45F). They run at every level now, and the key is
+    the escaped name the RenamedInStateDict warning gives."""
+    src = """
+let __k: float32 = 2.0
+fn __f(a: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    return a * 3.0
+}
+layer _Cell(w: TernaryTensor<trit, [4, 4]>, x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    return x @ w
+}
+layer Net(__w: Tensor<float32, [4]> = ones(), x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    let lin = Linear(4, 4)
+    let c = _Cell()
+    let h = _Cell(c.w, lin(x))
+    return __f(c(h)) * __w * __k
+}
+"""
+    x = torch.randn(2, 4, generator=torch.Generator().manual_seed(5))
+    for level in LEVELS:
+        model = load(ctx.compile_text(src, level)).Net()
+        keys = model.state_dict()
+        if "__w_u__" not in keys or any(k.startswith("_Net") for k in keys):
+            raise AssertionError("%s: state_dict keys %s" % (level, sorted(keys)))
+        q = tritonrt.ternary_quantize(keys["c.w"])
+        h = (x @ keys["lin.weight"].T + keys["lin.bias"]) @ q
+        check_close(model(x), (h @ q) * 3.0 * keys["__w_u__"] * 2.0, "mangled names " + level)
+
+
 def test_cross_entropy_takes_int32_class_indices(ctx):
     """cross_entropy's class indices may be any integer tensor (`Tensor<int, [?]>` is the
     natural spelling): torch wants int64, so the target is converted. Float probabilities
@@ -5111,6 +5143,7 @@ def all_tests():
         test_cross_entropy_batch_sizes_are_compared_at_O0, test_depthwise_conv_of_an_unbatched_input,
         test_hyperparameters_named_like_temporaries,
         test_statistics_passed_through_layers_and_fns_are_the_same_at_every_level,
+        test_names_python_would_mangle,
               test_functional_batch_norm_with_weight_statistics,
               test_reads_of_module_state_stay_in_order,
               test_in_place_dropout_changes_no_other_value,
