@@ -22,26 +22,26 @@
 
 namespace tritonc {
 
-std::optional<std::string> readRegularFile(const std::string& path, bool followLinks,
-                                           FoundFile* found, struct stat* st) {
+int openRegularFile(const std::string& path, bool followLinks, FoundFile* found,
+                    struct stat* st) {
   struct stat local {};
   if (st == nullptr) st = &local;
   *st = {};
   if ((followLinks ? ::stat(path.c_str(), st) : ::lstat(path.c_str(), st)) != 0) {
     *found = errno == ENOENT || errno == ENOTDIR ? FoundFile::Missing : FoundFile::Unreadable;
     st->st_mode = 0;
-    return std::nullopt;
+    return -1;
   }
   if (!S_ISREG(st->st_mode)) {
     *found = FoundFile::NotRegular;
-    return std::nullopt;
+    return -1;
   }
   *found = FoundFile::Unreadable;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | (followLinks ? 0 : O_NOFOLLOW));
   if (fd < 0) {
     if (errno == ELOOP || errno == ENXIO) *found = FoundFile::NotRegular;  // replaced since
     if (errno == ENOENT) *found = FoundFile::Missing;
-    return std::nullopt;
+    return -1;
   }
   if (::fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {  // replaced since the stat
     int saved = errno;
@@ -52,25 +52,46 @@ std::optional<std::string> readRegularFile(const std::string& path, bool followL
     }
     ::close(fd);
     errno = saved;
-    return std::nullopt;
+    return -1;
   }
-  std::string contents(static_cast<size_t>(st->st_size), '\0');
+  *found = FoundFile::Regular;
+  return fd;
+}
+
+bool readFileAt(int fd, std::string& into, size_t size, off_t offset) {
+  size_t start = into.size();
+  into.resize(start + size);
   size_t done = 0;
-  while (done < contents.size()) {
-    ssize_t n = ::read(fd, contents.data() + done, contents.size() - done);
+  while (done < size) {
+    ssize_t n = ::pread(fd, into.data() + start + done, size - done,
+                        offset + static_cast<off_t>(done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      int saved = errno;
-      ::close(fd);
-      errno = saved;
-      return std::nullopt;
+      into.resize(start + done);
+      return false;
     }
     if (n == 0) break;  // shorter than its size said (truncated meanwhile)
     done += static_cast<size_t>(n);
   }
-  contents.resize(done);
+  into.resize(start + done);
+  return true;
+}
+
+std::optional<std::string> readRegularFile(const std::string& path, bool followLinks,
+                                           FoundFile* found, struct stat* st) {
+  struct stat local {};
+  if (st == nullptr) st = &local;
+  int fd = openRegularFile(path, followLinks, found, st);
+  if (fd < 0) return std::nullopt;
+  std::string contents;
+  bool read = readFileAt(fd, contents, static_cast<size_t>(st->st_size), 0);
+  int saved = errno;
   ::close(fd);
-  *found = FoundFile::Regular;
+  errno = saved;
+  if (!read) {
+    *found = FoundFile::Unreadable;
+    return std::nullopt;
+  }
   return contents;
 }
 

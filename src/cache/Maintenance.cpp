@@ -203,6 +203,9 @@ std::vector<EntryFile> evict(std::vector<EntryFile> files, std::optional<uint64_
 
 namespace {
 constexpr const char* kStatsMagic = "tritonc-cache-stats 1";
+// The counters take a few hundred bytes; what follows 64 KiB is not theirs
+// (a `stats` grown or replaced by something else is read no further).
+constexpr size_t kStatsMaxBytes = 64 * 1024;
 
 template <typename Field>
 void forEachField(Counters& c, Field&& field) {
@@ -277,16 +280,7 @@ StatsFile::~StatsFile() {
 
 Counters StatsFile::read() const {
   std::string text;
-  char buffer[4096];
-  off_t offset = 0;
-  // The counters take a few hundred bytes; what follows 64 KiB is not theirs.
-  constexpr off_t kMost = 64 * 1024;
-  while (offset < kMost) {
-    ssize_t n = ::pread(fd_, buffer, sizeof buffer, offset);
-    if (n <= 0) break;
-    text.append(buffer, static_cast<size_t>(n));
-    offset += n;
-  }
+  (void)readFileAt(fd_, text, kStatsMaxBytes, 0);  // what could be read: counters are advisory
   return parseCounters(text);
 }
 
@@ -356,15 +350,14 @@ std::string blockingFileProblem(const std::string& dir) {
 }
 
 Counters readCounters(const std::string& dir) {
-  // As StatsFile: a regular file, not through a link, at most 64 KiB of it.
+  // As StatsFile: a regular file, not through a link, at most kStatsMaxBytes of it.
   FoundFile found = FoundFile::Missing;
-  struct stat st {};
-  std::string path = dir + "/stats";
-  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 64 * 1024) {
-    return Counters{};
-  }
-  std::optional<std::string> text = readRegularFile(path, /*followLinks=*/false, &found);
-  return text ? detail::parseCounters(*text) : Counters{};
+  int fd = openRegularFile(dir + "/stats", /*followLinks=*/false, &found);
+  if (fd < 0) return Counters{};
+  std::string text;
+  bool read = readFileAt(fd, text, detail::kStatsMaxBytes, 0);
+  ::close(fd);
+  return read ? detail::parseCounters(text) : Counters{};
 }
 
 namespace {

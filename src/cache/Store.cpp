@@ -18,69 +18,33 @@ namespace tritonc::cache {
 
 namespace detail {
 
-namespace {
-
-// Appends `size` bytes read at `offset` to `into` (fewer at the end of the
-// file); false on an error.
-bool readAt(int fd, std::string& into, size_t size, off_t offset) {
-  size_t start = into.size();
-  into.resize(start + size);
-  size_t done = 0;
-  while (done < size) {
-    ssize_t n = ::pread(fd, into.data() + start + done, size - done,
-                        offset + static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return false;
-    if (n == 0) break;  // shorter than its size said (truncated meanwhile)
-    done += static_cast<size_t>(n);
-  }
-  into.resize(start + done);
-  return true;
-}
-
-}  // namespace
-
 std::optional<std::string> readEntryFile(const std::string& path, bool* notEntry) {
-  *notEntry = false;
+  FoundFile found = FoundFile::Missing;
   struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
-  // Nothing but a regular file is opened (a device may do anything on open).
-  if (!S_ISREG(st.st_mode)) {
-    *notEntry = true;
-    return std::nullopt;
-  }
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-  if (fd < 0) {
-    *notEntry = errno == ELOOP || errno == ENXIO;  // replaced since the lstat
-    return std::nullopt;
-  }
-  std::optional<std::string> result;
+  int fd = openRegularFile(path, /*followLinks=*/false, &found, &st);
+  *notEntry = found == FoundFile::NotRegular;
+  if (fd < 0) return std::nullopt;
+  // Not an entry's header, or shorter than it says: the header alone
+  // (decodeEntry says "bad magic", "truncated payload"). Longer than it
+  // says: what it says and a byte more ("trailing bytes"). No entry is
+  // bigger than kLargest: a header saying so is read no further.
+  constexpr uint64_t kLargest = uint64_t{4} << 30;
+  auto size = static_cast<uint64_t>(st.st_size);
   std::string bytes;
-  if (::fstat(fd, &st) != 0) {
-    // errno says why
-  } else if (!S_ISREG(st.st_mode)) {
-    *notEntry = true;
-  } else if (readAt(fd, bytes, std::min<size_t>(static_cast<size_t>(st.st_size), kEntryHeaderSize),
-                    0)) {
-    auto size = static_cast<uint64_t>(st.st_size);
+  bool read = readFileAt(fd, bytes, std::min<size_t>(size, kEntryHeaderSize), 0);
+  if (read) {
     std::optional<uint64_t> declared = declaredEntrySize(bytes);
-    // Not an entry's header, or shorter than it says: the header alone
-    // (decodeEntry says "bad magic", "truncated payload"). Longer than it
-    // says: what it says and a byte more ("trailing bytes"). No entry is
-    // bigger than kLargest: a header saying so is read no further.
-    constexpr uint64_t kLargest = uint64_t{4} << 30;
-    if (!declared || *declared > kLargest || size < *declared) {
-      result = std::move(bytes);
-    } else if (uint64_t want = std::min(size, *declared + 1);
-               readAt(fd, bytes, static_cast<size_t>(want) - bytes.size(),
-                      static_cast<off_t>(bytes.size()))) {
-      result = std::move(bytes);
+    if (declared && *declared <= kLargest && size >= *declared) {
+      uint64_t want = std::min(size, *declared + 1);
+      read = readFileAt(fd, bytes, static_cast<size_t>(want) - bytes.size(),
+                        static_cast<off_t>(bytes.size()));
     }
   }
   int saved = errno;
   ::close(fd);
   errno = saved;
-  return result;
+  if (!read) return std::nullopt;
+  return bytes;
 }
 
 }  // namespace detail

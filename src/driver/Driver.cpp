@@ -584,14 +584,16 @@ NvccFailure runNvcc(const CompileOptions& options, const std::string& nvcc,
     failure.lines.push_back(fmt::format("... ({} earlier lines)", lines.size() - kLines));
     lines.erase(lines.begin(), lines.end() - kLines);
   }
-  // Its messages name the file it was given; the user knows the output's name.
+  // Its messages name the file it was given; the user knows the output's name:
+  // the path as given first (nvcc's messages name it so), then the name alone.
+  constexpr std::string_view kGiven = "kernels.cu";
+  const std::string given = workDir + "/" + std::string(kGiven);
+  auto word = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/' ||
+           c == '-';
+  };
   for (std::string_view line : lines) {
-    constexpr std::string_view kGiven = "kernels.cu";
-    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
-                                    c == '.' || c == '/' || c == '-'; };
     std::string shown(line.substr(0, 1000));
-    // The path as given first (nvcc's messages name it so), then the name alone.
-    const std::string given = workDir + "/" + std::string(kGiven);
     for (size_t at = 0; (at = shown.find(given, at)) != std::string::npos;) {
       shown.replace(at, given.size(), cuName);
       at += cuName.size();
@@ -799,9 +801,7 @@ bool replayDiagnostics(std::string_view bytes, const SourceBuffer& source,
 // its payload does not decode), discarded and compiled anew.
 void logCorrupt(cache::Level level, const SourceBuffer& source, const cache::Key& key,
                 std::string_view why) {
-  logMessage(LogLevel::Verbose,
-             fmt::format("cache: {} corrupt entry discarded for {} ({}): {}; compiling anew",
-                         level == cache::Level::L3 ? "L3" : "L2", source.name(), key.hex(), why));
+  logCorruptEntry(level == cache::Level::L3 ? "L3" : "L2", source.name(), key.hex(), why);
 }
 
 // Looks a file's entry up at one level, timed and logged for --verbose.

@@ -424,10 +424,7 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
     // An entry found corrupt is discarded (and counted) by the cache; said
     // under --verbose as every corrupt entry is.
     auto logCorrupt = [&](const cache::Key& key, const std::string& why) {
-      if (why.empty()) return;
-      logMessage(LogLevel::Verbose,
-                 fmt::format("cache: L3 corrupt entry discarded for {} ({}): {}; compiling anew",
-                             source.name(), key.hex(), why));
+      if (!why.empty()) logCorruptEntry("L3", source.name(), key.hex(), why);
     };
     std::string corrupt;
     baseEntry = cache.load(cache::Level::L3, baseKey, {}, &corrupt);

@@ -1,6 +1,7 @@
 //===- Log.cpp ------------------------------------------------------------===//
 #include "Log.h"
 
+#include <fmt/format.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -51,6 +52,14 @@ void logMessage(LogLevel level, const std::string& message) {
   } else {
     logger().info("{}", text);
   }
+}
+
+void logCorruptEntry(std::string_view level, std::string_view file, std::string_view key,
+                     std::string_view why) {
+  if (!logEnabled(LogLevel::Verbose)) return;
+  logMessage(LogLevel::Verbose,
+             fmt::format("cache: {} corrupt entry discarded for {} ({}): {}; compiling anew",
+                         level, file, key, why));
 }
 
 }  // namespace tritonc

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace tritonc {
 
@@ -20,5 +21,9 @@ bool logEnabled(LogLevel level);
 /// Writes one line `tritonc: <message>` (or its JSON object) when `level` is
 /// enabled.
 void logMessage(LogLevel level, const std::string& message);
+/// --verbose's line for a cache entry found corrupt, discarded and compiled
+/// anew: `cache: L3 corrupt entry discarded for m.tri (<key>): <why>; ...`.
+void logCorruptEntry(std::string_view level, std::string_view file, std::string_view key,
+                     std::string_view why);
 
 }  // namespace tritonc

@@ -39,6 +39,14 @@ enum class FoundFile : uint8_t {
 /// what the path held (st_mode 0 when Missing).
 std::optional<std::string> readRegularFile(const std::string& path, bool followLinks,
                                            FoundFile* found, struct stat* st = nullptr);
+/// readRegularFile's first half: the open descriptor of the regular file at
+/// `path` (the caller closes it), or -1 with `*found` saying why; `st` (when
+/// given) gets what it is. For a reader that reads part of it.
+int openRegularFile(const std::string& path, bool followLinks, FoundFile* found,
+                    struct stat* st = nullptr);
+/// Appends up to `size` bytes of `fd` at `offset` to `into` (fewer at the end
+/// of the file); false (errno set) on a read error.
+bool readFileAt(int fd, std::string& into, size_t size, off_t offset);
 
 /// Removes what is at `path`, never following a link: a file, a link, a FIFO,
 /// or a directory with what it holds. False (errno set) when it remains.
