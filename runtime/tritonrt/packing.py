@@ -713,6 +713,13 @@ def _bake_reparametrizations(m):
 
     for name in tuple(getattr(m, "_ternary_weights", ()) or ()):
         if parametrize.is_parametrized(m, name):
+            # remove_parametrizations deletes the property from the module's class, which
+            # torch 1.13's copy.deepcopy shares with the original: packing a deep copy for
+            # deployment took the weight away from the model still training. A class of the
+            # module's own first, so the removal edits only this module.
+            cls = type(m)
+            own = {k: v for k, v in cls.__dict__.items() if k not in ("__dict__", "__weakref__")}
+            m.__class__ = type(cls.__name__, cls.__bases__, own)
             parametrize.remove_parametrizations(m, name, leave_parametrized=True)
             continue
         for hook in list(m._forward_pre_hooks.values()):

@@ -41,10 +41,11 @@ def _compute_dtype(x):
 
 def _straight_through(y, x):
     """``y`` in the forward pass, the identity on ``x`` in the backward pass. Under
-    ``torch.jit.trace`` the term is there whatever the grad mode: the trace is checked by
-    running it again under ``no_grad``, and a graph traced under ``no_grad`` would otherwise
-    carry no gradient to the latent weight when trained."""
-    if x.requires_grad and (torch.is_grad_enabled() or torch.jit.is_tracing()):
+    ``torch.jit.trace`` the term is there whatever the grad mode and whether ``x`` requires
+    grad (an activation requires it only with grad enabled): the trace is checked by running
+    it again under ``no_grad``, and a graph traced under ``no_grad`` would otherwise carry no
+    gradient through the quantizer when trained."""
+    if torch.jit.is_tracing() or (x.requires_grad and torch.is_grad_enabled()):
         return y + (x - x.detach())
     return y
 

@@ -743,6 +743,38 @@ class PackedModuleTests(unittest.TestCase):
         q = tritonrt.unpack_ternary(m[0].weight, (16, 16))
         self.assertGreaterEqual(int((q == 0).sum()), 128)
 
+    def test_packing_a_deep_copy_leaves_the_parametrized_original(self):
+        # torch 1.13's deepcopy shares the class parametrize made; pack() removed the
+        # parametrization from that class, so the model still training lost its weight
+        # (AttributeError) and a second deployment copy could not be packed (audit 46C).
+        from torch.nn.utils import parametrize
+
+        class Scale(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = nn.Parameter(torch.tensor(0.5))
+
+            def forward(self, w):
+                return w * self.a
+
+        torch.manual_seed(8)
+        m = nn.Sequential(TernaryLinear(16, 16), nn.ReLU(), TernaryLinear(16, 8))
+        parametrize.register_parametrization(m[2], "weight", Scale())
+        m.eval()
+        x = torch.randn(3, 16)
+        with torch.no_grad():
+            want = m(x)
+            first = pack(copy.deepcopy(m))
+            self.assertTrue(torch.equal(first(x), want))
+            self.assertTrue(parametrize.is_parametrized(m[2], "weight"))
+            self.assertEqual(m[2].weight.dtype, torch.float32)
+            self.assertTrue(torch.equal(m(x), want))
+            second = pack(copy.deepcopy(m))
+            self.assertTrue(torch.equal(second(x), want))
+        m.train()
+        m(x).sum().backward()
+        self.assertIsNotNone(m[2].parametrizations.weight.original.grad)
+
     def test_packed_checkpoint_into_an_unpacked_model_says_to_pack(self):
         # torch alone reports an unexpected weight_scale key and a size mismatch, as if the
         # model had other sizes; the layers add what to do.
@@ -1421,6 +1453,40 @@ class LoaderTests(FoldAlways, unittest.TestCase):
             self.assertEqual(tuple(y.shape), (2, 10))
             pack(m)
             self.assertTrue(torch.equal(m(x), y))
+
+    def test_traces_of_quantized_activations_check_and_train(self):
+        # An activation requires grad only with grad enabled: the straight-through term
+        # of act_quant_int8 / ternary_quantize / ste_quantize of an activation was left out
+        # of a trace under no_grad, so trace's own check failed ("Graphs differed") and a
+        # graph traced under no_grad cut every gradient at the quantizer (audit 46C).
+        self._real_tritonc()
+        src = self._write("actq.tri", """
+layer ActQ(d: int = 16, w: TernaryTensor<trit, [d, d]> = ternary_quantize(kaiming_uniform()),
+           g: Tensor<float32, [d]> = ones(), x: Tensor<float32, [?, d]>) -> Tensor<float32, [?, d]> {
+    let h = act_quant_int8(x * g)
+    let t = ternary_quantize(h)
+    let s = ste_quantize(relu(h))
+    return (t + s) @ w
+}
+""")
+        bitnet = os.path.join(REPO, "examples", "bitnet_mlp.tri")
+        cases = [(src, {}, (3, 16)), (bitnet, {"d_model": 16, "d_ff": 32}, (2, 3, 16))]
+        for path, kwargs, shape in cases:
+            for level in ("O0", "O2"):
+                torch.manual_seed(0)
+                m = tritonrt.compile_model(path, optimization_level=level)(**kwargs).eval()
+                x = torch.randn(*shape)
+                m(x).pow(2).sum().backward()
+                eager = {n: p.grad.clone() for n, p in m.named_parameters()}
+                m.zero_grad(set_to_none=True)
+                torch.jit.trace(m, (x,))  # check_trace=True: raised TracingCheckError
+                with torch.no_grad():
+                    traced = torch.jit.trace(m, (x,))
+                traced(x).pow(2).sum().backward()
+                for n, p in m.named_parameters():
+                    what = (os.path.basename(path), level, n)
+                    self.assertIsNotNone(p.grad, what)
+                    self.assertTrue(torch.allclose(p.grad, eager[n], atol=1e-5), what)
 
     def test_compile_model_of_a_file_without_a_layer(self):
         # A file of fns only compiles (exit 0) but has no model class: the error names the
