@@ -532,11 +532,33 @@ bool install(const std::string& temp, const std::string& path, std::string* erro
   return true;
 }
 
-// Whether `path` is a regular file holding exactly `contents`.
-bool holds(const std::string& path, std::string_view contents) {
+// The process's umask, read without changing it (umask(2) both sets and
+// returns it, a race with threads creating files): /proc's Umask line,
+// else the set-and-restore once, when this is first asked.
+mode_t processUmask() {
+  static const mode_t mask = [] {
+    if (std::optional<std::string> status = readWholeFile("/proc/self/status")) {
+      size_t at = status->find("\nUmask:\t");
+      if (at != std::string::npos) {
+        return static_cast<mode_t>(std::strtoul(status->c_str() + at + 8, nullptr, 8) & 0777);
+      }
+    }
+    mode_t m = ::umask(022);
+    ::umask(m);
+    return m;
+  }();
+  return mask;
+}
+
+// Whether `path` is a regular file holding exactly `contents`, with the mode
+// a new output gets (0666, or 0777 for an executable, less the umask): an
+// output is the same file whether it was written now or kept, so a kept one
+// with another mode (an older umask's, a chmod) is written again.
+bool holds(const std::string& path, std::string_view contents, bool executable = false) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<size_t>(st.st_size) != contents.size()) {
+      static_cast<size_t>(st.st_size) != contents.size() ||
+      (st.st_mode & 07777) != ((executable ? 0777 : 0666) & ~processUmask())) {
     return false;
   }
   std::optional<std::string> old = readWholeFile(path);
@@ -589,7 +611,7 @@ bool FileTransaction::stage(const std::string& given, std::string_view contents,
     staged_.push_back({path, "", Kind::Direct, std::string(contents), {}, false, given});
     return true;
   }
-  if (holds(path, contents)) {
+  if (holds(path, contents, executable)) {
     staged_.push_back({path, "", Kind::Touch, {}, {}, false, given});
     return true;
   }
@@ -704,7 +726,9 @@ bool makeDirectories(const std::string& path, std::string* error,
       !makeDirectories(path.substr(0, slash), error, created)) {
     return false;
   }
-  if (::mkdir(path.c_str(), 0755) != 0) {
+  // 0777 less the umask, as `mkdir -p` makes them: a shared cache's group
+  // (umask 002) can write into the folders it holds entries of.
+  if (::mkdir(path.c_str(), 0777) != 0) {
     if (errno == EEXIST) return true;  // made meanwhile by another process
     *error = std::strerror(errno);
     return false;

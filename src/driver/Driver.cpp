@@ -547,11 +547,9 @@ struct NvccFailure {
 // paths in NVCC_APPEND_FLAGS (`-ccbin`, `-I`, `--keep`) mean what they did.
 NvccFailure runNvcc(const CompileOptions& options, const std::string& nvcc,
                     const std::string& workDir, std::string_view cuName) {
-  // Stripped: its local symbols name nvcc's and our temporary files (their
-  // process ids), so that the same source built twice gave two libraries; the
-  // launchers are dynamic symbols, which stay.
-  std::vector<std::string> args = {nvcc, "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC",
-                                   "-Xlinker", "--strip-all", "-w"};
+  // The flags the `.cu`'s header shows (kNvccFlags).
+  std::vector<std::string> args = {nvcc};
+  args.insert(args.end(), kNvccFlags.begin(), kNvccFlags.end());
   for (const std::string& arch : options.cudaArchs) {
     args.push_back("-gencode");
     args.push_back(fmt::format("arch=compute_{0},code=sm_{0}", arch));

@@ -19,6 +19,7 @@ import ctypes
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -854,10 +855,56 @@ def test_cuda_libraries_are_reproducible(ctx):
             raise AssertionError("tritonc failed (%d): %s" % (proc.returncode, proc.stderr))
         with open(os.path.join(outdir, "tiny_kernels.so"), "rb") as f:
             libraries.append(f.read())
-    if libraries[0] != libraries[1]:
-        differ = sum(a != b for a, b in zip(*libraries)) + abs(len(libraries[0]) -
-                                                               len(libraries[1]))
-        raise AssertionError("two builds of one source differ in %d bytes" % differ)
+    # The `.cu` says it "can be rebuilt anywhere with the command in its header": that
+    # command (which lacked -Xlinker --strip-all) builds the same library (audit 46B).
+    hand = os.path.join(ctx.workdir, "repro-hand")
+    os.makedirs(hand)
+    shutil.copy(os.path.join(outdir, "tiny_kernels.cu"), hand)
+    with open(os.path.join(hand, "tiny_kernels.cu")) as f:
+        build = [line for line in f.read().splitlines() if line.startswith("// Build: ")]
+    if len(build) != 1 or not build[0].startswith("// Build: nvcc "):
+        raise AssertionError("no build command in the header: %r" % build)
+    argv = [nvcc] + shlex.split(build[0][len("// Build: nvcc "):])
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=hand)
+    if proc.returncode != 0:
+        raise AssertionError("the header's command failed: %s" % proc.stderr)
+    with open(os.path.join(hand, "tiny_kernels.so"), "rb") as f:
+        libraries.append(f.read())
+    for other in libraries[1:]:
+        if libraries[0] != other:
+            differ = sum(a != b for a, b in zip(libraries[0], other)) + abs(
+                len(libraries[0]) - len(other))
+            raise AssertionError("two builds of one source differ in %d bytes" % differ)
+
+
+def test_the_headers_build_command_is_the_one_run(ctx):
+    """The `.cu`'s header shows the command that builds it; tritonc ran nvcc with flags the
+    header left out (-Xlinker --strip-all -w), so a hand build gave another library (audit
+    46B). The flags nvcc receives, but for the names of the files, are the header's."""
+    work = tempfile.mkdtemp(dir=ctx.workdir)
+    nvcc = os.path.join(work, "nvcc")
+    with open(nvcc, "w") as f:
+        f.write('#!/bin/sh\nfor a; do printf "%s\\n" "$a"; done > "$(dirname "$0")/argv"\n'
+                'exit 1\n')
+    os.chmod(nvcc, 0o755)
+    shutil.copy(os.path.join(REPO, "examples", "mnist_mlp.tri"), os.path.join(work, "m.tri"))
+    for archs in ([], ["--cuda-arch=86"]):
+        proc = subprocess.run([ctx.tritonc, "compile", "m.tri", "--target", "cuda", "--no-cache",
+                               "--nvcc", nvcc, "--stop-after=emit", "--dump-code"] + archs,
+                              capture_output=True, text=True, cwd=work)
+        subprocess.run([ctx.tritonc, "compile", "m.tri", "--target", "cuda", "--no-cache",
+                        "--nvcc", nvcc] + archs, capture_output=True, text=True, cwd=work)
+        with open(os.path.join(work, "argv")) as f:
+            ran = f.read().splitlines()
+        build = [line for line in proc.stdout.splitlines() if line.startswith("// Build: nvcc ")]
+        if len(build) != 1:
+            raise AssertionError("no build command in the dump: %s" % proc.stdout[:2000])
+        shown = shlex.split(build[0][len("// Build: nvcc "):])
+        # nvcc FLAGS... -o OUT [-x cu] SOURCE: compare all but the files.
+        flags_ran = ran[:ran.index("-o")]
+        flags_shown = shown[:shown.index("-o")]
+        if flags_ran != flags_shown or "--strip-all" not in flags_shown:
+            raise AssertionError("nvcc ran with %s, the header shows %s" % (flags_ran, flags_shown))
 
 
 def main():
@@ -885,6 +932,7 @@ def main():
               test_failed_nvcc_output_is_shown_line_by_line,
               test_file_names_never_reach_nvccs_shell,
               test_nvcc_without_a_host_compiler_is_no_nvcc,
+              test_the_headers_build_command_is_the_one_run,
               test_cuda_libraries_are_reproducible]
     tests += [make_nvcc_test(n) for n in args.nvcc_models.split(",") if n]
     workdir = tempfile.mkdtemp(prefix="tritonc-cuda-")

@@ -10,7 +10,8 @@
 - the time trace goes next to the first module (in the current directory when the module
   goes to a device, in DIR for --time-trace=DIR), and a failed compile writes none and
   removes the one an earlier compile wrote there;
-- outputs are created 0666 less the umask;
+- outputs are created 0666 less the umask (also one kept because it held the new contents),
+  folders tritonc makes 0777 less the umask;
 - a missing -o directory is made (with its parents) only by a compile that succeeds.
 Ends with "N passed, N failed".
 """
@@ -321,6 +322,45 @@ def test_outputs_are_created_with_the_umask(ctx):
         check(mode == 0o664, "%s has mode %o, wanted 664" % (name, mode))
 
 
+def test_folders_are_made_and_kept_outputs_moded_with_the_umask(ctx):
+    """Folders tritonc makes (an -o directory, the cache's and its shards) were 0755 whatever
+    the umask: under umask 002 a group could not share a cache (ccache's setgid recipe), and
+    entries were 664 in 755 folders. They are 0777 less the umask, as `mkdir -p` makes them.
+    An output already holding the new contents was kept with its old mode (600 from an
+    earlier umask 077, or a chmod 444), so its mode depended on what was there before."""
+    ctx.write("um.tri", GOOD)
+    old = os.umask(0o002)
+    try:
+        ctx.run("compile", "um.tri", "-o", "made/deeper/")
+    finally:
+        os.umask(old)
+    folders = [ctx.path("made"), ctx.path("made/deeper")]
+    for root, dirs, _ in os.walk(ctx.path("cache")):
+        folders.append(root)
+    check(len(folders) >= 4, "no cache folders: %r" % folders)
+    for folder in folders:
+        mode = os.stat(folder).st_mode & 0o777
+        check(mode == 0o775, "%s has mode %o, wanted 775" % (folder, mode))
+    for first, second, want in ((0o077, 0o022, 0o644), (0o022, 0o077, 0o600)):
+        old = os.umask(first)
+        try:
+            ctx.run("compile", "um.tri", "-o", "kept.py")
+            os.umask(second)
+            ctx.run("compile", "um.tri", "-o", "kept.py")
+        finally:
+            os.umask(old)
+        mode = os.stat(ctx.path("kept.py")).st_mode & 0o777
+        check(mode == want, "kept.py has mode %o after umasks %o, %o" % (mode, first, second))
+    os.chmod(ctx.path("kept.py"), 0o444)
+    old = os.umask(0o022)
+    try:
+        ctx.run("compile", "um.tri", "-o", "kept.py")
+    finally:
+        os.umask(old)
+    mode = os.stat(ctx.path("kept.py")).st_mode & 0o777
+    check(mode == 0o644, "a chmod-ed kept.py has mode %o" % mode)
+
+
 def test_a_missing_output_directory_is_made_only_by_a_compile_that_succeeds(ctx):
     """`-o DIR` of several inputs (or `-o DIR/` of one) that does not exist is made with its
     parents, as `mkdir -p` does, once every input compiled; a failing compile makes none, and
@@ -379,6 +419,7 @@ TESTS = [test_another_name_of_an_input_is_not_overwritten,
          test_the_time_trace_goes_next_to_the_module,
          test_a_trace_beside_a_device_goes_to_the_current_directory,
          test_outputs_are_created_with_the_umask,
+         test_folders_are_made_and_kept_outputs_moded_with_the_umask,
          test_a_missing_output_directory_is_made_only_by_a_compile_that_succeeds,
          test_an_output_named_by_a_symlink_is_written_through_it,
          test_a_link_to_an_open_stream_is_written_into,

@@ -1,6 +1,7 @@
 //===- Emit.h - entry point of the emit stage -------------------*- C++ -*-===//
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -141,6 +142,14 @@ struct TernaryKernel {
 /// duplicates: the module tree of the entry layer is walked with its
 /// hyperparameters' defaults.
 std::vector<TernaryKernel> planTernaryKernels(const ir::Module& module);
+
+/// The flags nvcc builds `<stem>_kernels.so` with, before the `-gencode`s, `-o`
+/// and the source: the driver runs them and the `.cu`'s header shows them, so
+/// the header's command builds the library tritonc would. Stripped: the local
+/// symbols name nvcc's temporary files (their process ids), so that one source
+/// built twice gave two libraries; the launchers are dynamic symbols, which stay.
+inline constexpr std::array<std::string_view, 8> kNvccFlags = {
+    "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-Xlinker", "--strip-all", "-w"};
 
 struct CudaEmitOptions {
   std::string sourceName;
