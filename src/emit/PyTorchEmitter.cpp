@@ -3389,13 +3389,47 @@ void replaceFirst(std::string& code, std::string_view placeholder, std::string_v
   if (at != std::string::npos) code.replace(at, placeholder.size(), value);
 }
 
+// The first line of `code`, a `#` comment, reflowed within kMaxColumns at its
+// spaces, as a comment is by hand (a word longer than a line stays whole).
+void wrapFirstComment(std::string& code) {
+  size_t end = code.find('\n');
+  if (end == std::string::npos || end <= kMaxColumns || !code.starts_with("# ")) return;
+  std::string_view line = std::string_view(code).substr(2, end - 2);
+  std::string out, current = "#";
+  while (!line.empty()) {
+    size_t space = line.find(' ');
+    std::string_view word = line.substr(0, space);
+    line = space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
+    if (word.empty()) continue;
+    if (current.size() > 1 && current.size() + 1 + word.size() > kMaxColumns) {
+      out += current + "\n";
+      current = "#";
+    }
+    current += ' ';
+    current += word;
+  }
+  out += current;
+  code.replace(0, end, out);
+}
+
 }  // namespace
 
 std::string stampPyTorch(std::string code, std::string_view sourceName,
                          std::string_view cudaLibrary) {
   replaceFirst(code, kSourceNamePlaceholder, commentSafe(sourceName));
+  wrapFirstComment(code);
   if (!cudaLibrary.empty()) {
-    replaceFirst(code, pyString(kCudaLibraryPlaceholder), pyString(cudaLibrary));
+    // The statement registering the library, wrapped as any other once the
+    // name is known: `tritonrt.use_kernels(\n    __file__, "..."\n)`.
+    std::string placeholder =
+        fmt::format("tritonrt.use_kernels(__file__, {})\n", pyString(kCudaLibraryPlaceholder));
+    size_t at = code.find(placeholder);
+    if (at != std::string::npos) {
+      std::string wrapped;
+      writeWrapped(wrapped, 0,
+                   fmt::format("tritonrt.use_kernels(__file__, {})", pyString(cudaLibrary)));
+      code.replace(at, placeholder.size(), wrapped);
+    }
   }
   return code;
 }
