@@ -249,7 +249,8 @@ std::string depfilePathFor(const CompileOptions& options, const std::string& inp
   }
   size_t slash = py.find_last_of('/');
   size_t dot = py.find_last_of('.');
-  bool extension = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  // A dot that starts the name is no extension (`-o .hidden` writes `.hidden.d`).
+  bool extension = dot != std::string::npos && dot > (slash == std::string::npos ? 0 : slash + 1);
   return (extension ? py.substr(0, dot) : py) + ".d";
 }
 
@@ -1921,7 +1922,10 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       if (!outputs.stage(py, stampPyTorch(result.py, baseName(name), library), &error)) {
         return fail(py, error);
       }
-      std::vector<std::string> written = {py};
+      // A module sent to standard output is named in the rule as gcc names an
+      // object it writes there (`-o -`: `a.o`): by its default name, `<stem>.py`
+      // (`tritonc compile m.tri -o - > m.py` in a recipe), never `-`.
+      std::vector<std::string> written = {py == "-" ? fileStem(name) + ".py" : py};
       if (result.hasCu) {
         std::string cu = cudaPathFor(options, name, ".cu");
         if (!outputs.stage(cu, stampCuda(result.cu, baseName(name), fileStem(name)), &error)) {

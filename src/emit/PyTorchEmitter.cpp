@@ -2653,10 +2653,7 @@ std::string Emitter::opExpr(OpId id) {
       if (m_.types.isScalar(resultType) && isIntegral(m_.types.node(resultType).dtype)) {
         return binary("//");
       }
-      if (m_.types.isTensor(resultType) && isIntegral(m_.types.node(resultType).dtype)) {
-        return fmt::format("torch.div({}, {}, rounding_mode=\"floor\")", a(0), a(1));
-      }
-      return binary("/");
+      return binary("/");  // of tensors true division, floating (the verifier checks it)
     case OpKind::Mod: return binary("%");
     case OpKind::Pow: {
       bool numbers = isScalar(operands[0]) && isScalar(operands[1]) &&

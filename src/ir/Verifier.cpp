@@ -96,7 +96,7 @@ class Verifier {
                   o.operandsCount, m_.op(loops_.back()).resultsCount);
         }
       }
-      checkReferences(o);
+      checkReferences(id, o);
       for (ValueId operand : m_.operands(id)) {
         if (!operand.isValid() || operand.index >= visible_.size() || !visible_[operand.index]) {
           problem("op '{}' uses a value that does not dominate it", opName(o.kind));
@@ -139,8 +139,9 @@ class Verifier {
     return true;
   }
 
-  // Attribute indices name declarations that exist.
-  void checkReferences(const Op& o) {
+  // Attribute indices name declarations that exist; a division's type is
+  // the language's.
+  void checkReferences(OpId id, const Op& o) {
     auto index = static_cast<size_t>(o.intAttr);
     switch (o.kind) {
       case OpKind::Hyper:
@@ -166,6 +167,15 @@ class Verifier {
       case OpKind::Apply:
       case OpKind::CallFn:
         if (index >= m_.functions.size()) problem("'{}' calls function #{}", opName(o.kind), index);
+        break;
+      case OpKind::Div:
+        // `/` of tensors is true division, as torch's (LANGUAGE.md): its
+        // result is floating; only numbers floor (Python's `//`).
+        if (o.resultsCount == 1 && m_.typeOf(m_.result(id)).isValid() &&
+            m_.types.isTensor(m_.typeOf(m_.result(id))) &&
+            isIntegral(m_.types.node(m_.typeOf(m_.result(id))).dtype)) {
+          problem("'div' of tensors has an integer result; '/' of tensors is true division");
+        }
         break;
       default: break;
     }

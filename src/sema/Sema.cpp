@@ -456,11 +456,19 @@ void Checker::declareItems() {
   pushScope();  // the file scope
   std::unordered_map<uint32_t, NodeId> defined;
   NodeId firstMain;
+  // Where an item defines its name: an import's is its alias (`as lib`), not
+  // the path string its token is.
+  auto nameRange = [&](NodeId node) {
+    if (tree_.kind(node) == NodeKind::Import && tree_.childB(node).isValid()) {
+      return tokens().range(TokenId{tree_.childB(node).index});
+    }
+    return tokens().range(tree_.token(node));
+  };
   auto checkUnique = [&](IdentifierId name, NodeId node) {
     auto [it, inserted] = defined.emplace(name.index, node);
     if (!inserted) {
       diags_->report(Diag::Redefinition, source(), tokens().range(tree_.token(node)), spelling(name))
-          .note(Note::PreviousDefinition, source(), tokens().range(tree_.token(it->second)));
+          .note(Note::PreviousDefinition, source(), nameRange(it->second));
       return false;
     }
     return true;
@@ -502,8 +510,7 @@ void Checker::declareItems() {
           auto [seen, inserted] = defined.emplace(name.index, item);
           if (!inserted) {
             diags_->report(Diag::Redefinition, source(), tokens().range(alias), spelling(name))
-                .note(Note::PreviousDefinition, source(),
-                      tokens().range(tree_.token(seen->second)));
+                .note(Note::PreviousDefinition, source(), nameRange(seen->second));
             break;
           }
           declare(Symbol{SymbolKind::ImportAlias, name, item,

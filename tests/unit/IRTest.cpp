@@ -104,6 +104,21 @@ TEST(IRVerifierTest, BreakOutsideLoopIsReported) {
   EXPECT_TRUE(t.mentions(verify(t.m), "outside of a loop"));
 }
 
+TEST(IRVerifierTest, DivisionOfTensorsIsFloating) {
+  // `/` of tensors is true division (LANGUAGE.md): an integer tensor result is a
+  // broken invariant; numbers floor, as Python's `//`.
+  Fixture t;
+  ValueId two = t.constant(2, t.body);
+  t.binary(OpKind::Div, t.x, two, t.body);  // int32 numbers: floor division
+  TypeId ints = t.m.types.tensor(DType::Int32, std::vector<DimId>{});
+  ValueId operands[] = {t.x, two};
+  t.m.createOp(t.body, OpKind::Div, operands, std::span<const TypeId>(&ints, 1));
+  t.ret(t.x, t.body);
+  std::vector<std::string> problems = verify(t.m);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_TRUE(t.mentions(problems, "'/' of tensors is true division")) << problems[0];
+}
+
 TEST(IROptimizerTest, O1FoldsMergesAndRemoves) {
   Fixture t;
   ValueId two = t.constant(2, t.body);
