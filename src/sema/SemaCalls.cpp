@@ -999,9 +999,22 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
     if (!hasDefault && !inferred && !fromInstance) {
       auto builder = diags_->report(Diag::MissingArgument, source(), rangeOf(call),
                                     spelling(p.name), calleeName);
-      // A size variable of a weight or input (`o` of `w: [o, i]`) that an
-      // argument gives as `?` (a slice, a run-time reshape).
-      if (p.cls == ParamClass::Hyper && p.implicit) {
+      // A size variable of a weight or input (`o` of `w: [o, i]`, declared
+      // `o: int` or not) that an argument gives as `?` (a slice, a run-time
+      // reshape).
+      auto sizesATensor = [&] {
+        for (const ParamInfo& q : info.params) {
+          if (q.cls == ParamClass::Hyper || !module_.types.isTensor(q.type) ||
+              !module_.types.node(q.type).rankKnown) {
+            continue;
+          }
+          std::vector<IdentifierId> vars;
+          for (DimId d : module_.types.shape(q.type)) dims().collectVars(d, vars);
+          if (std::find(vars.begin(), vars.end(), p.name) != vars.end()) return true;
+        }
+        return false;
+      };
+      if (p.cls == ParamClass::Hyper && (p.implicit || sizesATensor())) {
         builder.note(Note::HyperNotInferred, spelling(p.name));
       }
       return make(module_.types.error(), call);
