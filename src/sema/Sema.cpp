@@ -4371,7 +4371,7 @@ void Checker::checkCreatedArguments() {
       instance.args.push_back(p.defaultValue ? dims().constant(*p.defaultValue) : dims().unknown());
       if (p.defaultFloat) {
         instance.floats.resize(instance.args.size() - 1);
-        instance.floats.push_back(InstanceInfo::FloatArg{p.defaultFloat, IdentifierId{}});
+        instance.floats.push_back(InstanceInfo::FloatArg{p.defaultFloat, IdentifierId{}, NodeId{}});
       }
     }
     if (allDefaults && !instance.args.empty()) {
@@ -4489,6 +4489,100 @@ void Checker::checkCreatedArguments() {
     return dims().constValue(d) ? std::to_string(value) : fmt::format("{} = {}", fmtDim(d), value);
   };
   size_t budget = 20000;  // creations visited: chains can fan out exponentially
+  // A float argument computed from hyperparameters (`p / 10.0`, `float(half) *
+  // 0.1`) with the values a creation gives them, as Python computes it when
+  // the module is built: numbers, the layer's hyperparameters and constants,
+  // `+ - * /` (an integer `/` floors, as the language's), float casts. Nothing
+  // else is evaluated (nullopt), nor a division by zero.
+  struct Number {
+    double value = 0;
+    bool integer = false;
+  };
+  auto evaluate = [&](auto& self, NodeId node, const std::unordered_map<uint32_t, DimId>& ints,
+                      const FloatBindings& floats, int depth) -> std::optional<Number> {
+    if (!node.isValid() || depth > 64) return std::nullopt;
+    TokenId token = tree_.token(node);
+    switch (tree_.kind(node)) {
+      case NodeKind::Paren: return self(self, tree_.childA(node), ints, floats, depth + 1);
+      case NodeKind::FloatLit: return Number{tokens().floatValue(token), false};
+      case NodeKind::IntLit: {
+        uint64_t v = tokens().intValue(token);
+        if (v > (uint64_t{1} << 53)) return std::nullopt;
+        return Number{static_cast<double>(v), true};
+      }
+      case NodeKind::Name: {
+        uint32_t symbol = module_.nodeSymbol[node.index];
+        if (symbol == UINT32_MAX) return std::nullopt;
+        const Symbol& sym = module_.symbols[symbol];
+        if (sym.kind == SymbolKind::Param) {
+          if (auto f = floats.find(sym.name.index); f != floats.end()) return Number{f->second};
+          auto i = ints.find(sym.name.index);
+          std::optional<int64_t> v =
+              i != ints.end() ? dims().constValue(i->second) : std::optional<int64_t>();
+          if (!v || *v > (int64_t{1} << 53) || *v < -(int64_t{1} << 53)) return std::nullopt;
+          return Number{static_cast<double>(*v), true};
+        }
+        if (sym.kind == SymbolKind::Constant) {
+          for (const ConstantInfo& c : module_.constants) {
+            if (c.symbol != symbol) continue;
+            if (c.floatValue) return Number{*c.floatValue, false};
+            if (c.intValue && *c.intValue <= (int64_t{1} << 53) &&
+                *c.intValue >= -(int64_t{1} << 53)) {
+              return Number{static_cast<double>(*c.intValue), true};
+            }
+          }
+        }
+        return std::nullopt;
+      }
+      case NodeKind::Unary: {
+        std::optional<Number> v = self(self, tree_.childA(node), ints, floats, depth + 1);
+        if (!v) return std::nullopt;
+        if (tokens().kind(token) == TokenKind::Minus) v->value = -v->value;
+        else if (tokens().kind(token) != TokenKind::Plus) return std::nullopt;
+        return v;
+      }
+      case NodeKind::Binary: {
+        std::optional<Number> a = self(self, tree_.childA(node), ints, floats, depth + 1);
+        std::optional<Number> b =
+            a ? self(self, tree_.childB(node), ints, floats, depth + 1) : std::nullopt;
+        if (!b) return std::nullopt;
+        bool integer = a->integer && b->integer;
+        switch (tokens().kind(token)) {
+          case TokenKind::Plus: return Number{a->value + b->value, integer};
+          case TokenKind::Minus: return Number{a->value - b->value, integer};
+          case TokenKind::Star: return Number{a->value * b->value, integer};
+          case TokenKind::Slash:
+            if (b->value == 0) return std::nullopt;
+            return integer ? Number{std::floor(a->value / b->value), true}
+                           : Number{a->value / b->value, false};
+          default: return std::nullopt;
+        }
+      }
+      case NodeKind::Call: {
+        // float(x) (float32) and int(x) (int8 ... int64, truncating): a cast
+        // of one number.
+        NodeId callee = tree_.childA(node);
+        std::span<const NodeId> args = tree_.list(tree_.listB(node));
+        if (module_.callKind[node.index] != CallKind::Cast || !callee.isValid() ||
+            module_.nodeSymbol[callee.index] == UINT32_MAX || args.size() != 1 ||
+            tree_.kind(args[0]) == NodeKind::NamedArg) {
+          return std::nullopt;
+        }
+        const Symbol& cast = module_.symbols[module_.nodeSymbol[callee.index]];
+        auto dtype = static_cast<DType>(cast.ref);
+        if (cast.kind != SymbolKind::TypeName ||
+            (dtype != DType::Float32 && dtype != DType::Int8 && dtype != DType::Int16 &&
+             dtype != DType::Int32 && dtype != DType::Int64)) {
+          return std::nullopt;
+        }
+        std::optional<Number> v = self(self, args[0], ints, floats, depth + 1);
+        if (!v) return std::nullopt;
+        if (dtype == DType::Float32) return Number{v->value, false};
+        return Number{std::trunc(v->value), true};
+      }
+      default: return std::nullopt;
+    }
+  };
   auto visit = [&](auto& self, size_t owner, const std::unordered_map<uint32_t, DimId>& bindings,
                    const FloatBindings& floatBindings) -> void {
     // This body's comparisons with the values the chain gives.
@@ -4575,6 +4669,10 @@ void Checker::checkCreatedArguments() {
         if (i >= instance->floats.size()) return std::nullopt;
         const InstanceInfo::FloatArg& arg = instance->floats[i];
         if (arg.value) return arg.value;
+        if (arg.expr.isValid()) {
+          std::optional<Number> v = evaluate(evaluate, arg.expr, bindings, floatBindings, 0);
+          return v ? std::optional<double>(v->value) : std::nullopt;
+        }
         auto it = arg.param.isValid() ? floatBindings.find(arg.param.index) : floatBindings.end();
         return it != floatBindings.end() ? std::optional<double>(it->second) : std::nullopt;
       };

@@ -1127,6 +1127,8 @@ InstanceInfo::FloatArg Checker::floatArg(const ExprInfo& value) const {
         module_.callables[ctx_.callable].params[module_.symbols[symbol].ref].cls ==
             ParamClass::Hyper) {
       result.param = module_.symbols[symbol].name;
+    } else {
+      result.expr = node;
     }
   }
   return result;
@@ -1313,7 +1315,7 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
         // its `Dropout(p)`).
         if (i < defaultFloats.size() && defaultFloats[i]) {
           instance.floats.resize(instance.args.size() - 1);
-          instance.floats.push_back(InstanceInfo::FloatArg{defaultFloats[i], IdentifierId{}});
+          instance.floats.push_back(InstanceInfo::FloatArg{defaultFloats[i], IdentifierId{}, NodeId{}});
         }
         continue;
       }

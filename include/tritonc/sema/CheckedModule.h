@@ -124,12 +124,14 @@ struct InstanceInfo {
   /// parameter in declaration order; unknown() when not a known integer.
   std::vector<DimId> args;
   /// Float arguments, by constructor parameter like `args` (shorter when the
-  /// last ones are not floats): a known constant, or the creating layer's
-  /// hyperparameter passed on unchanged (`Dropout(p)`), so that a value given
-  /// further up is checked.
+  /// last ones are not floats): a known constant, the creating layer's
+  /// hyperparameter passed on unchanged (`Dropout(p)`), or an expression of
+  /// its hyperparameters (`Dropout(p / 10.0)`), so that a value given further
+  /// up is checked.
   struct FloatArg {
     std::optional<double> value;
     IdentifierId param;
+    NodeId expr;  ///< the expression, when neither of the above
   };
   std::vector<FloatArg> floats;
   /// User layers: the hyperparameters the creation leaves to their defaults, by
