@@ -1327,7 +1327,13 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   }
 
   Interner interner;
-  ImportLoader loader(interner, options.includeDirs);
+  // Each input loads its imports with a loader of its own, as each -j worker
+  // does: a loader shared by the inputs of one command listed every file it
+  // had loaded as the next input's imports (its -MD rule), named a file one
+  // input imported as another had spelled it (-O0's messages), and reported
+  // an imported file's errors only for the first input importing it (audit
+  // 46E). Kept to the end: diagnostics point into the files they hold.
+  std::vector<std::unique_ptr<ImportLoader>> loaders;
   std::vector<FileResult> results;
   results.reserve(sources.size());
   bool multipleFiles = sources.size() > 1;
@@ -1698,7 +1704,8 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   jobs = std::min<unsigned>(jobs, static_cast<unsigned>(sources.size()));
   if (jobs <= 1 || dumps) {
     for (size_t i = 0; i < sources.size(); ++i) {
-      FileContext file{diags, interner, loader, timings.get(), [&] { sorter.flush(); }};
+      loaders.push_back(std::make_unique<ImportLoader>(interner, options.includeDirs));
+      FileContext file{diags, interner, *loaders.back(), timings.get(), [&] { sorter.flush(); }};
       if (int status = compileFile(sources[i], results[i], file); status != kExitSuccess) {
         sorter.flush();
         return status;

@@ -257,6 +257,52 @@ def test_dependency_files_of_dot_names_and_standard_output(tritonc, work):
     assert rule.startswith("model.py: model.tri"), rule
 
 
+def test_inputs_of_one_command_have_their_own_imports_at_every_j(tritonc, work):
+    """With -j 1 (the default on a 1-CPU machine) the inputs of one command shared one
+    import loader (audit 46E): a module's -MD rule named every file the inputs before it
+    imported, an input reaching a shared file by another spelling got -O0 messages naming
+    the first input's spelling, and a broken imported file was reported for its first
+    importer only. Every output and every diagnostic is now the same for -j 1 and -j 2."""
+    fn = ("fn f(x: Tensor<float32, [?, 8]>, w: Tensor<float32, [8, ?]>) -> "
+          "Tensor<float32, [?, 8]> {\n    return x @ w * %s\n}\n")
+    use = ('import "%s"\nlayer %s(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {\n'
+           '    return f(x, x[0:8, :])\n}\n')
+    write(os.path.join(work, "d1", "lib.tri"), fn % "2.0")
+    write(os.path.join(work, "d2", "lib.tri"), fn % "3.0")
+    write(os.path.join(work, "d1", "m.tri"), use % ("lib.tri", "M"))
+    write(os.path.join(work, "d2", "n.tri"), use % ("lib.tri", "N"))
+    write(os.path.join(work, "shared", "blocks.tri"), fn % "4.0")
+    write(os.path.join(work, "d1", "b.tri"), use % ("../shared/blocks.tri", "B"))
+    write(os.path.join(work, "d2", "e.tri"), use % ("blocks.tri", "E"))
+    inputs = ["d1/m.tri", "d2/n.tri", "d1/b.tri", "d2/e.tri"]
+    outputs = {}
+    for jobs in ("1", "2"):
+        out = "out" + jobs
+        run(tritonc, work, "compile", *inputs, "-I", "shared", "-O0", "-o", out, "-j", jobs,
+            "-MD", "--no-cache")
+        outputs[jobs] = {name: read(os.path.join(work, out, name))
+                         for name in sorted(os.listdir(os.path.join(work, out)))}
+    for name, text in outputs["2"].items():
+        assert outputs["1"].get(name, "").replace("out1/", "out2/") == text, \
+            (name, outputs["1"].get(name), text)
+    deps = outputs["1"]["n.d"].replace("\\\n", " ").split()
+    assert deps == ["out1/n.py:", "d2/n.tri", "d2/lib.tri"], deps
+    assert "shared/blocks.tri" in outputs["1"]["e.py"] and \
+        "../shared/blocks.tri" not in outputs["1"]["e.py"], outputs["1"]["e.py"]
+    # A broken imported file is reported for each input importing it.
+    write(os.path.join(work, "shared", "broken.tri"), "let X = 1 +\n")
+    write(os.path.join(work, "p.tri"), 'import "shared/broken.tri"\n')
+    write(os.path.join(work, "q.tri"), 'import "shared/broken.tri"\n')
+    texts = set()
+    for jobs in ("1", "2"):
+        proc = run(tritonc, work, "check", "p.tri", "q.tri", "-j", jobs, check=False)
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stderr.count("error:") == 2, (jobs, proc.stderr)
+        assert "p.tri" in proc.stderr and "q.tri" in proc.stderr, (jobs, proc.stderr)
+        texts.add(proc.stderr)
+    assert len(texts) == 1, texts
+
+
 def test_broken_import_writes_nothing(tritonc, work):
     write(os.path.join(work, "model.tri"), 'import "gone.tri"\n' + PROGRAM["lib/shapes.tri"])
     proc = run(tritonc, work, "compile", "model.tri", "-o", "model.py", check=False)
@@ -272,5 +318,6 @@ if __name__ == "__main__":
                           test_several_inputs_importing_each_other,
                           test_dependency_files_name_every_imported_file,
                           test_dependency_files_of_dot_names_and_standard_output,
+                          test_inputs_of_one_command_have_their_own_imports_at_every_j,
                           test_broken_import_writes_nothing],
                          lambda tritonc, work: (tritonc, work)))
