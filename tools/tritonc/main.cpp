@@ -264,6 +264,15 @@ void applyCompileChoices(const std::string& optLevel, const std::string& stopAft
 // gcc and clang, and `--color` not followed by auto, always or never is
 // `--color=always`, as in GNU tools (CLI11 would take the next argument as
 // their value).
+// The spelling users type (and --help shows) of a flag normalizeArgs renamed:
+// `-MF`, not CLI11's `--MF`.
+std::string gccSpelling(const std::string& flag) {
+  if (flag == "--MD" || flag == "--MF" || flag == "--MP" || flag == "--Werror") {
+    return flag.substr(1);
+  }
+  return flag;
+}
+
 std::vector<std::string> normalizeArgs(int argc, char** argv) {
   std::vector<std::string> args;
   args.reserve(static_cast<size_t>(argc));
@@ -580,13 +589,20 @@ int run(int argc, char** argv) {
             std::find(flags.begin(), flags.end(), word->substr(0, 2)) != flags.end()) {
           continue;
         }
+        // A gcc-style flag given a value (`-MD=x`): it takes none.
+        if (word->find('=') != std::string::npos &&
+            (name == "-MD" || name == "-MMD" || name == "-MP" || name == "-Werror") &&
+            std::find(flags.begin(), flags.end(), "-" + std::string(name)) != flags.end()) {
+          message = fmt::format("{} takes no value", name);
+          break;
+        }
         std::string_view hint = closestMatch(name.substr(name.find_first_not_of('-')), candidates);
         std::string dashed;
         if (!hint.empty()) {
-          // The flag the hint is the tail of.
+          // The flag the hint is the tail of, as the documentation spells it.
           size_t i = static_cast<size_t>(std::find(candidates.begin(), candidates.end(), hint) -
                                          candidates.begin());
-          dashed = flags[i];
+          dashed = gccSpelling(flags[i]);
         }
         // Named as typed: `check -MD` reads `--MD` (normalizeArgs), not written so.
         std::string typed(name);
@@ -611,11 +627,15 @@ int run(int argc, char** argv) {
     static const std::regex missing(R"(^(\S+): \d+ required .* missing$)");
     static const std::regex range(R"(^(\S+): Value (.*) not in range (\S+) to (\S+)$)");
     std::smatch match;
+    static const std::regex convert(R"(^Could not convert: (\S+) = (.*)$)");
     if (std::regex_match(message, match, missing)) {
-      message = fmt::format("{} needs a value", match[1].str());
+      message = fmt::format("{} needs a value", gccSpelling(match[1].str()));
     } else if (std::regex_match(message, match, range)) {
       message = fmt::format("{}: '{}' is not a number from {} to {}", match[1].str(),
                             match[2].str(), match[3].str(), match[4].str());
+    } else if (std::regex_match(message, match, convert)) {
+      message = fmt::format("{}: '{}' is not a non-negative whole number", match[1].str(),
+                            match[2].str());
     }
     return usageError(message);
   }
