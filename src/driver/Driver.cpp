@@ -254,11 +254,13 @@ std::string depfilePathFor(const CompileOptions& options, const std::string& inp
   return (extension ? py.substr(0, dot) : py) + ".d";
 }
 
-// A path as make reads it in a rule: spaces and '#' escaped, '$' doubled.
+// A path as make reads it in a rule: spaces, '#' and ':' escaped (an
+// unescaped ':' in a prerequisite stops GNU make: "multiple target
+// patterns"; make and ninja read `\:`), '$' doubled.
 std::string makeEscaped(std::string_view path) {
   std::string out;
   for (char c : path) {
-    if (c == ' ' || c == '#') out += '\\';
+    if (c == ' ' || c == '#' || c == ':') out += '\\';
     if (c == '$') out += '$';
     out += c;
   }
