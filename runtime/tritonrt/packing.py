@@ -260,7 +260,7 @@ def _cached(module, name, stamp, compute, sources, content=()):
     if stamp is None:
         return compute()
     if hit is not None and hit[0] == stamp and len(hit[3]) == len(content) \
-            and all(map(_unchanged, content, hit[3])):
+            and all(map(_unchanged, content, hit[3])) and _versions(hit[1]) == hit[5]:
         if hit[4]:
             hit[4] = 0
         return hit[1]
@@ -275,9 +275,32 @@ def _cached(module, name, stamp, compute, sources, content=()):
         return compute()
     checks = tuple(map(_check, content))
     del hit  # the old value's memory is free for the new one
-    value = compute()
-    cache[name] = [stamp, value, tuple(t.detach() for t in sources), checks, misses]
+    if torch.is_inference_mode_enabled():
+        # Not an inference tensor, which has no version counter (_versions): a value
+        # handed out and changed in place must be seen there too.
+        with torch.inference_mode(False), torch.no_grad():
+            value = compute()
+    else:
+        value = compute()
+    cache[name] = [stamp, value, tuple(t.detach() for t in sources), checks, misses,
+                   _versions(value)]
     return value
+
+
+def _versions(value):
+    """The version counters of the cached ``value`` (a tensor or a tuple of them): the
+    value is handed out, and a module that returns a weight (``return w``, ``return
+    transpose(w)``, a view shares its base's counter) gives it to a caller who may change
+    it in place (``m(x).mul_(0)``, audit 46H); such an entry is not served again. None
+    for what has none (``_cached`` makes no inference tensors)."""
+    if isinstance(value, (tuple, list)):
+        return tuple(_versions(v) for v in value)
+    if not isinstance(value, torch.Tensor):
+        return None
+    try:
+        return value._version
+    except RuntimeError:  # "Inference tensors do not track version counter."
+        return None
 
 
 # A value whose entry was made this many times in a row without being served (it changed

@@ -1488,6 +1488,35 @@ layer ActQ(d: int = 16, w: TernaryTensor<trit, [d, d]> = ternary_quantize(kaimin
                     self.assertIsNotNone(p.grad, what)
                     self.assertTrue(torch.allclose(p.grad, eager[n], atol=1e-5), what)
 
+    def test_a_returned_weight_changed_by_the_caller_is_not_served_again(self):
+        # `return w` hands out the cached inference value itself (`return transpose(w)` a
+        # view of it): a caller changing its output in place changed every later forward,
+        # the state dict unchanged, until clear_cache (audit 46H). Also under
+        # inference_mode, whose tensors have no version counter.
+        self._real_tritonc()
+        src = self._write("retw.tri", """
+layer RetW(w: TernaryTensor<trit, [4, 6]>, x: Tensor<float32, [?, 6]>) -> Tensor<float32, [4, 6]> {
+    return w
+}
+layer RetT(w: TernaryTensor<trit, [4, 6]>, x: Tensor<float32, [?, 6]>) -> Tensor<float32, [6, 4]> {
+    return transpose(w)
+}
+""")
+        for entry in ("RetW", "RetT"):
+            cls = tritonrt.compile_model(src, optimization_level="O2", entry=entry)
+            for packed in (False, True):
+                for mode in (torch.no_grad, torch.inference_mode):
+                    torch.manual_seed(3)
+                    m = cls().eval()
+                    if packed:
+                        pack(m)
+                    x = torch.randn(2, 6)
+                    with mode():
+                        want = m(x).clone()
+                        m(x).mul_(0)
+                        got = m(x)
+                    self.assertTrue(torch.equal(got, want), (entry, packed, mode.__name__))
+
     def test_compile_model_of_a_file_without_a_layer(self):
         # A file of fns only compiles (exit 0) but has no model class: the error names the
         # source and says what to do, not "<generated path> defines no ENTRY".
