@@ -16,8 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
@@ -84,9 +86,12 @@ int runWatch(const CompileOptions& options) {
     std::fprintf(stderr, "tritonc: error: cannot watch %s: %s\n", path.c_str(), std::strerror(errno));
     return kExitInternalError;
   }
-  std::map<int, std::string> dirOf;
+  // A directory has one watch descriptor however it is spelled (`.` and
+  // `sub/..`, a link to it): each spelling is kept, or events for the files
+  // named through the first would be looked up under the last (audit 46G).
+  std::map<int, std::set<std::string>> dirOf;
   std::set<std::pair<std::string, std::string>> followed;  // (directory, file name)
-  auto follow = [&](const std::string& file) {
+  auto follow = [&](auto& self, const std::string& file) -> bool {
     size_t slash = file.find_last_of('/');
     std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : file.substr(0, slash));
     std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
@@ -95,10 +100,19 @@ int runWatch(const CompileOptions& options) {
                                  IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE |
                                      IN_MOVED_FROM);
     if (wd < 0) return false;
-    dirOf[wd] = dir;
+    dirOf[wd].insert(dir);
+    // A symbolic link: a save writes the file it names, in its own directory.
+    struct stat st {};
+    if (::lstat(file.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      if (char* real = ::realpath(file.c_str(), nullptr)) {
+        std::string target = real;
+        std::free(real);
+        self(self, target);
+      }
+    }
     return true;
   };
-  if (!follow(path)) {
+  if (!follow(follow, path)) {
     std::fprintf(stderr, "tritonc: error: cannot watch %s: %s\n", path.c_str(), std::strerror(errno));
     return kExitInternalError;
   }
@@ -119,6 +133,9 @@ int runWatch(const CompileOptions& options) {
   }
   cache.enableMemoryLevel();
 
+  // After a failed compile a `.tri` file appearing in a watched directory
+  // may be the import it could not find: that compiles again too.
+  bool failed = false;
   auto build = [&] {
     if (!exists(path)) {
       status(json, path, fmt::format("{} is gone; waiting for it to come back", path));
@@ -129,8 +146,9 @@ int runWatch(const CompileOptions& options) {
     int rc = runCompileWith(options, cache, &imported);
     cache.flush();
     for (const std::string& file : imported) {
-      follow(file);  // a directory that cannot be watched just is not followed
+      follow(follow, file);  // a directory that cannot be watched just is not followed
     }
+    failed = rc != kExitSuccess;
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                     .count();
     if (rc == kExitSuccess) {
@@ -165,8 +183,13 @@ int runWatch(const CompileOptions& options) {
         for (char* p = buffer; p < buffer + n;) {
           auto* event = reinterpret_cast<struct inotify_event*>(p);
           auto dir = dirOf.find(event->wd);
-          if (event->len > 0 && dir != dirOf.end() &&
-              followed.count({dir->second, std::string(event->name)}) != 0) {
+          std::string name = event->len > 0 ? std::string(event->name) : std::string();
+          bool named = dir != dirOf.end() && std::any_of(
+              dir->second.begin(), dir->second.end(),
+              [&](const std::string& d) { return followed.count({d, name}) != 0; });
+          bool appeared = failed && dir != dirOf.end() && name.ends_with(".tri") &&
+                          (event->mask & (IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE)) != 0;
+          if (!name.empty() && (named || appeared)) {
             relevant = true;
             if ((event->mask & IN_CREATE) != 0) {
               awaitingClose = true;

@@ -149,6 +149,52 @@ def test_watch_follows_imported_files(tritonc, work):
     check(rc == 0, "Ctrl-C: exit %s" % rc)
 
 
+def test_watch_sees_every_spelling_links_and_new_imports(tritonc, work):
+    """Audit 46G: (1) an import spelled through `..` gave the current directory a second
+    spelling (`sub/..`), and saves of the watched file went unseen; (2) a watched file that
+    is a symbolic link was never seen changing (only the link's directory was watched);
+    (3) an import the compile could not find was not compiled once it was created."""
+    act = "fn act(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {\n    return %s\n}\n"
+    os.makedirs(os.path.join(work, "sub"))
+    write(os.path.join(work, "lib.tri"), act % "relu(x)")
+    write(os.path.join(work, "sub", "mid.tri"), 'import "../lib.tri"\n' +
+          (act % "act(x) * 2.0").replace("fn act", "fn mid"))
+    src = os.path.join(work, "model.tri")
+    out = os.path.join(work, "out.py")
+    write(src, 'import "sub/mid.tri"\n' + MODEL.replace("relu(x @ w)", "mid(x @ w)"))
+    w = Watch(tritonc, work, "-O0")
+    try:
+        w.wait_for("watching model.tri")
+        write(src, read(src).replace("mid(x @ w)", "mid(x @ w) + 1.0"))
+        w.wait_for("compiled model.tri")
+        check("+ 1.0" in read(out), "the save of model.tri was not compiled:\n" + read(out))
+    finally:
+        check(w.stop() == 0, "Ctrl-C")
+    os.remove(src)
+    os.makedirs(os.path.join(work, "real"))
+    target = os.path.join(work, "real", "m.tri")
+    write(target, MODEL)
+    os.symlink(os.path.join("real", "m.tri"), src)
+    w = Watch(tritonc, work)
+    try:
+        w.wait_for("watching model.tri")
+        write(target, MODEL.replace("Net", "Linked"))
+        w.wait_for("compiled model.tri")
+        check("class Linked(" in read(out), "the link's target's save was not compiled")
+    finally:
+        check(w.stop() == 0, "Ctrl-C")
+    os.remove(src)
+    write(src, 'import "later.tri"\n' + MODEL.replace("relu(x @ w)", "act(x @ w)"))
+    w = Watch(tritonc, work)
+    try:
+        w.wait_for("did not compile")
+        write(os.path.join(work, "later.tri"), act % "sigmoid(x)")
+        w.wait_for("compiled model.tri")
+        check("torch.sigmoid(" in read(out), "the created import was not compiled")
+    finally:
+        check(w.stop() == 0, "Ctrl-C")
+
+
 def test_watch_incremental(tritonc, work):
     # Two layers: an edit to one recompiles only it (--verbose says so), and the output is
     # what a full compile writes; an error and its fix go through as without the flag.
@@ -242,7 +288,8 @@ def test_watch_json_diagnostics_keep_stderr_json(tritonc, work):
     check(json.loads(proc.stderr)["code"] == "CannotReadFile", proc.stderr)
 
 
-TESTS = [test_watch_follows_edits, test_watch_follows_imported_files, test_watch_incremental,
+TESTS = [test_watch_follows_edits, test_watch_follows_imported_files,
+         test_watch_sees_every_spelling_links_and_new_imports, test_watch_incremental,
          test_watch_waits_for_a_created_file_to_be_written,
          test_watch_missing_file_is_a_usage_error, test_watch_json_diagnostics_keep_stderr_json]
 
