@@ -325,15 +325,22 @@ def test_failed_nvcc_writes_nothing(ctx):
         raise AssertionError("a failed nvcc left files: %s" % os.listdir(outdir))
 
 
-def test_failed_nvcc_output_is_shown_line_by_line(ctx):
-    # nvcc's own messages follow the error as notes, one per line (they were one line with
-    # literal "\\n" escapes), text and JSON alike, and a note says how to see the source.
+def fake_nvcc(ctx, script):
+    """A folder of its own holding an executable `nvcc` with the shell `script`."""
     work = tempfile.mkdtemp(dir=ctx.workdir)
     nvcc = os.path.join(work, "nvcc")
     with open(nvcc, "w") as f:
-        f.write("#!/bin/sh\necho 'm_kernels.cu(12): error: identifier \"foo\" is undefined' >&2\n"
-                "echo '1 error detected in the compilation' >&2\nexit 2\n")
+        f.write("#!/bin/sh\n" + script)
     os.chmod(nvcc, 0o755)
+    return work, nvcc
+
+
+def test_failed_nvcc_output_is_shown_line_by_line(ctx):
+    # nvcc's own messages follow the error as notes, one per line (they were one line with
+    # literal "\\n" escapes), text and JSON alike, and a note says how to see the source.
+    work, nvcc = fake_nvcc(ctx, "echo 'm_kernels.cu(12): error: identifier \"foo\" is "
+                           "undefined' >&2\necho '1 error detected in the compilation' >&2\n"
+                           "exit 2\n")
     source = os.path.join(REPO, "examples", "mnist_mlp.tri")
     base = [ctx.tritonc, "compile", source, "-o", os.path.join(work, "m.py"), "--target", "cuda",
             "--no-cache", "--nvcc", nvcc]
@@ -355,14 +362,10 @@ def test_file_names_never_reach_nvccs_shell(ctx):
     input named `x$(touch PWNED).tri` ran that command when its kernels were built (audit
     45A). nvcc now works in a private folder on `kernels.cu` and `kernels.so`; what it says
     about `kernels.cu` is shown with the name of the .cu written."""
-    work = tempfile.mkdtemp(dir=ctx.workdir)
-    nvcc = os.path.join(work, "nvcc")
-    with open(nvcc, "w") as f:
-        # As nvcc does: a step run by a shell, the source's name quoted in it.
-        f.write('#!/bin/sh\nfor a; do cu=$a; done\nsh -c "test -f \\"$cu\\""\npwd > ran_in\n'
-                'echo "$cu(3): error: identifier \\"x\\" is undefined" >&2\n'
-                'exit 1\n')
-    os.chmod(nvcc, 0o755)
+    # As nvcc does: a step run by a shell, the source's name quoted in it.
+    work, nvcc = fake_nvcc(ctx, 'for a; do cu=$a; done\nsh -c "test -f \\"$cu\\""\npwd > ran_in\n'
+                           'echo "$cu(3): error: identifier \\"x\\" is undefined" >&2\n'
+                           'exit 1\n')
     name = "x$(touch PWNED)`touch PWNED2`.tri"
     shutil.copy(os.path.join(REPO, "examples", "mnist_mlp.tri"), os.path.join(work, name))
     proc = subprocess.run([ctx.tritonc, "compile", name, "--target", "cuda", "--no-cache",
@@ -881,12 +884,8 @@ def test_the_headers_build_command_is_the_one_run(ctx):
     """The `.cu`'s header shows the command that builds it; tritonc ran nvcc with flags the
     header left out (-Xlinker --strip-all -w), so a hand build gave another library (audit
     46B). The flags nvcc receives, but for the names of the files, are the header's."""
-    work = tempfile.mkdtemp(dir=ctx.workdir)
-    nvcc = os.path.join(work, "nvcc")
-    with open(nvcc, "w") as f:
-        f.write('#!/bin/sh\nfor a; do printf "%s\\n" "$a"; done > "$(dirname "$0")/argv"\n'
-                'exit 1\n')
-    os.chmod(nvcc, 0o755)
+    work, nvcc = fake_nvcc(ctx, 'for a; do printf "%s\\n" "$a"; done > "$(dirname "$0")/argv"\n'
+                           'exit 1\n')
     shutil.copy(os.path.join(REPO, "examples", "mnist_mlp.tri"), os.path.join(work, "m.tri"))
     for archs in ([], ["--cuda-arch=86"]):
         proc = subprocess.run([ctx.tritonc, "compile", "m.tri", "--target", "cuda", "--no-cache",
