@@ -3386,18 +3386,35 @@ void replaceFirst(std::string& code, std::string_view placeholder, std::string_v
   if (at != std::string::npos) code.replace(at, placeholder.size(), value);
 }
 
-// The first line of `code`, a `#` comment, reflowed within kMaxColumns at its
-// spaces, as a comment is by hand (a word longer than a line stays whole).
-void wrapFirstComment(std::string& code) {
+// The header comment (the first line of `code`) reflowed within kMaxColumns
+// at the spaces between its words, as a comment is by hand. The input's name
+// (`name`, as it appears in the line) is one word however it is spelled: its
+// spaces are kept, and a name longer than a line stays whole.
+void wrapHeader(std::string& code, std::string_view name) {
   size_t end = code.find('\n');
   if (end == std::string::npos || end <= kMaxColumns || !code.starts_with("# ")) return;
   std::string_view line = std::string_view(code).substr(2, end - 2);
+  size_t at = name.empty() ? std::string_view::npos : line.find(name);
+  std::vector<std::string_view> words;
+  auto split = [&](std::string_view text) {
+    while (!text.empty()) {
+      size_t space = text.find(' ');
+      if (space != 0) words.push_back(text.substr(0, space));
+      text = space == std::string_view::npos ? std::string_view() : text.substr(space + 1);
+    }
+  };
+  if (at == std::string_view::npos) {
+    split(line);
+  } else {
+    split(line.substr(0, at));
+    // The name with what follows it up to the next space (`m.tri.`).
+    size_t after = line.find(' ', at + name.size());
+    words.push_back(line.substr(at, after == std::string_view::npos ? std::string_view::npos
+                                                                      : after - at));
+    if (after != std::string_view::npos) split(line.substr(after + 1));
+  }
   std::string out, current = "#";
-  while (!line.empty()) {
-    size_t space = line.find(' ');
-    std::string_view word = line.substr(0, space);
-    line = space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
-    if (word.empty()) continue;
+  for (std::string_view word : words) {
     if (current.size() > 1 && current.size() + 1 + word.size() > kMaxColumns) {
       out += current + "\n";
       current = "#";
@@ -3413,8 +3430,9 @@ void wrapFirstComment(std::string& code) {
 
 std::string stampPyTorch(std::string code, std::string_view sourceName,
                          std::string_view cudaLibrary) {
-  replaceFirst(code, kSourceNamePlaceholder, commentSafe(sourceName));
-  wrapFirstComment(code);
+  std::string name = commentSafe(sourceName);
+  replaceFirst(code, kSourceNamePlaceholder, name);
+  wrapHeader(code, name);
   if (!cudaLibrary.empty()) {
     // The statement registering the library, wrapped as any other once the
     // name is known: `tritonrt.use_kernels(\n    __file__, "..."\n)`.

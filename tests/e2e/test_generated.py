@@ -3860,15 +3860,22 @@ def test_the_header_and_kernel_registration_keep_to_100_columns(ctx):
     after the code was wrapped, and were never wrapped: `resnet_block.tri -O2 --entry
     BasicBlock --target cuda` gave a 106-column header, a long file name 131 columns and a
     101-column registration (audit 46B). Both are wrapped now, the names kept whole."""
-    stem = "a_rather_long_model_file_name_as_experiment_trackers_write_them_run_0042"
-    work = os.path.join(ctx.workdir, "header%d" % ctx.count)
-    os.makedirs(work)
-    ctx.count += 1
-    src = os.path.join(work, stem + ".tri")
-    shutil.copy(os.path.join(REPO, "examples", "resnet_block.tri"), src)
-    env = dict(os.environ, TRITONC_NVCC=os.path.join(work, "no-nvcc"))
-    for flags in (["-O2", "--entry", "BasicBlock", "--target", "cuda"],
-                  ["-O0", "--target", "all", "--no-cache"], ["-O2", "--entry", "BasicBlock"]):
+    # (The second name keeps its two spaces: it is one word of the header, review 46I.)
+    for stem, flags in (
+            ("a_rather_long_model_file_name_as_experiment_trackers_write_them_run_0042",
+             ["-O2", "--entry", "BasicBlock", "--target", "cuda"]),
+            ("a_rather_long_model_file_name_as_experiment_trackers_write_them_run_0042",
+             ["-O0", "--target", "all", "--no-cache"]),
+            ("a_rather_long_model_file_name_as_experiment_trackers_write_them_run_0042",
+             ["-O2", "--entry", "BasicBlock"]),
+            ("a rather long model  file name with  two spaces as trackers write them, run 43",
+             ["-O2", "--entry", "BasicBlock", "--target", "cuda"])):
+        work = os.path.join(ctx.workdir, "header%d" % ctx.count)
+        os.makedirs(work)
+        ctx.count += 1
+        src = os.path.join(work, stem + ".tri")
+        shutil.copy(os.path.join(REPO, "examples", "resnet_block.tri"), src)
+        env = dict(os.environ, TRITONC_NVCC=os.path.join(work, "no-nvcc"))
         out = os.path.join(work, stem + ".py")
         proc = subprocess.run([ctx.tritonc, "compile", src, "-o", out] + flags,
                               capture_output=True, text=True, env=env)

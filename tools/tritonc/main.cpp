@@ -592,7 +592,8 @@ int run(int argc, char** argv) {
         // A gcc-style flag given a value (`-MD=x`): it takes none.
         if (word->find('=') != std::string::npos &&
             (name == "-MD" || name == "-MMD" || name == "-MP" || name == "-Werror") &&
-            std::find(flags.begin(), flags.end(), "-" + std::string(name)) != flags.end()) {
+            std::find(flags.begin(), flags.end(), name == "-MMD" ? "--MD" : "-" + std::string(name)) !=
+                flags.end()) {
           message = fmt::format("{} takes no value", name);
           break;
         }
@@ -634,8 +635,14 @@ int run(int argc, char** argv) {
       message = fmt::format("{}: '{}' is not a number from {} to {}", match[1].str(),
                             match[2].str(), match[3].str(), match[4].str());
     } else if (std::regex_match(message, match, convert)) {
-      message = fmt::format("{}: '{}' is not a non-negative whole number", match[1].str(),
-                            match[2].str());
+      // A flag given a value (`--no-cache=maybe`), or a count that is not one.
+      const CLI::Option* option = level->get_option_no_throw(match[1].str());
+      if (option != nullptr && option->get_expected_max() == 0) {
+        message = fmt::format("{} takes no value", gccSpelling(match[1].str()));
+      } else {
+        message = fmt::format("{}: '{}' is not a non-negative whole number", match[1].str(),
+                              match[2].str());
+      }
     }
     return usageError(message);
   }
