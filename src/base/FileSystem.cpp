@@ -5,6 +5,7 @@
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -550,15 +551,26 @@ mode_t processUmask() {
   return mask;
 }
 
-// Whether `path` is a regular file holding exactly `contents`, with the mode
-// a new output gets (0666, or 0777 for an executable, less the umask): an
-// output is the same file whether it was written now or kept, so a kept one
-// with another mode (an older umask's, a chmod) is written again.
-bool holds(const std::string& path, std::string_view contents, bool executable = false) {
+// The mode an output kept because it holds the new contents is given, so
+// that its mode is a new output's whatever was there before (an older umask's,
+// a chmod): 0666, or 0777 for an executable, less the umask; 0 (keep it) when
+// it has that mode, or when its directory has a default ACL, which decides the
+// modes of new files itself (a chmod would narrow the ACL's mask).
+unsigned newOutputMode(const std::string& path, bool executable) {
+  struct stat st {};
+  auto want = static_cast<mode_t>((executable ? 0777 : 0666) & ~processUmask());
+  if (::stat(path.c_str(), &st) != 0 || (st.st_mode & 07777) == want) return 0;
+  size_t slash = path.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+  ssize_t acl = ::getxattr(dir.c_str(), "system.posix_acl_default", nullptr, 0);
+  return acl > 0 ? 0 : want;
+}
+
+// Whether `path` is a regular file holding exactly `contents`.
+bool holds(const std::string& path, std::string_view contents) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<size_t>(st.st_size) != contents.size() ||
-      (st.st_mode & 07777) != ((executable ? 0777 : 0666) & ~processUmask())) {
+      static_cast<size_t>(st.st_size) != contents.size()) {
     return false;
   }
   std::optional<std::string> old = readWholeFile(path);
@@ -608,16 +620,16 @@ bool FileTransaction::stage(const std::string& given, std::string_view contents,
   const std::string& path = *target;
   if (isDirectory(path, error)) return false;
   if (isSpecial(path)) {
-    staged_.push_back({path, "", Kind::Direct, std::string(contents), {}, false, given});
+    staged_.push_back({path, "", Kind::Direct, std::string(contents), {}, false, given, 0});
     return true;
   }
-  if (holds(path, contents, executable)) {
-    staged_.push_back({path, "", Kind::Touch, {}, {}, false, given});
+  if (holds(path, contents)) {
+    staged_.push_back({path, "", Kind::Touch, {}, {}, false, given, newOutputMode(path, executable)});
     return true;
   }
   std::string temp;
   if (!writeTemporary(path, contents, temp, error, executable)) return false;
-  staged_.push_back({path, temp, Kind::Replace, {}, {}, false, given});
+  staged_.push_back({path, temp, Kind::Replace, {}, {}, false, given, 0});
   return true;
 }
 
@@ -625,7 +637,7 @@ void FileTransaction::stageRemoval(const std::string& given) {
   // The link stays; what it names goes (never a device, or /dev/stdout's file).
   Expected<std::string> path = followSymlinks(given);
   if (!path || isSpecial(*path)) return;
-  staged_.push_back({*path, "", Kind::Remove, {}, {}, false, given});
+  staged_.push_back({*path, "", Kind::Remove, {}, {}, false, given, 0});
 }
 
 // Puts one staged file in place; what it replaced is kept in `file.old`.
@@ -638,6 +650,8 @@ bool FileTransaction::apply(Staged& file, std::string* error) {
       return install(temp, file.path, error, &file.old);
     }
     case Kind::Touch:
+      // Best effort: a file of another owner keeps its mode, as before.
+      if (file.mode != 0) ::chmod(file.path.c_str(), static_cast<mode_t>(file.mode));
       return ::utimensat(AT_FDCWD, file.path.c_str(), nullptr, 0) == 0 ||
              (*error = std::strerror(errno), false);
     case Kind::Remove: {

@@ -90,18 +90,25 @@ int runWatch(const CompileOptions& options) {
   // `sub/..`, a link to it): each spelling is kept, or events for the files
   // named through the first would be looked up under the last (audit 46G).
   std::map<int, std::set<std::string>> dirOf;
+  constexpr uint32_t kEvents = IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM;
+  // A directory of its own (an -I folder, one made after a failed compile):
+  // any `.tri` appearing in it may be the import that was not found.
+  auto watchDirectory = [&](const std::string& dir) {
+    int wd = ::inotify_add_watch(inotify, dir.c_str(), kEvents);
+    if (wd >= 0) dirOf[wd].insert(dir);
+  };
   std::set<std::pair<std::string, std::string>> followed;  // (directory, file name)
   auto follow = [&](auto& self, const std::string& file) -> bool {
     size_t slash = file.find_last_of('/');
     std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : file.substr(0, slash));
     std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
-    if (!followed.emplace(dir, base).second) return true;
-    int wd = ::inotify_add_watch(inotify, dir.c_str(),
-                                 IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE |
-                                     IN_MOVED_FROM);
-    if (wd < 0) return false;
-    dirOf[wd].insert(dir);
-    // A symbolic link: a save writes the file it names, in its own directory.
+    if (followed.emplace(dir, base).second) {
+      int wd = ::inotify_add_watch(inotify, dir.c_str(), kEvents);
+      if (wd < 0) return false;
+      dirOf[wd].insert(dir);
+    }
+    // A symbolic link: a save writes the file it names, in its own directory
+    // (looked up at every compile: the link may have been pointed elsewhere).
     struct stat st {};
     if (::lstat(file.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
       if (char* real = ::realpath(file.c_str(), nullptr)) {
@@ -116,6 +123,7 @@ int runWatch(const CompileOptions& options) {
     std::fprintf(stderr, "tritonc: error: cannot watch %s: %s\n", path.c_str(), std::strerror(errno));
     return kExitInternalError;
   }
+  for (const std::string& dir : options.includeDirs) watchDirectory(dir);
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
@@ -145,6 +153,7 @@ int runWatch(const CompileOptions& options) {
     std::vector<std::string> imported;
     int rc = runCompileWith(options, cache, &imported);
     cache.flush();
+    follow(follow, path);  // a link to it may point elsewhere now
     for (const std::string& file : imported) {
       follow(follow, file);  // a directory that cannot be watched just is not followed
     }
@@ -189,6 +198,15 @@ int runWatch(const CompileOptions& options) {
               [&](const std::string& d) { return followed.count({d, name}) != 0; });
           bool appeared = failed && dir != dirOf.end() && name.ends_with(".tri") &&
                           (event->mask & (IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE)) != 0;
+          // A folder made after a failed compile (`import "sub/lib.tri"`,
+          // `mkdir sub`): watched, for the file that will appear in it.
+          if (failed && dir != dirOf.end() && !name.empty() && (event->mask & IN_ISDIR) != 0 &&
+              (event->mask & (IN_CREATE | IN_MOVED_TO)) != 0) {
+            std::set<std::string> spellings = dir->second;
+            for (const std::string& d : spellings) {
+              watchDirectory(d == "/" ? "/" + name : d + "/" + name);
+            }
+          }
           if (!name.empty() && (named || appeared)) {
             relevant = true;
             if ((event->mask & IN_CREATE) != 0) {

@@ -193,6 +193,22 @@ def test_watch_sees_every_spelling_links_and_new_imports(tritonc, work):
         check("torch.sigmoid(" in read(out), "the created import was not compiled")
     finally:
         check(w.stop() == 0, "Ctrl-C")
+    # ... also in an -I folder, and in a folder made after the failed compile (review 46I).
+    os.makedirs(os.path.join(work, "inc"))
+    write(src, 'import "inclib.tri"\nimport "made/deep.tri"\n' +
+          MODEL.replace("relu(x @ w)", "act(deep(x @ w))"))
+    w = Watch(tritonc, work, "-I", "inc")
+    try:
+        w.wait_for("did not compile")
+        write(os.path.join(work, "inc", "inclib.tri"), act % "tanh(x)")
+        w.wait_for("did not compile")  # made/deep.tri is still missing
+        os.makedirs(os.path.join(work, "made"))
+        time.sleep(0.3)
+        write(os.path.join(work, "made", "deep.tri"), (act % "x * 3.0").replace("fn act", "fn deep"))
+        w.wait_for("compiled model.tri")
+        check("torch.tanh(" in read(out) and "3.0" in read(out), "not compiled:\n" + read(out))
+    finally:
+        check(w.stop() == 0, "Ctrl-C")
 
 
 def test_watch_incremental(tritonc, work):

@@ -106,6 +106,7 @@ class FileTransaction {
     std::string old;       ///< during commit: what was at `path`, to undo
     bool created = false;  ///< during commit: nothing was at `path`
     std::string given = {};  ///< `path` as named, before its links were followed
+    unsigned mode = 0;  ///< Touch: the mode a new output would get, to give it (0: keep)
   };
   bool apply(Staged& file, std::string* error);
   void undo(Staged& file);
