@@ -1931,10 +1931,13 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       if (!outputs.stage(py, stampPyTorch(result.py, baseName(name), library), &error)) {
         return fail(py, error);
       }
-      // A module sent to standard output is named in the rule as gcc names an
-      // object it writes there (`-o -`: `a.o`): by its default name, `<stem>.py`
-      // (`tritonc compile m.tri -o - > m.py` in a recipe), never `-`.
-      std::vector<std::string> written = {py == "-" ? fileStem(name) + ".py" : py};
+      // A module sent to standard output or a device (`-o -`, `-o /dev/stdout`)
+      // is named in the rule by its default name, `<stem>.py` (`tritonc compile
+      // m.tri -o - > m.py` in a recipe), as `gcc -E -MD -o -` names `a.o`; never
+      // `-` or the device, which make cannot build (gcc -c and clang write `-`).
+      struct stat pyStat {};
+      bool notAFile = py == "-" || (::stat(py.c_str(), &pyStat) == 0 && !S_ISREG(pyStat.st_mode));
+      std::vector<std::string> written = {notAFile ? fileStem(name) + ".py" : py};
       if (result.hasCu) {
         std::string cu = cudaPathFor(options, name, ".cu");
         if (!outputs.stage(cu, stampCuda(result.cu, baseName(name), fileStem(name)), &error)) {
