@@ -624,7 +624,8 @@ bool FileTransaction::stage(const std::string& given, std::string_view contents,
     return true;
   }
   if (holds(path, contents)) {
-    staged_.push_back({path, "", Kind::Touch, {}, {}, false, given, newOutputMode(path, executable)});
+    unsigned mode = newOutputMode(path, executable);
+    staged_.push_back({path, "", Kind::Touch, {}, {}, false, given, mode});
     return true;
   }
   std::string temp;

@@ -1315,7 +1315,8 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
         // its `Dropout(p)`).
         if (i < defaultFloats.size() && defaultFloats[i]) {
           instance.floats.resize(instance.args.size() - 1);
-          instance.floats.push_back(InstanceInfo::FloatArg{defaultFloats[i], IdentifierId{}, NodeId{}});
+          instance.floats.push_back(
+              InstanceInfo::FloatArg{defaultFloats[i], IdentifierId{}, NodeId{}});
         }
         continue;
       }

@@ -590,10 +590,10 @@ int run(int argc, char** argv) {
           continue;
         }
         // A gcc-style flag given a value (`-MD=x`): it takes none.
+        std::string longName = name == "-MMD" ? "--MD" : "-" + std::string(name);
         if (word->find('=') != std::string::npos &&
             (name == "-MD" || name == "-MMD" || name == "-MP" || name == "-Werror") &&
-            std::find(flags.begin(), flags.end(), name == "-MMD" ? "--MD" : "-" + std::string(name)) !=
-                flags.end()) {
+            std::find(flags.begin(), flags.end(), longName) != flags.end()) {
           message = fmt::format("{} takes no value", name);
           break;
         }
