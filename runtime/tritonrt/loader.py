@@ -129,7 +129,8 @@ def _level_flag(level):
     return "-O" + s
 
 
-def compile_model(path, optimization_level="O2", target="pytorch", entry=None):
+def compile_model(path, optimization_level="O2", target="pytorch", entry=None,
+                  include_dirs=()):
     """Compile the Triton DSL file ``path`` with ``tritonc`` and return its entry layer's
     ``nn.Module`` class.
 
@@ -143,6 +144,10 @@ def compile_model(path, optimization_level="O2", target="pytorch", entry=None):
     may differ from ``entry`` itself (``entry="blk.Proj"``, a layer of ``blocks.tri``
     imported as ``blk``, is the class ``Proj``, or ``blocks_Proj`` when a local ``Proj``
     exists).
+
+    ``include_dirs`` (an extension of the contract's signature): folders where imported
+    files are also looked for, as ``tritonc -I DIR`` (relative ones from the current
+    directory, as on the command line).
     """
     src = os.path.abspath(os.fspath(path))
     if not os.path.isfile(src):
@@ -151,7 +156,10 @@ def compile_model(path, optimization_level="O2", target="pytorch", entry=None):
         raise ValueError("compile_model: target must be one of %s, got %r"
                          % (", ".join(_TARGETS), target))
     level = _level_flag(optimization_level)
-    key = hashlib.sha256("\0".join([src, level, target, entry or ""]).encode()).hexdigest()
+    if isinstance(include_dirs, (str, bytes, os.PathLike)):
+        include_dirs = [include_dirs]  # one folder, not its characters
+    dirs = [os.path.abspath(os.fspath(d)) for d in include_dirs]
+    key = hashlib.sha256("\0".join([src, level, target, entry or ""] + dirs).encode()).hexdigest()
     stem = os.path.splitext(os.path.basename(src))[0]
     out_dir = os.path.join(output_dir(), key[:24])
     os.makedirs(out_dir, exist_ok=True)
@@ -160,6 +168,8 @@ def compile_model(path, optimization_level="O2", target="pytorch", entry=None):
     cmd = [find_tritonc(), "compile", src, level, "-o", out, "--target", target]
     if entry:
         cmd += ["--entry", entry]
+    for d in dirs:
+        cmd += ["-I", d]
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               universal_newlines=True)

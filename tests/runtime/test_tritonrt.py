@@ -1561,6 +1561,28 @@ layer RetT(w: TernaryTensor<trit, [4, 6]>, x: Tensor<float32, [?, 6]>) -> Tensor
             self.assertEqual(tritonrt.compile_model(src).__name__, "Net", name)
             self.assertEqual(tritonrt.compile_model(src, entry="Net").__name__, "Net", name)
 
+    def test_compile_model_takes_include_dirs(self):
+        # Imports found through `-I` could not be compiled from Python (audit 46E): the
+        # folders are passed on, and are part of where the result is kept (another folder
+        # with a file of the same name gives another model).
+        self._real_tritonc()
+        for sub, scale in (("one", "2.0"), ("two", "3.0")):
+            os.makedirs(os.path.join(self.tmp, sub))
+            self._write(os.path.join(sub, "scale.tri"),
+                        "fn scale(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {\n"
+                        "    return x * %s\n}\n" % scale)
+        src = self._write("net.tri", 'import "scale.tri"\n'
+                          "layer Net(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {\n"
+                          "    return scale(x)\n}\n")
+        with self.assertRaises(tritonrt.CompileError):
+            tritonrt.compile_model(src)
+        x = torch.ones(2, 4)
+        for sub, want in (("one", 2.0), ("two", 3.0)):
+            cls = tritonrt.compile_model(src, include_dirs=[os.path.join(self.tmp, sub)])
+            self.assertTrue(torch.equal(cls()(x), x * want), sub)
+        cls = tritonrt.compile_model(src, include_dirs=os.path.join(self.tmp, "one"))
+        self.assertTrue(torch.equal(cls()(x), x * 2.0))
+
 
 # ---------------------------------------------------------------------------------------
 # "N passed, N failed": printed by the custom runner below when the file is run directly,
