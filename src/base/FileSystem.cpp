@@ -556,23 +556,24 @@ mode_t processUmask() {
 // a chmod): 0666, or 0777 for an executable, less the umask; 0 (keep it) when
 // it has that mode, or when its directory has a default ACL, which decides the
 // modes of new files itself (a chmod would narrow the ACL's mask).
-unsigned newOutputMode(const std::string& path, bool executable) {
-  struct stat st {};
+unsigned newOutputMode(const std::string& path, mode_t mode, bool executable) {
   auto want = static_cast<mode_t>((executable ? 0777 : 0666) & ~processUmask());
-  if (::stat(path.c_str(), &st) != 0 || (st.st_mode & 07777) == want) return 0;
+  if ((mode & 07777) == want) return 0;
   size_t slash = path.find_last_of('/');
   std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
   ssize_t acl = ::getxattr(dir.c_str(), "system.posix_acl_default", nullptr, 0);
   return acl > 0 ? 0 : want;
 }
 
-// Whether `path` is a regular file holding exactly `contents`.
-bool holds(const std::string& path, std::string_view contents) {
+// Whether `path` is a regular file holding exactly `contents` (its mode in
+// `mode`, when given).
+bool holds(const std::string& path, std::string_view contents, mode_t* mode = nullptr) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
       static_cast<size_t>(st.st_size) != contents.size()) {
     return false;
   }
+  if (mode != nullptr) *mode = st.st_mode;
   std::optional<std::string> old = readWholeFile(path);
   return old && *old == contents;
 }
@@ -623,9 +624,9 @@ bool FileTransaction::stage(const std::string& given, std::string_view contents,
     staged_.push_back({path, "", Kind::Direct, std::string(contents), {}, false, given, 0});
     return true;
   }
-  if (holds(path, contents)) {
-    unsigned mode = newOutputMode(path, executable);
-    staged_.push_back({path, "", Kind::Touch, {}, {}, false, given, mode});
+  if (mode_t mode = 0; holds(path, contents, &mode)) {
+    staged_.push_back(
+        {path, "", Kind::Touch, {}, {}, false, given, newOutputMode(path, mode, executable)});
     return true;
   }
   std::string temp;

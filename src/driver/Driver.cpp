@@ -239,14 +239,18 @@ std::string traceName(const CompileOptions& options) {
 // path with `.d` for its extension (`out/m.py` -> `out/m.d`, as `cc -MD -o
 // m.o` writes m.d), or `<stem>.d` in the current directory when the module
 // goes to standard output or a device.
+// Whether the module goes to standard output or a device (`-o -`, `-o
+// /dev/stdout`): no file a make rule could name.
+bool writesNoFile(const std::string& py) {
+  struct stat st {};
+  return py == "-" || (::stat(py.c_str(), &st) == 0 && !S_ISREG(st.st_mode));
+}
+
 std::string depfilePathFor(const CompileOptions& options, const std::string& input) {
   if (!options.depfilePath.empty()) return options.depfilePath;
   std::string py = outputPathFor(options, input);
   std::string dir = companionDirectory(py);
-  struct stat st {};
-  if (py == "-" || (::stat(py.c_str(), &st) == 0 && !S_ISREG(st.st_mode))) {
-    return dir + fileStem(input) + ".d";
-  }
+  if (writesNoFile(py)) return dir + fileStem(input) + ".d";
   size_t slash = py.find_last_of('/');
   size_t dot = py.find_last_of('.');
   // A dot that starts the name is no extension (`-o .hidden` writes `.hidden.d`).
@@ -1935,9 +1939,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       // is named in the rule by its default name, `<stem>.py` (`tritonc compile
       // m.tri -o - > m.py` in a recipe), as `gcc -E -MD -o -` names `a.o`; never
       // `-` or the device, which make cannot build (gcc -c and clang write `-`).
-      struct stat pyStat {};
-      bool notAFile = py == "-" || (::stat(py.c_str(), &pyStat) == 0 && !S_ISREG(pyStat.st_mode));
-      std::vector<std::string> written = {notAFile ? fileStem(name) + ".py" : py};
+      std::vector<std::string> written = {writesNoFile(py) ? fileStem(name) + ".py" : py};
       if (result.hasCu) {
         std::string cu = cudaPathFor(options, name, ".cu");
         if (!outputs.stage(cu, stampCuda(result.cu, baseName(name), fileStem(name)), &error)) {

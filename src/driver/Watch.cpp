@@ -91,22 +91,20 @@ int runWatch(const CompileOptions& options) {
   // named through the first would be looked up under the last (audit 46G).
   std::map<int, std::set<std::string>> dirOf;
   constexpr uint32_t kEvents = IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM;
-  // A directory of its own (an -I folder, one made after a failed compile):
-  // any `.tri` appearing in it may be the import that was not found.
+  // A directory watched: a followed file's, or one of its own (an -I folder,
+  // one made after a failed compile), where any `.tri` appearing after a
+  // failed compile may be the import that was not found.
   auto watchDirectory = [&](const std::string& dir) {
     int wd = ::inotify_add_watch(inotify, dir.c_str(), kEvents);
     if (wd >= 0) dirOf[wd].insert(dir);
+    return wd >= 0;
   };
   std::set<std::pair<std::string, std::string>> followed;  // (directory, file name)
   auto follow = [&](auto& self, const std::string& file) -> bool {
     size_t slash = file.find_last_of('/');
     std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : file.substr(0, slash));
     std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
-    if (followed.emplace(dir, base).second) {
-      int wd = ::inotify_add_watch(inotify, dir.c_str(), kEvents);
-      if (wd < 0) return false;
-      dirOf[wd].insert(dir);
-    }
+    if (followed.emplace(dir, base).second && !watchDirectory(dir)) return false;
     // A symbolic link: a save writes the file it names, in its own directory
     // (looked up at every compile: the link may have been pointed elsewhere).
     struct stat st {};

@@ -52,6 +52,12 @@ using namespace ir;
 // but raw they hide what the code says from its reader (Trojan Source).
 std::string pyString(std::string_view text) { return quoteForDump(text); }
 
+// The statement registering the CUDA library with the runtime: the emitter
+// writes it with the placeholder, stampPyTorch finds it by this text.
+std::string useKernels(std::string_view library) {
+  return fmt::format("tritonrt.use_kernels(__file__, {})", pyString(library));
+}
+
 std::string pyFloat(double value) {
   std::string text = formatFloat(value);
   if (text == "inf") return "float(\"inf\")";
@@ -3311,7 +3317,7 @@ std::string assemblePyTorch(std::span<const PieceRef> globals, std::span<const P
   }
   if (!options.cudaLibrary.empty()) {
     // The CUDA target's kernels, used for packed weights on CUDA devices.
-    out += fmt::format("\ntritonrt.use_kernels(__file__, {})\n", pyString(options.cudaLibrary));
+    out += "\n" + useKernels(options.cudaLibrary) + "\n";
   }
   bool anyEarly = false, anyLate = false;
   for (const PieceRef& p : globals) (p.late ? anyLate : anyEarly) = true;
@@ -3436,13 +3442,11 @@ std::string stampPyTorch(std::string code, std::string_view sourceName,
   if (!cudaLibrary.empty()) {
     // The statement registering the library, wrapped as any other once the
     // name is known: `tritonrt.use_kernels(\n    __file__, "..."\n)`.
-    std::string placeholder =
-        fmt::format("tritonrt.use_kernels(__file__, {})\n", pyString(kCudaLibraryPlaceholder));
+    std::string placeholder = useKernels(kCudaLibraryPlaceholder) + "\n";
     size_t at = code.find(placeholder);
     if (at != std::string::npos) {
       std::string wrapped;
-      writeWrapped(wrapped, 0,
-                   fmt::format("tritonrt.use_kernels(__file__, {})", pyString(cudaLibrary)));
+      writeWrapped(wrapped, 0, useKernels(cudaLibrary));
       code.replace(at, placeholder.size(), wrapped);
     }
   }

@@ -4522,14 +4522,12 @@ void Checker::checkCreatedArguments() {
           if (!v || *v > (int64_t{1} << 53) || *v < -(int64_t{1} << 53)) return std::nullopt;
           return Number{static_cast<double>(*v), true};
         }
-        if (sym.kind == SymbolKind::Constant) {
-          for (const ConstantInfo& c : module_.constants) {
-            if (c.symbol != symbol) continue;
-            if (c.floatValue) return Number{*c.floatValue, false};
-            if (c.intValue && *c.intValue <= (int64_t{1} << 53) &&
-                *c.intValue >= -(int64_t{1} << 53)) {
-              return Number{static_cast<double>(*c.intValue), true};
-            }
+        if (sym.kind == SymbolKind::Constant && symbol < symbolValue_.size()) {
+          const ExprInfo& c = symbolValue_[symbol];  // local and imported constants alike
+          if (c.floatValue) return Number{*c.floatValue, false};
+          if (c.intValue && *c.intValue <= (int64_t{1} << 53) &&
+              *c.intValue >= -(int64_t{1} << 53)) {
+            return Number{static_cast<double>(*c.intValue), true};
           }
         }
         return std::nullopt;

@@ -258,30 +258,35 @@ void applyCompileChoices(const std::string& optLevel, const std::string& stopAft
   if (!o.depfilePath.empty()) o.depfile = true;  // -MF implies -MD, as in gcc
 }
 
+// The CLI11 name of a gcc-style flag (`-MD` and `-MMD`: `--MD`, there being
+// no system imports), or empty for any other argument.
+std::string_view cliNameOf(std::string_view flag) {
+  if (flag == "-MD" || flag == "-MMD") return "--MD";
+  if (flag == "-MP") return "--MP";
+  if (flag == "-MF") return "--MF";
+  if (flag == "-Werror") return "--Werror";
+  return {};
+}
+
+// The spelling users type (and --help shows) of a flag normalizeArgs renamed:
+// `-MF`, not CLI11's `--MF`.
+std::string gccSpelling(const std::string& flag) {
+  bool renamed = flag.starts_with("--") && cliNameOf(flag.substr(1)) == flag;
+  return renamed ? flag.substr(1) : flag;
+}
+
 // CLI11 only knows single-letter short options; the gcc-style `-Werror`,
 // `-MD` (and `-MMD`), `-MF` and `-MP` are rewritten to their long spellings
 // before parsing. A bare `-O` is `-O1`, as in
 // gcc and clang, and `--color` not followed by auto, always or never is
 // `--color=always`, as in GNU tools (CLI11 would take the next argument as
 // their value).
-// The spelling users type (and --help shows) of a flag normalizeArgs renamed:
-// `-MF`, not CLI11's `--MF`.
-std::string gccSpelling(const std::string& flag) {
-  if (flag == "--MD" || flag == "--MF" || flag == "--MP" || flag == "--Werror") {
-    return flag.substr(1);
-  }
-  return flag;
-}
-
 std::vector<std::string> normalizeArgs(int argc, char** argv) {
   std::vector<std::string> args;
   args.reserve(static_cast<size_t>(argc));
   for (int i = argc - 1; i >= 1; --i) {  // CLI11 takes arguments in reverse order
     std::string arg = argv[i];
-    if (arg == "-Werror") arg = "--Werror";
-    else if (arg == "-MD" || arg == "-MMD") arg = "--MD";  // no system imports: the same
-    else if (arg == "-MP") arg = "--MP";
-    else if (arg == "-MF") arg = "--MF";
+    if (std::string_view cli = cliNameOf(arg); !cli.empty()) arg = cli;
     else if (arg.starts_with("-MF")) arg = "--MF=" + arg.substr(3);  // gcc's -MFfile
     else if (arg == "-O") arg = "-O1";
     else if (arg == "--color" && (i + 1 == argc || (std::strcmp(argv[i + 1], "auto") != 0 &&
@@ -590,10 +595,9 @@ int run(int argc, char** argv) {
           continue;
         }
         // A gcc-style flag given a value (`-MD=x`): it takes none.
-        std::string longName = name == "-MMD" ? "--MD" : "-" + std::string(name);
-        if (word->find('=') != std::string::npos &&
-            (name == "-MD" || name == "-MMD" || name == "-MP" || name == "-Werror") &&
-            std::find(flags.begin(), flags.end(), longName) != flags.end()) {
+        std::string_view cli = cliNameOf(name);
+        if (word->find('=') != std::string::npos && !cli.empty() && cli != "--MF" &&
+            std::find(flags.begin(), flags.end(), cli) != flags.end()) {
           message = fmt::format("{} takes no value", name);
           break;
         }
