@@ -3,15 +3,21 @@
 #
 #   bash scripts/gpu_session.sh [OUTDIR]
 #
-# Needs a tritonc binary: $TRITONC, else build/tools/tritonc/tritonc, else .gpu/tritonc (the
-# binary is static: `strip -o .gpu/tritonc build/tools/tritonc/tritonc` here, 6 MB, and carry
-# `.gpu` to the GPU machine). Runs, each with its own time limit, logging to OUTDIR ($OUT,
-# else /tmp/gpu-session):
-#   1. tests/cuda/test_kernels_gpu.py --quick   every kernel against the reference path
-#   2. tests/cuda/test_models_gpu.py            zoo models: kernels on the GPU vs CPU
-#   3. tests/e2e/test_generated.py -k torch_compile   torch.compile(fullgraph=True), torch 2
-#   4. bench/cuda/bench_ternary.py              GEMV/GEMM against fp16 cuBLAS (JSON too)
-# and prints each one's last lines. Exit status: 1 if a test step failed.
+# Needs a tritonc binary: $TRITONC, else build/tools/tritonc/tritonc, else .gpu/tritonc.
+# `bash scripts/gpu_prepare.sh` builds, on a machine with nvcc and no GPU, the stripped static
+# binary and every kernel library and model into .gpu/ (carry `.gpu` to the GPU machine), so
+# that the GPU machine's minutes go to running, not to nvcc. Runs, each step with its own time
+# limit and log in OUTDIR ($OUT, else /tmp/gpu-session):
+#   at once, in parallel (the GPU steps use little of the GPU, the others none):
+#     kernels        tests/cuda/test_kernels_gpu.py --quick: every kernel against the reference
+#     models         tests/cuda/test_models_gpu.py: zoo models, kernels on the GPU vs the CPU
+#     e2e1..e2e6     tests/e2e/test_generated.py under this machine's torch, in six parts,
+#                    with the torch.compile(fullgraph=True) tests of torch 2 (-k torch_compile)
+#     runtime1..2    tests/runtime/test_tritonrt.py under this machine's torch
+#     differential, layer_differential   random programs and models, this machine's torch
+#   then alone on the GPU:
+#     bench          bench/cuda/bench_ternary.py: GEMV/GEMM against fp16 cuBLAS (JSON too)
+# and prints each one's failures and last lines. Exit status: 1 if a test step failed.
 set -u
 cd "$(dirname "$0")/.."
 out="${1:-${OUT:-/tmp/gpu-session}}"
@@ -23,34 +29,63 @@ done
 if [ -z "$tritonc" ]; then
   echo "no tritonc: set TRITONC or build it (bash scripts/setup.sh)"; exit 2
 fi
+tritonc="$(cd "$(dirname "$tritonc")" && pwd)/$(basename "$tritonc")"
 jobs="$(nproc 2>/dev/null || echo 4)"
 py="${PYTHON:-python3}"
 export PYTHONPATH="$PWD/runtime${PYTHONPATH:+:$PYTHONPATH}"
 { nvidia-smi; "$py" -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name())'
   "$tritonc" --version; } >"$out/device.txt" 2>&1
 cat "$out/device.txt"
-status=0
-step() {  # step NAME SECONDS COMMAND...
-  local name=$1 limit=$2 rc
+GPU_MODELS_DEFAULT=mnist_mlp,tutorial_cnn,resnet18,mobilenet_v2,transformer_block
+pre="${GPU_PREBUILT:-.gpu}"
+launch() {  # launch NAME SECONDS COMMAND...: runs in the background, exit status to NAME.rc
+  local name=$1 limit=$2
   shift 2
-  echo "== $name"
-  local start=$SECONDS
-  timeout "$limit" "$@" >"$out/$name.log" 2>&1
-  rc=$?
-  grep -E '^(FAIL|SKIP)' -A12 "$out/$name.log" | head -n 40
-  tail -n 3 "$out/$name.log"
-  echo "   ($name: exit $rc, $((SECONDS - start)) s)"
-  return $rc
+  ( start=$SECONDS
+    timeout "$limit" "$@" >"$out/$name.log" 2>&1
+    echo "$? $((SECONDS - start))" >"$out/$name.rc" ) &
 }
-# A lent machine gives one command at most 600 s and a session 900 s, its start included:
-# the steps together stay under 480 s.
-step kernels 150 "$py" tests/cuda/test_kernels_gpu.py --quick --jobs "$jobs" \
-  --build-dir "$out/kernels-build" || status=1
-step models 150 "$py" tests/cuda/test_models_gpu.py --tritonc "$tritonc" --jobs "$jobs" \
-  --models "${GPU_MODELS:-mnist_mlp,tutorial_cnn,resnet18,mobilenet_v2,transformer_block}" \
-  --keep "$out/models-build" || status=1
-step torch_compile 120 "$py" tests/e2e/test_generated.py --tritonc "$tritonc" \
-  -k torch_compile || status=1
-step bench 60 "$py" bench/cuda/bench_ternary.py --json "$out/bench.json" || true
-rm -rf "$out/kernels-build" "$out/models-build"
+report() {  # report NAME: its failures and last lines; returns its exit status
+  local name=$1 rc secs
+  read -r rc secs <"$out/$name.rc"
+  echo "== $name (exit $rc, $secs s)"
+  grep -E '^(FAIL|SKIP|ERROR)' -A12 "$out/$name.log" | head -n 40
+  tail -n 3 "$out/$name.log"
+  return "$rc"
+}
+# A lent machine gives one command at most 600 s and a session 900 s, its start included.
+launch kernels 200 "$py" tests/cuda/test_kernels_gpu.py --quick --jobs "$jobs" \
+  --build-dir "$pre/kbuild"
+launch models 200 "$py" tests/cuda/test_models_gpu.py --tritonc "$tritonc" --jobs "$jobs" \
+  --models "${GPU_MODELS:-$GPU_MODELS_DEFAULT}" --prebuilt "$pre/models" \
+  --keep "$out/models-build"
+if [ -z "${GPU_ONLY:-}" ]; then
+  # The CPU suites, one torch thread each: the machine's cores are shared by eleven processes.
+  # test_generated.py holds the torch.compile(fullgraph=True) tests (test_torch_compile_*).
+  for i in 1 2 3 4 5 6; do
+    launch "e2e$i" 200 env OMP_NUM_THREADS=1 "$py" tests/e2e/test_generated.py \
+      --tritonc "$tritonc" --shard "$i/6"
+  done
+  for i in 1 2; do
+    launch "runtime$i" 200 env OMP_NUM_THREADS=1 "$py" tests/runtime/test_tritonrt.py \
+      --tritonc "$tritonc" --shard "$i/2"
+  done
+  launch differential 200 env OMP_NUM_THREADS=1 "$py" tests/e2e/test_differential.py \
+    --tritonc "$tritonc" --programs 300
+  launch layer_differential 200 env OMP_NUM_THREADS=1 "$py" \
+    tests/e2e/test_layer_differential.py --tritonc "$tritonc" --programs 150
+fi
+wait
+status=0
+for name in kernels models e2e1 e2e2 e2e3 e2e4 e2e5 e2e6 runtime1 runtime2 differential \
+    layer_differential; do
+  [ -f "$out/$name.rc" ] && { report "$name" || status=1; }
+done
+launch bench 120 "$py" bench/cuda/bench_ternary.py --json "$out/bench.json" \
+  --build-dir "$pre/bbuild"
+wait
+report bench || true
+# At most 8 files come back from a lent machine: the logs travel bundled.
+rm -rf "$out/models-build"
+(cd "$out" && tar czf logs.tgz ./*.log ./*.rc && rm -f ./*.log ./*.rc)
 exit $status

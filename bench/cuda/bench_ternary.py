@@ -140,7 +140,18 @@ def main(argv=None):
     ap.add_argument("--build-dir", help="keep (and reuse) the built library here")
     ap.add_argument("--jobs", type=int)
     ap.add_argument("--json", help="write the results to this JSON file")
+    ap.add_argument("--build-only", action="store_true",
+                    help="only build the library into --build-dir for --arch (no GPU needed)")
+    ap.add_argument("--arch", help="SM architecture, e.g. 90 (default: the device's)")
     args = ap.parse_args(argv)
+    shapes = parse_shapes(args.shapes)
+    variants = [int(v) for v in args.variants.split(",")]
+    if args.build_only:
+        specs = [H.LinearSpec("f16", n, k, args.layout, "None", "None", v)
+                 for n, k in shapes for v in variants]
+        print(H.build(specs, args.arch or "90", args.build_dir, args.jobs,
+                      extra_source=PEAK_SOURCE))
+        return 0
 
     try:
         import torch
@@ -155,10 +166,8 @@ def main(argv=None):
         print("SKIP: nvcc not found (set NVCC); nothing benchmarked")
         return 0
 
-    shapes = parse_shapes(args.shapes)
     batches = [int(b) for b in args.batches.split(",")]
-    variants = [int(v) for v in args.variants.split(",")]
-    arch = "%d%d" % torch.cuda.get_device_capability()
+    arch = args.arch or "%d%d" % torch.cuda.get_device_capability()
     specs = [H.LinearSpec("f16", n, k, args.layout, "None", "None", v)
              for n, k in shapes for v in variants]
     t0 = time.time()

@@ -109,6 +109,21 @@ def _headers_digest():
     return h.hexdigest()
 
 
+def _compiler_version(compiler):
+    """The first line of ``compiler --version`` that names a release (nvcc) or the first line
+    (g++); empty if it cannot be run."""
+    try:
+        r = subprocess.run([compiler, "--version"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    lines = [ln.strip() for ln in r.stdout.splitlines() if ln.strip()]
+    for ln in lines:
+        if "release" in ln:
+            return ln
+    return lines[0] if lines else ""
+
+
 def _build_library(compiler, flags, link_flags, prefix, suffix, specs, build_dir, jobs,
                    extra_source, digest_extra, log, what):
     """Compiles the wrappers of ``specs`` (plus ``extra_source``) with ``compiler`` and
@@ -119,7 +134,11 @@ def _build_library(compiler, flags, link_flags, prefix, suffix, specs, build_dir
     key = hashlib.sha256()
     key.update(_headers_digest().encode())
     key.update(digest_extra)
-    key.update(" ".join([compiler] + flags).encode())
+    # Portable key: a library built in another checkout (or on another machine, and carried
+    # to a GPU machine) is reused when the compiler's name and version, the flags with the
+    # checkout's path taken out, and the sources are the same.
+    key.update(" ".join([os.path.basename(compiler), _compiler_version(compiler)]
+                        + [f.replace(str(ROOT), "<root>") for f in flags]).encode())
     key.update(extra_source.encode())
     for s in specs:
         key.update(s.source().encode())

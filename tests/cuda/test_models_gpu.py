@@ -107,6 +107,46 @@ def compile_model(tritonc, name, outdir, arch):
     return py
 
 
+def prebuilt_or_compile(prebuilt, tritonc, name, outdir, arch):
+    """The model's module: from ``prebuilt`` when it holds the module and its kernels (built
+    for ``arch`` by --build-only, e.g. on a machine with nvcc and no GPU), else compiled."""
+    if prebuilt:
+        py = os.path.join(prebuilt, name + ".py")
+        cu = os.path.join(prebuilt, name + "_kernels.cu")
+        so = os.path.join(prebuilt, name + "_kernels.so")
+        if all(os.path.exists(p) for p in (py, cu, so)):
+            with open(cu) as f:  # its header's build command names the architecture
+                if ("arch=compute_%s,code=sm_%s" % (arch, arch)) in f.read(4096):
+                    return py
+    return compile_model(tritonc, name, outdir, arch)
+
+
+def build_only(args):
+    """Compile the models for --arch into --keep (both required) without running them."""
+    if not args.keep or not args.arch:
+        print("--build-only needs --keep DIR and --arch")
+        return 2
+    nvcc = find_nvcc()
+    if nvcc is None:
+        print("SKIP: nvcc not found\n0 passed, 0 failed")
+        return 0
+    os.environ["TRITONC_NVCC"] = nvcc
+    os.makedirs(args.keep, exist_ok=True)
+    names = [n for n in args.models.split(",") if n]
+    failed = 0
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        built = {n: pool.submit(compile_model, os.path.abspath(args.tritonc), n, args.keep,
+                                args.arch) for n in names}
+        for name in names:
+            try:
+                print("built %s" % built[name].result())
+            except Exception as e:  # noqa: BLE001
+                print("FAIL %s: %s" % (name, e))
+                failed += 1
+    print("%d passed, %d failed" % (len(names) - failed, failed))
+    return 1 if failed else 0
+
+
 def check_model(torch, tritonrt, gen, cuda_target, name, py):
     module = tritonrt.load(py)
     torch.manual_seed(0)
@@ -169,7 +209,13 @@ def main(argv=None):
     ap.add_argument("--arch", help="SM architecture, e.g. 90 (default: the device's)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--keep", help="build in this directory and keep it")
+    ap.add_argument("--build-only", action="store_true",
+                    help="only compile the models into --keep for --arch (no GPU needed)")
+    ap.add_argument("--prebuilt", help="take <model>.py and <model>_kernels.so from this "
+                    "directory (made by --build-only) where both exist, instead of compiling")
     args = ap.parse_args(argv)
+    if args.build_only:
+        return build_only(args)
     try:
         import torch
     except ImportError:
@@ -196,7 +242,8 @@ def main(argv=None):
     print("device: %s (sm_%s), nvcc %s" % (torch.cuda.get_device_name(), arch, nvcc))
     passed = failed = 0
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        built = {n: pool.submit(compile_model, os.path.abspath(args.tritonc), n, outdir, arch)
+        built = {n: pool.submit(prebuilt_or_compile, args.prebuilt,
+                                os.path.abspath(args.tritonc), n, outdir, arch)
                  for n in names}
         for name in names:
             try:

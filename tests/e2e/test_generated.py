@@ -5305,13 +5305,18 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tritonc", required=True)
     parser.add_argument("-k", default="", help="run only tests whose name contains this")
+    parser.add_argument("--shard", default="1/1", metavar="I/N",
+                        help="run only the I-th of N interleaved parts of the selected tests "
+                             "(N processes in parallel cover them all)")
     args = parser.parse_args()
+    shard, shards = (int(v) for v in args.shard.split("/"))
+    if not 1 <= shard <= shards:
+        parser.error("--shard: I/N with 1 <= I <= N")
+    selected = [t for t in all_tests() if not args.k or args.k in t.__name__]
     passed = failed = 0
     with tempfile.TemporaryDirectory() as workdir:
         ctx = Context(os.path.abspath(args.tritonc), workdir)
-        for test in all_tests():
-            if args.k and args.k not in test.__name__:
-                continue
+        for test in selected[shard - 1::shards]:
             try:
                 test(ctx)
                 passed += 1

@@ -2253,7 +2253,14 @@ def _parse_args(argv):
     parser.add_argument("--tritonc", help="the tritonc to compile with (tests that run the "
                         "real compiler; default: $TRITONC, PATH, build/tools/tritonc/tritonc)")
     parser.add_argument("-k", default="", help="run only the tests whose name contains this")
-    return parser.parse_args(argv)
+    parser.add_argument("--shard", default="1/1", metavar="I/N",
+                        help="run only the I-th of N interleaved parts of the selected tests")
+    args = parser.parse_args(argv)
+    i, n = (int(v) for v in args.shard.split("/"))
+    if not 1 <= i <= n:
+        parser.error("--shard: I/N with 1 <= I <= N")
+    args.shard = (i, n)
+    return args
 
 
 def _selected(suite, text):
@@ -2273,7 +2280,8 @@ if __name__ == "__main__":
         TRITONC = _args.tritonc
     _RUNNER_PRINTS_SUMMARY = True
     suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
-    if _args.k:
-        suite = unittest.TestSuite(list(_selected(suite, _args.k)))
+    if _args.k or _args.shard != (1, 1):
+        _i, _n = _args.shard
+        suite = unittest.TestSuite(list(_selected(suite, _args.k))[_i - 1::_n])
     outcome = CountingRunner(verbosity=2).run(suite)
     sys.exit(0 if outcome.wasSuccessful() else 1)

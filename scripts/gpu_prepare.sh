@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Builds here, with this machine's nvcc and no GPU, everything scripts/gpu_session.sh would
+# otherwise build on a lent GPU machine, whose minutes are scarce:
+#
+#   bash scripts/gpu_prepare.sh [ARCH]        # ARCH: the GPU's SM architecture, default 90
+#
+# into .gpu/ (ignored by git; carry it: `run` with carry [".gpu"]):
+#   .gpu/tritonc   the stripped static compiler
+#   .gpu/kbuild    tests/cuda/test_kernels_gpu.py --quick's kernel library
+#   .gpu/bbuild    bench/cuda/bench_ternary.py's kernel library
+#   .gpu/models    tests/cuda/test_models_gpu.py's modules and <model>_kernels.so
+# The kernel libraries are keyed by nvcc's version, the flags and the sources, and the models
+# by their --cuda-arch: on a GPU machine with another nvcc or another architecture they are
+# built there instead.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+arch="${1:-90}"
+jobs="$(nproc 2>/dev/null || echo 2)"
+py="${PYTHON:-/usr/bin/python3}"
+export PYTHONPATH="$PWD/runtime${PYTHONPATH:+:$PYTHONPATH}"
+mkdir -p .gpu
+strip -o .gpu/tritonc build/tools/tritonc/tritonc
+"$py" tests/cuda/test_kernels_gpu.py --build-only --quick --arch "$arch" --jobs "$jobs" \
+  --build-dir .gpu/kbuild
+"$py" bench/cuda/bench_ternary.py --build-only --arch "$arch" --jobs "$jobs" \
+  --build-dir .gpu/bbuild
+"$py" tests/cuda/test_models_gpu.py --build-only --tritonc .gpu/tritonc --arch "$arch" \
+  --jobs "$jobs" --keep .gpu/models --models "${GPU_MODELS:-$(
+    sed -n 's/^GPU_MODELS_DEFAULT=//p' scripts/gpu_session.sh)}"
+# Only the libraries travel: the objects and sources beside them are not needed.
+rm -f .gpu/kbuild/*.o .gpu/kbuild/*.cu .gpu/bbuild/*.o .gpu/bbuild/*.cu
+du -sh .gpu
