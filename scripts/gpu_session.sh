@@ -17,6 +17,7 @@
 #     differential, layer_differential   random programs and models, this machine's torch
 #   then alone on the GPU:
 #     bench          bench/cuda/bench_ternary.py: GEMV/GEMM against fp16 cuBLAS (JSON too)
+#     bench_hot      the same with an L2-resident weight (--hot)
 # and prints each one's failures and last lines. Exit status: 1 if a test step failed.
 set -u
 cd "$(dirname "$0")/.."
@@ -85,6 +86,11 @@ launch bench 120 "$py" bench/cuda/bench_ternary.py --json "$out/bench.json" \
   --build-dir "$pre/bbuild"
 wait
 report bench || true
+# The same with one weight (L2-resident): what the kernels cost without device memory.
+launch bench_hot 60 "$py" bench/cuda/bench_ternary.py --hot --json "$out/bench_hot.json" \
+  --build-dir "$pre/bbuild"
+wait
+report bench_hot || true
 # At most 8 files come back from a lent machine: the logs travel bundled.
 rm -rf "$out/models-build"
 (cd "$out" && tar czf logs.tgz ./*.log ./*.rc && rm -f ./*.log ./*.rc)

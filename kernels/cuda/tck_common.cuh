@@ -211,6 +211,8 @@ TCK_HD inline int weight_trit(Layout l, const uint8_t* w, long long N, long long
 TCK_HD constexpr int gemv_bucket(long long M) { return M <= 1 ? 1 : M <= 2 ? 2 : M <= 4 ? 4 : 8; }
 /// Largest M that takes the GEMV path.
 inline constexpr int kGemvMaxM = 8;
+/// The tensor-core GEMV (16-bit types, NK layout) serves up to this many rows of x.
+inline constexpr long long kMmaGemvMaxM = 256;
 
 /// NK GEMV: a row is processed in units of 16 elements (one 32-bit word, 4 bytes); the last
 /// unit of a row may be partial (bytes past the row end read as zero trits).

@@ -18,6 +18,10 @@
 
 #include <type_traits>
 
+#ifdef TCK_EMU_CUDA_RUNTIME_H
+#include <mma.h>  // tests/cuda/emu: tck_emu::mma_m16n8k16, tck_emu::sub2
+#endif
+
 // kernel<<<grid, block, 0, stream>>>, where `kernel` is a pointer to a __global__ function
 // (a name without commas, so that it passes through a macro): tests/cuda/emu, which runs the
 // kernels' own code on the CPU, defines it to its launcher.
@@ -87,6 +91,95 @@ __device__ TCK_INLINE float warp_sum(float v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
+}
+
+// ---- tensor-core fragments (sm_80+) -------------------------------------------------------
+
+/// Whether T has mma.m16n8k16 with float accumulators in this compilation pass: the 16-bit
+/// types on sm_80+ (the host pass and tests/cuda/emu count as sm_80+).
+template <typename T>
+struct Mma16816 {
+#if defined(__CUDA_ARCH__) && !defined(TCK_EMU_CUDA_RUNTIME_H)
+  static constexpr int ARCH = __CUDA_ARCH__;
+#else
+  static constexpr int ARCH = 1000;
+#endif
+  static constexpr bool OK = !std::is_same<T, float>::value && ARCH >= 800;
+};
+
+/// d += A * B for one 16 x 8 x 16 tile: PTX mma.sync.aligned.m16n8k16.row.col.f32.T.T.f32
+/// (fragment registers as the PTX ISA lays them out; tests/cuda/emu/mma.h spells it out).
+template <typename T>
+__device__ TCK_INLINE void mma_16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+#if defined(TCK_EMU_CUDA_RUNTIME_H)
+  tck_emu::mma_m16n8k16<T>(d, a, b);
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (std::is_same<T, __half>::value) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+#else
+  (void)d, (void)a, (void)b;  // never called: callers test Mma16816<T>::OK
+#endif
+}
+
+/// x - y of two pairs of 16-bit T given as bits (exact where the trit decode uses it).
+template <typename T>
+__device__ TCK_INLINE uint32_t sub2_bits(uint32_t x, uint32_t y) {
+#if defined(TCK_EMU_CUDA_RUNTIME_H)
+  return tck_emu::sub2<T>(x, y);
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (std::is_same<T, __half>::value) {
+    __half2 r = __hsub2(*reinterpret_cast<const __half2*>(&x), *reinterpret_cast<const __half2*>(&y));
+    return *reinterpret_cast<uint32_t*>(&r);
+  } else {
+    __nv_bfloat162 r = __hsub2(*reinterpret_cast<const __nv_bfloat162*>(&x),
+                               *reinterpret_cast<const __nv_bfloat162*>(&y));
+    return *reinterpret_cast<uint32_t*>(&r);
+  }
+#else
+  (void)y;
+  return x;  // never called: callers test Mma16816<T>::OK
+#endif
+}
+
+/// The 8 pairs (trit e, trit e + 8), e = 0..7, of a packed word (16 trits) as exact 16-bit
+/// T pairs (lo = trit e). Each pair's two 2-bit codes are masked, in place, into the mantissas
+/// of a magic number M whose lowest code bit weighs 1 (M + code), and M + 1 is subtracted:
+/// the float decode of tck_common.cuh, two elements per LOP3 and per HSUB2. __half's 10
+/// mantissa bits take the codes at bits 0..7 of each half (M = 1024, 256, 64, 16), so the
+/// word and the word >> 8 give 4 pairs each; __nv_bfloat16's 7 take bits 0..5 (M = 128, 32,
+/// 8): the word, >> 6 and >> 12 give 3, 3 and 2.
+template <typename T>
+__device__ TCK_INLINE void decode_pairs(uint32_t w, uint32_t (&p)[8]) {
+  if constexpr (std::is_same<T, __half>::value) {
+    constexpr uint32_t magic[4] = {0x64006400u, 0x5C005C00u, 0x54005400u, 0x4C004C00u};
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      const int i = e & 3;
+      const uint32_t src = e < 4 ? w : w >> 8;
+      const uint32_t mask = 0x00030003u << (2 * i);
+      p[e] = sub2_bits<T>((src & mask) | magic[i], magic[i] | (0x00010001u << (2 * i)));
+    }
+  } else {
+    constexpr uint32_t magic[3] = {0x43004300u, 0x42004200u, 0x41004100u};
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      const int i = e < 3 ? e : e < 6 ? e - 3 : e - 6;
+      const uint32_t src = e < 3 ? w : e < 6 ? w >> 6 : w >> 12;
+      const uint32_t mask = 0x00030003u << (2 * i);
+      p[e] = sub2_bits<T>((src & mask) | magic[i], magic[i] | (0x00010001u << (2 * i)));
+    }
+  }
 }
 
 /// The epilogue of output feature/channel n, written at y[off] (residual read at off).

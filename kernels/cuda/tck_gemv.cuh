@@ -142,6 +142,223 @@ int launch_gemv_nk(const Args<T>& a, cudaStream_t stream) {
   return static_cast<int>(cudaGetLastError());
 }
 
+// ---- NK on tensor cores (__half, __nv_bfloat16) -------------------------------------------------
+//
+// y^T = W x^T as mma.m16n8k16 tiles: A = 16 weight rows x 16 k (decoded trits, exact in T),
+// B = 16 k x 8 batch rows of x (batch rows >= M are zero registers), float accumulators.
+// The decode (decode_pairs: two trits per LOP3 and per HSUB2) costs about one instruction
+// per trit whatever M is, where the CUDA-core path above costs 2 + M; the products are exact
+// and the sums float, as there.
+//
+// The reduction order inside a tile is free, so k is permuted to fit the packed words: in a
+// superblock of 256 k (64 bytes of a row), lane (g = lane / 4, t = lane % 4) loads bytes
+// [16 t, 16 t + 16) of rows g and g + 8 of its 16-row tile (one 16-byte load each: a warp
+// reads 16 rows x 64 contiguous bytes), and word b (0..3) of those 16 bytes feeds four mma
+// steps s = 0..3 through the pairs P_e = (trit e, trit e + 8) of decode_pairs:
+//   a[0] = P_2s(row g)  a[1] = P_2s(row g+8)  a[2] = P_2s+1(row g)  a[3] = P_2s+1(row g+8)
+// so the logical k = 2t + j (j = 0, 1) of step (b, s) is the physical k
+// 256 sb + 16 (4t + b) + 2s + 8j, and k = 2t + 8 + j is that + 1. x is staged in shared
+// memory in that order (b[0] = (x[k0 + 2s], x[k0 + 2s + 8]), b[1] = (x[k0 + 2s + 1],
+// x[k0 + 2s + 9]), k0 = 256 sb + 16 (4t + b)), 32 bytes per lane and word, read with two
+// 16-byte loads whose halves are swapped for odd g (no bank conflicts).
+//
+// A block is KW warps on RT tiles of 16 rows; the warps split K (superblocks wi, wi + KW,
+// ...) and add their accumulators through shared memory at the end. x is staged in chunks
+// of 64 / MB superblocks (32 KiB). A warp's next superblock is loaded while it multiplies
+// the current one; its first is loaded before the chunk's x is staged.
+
+template <int VARIANT>
+struct GemvMmaConfig;
+template <>
+struct GemvMmaConfig<0> {
+  static constexpr int RT = 1, KW = 8;  // 16 rows per block, K split over 8 warps
+};
+template <>
+struct GemvMmaConfig<1> {
+  static constexpr int RT = 2, KW = 4;  // 32 rows per block: x reused over 2 tiles
+};
+template <>
+struct GemvMmaConfig<2> {
+  static constexpr int RT = 1, KW = 4;  // twice the blocks of variant 0 per warp count
+};
+
+/// Bytes [16 t, 16 t + 16) of superblock sb of weight row `row` (16 zero trits per word past
+/// the row end or for rows >= N).
+template <int N, int K>
+__device__ TCK_INLINE uint4 gemv_mma_words(const uint8_t* w, int row, long long sb, int t) {
+  constexpr long long KB = packed_row_bytes(K);
+  const long long b0 = sb * 64 + 16 * t;
+  uint4 v = make_uint4(kZeroWord, kZeroWord, kZeroWord, kZeroWord);
+  if (row >= N || b0 >= KB) return v;
+  const uint8_t* rp = w + static_cast<long long>(row) * KB;
+  if constexpr (KB % 16 == 0) {
+    v = __ldg(reinterpret_cast<const uint4*>(rp + b0));
+  } else {
+    v.x = load_word_masked(rp, b0, KB);
+    v.y = load_word_masked(rp, b0 + 4, KB);
+    v.z = load_word_masked(rp, b0 + 8, KB);
+    v.w = load_word_masked(rp, b0 + 12, KB);
+  }
+  return v;
+}
+
+TCK_HD TCK_INLINE uint32_t uint4_at(const uint4& v, int i) {
+  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
+template <typename T, int N, int K, Act A, Residual R, int MB, int RT, int KW>
+__global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const Args<T> args) {
+  constexpr int NT = KW * 32;
+  constexpr long long SB = ceil_div(static_cast<long long>(K), 256LL);  // superblocks
+  constexpr int XCH = 64 / MB;                 // superblocks per staged x chunk
+  constexpr int XW = XCH * 4 * MB * 4 * 8;     // 32-bit words of the chunk: 32 KiB
+
+  __shared__ __align__(16) uint32_t xs[XW];
+  __shared__ float red[KW][RT][4][32];
+
+  // blockIdx.x: the group of 8 batch rows (M > 8: each group decodes the weights again,
+  // from L2, as the groups of one row block run side by side); blockIdx.y: 16 RT rows.
+  const long long mbase = 8LL * blockIdx.x;
+  const T* __restrict__ x = args.x + mbase * K;
+  const uint8_t* __restrict__ w = args.w;
+  const int M = static_cast<int>(args.M - mbase < MB ? args.M - mbase : MB);
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int wi = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int n0 = blockIdx.y * 16 * RT;
+
+  if constexpr (!Mma16816<T>::OK) {
+    // Targets without mma.m16n8k16 (before sm_80): one output per thread, plain sums.
+    for (int i = tid; i < 16 * RT * MB; i += NT) {
+      const int n = n0 + i / MB, m = i % MB;
+      if (n >= N || m >= M) continue;
+      float acc = 0.f;
+      for (int k = 0; k < K; ++k)
+        acc += static_cast<float>(weight_trit(Layout::NK, w, N, K, n, k)) *
+               ldg_f<T>(x + static_cast<long long>(m) * K + k);
+      store_out<T, A, R>(args, (mbase + m) * N + n, n, acc);
+    }
+  } else {
+    float acc[RT][4];
+#pragma unroll
+    for (int r = 0; r < RT; ++r)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) acc[r][j] = 0.f;
+
+    const uint4* xs4 = reinterpret_cast<const uint4*>(xs);
+    for (long long c0 = 0; c0 < SB; c0 += XCH) {
+      const int nsb = static_cast<int>(SB - c0 < XCH ? SB - c0 : XCH);
+
+      // This warp's first superblock of the chunk: loads in flight while x is staged.
+      uint4 cur[RT][2];
+#pragma unroll
+      for (int r = 0; r < RT; ++r) {
+        cur[r][0] = gemv_mma_words<N, K>(w, n0 + 16 * r + g, c0 + wi, t);
+        cur[r][1] = gemv_mma_words<N, K>(w, n0 + 16 * r + g + 8, c0 + wi, t);
+      }
+
+      __syncthreads();  // the previous chunk is consumed
+      // Stage x[0..M)[256 c0 ..) in the permuted order: word (sbl, b, m, t', slot).
+      for (int i = tid; i < nsb * 4 * M * 4; i += NT) {  // one 32-byte lane record (8 pairs)
+        const int tt = i & 3;
+        const int m = (i >> 2) % M;
+        const int rest = (i >> 2) / M;  // sbl * 4 + b
+        const int b = rest & 3, sbl = rest >> 2;
+        const long long kb = (c0 + sbl) * 256 + 16 * (4 * tt + b);
+        const T* xr = x + static_cast<long long>(m) * K;
+        uint32_t pr[8];
+#pragma unroll
+        for (int slot = 0; slot < 8; ++slot) {
+          const long long k = kb + (slot >> 1) * 2 + (slot & 1);
+          const T zero = from_f<T>(0.f);
+          const T lo = k < K ? __ldg(xr + k) : zero;
+          const T hi = k + 8 < K ? __ldg(xr + k + 8) : zero;
+          uint16_t lb, hb;
+          memcpy(&lb, &lo, 2);
+          memcpy(&hb, &hi, 2);
+          pr[slot] = static_cast<uint32_t>(lb) | (static_cast<uint32_t>(hb) << 16);
+        }
+        // record index: ((sbl * 4 + b) * MB + m) * 4 + tt, halves swapped for odd m
+        uint4* dst = reinterpret_cast<uint4*>(xs) + 2 * ((rest * MB + m) * 4 + tt);
+        const int sw = m & 1;
+        dst[sw] = make_uint4(pr[0], pr[1], pr[2], pr[3]);
+        dst[sw ^ 1] = make_uint4(pr[4], pr[5], pr[6], pr[7]);
+      }
+      __syncthreads();
+
+      for (int sbl = wi; sbl < nsb; sbl += KW) {
+        uint4 nxt[RT][2];
+        const bool more = sbl + KW < nsb;
+#pragma unroll
+        for (int r = 0; r < RT; ++r) {
+          nxt[r][0] = more ? gemv_mma_words<N, K>(w, n0 + 16 * r + g, c0 + sbl + KW, t) : cur[r][0];
+          nxt[r][1] = more ? gemv_mma_words<N, K>(w, n0 + 16 * r + g + 8, c0 + sbl + KW, t) : cur[r][1];
+        }
+#pragma unroll
+        for (int b = 0; b < 4; ++b) {
+          uint32_t bx[8];
+          if (g < M) {
+            const int rec = 2 * (((sbl * 4 + b) * MB + g) * 4 + t);
+            const int sw = g & 1;
+            const uint4 v0 = xs4[rec + sw];
+            const uint4 v1 = xs4[rec + (sw ^ 1)];
+            bx[0] = v0.x, bx[1] = v0.y, bx[2] = v0.z, bx[3] = v0.w;
+            bx[4] = v1.x, bx[5] = v1.y, bx[6] = v1.z, bx[7] = v1.w;
+          } else {
+#pragma unroll
+            for (int i = 0; i < 8; ++i) bx[i] = 0u;
+          }
+#pragma unroll
+          for (int r = 0; r < RT; ++r) {
+            uint32_t pa[8], pb[8];
+            decode_pairs<T>(uint4_at(cur[r][0], b), pa);
+            decode_pairs<T>(uint4_at(cur[r][1], b), pb);
+#pragma unroll
+            for (int s2 = 0; s2 < 4; ++s2) {
+              const uint32_t af[4] = {pa[2 * s2], pb[2 * s2], pa[2 * s2 + 1], pb[2 * s2 + 1]};
+              const uint32_t bf[2] = {bx[2 * s2], bx[2 * s2 + 1]};
+              mma_16816<T>(acc[r], af, bf);
+            }
+          }
+        }
+#pragma unroll
+        for (int r = 0; r < RT; ++r) {
+          cur[r][0] = nxt[r][0];
+          cur[r][1] = nxt[r][1];
+        }
+      }
+    }
+
+    // Add the warps' partial sums; acc[r][j] is y[m = 2t + (j & 1)][n0 + 16 r + g + 8 (j >> 1)].
+#pragma unroll
+    for (int r = 0; r < RT; ++r)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) red[wi][r][j][lane] = acc[r][j];
+    __syncthreads();
+    for (int i = tid; i < RT * 4 * 32; i += NT) {
+      const int l = i & 31, j = (i >> 5) & 3, r = i >> 7;
+      float sum = 0.f;
+#pragma unroll
+      for (int v = 0; v < KW; ++v) sum += red[v][r][j][l];
+      const int m = 2 * (l & 3) + (j & 1);
+      const int n = n0 + 16 * r + (l >> 2) + 8 * (j >> 1);
+      if (m < M && n < N) store_out<T, A, R>(args, (mbase + m) * N + n, n, sum);
+    }
+  }
+}
+
+template <typename T, int N, int K, Act A, Residual R, int VARIANT, int MB>
+int launch_gemv_mma(const Args<T>& a, cudaStream_t stream) {
+  using Cfg = GemvMmaConfig<VARIANT>;
+  static_assert(ceil_div(N, 16 * Cfg::RT) <= 65535, "row blocks in gridDim.y");
+  const dim3 grid(static_cast<unsigned>(ceil_div(a.M, 8LL)),
+                  static_cast<unsigned>(ceil_div(N, 16 * Cfg::RT)));
+  const auto kernel = gemv_mma_kernel<T, N, K, A, R, MB, Cfg::RT, Cfg::KW>;
+  TCK_LAUNCH(kernel, grid, Cfg::KW * 32, stream)(a);
+  return static_cast<int>(cudaGetLastError());
+}
+
 // ---- KN ---------------------------------------------------------------------------------------
 
 template <typename T, int N, int K, Act A, Residual R, int MB, int CB, int CWB, int NT, int U>
@@ -240,7 +457,9 @@ int launch_gemv_kn(const Args<T>& a, cudaStream_t stream) {
 
 template <typename T, int N, int K, Layout L, Act A, Residual R, int VARIANT, int MB>
 int launch_gemv(const Args<T>& a, cudaStream_t stream) {
-  if constexpr (L == Layout::NK) {
+  if constexpr (L == Layout::NK && !std::is_same<T, float>::value) {
+    return launch_gemv_mma<T, N, K, A, R, VARIANT, MB>(a, stream);
+  } else if constexpr (L == Layout::NK) {
     return launch_gemv_nk<T, N, K, A, R, VARIANT, MB>(a, stream);
   } else {
     return launch_gemv_kn<T, N, K, A, R, VARIANT, MB>(a, stream);

@@ -3,8 +3,11 @@
 // Host-side entry points. They validate the arguments, pick the path and launch on the
 // given stream; they never synchronize. Return 0 or the cudaError_t value (as int).
 //
-//   ternary_linear:  M <= 8 -> GEMV (tck_gemv.cuh) with an M bucket of 1, 2, 4 or 8,
-//                    M  > 8 -> tiled GEMM (tck_gemm.cuh; tensor cores for half/bf16).
+//   ternary_linear:  M <= 8 -> GEMV (tck_gemv.cuh) with an M bucket of 1, 2, 4 or 8: on
+//                    tensor cores (mma.m16n8k16) for half/bf16 and the NK layout, else on
+//                    CUDA cores;
+//                    8 < M <= 256, half/bf16, NK -> the tensor-core GEMV per 8 rows of x,
+//                    M  > 8 otherwise -> tiled GEMM (tck_gemm.cuh; tensor cores for half/bf16).
 //   ternary_conv2d:  GROUPS == CIN == COUT -> depthwise kernel (tck_dwconv.cuh),
 //                    otherwise implicit GEMM per group (tck_gemm.cuh).
 //
@@ -64,6 +67,11 @@ int ternary_linear(const T* x, const uint8_t* w, float scale, const float* chsca
       case 4: return detail::launch_gemv<T, N, K, L, A, R, VARIANT, 4>(a, stream);
       default: return detail::launch_gemv<T, N, K, L, A, R, VARIANT, 8>(a, stream);
     }
+  }
+  if constexpr (L == Layout::NK && !std::is_same<T, float>::value) {
+    // Up to kMmaGemvMaxM rows, the tensor-core GEMV in groups of 8 rows beats the tiled
+    // GEMM, whose shared-memory decode and few blocks (N / 64) starve a large GPU.
+    if (M <= kMmaGemvMaxM) return detail::launch_gemv_mma<T, N, K, A, R, VARIANT, 8>(a, stream);
   }
   return detail::launch_gemm<T, LinearProblem<N, K, L>, A, R, VARIANT>(a, stream);
 }

@@ -97,6 +97,8 @@ _AUTOCAST_BY_DEVICE = _autocast_by_device()
 
 def _autocasting(x):
     """Whether autocast is on for ``x``'s device."""
+    if x.device.type == "meta":  # no autocast there (torch 2.x raises when asked)
+        return False
     if _AUTOCAST_BY_DEVICE:
         return torch.is_autocast_enabled(x.device.type)
     if x.is_cuda:

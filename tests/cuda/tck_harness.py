@@ -26,7 +26,7 @@ RESIDUALS = ("None", "BeforeAct", "AfterAct")
 # cudaError_t values the launchers return for bad arguments.
 CUDA_SUCCESS = 0
 CUDA_ERROR_INVALID_VALUE = 1
-CUDA_ERROR_MISALIGNED_ADDRESS = 74
+CUDA_ERROR_MISALIGNED_ADDRESS = 716  # cudaErrorMisalignedAddress in driver_types.h
 
 
 def find_nvcc():

@@ -77,7 +77,7 @@ enum cudaError_t {
   cudaErrorInvalidValue = 1,
   cudaErrorLaunchFailure = 719,
   cudaErrorInvalidConfiguration = 9,
-  cudaErrorMisalignedAddress = 74,
+  cudaErrorMisalignedAddress = 716,  // driver_types.h (CUDA 10 and later)
 };
 typedef cudaError_t cudaError;
 

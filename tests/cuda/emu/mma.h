@@ -97,4 +97,64 @@ inline void store_matrix_sync(float* p, const fragment<accumulator, M, N, K, flo
 }  // namespace wmma
 }  // namespace nvcuda
 
+namespace tck_emu {
+
+/// One 16-bit element (lo = 0, hi = 1) of a 32-bit fragment register, as float.
+template <typename T>
+inline float fragmentElement(uint32_t reg, int hi) {
+  T v;
+  v.bits = static_cast<uint16_t>(hi ? reg >> 16 : reg & 0xffffu);
+  if constexpr (std::is_same<T, __half>::value) {
+    return __half2float(v);
+  } else {
+    return __bfloat162float(v);
+  }
+}
+
+/// PTX `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32 d, a, b, d`: the
+/// warp's fragments are exchanged (a collective, as on the GPU) and each lane computes its
+/// four accumulators from the register layout of the PTX ISA ("Matrix Fragments for
+/// mma.m16n8k16"), with g = lane / 4, t = lane % 4:
+///   a[0] = A[g][2t..2t+1]   a[1] = A[g+8][2t..2t+1]   a[2] = A[g][2t+8..]   a[3] = A[g+8][2t+8..]
+///   b[0] = B[2t..2t+1][g]   b[1] = B[2t+8..2t+9][g]
+///   d[0..1] = D[g][2t..2t+1]   d[2..3] = D[g+8][2t..2t+1]
+/// (lo half = the lower column / row index).
+template <typename T>
+inline void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  uint32_t A[4][32], B[2][32];
+  for (int i = 0; i < 4; ++i) exchange(0xffffffffu, a[i], A[i]);
+  for (int i = 0; i < 2; ++i) exchange(0xffffffffu, b[i], B[i]);
+  const int g = static_cast<int>(lane() >> 2), t = static_cast<int>(lane() & 3u);
+  for (int j = 0; j < 4; ++j) {
+    const int row = g + 8 * (j >> 1), col = 2 * t + (j & 1);
+    float s = d[j];
+    for (int k = 0; k < 16; ++k) {
+      const int q = (k % 8) / 2, hi = k % 2;
+      const float av = fragmentElement<T>(A[(row >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0)][(row % 8) * 4 + q], hi);
+      const float bv = fragmentElement<T>(B[k >= 8 ? 1 : 0][col * 4 + q], hi);
+      s += av * bv;
+    }
+    d[j] = s;
+  }
+}
+
+/// __hsub2 of two 16-bit pairs given as bits (the kernels' trit decode; exact there).
+template <typename T>
+inline uint32_t sub2(uint32_t x, uint32_t y) {
+  uint32_t r = 0;
+  for (int hi = 0; hi < 2; ++hi) {
+    const float v = fragmentElement<T>(x, hi) - fragmentElement<T>(y, hi);
+    uint16_t bits;
+    if constexpr (std::is_same<T, __half>::value) {
+      bits = __float2half_rn(v).bits;
+    } else {
+      bits = __float2bfloat16_rn(v).bits;
+    }
+    r |= static_cast<uint32_t>(bits) << (16 * hi);
+  }
+  return r;
+}
+
+}  // namespace tck_emu
+
 #endif  // TCK_EMU_MMA_H
