@@ -87,7 +87,8 @@ launch bench 120 "$py" bench/cuda/bench_ternary.py --json "$out/bench.json" \
 wait
 report bench || true
 # The same with one weight (L2-resident): what the kernels cost without device memory.
-launch bench_hot 60 "$py" bench/cuda/bench_ternary.py --hot --json "$out/bench_hot.json" \
+launch bench_hot 60 "$py" bench/cuda/bench_ternary.py --hot --batches 1,4,8,16,64,128 \
+  --json "$out/bench_hot.json" \
   --build-dir "$pre/bbuild"
 wait
 report bench_hot || true

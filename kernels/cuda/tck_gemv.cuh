@@ -167,19 +167,13 @@ int launch_gemv_nk(const Args<T>& a, cudaStream_t stream) {
 // of 64 / MB superblocks (32 KiB). A warp's next superblock is loaded while it multiplies
 // the current one; its first is loaded before the chunk's x is staged.
 
-template <int VARIANT>
-struct GemvMmaConfig;
-template <>
-struct GemvMmaConfig<0> {
-  static constexpr int RT = 1, KW = 8;  // 16 rows per block, K split over 8 warps
-};
-template <>
-struct GemvMmaConfig<1> {
-  static constexpr int RT = 2, KW = 4;  // 32 rows per block: x reused over 2 tiles
-};
-template <>
-struct GemvMmaConfig<2> {
-  static constexpr int RT = 1, KW = 4;  // twice the blocks of variant 0 per warp count
+/// RT tiles of 16 rows per block, K split over KW warps. More rows per block share one
+/// staged x (which every block reads from L2), fewer give more blocks.
+template <int VARIANT, int MB>
+struct GemvMmaConfig {
+  static constexpr bool WIDE = MB == 8;  // 5..8 rows of x, and M > 8 in groups of 8
+  static constexpr int RT = VARIANT == 0 ? (WIDE ? 2 : 1) : VARIANT == 1 ? (WIDE ? 4 : 2) : 1;
+  static constexpr int KW = VARIANT == 0 ? (WIDE ? 4 : 8) : VARIANT == 1 ? (WIDE ? 8 : 4) : (WIDE ? 8 : 4);
 };
 
 /// Bytes [16 t, 16 t + 16) of superblock sb of weight row `row` (16 zero trits per word past
@@ -259,28 +253,49 @@ __global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const Args<T> args) {
       }
 
       __syncthreads();  // the previous chunk is consumed
-      // Stage x[0..M)[256 c0 ..) in the permuted order: word (sbl, b, m, t', slot).
-      for (int i = tid; i < nsb * 4 * M * 4; i += NT) {  // one 32-byte lane record (8 pairs)
-        const int tt = i & 3;
-        const int m = (i >> 2) % M;
-        const int rest = (i >> 2) / M;  // sbl * 4 + b
-        const int b = rest & 3, sbl = rest >> 2;
-        const long long kb = (c0 + sbl) * 256 + 16 * (4 * tt + b);
-        const T* xr = x + static_cast<long long>(m) * K;
+      // Stage x[0..M)[256 c0 ..) in the permuted order. A lane record (8 words) holds the
+      // 16 elements kb .. kb + 15, kb = 256 sb + 16 q (q = 4t + b), as word j = (x[kb + j],
+      // x[kb + j + 8]); consecutive threads take consecutive 32-byte pieces of a row of x.
+      const bool xvec = args.x_vec16 && K % 8 == 0;
+      for (int i = tid; i < nsb * M * 16; i += NT) {
+        const int q = i & 15;
+        const int m = (i >> 4) % M;
+        const int sbl = (i >> 4) / M;
+        const int tt = q >> 2, b = q & 3;
+        const long long kb = (c0 + sbl) * 256 + 16 * q;
+        const T* xr = x + static_cast<long long>(m) * K + kb;
+        uint32_t lo[4], hi[4];
+        if (xvec && kb + 16 <= K) {
+          const uint4 a = __ldg(reinterpret_cast<const uint4*>(xr));
+          const uint4 c = __ldg(reinterpret_cast<const uint4*>(xr) + 1);
+          lo[0] = a.x, lo[1] = a.y, lo[2] = a.z, lo[3] = a.w;
+          hi[0] = c.x, hi[1] = c.y, hi[2] = c.z, hi[3] = c.w;
+        } else {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            uint32_t v[4];
+#pragma unroll
+            for (int h = 0; h < 4; ++h) {  // elements 2e, 2e + 1 (lo) and + 8 (hi)
+              const long long k = kb + 2 * e + (h & 1) + 8 * (h >> 1);
+              uint16_t bits = 0;
+              if (k < K) {
+                const T v16 = __ldg(xr + 2 * e + (h & 1) + 8 * (h >> 1));
+                memcpy(&bits, &v16, 2);
+              }
+              v[h] = bits;
+            }
+            lo[e] = v[0] | (v[1] << 16);
+            hi[e] = v[2] | (v[3] << 16);
+          }
+        }
         uint32_t pr[8];
 #pragma unroll
-        for (int slot = 0; slot < 8; ++slot) {
-          const long long k = kb + (slot >> 1) * 2 + (slot & 1);
-          const T zero = from_f<T>(0.f);
-          const T lo = k < K ? __ldg(xr + k) : zero;
-          const T hi = k + 8 < K ? __ldg(xr + k + 8) : zero;
-          uint16_t lb, hb;
-          memcpy(&lb, &lo, 2);
-          memcpy(&hb, &hi, 2);
-          pr[slot] = static_cast<uint32_t>(lb) | (static_cast<uint32_t>(hb) << 16);
+        for (int e = 0; e < 4; ++e) {
+          pr[2 * e] = (lo[e] & 0xffffu) | (hi[e] << 16);              // (x[kb+2e], x[kb+2e+8])
+          pr[2 * e + 1] = (lo[e] >> 16) | (hi[e] & 0xffff0000u);      // (x[kb+2e+1], x[kb+2e+9])
         }
-        // record index: ((sbl * 4 + b) * MB + m) * 4 + tt, halves swapped for odd m
-        uint4* dst = reinterpret_cast<uint4*>(xs) + 2 * ((rest * MB + m) * 4 + tt);
+        // record ((sbl * 4 + b) * MB + m) * 4 + tt, its 16-byte halves swapped for odd m
+        uint4* dst = reinterpret_cast<uint4*>(xs) + 2 * (((sbl * 4 + b) * MB + m) * 4 + tt);
         const int sw = m & 1;
         dst[sw] = make_uint4(pr[0], pr[1], pr[2], pr[3]);
         dst[sw ^ 1] = make_uint4(pr[4], pr[5], pr[6], pr[7]);
@@ -350,7 +365,7 @@ __global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const Args<T> args) {
 
 template <typename T, int N, int K, Act A, Residual R, int VARIANT, int MB>
 int launch_gemv_mma(const Args<T>& a, cudaStream_t stream) {
-  using Cfg = GemvMmaConfig<VARIANT>;
+  using Cfg = GemvMmaConfig<VARIANT, MB>;
   static_assert(ceil_div(N, 16 * Cfg::RT) <= 65535, "row blocks in gridDim.y");
   const dim3 grid(static_cast<unsigned>(ceil_div(a.M, 8LL)),
                   static_cast<unsigned>(ceil_div(N, 16 * Cfg::RT)));
