@@ -162,18 +162,26 @@ int launch_gemv_nk(const Args<T>& a, cudaStream_t stream) {
 // x[k0 + 2s + 9]), k0 = 256 sb + 16 (4t + b)), 32 bytes per lane and word, read with two
 // 16-byte loads whose halves are swapped for odd g (no bank conflicts).
 //
-// A block is KW warps on RT tiles of 16 rows; the warps split K (superblocks wi, wi + KW,
-// ...) and add their accumulators through shared memory at the end. x is staged in chunks
-// of 64 / MB superblocks (32 KiB). A warp's next superblock is loaded while it multiplies
-// the current one; its first is loaded before the chunk's x is staged.
+// A block takes MB rows of x (blockIdx.x: M > MB in groups, each group decoding the weights
+// again, from L2, as the groups of one row block run side by side) and WR * RT tiles of 16
+// weight rows (blockIdx.y). Its KW * WR warps: warp (kw, wr) has the RT tiles wr * RT ..
+// and the superblocks kw, kw + KW, ... of K, and all BT = MB / 8 tiles of 8 rows of x, which
+// share each decoded word. With KW > 1 the warps add their accumulators through shared
+// memory at the end. x is staged in chunks of 64 / MB superblocks (32 KiB). A warp loads up
+// to PD of its superblocks at once (the first of them while the chunk's x is staged), then
+// multiplies them.
 
-/// RT tiles of 16 rows per block, K split over KW warps. More rows per block share one
-/// staged x (which every block reads from L2), fewer give more blocks.
+/// The tensor-core GEMV's block shape for an M bucket (MB rows of x per block; 16 for
+/// M > 8). More weight rows per block share one staged x (which every block reads from L2),
+/// fewer give more blocks; KW = 1 leaves the chunk's superblocks to every warp.
 template <int VARIANT, int MB>
 struct GemvMmaConfig {
-  static constexpr bool WIDE = MB == 8;  // 5..8 rows of x, and M > 8 in groups of 8
-  static constexpr int RT = VARIANT == 0 ? (WIDE ? 2 : 1) : VARIANT == 1 ? (WIDE ? 4 : 2) : 1;
-  static constexpr int KW = VARIANT == 0 ? (WIDE ? 4 : 8) : VARIANT == 1 ? (WIDE ? 8 : 4) : (WIDE ? 8 : 4);
+  static constexpr int V = VARIANT;
+  static constexpr int RT = MB <= 4 ? (V == 1 ? 2 : 1) : MB == 8 ? (V == 0 ? 2 : V == 1 ? 4 : 1)
+                                                                 : (V == 1 ? 2 : 1);
+  static constexpr int KW = MB <= 4 ? (V == 0 ? 8 : 4) : MB == 8 ? (V == 0 ? 4 : 8)
+                                                                 : (V == 2 ? 2 : 1);
+  static constexpr int WR = MB <= 8 ? 1 : (V == 0 ? 8 : 4);
 };
 
 /// Bytes [16 t, 16 t + 16) of superblock sb of weight row `row` (16 zero trits per word past
@@ -200,32 +208,37 @@ TCK_HD TCK_INLINE uint32_t uint4_at(const uint4& v, int i) {
   return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
 
-template <typename T, int N, int K, Act A, Residual R, int MB, int RT, int KW>
-__global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const Args<T> args) {
-  constexpr int NT = KW * 32;
+template <typename T, int N, int K, Act A, Residual R, int MB, int RT, int KW, int WR>
+__global__ void __launch_bounds__(KW * WR * 32) gemv_mma_kernel(const Args<T> args) {
+  constexpr int NT = KW * WR * 32;
+  constexpr int BT = MB < 8 ? 1 : MB / 8;      // tiles of 8 rows of x
   constexpr long long SB = ceil_div(static_cast<long long>(K), 256LL);  // superblocks
   constexpr int XCH = 64 / MB;                 // superblocks per staged x chunk
   constexpr int XW = XCH * 4 * MB * 4 * 8;     // 32-bit words of the chunk: 32 KiB
+  constexpr int PD = RT >= 8 ? 1 : 8 / RT;     // superblocks per warp in flight (16 B x 2 RT each)
+  constexpr int RED = KW > 1 ? KW : 1;
+  static_assert(MB == 1 || MB == 2 || MB == 4 || MB % 8 == 0, "x rows per block");
+  static_assert(XCH >= KW, "every warp has a superblock of each chunk");
 
   __shared__ __align__(16) uint32_t xs[XW];
-  __shared__ float red[KW][RT][4][32];
+  __shared__ float red[KW > 1 ? RED : 1][KW > 1 ? WR * RT * BT * 4 * 32 : 1];
 
-  // blockIdx.x: the group of 8 batch rows (M > 8: each group decodes the weights again,
-  // from L2, as the groups of one row block run side by side); blockIdx.y: 16 RT rows.
-  const long long mbase = 8LL * blockIdx.x;
+  const long long mbase = static_cast<long long>(MB) * blockIdx.x;
   const T* __restrict__ x = args.x + mbase * K;
   const uint8_t* __restrict__ w = args.w;
   const int M = static_cast<int>(args.M - mbase < MB ? args.M - mbase : MB);
   const int tid = threadIdx.x;
   const int lane = tid & 31;
   const int wi = tid >> 5;
+  const int kw = wi % KW, wr = wi / KW;
   const int g = lane >> 2, t = lane & 3;
-  const int n0 = blockIdx.y * 16 * RT;
+  const int nb = blockIdx.y * 16 * RT * WR;  // the block's first row
+  const int n0 = nb + 16 * RT * wr;          // the warp's first row
 
   if constexpr (!Mma16816<T>::OK) {
     // Targets without mma.m16n8k16 (before sm_80): one output per thread, plain sums.
-    for (int i = tid; i < 16 * RT * MB; i += NT) {
-      const int n = n0 + i / MB, m = i % MB;
+    for (int i = tid; i < 16 * RT * WR * MB; i += NT) {
+      const int n = nb + i / MB, m = i % MB;
       if (n >= N || m >= M) continue;
       float acc = 0.f;
       for (int k = 0; k < K; ++k)
@@ -234,23 +247,34 @@ __global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const Args<T> args) {
       store_out<T, A, R>(args, (mbase + m) * N + n, n, acc);
     }
   } else {
-    float acc[RT][4];
+    float acc[RT][BT][4];
 #pragma unroll
     for (int r = 0; r < RT; ++r)
 #pragma unroll
-      for (int j = 0; j < 4; ++j) acc[r][j] = 0.f;
+      for (int j = 0; j < BT; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[r][j][q] = 0.f;
 
     const uint4* xs4 = reinterpret_cast<const uint4*>(xs);
     for (long long c0 = 0; c0 < SB; c0 += XCH) {
       const int nsb = static_cast<int>(SB - c0 < XCH ? SB - c0 : XCH);
 
-      // This warp's first superblock of the chunk: loads in flight while x is staged.
-      uint4 cur[RT][2];
+      uint4 wv[PD][RT][2];
+      auto load_round = [&](int base) {
 #pragma unroll
-      for (int r = 0; r < RT; ++r) {
-        cur[r][0] = gemv_mma_words<N, K>(w, n0 + 16 * r + g, c0 + wi, t);
-        cur[r][1] = gemv_mma_words<N, K>(w, n0 + 16 * r + g + 8, c0 + wi, t);
-      }
+        for (int p = 0; p < PD; ++p) {
+          const int sbl = base + p * KW;
+#pragma unroll
+          for (int r = 0; r < RT; ++r) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              wv[p][r][h] = sbl < nsb ? gemv_mma_words<N, K>(w, n0 + 16 * r + g + 8 * h, c0 + sbl, t)
+                                      : make_uint4(kZeroWord, kZeroWord, kZeroWord, kZeroWord);
+            }
+          }
+        }
+      };
+      load_round(kw);
 
       __syncthreads();  // the previous chunk is consumed
       // Stage x[0..M)[256 c0 ..) in the permuted order. A lane record (8 words) holds the
@@ -302,63 +326,85 @@ __global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const Args<T> args) {
       }
       __syncthreads();
 
-      for (int sbl = wi; sbl < nsb; sbl += KW) {
-        uint4 nxt[RT][2];
-        const bool more = sbl + KW < nsb;
+      for (int base = kw; base < nsb; base += PD * KW) {
+        if (base != kw) load_round(base);
 #pragma unroll
-        for (int r = 0; r < RT; ++r) {
-          nxt[r][0] = more ? gemv_mma_words<N, K>(w, n0 + 16 * r + g, c0 + sbl + KW, t) : cur[r][0];
-          nxt[r][1] = more ? gemv_mma_words<N, K>(w, n0 + 16 * r + g + 8, c0 + sbl + KW, t) : cur[r][1];
-        }
+        for (int p = 0; p < PD; ++p) {
+          const int sbl = base + p * KW;
+          if (sbl >= nsb) break;  // the same for every lane of the warp
 #pragma unroll
-        for (int b = 0; b < 4; ++b) {
-          uint32_t bx[8];
-          if (g < M) {
-            const int rec = 2 * (((sbl * 4 + b) * MB + g) * 4 + t);
-            const int sw = g & 1;
-            const uint4 v0 = xs4[rec + sw];
-            const uint4 v1 = xs4[rec + (sw ^ 1)];
-            bx[0] = v0.x, bx[1] = v0.y, bx[2] = v0.z, bx[3] = v0.w;
-            bx[4] = v1.x, bx[5] = v1.y, bx[6] = v1.z, bx[7] = v1.w;
-          } else {
+          for (int b = 0; b < 4; ++b) {
+            uint32_t pa[RT][8], pb[RT][8];
 #pragma unroll
-            for (int i = 0; i < 8; ++i) bx[i] = 0u;
-          }
+            for (int r = 0; r < RT; ++r) {
+              decode_pairs<T>(uint4_at(wv[p][r][0], b), pa[r]);
+              decode_pairs<T>(uint4_at(wv[p][r][1], b), pb[r]);
+            }
 #pragma unroll
-          for (int r = 0; r < RT; ++r) {
-            uint32_t pa[8], pb[8];
-            decode_pairs<T>(uint4_at(cur[r][0], b), pa);
-            decode_pairs<T>(uint4_at(cur[r][1], b), pb);
+            for (int j = 0; j < BT; ++j) {
+              const int m = 8 * j + g;  // this lane's row of x in the B fragments
+              uint32_t bx[8];
+              if (m < M) {
+                const int rec = 2 * (((sbl * 4 + b) * MB + m) * 4 + t);
+                const int sw = m & 1;
+                const uint4 v0 = xs4[rec + sw];
+                const uint4 v1 = xs4[rec + (sw ^ 1)];
+                bx[0] = v0.x, bx[1] = v0.y, bx[2] = v0.z, bx[3] = v0.w;
+                bx[4] = v1.x, bx[5] = v1.y, bx[6] = v1.z, bx[7] = v1.w;
+              } else {
 #pragma unroll
-            for (int s2 = 0; s2 < 4; ++s2) {
-              const uint32_t af[4] = {pa[2 * s2], pb[2 * s2], pa[2 * s2 + 1], pb[2 * s2 + 1]};
-              const uint32_t bf[2] = {bx[2 * s2], bx[2 * s2 + 1]};
-              mma_16816<T>(acc[r], af, bf);
+                for (int i = 0; i < 8; ++i) bx[i] = 0u;
+              }
+#pragma unroll
+              for (int r = 0; r < RT; ++r) {
+#pragma unroll
+                for (int s2 = 0; s2 < 4; ++s2) {
+                  const uint32_t af[4] = {pa[r][2 * s2], pb[r][2 * s2], pa[r][2 * s2 + 1],
+                                          pb[r][2 * s2 + 1]};
+                  const uint32_t bf[2] = {bx[2 * s2], bx[2 * s2 + 1]};
+                  mma_16816<T>(acc[r][j], af, bf);
+                }
+              }
             }
           }
-        }
-#pragma unroll
-        for (int r = 0; r < RT; ++r) {
-          cur[r][0] = nxt[r][0];
-          cur[r][1] = nxt[r][1];
         }
       }
     }
 
-    // Add the warps' partial sums; acc[r][j] is y[m = 2t + (j & 1)][n0 + 16 r + g + 8 (j >> 1)].
+    // acc[r][j][q] is y[m = 8j + 2t + (q & 1)][n0 + 16 r + g + 8 (q >> 1)].
+    if constexpr (KW == 1) {
 #pragma unroll
-    for (int r = 0; r < RT; ++r)
+      for (int r = 0; r < RT; ++r)
 #pragma unroll
-      for (int j = 0; j < 4; ++j) red[wi][r][j][lane] = acc[r][j];
-    __syncthreads();
-    for (int i = tid; i < RT * 4 * 32; i += NT) {
-      const int l = i & 31, j = (i >> 5) & 3, r = i >> 7;
-      float sum = 0.f;
+        for (int j = 0; j < BT; ++j)
 #pragma unroll
-      for (int v = 0; v < KW; ++v) sum += red[v][r][j][l];
-      const int m = 2 * (l & 3) + (j & 1);
-      const int n = n0 + 16 * r + (l >> 2) + 8 * (j >> 1);
-      if (m < M && n < N) store_out<T, A, R>(args, (mbase + m) * N + n, n, sum);
+          for (int q = 0; q < 4; ++q) {
+            const int m = 8 * j + 2 * t + (q & 1);
+            const int n = n0 + 16 * r + g + 8 * (q >> 1);
+            if (m < M && n < N) store_out<T, A, R>(args, (mbase + m) * N + n, n, acc[r][j][q]);
+          }
+    } else {
+      // Add the KW warps' partial sums of each output (in warp order: deterministic).
+      constexpr int PER = RT * BT * 4;  // accumulators per lane
+#pragma unroll
+      for (int r = 0; r < RT; ++r)
+#pragma unroll
+        for (int j = 0; j < BT; ++j)
+#pragma unroll
+          for (int q = 0; q < 4; ++q)
+            red[kw][((wr * PER + (r * BT + j) * 4 + q) << 5) + lane] = acc[r][j][q];
+      __syncthreads();
+      for (int i = tid; i < WR * PER * 32; i += NT) {
+        const int l = i & 31, e = i >> 5;
+        const int wr2 = e / PER, rjq = e % PER;
+        const int q = rjq & 3, j = (rjq >> 2) % BT, r = (rjq >> 2) / BT;
+        float sum = 0.f;
+#pragma unroll
+        for (int v = 0; v < KW; ++v) sum += red[v][i];
+        const int m = 8 * j + 2 * (l & 3) + (q & 1);
+        const int n = nb + 16 * (RT * wr2 + r) + (l >> 2) + 8 * (q >> 1);
+        if (m < M && n < N) store_out<T, A, R>(args, (mbase + m) * N + n, n, sum);
+      }
     }
   }
 }
@@ -366,11 +412,12 @@ __global__ void __launch_bounds__(KW * 32) gemv_mma_kernel(const Args<T> args) {
 template <typename T, int N, int K, Act A, Residual R, int VARIANT, int MB>
 int launch_gemv_mma(const Args<T>& a, cudaStream_t stream) {
   using Cfg = GemvMmaConfig<VARIANT, MB>;
-  static_assert(ceil_div(N, 16 * Cfg::RT) <= 65535, "row blocks in gridDim.y");
-  const dim3 grid(static_cast<unsigned>(ceil_div(a.M, 8LL)),
-                  static_cast<unsigned>(ceil_div(N, 16 * Cfg::RT)));
-  const auto kernel = gemv_mma_kernel<T, N, K, A, R, MB, Cfg::RT, Cfg::KW>;
-  TCK_LAUNCH(kernel, grid, Cfg::KW * 32, stream)(a);
+  constexpr int ROWS = 16 * Cfg::RT * Cfg::WR;
+  static_assert(ceil_div(N, ROWS) <= 65535, "row blocks in gridDim.y");
+  const dim3 grid(static_cast<unsigned>(ceil_div(a.M, static_cast<long long>(MB))),
+                  static_cast<unsigned>(ceil_div(N, ROWS)));
+  const auto kernel = gemv_mma_kernel<T, N, K, A, R, MB, Cfg::RT, Cfg::KW, Cfg::WR>;
+  TCK_LAUNCH(kernel, grid, Cfg::KW * Cfg::WR * 32, stream)(a);
   return static_cast<int>(cudaGetLastError());
 }
 
