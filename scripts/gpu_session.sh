@@ -37,7 +37,7 @@ export PYTHONPATH="$PWD/runtime${PYTHONPATH:+:$PYTHONPATH}"
 { nvidia-smi; "$py" -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name())'
   "$tritonc" --version; } >"$out/device.txt" 2>&1
 cat "$out/device.txt"
-GPU_MODELS_DEFAULT=mnist_mlp,tutorial_cnn,resnet18,mobilenet_v2,transformer_block
+GPU_MODELS_DEFAULT=mnist_mlp,tutorial_cnn,cnn_cifar,resnet_block,resnet18,mobilenet_v2,efficientnet_b0,bitnet_mlp,transformer_block
 pre="${GPU_PREBUILT:-.gpu}"
 launch() {  # launch NAME SECONDS COMMAND...: runs in the background, exit status to NAME.rc
   local name=$1 limit=$2
