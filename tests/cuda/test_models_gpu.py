@@ -46,6 +46,17 @@ def find_nvcc():
     return cand if os.path.isfile(cand) and os.access(cand, os.X_OK) else None
 
 
+def use_nvcc():
+    """The nvcc tritonc is to run ($TRITONC_NVCC is set to it); None, after a SKIP line and
+    the summary, when there is none."""
+    nvcc = find_nvcc()
+    if nvcc is None:
+        print("SKIP: nvcc not found\n0 passed, 0 failed")
+        return None
+    os.environ["TRITONC_NVCC"] = nvcc
+    return nvcc
+
+
 def relative(torch, got, want):
     got = torch.as_tensor(got).detach().to("cpu", torch.float64)
     want = torch.as_tensor(want).detach().to("cpu", torch.float64)
@@ -126,11 +137,8 @@ def build_only(args):
     if not args.keep or not args.arch:
         print("--build-only needs --keep DIR and --arch")
         return 2
-    nvcc = find_nvcc()
-    if nvcc is None:
-        print("SKIP: nvcc not found\n0 passed, 0 failed")
+    if use_nvcc() is None:
         return 0
-    os.environ["TRITONC_NVCC"] = nvcc
     os.makedirs(args.keep, exist_ok=True)
     names = [n for n in args.models.split(",") if n]
     failed = 0
@@ -224,11 +232,9 @@ def main(argv=None):
     if not torch.cuda.is_available():
         print("SKIP: no CUDA device\n0 passed, 0 failed")
         return 0
-    nvcc = find_nvcc()
+    nvcc = use_nvcc()
     if nvcc is None:
-        print("SKIP: nvcc not found\n0 passed, 0 failed")
         return 0
-    os.environ["TRITONC_NVCC"] = nvcc
     # Exact float32 on both GPU paths (cuDNN convolutions default to TF32 on Ampere and later).
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
