@@ -7,7 +7,7 @@
 # into .gpu/ (ignored by git; carry it: `run` with carry [".gpu"]):
 #   .gpu/tritonc   the stripped static compiler
 #   .gpu/kbuild    tests/cuda/test_kernels_gpu.py --quick's kernel library
-#   .gpu/bbuild    bench/cuda/bench_ternary.py's kernel library
+#   .gpu/bbuild    bench/cuda/bench_ternary.py's kernel libraries (one per define set)
 #   .gpu/models    tests/cuda/test_models_gpu.py's modules and <model>_kernels.so
 # The kernel libraries are keyed by nvcc's version, the flags and the sources, and the models
 # by their --cuda-arch: on a GPU machine with another nvcc or another architecture they are
@@ -23,7 +23,8 @@ strip -o .gpu/tritonc build/tools/tritonc/tritonc
 "$py" tests/cuda/test_kernels_gpu.py --build-only --quick --arch "$arch" --jobs "$jobs" \
   --build-dir .gpu/kbuild
 "$py" bench/cuda/bench_ternary.py --build-only --arch "$arch" --jobs "$jobs" \
-  --build-dir .gpu/bbuild
+  --build-dir .gpu/bbuild --defines "${BENCH_DEFINES-$(
+    sed -n 's/^BENCH_DEFINES_DEFAULT="\(.*\)"$/\1/p' scripts/gpu_session.sh)}"
 "$py" tests/cuda/test_models_gpu.py --build-only --tritonc .gpu/tritonc --arch "$arch" \
   --jobs "$jobs" --keep .gpu/models --models "${GPU_MODELS:-$(
     sed -n 's/^GPU_MODELS_DEFAULT=//p' scripts/gpu_session.sh)}"

@@ -16,7 +16,9 @@
 #     runtime1..2    tests/runtime/test_tritonrt.py under this machine's torch
 #     differential, layer_differential   random programs and models, this machine's torch
 #   then alone on the GPU:
-#     bench          bench/cuda/bench_ternary.py: GEMV/GEMM against fp16 cuBLAS (JSON too)
+#     bench          bench/cuda/bench_ternary.py: GEMV/GEMM against fp16 cuBLAS (JSON too),
+#                    each tile variant with the kernels' default knobs and the sets of
+#                    $BENCH_DEFINES (default below; "" for the defaults alone)
 #     bench_hot      the same with an L2-resident weight (--hot)
 # and prints each one's failures and last lines. Exit status: 1 if a test step failed.
 set -u
@@ -38,6 +40,10 @@ export PYTHONPATH="$PWD/runtime${PYTHONPATH:+:$PYTHONPATH}"
   "$tritonc" --version; } >"$out/device.txt" 2>&1
 cat "$out/device.txt"
 GPU_MODELS_DEFAULT=mnist_mlp,tutorial_cnn,cnn_cifar,resnet_block,resnet18,mobilenet_v2,efficientnet_b0,bitnet_mlp,transformer_block
+# The benchmark compares the kernels' tuning knobs (kernels/cuda/tck_gemv.cuh) with the
+# defaults (the empty first set): one library per set, built by gpu_prepare.sh.
+BENCH_DEFINES_DEFAULT=";TCK_MMA_ACC=2;TCK_MMA_ACC=4;TCK_MMA_ACC=4 TCK_MMA_MIN_BLOCKS=2"
+defines="${BENCH_DEFINES-$BENCH_DEFINES_DEFAULT}"
 pre="${GPU_PREBUILT:-.gpu}"
 launch() {  # launch NAME SECONDS COMMAND...: runs in the background, exit status to NAME.rc
   local name=$1 limit=$2
@@ -82,14 +88,13 @@ for name in kernels models e2e1 e2e2 e2e3 e2e4 e2e5 e2e6 runtime1 runtime2 diffe
     layer_differential; do
   [ -f "$out/$name.rc" ] && { report "$name" || status=1; }
 done
-launch bench 120 "$py" bench/cuda/bench_ternary.py --json "$out/bench.json" \
-  --build-dir "$pre/bbuild"
+launch bench 150 "$py" bench/cuda/bench_ternary.py --json "$out/bench.json" \
+  --build-dir "$pre/bbuild" --defines "$defines"
 wait
 report bench || true
 # The same with one weight (L2-resident): what the kernels cost without device memory.
-launch bench_hot 60 "$py" bench/cuda/bench_ternary.py --hot --batches 1,4,8,16,64,128 \
-  --json "$out/bench_hot.json" \
-  --build-dir "$pre/bbuild"
+launch bench_hot 150 "$py" bench/cuda/bench_ternary.py --hot --batches 1,4,8,16,64,128 \
+  --json "$out/bench_hot.json" --build-dir "$pre/bbuild" --defines "$defines"
 wait
 report bench_hot || true
 # At most 8 files come back from a lent machine: the logs travel bundled.

@@ -3,6 +3,7 @@
 
     python3 bench/cuda/bench_ternary.py [--json FILE] [--shapes 4096x4096,...] [--batches 1,8,64]
                                         [--variants 0,1,2] [--layout NK|KN] [--hot] [--no-graph]
+                                        [--defines ";TCK_MMA_ACC=4;..."] [--build-only --arch 90]
 
 For each weight shape N x K (default 4096x4096, 4096x11008, 11008x4096) and batch M (default
 1, 8, 64) it times y = x @ W^T with x, y fp16:
@@ -143,14 +144,20 @@ def main(argv=None):
     ap.add_argument("--build-only", action="store_true",
                     help="only build the library into --build-dir for --arch (no GPU needed)")
     ap.add_argument("--arch", help="SM architecture, e.g. 90 (default: the device's)")
+    ap.add_argument("--defines", default="",
+                    help="sets of the kernels' tuning knobs to compare, ';' between sets, "
+                         "'NAME=VALUE ...' in a set, an empty set the defaults (e.g. "
+                         "\";TCK_MMA_ACC=4\"): one library each, every set x variant timed")
     args = ap.parse_args(argv)
     shapes = parse_shapes(args.shapes)
     variants = [int(v) for v in args.variants.split(",")]
+    dsets = [" ".join(d.split()) for d in args.defines.split(";")]
+    specs = [H.LinearSpec("f16", n, k, args.layout, "None", "None", v)
+             for n, k in shapes for v in variants]
     if args.build_only:
-        specs = [H.LinearSpec("f16", n, k, args.layout, "None", "None", v)
-                 for n, k in shapes for v in variants]
-        print(H.build(specs, args.arch or "90", args.build_dir, args.jobs,
-                      extra_source=PEAK_SOURCE))
+        for d in dsets:
+            print(H.build(specs, args.arch or "90", args.build_dir, args.jobs,
+                          extra_source=PEAK_SOURCE, defines=d))
         return 0
 
     try:
@@ -168,11 +175,14 @@ def main(argv=None):
 
     batches = [int(b) for b in args.batches.split(",")]
     arch = args.arch or "%d%d" % torch.cuda.get_device_capability()
-    specs = [H.LinearSpec("f16", n, k, args.layout, "None", "None", v)
-             for n, k in shapes for v in variants]
     t0 = time.time()
-    lib = H.Library(H.build(specs, arch, args.build_dir, args.jobs, extra_source=PEAK_SOURCE))
-    print("built %d kernels in %.1f s" % (len(specs), time.time() - t0))
+    libs = {d: H.Library(H.build(specs, arch, args.build_dir, args.jobs,
+                                 extra_source=PEAK_SOURCE, defines=d)) for d in dsets}
+    lib = libs[dsets[0]]
+    print("built %d kernels x %d define set(s) in %.1f s" % (len(specs), len(dsets),
+                                                             time.time() - t0))
+    # The configurations timed: (define set, variant), labelled "V" or "SET:V".
+    confs = [(d, v, str(v) if not d else "%s:%d" % (d, v)) for d in dsets for v in variants]
     pack, unpack = H.packing()
     peak, peak_src = peak_bandwidth(torch, lib)
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
@@ -208,14 +218,14 @@ def main(argv=None):
             ref = F.linear(x, w16)
             per_variant = {}
             max_rel = None
-            for v in variants:
+            for dset, v, label in confs:
                 spec = H.LinearSpec("f16", n, k, args.layout, "None", "None", v)
-                fn = lib.fn(spec)
+                fn = libs[dset].fn(spec)
                 rc = H.call_linear(fn, x, packed, scale, None, None, None, y, m,
                                    torch.cuda.current_stream().cuda_stream)
                 torch.cuda.synchronize()
                 if rc != 0:
-                    print("  %dx%d M=%d variant %d: launch returned %d" % (n, k, m, v, rc))
+                    print("  %dx%d M=%d %s: launch returned %d" % (n, k, m, label, rc))
                     continue
                 rel = float(((y.float() - ref.float()).abs().max()
                              / ref.float().abs().max().clamp_min(1e-6)))
@@ -227,7 +237,7 @@ def main(argv=None):
                 calls = [make(packs[i % len(packs)]) for i in range(max(args.calls, len(packs)))]
                 med, best, graphed = time_calls(torch, calls, args.reps, args.warmup,
                                                 not args.no_graph)
-                per_variant[v] = {"median_us": med * 1e3, "min_us": best * 1e3}
+                per_variant[label] = {"median_us": med * 1e3, "min_us": best * 1e3}
             out16 = torch.empty(m, n, dtype=torch.float16, device=dev)
 
             def make_c(wt, x=x, out16=out16):
@@ -242,7 +252,7 @@ def main(argv=None):
             row = {
                 "n": n, "k": k, "m": m, "layout": args.layout, "best_variant": bv,
                 "ternary_us": t_us, "ternary_min_us": per_variant[bv]["min_us"],
-                "variants": {str(v): d for v, d in per_variant.items()},
+                "variants": dict(per_variant),
                 "cublas_fp16_us": cmed * 1e3, "cublas_fp16_min_us": cbest * 1e3,
                 "speedup": cmed * 1e3 / t_us, "packed_bytes": pbytes,
                 "packed_gbps": gbps, "pct_peak": (100.0 * gbps / peak) if peak else None,
@@ -250,7 +260,7 @@ def main(argv=None):
                 "max_rel_err_vs_cublas": max_rel,
             }
             rows.append(row)
-            print("%-11s %4d %3d %10.2f %10.2f %7.2fx %9.1f %6s%% %9.2e" % (
+            print("%-11s %4d %3s %10.2f %10.2f %7.2fx %9.1f %6s%% %9.2e" % (
                 "%dx%d" % (n, k), m, bv, t_us, cmed * 1e3, row["speedup"], gbps,
                 "%.1f" % row["pct_peak"] if peak else "?", max_rel if max_rel is not None else 0))
     if args.json:
@@ -259,7 +269,7 @@ def main(argv=None):
             "peak_gbps": peak, "peak_source": peak_src, "l2_bytes": l2,
             "timing": {"graph": not args.no_graph, "hot": args.hot, "reps": args.reps,
                        "calls": args.calls, "statistic": "median"},
-            "torch": torch.__version__, "results": rows,
+            "torch": torch.__version__, "define_sets": dsets, "results": rows,
         }
         with open(args.json, "w") as f:
             json.dump(doc, f, indent=2)

@@ -208,8 +208,25 @@ TCK_HD TCK_INLINE uint32_t uint4_at(const uint4& v, int i) {
   return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
 
+// Tuning knobs of the tensor-core GEMV, for benchmarks (bench/cuda/bench_ternary.py
+// --defines): the defaults are the configuration measured in docs/performance.md.
+//   TCK_MMA_ACC         independent accumulator sets per warp tile (sub-block b uses set
+//                       b % TCK_MMA_ACC; 1, 2 or 4): shorter chains of dependent mma
+//   TCK_MMA_MIN_BLOCKS  __launch_bounds__'s minimum blocks per SM (fewer registers a thread)
+#ifndef TCK_MMA_ACC
+#define TCK_MMA_ACC 1
+#endif
+#ifndef TCK_MMA_MIN_BLOCKS
+#define TCK_MMA_MIN_BLOCKS 1
+#endif
+
 template <typename T, int N, int K, Act A, Residual R, int MB, int RT, int KW, int WR>
-__global__ void __launch_bounds__(KW * WR * 32) gemv_mma_kernel(const Args<T> args) {
+#if TCK_MMA_MIN_BLOCKS > 1
+#define TCK_MMA_BOUNDS(nt) __launch_bounds__(nt, TCK_MMA_MIN_BLOCKS)
+#else
+#define TCK_MMA_BOUNDS(nt) __launch_bounds__(nt)
+#endif
+__global__ void TCK_MMA_BOUNDS(KW * WR * 32) gemv_mma_kernel(const Args<T> args) {
   constexpr int NT = KW * WR * 32;
   constexpr int BT = MB < 8 ? 1 : MB / 8;      // tiles of 8 rows of x
   constexpr long long SB = ceil_div(static_cast<long long>(K), 256LL);  // superblocks
@@ -247,13 +264,17 @@ __global__ void __launch_bounds__(KW * WR * 32) gemv_mma_kernel(const Args<T> ar
       store_out<T, A, R>(args, (mbase + m) * N + n, n, acc);
     }
   } else {
-    float acc[RT][BT][4];
+    constexpr int NA = TCK_MMA_ACC;
+    static_assert(NA == 1 || NA == 2 || NA == 4, "TCK_MMA_ACC: 1, 2 or 4");
+    float acc[NA][RT][BT][4];
 #pragma unroll
-    for (int r = 0; r < RT; ++r)
+    for (int a = 0; a < NA; ++a)
 #pragma unroll
-      for (int j = 0; j < BT; ++j)
+      for (int r = 0; r < RT; ++r)
 #pragma unroll
-        for (int q = 0; q < 4; ++q) acc[r][j][q] = 0.f;
+        for (int j = 0; j < BT; ++j)
+#pragma unroll
+          for (int q = 0; q < 4; ++q) acc[a][r][j][q] = 0.f;
 
     const uint4* xs4 = reinterpret_cast<const uint4*>(xs);
     for (long long c0 = 0; c0 < SB; c0 += XCH) {
@@ -362,7 +383,7 @@ __global__ void __launch_bounds__(KW * WR * 32) gemv_mma_kernel(const Args<T> ar
                   const uint32_t af[4] = {pa[r][2 * s2], pb[r][2 * s2], pa[r][2 * s2 + 1],
                                           pb[r][2 * s2 + 1]};
                   const uint32_t bf[2] = {bx[2 * s2], bx[2 * s2 + 1]};
-                  mma_16816<T>(acc[r][j], af, bf);
+                  mma_16816<T>(acc[b % NA][r][j], af, bf);
                 }
               }
             }
@@ -371,7 +392,16 @@ __global__ void __launch_bounds__(KW * WR * 32) gemv_mma_kernel(const Args<T> ar
       }
     }
 
-    // acc[r][j][q] is y[m = 8j + 2t + (q & 1)][n0 + 16 r + g + 8 (q >> 1)].
+    // The sets in a fixed order (deterministic); acc[0][r][j][q] is
+    // y[m = 8j + 2t + (q & 1)][n0 + 16 r + g + 8 (q >> 1)].
+#pragma unroll
+    for (int a = 1; a < NA; ++a)
+#pragma unroll
+      for (int r = 0; r < RT; ++r)
+#pragma unroll
+        for (int j = 0; j < BT; ++j)
+#pragma unroll
+          for (int q = 0; q < 4; ++q) acc[0][r][j][q] += acc[a][r][j][q];
     if constexpr (KW == 1) {
 #pragma unroll
       for (int r = 0; r < RT; ++r)
@@ -381,7 +411,7 @@ __global__ void __launch_bounds__(KW * WR * 32) gemv_mma_kernel(const Args<T> ar
           for (int q = 0; q < 4; ++q) {
             const int m = 8 * j + 2 * t + (q & 1);
             const int n = n0 + 16 * r + g + 8 * (q >> 1);
-            if (m < M && n < N) store_out<T, A, R>(args, (mbase + m) * N + n, n, acc[r][j][q]);
+            if (m < M && n < N) store_out<T, A, R>(args, (mbase + m) * N + n, n, acc[0][r][j][q]);
           }
     } else {
       // Add the KW warps' partial sums of each output (in warp order: deterministic).
@@ -392,7 +422,7 @@ __global__ void __launch_bounds__(KW * WR * 32) gemv_mma_kernel(const Args<T> ar
         for (int j = 0; j < BT; ++j)
 #pragma unroll
           for (int q = 0; q < 4; ++q)
-            red[kw][((wr * PER + (r * BT + j) * 4 + q) << 5) + lane] = acc[r][j][q];
+            red[kw][((wr * PER + (r * BT + j) * 4 + q) << 5) + lane] = acc[0][r][j][q];
       __syncthreads();
       for (int i = tid; i < WR * PER * 32; i += NT) {
         const int l = i & 31, e = i >> 5;

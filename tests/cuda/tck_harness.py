@@ -182,16 +182,29 @@ def _build_library(compiler, flags, link_flags, prefix, suffix, specs, build_dir
     return str(lib)
 
 
-def build(specs, arch, build_dir=None, jobs=None, extra_source="", log=print):
+def define_flags(defines):
+    """["-DNAME=VALUE", ...] of a space-separated "NAME=VALUE ..." string (the kernels' tuning
+    knobs, e.g. "TCK_MMA_ACC=4"); [] for None or ""."""
+    out = []
+    for item in (defines or "").split():
+        name = item.split("=", 1)[0]
+        if not name.isidentifier():
+            raise ValueError("not a NAME=VALUE define: %r" % item)
+        out.append("-D" + item)
+    return out
+
+
+def build(specs, arch, build_dir=None, jobs=None, extra_source="", log=print, defines=None):
     """Compile the wrappers of ``specs`` (plus ``extra_source``) for ``arch`` (e.g. "90") into
     one shared library and return its path. The specs are spread over ``jobs`` translation
     units compiled in parallel. A library built from the same sources and flags is reused
-    when ``build_dir`` is given."""
+    when ``build_dir`` is given. ``defines``: the kernels' tuning knobs, "NAME=VALUE ..."."""
     nvcc = find_nvcc()
     if nvcc is None:
         raise RuntimeError("nvcc not found")
     flags = ["-O3", "-std=c++17", "-Xcompiler", "-fPIC",
              "-gencode", "arch=compute_%s,code=sm_%s" % (arch, arch), "-I", str(KDIR)]
+    flags += define_flags(defines)
     return _build_library(nvcc, flags, [], "tck", ".cu", specs, build_dir, jobs, extra_source,
                           b"", log, "kernel wrapper(s) for sm_%s" % arch)
 
@@ -205,7 +218,7 @@ def find_cxx():
     return cand if cand and shutil.which(cand) else None
 
 
-def build_emulated(specs, build_dir=None, jobs=None, extra_source="", log=print):
+def build_emulated(specs, build_dir=None, jobs=None, extra_source="", log=print, defines=None):
     """Like ``build``, but the kernels' own code is compiled by the host C++ compiler against
     tests/cuda/emu (a CUDA runtime that runs each thread of a block as a fiber on the CPU):
     the library's functions take host pointers. -fsanitize=alignment stops the process on
@@ -216,7 +229,7 @@ def build_emulated(specs, build_dir=None, jobs=None, extra_source="", log=print)
     flags = ["-std=c++17", "-O1", "-fPIC", "-x", "c++", "-D__CUDACC__", "-D__CUDA_ARCH__=900",
              "-I", str(EMU_DIR), "-I", str(KDIR), "-include", "cuda_runtime.h",
              "-fsanitize=alignment", "-fno-sanitize-recover=alignment",
-             "-Wall", "-Wno-unknown-pragmas"]
+             "-Wall", "-Wno-unknown-pragmas"] + define_flags(defines)
     emu = b"".join(p.name.encode() + p.read_bytes() for p in sorted(EMU_DIR.glob("*.h")))
     return _build_library(cxx, flags, ["-fsanitize=alignment"], "tck_emu", ".cpp", specs,
                           build_dir, jobs, extra_source, emu, log,

@@ -359,7 +359,8 @@ def emulated_run(torch, args):
     lspecs, cspecs = emulated_specs()
     t0 = time.time()
     try:
-        path = H.build_emulated(lspecs + cspecs, args.build_dir, args.jobs)
+        path = H.build_emulated(lspecs + cspecs, args.build_dir, args.jobs,
+                                defines=args.defines)
     except RuntimeError as e:
         print("FAIL build: %s" % e)
         print("0 passed, 1 failed")
@@ -392,6 +393,8 @@ def main(argv=None):
                     help="run the kernels' own code on the CPU (compiled by g++ against "
                          "tests/cuda/emu: threads as fibers, shared memory poisoned; no GPU "
                          "or nvcc needed)")
+    ap.add_argument("--defines", default="",
+                    help="the kernels' tuning knobs, \"NAME=VALUE ...\" (e.g. TCK_MMA_ACC=4)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
 
@@ -433,7 +436,7 @@ def main(argv=None):
     cspecs = conv_specs(args.quick)
     t0 = time.time()
     try:
-        path = H.build(lspecs + cspecs, arch, args.build_dir, args.jobs)
+        path = H.build(lspecs + cspecs, arch, args.build_dir, args.jobs, defines=args.defines)
     except RuntimeError as e:
         print("FAIL build: %s" % e)
         print("0 passed, 1 failed")
