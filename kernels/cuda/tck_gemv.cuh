@@ -439,11 +439,21 @@ __global__ void TCK_MMA_BOUNDS(KW * WR * 32) gemv_mma_kernel(const Args<T> args)
   }
 }
 
+/// Whether the tensor-core GEMV takes this problem: 16-bit elements, the NK layout, and at
+/// most 65535 row blocks (gridDim.y; N up to about a million rows: larger layers, which
+/// the planner allows up to 65535 x 64 columns, take the other paths).
+template <typename T, int N, Layout L, int VARIANT, int MB>
+constexpr bool gemv_mma_takes() {
+  using Cfg = GemvMmaConfig<VARIANT, MB>;
+  return L == Layout::NK && !std::is_same<T, float>::value &&
+         ceil_div(N, 16 * Cfg::RT * Cfg::WR) <= 65535;
+}
+
 template <typename T, int N, int K, Act A, Residual R, int VARIANT, int MB>
 int launch_gemv_mma(const Args<T>& a, cudaStream_t stream) {
   using Cfg = GemvMmaConfig<VARIANT, MB>;
   constexpr int ROWS = 16 * Cfg::RT * Cfg::WR;
-  static_assert(ceil_div(N, ROWS) <= 65535, "row blocks in gridDim.y");
+  static_assert(ceil_div(N, ROWS) <= 65535, "row blocks in gridDim.y (gemv_mma_takes)");
   const dim3 grid(static_cast<unsigned>(ceil_div(a.M, static_cast<long long>(MB))),
                   static_cast<unsigned>(ceil_div(N, ROWS)));
   const auto kernel = gemv_mma_kernel<T, N, K, A, R, MB, Cfg::RT, Cfg::KW, Cfg::WR>;
@@ -549,7 +559,7 @@ int launch_gemv_kn(const Args<T>& a, cudaStream_t stream) {
 
 template <typename T, int N, int K, Layout L, Act A, Residual R, int VARIANT, int MB>
 int launch_gemv(const Args<T>& a, cudaStream_t stream) {
-  if constexpr (L == Layout::NK && !std::is_same<T, float>::value) {
+  if constexpr (gemv_mma_takes<T, N, L, VARIANT, MB>()) {
     return launch_gemv_mma<T, N, K, A, R, VARIANT, MB>(a, stream);
   } else if constexpr (L == Layout::NK) {
     return launch_gemv_nk<T, N, K, A, R, VARIANT, MB>(a, stream);

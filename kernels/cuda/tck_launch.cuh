@@ -68,7 +68,7 @@ int ternary_linear(const T* x, const uint8_t* w, float scale, const float* chsca
       default: return detail::launch_gemv<T, N, K, L, A, R, VARIANT, 8>(a, stream);
     }
   }
-  if constexpr (L == Layout::NK && !std::is_same<T, float>::value) {
+  if constexpr (detail::gemv_mma_takes<T, N, L, VARIANT, 16>()) {
     // Up to kMmaGemvMaxM rows, the tensor-core GEMV in groups of 8 rows beats the tiled
     // GEMM, whose shared-memory decode and few blocks (N / 64) starve a large GPU.
     if (M <= kMmaGemvMaxM) return detail::launch_gemv_mma<T, N, K, A, R, VARIANT, 16>(a, stream);

@@ -78,6 +78,21 @@ CC_EXPORT int $s(const void* x, const void* w, float scale, const float* chs, co
 }
 EOF
   done
+  # Past 65535 blocks of 16 rows (the planner allows up to 65535 x 64 columns): the
+  # tensor-core GEMV's gridDim.y limit must send it to the other paths, not fail to compile.
+  for t in __half __nv_bfloat16; do
+    s="cc_linear_${t#__}_NK_v0_wide_n1100000_k8"
+    syms+=("$s")
+    cat <<EOF
+CC_EXPORT int $s(const void* x, const void* w, float scale, const float* chs, const float* bias,
+    const void* res, void* y, long long m, void* stream) {
+  return tck::ternary_linear<$t, 1100000, 8, tck::Layout::NK, tck::Act::None,
+      tck::Residual::None, 0>(static_cast<const $t*>(x), static_cast<const uint8_t*>(w),
+      scale, chs, bias, static_cast<const $t*>(res), static_cast<$t*>(y), m,
+      static_cast<cudaStream_t>(stream));
+}
+EOF
+  done
   for i in $(seq 0 11); do
     d=$((i % 3)); v=$(((i / 3) % 3))
     a=$(((i * 3) % 8)); r=$((i % 3))
