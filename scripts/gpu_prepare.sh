@@ -19,6 +19,9 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 py="${PYTHON:-/usr/bin/python3}"
 export PYTHONPATH="$PWD/runtime${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p .gpu
+# The binary embeds kernels/cuda/*.cuh when it is built: build it now, or the models would
+# carry the kernels of its last build.
+cmake --build build --target tritonc
 strip -o .gpu/tritonc build/tools/tritonc/tritonc
 "$py" tests/cuda/test_kernels_gpu.py --build-only --quick --arch "$arch" --jobs "$jobs" \
   --build-dir .gpu/kbuild
