@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <atomic>
 #include <type_traits>
 
 #ifdef TCK_EMU_CUDA_RUNTIME_H
@@ -106,6 +107,22 @@ struct Mma16816 {
 #endif
   static constexpr bool OK = !std::is_same<T, float>::value && ARCH >= 800;
 };
+
+/// Whether the current device runs mma.m16n8k16 (compute capability 8.0 or later), asked once
+/// per device: a library built for sm_75 and sm_90 holds both bodies of the tensor-core
+/// GEMV, and before sm_80 its body is a plain loop, so the launchers take the CUDA-core
+/// GEMV and the WMMA GEMM there instead.
+inline bool device_has_mma16816() {
+  static std::atomic<int> major[64];  // 0: not asked yet
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return false;
+  int m = dev < 64 ? major[dev].load(std::memory_order_relaxed) : 0;
+  if (m == 0) {
+    if (cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) return false;
+    if (dev < 64) major[dev].store(m, std::memory_order_relaxed);
+  }
+  return m >= 8;
+}
 
 /// d += A * B for one 16 x 8 x 16 tile: PTX mma.sync.aligned.m16n8k16.row.col.f32.T.T.f32
 /// (fragment registers as the PTX ISA lays them out; tests/cuda/emu/mma.h spells it out).

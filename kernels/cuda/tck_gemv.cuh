@@ -1,4 +1,4 @@
-//===- tck_gemv.cuh - memory-bound GEMV path (M <= 8) -----------*- C++ -*-===//
+//===- tck_gemv.cuh - GEMV paths (M <= 8; tensor cores to M = 256) -*- C++ -*-===//
 //
 // Layout::NK (y = x @ W^T, W packed as N rows of K):
 //   A block of WARPS warps owns WARPS * ROWS consecutive output features; each warp owns
@@ -195,6 +195,11 @@ __device__ TCK_INLINE uint4 gemv_mma_words(const uint8_t* w, int row, long long 
   const uint8_t* rp = w + static_cast<long long>(row) * KB;
   if constexpr (KB % 16 == 0) {
     v = __ldg(reinterpret_cast<const uint4*>(rp + b0));
+  } else if constexpr (KB % 4 == 0) {  // 4-byte aligned rows: words, the row's end checked
+    v.x = load_word_aligned(rp + b0);
+    if (b0 + 4 < KB) v.y = load_word_aligned(rp + b0 + 4);
+    if (b0 + 8 < KB) v.z = load_word_aligned(rp + b0 + 8);
+    if (b0 + 12 < KB) v.w = load_word_aligned(rp + b0 + 12);
   } else {
     v.x = load_word_masked(rp, b0, KB);
     v.y = load_word_masked(rp, b0 + 4, KB);
@@ -560,8 +565,9 @@ int launch_gemv_kn(const Args<T>& a, cudaStream_t stream) {
 template <typename T, int N, int K, Layout L, Act A, Residual R, int VARIANT, int MB>
 int launch_gemv(const Args<T>& a, cudaStream_t stream) {
   if constexpr (gemv_mma_takes<T, N, L, VARIANT, MB>()) {
-    return launch_gemv_mma<T, N, K, A, R, VARIANT, MB>(a, stream);
-  } else if constexpr (L == Layout::NK) {
+    if (device_has_mma16816()) return launch_gemv_mma<T, N, K, A, R, VARIANT, MB>(a, stream);
+  }
+  if constexpr (L == Layout::NK) {
     return launch_gemv_nk<T, N, K, A, R, VARIANT, MB>(a, stream);
   } else {
     return launch_gemv_kn<T, N, K, A, R, VARIANT, MB>(a, stream);

@@ -6,7 +6,8 @@
 #   2. test_kernels_gpu.py --emulate: every element type, layout, variant, activation,
 #      residual and convolution geometry against the reference path, with argument checks;
 #   3. test_kernels_gpu.py --cpu-selftest: that test's reference and tolerances against a
-#      model of the kernels' contract, and a perturbed model that must fail.
+#      model of the kernels' contract, and a perturbed model that must fail;
+#   4. --emulate again as a GPU before sm_80 (TCK_EMU_CC_MAJOR=7): the launchers' other paths.
 # Skips cleanly (exit 0) without g++ or torch. Prints "N passed, N failed" last.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -48,13 +49,18 @@ else
   fail=$((fail + 1))
 fi
 
-for mode in --emulate --cpu-selftest; do
-  env PYTHONPATH=runtime /usr/bin/python3 tests/cuda/test_kernels_gpu.py "$mode" \
+# The third run is a GPU before sm_80 to the launchers (TCK_EMU_CC_MAJOR=7): 16-bit linears
+# take the CUDA-core GEMV and the WMMA GEMM there, not the tensor-core GEMV.
+for run in "--emulate" "--cpu-selftest" "--emulate TCK_EMU_CC_MAJOR=7"; do
+  mode=${run%% *}
+  extra=""
+  if [ "$run" != "$mode" ]; then extra=${run#* }; fi
+  env PYTHONPATH=runtime $extra /usr/bin/python3 tests/cuda/test_kernels_gpu.py "$mode" \
     --build-dir "$out/build" >"$out/run.log" 2>&1
   status=$?
   grep -E '^(FAIL|SKIP|built|ran in|emulated)' "$out/run.log" | head -n 60
   tail -n 1 "$out/run.log"
-  add "$out/run.log" $status "test_kernels_gpu.py $mode"
+  add "$out/run.log" $status "test_kernels_gpu.py $run"
 done
 
 echo "$pass passed, $fail failed"

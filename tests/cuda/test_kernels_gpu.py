@@ -31,8 +31,10 @@ LAYOUTS = ("NK", "KN")
 # (N, K): N = 1, K = 1 / 3 / 4 / 31 / 33 / 70 / 130 / 4097 (not multiples of 4, 16, 32),
 # tails of every GEMV and GEMM tile, one LLM-sized shape.
 LIN_SHAPES = ((1, 3), (37, 4097), (64, 33), (13, 64), (129, 31), (256, 256), (100, 70),
-              (3, 4), (67, 130), (4096, 4096))
-QUICK_SHAPES = ((1, 3), (37, 4097), (129, 31), (67, 130))
+              (3, 4), (67, 130), (4096, 4096), (19, 80))
+# (40, 512) and (19, 80): rows of 128 and 20 bytes (the tensor-core GEMV's 16-byte and 4-byte
+# weight loads) and K % 8 == 0 (16-byte loads of x), as real layers have.
+QUICK_SHAPES = ((1, 3), (37, 4097), (129, 31), (67, 130), (40, 512), (19, 80))
 # cin, cout, kh, kw, sh, sw, ph, pw, dh, dw, groups
 CONV_GEOMS = (
     (3, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1),

@@ -346,6 +346,19 @@ inline T __ldg(const T* p) {
   return *p;
 }
 
+// The emulated device: compute capability 9.0 (the kernels are built with __CUDA_ARCH__ 900),
+// or $TCK_EMU_CC_MAJOR.0, which makes the launchers pick the paths of an older GPU (the
+// device code stays sm_90's).
+enum cudaDeviceAttr { cudaDevAttrComputeCapabilityMajor = 75, cudaDevAttrComputeCapabilityMinor = 76 };
+inline cudaError_t cudaGetDevice(int* device) {
+  *device = 0;
+  return cudaSuccess;
+}
+inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int /*device*/) {
+  const char* major = getenv("TCK_EMU_CC_MAJOR");
+  *value = attr == cudaDevAttrComputeCapabilityMajor ? (major != nullptr ? atoi(major) : 9) : 0;
+  return cudaSuccess;
+}
 inline cudaError_t cudaGetLastError() {
   cudaError_t e = ::tck_emu::lastError;
   ::tck_emu::lastError = cudaSuccess;
