@@ -67,7 +67,7 @@ launch models 200 "$py" tests/cuda/test_models_gpu.py --tritonc "$tritonc" --job
   --models "${GPU_MODELS:-$GPU_MODELS_DEFAULT}" --prebuilt "$pre/models" \
   --keep "$out/models-build"
 if [ -z "${GPU_ONLY:-}" ]; then
-  # The CPU suites, one torch thread each: the machine's cores are shared by eleven processes.
+  # The CPU suites, one torch thread each: the machine's cores are shared by twelve processes.
   # test_generated.py holds the torch.compile(fullgraph=True) tests (test_torch_compile_*).
   for i in 1 2 3 4 5 6; do
     launch "e2e$i" 200 env OMP_NUM_THREADS=1 "$py" tests/e2e/test_generated.py \
