@@ -42,7 +42,7 @@ cat "$out/device.txt"
 GPU_MODELS_DEFAULT=mnist_mlp,tutorial_cnn,cnn_cifar,resnet_block,resnet18,mobilenet_v2,efficientnet_b0,bitnet_mlp,transformer_block
 # The benchmark compares the kernels' tuning knobs (kernels/cuda/tck_gemv.cuh) with the
 # defaults (the empty first set): one library per set, built by gpu_prepare.sh.
-BENCH_DEFINES_DEFAULT=";TCK_MMA_ACC=2;TCK_MMA_ACC=4"
+BENCH_DEFINES_DEFAULT=";TCK_MMA_ACC=2;TCK_MMA_ACC=4;TCK_MMA_PD=2"
 defines="${BENCH_DEFINES-$BENCH_DEFINES_DEFAULT}"
 pre="${GPU_PREBUILT:-.gpu}"
 launch() {  # launch NAME SECONDS COMMAND...: runs in the background, exit status to NAME.rc

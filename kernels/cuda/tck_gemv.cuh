@@ -218,11 +218,15 @@ TCK_HD TCK_INLINE uint32_t uint4_at(const uint4& v, int i) {
 //   TCK_MMA_ACC         independent accumulator sets per warp tile (sub-block b uses set
 //                       b % TCK_MMA_ACC; 1, 2 or 4): shorter chains of dependent mma
 //   TCK_MMA_MIN_BLOCKS  __launch_bounds__'s minimum blocks per SM (fewer registers a thread)
+//   TCK_MMA_PD          superblocks a warp loads at once (0: 8 / RT)
 #ifndef TCK_MMA_ACC
 #define TCK_MMA_ACC 1
 #endif
 #ifndef TCK_MMA_MIN_BLOCKS
 #define TCK_MMA_MIN_BLOCKS 1
+#endif
+#ifndef TCK_MMA_PD
+#define TCK_MMA_PD 0
 #endif
 
 template <typename T, int N, int K, Act A, Residual R, int MB, int RT, int KW, int WR>
@@ -237,7 +241,8 @@ __global__ void TCK_MMA_BOUNDS(KW * WR * 32) gemv_mma_kernel(const Args<T> args)
   constexpr long long SB = ceil_div(static_cast<long long>(K), 256LL);  // superblocks
   constexpr int XCH = 64 / MB;                 // superblocks per staged x chunk
   constexpr int XW = XCH * 4 * MB * 4 * 8;     // 32-bit words of the chunk: 32 KiB
-  constexpr int PD = RT >= 8 ? 1 : 8 / RT;     // superblocks per warp in flight (16 B x 2 RT each)
+  // superblocks per warp in flight (16 B x 2 RT each)
+  constexpr int PD = TCK_MMA_PD > 0 ? TCK_MMA_PD : RT >= 8 ? 1 : 8 / RT;
   constexpr int RED = KW > 1 ? KW : 1;
   static_assert(MB == 1 || MB == 2 || MB == 4 || MB % 8 == 0, "x rows per block");
   static_assert(XCH >= KW, "every warp has a superblock of each chunk");
