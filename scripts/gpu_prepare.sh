@@ -17,6 +17,7 @@ cd "$(dirname "$0")/.."
 arch="${1:-90}"
 jobs="$(nproc 2>/dev/null || echo 2)"
 py="${PYTHON:-/usr/bin/python3}"
+. scripts/gpu_defaults.sh  # gpu_models, bench_defines
 export PYTHONPATH="$PWD/runtime${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p .gpu
 # The binary embeds kernels/cuda/*.cuh when it is built: build it now, or the models would
@@ -26,11 +27,9 @@ strip -o .gpu/tritonc build/tools/tritonc/tritonc
 "$py" tests/cuda/test_kernels_gpu.py --build-only --quick --arch "$arch" --jobs "$jobs" \
   --build-dir .gpu/kbuild
 "$py" bench/cuda/bench_ternary.py --build-only --arch "$arch" --jobs "$jobs" \
-  --build-dir .gpu/bbuild --defines "${BENCH_DEFINES-$(
-    sed -n 's/^BENCH_DEFINES_DEFAULT="\(.*\)"$/\1/p' scripts/gpu_session.sh)}"
+  --build-dir .gpu/bbuild --defines "$bench_defines"
 "$py" tests/cuda/test_models_gpu.py --build-only --tritonc .gpu/tritonc --arch "$arch" \
-  --jobs "$jobs" --keep .gpu/models --models "${GPU_MODELS:-$(
-    sed -n 's/^GPU_MODELS_DEFAULT=//p' scripts/gpu_session.sh)}"
+  --jobs "$jobs" --keep .gpu/models --models "$gpu_models"
 # Only the libraries travel: the objects and sources beside them are not needed.
 rm -f .gpu/kbuild/*.o .gpu/kbuild/*.cu .gpu/bbuild/*.o .gpu/bbuild/*.cu
 du -sh .gpu

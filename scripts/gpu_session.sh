@@ -18,7 +18,7 @@
 #   then alone on the GPU:
 #     bench          bench/cuda/bench_ternary.py: GEMV/GEMM against fp16 cuBLAS (JSON too),
 #                    each tile variant with the kernels' default knobs and the sets of
-#                    $BENCH_DEFINES (default below; "" for the defaults alone)
+#                    $BENCH_DEFINES (scripts/gpu_defaults.sh; "" for the defaults alone)
 #     bench_hot      the same with an L2-resident weight (--hot)
 # and prints each one's failures and last lines. Exit status: 1 if a test step failed.
 set -u
@@ -39,11 +39,7 @@ export PYTHONPATH="$PWD/runtime${PYTHONPATH:+:$PYTHONPATH}"
 { nvidia-smi; "$py" -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name())'
   "$tritonc" --version; } >"$out/device.txt" 2>&1
 cat "$out/device.txt"
-GPU_MODELS_DEFAULT=mnist_mlp,tutorial_cnn,cnn_cifar,resnet_block,resnet18,mobilenet_v2,efficientnet_b0,bitnet_mlp,transformer_block
-# The benchmark compares the kernels' tuning knobs (kernels/cuda/tck_gemv.cuh) with the
-# defaults (the empty first set): one library per set, built by gpu_prepare.sh.
-BENCH_DEFINES_DEFAULT=";TCK_MMA_ACC=2;TCK_MMA_ACC=4;TCK_MMA_PD=2"
-defines="${BENCH_DEFINES-$BENCH_DEFINES_DEFAULT}"
+. scripts/gpu_defaults.sh  # gpu_models, bench_defines
 pre="${GPU_PREBUILT:-.gpu}"
 launch() {  # launch NAME SECONDS COMMAND...: runs in the background, exit status to NAME.rc
   local name=$1 limit=$2
@@ -64,7 +60,7 @@ report() {  # report NAME: its failures and last lines; returns its exit status
 launch kernels 200 "$py" tests/cuda/test_kernels_gpu.py --quick --jobs "$jobs" \
   --build-dir "$pre/kbuild"
 launch models 200 "$py" tests/cuda/test_models_gpu.py --tritonc "$tritonc" --jobs "$jobs" \
-  --models "${GPU_MODELS:-$GPU_MODELS_DEFAULT}" --prebuilt "$pre/models" \
+  --models "$gpu_models" --prebuilt "$pre/models" \
   --keep "$out/models-build"
 if [ -z "${GPU_ONLY:-}" ]; then
   # The CPU suites, one torch thread each: the machine's cores are shared by twelve processes.
@@ -89,12 +85,12 @@ for name in kernels models e2e1 e2e2 e2e3 e2e4 e2e5 e2e6 runtime1 runtime2 diffe
   [ -f "$out/$name.rc" ] && { report "$name" || status=1; }
 done
 launch bench 150 "$py" bench/cuda/bench_ternary.py --json "$out/bench.json" \
-  --build-dir "$pre/bbuild" --defines "$defines"
+  --build-dir "$pre/bbuild" --defines "$bench_defines"
 wait
 report bench || true
 # The same with one weight (L2-resident): what the kernels cost without device memory.
 launch bench_hot 150 "$py" bench/cuda/bench_ternary.py --hot --batches 1,4,8,16,64,128 \
-  --json "$out/bench_hot.json" --build-dir "$pre/bbuild" --defines "$defines"
+  --json "$out/bench_hot.json" --build-dir "$pre/bbuild" --defines "$bench_defines"
 wait
 report bench_hot || true
 # At most 8 files come back from a lent machine: the logs travel bundled.

@@ -96,16 +96,18 @@ __device__ TCK_INLINE float warp_sum(float v) {
 
 // ---- tensor-core fragments (sm_80+) -------------------------------------------------------
 
-/// Whether T has mma.m16n8k16 with float accumulators in this compilation pass: the 16-bit
-/// types on sm_80+ (the host pass and tests/cuda/emu count as sm_80+).
+/// What the architecture of this compilation pass offers a 16-bit element type T (the host
+/// pass and tests/cuda/emu, which defines __CUDA_ARCH__ 900, count as sm_90 or later):
+/// OK: WMMA 16x16x16 (half from sm_70, bf16 from sm_80); M16N8K16: mma.m16n8k16 (sm_80).
 template <typename T>
-struct Mma16816 {
-#if defined(__CUDA_ARCH__) && !defined(TCK_EMU_CUDA_RUNTIME_H)
+struct MmaArch {
+#if defined(__CUDA_ARCH__)
   static constexpr int ARCH = __CUDA_ARCH__;
 #else
   static constexpr int ARCH = 1000;
 #endif
-  static constexpr bool OK = !std::is_same<T, float>::value && ARCH >= 800;
+  static constexpr bool OK = std::is_same<T, __half>::value ? ARCH >= 700 : ARCH >= 800;
+  static constexpr bool M16N8K16 = !std::is_same<T, float>::value && ARCH >= 800;
 };
 
 /// Whether the current device runs mma.m16n8k16 (compute capability 8.0 or later), asked once
@@ -145,7 +147,7 @@ __device__ TCK_INLINE void mma_16816(float (&d)[4], const uint32_t (&a)[4], cons
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
 #else
-  (void)d, (void)a, (void)b;  // never called: callers test Mma16816<T>::OK
+  (void)d, (void)a, (void)b;  // never called: callers test MmaArch<T>::M16N8K16
 #endif
 }
 
@@ -165,7 +167,7 @@ __device__ TCK_INLINE uint32_t sub2_bits(uint32_t x, uint32_t y) {
   }
 #else
   (void)y;
-  return x;  // never called: callers test Mma16816<T>::OK
+  return x;  // never called: callers test MmaArch<T>::M16N8K16
 #endif
 }
 

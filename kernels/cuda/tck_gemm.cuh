@@ -38,16 +38,6 @@ namespace detail {
 
 // ---- tensor-core kernel (16-bit types) ---------------------------------------------------------
 
-template <typename T>
-struct MmaArch {
-#if defined(__CUDA_ARCH__)
-  static constexpr int ARCH = __CUDA_ARCH__;
-#else
-  static constexpr int ARCH = 1000;
-#endif
-  static constexpr bool OK = std::is_same<T, __half>::value ? ARCH >= 700 : ARCH >= 800;
-};
-
 /// Plain per-output loop (targets without the needed MMA; never the sm_80/sm_90 path).
 template <typename T, class P, Act A, Residual R, int BM, int BN, int NT>
 __device__ void gemm_tile_naive(const Args<T>& a, long long m0, int n0, int g) {

@@ -262,7 +262,7 @@ __global__ void TCK_MMA_BOUNDS(KW * WR * 32) gemv_mma_kernel(const Args<T> args)
   const int nb = blockIdx.y * 16 * RT * WR;  // the block's first row
   const int n0 = nb + 16 * RT * wr;          // the warp's first row
 
-  if constexpr (!Mma16816<T>::OK) {
+  if constexpr (!MmaArch<T>::M16N8K16) {
     // Targets without mma.m16n8k16 (before sm_80): one output per thread, plain sums.
     for (int i = tid; i < 16 * RT * WR * MB; i += NT) {
       const int n = nb + i / MB, m = i % MB;

@@ -6,6 +6,7 @@ Only the standard library at import time; torch is imported by the functions tha
 
 import concurrent.futures
 import ctypes
+import functools
 import hashlib
 import os
 import shutil
@@ -109,6 +110,7 @@ def _headers_digest():
     return h.hexdigest()
 
 
+@functools.lru_cache(maxsize=None)
 def _compiler_version(compiler):
     """The first line of ``compiler --version`` that names a release (nvcc) or the first line
     (g++); empty if it cannot be run."""
