@@ -4,8 +4,8 @@
 // gets a summary of the dimension its value is reduced along: nowhere (only
 // element-wise or other uses), its second-to-last (the right operand of `@` or
 // `matmul`), its last (the left operand, `linear`'s weight), or both. A value
-// that only changes form (quantized, negated, converted, ...) is the same
-// value for this purpose. A value passed to an application or fn call takes
+// that only changes form (quantized, negated, converted, scaled by a number
+// or a broadcast vector, ...) is the same value for this purpose. A value passed to an application or fn call takes
 // the callee's summary of that parameter (memoized; a recursive cycle counts
 // as no use, and the other uses decide).
 //
@@ -128,6 +128,32 @@ bool selectsLeading(const Module& m, OpId id) {
   return true;
 }
 
+// The operand of op `id` whose layout its result keeps when the op scales it
+// element-wise (`w * 2.0`, `s * w`, `w / 4`, `w * gains` with gains broadcast
+// into w's shape): the result has that operand's rank, and the other operand is
+// a scalar or has no more dimensions. -1 when the op is no such scaling.
+int scaledOperand(const Module& m, OpId id) {
+  const Op& o = m.op(id);
+  std::span<const ValueId> operands = m.operands(id);
+  if ((o.kind != OpKind::Mul && o.kind != OpKind::Div) || operands.size() != 2 ||
+      o.resultsCount == 0) {
+    return -1;
+  }
+  auto rankOf = [&](TypeId t) -> std::optional<size_t> {
+    if (!m.types.isTensor(t)) return 0;  // a number
+    if (!m.types.node(t).rankKnown) return std::nullopt;
+    return m.types.shape(t).size();
+  };
+  std::optional<size_t> result = rankOf(m.typeOf(m.result(id)));
+  if (!result || *result < 2) return -1;
+  for (int i = 0; i < (o.kind == OpKind::Div ? 1 : 2); ++i) {  // a divisor is no weight
+    std::optional<size_t> own = rankOf(m.typeOf(operands[static_cast<size_t>(i)]));
+    std::optional<size_t> other = rankOf(m.typeOf(operands[static_cast<size_t>(1 - i)]));
+    if (own && other && *own == *result && *other < *result) return i;
+  }
+  return -1;
+}
+
 class PackLayouts {
  public:
   explicit PackLayouts(Module& m) : m_(m), summaries_(m.functions.size()) {}
@@ -247,6 +273,10 @@ class PackLayouts {
                           : Use::Neutral;
             note(operands[i], use);
           }
+        } else if (int scaled = scaledOperand(m_, id);
+                   scaled >= 0 && tracked.count(operands[static_cast<size_t>(scaled)].index) != 0) {
+          tracked[m_.result(id).index] = tracked[operands[static_cast<size_t>(scaled)].index];
+          note(operands[static_cast<size_t>(1 - scaled)], Use::Neutral);
         } else if (bool swaps = swapsLastTwo(m_, id);
                    (swaps || keepsLayout(m_, id) || selectsLeading(m_, id)) &&
                    o.resultsCount > 0 && !operands.empty() &&

@@ -947,6 +947,12 @@ bool Checker::createsValues(NodeId node) const {
       static_cast<BuiltinFn>(module_.calls[module_.callOf[node.index]].callee));
 }
 
+// Whether `node` calls `zeros()` or `ones()`: values that are ternary as made.
+bool Checker::makesTernaryValues(NodeId node) const {
+  if (!createsValues(node)) return false;
+  auto fn = static_cast<BuiltinFn>(module_.calls[module_.callOf[node.index]].callee);
+  return fn == BuiltinFn::Zeros || fn == BuiltinFn::Ones;
+}
 
 // ---- bodies ---------------------------------------------------------------------
 
@@ -1088,6 +1094,13 @@ void Checker::checkCallableBody(int index) {
       // values in the weight's dtype (the module converts them).
       value.type = module_.types.withDType(value.type, module_.types.node(p.type).dtype);
       if (!elementsFit(value, module_.types.node(p.type).dtype)) continue;
+    }
+    if (p.cls == ParamClass::Weight && module_.types.isTernary(p.type) &&
+        module_.types.isTensor(value.type) && !module_.types.isTernary(value.type) &&
+        makesTernaryValues(init)) {
+      // `w: TernaryTensor<trit, [4, 4]> = zeros()` (or `ones()`), initializers §4 lists for
+      // weights: every element 0, or +1 at scale 1, is a ternary value already.
+      value.type = module_.types.withDType(value.type, module_.types.node(p.type).dtype, true);
     }
     checkAssignable(value, p.type, init);
     if (p.cls == ParamClass::Hyper && !value.hyperConst && !module_.types.isLenient(value.type)) {

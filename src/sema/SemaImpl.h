@@ -465,6 +465,7 @@ class Checker {
   /// calls) a constant defined at or after them: ReadBeforeDefinition.
   void checkConstantsReadThroughCalls();
   bool createsValues(NodeId node) const;
+  bool makesTernaryValues(NodeId node) const;
   void widenAfterReassignment(NodeId target, TypeId assigned);
   bool resizable(NodeId target, TypeId assigned) const;
   void warnIfRenamedInStateDict(const char* what, IdentifierId name, NodeId where);

@@ -1951,6 +1951,44 @@ layer Heads(wr: TernaryTensor<trit, [2, 6, 3]>, wl: TernaryTensor<trit, [2, 3, 5
             raise AssertionError("%s: unpacked outputs differ" % level)
 
 
+def test_scaled_weights_pack_along_their_reduction_dimension(ctx):
+    """A ternary weight scaled before its product (`x @ (w * 2.0)`, `x @ (0.5 * v / 3)`, a
+    per-output gain broadcast into it, `linear(x, u * 1.5)`) is reduced along the dimension
+    the product reduces, so it packs in runs of that dimension, as `x @ w` does (audit 48B:
+    `w * 2.0` hid the product, and w packed in runs of its output dimension)."""
+    src = """
+layer Scaled(w: TernaryTensor<trit, [6, 5]>, v: TernaryTensor<trit, [6, 5]>,
+             u: TernaryTensor<trit, [5, 6]>, g: Tensor<float32, [5]>,
+             x: Tensor<float32, [?, 6]>) -> Tensor<float32, [?, 5]> {
+    return x @ (w * 2.0) + x @ (0.5 * v / 3) + linear(x, u * 1.5) + x @ (w * g)
+}
+"""
+    x = torch.randn(3, 6, generator=torch.Generator().manual_seed(6))
+    for level in LEVELS:
+        torch.manual_seed(7)
+        cls = entry(load(ctx.compile_text(src, level)))
+        if sorted(getattr(cls, "_ternary_packed_by_columns", ())) != ["v", "w"]:
+            raise AssertionError("%s: by columns %r" % (
+                level, getattr(cls, "_ternary_packed_by_columns", None)))
+        model = cls().eval()
+        with torch.no_grad():
+            model.g.copy_(torch.linspace(0.5, 1.5, 5))
+            before = model(x)
+        q = {name: tritonrt.quant.ternary_quantize_parts(getattr(model, name))[0]
+             for name in ("w", "v", "u")}
+        tritonrt.pack(model)
+        sd = model.state_dict()
+        runs = {"w": q["w"].t(), "v": q["v"].t(), "u": q["u"]}  # 5 runs of k = 6 each
+        for name, rows in runs.items():
+            if not torch.equal(sd[name], tritonrt.pack_ternary(rows.contiguous())):
+                raise AssertionError("%s: %s packed as %s, expected runs %s"
+                                     % (level, name, tuple(sd[name].shape), tuple(rows.shape)))
+        with torch.no_grad():
+            after = model(x)
+        if not torch.equal(before, after):
+            raise AssertionError("%s: packed outputs differ" % level)
+
+
 def test_locals_never_shadow_module_names(ctx):
     """A constant or fn named like a temporary (`t`, `t_2`, `t_3`), and a `let` shadowing a
     constant after reading it: Python makes every name a function assigns local to the whole
@@ -5235,6 +5273,7 @@ def all_tests():
               test_runtime_dtypes_follow_static_types,
               test_packed_rows_run_along_the_reduction_dimension,
     test_batched_weights_pack_along_their_reduction_dimension,
+    test_scaled_weights_pack_along_their_reduction_dimension,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
               test_long_strings_wrap_within_100_columns,
               test_the_header_and_kernel_registration_keep_to_100_columns,
