@@ -195,6 +195,21 @@ def main(argv=None):
         "CUDA graph" if not args.no_graph else "eager", "hot" if args.hot else "rotating",
         args.reps, args.calls))
 
+    def write_json():  # after every row: a run cut short by its time limit keeps what it timed
+        if not args.json:
+            return
+        doc = {
+            "device": torch.cuda.get_device_name(), "arch": "sm_%s" % arch,
+            "peak_gbps": peak, "peak_source": peak_src, "l2_bytes": l2,
+            "timing": {"graph": not args.no_graph, "hot": args.hot, "reps": args.reps,
+                       "calls": args.calls, "statistic": "median"},
+            "torch": torch.__version__, "define_sets": dsets, "results": rows,
+        }
+        tmp = args.json + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(doc, f, indent=2)
+        os.replace(tmp, args.json)
+
     gen = torch.Generator(device="cpu")
     gen.manual_seed(0)
     rows = []
@@ -263,16 +278,9 @@ def main(argv=None):
             print("%-11s %4d %3s %10.2f %10.2f %7.2fx %9.1f %6s%% %9.2e" % (
                 "%dx%d" % (n, k), m, bv, t_us, cmed * 1e3, row["speedup"], gbps,
                 "%.1f" % row["pct_peak"] if peak else "?", max_rel if max_rel is not None else 0))
+            write_json()
     if args.json:
-        doc = {
-            "device": torch.cuda.get_device_name(), "arch": "sm_%s" % arch,
-            "peak_gbps": peak, "peak_source": peak_src, "l2_bytes": l2,
-            "timing": {"graph": not args.no_graph, "hot": args.hot, "reps": args.reps,
-                       "calls": args.calls, "statistic": "median"},
-            "torch": torch.__version__, "define_sets": dsets, "results": rows,
-        }
-        with open(args.json, "w") as f:
-            json.dump(doc, f, indent=2)
+        write_json()
         print("wrote %s" % args.json)
     return 0
 

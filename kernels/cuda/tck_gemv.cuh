@@ -171,17 +171,88 @@ int launch_gemv_nk(const Args<T>& a, cudaStream_t stream) {
 // to PD of its superblocks at once (the first of them while the chunk's x is staged), then
 // multiplies them.
 
-/// The tensor-core GEMV's block shape for an M bucket (MB rows of x per block; 16 for
-/// M > 8). More weight rows per block share one staged x (which every block reads from L2),
+// Tuning knobs of the tensor-core GEMV, for benchmarks (bench/cuda/bench_ternary.py
+// --defines): the defaults are the configuration measured in docs/performance.md.
+//   TCK_MMA_ACC         independent accumulator sets per warp tile (sub-block b uses set
+//                       b % TCK_MMA_ACC; 1, 2 or 4): shorter chains of dependent mma
+//   TCK_MMA_MIN_BLOCKS  __launch_bounds__'s minimum blocks per SM (fewer registers a thread)
+//   TCK_MMA_PD          superblocks a warp loads at once (0: 8 / RT)
+//   TCK_MMA_MB_LARGE    rows of x per block for M > 8 (8, 16, 32 or 64; the M bucket of
+//                       ternary_linear's tensor-core path above the GEMV buckets)
+//   TCK_MMA_SMALL_RT, _KW, _WR (and TCK_MMA_EIGHT_*, TCK_MMA_LARGE_*)
+//                       variant 0's block shape for M <= 4 (M = 8, M > 8): RT, KW, WR of
+//                       GemvMmaConfig (KW <= 64 / MB); variants 1 and 2 keep theirs
+#ifndef TCK_MMA_ACC
+#define TCK_MMA_ACC 1
+#endif
+#ifndef TCK_MMA_MIN_BLOCKS
+#define TCK_MMA_MIN_BLOCKS 1
+#endif
+#ifndef TCK_MMA_PD
+#define TCK_MMA_PD 0
+#endif
+#ifndef TCK_MMA_MB_LARGE
+#define TCK_MMA_MB_LARGE 16
+#endif
+static_assert(TCK_MMA_MB_LARGE == 8 || TCK_MMA_MB_LARGE == 16 || TCK_MMA_MB_LARGE == 32 ||
+                  TCK_MMA_MB_LARGE == 64,
+              "TCK_MMA_MB_LARGE: 8, 16, 32 or 64");
+inline constexpr int kMmaLargeMB = TCK_MMA_MB_LARGE;
+
+/// A block shape {RT, KW, WR} (GemvMmaConfig's); a 0 takes the built-in value.
+struct MmaShape {
+  int rt = 0, kw = 0, wr = 0;
+};
+#ifndef TCK_MMA_SMALL_RT
+#define TCK_MMA_SMALL_RT 0
+#endif
+#ifndef TCK_MMA_SMALL_KW
+#define TCK_MMA_SMALL_KW 0
+#endif
+#ifndef TCK_MMA_SMALL_WR
+#define TCK_MMA_SMALL_WR 0
+#endif
+#ifndef TCK_MMA_EIGHT_RT
+#define TCK_MMA_EIGHT_RT 0
+#endif
+#ifndef TCK_MMA_EIGHT_KW
+#define TCK_MMA_EIGHT_KW 0
+#endif
+#ifndef TCK_MMA_EIGHT_WR
+#define TCK_MMA_EIGHT_WR 0
+#endif
+#ifndef TCK_MMA_LARGE_RT
+#define TCK_MMA_LARGE_RT 0
+#endif
+#ifndef TCK_MMA_LARGE_KW
+#define TCK_MMA_LARGE_KW 0
+#endif
+#ifndef TCK_MMA_LARGE_WR
+#define TCK_MMA_LARGE_WR 0
+#endif
+inline constexpr MmaShape kMmaV0SMALL{TCK_MMA_SMALL_RT, TCK_MMA_SMALL_KW, TCK_MMA_SMALL_WR};
+inline constexpr MmaShape kMmaV0EIGHT{TCK_MMA_EIGHT_RT, TCK_MMA_EIGHT_KW, TCK_MMA_EIGHT_WR};
+inline constexpr MmaShape kMmaV0LARGE{TCK_MMA_LARGE_RT, TCK_MMA_LARGE_KW, TCK_MMA_LARGE_WR};
+
+/// The tensor-core GEMV's block shape for an M bucket (MB rows of x per block; kMmaLargeMB
+/// for M > 8). More weight rows per block share one staged x (which every block reads from L2),
 /// fewer give more blocks; KW = 1 leaves the chunk's superblocks to every warp.
 template <int VARIANT, int MB>
 struct GemvMmaConfig {
   static constexpr int V = VARIANT;
-  static constexpr int RT = MB <= 4 ? (V == 1 ? 2 : 1) : MB == 8 ? (V == 0 ? 2 : V == 1 ? 4 : 1)
-                                                                 : (V == 1 ? 2 : 1);
-  static constexpr int KW = MB <= 4 ? (V == 0 ? 8 : 4) : MB == 8 ? (V == 0 ? 4 : 8)
-                                                                 : (V == 2 ? 2 : 1);
-  static constexpr int WR = MB <= 8 ? 1 : (V == 0 ? 8 : 4);
+  static constexpr MmaShape O = V != 0 ? MmaShape{} : MB <= 4 ? kMmaV0SMALL
+                                                    : MB == 8 ? kMmaV0EIGHT : kMmaV0LARGE;
+  static constexpr int RT = O.rt > 0 ? O.rt
+                            : MB <= 4 ? (V == 1 ? 2 : 1)
+                            : MB == 8 ? (V == 0 ? 2 : V == 1 ? 4 : 1)
+                                      : (V == 1 ? 2 : 1);
+  static constexpr int KW0 = O.kw > 0 ? O.kw
+                             : MB <= 4 ? (V == 0 ? 8 : 4)
+                             : MB == 8 ? (V == 0 ? 4 : 8)
+                                       : (V == 2 ? 2 : 1);
+  static constexpr int KW = KW0 < 64 / MB ? KW0 : 64 / MB;  // at most a chunk's superblocks
+  static constexpr int WR = O.wr > 0 ? O.wr : MB <= 8 ? 1 : (V == 0 ? 8 : 4);
+  static_assert(RT >= 1 && KW >= 1 && WR >= 1 && KW * WR <= 32, "block shape");
 };
 
 /// Bytes [16 t, 16 t + 16) of superblock sb of weight row `row` (16 zero trits per word past
@@ -212,22 +283,6 @@ __device__ TCK_INLINE uint4 gemv_mma_words(const uint8_t* w, int row, long long 
 TCK_HD TCK_INLINE uint32_t uint4_at(const uint4& v, int i) {
   return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
-
-// Tuning knobs of the tensor-core GEMV, for benchmarks (bench/cuda/bench_ternary.py
-// --defines): the defaults are the configuration measured in docs/performance.md.
-//   TCK_MMA_ACC         independent accumulator sets per warp tile (sub-block b uses set
-//                       b % TCK_MMA_ACC; 1, 2 or 4): shorter chains of dependent mma
-//   TCK_MMA_MIN_BLOCKS  __launch_bounds__'s minimum blocks per SM (fewer registers a thread)
-//   TCK_MMA_PD          superblocks a warp loads at once (0: 8 / RT)
-#ifndef TCK_MMA_ACC
-#define TCK_MMA_ACC 1
-#endif
-#ifndef TCK_MMA_MIN_BLOCKS
-#define TCK_MMA_MIN_BLOCKS 1
-#endif
-#ifndef TCK_MMA_PD
-#define TCK_MMA_PD 0
-#endif
 
 template <typename T, int N, int K, Act A, Residual R, int MB, int RT, int KW, int WR>
 #if TCK_MMA_MIN_BLOCKS > 1

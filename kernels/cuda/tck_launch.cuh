@@ -7,7 +7,7 @@
 //                    tensor cores (mma.m16n8k16) for half/bf16 and the NK layout on an sm_80+
 //                    device, else on CUDA cores;
 //                    8 < M <= 256, half/bf16, NK, sm_80+ -> the tensor-core GEMV per 16 rows
-//                    of x,
+//                    of x (TCK_MMA_MB_LARGE),
 //                    M  > 8 otherwise -> tiled GEMM (tck_gemm.cuh; tensor cores for half/bf16).
 //   ternary_conv2d:  GROUPS == CIN == COUT -> depthwise kernel (tck_dwconv.cuh),
 //                    otherwise implicit GEMM per group (tck_gemm.cuh).
@@ -69,11 +69,12 @@ int ternary_linear(const T* x, const uint8_t* w, float scale, const float* chsca
       default: return detail::launch_gemv<T, N, K, L, A, R, VARIANT, 8>(a, stream);
     }
   }
-  if constexpr (detail::gemv_mma_takes<T, N, L, VARIANT, 16>()) {
-    // Up to kMmaGemvMaxM rows, the tensor-core GEMV in groups of 16 rows beats the tiled
-    // GEMM, whose shared-memory decode and few blocks (N / 64) starve a large GPU.
+  constexpr int MB = detail::kMmaLargeMB;
+  if constexpr (detail::gemv_mma_takes<T, N, L, VARIANT, MB>()) {
+    // Up to kMmaGemvMaxM rows, the tensor-core GEMV in groups of MB (16) rows beats the
+    // tiled GEMM, whose shared-memory decode and few blocks (N / 64) starve a large GPU.
     if (M <= kMmaGemvMaxM && detail::device_has_mma16816())
-      return detail::launch_gemv_mma<T, N, K, A, R, VARIANT, 16>(a, stream);
+      return detail::launch_gemv_mma<T, N, K, A, R, VARIANT, MB>(a, stream);
   }
   return detail::launch_gemm<T, LinearProblem<N, K, L>, A, R, VARIANT>(a, stream);
 }
