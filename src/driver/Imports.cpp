@@ -194,14 +194,20 @@ std::string nearbyImport(const std::string& spelling, const std::vector<std::str
     for (; !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
       std::string name = it->path().filename().string();
       if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tri") == 0) {
-        names.push_back(folder + name);
+        names.push_back(name.substr(0, name.size() - 4));
       }
       if (names.size() >= 4096) break;  // a directory of generated files: enough
     }
   }
+  // The stems are compared: the folder and the extension every candidate
+  // shares would let a different name pass for a typo ('model.tri' for
+  // 'nope.tri': three edits in eight characters, but in a stem of four).
+  std::string stem = spelling.substr(folder.size());
+  if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, ".tri") == 0) stem.resize(stem.size() - 4);
   std::sort(names.begin(), names.end());
   std::vector<std::string_view> views(names.begin(), names.end());
-  return std::string(closestMatch(spelling, views));
+  std::string_view near = closestMatch(stem, views);
+  return near.empty() ? std::string() : folder + std::string(near) + ".tri";
 }
 
 }  // namespace

@@ -1107,21 +1107,32 @@ std::string Emitter::hyperSignature(const Function& f, bool applyStyle) {
   return sig;
 }
 
-// The default of a hyperparameter as a Python literal when it is a constant
-// (`stride=1` in a constructor's signature, as in torch.nn), else "".
+// The default of a hyperparameter as a Python literal when it is a constant,
+// or a negated number before the optimizer folds it (`stride=1`, `t=-1` in a
+// constructor's signature, as in torch.nn), else "".
 std::string Emitter::literalDefault(const HyperDecl& h) {
   if (!h.defaultValue.isValid()) return {};
   const Block& region = m_.blocks[h.defaultValue.index];
-  if (region.ops.size() != 2) return {};
+  if (region.ops.size() != 2 && region.ops.size() != 3) return {};
+  bool negated = region.ops.size() == 3;
   OpId constant = region.ops[0];
   const Op& c = m_.op(constant);
-  const Op& y = m_.op(region.ops[1]);
-  std::span<const ValueId> yielded = m_.operands(region.ops[1]);
+  OpId last = negated ? region.ops[1] : constant;
+  const Op& y = m_.op(region.ops.back());
+  std::span<const ValueId> yielded = m_.operands(region.ops.back());
   if (c.kind != OpKind::Constant || c.constKind == ConstKind::None || y.kind != OpKind::Yield ||
-      yielded.size() != 1 || yielded[0] != m_.result(constant)) {
+      yielded.size() != 1 || yielded[0] != m_.result(last)) {
     return {};
   }
-  return opExpr(constant);
+  if (!negated) return opExpr(constant);
+  std::span<const ValueId> negatedOperands = m_.operands(last);
+  if (m_.op(last).kind != OpKind::Neg || negatedOperands.size() != 1 ||
+      negatedOperands[0] != m_.result(constant) ||
+      (c.constKind != ConstKind::Int && c.constKind != ConstKind::Float)) {
+    return {};
+  }
+  std::string literal = opExpr(constant);
+  return literal.empty() || literal[0] == '-' ? std::string() : "-" + literal;
 }
 
 // `if h is None: h = <default>` for hyperparameters whose default needs

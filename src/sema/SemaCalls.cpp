@@ -640,6 +640,46 @@ bool Checker::sizeFromList(BuiltinLayer layer, std::string_view param, std::stri
   return true;
 }
 
+// The layer's explicit parameters in declaration order when `call` passes
+// more positional arguments than the layer has weights and inputs, a tensor
+// (or list) wherever a weight or input is declared and a scalar wherever a
+// hyperparameter is, and at least one tensor; else empty (weights and inputs
+// positional, hyperparameters by name). Checks the positional arguments.
+std::vector<int> Checker::declarationOrderArgs(const CallableInfo& info, NodeId call) {
+  std::vector<int> explicitParams;
+  size_t tensors = 0;
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    const ParamInfo& p = info.params[i];
+    if (p.cls != ParamClass::Hyper) ++tensors;
+    if (p.cls != ParamClass::Hyper || !p.implicit) explicitParams.push_back(static_cast<int>(i));
+  }
+  std::vector<NodeId> positional;
+  for (NodeId arg : tree_.list(tree_.listB(call))) {
+    if (tree_.kind(arg) != NodeKind::NamedArg) positional.push_back(arg);
+  }
+  if (positional.size() <= tensors || positional.size() > explicitParams.size()) return {};
+  bool anyTensor = false;
+  for (size_t i = 0; i < positional.size(); ++i) {
+    NodeId n = positional[i];
+    ExprInfo value;
+    if (auto it = preChecked_.find(n.index); it != preChecked_.end()) {
+      value = it->second;
+    } else {
+      value = checkExpr(n);
+      preChecked_[n.index] = value;
+    }
+    bool tensor = module_.types.isTensor(value.type) ||
+                  module_.types.kind(value.type) == TypeKind::List;
+    bool hyper = info.params[static_cast<size_t>(explicitParams[i])].cls == ParamClass::Hyper;
+    if (module_.types.isLenient(value.type)) continue;  // an error already reported
+    if (tensor == hyper) return {};
+    anyTensor = anyTensor || tensor;
+  }
+  if (!anyTensor) return {};
+  explicitParams.resize(positional.size());
+  return explicitParams;
+}
+
 ExprInfo Checker::checkLayerCall(int layer, NodeId call, IdentifierId letName) {
   // An application passes tensors (weights and inputs); an instantiation
   // passes hyperparameters only.
@@ -676,15 +716,23 @@ ExprInfo Checker::checkLayerCall(int layer, NodeId call, IdentifierId letName) {
       }
     }
   }
-  if (!apply) {
+  // More positional arguments than weights and inputs, each of the kind of the
+  // header's parameter at its place (`Heads(2, w, x)` of `Heads(n_heads: int,
+  // w, x)`, `Scale(w, x, 3)`): the header's parameters in declaration order, as
+  // Python binds them.
+  std::vector<int> declared = declarationOrderArgs(info, call);
+  if (!apply && declared.empty()) {
     return checkInstantiation(false, static_cast<uint32_t>(layer), call, letName);
   }
   module_.callKind[call.index] = CallKind::Apply;
   applications_.emplace_back(call, layer);
-  std::vector<int> positional;
-  for (size_t i = 0; i < info.params.size(); ++i) {
-    if (info.params[i].cls != ParamClass::Hyper) {
-      positional.push_back(static_cast<int>(i));
+  if (!apply) declarationOrderCalls_.emplace(call.index, letName);
+  std::vector<int> positional = std::move(declared);
+  if (positional.empty()) {
+    for (size_t i = 0; i < info.params.size(); ++i) {
+      if (info.params[i].cls != ParamClass::Hyper) {
+        positional.push_back(static_cast<int>(i));
+      }
     }
   }
   return applyCallable(layer, call, positional, nullptr, callableName(layer));
@@ -1174,6 +1222,60 @@ std::optional<std::string> Checker::applicationForm(uint32_t decl, bool builtin,
   return fmt::format("{}({})", callableName(static_cast<int>(decl)), fmt::join(all, ", "));
 }
 
+// Keras's create-and-apply in one call (`TernaryLinear(784, 10, x)`,
+// `Block(16, x)`): CreateAndApply at the first input `first`, with the form to
+// write instead.
+void Checker::reportCreateAndApply(bool builtin, uint32_t decl, NodeId call, IdentifierId letName,
+                                   NodeId firstInput) {
+  std::string name = builtin ? std::string(builtinLayerName(static_cast<BuiltinLayer>(decl)))
+                             : callableName(static_cast<int>(decl));
+  auto isInput = [&](NodeId arg) {
+    TypeId type = module_.nodeType[arg.index];
+    return tree_.kind(arg) != NodeKind::NamedArg && type.isValid() && module_.types.isTensor(type);
+  };
+  std::vector<std::string_view> hypers;
+  std::vector<std::string_view> inputs;
+  for (NodeId arg : tree_.list(tree_.listB(call))) {
+    (isInput(arg) ? inputs : hypers).push_back(textOf(arg));
+  }
+  std::string instance(letName.isValid() ? spelling(letName) : "m");
+  auto builder = diags_->report(Diag::CreateAndApply, source(), rangeOf(firstInput), name,
+                                textOf(firstInput));
+  // `Linear(w, x)`: weights passed, no hyperparameters. The layer would
+  // make its own weights; the function takes them.
+  std::optional<BuiltinFn> function;
+  if (builtin && hypers.empty() && inputs.size() >= 2) {
+    switch (static_cast<BuiltinLayer>(decl)) {
+      case BuiltinLayer::Linear:
+      case BuiltinLayer::TernaryLinear: function = BuiltinFn::LinearFn; break;
+      case BuiltinLayer::Conv2d:
+      case BuiltinLayer::TernaryConv2d: function = BuiltinFn::Conv2dFn; break;
+      case BuiltinLayer::Embedding: function = BuiltinFn::EmbeddingFn; break;
+      case BuiltinLayer::LayerNorm: function = BuiltinFn::LayerNormFn; break;
+      case BuiltinLayer::BatchNorm1d:
+      case BuiltinLayer::BatchNorm2d: function = BuiltinFn::BatchNormFn; break;
+      default: break;
+    }
+  }
+  if (function) {
+    std::vector<std::string> params;
+    for (const BuiltinParam& p : builtinFnParams(*function)) {
+      params.push_back(p.defaultText.empty() ? std::string(p.name)
+                                             : fmt::format("{}={}", p.name, p.defaultText));
+    }
+    builder.note(Note::CallTheFunction, source(), rangeOf(call), builtinFnName(*function),
+                 fmt::format("{}", fmt::join(params, ", ")));
+  } else if (std::optional<std::string> application = applicationForm(decl, builtin, call)) {
+    // `Heads(2, w, x)` of a layer that takes its weights: the tensors are
+    // its weights and inputs, the numbers its hyperparameters by name.
+    builder.note(Note::WriteInstead, source(), rangeOf(call), *application);
+  } else {
+    builder.note(Note::CreateThenApply, source(), rangeOf(call),
+                 fmt::format("let {} = {}({})", instance, name, fmt::join(hypers, ", ")),
+                 fmt::format("{}({})", instance, fmt::join(inputs, ", ")));
+  }
+}
+
 ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
                                      IdentifierId letName) {
   module_.callKind[call.index] = CallKind::Instantiate;
@@ -1189,45 +1291,7 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
   auto argList = tree_.list(tree_.listB(call));
   auto first = std::find_if(argList.begin(), argList.end(), isInput);
   if (first != argList.end()) {
-    std::vector<std::string_view> hypers;
-    std::vector<std::string_view> inputs;
-    for (NodeId arg : argList) (isInput(arg) ? inputs : hypers).push_back(textOf(arg));
-    std::string instance(letName.isValid() ? spelling(letName) : "m");
-    auto builder =
-        diags_->report(Diag::CreateAndApply, source(), rangeOf(*first), name, textOf(*first));
-    // `Linear(w, x)`: weights passed, no hyperparameters. The layer would
-    // make its own weights; the function takes them.
-    std::optional<BuiltinFn> function;
-    if (builtin && hypers.empty() && inputs.size() >= 2) {
-      switch (static_cast<BuiltinLayer>(decl)) {
-        case BuiltinLayer::Linear:
-        case BuiltinLayer::TernaryLinear: function = BuiltinFn::LinearFn; break;
-        case BuiltinLayer::Conv2d:
-        case BuiltinLayer::TernaryConv2d: function = BuiltinFn::Conv2dFn; break;
-        case BuiltinLayer::Embedding: function = BuiltinFn::EmbeddingFn; break;
-        case BuiltinLayer::LayerNorm: function = BuiltinFn::LayerNormFn; break;
-        case BuiltinLayer::BatchNorm1d:
-        case BuiltinLayer::BatchNorm2d: function = BuiltinFn::BatchNormFn; break;
-        default: break;
-      }
-    }
-    if (function) {
-      std::vector<std::string> params;
-      for (const BuiltinParam& p : builtinFnParams(*function)) {
-        params.push_back(p.defaultText.empty() ? std::string(p.name)
-                                               : fmt::format("{}={}", p.name, p.defaultText));
-      }
-      builder.note(Note::CallTheFunction, source(), rangeOf(call), builtinFnName(*function),
-                   fmt::format("{}", fmt::join(params, ", ")));
-    } else if (std::optional<std::string> application = applicationForm(decl, builtin, call)) {
-      // `Heads(2, w, x)` of a layer that takes its weights: the tensors are
-      // its weights and inputs, the numbers its hyperparameters by name.
-      builder.note(Note::WriteInstead, source(), rangeOf(call), *application);
-    } else {
-      builder.note(Note::CreateThenApply, source(), rangeOf(call),
-                   fmt::format("let {} = {}({})", instance, name, fmt::join(hypers, ", ")),
-                   fmt::format("{}({})", instance, fmt::join(inputs, ", ")));
-    }
+    reportCreateAndApply(builtin, decl, call, letName, *first);
     module_.callKind[call.index] = CallKind::None;
     return make(module_.types.error(), call);
   }

@@ -393,6 +393,9 @@ class Checker {
   ExprInfo checkCall(NodeId node, IdentifierId letName = IdentifierId{});
   ExprInfo checkCast(DType dtype, NodeId call);
   ExprInfo checkBuiltinFnCall(BuiltinFn fn, NodeId call);
+  std::vector<int> declarationOrderArgs(const CallableInfo& info, NodeId call);
+  void reportCreateAndApply(bool builtin, uint32_t decl, NodeId call, IdentifierId letName,
+                            NodeId firstInput);
   ExprInfo checkLayerCall(int layer, NodeId call, IdentifierId letName);
   std::optional<std::string> applicationForm(uint32_t decl, bool builtin, NodeId call);
   ExprInfo checkInstantiation(bool builtin, uint32_t decl, NodeId call, IdentifierId letName);
@@ -527,6 +530,9 @@ class Checker {
   /// Arguments checked early (to tell application from instantiation), so
   /// that gatherArgs does not check them, and report their errors, twice.
   std::unordered_map<uint32_t, ExprInfo> preChecked_;
+  /// Applications whose hyperparameters were passed positionally, in the
+  /// header's order (declarationOrderArgs), by call node: the `let` name.
+  std::unordered_map<uint32_t, IdentifierId> declarationOrderCalls_;
   /// The call whose callee checkMember is about to check (`x.view(...)`), for
   /// the note that rewrites a tensor method; invalid otherwise.
   NodeId memberCall_;

@@ -1989,6 +1989,47 @@ layer Scaled(w: TernaryTensor<trit, [6, 5]>, v: TernaryTensor<trit, [6, 5]>,
             raise AssertionError("%s: packed outputs differ" % level)
 
 
+def test_application_takes_hyperparameters_in_header_order(ctx):
+    """An application may pass every argument positionally in the header's order, a
+    hyperparameter first (`Heads(2, w, x)`) or last (`Scale(g, y, 3)`, `Scale(g, y, 2, 0.5)`),
+    as Python binds a call; the same values named give the same result (audit 48A: this was
+    CreateAndApply)."""
+    src = """
+layer Heads(n_heads: int, w: TernaryTensor<trit, [d, d]>, x: Tensor<float32, [?, ?, d]>)
+        -> Tensor<float32, [?, ?, ?, ?]> {
+    return transpose(reshape(x @ w, [x.shape[0], x.shape[1], n_heads, -1]), 1, 2)
+}
+layer Scale(w: Tensor<float32, [4]>, x: Tensor<float32, [?, 4]>, k: int = 1,
+            shift: float32 = 0.0) -> Tensor<float32, [?, 4]> {
+    return x * w * float32(k) + shift
+}
+layer Top(d: int = 8, w: TernaryTensor<trit, [d, d]>, g: Tensor<float32, [4]>,
+          x: Tensor<float32, [?, ?, d]>, y: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    let a = Heads(2, w, x)
+    let b = Heads(w, x, n_heads=4)
+    let c = Scale(g, y, 3) + Scale(g, y, 2, 0.5) + Scale(g, y, shift=1.0)
+    return c + sum(a * a) + sum(b) * 0.5 + float32(a.shape[1]) + float32(b.shape[1]) * 10.0
+}
+"""
+    gen = torch.Generator().manual_seed(8)
+    x, y = torch.randn(2, 3, 8, generator=gen), torch.randn(5, 4, generator=gen)
+    for level in LEVELS:
+        torch.manual_seed(9)
+        model = entry(load(ctx.compile_text(src, level)))().eval()
+        with torch.no_grad():
+            got = model(x, y)
+            wq = tritonrt.quant.ternary_quantize_parts(model.w)
+            w = wq[0].to(torch.float32) * wq[1]
+            g = model.g
+            h = x @ w
+            a = h.reshape(2, 3, 2, -1).transpose(1, 2)
+            b = h.reshape(2, 3, 4, -1).transpose(1, 2)
+            c = y * g * 3.0 + (y * g * 2.0 + 0.5) + (y * g * 1.0 + 1.0)
+            want = c + (a * a).sum() + b.sum() * 0.5 + 2.0 + 40.0
+        if not torch.allclose(got, want, rtol=1e-5, atol=1e-5):
+            raise AssertionError("%s: max abs diff %g" % (level, (got - want).abs().max().item()))
+
+
 def test_locals_never_shadow_module_names(ctx):
     """A constant or fn named like a temporary (`t`, `t_2`, `t_3`), and a `let` shadowing a
     constant after reading it: Python makes every name a function assigns local to the whole
@@ -5274,6 +5315,7 @@ def all_tests():
               test_packed_rows_run_along_the_reduction_dimension,
     test_batched_weights_pack_along_their_reduction_dimension,
     test_scaled_weights_pack_along_their_reduction_dimension,
+    test_application_takes_hyperparameters_in_header_order,
               test_runtime_shape_check_at_O0, test_python_keywords_are_escaped,
               test_long_strings_wrap_within_100_columns,
               test_the_header_and_kernel_registration_keep_to_100_columns,
