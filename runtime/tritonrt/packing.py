@@ -534,6 +534,19 @@ def weight(module, name, cache=True):
     return _cached(module, name, stamp, quantize, (latent,), content)
 
 
+def _scales_as_float32(module, state_dict, prefix, local_metadata):
+    """state_dict hook of a packed module: ``<name>_scale`` as float32, as the packed format
+    says, where the module computes in float16 or bfloat16 (exact: each of their values is a
+    float32 one; loading converts it back, as load_state_dict copies into the buffer). A
+    float64 scale stays float64: float32 would change a float64 model's outputs."""
+    for name in module.__dict__.get("_tritonrt_shapes", {}):
+        key = prefix + name + "_scale"
+        scale = state_dict.get(key)
+        if isinstance(scale, torch.Tensor) and scale.dtype in (torch.float16, torch.bfloat16):
+            state_dict[key] = scale.float()
+    return state_dict
+
+
 def _pack_one(m):
     names = tuple(getattr(m, "_ternary_weights", ()) or ())
     shapes = {}
@@ -566,9 +579,10 @@ def _pack_one(m):
             latents[name] = ("attribute", False)
             delattr(m, name)
         m.register_buffer(name, packed)
-        # float32, as the format says; a model converted before packing (.double(),
-        # .half()) keeps its dtype in the scale too, as in all its float buffers, so the
-        # packed module computes in the dtype the unpacked one did.
+        # A model converted before packing (.double(), .half()) keeps its dtype in the
+        # scale buffer, as in all its float buffers, so the packed module computes in the
+        # dtype the unpacked one did; its state_dict holds the scale as float32, as the
+        # format says (_scales_as_float32), float64 excepted.
         dtype = latent.dtype if latent.is_floating_point() else torch.float32
         m.register_buffer(name + "_scale", s.to(device=latent.device, dtype=dtype))
         shapes[name] = tuple(latent.shape)
@@ -576,6 +590,7 @@ def _pack_one(m):
     m._tritonrt_formats = formats
     m._tritonrt_latents = (latents, order)
     m._tritonrt_packed = True
+    m._tritonrt_state_hook = m._register_state_dict_hook(_scales_as_float32)
     m._tritonrt_load_hook = m._register_load_state_dict_pre_hook(_check_packed_state,
                                                                  with_module=True)
 
@@ -924,9 +939,10 @@ def unpack(module):
         for attr in ("_tritonrt_shapes", "_tritonrt_latents", "_tritonrt_formats"):
             m.__dict__.pop(attr, None)
     for m in module.modules():
-        hook = m.__dict__.pop("_tritonrt_load_hook", None)
-        if hook is not None:
-            hook.remove()
+        for attr in ("_tritonrt_load_hook", "_tritonrt_state_hook"):
+            hook = m.__dict__.pop(attr, None)
+            if hook is not None:
+                hook.remove()
         guard = m.__dict__.pop("_tritonrt_refuses_training", None)
         if guard is not None and not isinstance(guard, bool):
             guard.remove()

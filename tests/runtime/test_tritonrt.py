@@ -1237,6 +1237,42 @@ class LoaderTests(FoldAlways, unittest.TestCase):
             self.assertEqual(m.w_scale.dtype, torch.float64)
             self.assertTrue(torch.equal(m(x), want))
 
+    def test_packed_state_dict_scale_is_float32_for_half_models(self):
+        # TOOLCHAIN.md: after packing, <name>_scale is the float32 scale. A float16 or
+        # bfloat16 model keeps its scale buffer in its own dtype (it computes as before),
+        # and its state_dict gives the scale as float32 (exact), which loads back into a
+        # packed model of either dtype with equal values (audit 48B).
+        path = self._write("model.py", GENERATED)
+        x = torch.randn(3, 16)
+        for dt in (torch.float16, torch.bfloat16):
+            torch.manual_seed(0)
+            m = tritonrt.load(path).TernaryFC(n_in=16, n_out=8).to(dt).eval()
+            with torch.no_grad():
+                want = m(x.to(dt)) if dt == torch.bfloat16 else None  # no CPU half matmul
+                pack(m)
+                if want is not None:
+                    self.assertTrue(torch.equal(m(x.to(dt)), want))
+            self.assertEqual(m.w_scale.dtype, dt)
+            sd = m.state_dict()
+            self.assertEqual(sd["w_scale"].dtype, torch.float32)
+            self.assertEqual(sd["w"].dtype, torch.uint8)
+            self.assertEqual(float(sd["w_scale"]), float(m.w_scale))
+            buf = io.BytesIO()
+            torch.save(sd, buf)
+            for target in (dt, torch.float32):
+                buf.seek(0)
+                fresh = tritonrt.load(path).TernaryFC(n_in=16, n_out=8).to(target).eval()
+                pack(fresh)
+                fresh.load_state_dict(torch.load(buf))
+                self.assertEqual(fresh.w_scale.dtype, target)
+                self.assertEqual(float(fresh.w_scale), float(m.w_scale))
+                self.assertTrue(torch.equal(fresh.w, m.w))
+                if target == dt and want is not None:
+                    with torch.no_grad():
+                        self.assertTrue(torch.equal(fresh(x.to(dt)), want))
+            tritonrt.unpack(m)
+            self.assertNotIn("w_scale", m.state_dict())
+
     def test_changes_through_data_are_seen_in_inference(self):
         # In-place updates through `.data` leave the version counter as it was (an EMA's
         # `p.data.mul_(d).add_(...)`, `p.data.clamp_()`, a manual SGD step): eval outputs
