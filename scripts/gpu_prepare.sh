@@ -4,7 +4,7 @@
 #
 #   bash scripts/gpu_prepare.sh [ARCH]        # ARCH: the GPU's SM architecture, default 90
 #
-# into .gpu/ (ignored by git; carry it: `run` with carry [".gpu"]):
+# into .gpu/bundle.tar.xz (ignored by git; carry it: `run` with carry [".gpu"]), holding:
 #   .gpu/tritonc   the stripped static compiler
 #   .gpu/kbuild    tests/cuda/test_kernels_gpu.py --quick's kernel library
 #   .gpu/bbuild    bench/cuda/bench_ternary.py's kernel libraries (one per define set)
@@ -32,4 +32,15 @@ strip -o .gpu/tritonc build/tools/tritonc/tritonc
   --jobs "$jobs" --keep .gpu/models --models "$gpu_models"
 # Only the libraries travel: the objects and sources beside them are not needed.
 rm -f .gpu/kbuild/*.o .gpu/kbuild/*.cu .gpu/bbuild/*.o .gpu/bbuild/*.cu
+# A lent machine takes at most 64 MiB of carried files and a benchmark library is 3.5 MB a
+# define set: everything travels as one xz archive (about 12x smaller), which
+# gpu_session.sh unpacks where it finds it.
+"$py" -c '
+import os, tarfile
+with tarfile.open(".gpu/bundle.tar.xz.tmp", "w:xz") as t:
+    for name in ("tritonc", "kbuild", "bbuild", "models"):
+        t.add(os.path.join(".gpu", name), arcname=name)
+os.replace(".gpu/bundle.tar.xz.tmp", ".gpu/bundle.tar.xz")
+'
+rm -rf .gpu/tritonc .gpu/kbuild .gpu/bbuild .gpu/models
 du -sh .gpu

@@ -20,13 +20,21 @@
 #                    each tile variant with the kernels' default knobs and the sets of
 #                    $BENCH_DEFINES (scripts/gpu_defaults.sh; "" for the defaults alone)
 #     bench_hot      the same with an L2-resident weight (--hot)
+#     ncu            bench/cuda/profile_gemv.sh: Nsight Compute's counters of the tensor-core
+#                    GEMV (stall reasons, occupancy), unless GPU_NCU=0
 # and prints each one's failures and last lines. Exit status: 1 if a test step failed.
 set -u
 cd "$(dirname "$0")/.."
 out="${1:-${OUT:-/tmp/gpu-session}}"
 mkdir -p "$out"
+py="${PYTHON:-python3}"
+pre="${GPU_PREBUILT:-.gpu}"
+if [ -f "$pre/bundle.tar.xz" ]; then  # what gpu_prepare.sh built, compressed to travel
+  "$py" -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+    "$pre/bundle.tar.xz" "$pre" || { echo "cannot unpack $pre/bundle.tar.xz"; exit 2; }
+fi
 tritonc="${TRITONC:-}"
-for cand in build/tools/tritonc/tritonc .gpu/tritonc; do
+for cand in build/tools/tritonc/tritonc "$pre/tritonc"; do
   if [ -z "$tritonc" ] && [ -x "$cand" ]; then tritonc="$cand"; fi
 done
 if [ -z "$tritonc" ]; then
@@ -34,13 +42,11 @@ if [ -z "$tritonc" ]; then
 fi
 tritonc="$(cd "$(dirname "$tritonc")" && pwd)/$(basename "$tritonc")"
 jobs="$(nproc 2>/dev/null || echo 4)"
-py="${PYTHON:-python3}"
 export PYTHONPATH="$PWD/runtime${PYTHONPATH:+:$PYTHONPATH}"
 { nvidia-smi; "$py" -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name())'
   "$tritonc" --version; } >"$out/device.txt" 2>&1
 cat "$out/device.txt"
 . scripts/gpu_defaults.sh  # gpu_models, bench_defines
-pre="${GPU_PREBUILT:-.gpu}"
 launch() {  # launch NAME SECONDS COMMAND...: runs in the background, exit status to NAME.rc
   local name=$1 limit=$2
   shift 2
@@ -89,11 +95,19 @@ launch bench 150 "$py" bench/cuda/bench_ternary.py --json "$out/bench.json" \
 wait
 report bench || true
 # The same with one weight (L2-resident): what the kernels cost without device memory.
+# Variant 0 only: the define sets change variant 0's shape (and all variants' knobs).
 launch bench_hot 150 "$py" bench/cuda/bench_ternary.py --hot --batches 1,4,8,16,64,128 \
-  --json "$out/bench_hot.json" --build-dir "$pre/bbuild" --defines "$bench_defines"
+  --variants 0 --json "$out/bench_hot.json" --build-dir "$pre/bbuild" --defines "$bench_defines"
 wait
 report bench_hot || true
+# Why the GEMV waits: Nsight Compute's stall reasons and occupancy (GPU_NCU=0 skips it).
+if [ "${GPU_NCU:-1}" != 0 ]; then
+  launch ncu 200 bash bench/cuda/profile_gemv.sh "$out" "$pre/bbuild"
+  wait
+  report ncu || true
+fi
 # At most 8 files come back from a lent machine: the logs travel bundled.
 rm -rf "$out/models-build"
-(cd "$out" && tar czf logs.tgz ./*.log ./*.rc && rm -f ./*.log ./*.rc)
+(cd "$out" && tar czf logs.tgz ./*.log ./*.rc ./*.csv ./*.err 2>/dev/null
+ rm -f ./*.log ./*.rc ./*.csv ./*.err)
 exit $status

@@ -177,6 +177,8 @@ int launch_gemv_nk(const Args<T>& a, cudaStream_t stream) {
 //                       b % TCK_MMA_ACC; 1, 2 or 4): shorter chains of dependent mma
 //   TCK_MMA_MIN_BLOCKS  __launch_bounds__'s minimum blocks per SM (fewer registers a thread)
 //   TCK_MMA_PD          superblocks a warp loads at once (0: 8 / RT)
+//   TCK_MMA_GRID_Y      at most this many blocks along the rows (0: one per row block);
+//                       each loops over row blocks, staging x once when K is one chunk
 //   TCK_MMA_MB_LARGE    rows of x per block for M > 8 (8, 16, 32 or 64; the M bucket of
 //                       ternary_linear's tensor-core path above the GEMV buckets)
 //   TCK_MMA_SMALL_RT, _KW, _WR (and TCK_MMA_EIGHT_*, TCK_MMA_LARGE_*)
@@ -190,6 +192,9 @@ int launch_gemv_nk(const Args<T>& a, cudaStream_t stream) {
 #endif
 #ifndef TCK_MMA_PD
 #define TCK_MMA_PD 0
+#endif
+#ifndef TCK_MMA_GRID_Y
+#define TCK_MMA_GRID_Y 0
 #endif
 #ifndef TCK_MMA_MB_LARGE
 #define TCK_MMA_MB_LARGE 16
@@ -314,191 +319,209 @@ __global__ void TCK_MMA_BOUNDS(KW * WR * 32) gemv_mma_kernel(const Args<T> args)
   const int wi = tid >> 5;
   const int kw = wi % KW, wr = wi / KW;
   const int g = lane >> 2, t = lane & 3;
-  const int nb = blockIdx.y * 16 * RT * WR;  // the block's first row
-  const int n0 = nb + 16 * RT * wr;          // the warp's first row
+  [[maybe_unused]] constexpr int NRB = ceil_div(N, 16 * RT * WR);  // row blocks
+#if TCK_MMA_GRID_Y > 0
+  // Fewer blocks than row blocks (TCK_MMA_GRID_Y): each takes row blocks blockIdx.y,
+  // + gridDim.y, ...; x of a single chunk is staged once, for all of them.
+  for (int rb = blockIdx.y; rb < NRB; rb += gridDim.y) {
+#else
+  {
+    const int rb = blockIdx.y;
+#endif
+    const int nb = rb * 16 * RT * WR;  // the block's first row
+    const int n0 = nb + 16 * RT * wr;  // the warp's first row
+    // x's chunk is in shared memory already (one chunk, a later row block): not staged again
+    [[maybe_unused]] const bool restage =
+        TCK_MMA_GRID_Y == 0 || SB > XCH || rb == static_cast<int>(blockIdx.y);
 
-  if constexpr (!MmaArch<T>::M16N8K16) {
-    // Targets without mma.m16n8k16 (before sm_80): one output per thread, plain sums.
-    for (int i = tid; i < 16 * RT * WR * MB; i += NT) {
-      const int n = nb + i / MB, m = i % MB;
-      if (n >= N || m >= M) continue;
-      float acc = 0.f;
-      for (int k = 0; k < K; ++k)
-        acc += static_cast<float>(weight_trit(Layout::NK, w, N, K, n, k)) *
-               ldg_f<T>(x + static_cast<long long>(m) * K + k);
-      store_out<T, A, R>(args, (mbase + m) * N + n, n, acc);
-    }
-  } else {
-    constexpr int NA = TCK_MMA_ACC;
-    static_assert(NA == 1 || NA == 2 || NA == 4, "TCK_MMA_ACC: 1, 2 or 4");
-    float acc[NA][RT][BT][4];
-#pragma unroll
-    for (int a = 0; a < NA; ++a)
-#pragma unroll
-      for (int r = 0; r < RT; ++r)
-#pragma unroll
-        for (int j = 0; j < BT; ++j)
-#pragma unroll
-          for (int q = 0; q < 4; ++q) acc[a][r][j][q] = 0.f;
-
-    const uint4* xs4 = reinterpret_cast<const uint4*>(xs);
-    for (long long c0 = 0; c0 < SB; c0 += XCH) {
-      const int nsb = static_cast<int>(SB - c0 < XCH ? SB - c0 : XCH);
-
-      uint4 wv[PD][RT][2];
-      auto load_round = [&](int base) {
-#pragma unroll
-        for (int p = 0; p < PD; ++p) {
-          const int sbl = base + p * KW;
-#pragma unroll
-          for (int r = 0; r < RT; ++r) {
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              wv[p][r][h] = sbl < nsb ? gemv_mma_words<N, K>(w, n0 + 16 * r + g + 8 * h, c0 + sbl, t)
-                                      : make_uint4(kZeroWord, kZeroWord, kZeroWord, kZeroWord);
-            }
-          }
-        }
-      };
-      load_round(kw);
-
-      __syncthreads();  // the previous chunk is consumed
-      // Stage x[0..M)[256 c0 ..) in the permuted order. A lane record (8 words) holds the
-      // 16 elements kb .. kb + 15, kb = 256 sb + 16 q (q = 4t + b), as word j = (x[kb + j],
-      // x[kb + j + 8]); consecutive threads take consecutive 32-byte pieces of a row of x.
-      const bool xvec = args.x_vec16 && K % 8 == 0;
-      for (int i = tid; i < nsb * M * 16; i += NT) {
-        const int q = i & 15;
-        const int m = (i >> 4) % M;
-        const int sbl = (i >> 4) / M;
-        const int tt = q >> 2, b = q & 3;
-        const long long kb = (c0 + sbl) * 256 + 16 * q;
-        const T* xr = x + static_cast<long long>(m) * K + kb;
-        uint32_t lo[4], hi[4];
-        if (xvec && kb + 16 <= K) {
-          const uint4 a = __ldg(reinterpret_cast<const uint4*>(xr));
-          const uint4 c = __ldg(reinterpret_cast<const uint4*>(xr) + 1);
-          lo[0] = a.x, lo[1] = a.y, lo[2] = a.z, lo[3] = a.w;
-          hi[0] = c.x, hi[1] = c.y, hi[2] = c.z, hi[3] = c.w;
-        } else {
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            uint32_t v[4];
-#pragma unroll
-            for (int h = 0; h < 4; ++h) {  // elements 2e, 2e + 1 (lo) and + 8 (hi)
-              const long long k = kb + 2 * e + (h & 1) + 8 * (h >> 1);
-              uint16_t bits = 0;
-              if (k < K) {
-                const T v16 = __ldg(xr + 2 * e + (h & 1) + 8 * (h >> 1));
-                memcpy(&bits, &v16, 2);
-              }
-              v[h] = bits;
-            }
-            lo[e] = v[0] | (v[1] << 16);
-            hi[e] = v[2] | (v[3] << 16);
-          }
-        }
-        uint32_t pr[8];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          pr[2 * e] = (lo[e] & 0xffffu) | (hi[e] << 16);              // (x[kb+2e], x[kb+2e+8])
-          pr[2 * e + 1] = (lo[e] >> 16) | (hi[e] & 0xffff0000u);      // (x[kb+2e+1], x[kb+2e+9])
-        }
-        // record ((sbl * 4 + b) * MB + m) * 4 + tt, its 16-byte halves swapped for odd m
-        uint4* dst = reinterpret_cast<uint4*>(xs) + 2 * (((sbl * 4 + b) * MB + m) * 4 + tt);
-        const int sw = m & 1;
-        dst[sw] = make_uint4(pr[0], pr[1], pr[2], pr[3]);
-        dst[sw ^ 1] = make_uint4(pr[4], pr[5], pr[6], pr[7]);
+    if constexpr (!MmaArch<T>::M16N8K16) {
+      // Targets without mma.m16n8k16 (before sm_80): one output per thread, plain sums.
+      for (int i = tid; i < 16 * RT * WR * MB; i += NT) {
+        const int n = nb + i / MB, m = i % MB;
+        if (n >= N || m >= M) continue;
+        float acc = 0.f;
+        for (int k = 0; k < K; ++k)
+          acc += static_cast<float>(weight_trit(Layout::NK, w, N, K, n, k)) *
+                 ldg_f<T>(x + static_cast<long long>(m) * K + k);
+        store_out<T, A, R>(args, (mbase + m) * N + n, n, acc);
       }
-      __syncthreads();
+    } else {
+      constexpr int NA = TCK_MMA_ACC;
+      static_assert(NA == 1 || NA == 2 || NA == 4, "TCK_MMA_ACC: 1, 2 or 4");
+      float acc[NA][RT][BT][4];
+#pragma unroll
+      for (int a = 0; a < NA; ++a)
+#pragma unroll
+        for (int r = 0; r < RT; ++r)
+#pragma unroll
+          for (int j = 0; j < BT; ++j)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) acc[a][r][j][q] = 0.f;
 
-      for (int base = kw; base < nsb; base += PD * KW) {
-        if (base != kw) load_round(base);
+      const uint4* xs4 = reinterpret_cast<const uint4*>(xs);
+      for (long long c0 = 0; c0 < SB; c0 += XCH) {
+        const int nsb = static_cast<int>(SB - c0 < XCH ? SB - c0 : XCH);
+
+        uint4 wv[PD][RT][2];
+        auto load_round = [&](int base) {
 #pragma unroll
-        for (int p = 0; p < PD; ++p) {
-          const int sbl = base + p * KW;
-          if (sbl >= nsb) break;  // the same for every lane of the warp
-#pragma unroll
-          for (int b = 0; b < 4; ++b) {
-            uint32_t pa[RT][8], pb[RT][8];
+          for (int p = 0; p < PD; ++p) {
+            const int sbl = base + p * KW;
 #pragma unroll
             for (int r = 0; r < RT; ++r) {
-              decode_pairs<T>(uint4_at(wv[p][r][0], b), pa[r]);
-              decode_pairs<T>(uint4_at(wv[p][r][1], b), pb[r]);
-            }
 #pragma unroll
-            for (int j = 0; j < BT; ++j) {
-              const int m = 8 * j + g;  // this lane's row of x in the B fragments
-              uint32_t bx[8];
-              if (m < M) {
-                const int rec = 2 * (((sbl * 4 + b) * MB + m) * 4 + t);
-                const int sw = m & 1;
-                const uint4 v0 = xs4[rec + sw];
-                const uint4 v1 = xs4[rec + (sw ^ 1)];
-                bx[0] = v0.x, bx[1] = v0.y, bx[2] = v0.z, bx[3] = v0.w;
-                bx[4] = v1.x, bx[5] = v1.y, bx[6] = v1.z, bx[7] = v1.w;
-              } else {
-#pragma unroll
-                for (int i = 0; i < 8; ++i) bx[i] = 0u;
+              for (int h = 0; h < 2; ++h) {
+                wv[p][r][h] = sbl < nsb
+                                  ? gemv_mma_words<N, K>(w, n0 + 16 * r + g + 8 * h, c0 + sbl, t)
+                                  : make_uint4(kZeroWord, kZeroWord, kZeroWord, kZeroWord);
               }
+            }
+          }
+        };
+        load_round(kw);
+
+        if (restage) {
+          __syncthreads();  // the previous chunk is consumed
+          // Stage x[0..M)[256 c0 ..) in the permuted order. A lane record (8 words) holds the
+          // 16 elements kb .. kb + 15, kb = 256 sb + 16 q (q = 4t + b), as word j = (x[kb + j],
+          // x[kb + j + 8]); consecutive threads take consecutive 32-byte pieces of a row of x.
+          const bool xvec = args.x_vec16 && K % 8 == 0;
+          for (int i = tid; i < nsb * M * 16; i += NT) {
+            const int q = i & 15;
+            const int m = (i >> 4) % M;
+            const int sbl = (i >> 4) / M;
+            const int tt = q >> 2, b = q & 3;
+            const long long kb = (c0 + sbl) * 256 + 16 * q;
+            const T* xr = x + static_cast<long long>(m) * K + kb;
+            uint32_t lo[4], hi[4];
+            if (xvec && kb + 16 <= K) {
+              const uint4 a = __ldg(reinterpret_cast<const uint4*>(xr));
+              const uint4 c = __ldg(reinterpret_cast<const uint4*>(xr) + 1);
+              lo[0] = a.x, lo[1] = a.y, lo[2] = a.z, lo[3] = a.w;
+              hi[0] = c.x, hi[1] = c.y, hi[2] = c.z, hi[3] = c.w;
+            } else {
+    #pragma unroll
+              for (int e = 0; e < 4; ++e) {
+                uint32_t v[4];
+    #pragma unroll
+                for (int h = 0; h < 4; ++h) {  // elements 2e, 2e + 1 (lo) and + 8 (hi)
+                  const long long k = kb + 2 * e + (h & 1) + 8 * (h >> 1);
+                  uint16_t bits = 0;
+                  if (k < K) {
+                    const T v16 = __ldg(xr + 2 * e + (h & 1) + 8 * (h >> 1));
+                    memcpy(&bits, &v16, 2);
+                  }
+                  v[h] = bits;
+                }
+                lo[e] = v[0] | (v[1] << 16);
+                hi[e] = v[2] | (v[3] << 16);
+              }
+            }
+            uint32_t pr[8];
+    #pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              pr[2 * e] = (lo[e] & 0xffffu) | (hi[e] << 16);          // (x[kb+2e], x[kb+2e+8])
+              pr[2 * e + 1] = (lo[e] >> 16) | (hi[e] & 0xffff0000u);  // (x[kb+2e+1], x[kb+2e+9])
+            }
+            // record ((sbl * 4 + b) * MB + m) * 4 + tt, its 16-byte halves swapped for odd m
+            uint4* dst = reinterpret_cast<uint4*>(xs) + 2 * (((sbl * 4 + b) * MB + m) * 4 + tt);
+            const int sw = m & 1;
+            dst[sw] = make_uint4(pr[0], pr[1], pr[2], pr[3]);
+            dst[sw ^ 1] = make_uint4(pr[4], pr[5], pr[6], pr[7]);
+          }
+          __syncthreads();
+        }
+
+        for (int base = kw; base < nsb; base += PD * KW) {
+          if (base != kw) load_round(base);
+#pragma unroll
+          for (int p = 0; p < PD; ++p) {
+            const int sbl = base + p * KW;
+            if (sbl >= nsb) break;  // the same for every lane of the warp
+#pragma unroll
+            for (int b = 0; b < 4; ++b) {
+              uint32_t pa[RT][8], pb[RT][8];
 #pragma unroll
               for (int r = 0; r < RT; ++r) {
+                decode_pairs<T>(uint4_at(wv[p][r][0], b), pa[r]);
+                decode_pairs<T>(uint4_at(wv[p][r][1], b), pb[r]);
+              }
 #pragma unroll
-                for (int s2 = 0; s2 < 4; ++s2) {
-                  const uint32_t af[4] = {pa[r][2 * s2], pb[r][2 * s2], pa[r][2 * s2 + 1],
-                                          pb[r][2 * s2 + 1]};
-                  const uint32_t bf[2] = {bx[2 * s2], bx[2 * s2 + 1]};
-                  mma_16816<T>(acc[b % NA][r][j], af, bf);
+              for (int j = 0; j < BT; ++j) {
+                const int m = 8 * j + g;  // this lane's row of x in the B fragments
+                uint32_t bx[8];
+                if (m < M) {
+                  const int rec = 2 * (((sbl * 4 + b) * MB + m) * 4 + t);
+                  const int sw = m & 1;
+                  const uint4 v0 = xs4[rec + sw];
+                  const uint4 v1 = xs4[rec + (sw ^ 1)];
+                  bx[0] = v0.x, bx[1] = v0.y, bx[2] = v0.z, bx[3] = v0.w;
+                  bx[4] = v1.x, bx[5] = v1.y, bx[6] = v1.z, bx[7] = v1.w;
+                } else {
+#pragma unroll
+                  for (int i = 0; i < 8; ++i) bx[i] = 0u;
+                }
+#pragma unroll
+                for (int r = 0; r < RT; ++r) {
+#pragma unroll
+                  for (int s2 = 0; s2 < 4; ++s2) {
+                    const uint32_t af[4] = {pa[r][2 * s2], pb[r][2 * s2], pa[r][2 * s2 + 1],
+                                            pb[r][2 * s2 + 1]};
+                    const uint32_t bf[2] = {bx[2 * s2], bx[2 * s2 + 1]};
+                    mma_16816<T>(acc[b % NA][r][j], af, bf);
+                  }
                 }
               }
             }
           }
         }
       }
-    }
 
-    // The sets in a fixed order (deterministic); acc[0][r][j][q] is
-    // y[m = 8j + 2t + (q & 1)][n0 + 16 r + g + 8 (q >> 1)].
+      // The sets in a fixed order (deterministic); acc[0][r][j][q] is
+      // y[m = 8j + 2t + (q & 1)][n0 + 16 r + g + 8 (q >> 1)].
 #pragma unroll
-    for (int a = 1; a < NA; ++a)
+      for (int a = 1; a < NA; ++a)
 #pragma unroll
-      for (int r = 0; r < RT; ++r)
+        for (int r = 0; r < RT; ++r)
 #pragma unroll
-        for (int j = 0; j < BT; ++j)
+          for (int j = 0; j < BT; ++j)
 #pragma unroll
-          for (int q = 0; q < 4; ++q) acc[0][r][j][q] += acc[a][r][j][q];
-    if constexpr (KW == 1) {
+            for (int q = 0; q < 4; ++q) acc[0][r][j][q] += acc[a][r][j][q];
+      if constexpr (KW == 1) {
 #pragma unroll
-      for (int r = 0; r < RT; ++r)
+        for (int r = 0; r < RT; ++r)
 #pragma unroll
-        for (int j = 0; j < BT; ++j)
+          for (int j = 0; j < BT; ++j)
 #pragma unroll
-          for (int q = 0; q < 4; ++q) {
-            const int m = 8 * j + 2 * t + (q & 1);
-            const int n = n0 + 16 * r + g + 8 * (q >> 1);
-            if (m < M && n < N) store_out<T, A, R>(args, (mbase + m) * N + n, n, acc[0][r][j][q]);
-          }
-    } else {
-      // Add the KW warps' partial sums of each output (in warp order: deterministic).
-      constexpr int PER = RT * BT * 4;  // accumulators per lane
+            for (int q = 0; q < 4; ++q) {
+              const int m = 8 * j + 2 * t + (q & 1);
+              const int n = n0 + 16 * r + g + 8 * (q >> 1);
+              if (m < M && n < N) store_out<T, A, R>(args, (mbase + m) * N + n, n, acc[0][r][j][q]);
+            }
+      } else {
+        // Add the KW warps' partial sums of each output (in warp order: deterministic).
+        constexpr int PER = RT * BT * 4;  // accumulators per lane
 #pragma unroll
-      for (int r = 0; r < RT; ++r)
+        for (int r = 0; r < RT; ++r)
 #pragma unroll
-        for (int j = 0; j < BT; ++j)
+          for (int j = 0; j < BT; ++j)
 #pragma unroll
-          for (int q = 0; q < 4; ++q)
-            red[kw][((wr * PER + (r * BT + j) * 4 + q) << 5) + lane] = acc[0][r][j][q];
-      __syncthreads();
-      for (int i = tid; i < WR * PER * 32; i += NT) {
-        const int l = i & 31, e = i >> 5;
-        const int wr2 = e / PER, rjq = e % PER;
-        const int q = rjq & 3, j = (rjq >> 2) % BT, r = (rjq >> 2) / BT;
-        float sum = 0.f;
+            for (int q = 0; q < 4; ++q)
+              red[kw][((wr * PER + (r * BT + j) * 4 + q) << 5) + lane] = acc[0][r][j][q];
+        __syncthreads();
+        for (int i = tid; i < WR * PER * 32; i += NT) {
+          const int l = i & 31, e = i >> 5;
+          const int wr2 = e / PER, rjq = e % PER;
+          const int q = rjq & 3, j = (rjq >> 2) % BT, r = (rjq >> 2) / BT;
+          float sum = 0.f;
 #pragma unroll
-        for (int v = 0; v < KW; ++v) sum += red[v][i];
-        const int m = 8 * j + 2 * (l & 3) + (q & 1);
-        const int n = nb + 16 * (RT * wr2 + r) + (l >> 2) + 8 * (q >> 1);
-        if (m < M && n < N) store_out<T, A, R>(args, (mbase + m) * N + n, n, sum);
+          for (int v = 0; v < KW; ++v) sum += red[v][i];
+          const int m = 8 * j + 2 * (l & 3) + (q & 1);
+          const int n = nb + 16 * (RT * wr2 + r) + (l >> 2) + 8 * (q >> 1);
+          if (m < M && n < N) store_out<T, A, R>(args, (mbase + m) * N + n, n, sum);
+        }
+        // The next row block's partial sums overwrite red: every thread has read it.
+        if constexpr (TCK_MMA_GRID_Y > 0) __syncthreads();
       }
     }
   }
@@ -519,8 +542,10 @@ int launch_gemv_mma(const Args<T>& a, cudaStream_t stream) {
   using Cfg = GemvMmaConfig<VARIANT, MB>;
   constexpr int ROWS = 16 * Cfg::RT * Cfg::WR;
   static_assert(ceil_div(N, ROWS) <= 65535, "row blocks in gridDim.y (gemv_mma_takes)");
+  constexpr int NRB = ceil_div(N, ROWS);
+  constexpr int GY = TCK_MMA_GRID_Y > 0 && TCK_MMA_GRID_Y < NRB ? TCK_MMA_GRID_Y : NRB;
   const dim3 grid(static_cast<unsigned>(ceil_div(a.M, static_cast<long long>(MB))),
-                  static_cast<unsigned>(ceil_div(N, ROWS)));
+                  static_cast<unsigned>(GY));
   const auto kernel = gemv_mma_kernel<T, N, K, A, R, MB, Cfg::RT, Cfg::KW, Cfg::WR>;
   TCK_LAUNCH(kernel, grid, Cfg::KW * Cfg::WR * 32, stream)(a);
   return static_cast<int>(cudaGetLastError());
