@@ -538,11 +538,14 @@ def _scales_as_float32(module, state_dict, prefix, local_metadata):
     """state_dict hook of a packed module: ``<name>_scale`` as float32, as the packed format
     says, where the module computes in float16 or bfloat16 (exact: each of their values is a
     float32 one; loading converts it back, as load_state_dict copies into the buffer). A
-    float64 scale stays float64: float32 would change a float64 model's outputs."""
+    float64 scale stays float64: float32 would change a float64 model's outputs. Such a
+    float32 entry is a copy, not a view of the buffer (keep_vars=True gives the buffer)."""
     for name in module.__dict__.get("_tritonrt_shapes", {}):
         key = prefix + name + "_scale"
         scale = state_dict.get(key)
-        if isinstance(scale, torch.Tensor) and scale.dtype in (torch.float16, torch.bfloat16):
+        # state_dict(keep_vars=True) hands out the buffers themselves: left as they are.
+        if isinstance(scale, torch.Tensor) and scale.dtype in (torch.float16, torch.bfloat16) \
+                and scale is not module._buffers.get(name + "_scale"):
             state_dict[key] = scale.float()
     return state_dict
 

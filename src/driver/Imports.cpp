@@ -203,7 +203,10 @@ std::string nearbyImport(const std::string& spelling, const std::vector<std::str
   // shares would let a different name pass for a typo ('model.tri' for
   // 'nope.tri': three edits in eight characters, but in a stem of four).
   std::string stem = spelling.substr(folder.size());
-  if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, ".tri") == 0) stem.resize(stem.size() - 4);
+  while (stem.size() > 4 && stem.compare(stem.size() - 4, 4, ".tri") == 0) {
+    stem.resize(stem.size() - 4);  // `model.tri.tri`
+  }
+  if (std::find(names.begin(), names.end(), stem) != names.end()) return folder + stem + ".tri";
   std::sort(names.begin(), names.end());
   std::vector<std::string_view> views(names.begin(), names.end());
   std::string_view near = closestMatch(stem, views);

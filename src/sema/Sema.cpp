@@ -4053,7 +4053,8 @@ CheckedModule Checker::run() {
           TypeId type = module_.nodeType[arg.index];
           if (tree_.kind(arg) != NodeKind::NamedArg && type.isValid() &&
               module_.types.isTensor(type)) {
-            reportCreateAndApply(false, static_cast<uint32_t>(callee), call, it->second, arg);
+            reportCreateAndApply(false, static_cast<uint32_t>(callee), call, it->second, arg,
+                                 true);
             break;
           }
         }

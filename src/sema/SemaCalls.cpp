@@ -641,21 +641,27 @@ bool Checker::sizeFromList(BuiltinLayer layer, std::string_view param, std::stri
 }
 
 // The layer's explicit parameters in declaration order when `call` passes
-// more positional arguments than the layer has weights and inputs, a tensor
+// more positional arguments than the layer has weights and inputs that it
+// does not name (`Heads(2, w, x=x)`), a tensor
 // (or list) wherever a weight or input is declared and a scalar wherever a
 // hyperparameter is, and at least one tensor; else empty (weights and inputs
 // positional, hyperparameters by name). Checks the positional arguments.
 std::vector<int> Checker::declarationOrderArgs(const CallableInfo& info, NodeId call) {
+  std::vector<NodeId> positional;
+  std::unordered_set<std::string_view> named;
+  for (NodeId arg : tree_.list(tree_.listB(call))) {
+    if (tree_.kind(arg) != NodeKind::NamedArg) {
+      positional.push_back(arg);
+    } else {
+      named.insert(tokens().spelling(tree_.token(arg)));
+    }
+  }
   std::vector<int> explicitParams;
-  size_t tensors = 0;
+  size_t tensors = 0;  // weights and inputs not given by name
   for (size_t i = 0; i < info.params.size(); ++i) {
     const ParamInfo& p = info.params[i];
-    if (p.cls != ParamClass::Hyper) ++tensors;
+    if (p.cls != ParamClass::Hyper && !named.count(spelling(p.name))) ++tensors;
     if (p.cls != ParamClass::Hyper || !p.implicit) explicitParams.push_back(static_cast<int>(i));
-  }
-  std::vector<NodeId> positional;
-  for (NodeId arg : tree_.list(tree_.listB(call))) {
-    if (tree_.kind(arg) != NodeKind::NamedArg) positional.push_back(arg);
   }
   if (positional.size() <= tensors || positional.size() > explicitParams.size()) return {};
   bool anyTensor = false;
@@ -707,9 +713,11 @@ ExprInfo Checker::checkLayerCall(int layer, NodeId call, IdentifierId letName) {
         preChecked_[n.index] = value;
         // A list literal given for a weight (`F([[1, 0], [-1, 1]], x)`) is a
         // tensor constant, as where a `let` declares the type.
+        // (Hyperparameters are scalars, so a list is a weight's or an input's.)
+        bool takesTensors = std::any_of(info.params.begin(), info.params.end(),
+                                        [](const ParamInfo& p) { return p.cls != ParamClass::Hyper; });
         if (module_.types.isTensor(value.type) ||
-            (module_.types.kind(value.type) == TypeKind::List && !info.params.empty() &&
-             info.params[0].cls != ParamClass::Hyper)) {
+            (module_.types.kind(value.type) == TypeKind::List && takesTensors)) {
           apply = true;
         }
         break;  // the first positional argument decides
@@ -1226,7 +1234,7 @@ std::optional<std::string> Checker::applicationForm(uint32_t decl, bool builtin,
 // `Block(16, x)`): CreateAndApply at the first input `first`, with the form to
 // write instead.
 void Checker::reportCreateAndApply(bool builtin, uint32_t decl, NodeId call, IdentifierId letName,
-                                   NodeId firstInput) {
+                                   NodeId firstInput, bool makesSubModules) {
   std::string name = builtin ? std::string(builtinLayerName(static_cast<BuiltinLayer>(decl)))
                              : callableName(static_cast<int>(decl));
   auto isInput = [&](NodeId arg) {
@@ -1265,9 +1273,11 @@ void Checker::reportCreateAndApply(bool builtin, uint32_t decl, NodeId call, Ide
     }
     builder.note(Note::CallTheFunction, source(), rangeOf(call), builtinFnName(*function),
                  fmt::format("{}", fmt::join(params, ", ")));
-  } else if (std::optional<std::string> application = applicationForm(decl, builtin, call)) {
+  } else if (std::optional<std::string> application =
+                 makesSubModules ? std::nullopt : applicationForm(decl, builtin, call)) {
     // `Heads(2, w, x)` of a layer that takes its weights: the tensors are
-    // its weights and inputs, the numbers its hyperparameters by name.
+    // its weights and inputs, the numbers its hyperparameters by name (not
+    // where the layer is known to create sub-modules: no application then).
     builder.note(Note::WriteInstead, source(), rangeOf(call), *application);
   } else {
     builder.note(Note::CreateThenApply, source(), rangeOf(call),
@@ -1291,7 +1301,7 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
   auto argList = tree_.list(tree_.listB(call));
   auto first = std::find_if(argList.begin(), argList.end(), isInput);
   if (first != argList.end()) {
-    reportCreateAndApply(builtin, decl, call, letName, *first);
+    reportCreateAndApply(builtin, decl, call, letName, *first, false);
     module_.callKind[call.index] = CallKind::None;
     return make(module_.types.error(), call);
   }

@@ -395,7 +395,7 @@ class Checker {
   ExprInfo checkBuiltinFnCall(BuiltinFn fn, NodeId call);
   std::vector<int> declarationOrderArgs(const CallableInfo& info, NodeId call);
   void reportCreateAndApply(bool builtin, uint32_t decl, NodeId call, IdentifierId letName,
-                            NodeId firstInput);
+                            NodeId firstInput, bool makesSubModules);
   ExprInfo checkLayerCall(int layer, NodeId call, IdentifierId letName);
   std::optional<std::string> applicationForm(uint32_t decl, bool builtin, NodeId call);
   ExprInfo checkInstantiation(bool builtin, uint32_t decl, NodeId call, IdentifierId letName);

@@ -1257,6 +1257,7 @@ class LoaderTests(FoldAlways, unittest.TestCase):
             self.assertEqual(sd["w_scale"].dtype, torch.float32)
             self.assertEqual(sd["w"].dtype, torch.uint8)
             self.assertEqual(float(sd["w_scale"]), float(m.w_scale))
+            self.assertIs(m.state_dict(keep_vars=True)["w_scale"], m.w_scale)
             buf = io.BytesIO()
             torch.save(sd, buf)
             for target in (dt, torch.float32):
