@@ -100,6 +100,10 @@ launch bench_hot 150 "$py" bench/cuda/bench_ternary.py --hot --batches 1,4,8,16,
   --variants 0 --json "$out/bench_hot.json" --build-dir "$pre/bbuild" --defines "$bench_defines"
 wait
 report bench_hot || true
+# The define sets side by side (the whole table: summarize_sweep.py without --brief).
+for j in bench bench_hot; do
+  [ -f "$out/$j.json" ] && "$py" bench/cuda/summarize_sweep.py --brief "$out/$j.json"
+done
 # Why the GEMV waits: Nsight Compute's stall reasons and occupancy (GPU_NCU=0 skips it).
 if [ "${GPU_NCU:-1}" != 0 ]; then
   launch ncu 200 bash bench/cuda/profile_gemv.sh "$out" "$pre/bbuild"
