@@ -641,12 +641,14 @@ bool Checker::sizeFromList(BuiltinLayer layer, std::string_view param, std::stri
 }
 
 // The layer's explicit parameters in declaration order when `call` passes
-// more positional arguments than the layer has weights and inputs that it
-// does not name (`Heads(2, w, x=x)`), a tensor
-// (or list) wherever a weight or input is declared and a scalar wherever a
-// hyperparameter is, and at least one tensor; else empty (weights and inputs
-// positional, hyperparameters by name). Checks the positional arguments.
-std::vector<int> Checker::declarationOrderArgs(const CallableInfo& info, NodeId call) {
+// more positional arguments than the layer has weights and inputs it does not
+// name (`Heads(2, w, x)`, `Heads(2, w, x=x)`), each a tensor (or list) where a
+// weight or input is declared and a scalar where a hyperparameter is, and a
+// tensor among them unless the call is an application already (`applies`: a
+// weight or input named); else empty (weights and inputs positional,
+// hyperparameters by name). Checks the positional arguments.
+std::vector<int> Checker::declarationOrderArgs(const CallableInfo& info, NodeId call,
+                                               bool applies) {
   std::vector<NodeId> positional;
   std::unordered_set<std::string_view> named;
   for (NodeId arg : tree_.list(tree_.listB(call))) {
@@ -681,7 +683,7 @@ std::vector<int> Checker::declarationOrderArgs(const CallableInfo& info, NodeId 
     if (tensor == hyper) return {};
     anyTensor = anyTensor || tensor;
   }
-  if (!anyTensor) return {};
+  if (!anyTensor && !applies) return {};
   explicitParams.resize(positional.size());
   return explicitParams;
 }
@@ -712,8 +714,8 @@ ExprInfo Checker::checkLayerCall(int layer, NodeId call, IdentifierId letName) {
         ExprInfo value = checkExpr(n);
         preChecked_[n.index] = value;
         // A list literal given for a weight (`F([[1, 0], [-1, 1]], x)`) is a
-        // tensor constant, as where a `let` declares the type.
-        // (Hyperparameters are scalars, so a list is a weight's or an input's.)
+        // tensor constant, as where a `let` declares the type (hyperparameters
+        // are scalars: a list is a weight's or an input's).
         bool takesTensors = std::any_of(info.params.begin(), info.params.end(),
                                         [](const ParamInfo& p) { return p.cls != ParamClass::Hyper; });
         if (module_.types.isTensor(value.type) ||
@@ -728,7 +730,7 @@ ExprInfo Checker::checkLayerCall(int layer, NodeId call, IdentifierId letName) {
   // header's parameter at its place (`Heads(2, w, x)` of `Heads(n_heads: int,
   // w, x)`, `Scale(w, x, 3)`): the header's parameters in declaration order, as
   // Python binds them.
-  std::vector<int> declared = declarationOrderArgs(info, call);
+  std::vector<int> declared = declarationOrderArgs(info, call, apply);
   if (!apply && declared.empty()) {
     return checkInstantiation(false, static_cast<uint32_t>(layer), call, letName);
   }
@@ -1231,8 +1233,8 @@ std::optional<std::string> Checker::applicationForm(uint32_t decl, bool builtin,
 }
 
 // Keras's create-and-apply in one call (`TernaryLinear(784, 10, x)`,
-// `Block(16, x)`): CreateAndApply at the first input `first`, with the form to
-// write instead.
+// `Block(16, x)`): CreateAndApply at `firstInput`, with the form to write
+// instead (create then apply where the layer is known to make sub-modules).
 void Checker::reportCreateAndApply(bool builtin, uint32_t decl, NodeId call, IdentifierId letName,
                                    NodeId firstInput, bool makesSubModules) {
   std::string name = builtin ? std::string(builtinLayerName(static_cast<BuiltinLayer>(decl)))

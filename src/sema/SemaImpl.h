@@ -393,7 +393,7 @@ class Checker {
   ExprInfo checkCall(NodeId node, IdentifierId letName = IdentifierId{});
   ExprInfo checkCast(DType dtype, NodeId call);
   ExprInfo checkBuiltinFnCall(BuiltinFn fn, NodeId call);
-  std::vector<int> declarationOrderArgs(const CallableInfo& info, NodeId call);
+  std::vector<int> declarationOrderArgs(const CallableInfo& info, NodeId call, bool applies);
   void reportCreateAndApply(bool builtin, uint32_t decl, NodeId call, IdentifierId letName,
                             NodeId firstInput, bool makesSubModules);
   ExprInfo checkLayerCall(int layer, NodeId call, IdentifierId letName);
