@@ -5,9 +5,10 @@
 // element-wise or other uses), its second-to-last (the right operand of `@` or
 // `matmul`), its last (the left operand, `linear`'s weight), or both. A value
 // that only changes form (quantized, negated, converted, scaled by a number
-// or a broadcast vector, ...) is the same value for this purpose. A value passed to an application or fn call takes
-// the callee's summary of that parameter (memoized; a recursive cycle counts
-// as no use, and the other uses decide).
+// or a broadcast vector, ...) is the same value for this purpose. A value
+// passed to an application or fn call takes the callee's summary of that
+// parameter (memoized; a recursive cycle counts as no use, and the other uses
+// decide).
 //
 //===----------------------------------------------------------------------===//
 #include "PackLayout.h"

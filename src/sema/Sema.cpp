@@ -4046,21 +4046,22 @@ CheckedModule Checker::run() {
   }
   for (const auto& [call, callee] : applications_) {
     if (module_.callables[callee].stateful) {
+      // `Block(16, x)`: the hyperparameters first, as declared, of a layer
+      // that creates sub-modules: Keras's create-and-apply habit.
+      NodeId input;
       if (auto it = declarationOrderCalls_.find(call.index); it != declarationOrderCalls_.end()) {
-        // `Block(16, x)`: the hyperparameters first, as declared, of a layer
-        // that creates sub-modules: Keras's create-and-apply habit.
         for (NodeId arg : tree_.list(tree_.listB(call))) {
           TypeId type = module_.nodeType[arg.index];
           if (tree_.kind(arg) != NodeKind::NamedArg && type.isValid() &&
               module_.types.isTensor(type)) {
             reportCreateAndApply(false, static_cast<uint32_t>(callee), call, it->second, arg,
                                  true);
+            input = arg;
             break;
           }
         }
-        continue;
       }
-      report(Diag::ApplyStatefulLayer, call, callableName(callee));
+      if (!input.isValid()) report(Diag::ApplyStatefulLayer, call, callableName(callee));
     }
   }
   checkRecursiveInstantiation();
