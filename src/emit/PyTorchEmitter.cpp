@@ -1118,6 +1118,7 @@ std::string Emitter::literalDefault(const HyperDecl& h) {
   OpId constant = region.ops[0];
   const Op& c = m_.op(constant);
   OpId last = negated ? region.ops[1] : constant;
+  if (negated && (m_.op(last).kind != OpKind::Neg || m_.op(last).resultsCount != 1)) return {};
   const Op& y = m_.op(region.ops.back());
   std::span<const ValueId> yielded = m_.operands(region.ops.back());
   if (c.kind != OpKind::Constant || c.constKind == ConstKind::None || y.kind != OpKind::Yield ||
@@ -1126,8 +1127,7 @@ std::string Emitter::literalDefault(const HyperDecl& h) {
   }
   if (!negated) return opExpr(constant);
   std::span<const ValueId> negatedOperands = m_.operands(last);
-  if (m_.op(last).kind != OpKind::Neg || negatedOperands.size() != 1 ||
-      negatedOperands[0] != m_.result(constant) ||
+  if (negatedOperands.size() != 1 || negatedOperands[0] != m_.result(constant) ||
       (c.constKind != ConstKind::Int && c.constKind != ConstKind::Float)) {
     return {};
   }
