@@ -1817,6 +1817,22 @@ layer M(w: Tensor<float32, [4, 4]>, x: Tensor<float32, [?, 4]>) -> Tensor<float3
         check_close(got, expected, level)
 
 
+def check_packed_codes(level, model, expected, inputs, before):
+    """After tritonrt.pack(model): each state_dict entry of ``expected`` holds those packed
+    codes, and the packed model's outputs on ``inputs`` equal ``before``. Returns the
+    state_dict."""
+    sd = model.state_dict()
+    for name, codes in expected.items():
+        if not torch.equal(sd[name], codes):
+            raise AssertionError("%s: %s packed as %s, expected %s"
+                                 % (level, name, tuple(sd[name].shape), tuple(codes.shape)))
+    with torch.no_grad():
+        after = model(*inputs)
+    if not torch.equal(before, after):
+        raise AssertionError("%s: packed outputs differ" % level)
+    return sd
+
+
 def test_packed_rows_run_along_the_reduction_dimension(ctx):
     """TOOLCHAIN.md packs a ternary weight row by row along its reduction dimension. A weight
     used as `x @ w` ([in, out]) reduces over its first dimension, so its packed rows are the
@@ -1852,7 +1868,6 @@ layer Net(a: TernaryTensor<trit, [6, 5]>, l: TernaryTensor<trit, [3, 5]>,
         for name in ("a", "l", "both", "mixed", "neg", "tc", "tt"):
             q[name], _ = tritonrt.quant.ternary_quantize_parts(getattr(model, name))
         tritonrt.pack(model)
-        sd = model.state_dict()
         columns = lambda name: tritonrt.pack_ternary(q[name].t().contiguous())  # noqa: E731
         expected = {"a": columns("a"),  # [5, 2]: by columns
                     "l": tritonrt.pack_ternary(q["l"]),  # [3, 2]: linear's [out, in] rows
@@ -1861,14 +1876,7 @@ layer Net(a: TernaryTensor<trit, [6, 5]>, l: TernaryTensor<trit, [3, 5]>,
                     "neg": columns("neg"),  # x @ -neg
                     "tc": columns("tc"),  # transpose(tc) @ y reduces tc's first dimension
                     "tt": tritonrt.pack_ternary(q["tt"])}  # x @ tt.T: its last
-        for name, codes in expected.items():
-            if not torch.equal(sd[name], codes):
-                raise AssertionError("%s: %s packed as %s, expected %s"
-                                     % (level, name, tuple(sd[name].shape), tuple(codes.shape)))
-        with torch.no_grad():
-            after = model(x)
-        if not torch.equal(before, after):
-            raise AssertionError("%s: packed outputs differ" % level)
+        sd = check_packed_codes(level, model, expected, (x,), before)
         states[level] = (sd, before)
     reference_sd, reference_out = states[LEVELS[0]]
     for level in LEVELS[1:]:
@@ -1977,16 +1985,9 @@ layer Scaled(w: TernaryTensor<trit, [6, 5]>, v: TernaryTensor<trit, [6, 5]>,
         q = {name: tritonrt.quant.ternary_quantize_parts(getattr(model, name))[0]
              for name in ("w", "v", "u")}
         tritonrt.pack(model)
-        sd = model.state_dict()
         runs = {"w": q["w"].t(), "v": q["v"].t(), "u": q["u"]}  # 5 runs of k = 6 each
-        for name, rows in runs.items():
-            if not torch.equal(sd[name], tritonrt.pack_ternary(rows.contiguous())):
-                raise AssertionError("%s: %s packed as %s, expected runs %s"
-                                     % (level, name, tuple(sd[name].shape), tuple(rows.shape)))
-        with torch.no_grad():
-            after = model(x)
-        if not torch.equal(before, after):
-            raise AssertionError("%s: packed outputs differ" % level)
+        check_packed_codes(level, model, {name: tritonrt.pack_ternary(rows.contiguous())
+                                          for name, rows in runs.items()}, (x,), before)
 
 
 def test_application_takes_hyperparameters_in_header_order(ctx):
