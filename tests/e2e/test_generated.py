@@ -1939,19 +1939,12 @@ layer Heads(wr: TernaryTensor<trit, [2, 6, 3]>, wl: TernaryTensor<trit, [2, 3, 5
         q = {name: tritonrt.quant.ternary_quantize_parts(getattr(model, name))[0]
              for name in ("wr", "wl", "wt", "conv")}
         tritonrt.pack(model)
-        sd = model.state_dict()
         runs = {"wr": q["wr"].transpose(-1, -2).reshape(6, 6),  # 2 * 3 runs of k = 6
                 "wl": q["wl"].reshape(6, 5),                   # 2 * 3 runs of k = 5
                 "wt": q["wt"].transpose(-1, -2).reshape(6, 7),  # transpose(wt) @ z: k = 7
                 "conv": q["conv"].reshape(4, 18)}              # [out, in * kh * kw]
-        for name, rows in runs.items():
-            if not torch.equal(sd[name], tritonrt.pack_ternary(rows)):
-                raise AssertionError("%s: %s packed as %s, expected runs %s"
-                                     % (level, name, tuple(sd[name].shape), tuple(rows.shape)))
-        with torch.no_grad():
-            after = model(*inputs)
-        if not torch.equal(before, after):
-            raise AssertionError("%s: packed outputs differ" % level)
+        check_packed_codes(level, model, {name: tritonrt.pack_ternary(rows)
+                                          for name, rows in runs.items()}, inputs, before)
         tritonrt.unpack(model)
         with torch.no_grad():
             again = model(*inputs)
