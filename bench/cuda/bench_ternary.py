@@ -18,6 +18,12 @@ real model). Effective bandwidth counts the packed weight bytes only (N * ceil(K
 2 * memory clock * bus width (cudaDeviceGetAttribute), else a table (H100, H200, A100, ...).
 The ternary result is checked against the cuBLAS one (max relative error reported).
 
+Two references bound what a kernel can reach, timed the same way (graph, same weight copies):
+  - stream: a kernel that only reads the packed bytes (16-byte loads, the best of a few grid
+    sizes) - the practical ceiling for reading that many bytes in one launch; "%stream" is
+    its time / the ternary time;
+  - empty: an empty kernel - the per-launch floor of the timing itself.
+
 Skips cleanly (exit 0, a SKIP line) without torch, a CUDA device or nvcc.
 """
 
@@ -57,6 +63,39 @@ extern "C" __attribute__((visibility("default"))) double tck_bench_peak_gbps(int
   if (cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev) != cudaSuccess) return 0.0;
   return 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
 }
+
+// The references of the benchmark's ceiling: reading n16 16-byte words (grid-stride, four
+// loads in flight a thread), and an empty kernel. The XOR of what was read is stored only if
+// it equals a value no input here gives, so the loads stay and nothing is written.
+__global__ void tck_bench_stream_kernel(const uint4* __restrict__ p, long long n16,
+                                        unsigned* out) {
+  unsigned acc = 0;
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + 3 * stride < n16; i += 4 * stride) {
+    const uint4 a = __ldg(p + i), b = __ldg(p + i + stride), c = __ldg(p + i + 2 * stride),
+                d = __ldg(p + i + 3 * stride);
+    acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^
+           d.z ^ d.w;
+  }
+  for (; i < n16; i += stride) {
+    const uint4 a = __ldg(p + i);
+    acc ^= a.x ^ a.y ^ a.z ^ a.w;
+  }
+  if (acc == 0x9e3779b9u) out[0] = acc;
+}
+__global__ void tck_bench_empty_kernel() {}
+
+extern "C" __attribute__((visibility("default"))) int tck_bench_stream(
+    const void* p, long long bytes, void* out, int blocks, int threads, void* stream) {
+  tck_bench_stream_kernel<<<blocks, threads, 0, static_cast<cudaStream_t>(stream)>>>(
+      static_cast<const uint4*>(p), bytes / 16, static_cast<unsigned*>(out));
+  return static_cast<int>(cudaGetLastError());
+}
+extern "C" __attribute__((visibility("default"))) int tck_bench_empty(void* stream) {
+  tck_bench_empty_kernel<<<1, 32, 0, static_cast<cudaStream_t>(stream)>>>();
+  return static_cast<int>(cudaGetLastError());
+}
 '''
 
 
@@ -84,6 +123,31 @@ def peak_bandwidth(torch, lib):
         if frag in name:
             return gbps, "table (%s)" % frag
     return None, "unknown"
+
+
+def reference_fns(lib):
+    """(stream, empty) ctypes functions of the library's ceiling references, or (None, None)
+    for a library built before they existed."""
+    import ctypes
+    try:
+        s, e = lib.lib.tck_bench_stream, lib.lib.tck_bench_empty
+    except AttributeError:
+        return None, None
+    s.argtypes = [ctypes.c_void_p, ctypes.c_longlong, ctypes.c_void_p, ctypes.c_int,
+                  ctypes.c_int, ctypes.c_void_p]
+    s.restype = ctypes.c_int
+    e.argtypes = [ctypes.c_void_p]
+    e.restype = ctypes.c_int
+    return s, e
+
+
+def stream_grids(sms, nbytes):
+    """(blocks, threads) tried for the stream reference: 1-8 resident blocks of 256 threads an
+    SM (grid-stride), and one 16-byte word a thread."""
+    n16 = max(1, nbytes // 16)
+    grids = [(sms * b, 256) for b in (1, 2, 4, 8)]
+    grids.append((max(1, -(-n16 // 256)), 256))
+    return list(dict.fromkeys(grids))
 
 
 def time_calls(torch, calls, reps, warmup, use_graph):
@@ -213,8 +277,16 @@ def main(argv=None):
     gen = torch.Generator(device="cpu")
     gen.manual_seed(0)
     rows = []
-    hdr = ("%-11s %4s %3s %10s %10s %8s %9s %7s %9s" % (
-        "N x K", "M", "var", "ternary_us", "cublas_us", "speedup", "GB/s", "%peak", "max_rel"))
+    stream_fn, empty_fn = reference_fns(lib)
+    sink = torch.zeros(4, dtype=torch.int32, device=dev)
+    empty_us = None
+    if empty_fn is not None:
+        ecalls = [lambda: empty_fn(torch.cuda.current_stream().cuda_stream)] * args.calls
+        empty_us = time_calls(torch, ecalls, args.reps, args.warmup, not args.no_graph)[0] * 1e3
+        print("empty kernel: %.2f us a call (the timing's floor)" % empty_us)
+    hdr = ("%-11s %4s %3s %10s %10s %8s %9s %7s %9s %9s %8s" % (
+        "N x K", "M", "var", "ternary_us", "cublas_us", "speedup", "GB/s", "%peak", "max_rel",
+        "stream_us", "%stream"))
     print(hdr)
     print("-" * len(hdr))
     for n, k in shapes:
@@ -227,6 +299,18 @@ def main(argv=None):
         ncopy_c = 1 if args.hot else min(16, max(1, -(-2 * l2 // (w16.numel() * 2)) + 1))
         packs = [packed] + [packed.clone() for _ in range(ncopy_t - 1)]
         w16s = [w16] + [w16.clone() for _ in range(ncopy_c - 1)]
+        # The ceiling: only reading the packed bytes, from the same copies (best grid).
+        stream_us, stream_grid = None, None
+        if stream_fn is not None and pbytes % 16 == 0:
+            for blocks, threads in stream_grids(props.multi_processor_count, pbytes):
+                def make_s(wp, blocks=blocks, threads=threads):
+                    return lambda: stream_fn(wp.data_ptr(), pbytes, sink.data_ptr(), blocks,
+                                             threads, torch.cuda.current_stream().cuda_stream)
+                scalls = [make_s(packs[i % len(packs)])
+                          for i in range(max(args.calls, len(packs)))]
+                us = time_calls(torch, scalls, args.reps, args.warmup, not args.no_graph)[0] * 1e3
+                if stream_us is None or us < stream_us:
+                    stream_us, stream_grid = us, [blocks, threads]
         for m in batches:
             x = (torch.randn(m, k, generator=gen) * 0.5).to(torch.float16).to(dev)
             y = torch.empty(m, n, dtype=torch.float16, device=dev)
@@ -273,11 +357,16 @@ def main(argv=None):
                 "packed_gbps": gbps, "pct_peak": (100.0 * gbps / peak) if peak else None,
                 "cublas_weight_gbps": n * k * 2 / (cmed * 1e-3) / 1e9,
                 "max_rel_err_vs_cublas": max_rel,
+                "stream_us": stream_us, "stream_grid": stream_grid,
+                "pct_stream": (100.0 * stream_us / t_us) if stream_us else None,
+                "empty_us": empty_us,
             }
             rows.append(row)
-            print("%-11s %4d %3s %10.2f %10.2f %7.2fx %9.1f %6s%% %9.2e" % (
+            print("%-11s %4d %3s %10.2f %10.2f %7.2fx %9.1f %6s%% %9.2e %9s %7s%%" % (
                 "%dx%d" % (n, k), m, bv, t_us, cmed * 1e3, row["speedup"], gbps,
-                "%.1f" % row["pct_peak"] if peak else "?", max_rel if max_rel is not None else 0))
+                "%.1f" % row["pct_peak"] if peak else "?", max_rel if max_rel is not None else 0,
+                "%.2f" % stream_us if stream_us else "-",
+                "%.1f" % row["pct_stream"] if stream_us else "-"))
             write_json()
     if args.json:
         write_json()

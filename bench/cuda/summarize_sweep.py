@@ -46,6 +46,8 @@ def summarize(path, out=sys.stdout, brief=False):
         head = "%5dx%-5d M=%-4d default v0 %7.2f us, best %7.2f us (v%d), cuBLAS %7.2f us" % (
             r["n"], r["k"], r["m"], v0.get("", float("nan")), base, best[""][1],
             r.get("cublas_fp16_us", float("nan")))
+        if r.get("stream_us"):  # the ceiling: only reading the packed bytes
+            head += ", read-only %.2f us" % r["stream_us"]
         if brief:
             top = min((d for d in v0 if d), key=lambda d: v0[d], default=None)
             if top is not None and "" in v0:
