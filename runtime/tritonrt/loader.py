@@ -49,6 +49,9 @@ def load(py_path):
     ``spawn`` DataLoader worker included) from the same, unchanged file: see
     ``tritonrt.generated``."""
     path = os.path.abspath(os.fspath(py_path))
+    if os.path.isdir(path):
+        raise IsADirectoryError("tritonrt.load: %s is a directory; pass the generated .py file"
+                                % path)
     if not os.path.isfile(path):
         raise FileNotFoundError("tritonrt.load: no such file: %s" % path)
     # ASCII: pickle (protocol 2, torch.save's) writes module names as ASCII.
@@ -150,8 +153,13 @@ def compile_model(path, optimization_level="O2", target="pytorch", entry=None,
     directory, as on the command line).
     """
     src = os.path.abspath(os.fspath(path))
+    if os.path.isdir(src):
+        raise IsADirectoryError("compile_model: %s is a directory; pass a .tri file" % src)
     if not os.path.isfile(src):
         raise FileNotFoundError("compile_model: no such file: %s" % src)
+    if entry is not None and not isinstance(entry, str):
+        raise TypeError("compile_model: entry must be a layer's name (str) or None, not %s"
+                        % type(entry).__name__)
     if target not in _TARGETS:
         raise ValueError("compile_model: target must be one of %s, got %r"
                          % (", ".join(_TARGETS), target))

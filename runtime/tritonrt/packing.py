@@ -14,6 +14,7 @@ are runs of that dimension (``packed_rows_shape``).
 """
 
 import math
+import os
 import threading
 import warnings
 import weakref
@@ -680,6 +681,22 @@ def _check_unpacked_state(module, state_dict, prefix, local_metadata, strict, mi
                 "it holds packed weights too" % (key, key))
 
 
+def _require_module(what, module):
+    """A TypeError naming what ``pack``/``unpack`` take, for a state_dict, path or class."""
+    if isinstance(module, torch.nn.Module):
+        return
+    hint = ""
+    if isinstance(module, dict):
+        hint = ("; for a packed state_dict, pack a model and load it: "
+                "m = tritonrt.pack(Model(...)); m.load_state_dict(state)")
+    elif isinstance(module, type) and issubclass(module, torch.nn.Module):
+        hint = "; construct it first: %s(Model(...))" % what
+    elif isinstance(module, (str, bytes, os.PathLike)):
+        hint = "; load the model first (tritonrt.compile_model or tritonrt.load)"
+    raise TypeError("tritonrt.%s takes an nn.Module, not %s%s"
+                    % (what, type(module).__name__, hint))
+
+
 def pack(module, cache=True):
     """Convert every ternary weight of the module tree to packed form, in place.
 
@@ -706,6 +723,7 @@ def pack(module, cache=True):
     it. Packing an already packed module changes nothing; a module tree without ternary
     weights is left unchanged, with a warning.
     """
+    _require_module("pack", module)
     holders = [m for m in module.modules() if getattr(m, "_ternary_weights", None)]
     if not holders:
         # (e.g. a float weight quantized in the body with ternary_quantize(...): it stays
@@ -893,6 +911,7 @@ def unpack(module):
     after ``pack``). A module tree with nothing packed is returned unchanged. Returns
     ``module``.
     """
+    _require_module("unpack", module)
     holders = [m for m in module.modules()
                if getattr(m, "_tritonrt_packed", False) and hasattr(m, "_tritonrt_shapes")]
     restored = []

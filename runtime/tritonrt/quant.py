@@ -177,8 +177,8 @@ def ternary_weights(shape, sparsity=0.0, generator=None, *, dtype=torch.float32,
     """
     shape = _as_shape(shape)
     sparsity = float(sparsity)
-    if not 0.0 <= sparsity <= 1.0:
-        raise ValueError("ternary_weights: sparsity must be in [0, 1], got %r" % sparsity)
+    if not 0.0 <= sparsity < 1.0:  # as tritonc checks a constant (docs/language.md)
+        raise ValueError("ternary_weights: sparsity must be in [0, 1), got %r" % sparsity)
     n = _prod(shape)
     values = torch.randint(0, 2, (n,), generator=generator).to(dtype) * 2 - 1
     zeros = min(n, int(round(sparsity * n)))
