@@ -373,34 +373,42 @@ void JsonDiagnosticConsumer::handle(const Diagnostic& diagnostic) {
 }
 
 unsigned editDistance(std::string_view a, std::string_view b, unsigned maxDistance) {
-  // Two-row dynamic programming over the band |i - j| <= maxDistance (a cell
-  // outside it is more than maxDistance away), so the cost is
+  // Optimal string alignment: insertions, deletions, substitutions and swaps of
+  // two adjacent letters cost 1 each (`fro` is one edit from `for`, as a typist
+  // counts). Dynamic programming over the band |i - j| <= maxDistance (a cell
+  // outside it is more than maxDistance away), three rows, so the cost is
   // O(|a| * maxDistance), not O(|a| * |b|); gives up early once every entry of
   // a row exceeds maxDistance.
   size_t gap = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
   if (gap > maxDistance) return maxDistance + 1;
   const unsigned over = maxDistance + 1;
-  std::vector<unsigned> row(b.size() + 1, over);
+  // before: row i - 2 (swaps), row: row i - 1, next: row i. A row's cells just
+  // outside its band are `over`, as the next row reads them.
+  std::vector<unsigned> before(b.size() + 1, over), row(b.size() + 1, over),
+      next(b.size() + 1, over);
   for (size_t j = 0; j <= b.size() && j <= maxDistance; ++j) {
     row[j] = static_cast<unsigned>(j);
   }
   for (size_t i = 1; i <= a.size(); ++i) {
     size_t lo = i > maxDistance ? i - maxDistance : 1;
     size_t hi = std::min(b.size(), i + maxDistance);
-    // row[lo - 1] is the cell left of the band (or column 0).
-    unsigned diagonal = row[lo - 1];
-    row[lo - 1] = lo == 1 && i <= maxDistance ? static_cast<unsigned>(i) : over;
-    unsigned best = row[lo - 1];
+    next[lo - 1] = lo == 1 && i <= maxDistance ? static_cast<unsigned>(i) : over;
+    unsigned best = next[lo - 1];
     for (size_t j = lo; j <= hi; ++j) {
-      unsigned above = row[j];
       unsigned cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      row[j] = std::min({row[j - 1] + 1, above + 1, diagonal + cost, over});
-      diagonal = above;
-      best = std::min(best, row[j]);
+      unsigned d = std::min({next[j - 1] + 1, row[j] + 1, row[j - 1] + cost, over});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d = std::min(d, before[j - 2] + 1);
+      }
+      next[j] = d;
+      best = std::min(best, d);
     }
+    if (hi + 1 <= b.size()) next[hi + 1] = over;
     if (best > maxDistance) {
       return over;
     }
+    std::swap(before, row);
+    std::swap(row, next);
   }
   return std::min(row[b.size()], over);
 }

@@ -467,7 +467,10 @@ TEST(DiagnosticsTest, EditDistance) {
   EXPECT_EQ(editDistance("", "abcd", 5), 4u);
   EXPECT_EQ(editDistance("kitten", "sitting", 10), 3u);
   EXPECT_EQ(editDistance("flaw", "lawn", 10), 2u);
-  EXPECT_EQ(editDistance("retrun", "return", 10), 2u);  // a swap is two edits
+  EXPECT_EQ(editDistance("retrun", "return", 10), 1u);  // a swap of neighbours is one edit
+  EXPECT_EQ(editDistance("fro", "for", 1), 1u);
+  EXPECT_EQ(editDistance("fi", "if", 1), 1u);
+  EXPECT_EQ(editDistance("abc", "ca", 10), 3u);  // no edits of a swapped pair (OSA)
   EXPECT_EQ(editDistance("layr", "layer", 10), 1u);
   EXPECT_EQ(editDistance("layer", "layr", 10), 1u);
 }
@@ -489,6 +492,9 @@ TEST(DiagnosticsTest, EditDistanceBandEqualsTheFullTable) {
       for (size_t j = 1; j <= b.size(); ++j) {
         d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
                             d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0u : 1u)});
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);  // neighbours swapped
+        }
       }
     }
     return d[a.size()][b.size()];
@@ -539,7 +545,8 @@ TEST(DiagnosticsTest, ClosestMatchRejectsDistantWordsAndExactMatches) {
   std::vector<std::string_view> items = {"layer", "fn", "main", "import", "let"};
   EXPECT_EQ(closestMatch("banana", items), "");
   EXPECT_EQ(closestMatch("let", items), "");  // the word itself is no suggestion
-  EXPECT_EQ(closestMatch("lte", items), "");  // two edits is too many for 3 letters
+  EXPECT_EQ(closestMatch("tle", items), "");  // two edits is too many for 3 letters
+  EXPECT_EQ(closestMatch("lte", items), "let");  // one swap of neighbours is one
   EXPECT_EQ(closestMatch("x", {}), "");
 }
 

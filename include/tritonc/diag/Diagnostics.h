@@ -316,7 +316,8 @@ class DiagnosticEngine {
   size_t spellChecks_ = 0;
 };
 
-/// Levenshtein distance, for "did you mean" suggestions (ninja's edit_distance).
+/// Optimal string alignment distance (Levenshtein plus swaps of adjacent letters), for
+/// "did you mean" suggestions.
 unsigned editDistance(std::string_view a, std::string_view b, unsigned maxDistance);
 
 /// The candidate closest to `word`, if it is close enough to be a likely typo.
