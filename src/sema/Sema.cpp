@@ -335,7 +335,12 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
   // allows: the body's last such `let` (checked in order, so declared above).
   if (int64_t i = endedDeclaration(name); i >= 0) {
     const Symbol& s = module_.symbols[static_cast<size_t>(i)];
-    builder.note(Note::DeclaredInEndedBlock, source(), tokens().range(tree_.token(s.decl)), text);
+    // A sub-module cannot be declared before the block and created in it: its
+    // `let` creates it (a constructor's attribute).
+    TypeKind k = module_.types.kind(s.type);
+    bool subModule = k == TypeKind::Instance || k == TypeKind::BuiltinInstance;
+    builder.note(subModule ? Note::SubModuleInEndedBlock : Note::DeclaredInEndedBlock, source(),
+                 tokens().range(tree_.token(s.decl)), text);
     return;
   }
   if (!diags_->takeSpellCheck()) {
