@@ -12,10 +12,15 @@ GPU_MODELS_DEFAULT=mnist_mlp,tutorial_cnn,cnn_cifar,resnet_block,resnet18,mobile
 #   MB_LARGE=8 / 32 / 64  M > 8 in groups of 8 (the batch-8 kernel) / 32 / 64 rows of x
 #   GRID_Y=264 (396 PD=2) 2 (3) blocks an SM of 132, each looping over row blocks: no tail
 #                         wave, x staged once a block when K is one chunk
+#   PIPE=1 PD=2 (PD=1)    a warp loads its next round of superblocks while it multiplies
+#                         the current one (software pipeline; with GRID_Y=264 across row
+#                         blocks too)
 BENCH_DEFINES_DEFAULT=";TCK_MMA_ACC=4;TCK_MMA_PD=2;TCK_MMA_PD=2 TCK_MMA_ACC=4\
 ;TCK_MMA_PD=1 TCK_MMA_SMALL_KW=16;TCK_MMA_EIGHT_RT=1 TCK_MMA_EIGHT_KW=8\
 ;TCK_MMA_LARGE_KW=4 TCK_MMA_LARGE_WR=2;TCK_MMA_MB_LARGE=8\
 ;TCK_MMA_MB_LARGE=32 TCK_MMA_LARGE_KW=2 TCK_MMA_LARGE_WR=4;TCK_MMA_MB_LARGE=64\
-;TCK_MMA_GRID_Y=264;TCK_MMA_GRID_Y=396 TCK_MMA_PD=2"
+;TCK_MMA_GRID_Y=264;TCK_MMA_GRID_Y=396 TCK_MMA_PD=2\
+;TCK_MMA_PIPE=1 TCK_MMA_PD=2;TCK_MMA_PIPE=1 TCK_MMA_PD=1\
+;TCK_MMA_PIPE=1 TCK_MMA_PD=2 TCK_MMA_GRID_Y=264"
 gpu_models="${GPU_MODELS:-$GPU_MODELS_DEFAULT}"
 bench_defines="${BENCH_DEFINES-$BENCH_DEFINES_DEFAULT}"

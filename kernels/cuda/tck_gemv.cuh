@@ -179,6 +179,9 @@ int launch_gemv_nk(const Args<T>& a, cudaStream_t stream) {
 //   TCK_MMA_PD          superblocks a warp loads at once (0: 8 / RT)
 //   TCK_MMA_GRID_Y      at most this many blocks along the rows (0: one per row block);
 //                       each loops over row blocks, staging x once when K is one chunk
+//   TCK_MMA_PIPE        1: a warp loads its next round of PD superblocks (of this chunk,
+//                       the next chunk or, with TCK_MMA_GRID_Y, the next row block) while
+//                       it multiplies the current one (twice the registers for weights)
 //   TCK_MMA_MB_LARGE    rows of x per block for M > 8 (8, 16, 32 or 64; the M bucket of
 //                       ternary_linear's tensor-core path above the GEMV buckets)
 //   TCK_MMA_SMALL_RT, _KW, _WR (and TCK_MMA_EIGHT_*, TCK_MMA_LARGE_*)
@@ -196,6 +199,10 @@ int launch_gemv_nk(const Args<T>& a, cudaStream_t stream) {
 #ifndef TCK_MMA_GRID_Y
 #define TCK_MMA_GRID_Y 0
 #endif
+#ifndef TCK_MMA_PIPE
+#define TCK_MMA_PIPE 0
+#endif
+static_assert(TCK_MMA_PIPE == 0 || TCK_MMA_PIPE == 1, "TCK_MMA_PIPE: 0 or 1");
 #ifndef TCK_MMA_MB_LARGE
 #define TCK_MMA_MB_LARGE 16
 #endif
@@ -289,6 +296,26 @@ TCK_HD TCK_INLINE uint32_t uint4_at(const uint4& v, int i) {
   return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
 
+/// One round of a warp of the tensor-core GEMV: its PD superblocks base, base + KW, ... of
+/// the chunk at superblock c0 (nsb superblocks), for its RT tiles from row n0 (zero words
+/// past the chunk).
+template <int N, int K, int PD, int RT, int KW>
+__device__ TCK_INLINE void gemv_mma_round(uint4 (&dst)[PD][RT][2], const uint8_t* w, int n0,
+                                          long long c0, int nsb, int base, int g, int t) {
+#pragma unroll
+  for (int p = 0; p < PD; ++p) {
+    const int sbl = base + p * KW;
+#pragma unroll
+    for (int r = 0; r < RT; ++r) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        dst[p][r][h] = sbl < nsb ? gemv_mma_words<N, K>(w, n0 + 16 * r + g + 8 * h, c0 + sbl, t)
+                                 : make_uint4(kZeroWord, kZeroWord, kZeroWord, kZeroWord);
+      }
+    }
+  }
+}
+
 template <typename T, int N, int K, Act A, Residual R, int MB, int RT, int KW, int WR>
 #if TCK_MMA_MIN_BLOCKS > 1
 #define TCK_MMA_BOUNDS(nt) __launch_bounds__(nt, TCK_MMA_MIN_BLOCKS)
@@ -320,6 +347,12 @@ __global__ void TCK_MMA_BOUNDS(KW * WR * 32) gemv_mma_kernel(const Args<T> args)
   const int kw = wi % KW, wr = wi / KW;
   const int g = lane >> 2, t = lane & 3;
   [[maybe_unused]] constexpr int NRB = ceil_div(N, 16 * RT * WR);  // row blocks
+#if TCK_MMA_PIPE
+  // The round loaded ahead (TCK_MMA_PIPE); wnext_ok: it is the first round of the next chunk
+  // this warp multiplies (the next chunk's, or the next row block's first).
+  [[maybe_unused]] uint4 wnext[PD][RT][2];
+  [[maybe_unused]] bool wnext_ok = false;
+#endif
 #if TCK_MMA_GRID_Y > 0
   // Fewer blocks than row blocks (TCK_MMA_GRID_Y): each takes row blocks blockIdx.y,
   // + gridDim.y, ...; x of a single chunk is staged once, for all of them.
@@ -364,21 +397,23 @@ __global__ void TCK_MMA_BOUNDS(KW * WR * 32) gemv_mma_kernel(const Args<T> args)
 
         uint4 wv[PD][RT][2];
         auto load_round = [&](int base) {
-#pragma unroll
-          for (int p = 0; p < PD; ++p) {
-            const int sbl = base + p * KW;
-#pragma unroll
-            for (int r = 0; r < RT; ++r) {
-#pragma unroll
-              for (int h = 0; h < 2; ++h) {
-                wv[p][r][h] = sbl < nsb
-                                  ? gemv_mma_words<N, K>(w, n0 + 16 * r + g + 8 * h, c0 + sbl, t)
-                                  : make_uint4(kZeroWord, kZeroWord, kZeroWord, kZeroWord);
-              }
-            }
-          }
+          gemv_mma_round<N, K, PD, RT, KW>(wv, w, n0, c0, nsb, base, g, t);
         };
+#if TCK_MMA_PIPE
+        if (wnext_ok) {
+#pragma unroll
+          for (int p = 0; p < PD; ++p)
+#pragma unroll
+            for (int r = 0; r < RT; ++r)
+#pragma unroll
+              for (int h = 0; h < 2; ++h) wv[p][r][h] = wnext[p][r][h];
+        } else {
+          load_round(kw);
+        }
+        wnext_ok = false;
+#else
         load_round(kw);
+#endif
 
         if (restage) {
           __syncthreads();  // the previous chunk is consumed
@@ -433,7 +468,25 @@ __global__ void TCK_MMA_BOUNDS(KW * WR * 32) gemv_mma_kernel(const Args<T> args)
         }
 
         for (int base = kw; base < nsb; base += PD * KW) {
+#if TCK_MMA_PIPE
+          // Load the next round before multiplying this one: the chunk's next, else the next
+          // chunk's first, else (TCK_MMA_GRID_Y) the next row block's first.
+          const int nbase = base + PD * KW;
+          if (nbase < nsb) {
+            gemv_mma_round<N, K, PD, RT, KW>(wnext, w, n0, c0, nsb, nbase, g, t);
+          } else if (c0 + XCH < SB) {
+            const int nsb2 = static_cast<int>(SB - c0 - XCH < XCH ? SB - c0 - XCH : XCH);
+            gemv_mma_round<N, K, PD, RT, KW>(wnext, w, n0, c0 + XCH, nsb2, kw, g, t);
+            wnext_ok = true;
+          } else if (TCK_MMA_GRID_Y > 0 && rb + static_cast<int>(gridDim.y) < NRB) {
+            constexpr int nsb0 = static_cast<int>(SB < XCH ? SB : XCH);
+            const int n0next = n0 + static_cast<int>(gridDim.y) * 16 * RT * WR;
+            gemv_mma_round<N, K, PD, RT, KW>(wnext, w, n0next, 0, nsb0, kw, g, t);
+            wnext_ok = true;
+          }
+#else
           if (base != kw) load_round(base);
+#endif
 #pragma unroll
           for (int p = 0; p < PD; ++p) {
             const int sbl = base + p * KW;
@@ -474,6 +527,16 @@ __global__ void TCK_MMA_BOUNDS(KW * WR * 32) gemv_mma_kernel(const Args<T> args)
               }
             }
           }
+#if TCK_MMA_PIPE
+          if (nbase < nsb) {
+#pragma unroll
+            for (int p = 0; p < PD; ++p)
+#pragma unroll
+              for (int r = 0; r < RT; ++r)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) wv[p][r][h] = wnext[p][r][h];
+          }
+#endif
         }
       }
 
