@@ -4070,6 +4070,7 @@ CheckedModule Checker::run() {
     }
   }
   checkRecursiveInstantiation();
+  checkInfiniteRecursion();
   checkConstantsReadThroughCalls();
   checkCreatedArguments();
   warnLayersWithoutInputs();
@@ -4362,6 +4363,67 @@ void Checker::checkRecursiveInstantiation() {
   };
   for (size_t layer = module_.firstLocal; layer < n; ++layer) {
     if (mark[layer] == Mark::New) visit(visit, layer);
+  }
+}
+
+void Checker::checkInfiniteRecursion() {
+  // Edges: caller -> callee, for the calls that run on every run of the
+  // caller's body (alwaysCalls_); a cycle of them recurses until Python's
+  // stack runs out, as clang's -Winfinite-recursion says of C. Each cycle is
+  // reported once, at the call in the callable defined last (as
+  // checkRecursiveInstantiation does).
+  size_t n = module_.callables.size();
+  std::vector<std::vector<const AlwaysCall*>> edges(n);
+  for (const AlwaysCall& c : alwaysCalls_) {
+    if (c.caller >= static_cast<int>(module_.firstLocal) &&
+        c.callee >= static_cast<int>(module_.firstLocal)) {
+      edges[static_cast<size_t>(c.caller)].push_back(&c);
+    }
+  }
+  enum class Mark : uint8_t { New, Active, Done };
+  std::vector<Mark> mark(n, Mark::New);
+  std::vector<const AlwaysCall*> path;
+  std::set<std::vector<uint32_t>> reportedCycles;
+  auto visit = [&](auto& self, size_t callable) -> void {
+    mark[callable] = Mark::Active;
+    for (const AlwaysCall* call : edges[callable]) {
+      auto next = static_cast<size_t>(call->callee);
+      path.push_back(call);
+      if (mark[next] == Mark::Active) {
+        size_t first = path.size() - 1;
+        while (first > 0 && static_cast<size_t>(path[first]->caller) != next) --first;
+        std::vector<const AlwaysCall*> cycle(path.begin() + static_cast<std::ptrdiff_t>(first),
+                                             path.end());
+        std::vector<uint32_t> members;
+        for (const AlwaysCall* c : cycle) members.push_back(static_cast<uint32_t>(c->caller));
+        std::sort(members.begin(), members.end());
+        if (reportedCycles.insert(members).second) {
+          size_t at = 0;
+          for (size_t i = 1; i < cycle.size(); ++i) {
+            if (cycle[i]->caller > cycle[at]->caller) at = i;
+          }
+          std::rotate(cycle.begin(), cycle.begin() + static_cast<std::ptrdiff_t>(at),
+                      cycle.end());
+          std::string name = callableName(cycle[0]->caller);
+          std::string chain = name;
+          for (const AlwaysCall* c : cycle) chain += " -> " + callableName(c->callee);
+          auto builder = diags_->report(Diag::InfiniteRecursion, source(),
+                                        rangeOf(cycle[0]->site), name, chain);
+          for (size_t i = 1; i < cycle.size(); ++i) {
+            builder.note(Note::CallsHere, source(), rangeOf(cycle[i]->site),
+                         callableName(cycle[i]->caller), callableName(cycle[i]->callee));
+          }
+          builder.note(Note::EndCallRecursion);
+        }
+      } else if (mark[next] == Mark::New) {
+        self(self, next);
+      }
+      path.pop_back();
+    }
+    mark[callable] = Mark::Done;
+  };
+  for (size_t callable = module_.firstLocal; callable < n; ++callable) {
+    if (mark[callable] == Mark::New) visit(visit, callable);
   }
 }
 

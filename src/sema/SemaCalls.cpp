@@ -736,6 +736,7 @@ ExprInfo Checker::checkLayerCall(int layer, NodeId call, IdentifierId letName) {
   }
   module_.callKind[call.index] = CallKind::Apply;
   applications_.emplace_back(call, layer);
+  noteAlwaysCall(layer, call);
   if (!apply) declarationOrderCalls_.emplace(call.index, letName);
   std::vector<int> positional = std::move(declared);
   if (positional.empty()) {
@@ -748,7 +749,15 @@ ExprInfo Checker::checkLayerCall(int layer, NodeId call, IdentifierId letName) {
   return applyCallable(layer, call, positional, nullptr, callableName(layer));
 }
 
+void Checker::noteAlwaysCall(int callee, NodeId call) {
+  if (ctx_.callable >= 0 && !ctx_.isMain && ctx_.loopDepth == 0 && ctx_.ifDepth == 0 &&
+      ctx_.guardDepth == 0 && ctx_.shortCircuitDepth == 0 && !ctx_.returnsSeen) {
+    alwaysCalls_.push_back(AlwaysCall{ctx_.callable, callee, call});
+  }
+}
+
 ExprInfo Checker::checkFnCall(int fn, NodeId call) {
+  noteAlwaysCall(fn, call);
   const CallableInfo& info = module_.callables[fn];
   std::vector<int> positional;
   for (size_t i = 0; i < info.params.size(); ++i) {

@@ -464,6 +464,7 @@ class Checker {
   /// Reports each cycle of layers that create each other as sub-modules
   /// outside any `if`: their constructors would recurse forever.
   void checkRecursiveInstantiation();
+  void checkInfiniteRecursion();
   /// Top-level initializers that call a fn or layer reading (through what it
   /// calls) a constant defined at or after them: ReadBeforeDefinition.
   void checkConstantsReadThroughCalls();
@@ -556,6 +557,17 @@ class Checker {
   std::vector<BroadcastCheck> broadcastChecks_;
   /// Application sites (call, callee) to validate once all bodies are known.
   std::vector<std::pair<NodeId, int>> applications_;
+  /// Calls of fns and layer applications that run whenever their caller's
+  /// body runs (outside any if, loop, guard clause, && / || operand, and before
+  /// any return): a cycle of them never ends (InfiniteRecursion).
+  struct AlwaysCall {
+    int caller;
+    int callee;
+    NodeId site;
+  };
+  std::vector<AlwaysCall> alwaysCalls_;
+  /// Records a call of `callee` at `call` in alwaysCalls_ when it always runs.
+  void noteAlwaysCall(int callee, NodeId call);
   /// Per callable: whether its body has been checked (run() goes in source
   /// order, checkInferredCalleesFirst ahead of it).
   enum class BodyState : uint8_t { Unchecked, InProgress, Done };
