@@ -2627,6 +2627,7 @@ std::optional<std::vector<DimId>> Checker::broadcast(std::span<const DimId> a,
         // then checks it at -O0 rather than taking it as proven. (torch
         // rejects sizes that do not broadcast, so no check is recorded.)
         result = dims().isUnknown(da) ? db : dims().isUnknown(db) ? da : dims().unknown();
+        if (!dims().isUnknown(da) && !dims().isUnknown(db)) warnSimilarSizeVariables(node, db, da);
         // The guess is wrong when the known size is 1 and the `?` is not
         // (`[?, n] + [?, ?]` at n = 1 is `[?, ?]`): the caller checks it.
         if (assumed != nullptr && !dims().isUnknown(result) &&
@@ -3863,25 +3864,34 @@ void Checker::recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId ex
     }
     return;
   }
-  // `x: [?, n_inp]` against a weight's `[n_in, ...]`: two size variables
-  // spelled nearly alike are most likely one size with a typo, which would
-  // otherwise fail only when the model runs.
+  warnSimilarSizeVariables(node, actual, expected);
+  module_.runtimeChecks.push_back(
+      RuntimeShapeCheck{node, value, static_cast<uint32_t>(dim), expected, actual});
+  placeRuntimeCheck(module_.runtimeChecks.back());
+}
+
+void Checker::warnSimilarSizeVariables(NodeId node, DimId actual, DimId expected) {
+  // `x: [?, n_inp]` against a weight's `[n_in, ...]`, or `[?, hiddden] + [?,
+  // hidden]`: two size variables spelled nearly alike are most likely one
+  // size with a typo, which would otherwise fail only when the model runs
+  // (or, in a weight's shape, leave the constructor an extra argument).
   const DimStore::Node& e = dims().node(expected);
   const DimStore::Node& a = dims().node(actual);
   if (e.kind == DimKind::Var && a.kind == DimKind::Var && e.var != a.var) {
     std::string_view have = interner_.spelling(a.var);
     std::string_view want = interner_.spelling(e.var);
+    // Closer than a "did you mean" needs: `rows` and `cols` (two letters) are two
+    // sizes; one edit, or two in long names, is a typo.
+    unsigned limit = std::min(have.size(), want.size()) >= 8 ? 2 : 1;
     if (!closestMatch(have, std::vector<std::string_view>{want}).empty() &&
-        !differentWords(have, want) && !testedEqual(a.var, e.var) &&
+        editDistance(have, want, limit) <= limit && !differentWords(have, want) &&
+        !testedEqual(a.var, e.var) &&
         warnedSizePairs_.emplace(std::min(a.var.index, e.var.index),
                                  std::max(a.var.index, e.var.index))
             .second) {
       report(Diag::SimilarSizeVariables, node, have, want);
     }
   }
-  module_.runtimeChecks.push_back(
-      RuntimeShapeCheck{node, value, static_cast<uint32_t>(dim), expected, actual});
-  placeRuntimeCheck(module_.runtimeChecks.back());
 }
 
 void Checker::placeRuntimeCheck(RuntimeShapeCheck& check) const {
