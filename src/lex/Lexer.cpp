@@ -163,6 +163,8 @@ class Lexer {
   const unsigned char* end_;
   const unsigned char* p_;
   bool newlineBefore_ = false;
+  // A nested `/*` was reported: the `*/` it leaves behind is that mistake.
+  bool nestedComment_ = false;
 };
 
 TokenizedBuffer Lexer::run() {
@@ -218,7 +220,16 @@ TokenizedBuffer Lexer::run() {
         if (p_ + 1 < end_ && isDecimal(p_[1])) {
           lexNumber();
         } else if (p_ + 1 < end_ && p_[1] == '.') {
-          p_ += 2;
+          // `0...10` (Swift's, Ruby's range): reported, and read as `0..10`
+          // rather than `0 .. .10`, so the rest checks as the range meant.
+          // (`...` before anything else is Python's Ellipsis, which the
+          // parser names.)
+          if (p_ + 3 < end_ && p_[2] == '.' && (isDecimal(p_[3]) || isIdentStart(p_[3]))) {
+            error(Diag::ThreeDotRange, p_, 3);
+            p_ += 3;
+          } else {
+            p_ += 2;
+          }
           addToken(TokenKind::DotDot, start);
         } else {
           ++p_;
@@ -248,6 +259,18 @@ TokenizedBuffer Lexer::run() {
         }
         break;
       case '*':
+        if (next == '/' && !(p_ + 2 < end_ && p_[2] == '*')) {
+          if (nestedComment_) {  // the nested comment's end, reported with it
+            p_ += 2;
+            continue;
+          }
+          // `*/` outside a comment (a `/*` left out, or a comment's first
+          // line that was deleted): no expression continues with `/`. (`*/*`
+          // is a product whose right operand starts with a comment.)
+          error(Diag::StrayCommentEnd, p_, 2);
+          p_ += 2;
+          continue;
+        }
         if (next == '*') {
           kind = TokenKind::StarStar, len = 2;
         } else if (next == '=') {
@@ -390,6 +413,7 @@ void Lexer::skipBlockComment() {
       newlineBefore_ = true;
     } else if (c == '/' && p_ + 1 < end_ && p_[1] == '*' && !warnedNested) {
       warnedNested = true;  // once per comment
+      nestedComment_ = true;
       error(Diag::NestedBlockComment, p_, 2)
           .note(Note::CommentStartedHere, buffer_.source(),
                 SourceRange{offsetOf(start), offsetOf(start) + 2});
