@@ -37,6 +37,31 @@ std::string notImportable(const std::string& path) {
   return "";
 }
 
+// What a file of another language or a data file is, by its extension (''
+// for .tri and anything not known): importing one parses it as Triton DSL
+// and reports its every line.
+std::string foreignKind(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  size_t dot = name.rfind('.');
+  if (dot == std::string::npos || dot == 0) return "";
+  std::string ext = name.substr(dot + 1);
+  for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  static const std::pair<const char*, const char*> kinds[] = {
+      {"py", "a Python file"}, {"pyc", "compiled Python"}, {"ipynb", "a Jupyter notebook"},
+      {"pt", "a PyTorch checkpoint"}, {"pth", "a PyTorch checkpoint"},
+      {"ckpt", "a checkpoint"}, {"safetensors", "a weights file"}, {"onnx", "an ONNX model"},
+      {"npy", "a NumPy array"}, {"npz", "a NumPy archive"}, {"json", "a JSON file"},
+      {"yaml", "a YAML file"}, {"yml", "a YAML file"}, {"toml", "a TOML file"},
+      {"txt", "a text file"}, {"md", "a Markdown file"}, {"cu", "CUDA source"},
+      {"cuh", "a CUDA header"}, {"c", "C source"}, {"cc", "C++ source"},
+      {"cpp", "C++ source"}, {"h", "a C header"}, {"hpp", "a C++ header"},
+      {"so", "a shared library"}, {"o", "an object file"}};
+  for (const auto& [e, kind] : kinds) {
+    if (ext == e) return kind;
+  }
+  return "";
+}
+
 std::string canonicalPath(const std::string& path) {
   char buffer[PATH_MAX];
   return ::realpath(path.c_str(), buffer) != nullptr ? std::string(buffer) : path;
@@ -253,6 +278,10 @@ bool ImportLoader::visit(const SourceBuffer& from, const TokenizedBuffer& fromTo
   }
   if (std::string why = notImportable(found); !why.empty()) {
     diags.report(Diag::ImportNotReadable, from, at, spelling, why);
+    return false;
+  }
+  if (std::string kind = foreignKind(found); !kind.empty()) {
+    diags.report(Diag::ImportForeignFile, from, at, spelling, kind);
     return false;
   }
   std::string canonical = canonicalPath(found);
