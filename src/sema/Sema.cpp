@@ -2616,6 +2616,20 @@ std::optional<std::vector<DimId>> Checker::broadcast(std::span<const DimId> a,
                                       fmtShape(shownB.empty() ? b : shownB));
         if (tree_.kind(node) == NodeKind::Binary) {
           builder.caretAt(tokens().range(tree_.token(node)).begin);
+          // `x * w` of [?, 784] and [784, 10]: NumPy's habit for a matrix
+          // product, which `@` writes (a's last size is b's first of two).
+          if (op == "*" && shownA.empty() && a.size() >= 1 && b.size() >= 1 &&
+              (a.size() >= 2 || b.size() >= 2) &&
+              dims().equal(a.back(), b.size() >= 2 ? b[b.size() - 2] : b.back()) ==
+                  Decision::Yes) {
+            std::string_view left = textOf(tree_.childA(node));
+            std::string_view right = textOf(tree_.childB(node));
+            bool simple = left.size() + right.size() <= 60 &&
+                          left.find('\n') == std::string_view::npos &&
+                          right.find('\n') == std::string_view::npos;
+            builder.note(Note::MatmulInsteadOfProduct,
+                         simple ? fmt::format("{} @ {}", left, right) : std::string("a @ b"));
+          }
         }
         noteOperandCreations(builder, node);
         return std::nullopt;
