@@ -16,6 +16,7 @@ are runs of that dimension (``packed_rows_shape``).
 import math
 import os
 import threading
+import uuid
 import warnings
 import weakref
 
@@ -739,6 +740,21 @@ def pack(module, cache=True):
     for m in holders:
         if not getattr(m, "_tritonrt_packed", False):
             _bake_reparametrizations(m)
+    # One Parameter held by several weights (tied by hand, `m[2].weight = m[0].weight`):
+    # each packs on its own, and unpack() gives them one Parameter again.
+    held = {}
+    for m in holders:
+        if getattr(m, "_tritonrt_packed", False):
+            continue
+        for name in getattr(m, "_ternary_weights", ()) or ():
+            p = m._parameters.get(name)
+            if p is not None:
+                held.setdefault(id(p), []).append((m, name))
+    for places in held.values():
+        if len(places) > 1:
+            tie = uuid.uuid4().hex
+            for m, name in places:
+                m.__dict__.setdefault("_tritonrt_ties", {})[name] = tie
     for m in holders:
         if not getattr(m, "_tritonrt_packed", False):
             _pack_one(m)
@@ -938,8 +954,10 @@ def unpack(module):
         restored.append((m, values, latents, order))
     # Nothing changes until every weight has its latent value (an error leaves the module
     # packed and usable).
+    tied = {}  # tie -> the Parameter its first weight got
     for m, values, latents, order in restored:
         formats = getattr(m, "_tritonrt_formats", {})
+        ties = m.__dict__.get("_tritonrt_ties", {})
         for name, latent in values.items():
             kind, requires_grad = latents.get(name, ("parameter", True))
             if formats.get(name) is not None:
@@ -947,7 +965,17 @@ def unpack(module):
             del m._buffers[name]
             del m._buffers[name + "_scale"]
             if kind == "parameter":
-                m.register_parameter(name, torch.nn.Parameter(latent, requires_grad))
+                # Tied before pack: one Parameter again, unless a checkpoint loaded since
+                # gave the weights different values.
+                first = tied.get(ties.get(name))
+                if first is not None and first.shape == latent.shape and \
+                        torch.equal(first.detach(), latent.to(first.dtype)):
+                    m.register_parameter(name, first)
+                    continue
+                p = torch.nn.Parameter(latent, requires_grad)
+                if name in ties:
+                    tied.setdefault(ties[name], p)
+                m.register_parameter(name, p)
             elif kind == "buffer":
                 m.register_buffer(name, latent)
             else:
@@ -958,7 +986,8 @@ def unpack(module):
             for name in tuple(n for n in order if n in params) + tuple(
                     n for n in params if n not in order):
                 m._parameters[name] = params[name]
-        for attr in ("_tritonrt_shapes", "_tritonrt_latents", "_tritonrt_formats"):
+        for attr in ("_tritonrt_shapes", "_tritonrt_latents", "_tritonrt_formats",
+                     "_tritonrt_ties"):
             m.__dict__.pop(attr, None)
     for m in module.modules():
         for attr in ("_tritonrt_load_hook", "_tritonrt_state_hook"):

@@ -491,6 +491,39 @@ class PackedModuleTests(unittest.TestCase):
                 if v.dtype == torch.uint8 or k.endswith("_scale"):
                     self.assertTrue(torch.equal(again[k], v), k)
 
+    def test_unpack_keeps_weights_tied_by_hand(self):
+        # `m[2].weight = m[0].weight`: one Parameter before pack, one again after unpack
+        # (audit 49C), so resumed training updates both layers together; a checkpoint that
+        # gives the two packed copies different values leaves them two.
+        torch.manual_seed(0)
+
+        def tied():
+            m = torch.nn.Sequential(tritonrt.TernaryLinear(8, 8, bias=False), torch.nn.ReLU(),
+                                    tritonrt.TernaryLinear(8, 8, bias=False))
+            m[2].weight = m[0].weight
+            return m
+
+        m = tied()
+        x = torch.randn(3, 8)
+        ref = m.eval()(x)
+        tritonrt.unpack(tritonrt.pack(m))
+        self.assertIs(m[0].weight, m[2].weight)
+        self.assertEqual(len(list(m.parameters())), 1)
+        self.assertTrue(torch.equal(m.eval()(x), ref))
+        m.train()
+        m(x).sum().backward()
+        torch.optim.SGD(m.parameters(), lr=0.1).step()
+        self.assertIs(m[0].weight, m[2].weight)
+        # Different packed values loaded into the two copies: untied, each its own.
+        m = tritonrt.pack(tied())
+        state = m.state_dict()
+        state["2.weight"] = tritonrt.pack(torch.nn.Sequential(
+            tritonrt.TernaryLinear(8, 8, bias=False))).state_dict()["0.weight"]
+        m.load_state_dict(state)
+        tritonrt.unpack(m)
+        self.assertIsNot(m[0].weight, m[2].weight)
+        self.assertEqual(len(list(m.parameters())), 2)
+
     def test_unpack_keeps_float64_and_rejects_invalid_codes(self):
         torch.manual_seed(5)
         m = pack(TernaryLinear(10, 6).double())
