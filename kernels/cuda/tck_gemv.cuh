@@ -296,6 +296,18 @@ TCK_HD TCK_INLINE uint32_t uint4_at(const uint4& v, int i) {
   return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
 
+/// dst = src, a round of weights (TCK_MMA_PIPE: the round loaded ahead becomes the current).
+template <int PD, int RT>
+__device__ TCK_INLINE void gemv_mma_copy_round(uint4 (&dst)[PD][RT][2],
+                                               const uint4 (&src)[PD][RT][2]) {
+#pragma unroll
+  for (int p = 0; p < PD; ++p)
+#pragma unroll
+    for (int r = 0; r < RT; ++r)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) dst[p][r][h] = src[p][r][h];
+}
+
 /// One round of a warp of the tensor-core GEMV: its PD superblocks base, base + KW, ... of
 /// the chunk at superblock c0 (nsb superblocks), for its RT tiles from row n0 (zero words
 /// past the chunk).
@@ -401,12 +413,7 @@ __global__ void TCK_MMA_BOUNDS(KW * WR * 32) gemv_mma_kernel(const Args<T> args)
         };
 #if TCK_MMA_PIPE
         if (wnext_ok) {
-#pragma unroll
-          for (int p = 0; p < PD; ++p)
-#pragma unroll
-            for (int r = 0; r < RT; ++r)
-#pragma unroll
-              for (int h = 0; h < 2; ++h) wv[p][r][h] = wnext[p][r][h];
+          gemv_mma_copy_round(wv, wnext);
         } else {
           load_round(kw);
         }
@@ -529,12 +536,7 @@ __global__ void TCK_MMA_BOUNDS(KW * WR * 32) gemv_mma_kernel(const Args<T> args)
           }
 #if TCK_MMA_PIPE
           if (nbase < nsb) {
-#pragma unroll
-            for (int p = 0; p < PD; ++p)
-#pragma unroll
-              for (int r = 0; r < RT; ++r)
-#pragma unroll
-                for (int h = 0; h < 2; ++h) wv[p][r][h] = wnext[p][r][h];
+            gemv_mma_copy_round(wv, wnext);
           }
 #endif
         }

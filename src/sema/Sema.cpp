@@ -4323,132 +4323,116 @@ void Checker::checkConstantsReadThroughCalls() {
   }
 }
 
-void Checker::checkRecursiveInstantiation() {
-  // Edges: owner -> created layer, for unconditional instantiations; a cycle
-  // of them is found by a depth-first search (each reported once, at the
-  // instantiation that closes it).
-  size_t n = module_.callables.size();
-  std::vector<std::vector<const InstanceInfo*>> edges(n);
-  for (const InstanceInfo& instance : module_.instances) {
-    if (!instance.builtin && !instance.conditional && instance.owner >= 0) {
-      edges[static_cast<size_t>(instance.owner)].push_back(&instance);
-    }
-  }
+namespace {
+
+// Each cycle of a call or creation graph once: a depth-first search from every
+// node of [first, n) over `edges` (node -> its edges; `from(e)` and `to(e)` the
+// nodes an edge joins) calls `report(cycle)` with the edges of each cycle it
+// closes, the first leaving the node the search met twice, once per set of
+// nodes (a model creating a block six times closes the same cycle six times).
+template <typename Edge, typename From, typename To, typename Report>
+void forEachCycleOnce(size_t first, const std::vector<std::vector<const Edge*>>& edges,
+                      From from, To to, Report report) {
   enum class Mark : uint8_t { New, Active, Done };
-  std::vector<Mark> mark(n, Mark::New);
-  std::vector<const InstanceInfo*> path;  // the instantiations from the root
-  std::set<std::vector<uint32_t>> reportedCycles;  // each cycle's layers, sorted
-  auto visit = [&](auto& self, size_t layer) -> void {
-    mark[layer] = Mark::Active;
-    for (const InstanceInfo* instance : edges[layer]) {
-      auto next = static_cast<size_t>(instance->decl);
-      path.push_back(instance);
+  std::vector<Mark> mark(edges.size(), Mark::New);
+  std::vector<const Edge*> path;  // the edges from the search's root
+  std::set<std::vector<size_t>> reported;  // each cycle's nodes, sorted
+  auto visit = [&](auto& self, size_t node) -> void {
+    mark[node] = Mark::Active;
+    for (const Edge* edge : edges[node]) {
+      size_t next = to(*edge);
+      path.push_back(edge);
       if (mark[next] == Mark::Active) {
-        // The cycle: from the instantiation made in `next` to this one.
-        size_t first = path.size() - 1;
-        while (first > 0 && static_cast<size_t>(path[first]->owner) != next) --first;
-        std::vector<const InstanceInfo*> cycle(path.begin() + static_cast<std::ptrdiff_t>(first),
-                                               path.end());
-        // One report per cycle (a model creating a block six times closes
-        // the same cycle six times), at the creation of the layer defined
-        // last: files define blocks before the models that create them, so
-        // a block creating its model is the line to change.
-        std::vector<uint32_t> layers;
-        for (const InstanceInfo* i : cycle) layers.push_back(i->decl);
-        std::sort(layers.begin(), layers.end());
-        if (!reportedCycles.insert(layers).second) {
-          path.pop_back();
-          continue;
-        }
-        size_t at = 0;
-        for (size_t i = 1; i < cycle.size(); ++i) {
-          if (cycle[i]->decl > cycle[at]->decl) at = i;
-        }
-        std::rotate(cycle.begin(), cycle.begin() + static_cast<std::ptrdiff_t>(at), cycle.end());
-        std::string name = callableName(static_cast<int>(cycle[0]->decl));
-        std::string chain = name;
-        for (size_t i = 1; i < cycle.size(); ++i) {
-          chain += " -> " + callableName(static_cast<int>(cycle[i]->decl));
-        }
-        chain += " -> " + name;
-        auto builder = diags_->report(Diag::RecursiveInstantiation, source(),
-                                      rangeOf(cycle[0]->site), name, chain);
-        for (size_t i = 1; i < cycle.size(); ++i) {
-          builder.note(Note::CreatesHere, source(), rangeOf(cycle[i]->site),
-                       callableName(cycle[i]->owner), callableName(static_cast<int>(cycle[i]->decl)));
-        }
-        builder.note(Note::EndRecursion);
+        size_t at = path.size() - 1;
+        while (at > 0 && from(*path[at]) != next) --at;
+        std::vector<const Edge*> cycle(path.begin() + static_cast<std::ptrdiff_t>(at),
+                                       path.end());
+        std::vector<size_t> nodes;
+        for (const Edge* e : cycle) nodes.push_back(from(*e));
+        std::sort(nodes.begin(), nodes.end());
+        if (reported.insert(nodes).second) report(cycle);
       } else if (mark[next] == Mark::New) {
         self(self, next);
       }
       path.pop_back();
     }
-    mark[layer] = Mark::Done;
+    mark[node] = Mark::Done;
   };
-  for (size_t layer = module_.firstLocal; layer < n; ++layer) {
-    if (mark[layer] == Mark::New) visit(visit, layer);
+  for (size_t node = first; node < edges.size(); ++node) {
+    if (mark[node] == Mark::New) visit(visit, node);
   }
+}
+
+}  // namespace
+
+void Checker::checkRecursiveInstantiation() {
+  // Edges: owner -> created layer, for unconditional instantiations; each
+  // cycle is reported once, at the creation of the layer defined last: files
+  // define blocks before the models that create them, so a block creating its
+  // model is the line to change.
+  std::vector<std::vector<const InstanceInfo*>> edges(module_.callables.size());
+  for (const InstanceInfo& instance : module_.instances) {
+    if (!instance.builtin && !instance.conditional && instance.owner >= 0) {
+      edges[static_cast<size_t>(instance.owner)].push_back(&instance);
+    }
+  }
+  auto from = [](const InstanceInfo& i) { return static_cast<size_t>(i.owner); };
+  auto to = [](const InstanceInfo& i) { return static_cast<size_t>(i.decl); };
+  forEachCycleOnce(module_.firstLocal, edges, from, to,
+                   [&](std::vector<const InstanceInfo*> cycle) {
+    size_t at = 0;
+    for (size_t i = 1; i < cycle.size(); ++i) {
+      if (cycle[i]->decl > cycle[at]->decl) at = i;
+    }
+    std::rotate(cycle.begin(), cycle.begin() + static_cast<std::ptrdiff_t>(at), cycle.end());
+    std::string name = callableName(static_cast<int>(cycle[0]->decl));
+    std::string chain = name;
+    for (size_t i = 1; i < cycle.size(); ++i) {
+      chain += " -> " + callableName(static_cast<int>(cycle[i]->decl));
+    }
+    chain += " -> " + name;
+    auto builder = diags_->report(Diag::RecursiveInstantiation, source(),
+                                  rangeOf(cycle[0]->site), name, chain);
+    for (size_t i = 1; i < cycle.size(); ++i) {
+      builder.note(Note::CreatesHere, source(), rangeOf(cycle[i]->site),
+                   callableName(cycle[i]->owner), callableName(static_cast<int>(cycle[i]->decl)));
+    }
+    builder.note(Note::EndRecursion);
+  });
 }
 
 void Checker::checkInfiniteRecursion() {
   // Edges: caller -> callee, for the calls that run on every run of the
   // caller's body (alwaysCalls_); a cycle of them recurses until Python's
   // stack runs out, as clang's -Winfinite-recursion says of C. Each cycle is
-  // reported once, at the call in the callable defined last (as
-  // checkRecursiveInstantiation does).
-  size_t n = module_.callables.size();
-  std::vector<std::vector<const AlwaysCall*>> edges(n);
+  // reported once, at the call in the callable defined last.
+  std::vector<std::vector<const AlwaysCall*>> edges(module_.callables.size());
   for (const AlwaysCall& c : alwaysCalls_) {
     if (c.caller >= static_cast<int>(module_.firstLocal) &&
         c.callee >= static_cast<int>(module_.firstLocal)) {
       edges[static_cast<size_t>(c.caller)].push_back(&c);
     }
   }
-  enum class Mark : uint8_t { New, Active, Done };
-  std::vector<Mark> mark(n, Mark::New);
-  std::vector<const AlwaysCall*> path;
-  std::set<std::vector<uint32_t>> reportedCycles;
-  auto visit = [&](auto& self, size_t callable) -> void {
-    mark[callable] = Mark::Active;
-    for (const AlwaysCall* call : edges[callable]) {
-      auto next = static_cast<size_t>(call->callee);
-      path.push_back(call);
-      if (mark[next] == Mark::Active) {
-        size_t first = path.size() - 1;
-        while (first > 0 && static_cast<size_t>(path[first]->caller) != next) --first;
-        std::vector<const AlwaysCall*> cycle(path.begin() + static_cast<std::ptrdiff_t>(first),
-                                             path.end());
-        std::vector<uint32_t> members;
-        for (const AlwaysCall* c : cycle) members.push_back(static_cast<uint32_t>(c->caller));
-        std::sort(members.begin(), members.end());
-        if (reportedCycles.insert(members).second) {
-          size_t at = 0;
-          for (size_t i = 1; i < cycle.size(); ++i) {
-            if (cycle[i]->caller > cycle[at]->caller) at = i;
-          }
-          std::rotate(cycle.begin(), cycle.begin() + static_cast<std::ptrdiff_t>(at),
-                      cycle.end());
-          std::string name = callableName(cycle[0]->caller);
-          std::string chain = name;
-          for (const AlwaysCall* c : cycle) chain += " -> " + callableName(c->callee);
-          auto builder = diags_->report(Diag::InfiniteRecursion, source(),
-                                        rangeOf(cycle[0]->site), name, chain);
-          for (size_t i = 1; i < cycle.size(); ++i) {
-            builder.note(Note::CallsHere, source(), rangeOf(cycle[i]->site),
-                         callableName(cycle[i]->caller), callableName(cycle[i]->callee));
-          }
-          builder.note(Note::EndCallRecursion);
-        }
-      } else if (mark[next] == Mark::New) {
-        self(self, next);
-      }
-      path.pop_back();
+  auto from = [](const AlwaysCall& c) { return static_cast<size_t>(c.caller); };
+  auto to = [](const AlwaysCall& c) { return static_cast<size_t>(c.callee); };
+  forEachCycleOnce(module_.firstLocal, edges, from, to,
+                   [&](std::vector<const AlwaysCall*> cycle) {
+    size_t at = 0;
+    for (size_t i = 1; i < cycle.size(); ++i) {
+      if (cycle[i]->caller > cycle[at]->caller) at = i;
     }
-    mark[callable] = Mark::Done;
-  };
-  for (size_t callable = module_.firstLocal; callable < n; ++callable) {
-    if (mark[callable] == Mark::New) visit(visit, callable);
-  }
+    std::rotate(cycle.begin(), cycle.begin() + static_cast<std::ptrdiff_t>(at), cycle.end());
+    std::string name = callableName(cycle[0]->caller);
+    std::string chain = name;
+    for (const AlwaysCall* c : cycle) chain += " -> " + callableName(c->callee);
+    auto builder = diags_->report(Diag::InfiniteRecursion, source(), rangeOf(cycle[0]->site),
+                                  name, chain);
+    for (size_t i = 1; i < cycle.size(); ++i) {
+      builder.note(Note::CallsHere, source(), rangeOf(cycle[i]->site),
+                   callableName(cycle[i]->caller), callableName(cycle[i]->callee));
+    }
+    builder.note(Note::EndCallRecursion);
+  });
 }
 
 void Checker::checkCreatedArguments() {

@@ -467,6 +467,8 @@ class Checker {
   /// Reports each cycle of layers that create each other as sub-modules
   /// outside any `if`: their constructors would recurse forever.
   void checkRecursiveInstantiation();
+  /// Warns of each cycle of fn calls and layer applications that run on every
+  /// path through their callers (alwaysCalls_): they never return.
   void checkInfiniteRecursion();
   /// Top-level initializers that call a fn or layer reading (through what it
   /// calls) a constant defined at or after them: ReadBeforeDefinition.
