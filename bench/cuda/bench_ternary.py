@@ -280,6 +280,9 @@ def main(argv=None):
     stream_fn, empty_fn = reference_fns(lib)
     sink = torch.zeros(4, dtype=torch.int32, device=dev)
     empty_us = None
+    if empty_fn is not None and empty_fn(torch.cuda.current_stream().cuda_stream) != 0:
+        print("  the empty reference kernel did not launch; not timed")
+        empty_fn = None
     if empty_fn is not None:
         ecalls = [lambda: empty_fn(torch.cuda.current_stream().cuda_stream)] * args.calls
         empty_us = time_calls(torch, ecalls, args.reps, args.warmup, not args.no_graph)[0] * 1e3
@@ -303,6 +306,11 @@ def main(argv=None):
         stream_us, stream_grid = None, None
         if stream_fn is not None and pbytes % 16 == 0:
             for blocks, threads in stream_grids(props.multi_processor_count, pbytes):
+                if stream_fn(packs[0].data_ptr(), pbytes, sink.data_ptr(), blocks, threads,
+                             torch.cuda.current_stream().cuda_stream) != 0:
+                    print("  the read-only reference did not launch with %d x %d; skipped"
+                          % (blocks, threads))
+                    continue
                 def make_s(wp, blocks=blocks, threads=threads):
                     return lambda: stream_fn(wp.data_ptr(), pbytes, sink.data_ptr(), blocks,
                                              threads, torch.cuda.current_stream().cuda_stream)

@@ -16,7 +16,6 @@ are runs of that dimension (``packed_rows_shape``).
 import math
 import os
 import threading
-import uuid
 import warnings
 import weakref
 
@@ -682,6 +681,11 @@ def _check_unpacked_state(module, state_dict, prefix, local_metadata, strict, mi
                 "it holds packed weights too" % (key, key))
 
 
+class _Tie:
+    """The mark of weights tied by hand before pack (one object per group: a deepcopy or
+    pickle of a packed model copies it, so each copy's weights tie among themselves only)."""
+
+
 def _require_module(what, module):
     """A TypeError naming what ``pack``/``unpack`` take, for a state_dict, path or class."""
     if isinstance(module, torch.nn.Module):
@@ -752,7 +756,7 @@ def pack(module, cache=True):
                 held.setdefault(id(p), []).append((m, name))
     for places in held.values():
         if len(places) > 1:
-            tie = uuid.uuid4().hex
+            tie = _Tie()
             for m, name in places:
                 m.__dict__.setdefault("_tritonrt_ties", {})[name] = tie
     for m in holders:
@@ -954,7 +958,7 @@ def unpack(module):
         restored.append((m, values, latents, order))
     # Nothing changes until every weight has its latent value (an error leaves the module
     # packed and usable).
-    tied = {}  # tie -> the Parameter its first weight got
+    tied = {}  # id(tie) -> the Parameter its first weight got
     for m, values, latents, order in restored:
         formats = getattr(m, "_tritonrt_formats", {})
         ties = m.__dict__.get("_tritonrt_ties", {})
@@ -967,14 +971,16 @@ def unpack(module):
             if kind == "parameter":
                 # Tied before pack: one Parameter again, unless a checkpoint loaded since
                 # gave the weights different values.
-                first = tied.get(ties.get(name))
+                tie = ties.get(name)
+                first = tied.get(id(tie)) if tie is not None else None
                 if first is not None and first.shape == latent.shape and \
+                        first.device == latent.device and \
                         torch.equal(first.detach(), latent.to(first.dtype)):
                     m.register_parameter(name, first)
                     continue
                 p = torch.nn.Parameter(latent, requires_grad)
-                if name in ties:
-                    tied.setdefault(ties[name], p)
+                if tie is not None:
+                    tied.setdefault(id(tie), p)
                 m.register_parameter(name, p)
             elif kind == "buffer":
                 m.register_buffer(name, latent)

@@ -39,7 +39,8 @@ std::string notImportable(const std::string& path) {
 
 // What a file of another language or a data file is, by its extension (''
 // for .tri and anything not known): importing one parses it as Triton DSL
-// and reports its every line.
+// and reports its every line. Only extensions no Triton DSL file would have
+// (`blocks.txt` or a file without one is read as Triton DSL).
 std::string foreignKind(const std::string& path) {
   std::string name = path.substr(path.find_last_of('/') + 1);
   size_t dot = name.rfind('.');
@@ -52,10 +53,8 @@ std::string foreignKind(const std::string& path) {
       {"ckpt", "a checkpoint"}, {"safetensors", "a weights file"}, {"onnx", "an ONNX model"},
       {"npy", "a NumPy array"}, {"npz", "a NumPy archive"}, {"json", "a JSON file"},
       {"yaml", "a YAML file"}, {"yml", "a YAML file"}, {"toml", "a TOML file"},
-      {"txt", "a text file"}, {"md", "a Markdown file"}, {"cu", "CUDA source"},
-      {"cuh", "a CUDA header"}, {"c", "C source"}, {"cc", "C++ source"},
-      {"cpp", "C++ source"}, {"h", "a C header"}, {"hpp", "a C++ header"},
-      {"so", "a shared library"}, {"o", "an object file"}};
+      {"cu", "CUDA source"}, {"cuh", "a CUDA header"}, {"cpp", "C++ source"},
+      {"hpp", "a C++ header"}, {"so", "a shared library"}};
   for (const auto& [e, kind] : kinds) {
     if (ext == e) return kind;
   }

@@ -163,8 +163,6 @@ class Lexer {
   const unsigned char* end_;
   const unsigned char* p_;
   bool newlineBefore_ = false;
-  // A nested `/*` was reported: the `*/` it leaves behind is that mistake.
-  bool nestedComment_ = false;
 };
 
 TokenizedBuffer Lexer::run() {
@@ -260,10 +258,6 @@ TokenizedBuffer Lexer::run() {
         break;
       case '*':
         if (next == '/' && !(p_ + 2 < end_ && p_[2] == '*')) {
-          if (nestedComment_) {  // the nested comment's end, reported with it
-            p_ += 2;
-            continue;
-          }
           // `*/` outside a comment (a `/*` left out, or a comment's first
           // line that was deleted): no expression continues with `/`. (`*/*`
           // is a product whose right operand starts with a comment.)
@@ -413,7 +407,6 @@ void Lexer::skipBlockComment() {
       newlineBefore_ = true;
     } else if (c == '/' && p_ + 1 < end_ && p_[1] == '*' && !warnedNested) {
       warnedNested = true;  // once per comment
-      nestedComment_ = true;
       error(Diag::NestedBlockComment, p_, 2)
           .note(Note::CommentStartedHere, buffer_.source(),
                 SourceRange{offsetOf(start), offsetOf(start) + 2});

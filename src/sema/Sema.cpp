@@ -2619,7 +2619,7 @@ std::optional<std::vector<DimId>> Checker::broadcast(std::span<const DimId> a,
           // `x * w` of [?, 784] and [784, 10]: NumPy's habit for a matrix
           // product, which `@` writes (a's last size is b's first of two).
           if (op == "*" && shownA.empty() && a.size() >= 1 && b.size() >= 1 &&
-              (a.size() >= 2 || b.size() >= 2) &&
+              a.size() <= 2 && b.size() <= 2 && (a.size() == 2 || b.size() == 2) &&
               dims().equal(a.back(), b.size() >= 2 ? b[b.size() - 2] : b.back()) ==
                   Decision::Yes) {
             std::string_view left = textOf(tree_.childA(node));
@@ -2641,7 +2641,9 @@ std::optional<std::vector<DimId>> Checker::broadcast(std::span<const DimId> a,
         // then checks it at -O0 rather than taking it as proven. (torch
         // rejects sizes that do not broadcast, so no check is recorded.)
         result = dims().isUnknown(da) ? db : dims().isUnknown(db) ? da : dims().unknown();
-        if (!dims().isUnknown(da) && !dims().isUnknown(db)) warnSimilarSizeVariables(node, db, da);
+        if (!dims().isUnknown(da) && !dims().isUnknown(db)) {
+          warnSimilarSizeVariables(node, db, da, /*minLength=*/4);  // `dx` and 1 broadcast
+        }
         // The guess is wrong when the known size is 1 and the `?` is not
         // (`[?, n] + [?, ?]` at n = 1 is `[?, ?]`): the caller checks it.
         if (assumed != nullptr && !dims().isUnknown(result) &&
@@ -3884,7 +3886,8 @@ void Checker::recordRuntimeCheck(NodeId node, NodeId value, size_t dim, DimId ex
   placeRuntimeCheck(module_.runtimeChecks.back());
 }
 
-void Checker::warnSimilarSizeVariables(NodeId node, DimId actual, DimId expected) {
+void Checker::warnSimilarSizeVariables(NodeId node, DimId actual, DimId expected,
+                                       size_t minLength) {
   // `x: [?, n_inp]` against a weight's `[n_in, ...]`, or `[?, hiddden] + [?,
   // hidden]`: two size variables spelled nearly alike are most likely one
   // size with a typo, which would otherwise fail only when the model runs
@@ -3897,7 +3900,7 @@ void Checker::warnSimilarSizeVariables(NodeId node, DimId actual, DimId expected
     // Closer than a "did you mean" needs: `rows` and `cols` (two letters) are two
     // sizes; one edit, or two in long names, is a typo.
     unsigned limit = std::min(have.size(), want.size()) >= 8 ? 2 : 1;
-    if (!closestMatch(have, std::vector<std::string_view>{want}).empty() &&
+    if (std::min(have.size(), want.size()) >= minLength && !closestMatch(have, std::vector<std::string_view>{want}).empty() &&
         editDistance(have, want, limit) <= limit && !differentWords(have, want) &&
         !testedEqual(a.var, e.var) &&
         warnedSizePairs_.emplace(std::min(a.var.index, e.var.index),

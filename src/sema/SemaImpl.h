@@ -235,8 +235,10 @@ class Checker {
   /// Notes where a just recorded check is made (its layer, whether always).
   void placeRuntimeCheck(RuntimeShapeCheck& check) const;
   /// SimilarSizeVariables, once per pair, when `actual` and `expected` are two
-  /// size variables spelled nearly alike (a typo, not two sizes on purpose).
-  void warnSimilarSizeVariables(NodeId node, DimId actual, DimId expected);
+  /// size variables spelled nearly alike (a typo, not two sizes on purpose), of
+  /// at least minLength letters (a broadcast: `dx` and `dy` may be one and 1).
+  void warnSimilarSizeVariables(NodeId node, DimId actual, DimId expected,
+                                size_t minLength = 0);
   /// Whether a comparison made now is made on every run of a layer's body
   /// (not under an if, a loop, a guard, the right side of && and ||, nor
   /// after a `return` in any branch before it).

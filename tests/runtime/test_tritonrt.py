@@ -523,6 +523,14 @@ class PackedModuleTests(unittest.TestCase):
         tritonrt.unpack(m)
         self.assertIsNot(m[0].weight, m[2].weight)
         self.assertEqual(len(list(m.parameters())), 2)
+        # Copies of a packed tied block (deepcopy, as nn.Transformer clones its layers) tie
+        # within each copy only (review 49D).
+        b = tritonrt.pack(tied())
+        model = torch.nn.ModuleList([b] + [copy.deepcopy(b) for _ in range(2)])
+        tritonrt.unpack(model)
+        self.assertEqual(len(list(model.parameters())), 3)
+        for blk in model:
+            self.assertIs(blk[0].weight, blk[2].weight)
 
     def test_unpack_keeps_float64_and_rejects_invalid_codes(self):
         torch.manual_seed(5)
