@@ -607,6 +607,7 @@ class Parser {
   NodeId parseIf();
   NodeId parseCondition();
   void errorExpectedBlock(std::string_view what, std::string_view keyword, NodeId expr);
+  bool skipSemicolonBeforeBlock(std::string_view keyword);
   NodeId parseFor();
   NodeId parseWhile();
   NodeId parseType();
@@ -1694,6 +1695,23 @@ void Parser::errorExpectedBlock(std::string_view what, std::string_view keyword,
   pythonBlocks_ = true;
 }
 
+// `if n > 0; {` (C's `if (c);`, or a typo): a ';' between a header and its
+// block is reported at the ';' and skipped, as if it were not written, so the
+// block is parsed as the statement's (not as a stray '{' after a broken
+// statement). Returns whether it did; in a trial parse the report fails the
+// trial instead (errorAndGoOn sets panic mode) and nothing is skipped.
+bool Parser::skipSemicolonBeforeBlock(std::string_view keyword) {
+  if (!at(TokenKind::Semicolon) || peekKind(1) != TokenKind::LBrace) {
+    return false;
+  }
+  errorAndGoOn(Diag::SemicolonBeforeBlock, tokens_.range(pos_), keyword);
+  if (panic_) {
+    return false;
+  }
+  consume();  // ';'
+  return true;
+}
+
 // if_stmt = "if" expr block [ "else" ( block | if_stmt ) ] ;
 NodeId Parser::parseIf() {
   // An else-if chain is iterative: each If's else field is filled in later.
@@ -1705,7 +1723,7 @@ NodeId Parser::parseIf() {
     if (panic_) {
       return addError(keyword);
     }
-    if (!at(TokenKind::LBrace)) {
+    if (!at(TokenKind::LBrace) && !skipSemicolonBeforeBlock("if")) {
       errorExpectedBlock("'{' after the condition", "if ", cond);
       return addError(keyword);
     }
@@ -1718,7 +1736,7 @@ NodeId Parser::parseIf() {
     if (at(TokenKind::KwIf)) {
       continue;
     }
-    if (!at(TokenKind::LBrace)) {
+    if (!at(TokenKind::LBrace) && !skipSemicolonBeforeBlock("else")) {
       errorExpectedBlock("'{' or 'if' after 'else'", "else", NodeId{});
       break;
     }
@@ -1772,7 +1790,7 @@ NodeId Parser::parseFor() {
   if (panic_) {
     return addError(keyword);
   }
-  if (!at(TokenKind::LBrace)) {
+  if (!at(TokenKind::LBrace) && !skipSemicolonBeforeBlock("for")) {
     errorExpectedBlock("'{' to start the loop body",
                        fmt::format("for {} in ", tokens_.spelling(var)), iterated);
     return addError(keyword);
@@ -1788,7 +1806,7 @@ NodeId Parser::parseWhile() {
   if (panic_) {
     return addError(keyword);
   }
-  if (!at(TokenKind::LBrace)) {
+  if (!at(TokenKind::LBrace) && !skipSemicolonBeforeBlock("while")) {
     errorExpectedBlock("'{' to start the loop body", "while ", cond);
     return addError(keyword);
   }

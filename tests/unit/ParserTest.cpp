@@ -1169,6 +1169,12 @@ TEST(ParserTest, StatementHabits) {
   ASSERT_EQ(diagNames(tuple.diagnostics()), "ReturnTuple");
   Parsed ellipsis("main {\n  print(x[..., 0])\n}\n");
   ASSERT_EQ(diagNames(ellipsis.diagnostics()), "EllipsisIndex");
+  // `if c; {`: one error at the ';', and the block is the if's (its own
+  // statements' mistakes are still reported, each once).
+  Parsed semicolon("main {\n  if x > 0; {\n    print(1 +)\n  }\n  while x; {\n  }\n}\n");
+  ASSERT_EQ(diagNames(semicolon.diagnostics()),
+            "SemicolonBeforeBlock ExpectedExpression SemicolonBeforeBlock");
+  EXPECT_EQ(semicolon.diagnostics()[0].message, "stray ';' between 'if' and its block: remove it");
   Parsed colon("main {\n  while x > 0:\n    x -= 1\n}\n");
   ASSERT_EQ(diagNames(colon.diagnostics()), "ExpectedToken");
   ASSERT_EQ(colon.diagnostics()[0].notes.size(), 1u);
