@@ -958,7 +958,7 @@ def unpack(module):
         restored.append((m, values, latents, order))
     # Nothing changes until every weight has its latent value (an error leaves the module
     # packed and usable).
-    tied = {}  # id(tie) -> the Parameter its first weight got
+    tied = {}  # _Tie (hashed by identity) -> the Parameter its first weight got
     for m, values, latents, order in restored:
         formats = getattr(m, "_tritonrt_formats", {})
         ties = m.__dict__.get("_tritonrt_ties", {})
@@ -972,7 +972,7 @@ def unpack(module):
                 # Tied before pack: one Parameter again, unless a checkpoint loaded since
                 # gave the weights different values.
                 tie = ties.get(name)
-                first = tied.get(id(tie)) if tie is not None else None
+                first = tied.get(tie) if tie is not None else None
                 if first is not None and first.shape == latent.shape and \
                         first.device == latent.device and \
                         torch.equal(first.detach(), latent.to(first.dtype)):
@@ -980,7 +980,7 @@ def unpack(module):
                     continue
                 p = torch.nn.Parameter(latent, requires_grad)
                 if tie is not None:
-                    tied.setdefault(id(tie), p)
+                    tied.setdefault(tie, p)
                 m.register_parameter(name, p)
             elif kind == "buffer":
                 m.register_buffer(name, latent)
