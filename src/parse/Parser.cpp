@@ -40,6 +40,7 @@
 #include <algorithm>
 #include <utility>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 
 #include "tritonc/base/Memory.h"
@@ -572,7 +573,8 @@ class Parser {
   NodeId parseParam();
   NodeId parseBlock();
   /// ExpectedIdentifier for a name being declared; a keyword written there
-  /// (`let in = 2`) gets a note saying it is one.
+  /// that keywordAsName() did not take (`let in + 2`) gets a note saying it
+  /// is one.
   /// `next` is the keyword that follows the name there (`for in range(3)`
   /// misses the name; `in` is not one taken for it).
   [[gnu::cold]] void errorExpectedName(std::string_view what,
@@ -581,6 +583,16 @@ class Parser {
     if (builder && isKeyword(peekKind()) && peekKind() != next && !newlineBefore()) {
       builder->note(Note::KeywordAsName, tokens_.spelling(pos_));
     }
+  }
+  /// A keyword declared as a name, followed by one of `follows` as the name
+  /// would be (`let in = 3`, `fn f(in: int)`, `for in in range(3)`):
+  /// reported with another name to write, and consumed as the name (true).
+  /// Later uses of the keyword as an operand in this item parse as that name
+  /// (keywordNames_), so they are no errors of their own.
+  [[gnu::cold]] bool keywordAsName(std::initializer_list<TokenKind> follows,
+                                   bool orStatementEnd = false);
+  bool keywordIsName(TokenKind kind) const {
+    return std::find(keywordNames_.begin(), keywordNames_.end(), kind) != keywordNames_.end();
   }
   [[gnu::cold]] bool closesEnclosingBlock(TokenId open, size_t base);
   [[gnu::cold]] bool elseEndsBlock(TokenId open);
@@ -674,6 +686,10 @@ class Parser {
   TokenId namedArgument_;    ///< the name of the named argument being parsed, if any
   TokenId namedValueStart_;  ///< the first token of its value
   bool pythonBlocks_ = false;  ///< a block written with ':' and indentation was reported
+  /// Keywords declared as names (keywordAsName), reported there: by this
+  /// item, or by a top-level `let` before it (a constant every item sees).
+  std::vector<TokenKind> keywordNames_;
+  std::vector<TokenKind> constantKeywordNames_;
   bool closeBlocks_ = false;  ///< a '}' is missing before an item: close every block
   TokenId itemStart_;         ///< first token of the item being parsed
   /// The '}' that ended the last body although it is indented as the body's
@@ -701,6 +717,7 @@ Tree Parser::run() {
     repaired_ = false;
     closeBlocks_ = false;
     pythonBlocks_ = false;
+    keywordNames_ = constantKeywordNames_;
     itemStart_ = pos_;
     NodeId item = parseItemNotingFailure();
     if (item.isValid()) {
@@ -785,6 +802,7 @@ Tree Parser::runItems(std::span<const ItemTokens> items, bool& complete) {
     repaired_ = false;
     closeBlocks_ = false;
     pythonBlocks_ = false;
+    keywordNames_ = constantKeywordNames_;
     itemStart_ = pos_;
     NodeId item = parseItemNotingFailure();
     if (item.isValid()) {
@@ -826,6 +844,9 @@ NodeId Parser::parseItem() {
     case TokenKind::KwLet: {
       NodeId let = parseLet();
       expectStatementEnd(let);
+      if (tree_.kind(let) == NodeKind::Let && isKeyword(tokens_.kind(tree_.token(let)))) {
+        constantKeywordNames_.push_back(tokens_.kind(tree_.token(let)));
+      }
       return let;
     }
     default: break;
@@ -1139,7 +1160,7 @@ NodeId Parser::parseParam() {
     errorAndGoOn(Diag::VariadicParameter, rangeOf(star, name), sourceText(star, name, "**kwargs"));
     return addError(name);
   }
-  if (!at(TokenKind::Identifier)) {
+  if (!at(TokenKind::Identifier) && !keywordAsName({TokenKind::Colon})) {
     errorExpectedName("a parameter name");
     return addError(pos_);
   }
@@ -1604,7 +1625,8 @@ NodeId Parser::parseLetAfterKeyword() {
     consume();
     panic_ = false;
   }
-  if (!at(TokenKind::Identifier)) {
+  if (!at(TokenKind::Identifier) &&
+      !keywordAsName({TokenKind::Equal, TokenKind::Colon}, /*orStatementEnd=*/true)) {
     errorExpectedName("a name after 'let'");
     return addError(pos_);
   }
@@ -1712,6 +1734,32 @@ bool Parser::skipSemicolonBeforeBlock(std::string_view keyword) {
   return true;
 }
 
+bool Parser::keywordAsName(std::initializer_list<TokenKind> follows, bool orStatementEnd) {
+  TokenKind kind = peekKind();
+  if (!isKeyword(kind) || kind == TokenKind::KwTrue || kind == TokenKind::KwFalse ||
+      newlineBefore()) {
+    return false;
+  }
+  TokenId next{pos_.index + 1};
+  TokenKind nextKind = peekKind(1);
+  bool sameLine = next.index < tokens_.size() && !tokens_.hasNewlineBefore(next);
+  bool fits = (sameLine && std::find(follows.begin(), follows.end(), nextKind) != follows.end()) ||
+              (orStatementEnd && (!sameLine || nextKind == TokenKind::Semicolon ||
+                                  nextKind == TokenKind::RBrace ||
+                                  nextKind == TokenKind::EndOfFile));
+  if (!fits) {
+    return false;
+  }
+  errorAndGoOn(Diag::KeywordUsedAsName, tokens_.range(pos_), tokens_.spelling(pos_));
+  if (panic_) {
+    return false;  // a trial parse: it fails
+  }
+  if (!keywordIsName(kind)) {
+    keywordNames_.push_back(kind);
+  }
+  return true;
+}
+
 // if_stmt = "if" expr block [ "else" ( block | if_stmt ) ] ;
 NodeId Parser::parseIf() {
   // An else-if chain is iterative: each If's else field is filled in later.
@@ -1764,7 +1812,7 @@ NodeId Parser::parseFor() {
     consume();  // '('
     parenthesized = true;
   }
-  if (!at(TokenKind::Identifier)) {
+  if (!at(TokenKind::Identifier) && !keywordAsName({TokenKind::KwIn})) {
     errorExpectedName("a loop variable after 'for'", TokenKind::KwIn);
     return addError(keyword);
   }
@@ -2496,6 +2544,9 @@ NodeId Parser::parsePrimary() {
     }
     default: {
       TokenId where = pos_;
+      if (!keywordNames_.empty() && keywordIsName(peekKind())) [[unlikely]] {
+        return add(NodeKind::Name, consume());  // declared as a name, reported there
+      }
       error(Diag::ExpectedExpression, expectedAt(pos_), describe(pos_));
       return addError(where);
     }

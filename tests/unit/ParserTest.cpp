@@ -1175,6 +1175,13 @@ TEST(ParserTest, StatementHabits) {
   ASSERT_EQ(diagNames(semicolon.diagnostics()),
             "SemicolonBeforeBlock ExpectedExpression SemicolonBeforeBlock");
   EXPECT_EQ(semicolon.diagnostics()[0].message, "stray ';' between 'if' and its block: remove it");
+  // `let in = 3`: one error at the declaration; its uses parse as the name.
+  Parsed keyword("fn f(in: int) -> int {\n  let main = in\n  return main + in\n}\n"
+                 "fn g() -> int {\n  return in\n}\n");
+  ASSERT_EQ(diagNames(keyword.diagnostics()),
+            "KeywordUsedAsName KeywordUsedAsName ExpectedExpression");
+  EXPECT_EQ(keyword.diagnostics()[1].message,
+            "'main' is a keyword and cannot be a name: rename it and its uses, such as 'main_'");
   Parsed colon("main {\n  while x > 0:\n    x -= 1\n}\n");
   ASSERT_EQ(diagNames(colon.diagnostics()), "ExpectedToken");
   ASSERT_EQ(colon.diagnostics()[0].notes.size(), 1u);
