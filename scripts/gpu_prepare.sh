@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 arch="${1:-90}"
 jobs="$(nproc 2>/dev/null || echo 2)"
 py="${PYTHON:-/usr/bin/python3}"
-. scripts/gpu_defaults.sh  # gpu_models, bench_defines
+. scripts/gpu_defaults.sh  # gpu_models, bench_defines, kernel_defines
 export PYTHONPATH="$PWD/runtime${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p .gpu
 # The binary embeds kernels/cuda/*.cuh when it is built: build it now, or the models would
@@ -26,6 +26,10 @@ cmake --build build --target tritonc
 strip -o .gpu/tritonc build/tools/tritonc/tritonc
 "$py" tests/cuda/test_kernels_gpu.py --build-only --quick --arch "$arch" --jobs "$jobs" \
   --build-dir .gpu/kbuild
+if [ -n "$kernel_defines" ]; then
+  "$py" tests/cuda/test_kernels_gpu.py --build-only --quick --arch "$arch" --jobs "$jobs" \
+    --build-dir .gpu/kbuild --defines "$kernel_defines"
+fi
 "$py" bench/cuda/bench_ternary.py --build-only --arch "$arch" --jobs "$jobs" \
   --build-dir .gpu/bbuild --defines "$bench_defines"
 "$py" tests/cuda/test_models_gpu.py --build-only --tritonc .gpu/tritonc --arch "$arch" \

@@ -10,6 +10,7 @@
 # limit and log in OUTDIR ($OUT, else /tmp/gpu-session):
 #   at once, in parallel (the GPU steps use little of the GPU, the others none):
 #     kernels        tests/cuda/test_kernels_gpu.py --quick: every kernel against the reference
+#     kernels_knobs  the same with $KERNEL_DEFINES (scripts/gpu_defaults.sh; "" skips it)
 #     models         tests/cuda/test_models_gpu.py: zoo models, kernels on the GPU vs the CPU
 #     e2e1..e2e6     tests/e2e/test_generated.py under this machine's torch, in six parts,
 #                    with the torch.compile(fullgraph=True) tests of torch 2 (-k torch_compile)
@@ -46,7 +47,7 @@ export PYTHONPATH="$PWD/runtime${PYTHONPATH:+:$PYTHONPATH}"
 { nvidia-smi; "$py" -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name())'
   "$tritonc" --version; } >"$out/device.txt" 2>&1
 cat "$out/device.txt"
-. scripts/gpu_defaults.sh  # gpu_models, bench_defines
+. scripts/gpu_defaults.sh  # gpu_models, bench_defines, kernel_defines
 launch() {  # launch NAME SECONDS COMMAND...: runs in the background, exit status to NAME.rc
   local name=$1 limit=$2
   shift 2
@@ -65,6 +66,10 @@ report() {  # report NAME: its failures and last lines; returns its exit status
 # A lent machine gives one command at most 600 s and a session 900 s, its start included.
 launch kernels 200 "$py" tests/cuda/test_kernels_gpu.py --quick --jobs "$jobs" \
   --build-dir "$pre/kbuild"
+if [ -n "$kernel_defines" ]; then
+  launch kernels_knobs 200 "$py" tests/cuda/test_kernels_gpu.py --quick --jobs "$jobs" \
+    --build-dir "$pre/kbuild" --defines "$kernel_defines"
+fi
 launch models 200 "$py" tests/cuda/test_models_gpu.py --tritonc "$tritonc" --jobs "$jobs" \
   --models "$gpu_models" --prebuilt "$pre/models" \
   --keep "$out/models-build"
@@ -86,7 +91,7 @@ if [ -z "${GPU_ONLY:-}" ]; then
 fi
 wait
 status=0
-for name in kernels models e2e1 e2e2 e2e3 e2e4 e2e5 e2e6 runtime1 runtime2 differential \
+for name in kernels kernels_knobs models e2e1 e2e2 e2e3 e2e4 e2e5 e2e6 runtime1 runtime2 differential \
     layer_differential; do
   [ -f "$out/$name.rc" ] && { report "$name" || status=1; }
 done

@@ -2,7 +2,8 @@
 """Summarize a bench_ternary.py JSON of several define sets (scripts/gpu_defaults.sh): per
 shape and batch, each set's variant 0 (what -O2 modules launch) and best variant against the
 defaults' (time / default time), and per set the geometric means of those ratios (below 1:
-faster than the defaults).
+faster than the defaults). A variant whose result is off cuBLAS's by more than 1 % of the
+largest output (`max_rel_err`) is listed as WRONG and left out of the comparison.
 
     python3 bench/cuda/summarize_sweep.py [--brief] bench.json [bench_hot.json ...]
 
@@ -11,6 +12,9 @@ faster than the defaults).
 import json
 import math
 import sys
+
+
+WRONG = 1e-2  # a result off cuBLAS's by more (relative to the largest output) is wrong
 
 
 def split_label(label):
@@ -35,6 +39,11 @@ def summarize(path, out=sys.stdout, brief=False):
             dset, v = split_label(label)
             us = t.get("median_us")
             if us is None:
+                continue
+            err = t.get("max_rel_err")
+            if err is not None and not err <= WRONG:  # NaN too
+                print("WRONG %5dx%-5d M=%-4d %s: max relative error %s vs cuBLAS" % (
+                    r["n"], r["k"], r["m"], label, err), file=out)
                 continue
             if v == 0:
                 v0[dset] = us

@@ -21,6 +21,8 @@
 
 #ifdef TCK_EMU_CUDA_RUNTIME_H
 #include <mma.h>  // tests/cuda/emu: tck_emu::mma_m16n8k16, tck_emu::sub2
+#else
+#include <cooperative_groups.h>  // this_cluster() (sm_90+)
 #endif
 
 // kernel<<<grid, block, 0, stream>>>, where `kernel` is a pointer to a __global__ function
@@ -29,9 +31,42 @@
 #ifndef TCK_LAUNCH
 #define TCK_LAUNCH(kernel, grid, block, stream) kernel<<<grid, block, 0, stream>>>
 #endif
+// The same in thread-block clusters of shape `cluster` (a dim3; sm_90+): cudaLaunchKernelEx
+// with cudaLaunchAttributeClusterDimension; the call returns the launch's cudaError_t.
+#ifndef TCK_LAUNCH_CLUSTER
+#define TCK_LAUNCH_CLUSTER(kernel, grid, block, cluster, stream) \
+  ::tck::detail::ClusterLaunch<decltype(kernel)>{kernel, grid, block, cluster, stream}
+#endif
 
 namespace tck {
 namespace detail {
+
+#ifndef TCK_EMU_CUDA_RUNTIME_H
+/// TCK_LAUNCH_CLUSTER's call: kernel(arg) on `grid` in clusters of `cluster` blocks.
+template <typename K>
+struct ClusterLaunch {
+  K kernel;
+  dim3 grid, block, cluster;
+  cudaStream_t stream;
+
+  template <typename Arg>
+  cudaError_t operator()(const Arg& arg) const {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = cluster.x;
+    attr[0].val.clusterDim.y = cluster.y;
+    attr[0].val.clusterDim.z = cluster.z;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, kernel, arg);
+  }
+};
+#endif
 
 template <typename T>
 struct IsElem
@@ -110,20 +145,63 @@ struct MmaArch {
   static constexpr bool M16N8K16 = !std::is_same<T, float>::value && ARCH >= 800;
 };
 
-/// Whether the current device runs mma.m16n8k16 (compute capability 8.0 or later), asked once
-/// per device: a library built for sm_75 and sm_90 holds both bodies of the tensor-core
-/// GEMV, and before sm_80 its body is a plain loop, so the launchers take the CUDA-core
-/// GEMV and the WMMA GEMM there instead.
-inline bool device_has_mma16816() {
+/// The current device's compute capability major (0 when it cannot be asked), asked once
+/// per device.
+inline int device_cc_major() {
   static std::atomic<int> major[64];  // 0: not asked yet
   int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return false;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return 0;
   int m = dev < 64 ? major[dev].load(std::memory_order_relaxed) : 0;
   if (m == 0) {
-    if (cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) return false;
+    if (cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) return 0;
     if (dev < 64) major[dev].store(m, std::memory_order_relaxed);
   }
-  return m >= 8;
+  return m;
+}
+
+/// Whether the current device runs mma.m16n8k16 (compute capability 8.0 or later): a
+/// library built for sm_75 and sm_90 holds both bodies of the tensor-core GEMV, and before
+/// sm_80 its body is a plain loop, so the launchers take the CUDA-core GEMV and the WMMA
+/// GEMM there instead.
+inline bool device_has_mma16816() { return device_cc_major() >= 8; }
+
+/// Whether the current device launches thread-block clusters (compute capability 9.0 or
+/// later; distributed shared memory).
+inline bool device_has_clusters() { return device_cc_major() >= 9; }
+
+// ---- thread-block clusters (sm_90+) -------------------------------------------------------
+
+/// Whether this compilation pass has thread-block clusters (tests/cuda/emu: sm_90). A
+/// kernel built for an older target but run in a cluster (a compute_80 PTX JIT-compiled on
+/// an sm_90 device) must not rely on them: see gemv_mma_kernel.
+inline constexpr bool kClusterArch =
+#if defined(TCK_EMU_CUDA_RUNTIME_H) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900)
+    true;
+#else
+    false;
+#endif
+
+/// cluster.sync(): a barrier of every thread of the cluster's blocks, with release and
+/// acquire semantics for shared memory (also a barrier of the block).
+__device__ TCK_INLINE void cluster_sync() {
+#if defined(TCK_EMU_CUDA_RUNTIME_H)
+  tck_emu::clusterSync();
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cooperative_groups::this_cluster().sync();
+#endif
+}
+
+/// The address of __shared__ `p` in the shared memory of block `rank` of the cluster.
+template <typename U>
+__device__ TCK_INLINE U* cluster_map(U* p, unsigned rank) {
+#if defined(TCK_EMU_CUDA_RUNTIME_H)
+  return tck_emu::mapSharedRank(p, rank);
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return cooperative_groups::this_cluster().map_shared_rank(p, rank);
+#else
+  (void)rank;
+  return p;  // never called: callers test kClusterArch
+#endif
 }
 
 /// d += A * B for one 16 x 8 x 16 tile: PTX mma.sync.aligned.m16n8k16.row.col.f32.T.T.f32

@@ -184,9 +184,11 @@ int launch_gemv_nk(const Args<T>& a, cudaStream_t stream) {
 //                       it multiplies the current one (twice the registers for weights)
 //   TCK_MMA_MB_LARGE    rows of x per block for M > 8 (8, 16, 32 or 64; the M bucket of
 //                       ternary_linear's tensor-core path above the GEMV buckets)
-//   TCK_MMA_SMALL_RT, _KW, _WR (and TCK_MMA_EIGHT_*, TCK_MMA_LARGE_*)
-//                       variant 0's block shape for M <= 4 (M = 8, M > 8): RT, KW, WR of
-//                       GemvMmaConfig (KW <= 64 / MB); variants 1 and 2 keep theirs
+//   TCK_MMA_SMALL_RT, _KW, _WR, _CS (and TCK_MMA_EIGHT_*, TCK_MMA_LARGE_*)
+//                       variant 0's block shape for M <= 4 (M = 8, M > 8): RT, KW, WR, CS
+//                       of GemvMmaConfig (KW <= 64 / MB; CS 1, 2, 4 or 8: split-K over a
+//                       thread-block cluster of CS blocks, sm_90+); variants 1 and 2 keep
+//                       theirs
 #ifndef TCK_MMA_ACC
 #define TCK_MMA_ACC 1
 #endif
@@ -211,9 +213,9 @@ static_assert(TCK_MMA_MB_LARGE == 8 || TCK_MMA_MB_LARGE == 16 || TCK_MMA_MB_LARG
               "TCK_MMA_MB_LARGE: 8, 16, 32 or 64");
 inline constexpr int kMmaLargeMB = TCK_MMA_MB_LARGE;
 
-/// A block shape {RT, KW, WR} (GemvMmaConfig's); a 0 takes the built-in value.
+/// A block shape {RT, KW, WR, CS} (GemvMmaConfig's); a 0 takes the built-in value.
 struct MmaShape {
-  int rt = 0, kw = 0, wr = 0;
+  int rt = 0, kw = 0, wr = 0, cs = 0;
 };
 #ifndef TCK_MMA_SMALL_RT
 #define TCK_MMA_SMALL_RT 0
@@ -224,6 +226,9 @@ struct MmaShape {
 #ifndef TCK_MMA_SMALL_WR
 #define TCK_MMA_SMALL_WR 0
 #endif
+#ifndef TCK_MMA_SMALL_CS
+#define TCK_MMA_SMALL_CS 0
+#endif
 #ifndef TCK_MMA_EIGHT_RT
 #define TCK_MMA_EIGHT_RT 0
 #endif
@@ -232,6 +237,9 @@ struct MmaShape {
 #endif
 #ifndef TCK_MMA_EIGHT_WR
 #define TCK_MMA_EIGHT_WR 0
+#endif
+#ifndef TCK_MMA_EIGHT_CS
+#define TCK_MMA_EIGHT_CS 0
 #endif
 #ifndef TCK_MMA_LARGE_RT
 #define TCK_MMA_LARGE_RT 0
@@ -242,9 +250,15 @@ struct MmaShape {
 #ifndef TCK_MMA_LARGE_WR
 #define TCK_MMA_LARGE_WR 0
 #endif
-inline constexpr MmaShape kMmaV0SMALL{TCK_MMA_SMALL_RT, TCK_MMA_SMALL_KW, TCK_MMA_SMALL_WR};
-inline constexpr MmaShape kMmaV0EIGHT{TCK_MMA_EIGHT_RT, TCK_MMA_EIGHT_KW, TCK_MMA_EIGHT_WR};
-inline constexpr MmaShape kMmaV0LARGE{TCK_MMA_LARGE_RT, TCK_MMA_LARGE_KW, TCK_MMA_LARGE_WR};
+#ifndef TCK_MMA_LARGE_CS
+#define TCK_MMA_LARGE_CS 0
+#endif
+inline constexpr MmaShape kMmaV0SMALL{TCK_MMA_SMALL_RT, TCK_MMA_SMALL_KW, TCK_MMA_SMALL_WR,
+                                         TCK_MMA_SMALL_CS};
+inline constexpr MmaShape kMmaV0EIGHT{TCK_MMA_EIGHT_RT, TCK_MMA_EIGHT_KW, TCK_MMA_EIGHT_WR,
+                                         TCK_MMA_EIGHT_CS};
+inline constexpr MmaShape kMmaV0LARGE{TCK_MMA_LARGE_RT, TCK_MMA_LARGE_KW, TCK_MMA_LARGE_WR,
+                                         TCK_MMA_LARGE_CS};
 
 /// The tensor-core GEMV's block shape for an M bucket (MB rows of x per block; kMmaLargeMB
 /// for M > 8). More weight rows per block share one staged x (which every block reads from L2),
@@ -264,7 +278,9 @@ struct GemvMmaConfig {
                                        : (V == 2 ? 2 : 1);
   static constexpr int KW = KW0 < 64 / MB ? KW0 : 64 / MB;  // at most a chunk's superblocks
   static constexpr int WR = O.wr > 0 ? O.wr : MB <= 8 ? 1 : (V == 0 ? 8 : 4);
+  static constexpr int CS = O.cs > 0 ? O.cs : 1;  // blocks of a cluster splitting K
   static_assert(RT >= 1 && KW >= 1 && WR >= 1 && KW * WR <= 32, "block shape");
+  static_assert(CS == 1 || CS == 2 || CS == 4 || CS == 8, "CS: 1, 2, 4 or 8 blocks a cluster");
 };
 
 /// Bytes [16 t, 16 t + 16) of superblock sb of weight row `row` (16 zero trits per word past
@@ -328,7 +344,7 @@ __device__ TCK_INLINE void gemv_mma_round(uint4 (&dst)[PD][RT][2], const uint8_t
   }
 }
 
-template <typename T, int N, int K, Act A, Residual R, int MB, int RT, int KW, int WR>
+template <typename T, int N, int K, Act A, Residual R, int MB, int RT, int KW, int WR, int CS>
 #if TCK_MMA_MIN_BLOCKS > 1
 #define TCK_MMA_BOUNDS(nt) __launch_bounds__(nt, TCK_MMA_MIN_BLOCKS)
 #else
@@ -343,8 +359,22 @@ __global__ void TCK_MMA_BOUNDS(KW * WR * 32) gemv_mma_kernel(const Args<T> args)
   // superblocks per warp in flight (16 B x 2 RT each)
   constexpr int PD = TCK_MMA_PD > 0 ? TCK_MMA_PD : RT >= 8 ? 1 : 8 / RT;
   constexpr int RED = KW > 1 ? KW : 1;
+  constexpr int PER = RT * BT * 4;  // accumulators per lane
   static_assert(MB == 1 || MB == 2 || MB == 4 || MB % 8 == 0, "x rows per block");
   static_assert(XCH >= KW, "every warp has a superblock of each chunk");
+  // Split-K (CS > 1): block z of a cluster of CS (blockIdx.z = its rank) takes the
+  // superblocks [SB z / CS, SB (z + 1) / CS) of K, in chunks of XCH from the first, and the
+  // blocks add their partial sums through distributed shared memory, each storing a CS-th
+  // of the outputs. One row block a block (no TCK_MMA_GRID_Y). Built for a target without
+  // clusters (a compute_80 PTX run on sm_90), block 0 takes all of K.
+  constexpr bool SPLIT = CS > 1 && kClusterArch;
+  constexpr int GRIDY = CS > 1 ? 0 : TCK_MMA_GRID_Y;
+  static_assert(KW > 1 || !SPLIT || WR * PER * 32 <= XW, "the partial sums fit where x was");
+  static_assert(CS <= SB, "every block of a cluster has a superblock");
+  if (CS > 1 && !SPLIT && blockIdx.z != 0) return;
+  const int kz = SPLIT ? static_cast<int>(blockIdx.z) : 0;
+  const long long sb_begin = SPLIT ? SB * kz / CS : 0;
+  const long long sb_end = SPLIT ? SB * (kz + 1) / CS : SB;
 
   __shared__ __align__(16) uint32_t xs[XW];
   __shared__ float red[KW > 1 ? RED : 1][KW > 1 ? WR * RT * BT * 4 * 32 : 1];
@@ -367,8 +397,9 @@ __global__ void TCK_MMA_BOUNDS(KW * WR * 32) gemv_mma_kernel(const Args<T> args)
 #endif
 #if TCK_MMA_GRID_Y > 0
   // Fewer blocks than row blocks (TCK_MMA_GRID_Y): each takes row blocks blockIdx.y,
-  // + gridDim.y, ...; x of a single chunk is staged once, for all of them.
-  for (int rb = blockIdx.y; rb < NRB; rb += gridDim.y) {
+  // + gridDim.y, ...; x of a single chunk is staged once, for all of them (with CS > 1,
+  // one row block a block).
+  for (int rb = blockIdx.y; rb < NRB; rb += GRIDY > 0 ? static_cast<int>(gridDim.y) : NRB) {
 #else
   {
     const int rb = blockIdx.y;
@@ -377,7 +408,7 @@ __global__ void TCK_MMA_BOUNDS(KW * WR * 32) gemv_mma_kernel(const Args<T> args)
     const int n0 = nb + 16 * RT * wr;  // the warp's first row
     // x's chunk is in shared memory already (one chunk, a later row block): not staged again
     [[maybe_unused]] const bool restage =
-        TCK_MMA_GRID_Y == 0 || SB > XCH || rb == static_cast<int>(blockIdx.y);
+        GRIDY == 0 || SB > XCH || rb == static_cast<int>(blockIdx.y);
 
     if constexpr (!MmaArch<T>::M16N8K16) {
       // Targets without mma.m16n8k16 (before sm_80): one output per thread, plain sums.
@@ -404,8 +435,8 @@ __global__ void TCK_MMA_BOUNDS(KW * WR * 32) gemv_mma_kernel(const Args<T> args)
             for (int q = 0; q < 4; ++q) acc[a][r][j][q] = 0.f;
 
       const uint4* xs4 = reinterpret_cast<const uint4*>(xs);
-      for (long long c0 = 0; c0 < SB; c0 += XCH) {
-        const int nsb = static_cast<int>(SB - c0 < XCH ? SB - c0 : XCH);
+      for (long long c0 = sb_begin; c0 < sb_end; c0 += XCH) {
+        const int nsb = static_cast<int>(sb_end - c0 < XCH ? sb_end - c0 : XCH);
 
         uint4 wv[PD][RT][2];
         auto load_round = [&](int base) {
@@ -481,11 +512,12 @@ __global__ void TCK_MMA_BOUNDS(KW * WR * 32) gemv_mma_kernel(const Args<T> args)
           const int nbase = base + PD * KW;
           if (nbase < nsb) {
             gemv_mma_round<N, K, PD, RT, KW>(wnext, w, n0, c0, nsb, nbase, g, t);
-          } else if (c0 + XCH < SB) {
-            const int nsb2 = static_cast<int>(SB - c0 - XCH < XCH ? SB - c0 - XCH : XCH);
-            gemv_mma_round<N, K, PD, RT, KW>(wnext, w, n0, c0 + XCH, nsb2, kw, g, t);
+          } else if (c0 + XCH < sb_end) {
+            const long long c1 = c0 + XCH;
+            const int nsb2 = static_cast<int>(sb_end - c1 < XCH ? sb_end - c1 : XCH);
+            gemv_mma_round<N, K, PD, RT, KW>(wnext, w, n0, c1, nsb2, kw, g, t);
             wnext_ok = true;
-          } else if (TCK_MMA_GRID_Y > 0 && rb + static_cast<int>(gridDim.y) < NRB) {
+          } else if (GRIDY > 0 && rb + static_cast<int>(gridDim.y) < NRB) {
             constexpr int nsb0 = static_cast<int>(SB < XCH ? SB : XCH);
             const int n0next = n0 + static_cast<int>(gridDim.y) * 16 * RT * WR;
             gemv_mma_round<N, K, PD, RT, KW>(wnext, w, n0next, 0, nsb0, kw, g, t);
@@ -552,7 +584,23 @@ __global__ void TCK_MMA_BOUNDS(KW * WR * 32) gemv_mma_kernel(const Args<T> args)
           for (int j = 0; j < BT; ++j)
 #pragma unroll
             for (int q = 0; q < 4; ++q) acc[0][r][j][q] += acc[a][r][j][q];
-      if constexpr (KW == 1) {
+      // Partial sum i of the block (red's order: lane, then q, j, r, warp row) is output
+      // (m, n): ix = {l, q, j, r, warp row} of i, then store_partial.
+      struct Ix {
+        int l, q, j, r, wr2;
+      };
+      auto index_of = [](int i) {
+        const int l = i & 31, e = i >> 5;
+        const int wr2 = e / PER, rjq = e % PER;
+        const int q = rjq & 3, j = (rjq >> 2) % BT, r = (rjq >> 2) / BT;
+        return Ix{l, q, j, r, wr2};
+      };
+      auto store_partial = [&](const Ix& ix, float sum) {
+        const int m = 8 * ix.j + 2 * (ix.l & 3) + (ix.q & 1);
+        const int n = nb + 16 * (RT * ix.wr2 + ix.r) + (ix.l >> 2) + 8 * (ix.q >> 1);
+        if (m < M && n < N) store_out<T, A, R>(args, (mbase + m) * N + n, n, sum);
+      };
+      if constexpr (KW == 1 && !SPLIT) {
 #pragma unroll
         for (int r = 0; r < RT; ++r)
 #pragma unroll
@@ -564,29 +612,57 @@ __global__ void TCK_MMA_BOUNDS(KW * WR * 32) gemv_mma_kernel(const Args<T> args)
               if (m < M && n < N) store_out<T, A, R>(args, (mbase + m) * N + n, n, acc[0][r][j][q]);
             }
       } else {
-        // Add the KW warps' partial sums of each output (in warp order: deterministic).
-        constexpr int PER = RT * BT * 4;  // accumulators per lane
+        // The block's partial sums, one per (warp row, accumulator, lane): with KW > 1 the
+        // KW warps' added in warp order (deterministic) into red[0]; with KW = 1 where x
+        // was (split-K only).
+        float* part;
+        if constexpr (KW == 1) {
+          __syncthreads();  // every warp has read its last x
+          part = reinterpret_cast<float*>(xs);
+        } else {
+          part = red[0];
+        }
 #pragma unroll
         for (int r = 0; r < RT; ++r)
 #pragma unroll
           for (int j = 0; j < BT; ++j)
 #pragma unroll
             for (int q = 0; q < 4; ++q)
-              red[kw][((wr * PER + (r * BT + j) * 4 + q) << 5) + lane] = acc[0][r][j][q];
-        __syncthreads();
-        for (int i = tid; i < WR * PER * 32; i += NT) {
-          const int l = i & 31, e = i >> 5;
-          const int wr2 = e / PER, rjq = e % PER;
-          const int q = rjq & 3, j = (rjq >> 2) % BT, r = (rjq >> 2) / BT;
-          float sum = 0.f;
+              (KW > 1 ? red[kw] : part)[((wr * PER + (r * BT + j) * 4 + q) << 5) + lane] =
+                  acc[0][r][j][q];
+        if constexpr (KW > 1) {
+          __syncthreads();
+          for (int i = tid; i < WR * PER * 32; i += NT) {
+            [[maybe_unused]] const Ix ix = index_of(i);
+            float sum = 0.f;
 #pragma unroll
-          for (int v = 0; v < KW; ++v) sum += red[v][i];
-          const int m = 8 * j + 2 * (l & 3) + (q & 1);
-          const int n = nb + 16 * (RT * wr2 + r) + (l >> 2) + 8 * (q >> 1);
-          if (m < M && n < N) store_out<T, A, R>(args, (mbase + m) * N + n, n, sum);
+            for (int v = 0; v < KW; ++v) sum += red[v][i];
+            if constexpr (SPLIT) {
+              part[i] = sum;  // red[0][i]: read above by this thread only
+            } else {
+              store_partial(ix, sum);
+            }
+          }
+        }
+        if constexpr (SPLIT) {
+          // The cluster's partial sums in rank order (deterministic); block z stores the
+          // z-th CS-th of them. The second barrier keeps every block's shared memory
+          // until the other blocks have read it.
+          constexpr int TOT = WR * PER * 32;
+          constexpr int SLICE = static_cast<int>(ceil_div(TOT, CS));
+          cluster_sync();
+          const int end = imin(TOT, (kz + 1) * SLICE);
+          for (int i = kz * SLICE + tid; i < end; i += NT) {
+            const Ix ix = index_of(i);
+            float sum = 0.f;
+#pragma unroll
+            for (int v = 0; v < CS; ++v) sum += cluster_map(part, static_cast<unsigned>(v))[i];
+            store_partial(ix, sum);
+          }
+          cluster_sync();
         }
         // The next row block's partial sums overwrite red: every thread has read it.
-        if constexpr (TCK_MMA_GRID_Y > 0) __syncthreads();
+        if constexpr (GRIDY > 0) __syncthreads();
       }
     }
   }
@@ -602,17 +678,38 @@ constexpr bool gemv_mma_takes() {
          ceil_div(N, 16 * Cfg::RT * Cfg::WR) <= 65535;
 }
 
+/// Blocks a cluster that split K for this shape: GemvMmaConfig's CS, at most the
+/// superblocks of K (256 k each), so that every block has one.
+template <int VARIANT, int MB, int K>
+constexpr int gemv_mma_split() {
+  constexpr long long sb = ceil_div(static_cast<long long>(K), 256LL);
+  constexpr int cs = GemvMmaConfig<VARIANT, MB>::CS;
+  return cs <= sb ? cs : cs / 2 <= sb ? cs / 2 : cs / 4 <= sb ? cs / 4 : 1;
+}
+
 template <typename T, int N, int K, Act A, Residual R, int VARIANT, int MB>
 int launch_gemv_mma(const Args<T>& a, cudaStream_t stream) {
   using Cfg = GemvMmaConfig<VARIANT, MB>;
   constexpr int ROWS = 16 * Cfg::RT * Cfg::WR;
   static_assert(ceil_div(N, ROWS) <= 65535, "row blocks in gridDim.y (gemv_mma_takes)");
   constexpr int NRB = ceil_div(N, ROWS);
+  constexpr int NT = Cfg::KW * Cfg::WR * 32;
+  const unsigned mblocks = static_cast<unsigned>(ceil_div(a.M, static_cast<long long>(MB)));
+  constexpr int CS = gemv_mma_split<VARIANT, MB, K>();
+  if constexpr (CS > 1) {
+    if (device_has_clusters()) {
+      const dim3 grid(mblocks, static_cast<unsigned>(NRB), static_cast<unsigned>(CS));
+      const auto kernel = gemv_mma_kernel<T, N, K, A, R, MB, Cfg::RT, Cfg::KW, Cfg::WR, CS>;
+      const cudaError_t e =
+          TCK_LAUNCH_CLUSTER(kernel, grid, NT, dim3(1, 1, static_cast<unsigned>(CS)), stream)(a);
+      const cudaError_t last = cudaGetLastError();
+      return static_cast<int>(e != cudaSuccess ? e : last);
+    }
+  }
   constexpr int GY = TCK_MMA_GRID_Y > 0 && TCK_MMA_GRID_Y < NRB ? TCK_MMA_GRID_Y : NRB;
-  const dim3 grid(static_cast<unsigned>(ceil_div(a.M, static_cast<long long>(MB))),
-                  static_cast<unsigned>(GY));
-  const auto kernel = gemv_mma_kernel<T, N, K, A, R, MB, Cfg::RT, Cfg::KW, Cfg::WR>;
-  TCK_LAUNCH(kernel, grid, Cfg::KW * Cfg::WR * 32, stream)(a);
+  const dim3 grid(mblocks, static_cast<unsigned>(GY));
+  const auto kernel = gemv_mma_kernel<T, N, K, A, R, MB, Cfg::RT, Cfg::KW, Cfg::WR, 1>;
+  TCK_LAUNCH(kernel, grid, NT, stream)(a);
   return static_cast<int>(cudaGetLastError());
 }
 

@@ -8,12 +8,14 @@
 #   3. test_kernels_gpu.py --cpu-selftest: that test's reference and tolerances against a
 #      model of the kernels' contract, and a perturbed model that must fail;
 #   4. --emulate again as a GPU before sm_80 (TCK_EMU_CC_MAJOR=7): the launchers' other paths.
-# Skips cleanly (exit 0) without g++ or torch. Prints "N passed, N failed" last.
+# Skips cleanly (exit 0) without clang++ or torch. Prints "N passed, N failed" last.
+# clang++ (or $TCK_EMU_CXX), not g++: g++ ignores the section attribute that puts the
+# kernels' __shared__ arrays in the emulator's poisoned section (tests/cuda/emu/cuda_runtime.h).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-cxx="${CXX:-g++}"
+cxx="${TCK_EMU_CXX:-clang++}"
 if ! command -v "$cxx" >/dev/null 2>&1; then
-  echo "SKIP: no C++ compiler; the emulated kernels were not run"
+  echo "SKIP: no clang++; the emulated kernels were not run"
   echo "0 passed, 0 failed"
   exit 0
 fi

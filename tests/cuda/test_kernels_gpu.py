@@ -355,7 +355,7 @@ def emulated_run(torch, args):
     """--emulate: the kernels' own code (not a model of it), compiled by the host compiler
     against tests/cuda/emu and run on the CPU, through the same cases and reference."""
     if H.find_cxx() is None:
-        print("SKIP: no C++ compiler (set CXX); the emulated kernels were not built")
+        print("SKIP: no clang++ (set TCK_EMU_CXX); the emulated kernels were not built")
         print("0 passed, 0 failed")
         return 0
     lspecs, cspecs = emulated_specs()

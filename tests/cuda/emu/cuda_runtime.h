@@ -4,7 +4,10 @@
 // the kernels' own device code, compiled by g++, runs on the CPU. Each thread of a block is
 // a fiber (ucontext) with a stack of its own; fibers switch only at the points where CUDA
 // threads meet (__syncthreads, __syncwarp, __shfl_xor_sync, __ballot_sync), so a block runs
-// exactly as CUDA's semantics allow and deterministically. Blocks run one after another.
+// exactly as CUDA's semantics allow and deterministically. Blocks run one after another;
+// the blocks of a thread-block cluster (TCK_LAUNCH_CLUSTER) run side by side, one at a time
+// until it waits at the cluster's barrier, each with its own copy of the shared section
+// (swapped in while it runs), which the others reach through cluster_map (DSMEM).
 //
 // What it checks beyond the outputs (each a failure of the launch, reported on stderr and
 // as cudaErrorLaunchFailure by cudaGetLastError):
@@ -16,6 +19,8 @@
 //   - a race the barriers do not order: odd blocks run their threads in reverse order, so a
 //     thread that reads what a later thread writes before the barrier sees the poison in one
 //     of the two orders;
+//   - a cluster barrier some threads of the cluster never reach (deadlock), and the shared
+//     memory of a block of the cluster read after that block exited;
 //   - wmma loads and stores: pointer 32-byte aligned, leading dimension a multiple of 16
 //     bytes (CUDA's requirements), every lane of the warp passing the same arguments.
 // Vector loads (float4, uint4) are 16-byte aligned types: compiled with
@@ -26,6 +31,15 @@
 //===----------------------------------------------------------------------===//
 #ifndef TCK_EMU_CUDA_RUNTIME_H
 #define TCK_EMU_CUDA_RUNTIME_H
+
+// Every __shared__ array must land in the section "tck_emu_shared" (poisoned before each
+// block, one copy per block of a cluster). GCC places the static locals of function
+// templates, i.e. the kernels' shared arrays, in sections of their own whatever their section
+// attribute says (GCC bug 70435), which would leave them unpoisoned and shared by the blocks
+// of a cluster: build the emulation with clang++.
+#if defined(__GNUC__) && !defined(__clang__)
+#error "tests/cuda/emu needs clang++ (g++ ignores the section of a template's static locals)"
+#endif
 
 // Fibers switch with _setjmp/_longjmp between stacks, which the fortified longjmp refuses.
 #undef _FORTIFY_SOURCE
@@ -39,6 +53,7 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
+#include <algorithm>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -100,7 +115,7 @@ inline cudaError_t lastError = cudaSuccess;
   abort();
 }
 
-enum class Wait { Run, Block, Warp, Done };
+enum class Wait { Run, Block, Warp, Cluster, Done };
 
 struct Fiber {
   ucontext_t ctx;  // how it starts (makecontext); then it switches through `jb`
@@ -157,8 +172,8 @@ inline void resume(Block& b, unsigned t) {
   }
 }
 
-/// Runs one block of `nt` threads to completion. Returns false on deadlock.
-inline bool runBlock(Block& b, unsigned nt, bool reverse) {
+/// Gives block b `nt` fibers at the start of the kernel.
+inline void prepareBlock(Block& b, unsigned nt) {
   if (b.fibers.size() != nt) {
     for (Fiber& f : b.fibers) munmap(f.stack, Block::kStack);
     b.fibers.assign(nt, Fiber{});
@@ -180,6 +195,15 @@ inline bool runBlock(Block& b, unsigned nt, bool reverse) {
     f.ctx.uc_link = nullptr;
     makecontext(&f.ctx, reinterpret_cast<void (*)()>(tck_emu_trampoline), 0);
   }
+}
+
+/// How far runBlock got: every thread finished; every thread not finished waits at the
+/// cluster's barrier; or the threads wait at different barriers (deadlock).
+enum class Stop { Done, Cluster, Stuck };
+
+/// Runs the `nt` threads of block b (prepared) until they finish or all wait at the
+/// cluster's barrier.
+inline Stop runBlock(Block& b, unsigned nt, bool reverse) {
   block_ = &b;
   const unsigned nw = (nt + 31) / 32;
   while (true) {
@@ -222,16 +246,32 @@ inline bool runBlock(Block& b, unsigned nt, bool reverse) {
     }
     // Every warp is stopped: finished, or at __syncthreads (with every thread that has not
     // exited), or stuck.
-    bool allDone = true, blockReady = true;
+    bool allDone = true, blockReady = true, clusterReady = true;
     for (Fiber& f : b.fibers) {
       allDone = allDone && f.wait == Wait::Done;
       blockReady = blockReady && (f.wait == Wait::Block || f.wait == Wait::Done);
+      clusterReady = clusterReady && (f.wait == Wait::Cluster || f.wait == Wait::Done);
     }
-    if (allDone) return true;
-    if (!blockReady) return false;
+    if (allDone) return Stop::Done;
+    if (clusterReady) return Stop::Cluster;
+    if (!blockReady) return Stop::Stuck;
     for (Fiber& f : b.fibers)
       if (f.wait == Wait::Block) f.wait = Wait::Run;
   }
+}
+
+// The running cluster: its size, the running block's rank, each block's copy of the shared
+// section (the running block's copy is the section itself) and whether it has exited.
+inline unsigned clusterSize_ = 1;
+inline unsigned clusterRank_ = 0;
+inline std::vector<std::vector<char>> clusterShared_;
+inline std::vector<bool> clusterExited_;
+
+inline char* sharedBegin() { return __start_tck_emu_shared; }
+inline size_t sharedBytes() {
+  return __start_tck_emu_shared != nullptr
+             ? static_cast<size_t>(__stop_tck_emu_shared - __start_tck_emu_shared)
+             : 0;
 }
 
 template <typename Arg>
@@ -244,41 +284,99 @@ struct Thunk {
   }
 };
 
-/// kernel<<<grid, block, smem, stream>>>(arg), run to completion on the calling thread.
+/// kernel<<<grid, block, smem, stream>>>(arg), run to completion on the calling thread;
+/// `cluster`: the thread-block cluster's shape (cudaLaunchAttributeClusterDimension).
 template <typename Arg>
 struct Launch {
   void (*kernel)(Arg);
-  dim3 grid, block;
+  dim3 grid, block, cluster;
 
-  void operator()(const Arg& arg) const {
+  cudaError_t operator()(const Arg& arg) const {
+    const unsigned cs = cluster.x * cluster.y * cluster.z;
     if (block.x == 0 || block.x > 1024 || block.y != 1 || block.z != 1 || grid.x == 0 ||
-        grid.y == 0 || grid.z == 0 || grid.y > 65535 || grid.z > 65535) {
+        grid.y == 0 || grid.z == 0 || grid.y > 65535 || grid.z > 65535 || cs == 0 || cs > 8 ||
+        grid.x % cluster.x != 0 || grid.y % cluster.y != 0 || grid.z % cluster.z != 0) {
       lastError = cudaErrorInvalidConfiguration;
-      return;
+      return lastError;
     }
     Thunk<Arg> thunk{kernel, &arg};
-    Block b;
-    b.body = &Thunk<Arg>::run;
-    b.arg = &thunk;
+    std::vector<Block> blocks(cs);
+    for (Block& b : blocks) {
+      b.body = &Thunk<Arg>::run;
+      b.arg = &thunk;
+    }
     gridDim_ = grid;
     blockDim_ = block;
-    for (unsigned z = 0; z < grid.z; ++z)
-      for (unsigned y = 0; y < grid.y; ++y)
-        for (unsigned x = 0; x < grid.x; ++x) {
-          blockIdx_ = uint3{x, y, z};
-          if (__start_tck_emu_shared != nullptr)
-            memset(__start_tck_emu_shared, 0xff,
-                   static_cast<size_t>(__stop_tck_emu_shared - __start_tck_emu_shared));
-          const bool reverse = (x + y + z) % 2 == 1;
-          if (!runBlock(b, block.x, reverse)) fatal("deadlock: threads wait at different barriers");
+    clusterSize_ = cs;
+    const size_t bytes = sharedBytes();
+    clusterShared_.assign(cs, std::vector<char>(bytes, static_cast<char>(0xff)));
+    clusterExited_.assign(cs, false);
+    std::vector<Stop> stops(cs);
+    for (unsigned z = 0; z < grid.z; z += cluster.z)
+      for (unsigned y = 0; y < grid.y; y += cluster.y)
+        for (unsigned x = 0; x < grid.x; x += cluster.x) {
+          // Rank r of the cluster is block (x + r % cx, y + r / cx % cy, z + r / (cx cy)),
+          // as cluster.block_rank() numbers them. Odd clusters run their blocks in reverse.
+          auto coords = [&](unsigned r) {
+            return uint3{x + r % cluster.x, y + r / cluster.x % cluster.y,
+                         z + r / (cluster.x * cluster.y)};
+          };
+          const bool reverseRanks = (x / cluster.x + y / cluster.y + z / cluster.z) % 2 == 1;
+          for (unsigned r = 0; r < cs; ++r) {
+            std::fill(clusterShared_[r].begin(), clusterShared_[r].end(), static_cast<char>(0xff));
+            clusterExited_[r] = false;
+            prepareBlock(blocks[r], block.x);
+            stops[r] = Stop::Cluster;
+          }
+          while (true) {
+            for (unsigned ri = 0; ri < cs; ++ri) {
+              const unsigned r = reverseRanks ? cs - 1 - ri : ri;
+              if (stops[r] != Stop::Cluster) continue;
+              // Resume the block: release its threads from the cluster's barrier.
+              for (Fiber& f : blocks[r].fibers)
+                if (f.wait == Wait::Cluster) f.wait = Wait::Run;
+              const uint3 c = coords(r);
+              blockIdx_ = c;
+              clusterRank_ = r;
+              if (bytes != 0) memcpy(sharedBegin(), clusterShared_[r].data(), bytes);
+              stops[r] = runBlock(blocks[r], block.x, (c.x + c.y + c.z) % 2 == 1);
+              if (bytes != 0) memcpy(clusterShared_[r].data(), sharedBegin(), bytes);
+              if (stops[r] == Stop::Stuck) fatal("deadlock: threads wait at different barriers");
+              if (stops[r] == Stop::Done) clusterExited_[r] = true;
+            }
+            bool done = true;
+            for (unsigned r = 0; r < cs; ++r) done = done && stops[r] == Stop::Done;
+            if (done) break;
+            // Every block has finished or waits at the cluster's barrier: release them all.
+          }
         }
     block_ = nullptr;
+    clusterSize_ = 1;
+    clusterRank_ = 0;
+    return cudaSuccess;
   }
 };
 
 template <typename Arg>
-Launch<Arg> launch(void (*kernel)(Arg), dim3 grid, dim3 block) {
-  return Launch<Arg>{kernel, grid, block};
+Launch<Arg> launch(void (*kernel)(Arg), dim3 grid, dim3 block, dim3 cluster = dim3(1, 1, 1)) {
+  return Launch<Arg>{kernel, grid, block, cluster};
+}
+
+/// cluster.sync(): every thread of every block of the cluster (finished threads count as
+/// arrived, as for __syncthreads).
+inline void clusterSync() { yieldTo(Wait::Cluster); }
+
+/// cluster.map_shared_rank(p, rank): p, a __shared__ address of the running block, in the
+/// shared memory of block `rank` of the cluster.
+template <typename T>
+T* mapSharedRank(T* p, unsigned rank) {
+  if (rank >= clusterSize_) fatal("cluster_map: rank outside the cluster");
+  if (rank == clusterRank_) return p;
+  if (clusterExited_[rank]) fatal("cluster_map: the shared memory of a block that has exited");
+  const char* c = reinterpret_cast<const char*>(p);
+  if (c < sharedBegin() || c >= sharedBegin() + sharedBytes())
+    fatal("cluster_map: not a __shared__ address");
+  return reinterpret_cast<T*>(clusterShared_[rank].data() + (c - sharedBegin()));
 }
 
 inline unsigned lane() { return threadIdx_.x & 31u; }
@@ -304,6 +402,8 @@ inline void exchange(unsigned mask, uint32_t v, uint32_t out[32]) {
 
 // What kernels/cuda launches with (tck_device.cuh: TCK_LAUNCH).
 #define TCK_LAUNCH(kernel, grid, block, stream) ::tck_emu::launch(kernel, grid, block)
+#define TCK_LAUNCH_CLUSTER(kernel, grid, block, cluster, stream) \
+  ::tck_emu::launch(kernel, grid, block, cluster)
 
 inline void __syncthreads() { ::tck_emu::yieldTo(::tck_emu::Wait::Block); }
 inline void __syncwarp(unsigned mask = 0xffffffffu) {
