@@ -1,6 +1,8 @@
 //===- CacheImpl.h - helpers shared by the cache's files ---------*- C++ -*-===//
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,7 +28,17 @@ struct EntryFile {
 /// and a byte: a sparse terabyte or another program's file is not read
 /// whole, and the bytes returned make decodeEntry report it ("truncated
 /// payload", "trailing bytes", "bad magic").
-std::optional<std::string> readEntryFile(const std::string& path, bool* notEntry);
+/// `status`, when given, gets the file's status (size, last use).
+std::optional<std::string> readEntryFile(const std::string& path, bool* notEntry,
+                                         struct stat* status = nullptr);
+
+/// Whether an entry last used at `lastUseNs` (its mtime) is older than `days`
+/// days (`cache.*.ttl_days`, `prune --days`) at `nowNs`: last used at or
+/// before the cutoff, or more than a day in the future (a cache copied from a
+/// machine whose clock was ahead would never age). 0 days: every entry.
+bool olderThanDays(int64_t lastUseNs, uint64_t days, int64_t nowNs);
+/// Nanoseconds since the epoch.
+int64_t nowNs();
 
 /// The size of the entry file whose header (its first kEntryHeaderSize bytes)
 /// is `header`; nullopt when it is not an entry's header.

@@ -54,13 +54,13 @@ void removeStaleTemporaries(const std::string& dir, MaintenanceReport& report) {
 
 namespace detail {
 
-namespace {
-
 int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
+
+namespace {
 
 bool isTemporary(const char* name) { return std::strstr(name, ".tmp.") != nullptr; }
 
@@ -155,30 +155,36 @@ std::vector<EntryFile> listStaleTemporaries(const std::string& dir) {
   return stale;
 }
 
+namespace {
+constexpr int64_t kDayNs = int64_t{86400} * 1000000000;
+
+// An entry last used more than a day in the future (a cache copied from a
+// machine whose clock was ahead, a restore that kept odd times) would never
+// age: it counts as used at the dawn of time (too old, least recently used).
+int64_t effectiveLastUse(int64_t lastUseNs, int64_t now) {
+  int64_t future = now <= INT64_MAX - kDayNs ? now + kDayNs : INT64_MAX;
+  return lastUseNs > future ? INT64_MIN : lastUseNs;
+}
+}  // namespace
+
+bool olderThanDays(int64_t lastUseNs, uint64_t days, int64_t now) {
+  if (days == 0) return true;
+  // A number of days further back than 64-bit nanoseconds reach is no cutoff
+  // at all (it would wrap around to a cutoff in the future).
+  if (days > static_cast<uint64_t>(INT64_MAX / kDayNs)) return false;
+  int64_t age = static_cast<int64_t>(days) * kDayNs;
+  int64_t cutoff = now >= INT64_MIN + age ? now - age : INT64_MIN;
+  return effectiveLastUse(lastUseNs, now) <= cutoff;
+}
+
 std::vector<EntryFile> evict(std::vector<EntryFile> files, std::optional<uint64_t> maxBytes,
                              std::optional<uint64_t> maxAgeDays, MaintenanceReport& report) {
-  constexpr int64_t kDayNs = int64_t{86400} * 1000000000;
   int64_t now = nowNs();
-  // An entry last used more than a day in the future (a cache copied from a
-  // machine whose clock was ahead, a restore that kept odd times) would
-  // never age: it counts as too old, and as the least recently used.
-  int64_t future = now <= INT64_MAX - kDayNs ? now + kDayNs : INT64_MAX;
-  auto lastUse = [future](const EntryFile& f) {
-    return f.lastUseNs > future ? INT64_MIN : f.lastUseNs;
-  };
+  auto lastUse = [now](const EntryFile& f) { return effectiveLastUse(f.lastUseNs, now); };
   // Most recently used first; ties by path, so eviction is deterministic.
   std::sort(files.begin(), files.end(), [&](const EntryFile& a, const EntryFile& b) {
     return lastUse(a) != lastUse(b) ? lastUse(a) > lastUse(b) : a.path < b.path;
   });
-  // Entries last used at or before the cutoff are too old. A number of days
-  // further back than 64-bit nanoseconds reach is no cutoff at all (it
-  // wrapped around to a cutoff in the future, which evicted everything).
-  // `--days 0` is every entry.
-  int64_t cutoff = INT64_MIN;
-  if (maxAgeDays && *maxAgeDays <= static_cast<uint64_t>(INT64_MAX / kDayNs)) {
-    int64_t age = static_cast<int64_t>(*maxAgeDays) * kDayNs;
-    cutoff = now >= INT64_MIN + age ? now - age : INT64_MIN;
-  }
   std::vector<EntryFile> kept;
   uint64_t total = 0;
   bool full = false;  // strict LRU: once one entry does not fit, every older one goes
@@ -187,7 +193,8 @@ std::vector<EntryFile> evict(std::vector<EntryFile> files, std::optional<uint64_
       removeEntry(file.path, report);
       continue;
     }
-    bool tooOld = maxAgeDays && (*maxAgeDays == 0 || lastUse(file) <= cutoff);
+    // Entries last used at or before the cutoff are too old; `--days 0` is every entry.
+    bool tooOld = maxAgeDays && olderThanDays(file.lastUseNs, *maxAgeDays, now);
     full = full || (maxBytes && total + file.bytes > *maxBytes);
     if ((tooOld || full) && removeEntry(file.path, report)) {
       report.removedBytes += file.bytes;

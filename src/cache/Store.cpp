@@ -18,12 +18,14 @@ namespace tritonc::cache {
 
 namespace detail {
 
-std::optional<std::string> readEntryFile(const std::string& path, bool* notEntry) {
+std::optional<std::string> readEntryFile(const std::string& path, bool* notEntry,
+                                         struct stat* status) {
   FoundFile found = FoundFile::Missing;
   struct stat st {};
   int fd = openRegularFile(path, /*followLinks=*/false, &found, &st);
   *notEntry = found == FoundFile::NotRegular;
   if (fd < 0) return std::nullopt;
+  if (status != nullptr) *status = st;
   // Not an entry's header, or shorter than it says: the header alone
   // (decodeEntry says "bad magic", "truncated payload"). Longer than it
   // says: what it says and a byte more ("trailing bytes"). No entry is
@@ -166,7 +168,8 @@ std::optional<Entry> Cache::load(Level level, const Key& key,
   LevelCounters& counters = session_.levels[index(level)];
   std::string path = entryPath(level, key);
   bool notEntry = false;
-  std::optional<std::string> bytes = detail::readEntryFile(path, &notEntry);
+  struct stat st {};
+  std::optional<std::string> bytes = detail::readEntryFile(path, &notEntry, &st);
   if (notEntry) {
     // A directory, link or FIFO where the entry belongs (never one tritonc
     // writes): removed, so that the store after the compile can write it.
@@ -179,6 +182,18 @@ std::optional<Entry> Cache::load(Level level, const Key& key,
   if (!bytes) {
     ++counters.misses;
     return std::nullopt;
+  }
+  // Unused for longer than the level's ttl_days: expired now, not only at the
+  // next daily sweep (a miss; the entry goes, as the sweep would remove it).
+  if (uint64_t ttl = settings_.ttlDays[index(level)]; ttl != 0) {
+    int64_t lastUse = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    if (detail::olderThanDays(lastUse, ttl, detail::nowNs()) && ::unlink(path.c_str()) == 0) {
+      ++counters.misses;
+      ++counters.evicted;
+      counters.bytes -= static_cast<int64_t>(st.st_size);
+      --counters.entries;
+      return std::nullopt;
+    }
   }
   Expected<Entry> entry = decodeEntry(*bytes, &key);
   if (!entry || entry->level != level) {
@@ -343,7 +358,7 @@ void Cache::flush() {
   }
   bool changed = false;
   for (const LevelCounters& c : session_.levels) {
-    changed |= c.hits || c.misses || c.stores || c.corrupt || c.savedNs;
+    changed |= c.hits || c.misses || c.stores || c.corrupt || c.evicted || c.savedNs;
   }
   if (!changed) {
     return;
@@ -360,6 +375,7 @@ void Cache::flush() {
     t.misses += s.misses;
     t.stores += s.stores;
     t.corrupt += s.corrupt;
+    t.evicted += s.evicted;
     t.savedNs += s.savedNs;
     t.bytes = std::max<int64_t>(0, t.bytes + s.bytes);
     t.entries = std::max<int64_t>(0, t.entries + s.entries);

@@ -1383,6 +1383,29 @@ def test_prune_sizes_ttl_and_usage_errors(ctx):
     check_eq(len(ctx.entries("l3")), 1, "L3 entries after the TTL prune (vgg16 only)")
 
 
+def test_ttl_expires_an_entry_at_lookup(ctx):
+    """An L3 entry unused for longer than cache.l3_code.ttl_days is a miss at its next
+    lookup (removed, counted as evicted, stored again), not only after the daily sweep;
+    one younger than the TTL is a hit. The sweep has just run (the first compile's), so
+    only the lookup can expire it."""
+    src = example("mnist_mlp")
+    ctx.compile(src)
+    ctx.run("config", "set", "cache.l3_code.ttl_days", "3")
+    (entry,) = ctx.entries("l3")
+    set_age([entry], 2 * 86400)
+    _, _, d = compile_counted(ctx, src)
+    expect_l3(d, True, "an entry 2 days old under ttl_days 3")
+    set_age([entry], 4 * 86400)
+    _, _, d = compile_counted(ctx, src)
+    expect_l3(d, False, "an entry 4 days old under ttl_days 3")
+    check_eq((d.of("l3", "evicted"), d.of("l3", "stores")), (1, 1),
+             "(evicted, stores) of L3 for the expired entry")
+    check_eq(ctx.entries("l3"), [entry], "the entry is stored again")
+    check(os.path.getmtime(entry) > time.time() - 600, "the stored entry is new")
+    _, _, d = compile_counted(ctx, src)
+    expect_l3(d, True, "the entry stored again")
+
+
 def test_limits_evict_automatically(ctx):
     nvcc, nvcc_runs = ctx.fake_nvcc(mode="random", size=256 * 1024)
     ctx.run("config", "set", "cache.l3_code.max_size_mb", "1")
@@ -2392,6 +2415,7 @@ TESTS = [
     test_maintenance_fails_when_it_cannot_remove,
     test_prune_by_age_and_size,
     test_prune_sizes_ttl_and_usage_errors,
+    test_ttl_expires_an_entry_at_lookup,
     test_limits_evict_automatically,
     test_clear,
     test_warnings_replayed_on_hits,

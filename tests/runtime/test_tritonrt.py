@@ -1183,7 +1183,7 @@ class LoaderTests(FoldAlways, unittest.TestCase):
     def test_load(self):
         path = self._write("model.py", GENERATED)
         a = tritonrt.load(path)
-        b = tritonrt.load(path)
+        b = tritonrt.load(path_to_py=path)  # TOOLCHAIN.md's spelling: load(path_to_py)
         self.assertIsNot(a, b)
         self.assertNotEqual(a.__name__, b.__name__)
         self.assertEqual(a.ENTRY, "TernaryFC")
