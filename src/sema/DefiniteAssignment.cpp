@@ -129,7 +129,7 @@ class Checker::DefiniteAssignment {
       if (tree_.kind(n) != NodeKind::Name) return;
       uint32_t symbol = c_.module_.nodeSymbol[n.index];
       if (symbol == UINT32_MAX || s.maybeUnset.count(symbol) == 0 ||
-          !reported_.insert(symbol).second) {
+          c_.subModuleAssigned_.count(symbol) != 0 || !reported_.insert(symbol).second) {
         return;
       }
       std::string name(c_.spelling(c_.module_.symbols[symbol].name));

@@ -1649,7 +1649,8 @@ void Checker::checkAssign(NodeId assign) {
   if (tree_.kind(base) == NodeKind::Name) {
     IdentifierId name = tokens().identifier(tree_.token(base));
     if (std::optional<uint32_t> symbol = lookup(name)) {
-      const Symbol& s = module_.symbols[*symbol];
+      // A copy: checking a value below may add symbols (and move the vector).
+      const Symbol s = module_.symbols[*symbol];
       const char* what = nullptr;
       switch (s.kind) {
         case SymbolKind::Layer: what = "the layer"; break;
@@ -1666,6 +1667,21 @@ void Checker::checkAssign(NodeId assign) {
           // `fc = Linear(4, 4)` after `let fc = Linear(4, 4)`: a sub-module
           // is created once, by its `let` (a constructor's attribute).
           TypeKind k = module_.types.kind(s.type);
+          if ((k == TypeKind::Instance || k == TypeKind::BuiltinInstance) &&
+              subModuleAssigned_.count(*symbol) != 0 && target == base &&
+              op == TokenKind::Equal && tree_.kind(valueNode) == NodeKind::Call) {
+            // `let out` then `out = A(...)` in one branch and `out = B(...)`
+            // in the other: SubModuleAssigned was reported at the first, and
+            // this one is the same mistake (the fix writes a `let` here too).
+            ExprInfo value = requireValue(checkCall(valueNode, name), valueNode);
+            TypeKind v = module_.types.kind(value.type);
+            if (v == TypeKind::Instance || v == TypeKind::BuiltinInstance ||
+                v == TypeKind::Error) {
+              module_.nodeSymbol[target.index] = *symbol;
+              setType(target, s.type);
+              return;
+            }
+          }
           if (k == TypeKind::Instance || k == TypeKind::BuiltinInstance) {
             auto builder = diags_->report(Diag::CannotAssign, source(), rangeOf(target),
                                           "the sub-module", spelling(name));
@@ -1785,8 +1801,35 @@ void Checker::checkAssign(NodeId assign) {
       if (tree_.kind(decl) == NodeKind::Let && !tree_.childA(decl).isValid() &&
           !tree_.childB(decl).isValid()) {
         checkExpr(target);  // records the use
-        ExprInfo value = checkExpr(valueNode);
-        if (module_.types.kind(value.type) != TypeKind::Error) {
+        // A creation is named by the variable (its attribute name), so it is
+        // not also InstantiationNotNamed.
+        bool call = tree_.kind(valueNode) == NodeKind::Call;
+        ExprInfo value = call ? requireValue(checkCall(valueNode, name), valueNode)
+                              : checkExpr(valueNode);
+        TypeKind v = module_.types.kind(value.type);
+        if (call && (v == TypeKind::Instance || v == TypeKind::BuiltinInstance)) {
+          // `let out` then `out = Linear(...)` (in an `if`'s branches): a
+          // sub-module cannot be declared before it is created; its `let`
+          // creates it. One error; the variable holds the sub-module from
+          // here on, so its calls are checked and not errors too. Where no
+          // sub-module may be created (a fn, a loop, top level), the
+          // creation's own error says where it goes: not this one too.
+          subModuleAssigned_.insert(*symbol);
+          if (!ctx_.isFn && ctx_.loopDepth == 0 && (ctx_.callable >= 0 || ctx_.isMain)) {
+            std::string text(spelling(name));
+            std::string_view callee = textOf(tree_.childA(valueNode));
+            std::string_view where =
+                declaredInThisScope(name)
+                    ? "after it"
+                    : "inside this block, where it is visible (when each branch creates its "
+                      "own, call it in each branch)";
+            diags_->report(Diag::SubModuleAssigned, source(), rangeOf(target), text,
+                           callee.size() > 40 ? std::string_view("Layer") : callee, where)
+                .note(Note::RemoveValuelessLet, source(), tokens().range(tree_.token(decl)),
+                      text);
+          }
+        }
+        if (v != TypeKind::Error) {
           module_.symbols[*symbol].type = value.type;
           setType(decl, value.type);
           symbolValue_[*symbol] = make(value.type, decl);

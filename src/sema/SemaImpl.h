@@ -528,6 +528,17 @@ class Checker {
   /// sub-module): one error per `if`, not one per sub-module under it.
   std::unordered_set<uint32_t> conditionsReported_;
   std::unordered_set<uint32_t> constantFailed_;  ///< constants whose initializer is an error
+  /// Value-less `let`s (symbols) assigned a sub-module, reported there
+  /// (SubModuleAssigned): their other such assignments and their reads
+  /// before a value are the same mistake, not errors of their own.
+  std::unordered_set<uint32_t> subModuleAssigned_;
+  /// Whether the current binding of `name` was declared in the innermost scope.
+  bool declaredInThisScope(IdentifierId name) const {
+    for (size_t i = scopeMarks_.empty() ? 0 : scopeMarks_.back(); i < undo_.size(); ++i) {
+      if (undo_[i].identifier == name.index) return true;
+    }
+    return false;
+  }
   Context ctx_;
   TypeId int32_, float32_, bool_, str_;
   const ImportContext* imports_ = nullptr;

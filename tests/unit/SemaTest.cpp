@@ -899,6 +899,20 @@ TEST(SemaScopeTest, UntypedLetTakesTheTypeOfItsFirstAssignment) {
   EXPECT_EQ(diagNames(narrowed.diagnostics()), "NarrowingConversion");
 }
 
+TEST(SemaScopeTest, SubModuleAssignedToAnUntypedLetIsOneError) {
+  // `let out` then `out = Linear(...)` in both branches and `out(x)` after:
+  // one SubModuleAssigned (was InstantiationNotNamed, CannotAssign and
+  // UsedBeforeAssigned).
+  Checked c("layer L(f: bool, x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 2]> {\n"
+            "    let out\n    if f { out = Linear(4, 2) } else { out = Linear(4, 2, bias=false) }\n"
+            "    return out(x)\n}\n");
+  EXPECT_PARSED(c);
+  ASSERT_EQ(diagNames(c.diagnostics()), "SubModuleAssigned");
+  ASSERT_EQ(c.diagnostics()[0].notes.size(), 1u);
+  EXPECT_EQ(c.diagnostics()[0].notes[0].message,
+            "remove the 'let out' declared here without a value");
+}
+
 TEST(SemaScopeTest, TensorElementsTakeTheTensorsDtype) {
   Checked c("fn f(x: Tensor<int32, [4]>, g: float) -> Tensor<int32, [4]> {\n"
             "    let y = x\n    y[0] = g\n    y[1] = 7\n    return y\n}\n"
