@@ -4374,11 +4374,13 @@ namespace {
 // Each cycle of a call or creation graph once: a depth-first search from every
 // node of [first, n) over `edges` (node -> its edges; `from(e)` and `to(e)` the
 // nodes an edge joins) calls `report(cycle)` with the edges of each cycle it
-// closes, the first leaving the node the search met twice, once per set of
-// nodes (a model creating a block six times closes the same cycle six times).
-template <typename Edge, typename From, typename To, typename Report>
+// closes, once per set of nodes (a model creating a block six times closes the
+// same cycle six times), starting at the edge of the largest `key(e)` (the
+// callable defined last: files define blocks before the models that use them,
+// so its edge is the line to change).
+template <typename Edge, typename From, typename To, typename Key, typename Report>
 void forEachCycleOnce(size_t first, const std::vector<std::vector<const Edge*>>& edges,
-                      From from, To to, Report report) {
+                      From from, To to, Key key, Report report) {
   enum class Mark : uint8_t { New, Active, Done };
   std::vector<Mark> mark(edges.size(), Mark::New);
   std::vector<const Edge*> path;  // the edges from the search's root
@@ -4396,7 +4398,15 @@ void forEachCycleOnce(size_t first, const std::vector<std::vector<const Edge*>>&
         std::vector<size_t> nodes;
         for (const Edge* e : cycle) nodes.push_back(from(*e));
         std::sort(nodes.begin(), nodes.end());
-        if (reported.insert(nodes).second) report(cycle);
+        if (reported.insert(nodes).second) {
+          size_t start = 0;
+          for (size_t i = 1; i < cycle.size(); ++i) {
+            if (key(*cycle[i]) > key(*cycle[start])) start = i;
+          }
+          std::rotate(cycle.begin(), cycle.begin() + static_cast<std::ptrdiff_t>(start),
+                      cycle.end());
+          report(cycle);
+        }
       } else if (mark[next] == Mark::New) {
         self(self, next);
       }
@@ -4413,9 +4423,7 @@ void forEachCycleOnce(size_t first, const std::vector<std::vector<const Edge*>>&
 
 void Checker::checkRecursiveInstantiation() {
   // Edges: owner -> created layer, for unconditional instantiations; each
-  // cycle is reported once, at the creation of the layer defined last: files
-  // define blocks before the models that create them, so a block creating its
-  // model is the line to change.
+  // cycle is reported once, at the creation of the layer defined last.
   std::vector<std::vector<const InstanceInfo*>> edges(module_.callables.size());
   for (const InstanceInfo& instance : module_.instances) {
     if (!instance.builtin && !instance.conditional && instance.owner >= 0) {
@@ -4424,13 +4432,8 @@ void Checker::checkRecursiveInstantiation() {
   }
   auto from = [](const InstanceInfo& i) { return static_cast<size_t>(i.owner); };
   auto to = [](const InstanceInfo& i) { return static_cast<size_t>(i.decl); };
-  forEachCycleOnce(module_.firstLocal, edges, from, to,
-                   [&](std::vector<const InstanceInfo*> cycle) {
-    size_t at = 0;
-    for (size_t i = 1; i < cycle.size(); ++i) {
-      if (cycle[i]->decl > cycle[at]->decl) at = i;
-    }
-    std::rotate(cycle.begin(), cycle.begin() + static_cast<std::ptrdiff_t>(at), cycle.end());
+  forEachCycleOnce(module_.firstLocal, edges, from, to, /*key=*/to,
+                   [&](const std::vector<const InstanceInfo*>& cycle) {
     std::string name = callableName(static_cast<int>(cycle[0]->decl));
     std::string chain = name;
     for (size_t i = 1; i < cycle.size(); ++i) {
@@ -4461,13 +4464,8 @@ void Checker::checkInfiniteRecursion() {
   }
   auto from = [](const AlwaysCall& c) { return static_cast<size_t>(c.caller); };
   auto to = [](const AlwaysCall& c) { return static_cast<size_t>(c.callee); };
-  forEachCycleOnce(module_.firstLocal, edges, from, to,
-                   [&](std::vector<const AlwaysCall*> cycle) {
-    size_t at = 0;
-    for (size_t i = 1; i < cycle.size(); ++i) {
-      if (cycle[i]->caller > cycle[at]->caller) at = i;
-    }
-    std::rotate(cycle.begin(), cycle.begin() + static_cast<std::ptrdiff_t>(at), cycle.end());
+  forEachCycleOnce(module_.firstLocal, edges, from, to, /*key=*/from,
+                   [&](const std::vector<const AlwaysCall*>& cycle) {
     std::string name = callableName(cycle[0]->caller);
     std::string chain = name;
     for (const AlwaysCall* c : cycle) chain += " -> " + callableName(c->callee);
