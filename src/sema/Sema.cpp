@@ -2611,7 +2611,10 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
   std::span<const DimId> sa = ta.kind == TypeKind::Tensor ? ts.shape(a.type) : std::span<const DimId>{};
   std::span<const DimId> sb = tb.kind == TypeKind::Tensor ? ts.shape(b.type) : std::span<const DimId>{};
   std::vector<size_t> assumed;
-  std::optional<std::vector<DimId>> shape = broadcast(sa, sb, node, op, {}, {}, &assumed);
+  std::optional<std::vector<DimId>> shape = broadcast(
+      sa, sb, node, op, {}, {}, &assumed, [&](DiagnosticBuilder& builder) {
+        if (op == "*") noteMatmulInsteadOfProduct(builder, node, sa, sb);
+      });
   if (!shape) {
     return make(ts.error(), node);
   }
@@ -2619,14 +2622,31 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
   return make(ts.tensor(dtype, *shape, ternary), node);
 }
 
+// `x * w` of [?, 784] and [784, 10]: NumPy's habit for a matrix product,
+// which `@` writes (a's last size is b's first of two; 1-D and 2-D operands).
+void Checker::noteMatmulInsteadOfProduct(DiagnosticBuilder& builder, NodeId node,
+                                         std::span<const DimId> a,
+                                         std::span<const DimId> b) {
+  if (a.empty() || b.empty() || a.size() > 2 || b.size() > 2 ||
+      (a.size() != 2 && b.size() != 2) ||
+      dims().equal(a.back(), b.size() >= 2 ? b[b.size() - 2] : b.back()) != Decision::Yes) {
+    return;
+  }
+  std::string_view left = textOf(tree_.childA(node));
+  std::string_view right = textOf(tree_.childB(node));
+  bool simple = left.size() + right.size() <= 60 && left.find('\n') == std::string_view::npos &&
+                right.find('\n') == std::string_view::npos;
+  builder.note(Note::MatmulInsteadOfProduct,
+               simple ? fmt::format("{} @ {}", left, right) : std::string("a @ b"));
+}
+
 // `shownA` and `shownB`, when given, are the shapes the error names (the
-// whole operands of `@`, whose batch dimensions `a` and `b` are).
-std::optional<std::vector<DimId>> Checker::broadcast(std::span<const DimId> a,
-                                                     std::span<const DimId> b, NodeId node,
-                                                     std::string_view op,
-                                                     std::span<const DimId> shownA,
-                                                     std::span<const DimId> shownB,
-                                                     std::vector<size_t>* assumed) {
+// whole operands of `@`, whose batch dimensions `a` and `b` are);
+// `mismatchNotes` adds the caller's notes to a mismatch of a binary operator.
+std::optional<std::vector<DimId>> Checker::broadcast(
+    std::span<const DimId> a, std::span<const DimId> b, NodeId node, std::string_view op,
+    std::span<const DimId> shownA, std::span<const DimId> shownB, std::vector<size_t>* assumed,
+    const std::function<void(DiagnosticBuilder&)>& mismatchNotes) {
   size_t rank = std::max(a.size(), b.size());
   std::vector<DimId> out(rank);
   DimId one = dims().constant(1);
@@ -2659,20 +2679,7 @@ std::optional<std::vector<DimId>> Checker::broadcast(std::span<const DimId> a,
                                       fmtShape(shownB.empty() ? b : shownB));
         if (tree_.kind(node) == NodeKind::Binary) {
           builder.caretAt(tokens().range(tree_.token(node)).begin);
-          // `x * w` of [?, 784] and [784, 10]: NumPy's habit for a matrix
-          // product, which `@` writes (a's last size is b's first of two).
-          if (op == "*" && shownA.empty() && a.size() >= 1 && b.size() >= 1 &&
-              a.size() <= 2 && b.size() <= 2 && (a.size() == 2 || b.size() == 2) &&
-              dims().equal(a.back(), b.size() >= 2 ? b[b.size() - 2] : b.back()) ==
-                  Decision::Yes) {
-            std::string_view left = textOf(tree_.childA(node));
-            std::string_view right = textOf(tree_.childB(node));
-            bool simple = left.size() + right.size() <= 60 &&
-                          left.find('\n') == std::string_view::npos &&
-                          right.find('\n') == std::string_view::npos;
-            builder.note(Note::MatmulInsteadOfProduct,
-                         simple ? fmt::format("{} @ {}", left, right) : std::string("a @ b"));
-          }
+          if (mismatchNotes) mismatchNotes(builder);
         }
         noteOperandCreations(builder, node);
         return std::nullopt;

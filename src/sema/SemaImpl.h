@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <set>
 #include <span>
@@ -154,11 +155,14 @@ class Checker {
   /// result was given that size: it is wrong when the size is 1 and the `?`
   /// is not, so the caller whose value has this shape checks it at -O0
   /// (checkAssumedSizes).
-  std::optional<std::vector<DimId>> broadcast(std::span<const DimId> a, std::span<const DimId> b,
-                                              NodeId node, std::string_view op,
-                                              std::span<const DimId> shownA = {},
-                                              std::span<const DimId> shownB = {},
-                                              std::vector<size_t>* assumed = nullptr);
+  std::optional<std::vector<DimId>> broadcast(
+      std::span<const DimId> a, std::span<const DimId> b, NodeId node, std::string_view op,
+      std::span<const DimId> shownA = {}, std::span<const DimId> shownB = {},
+      std::vector<size_t>* assumed = nullptr,
+      const std::function<void(DiagnosticBuilder&)>& mismatchNotes = nullptr);
+  /// The note of a `*` whose operands fit `@` (the matrix product was meant).
+  void noteMatmulInsteadOfProduct(DiagnosticBuilder& builder, NodeId node,
+                                  std::span<const DimId> a, std::span<const DimId> b);
   /// Records -O0 checks that `node`'s value, shaped `shape`, has the sizes
   /// broadcast() assumed (`assumed`, counted from the last of the `rank`
   /// broadcast dimensions that precede `tail` more) where it still has them.
