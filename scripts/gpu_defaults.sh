@@ -15,7 +15,7 @@ GPU_MODELS_DEFAULT=mnist_mlp,tutorial_cnn,cnn_cifar,resnet_block,resnet18,mobile
 #   PIPE=1 PD=2 (PD=1)    a warp loads its next round of superblocks while it multiplies
 #                         the current one (software pipeline; with GRID_Y=264 across row
 #                         blocks too)
-#   LARGE_CS=4 (+MB_LARGE=64), EIGHT_CS=2, SMALL_CS=2
+#   LARGE_CS=2, =4 (+MB_LARGE=64), EIGHT_CS=2, SMALL_CS=2
 #                         split-K over a thread-block cluster of 4 (2) blocks that add their
 #                         partial sums through distributed shared memory (sm_90): M > 8 (with
 #                         x read once for M = 64), batch 8, batch <= 4
@@ -26,7 +26,7 @@ BENCH_DEFINES_DEFAULT=";TCK_MMA_ACC=4;TCK_MMA_PD=2;TCK_MMA_PD=2 TCK_MMA_ACC=4\
 ;TCK_MMA_GRID_Y=264;TCK_MMA_GRID_Y=396 TCK_MMA_PD=2\
 ;TCK_MMA_PIPE=1 TCK_MMA_PD=2;TCK_MMA_PIPE=1 TCK_MMA_PD=1\
 ;TCK_MMA_PIPE=1 TCK_MMA_PD=2 TCK_MMA_GRID_Y=264\
-;TCK_MMA_LARGE_CS=4;TCK_MMA_MB_LARGE=64 TCK_MMA_LARGE_CS=4;TCK_MMA_EIGHT_CS=2\
+;TCK_MMA_LARGE_CS=2;TCK_MMA_LARGE_CS=4;TCK_MMA_MB_LARGE=64 TCK_MMA_LARGE_CS=4;TCK_MMA_EIGHT_CS=2\
 ;TCK_MMA_SMALL_CS=2"
 # The kernel test runs a second time with these knobs (gpu_session.sh's kernels_knobs): the
 # paths the defaults do not take (split-K over a thread-block cluster in each M bucket),

@@ -42,6 +42,28 @@ namespace tck {
 namespace detail {
 
 #ifndef TCK_EMU_CUDA_RUNTIME_H
+/// A launch of `grid` x `block` on `stream` in clusters of `cluster` blocks (the attribute
+/// lives beside the configuration that points to it: not copyable).
+struct ClusterConfig {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+
+  ClusterConfig(dim3 grid, dim3 block, dim3 cluster, cudaStream_t stream) {
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = stream;
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = cluster.x;
+    attr[0].val.clusterDim.y = cluster.y;
+    attr[0].val.clusterDim.z = cluster.z;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+  ClusterConfig(const ClusterConfig&) = delete;
+  ClusterConfig& operator=(const ClusterConfig&) = delete;
+};
+
 /// TCK_LAUNCH_CLUSTER's call: kernel(arg) on `grid` in clusters of `cluster` blocks.
 template <typename K>
 struct ClusterLaunch {
@@ -51,19 +73,8 @@ struct ClusterLaunch {
 
   template <typename Arg>
   cudaError_t operator()(const Arg& arg) const {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid;
-    cfg.blockDim = block;
-    cfg.dynamicSmemBytes = 0;
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = cluster.x;
-    attr[0].val.clusterDim.y = cluster.y;
-    attr[0].val.clusterDim.z = cluster.z;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, kernel, arg);
+    const ClusterConfig c(grid, block, cluster, stream);
+    return cudaLaunchKernelEx(&c.cfg, kernel, arg);
   }
 };
 #endif
@@ -165,9 +176,43 @@ inline int device_cc_major() {
 /// GEMM there instead.
 inline bool device_has_mma16816() { return device_cc_major() >= 8; }
 
-/// Whether the current device launches thread-block clusters (compute capability 9.0 or
-/// later; distributed shared memory).
-inline bool device_has_clusters() { return device_cc_major() >= 9; }
+/// cudaOccupancyMaxActiveClusters for `kernel` in clusters of `cluster` blocks of `threads`
+/// threads on the current device (0 when it cannot be asked).
+template <typename Kernel>
+int max_active_clusters(Kernel kernel, unsigned threads, dim3 cluster) {
+#ifdef TCK_EMU_CUDA_RUNTIME_H
+  (void)kernel, (void)threads, (void)cluster;
+  return tck_emu::maxActiveClusters();
+#else
+  const ClusterConfig c(cluster, dim3(threads), cluster, nullptr);
+  int clusters = 0;
+  return cudaOccupancyMaxActiveClusters(&clusters, kernel, &c.cfg) == cudaSuccess ? clusters : 0;
+#endif
+}
+
+/// Whether `kernel` runs in clusters of `cluster` blocks of `threads` threads on the current
+/// device, asked once per device through `known` (one per kernel: 0 not asked, 1 yes, 2 no):
+/// the device launches clusters (cudaDevAttrClusterLaunch: sm_90+), the code that runs was
+/// compiled for sm_90+ (a compute_80 PTX JIT-compiled there has no cluster code: its
+/// ptxVersion is 80), and one such cluster fits on the device (cudaOccupancyMaxActiveClusters;
+/// none may under a MIG or MPS partition). Otherwise the caller launches without clusters.
+template <typename Kernel>
+bool cluster_launch_ok(Kernel kernel, unsigned threads, dim3 cluster, std::atomic<int> (&known)[64]) {
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return false;
+  int k = dev < 64 ? known[dev].load(std::memory_order_relaxed) : 0;
+  if (k == 0) {
+    int attr = 0;
+    cudaFuncAttributes fa = {};
+    const bool ok = cudaDeviceGetAttribute(&attr, cudaDevAttrClusterLaunch, dev) == cudaSuccess &&
+                    attr != 0 && cudaFuncGetAttributes(&fa, kernel) == cudaSuccess &&
+                    fa.ptxVersion >= 90 && max_active_clusters(kernel, threads, cluster) > 0;
+    cudaGetLastError();  // a refused query is an answer, not the launch's error
+    k = ok ? 1 : 2;
+    if (dev < 64) known[dev].store(k, std::memory_order_relaxed);
+  }
+  return k == 1;
+}
 
 // ---- thread-block clusters (sm_90+) -------------------------------------------------------
 

@@ -648,16 +648,28 @@ __global__ void TCK_MMA_BOUNDS(KW * WR * 32) gemv_mma_kernel(const Args<T> args)
           // The cluster's partial sums in rank order (deterministic); block z stores the
           // z-th CS-th of them. The second barrier keeps every block's shared memory
           // until the other blocks have read it.
+          // All of a thread's remote loads are issued before its first store (one round
+          // trip to the other blocks' shared memory, not one per output).
           constexpr int TOT = WR * PER * 32;
           constexpr int SLICE = static_cast<int>(ceil_div(TOT, CS));
+          constexpr int PT = static_cast<int>(ceil_div(SLICE, NT));  // outputs a thread
           cluster_sync();
-          const int end = imin(TOT, (kz + 1) * SLICE);
-          for (int i = kz * SLICE + tid; i < end; i += NT) {
-            const Ix ix = index_of(i);
-            float sum = 0.f;
+          const int begin = kz * SLICE + tid, end = imin(TOT, (kz + 1) * SLICE);
+          float sums[PT];
 #pragma unroll
-            for (int v = 0; v < CS; ++v) sum += cluster_map(part, static_cast<unsigned>(v))[i];
-            store_partial(ix, sum);
+          for (int u = 0; u < PT; ++u) {
+            const int i = begin + u * NT;
+            sums[u] = 0.f;
+            if (i < end) {
+#pragma unroll
+              for (int v = 0; v < CS; ++v)
+                sums[u] += cluster_map(part, static_cast<unsigned>(v))[i];
+            }
+          }
+#pragma unroll
+          for (int u = 0; u < PT; ++u) {
+            const int i = begin + u * NT;
+            if (i < end) store_partial(index_of(i), sums[u]);
           }
           cluster_sync();
         }
@@ -697,11 +709,12 @@ int launch_gemv_mma(const Args<T>& a, cudaStream_t stream) {
   const unsigned mblocks = static_cast<unsigned>(ceil_div(a.M, static_cast<long long>(MB)));
   constexpr int CS = gemv_mma_split<VARIANT, MB, K>();
   if constexpr (CS > 1) {
-    if (device_has_clusters()) {
+    static std::atomic<int> clusters_ok[64];
+    const auto kernel = gemv_mma_kernel<T, N, K, A, R, MB, Cfg::RT, Cfg::KW, Cfg::WR, CS>;
+    const dim3 cluster(1, 1, static_cast<unsigned>(CS));
+    if (cluster_launch_ok(kernel, NT, cluster, clusters_ok)) {
       const dim3 grid(mblocks, static_cast<unsigned>(NRB), static_cast<unsigned>(CS));
-      const auto kernel = gemv_mma_kernel<T, N, K, A, R, MB, Cfg::RT, Cfg::KW, Cfg::WR, CS>;
-      const cudaError_t e =
-          TCK_LAUNCH_CLUSTER(kernel, grid, NT, dim3(1, 1, static_cast<unsigned>(CS)), stream)(a);
+      const cudaError_t e = TCK_LAUNCH_CLUSTER(kernel, grid, NT, cluster, stream)(a);
       const cudaError_t last = cudaGetLastError();
       return static_cast<int>(e != cudaSuccess ? e : last);
     }

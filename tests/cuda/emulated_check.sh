@@ -7,7 +7,10 @@
 #      residual and convolution geometry against the reference path, with argument checks;
 #   3. test_kernels_gpu.py --cpu-selftest: that test's reference and tolerances against a
 #      model of the kernels' contract, and a perturbed model that must fail;
-#   4. --emulate again as a GPU before sm_80 (TCK_EMU_CC_MAJOR=7): the launchers' other paths.
+#   4. --emulate again as a GPU before sm_80 (TCK_EMU_CC_MAJOR=7): the launchers' other paths;
+#   5. the tensor-core GEMV's linears (--mma-only) with tuning knobs the defaults leave off
+#      (split-K over a thread-block cluster in every M bucket, the software pipeline), and
+#      again where no cluster fits (TCK_EMU_NO_CLUSTERS=1: the launchers' fallback).
 # Skips cleanly (exit 0) without clang++ or torch. Prints "N passed, N failed" last.
 # clang++ (or $TCK_EMU_CXX), not g++: g++ ignores the section attribute that puts the
 # kernels' __shared__ arrays in the emulator's poisoned section (tests/cuda/emu/cuda_runtime.h).
@@ -63,6 +66,16 @@ for run in "--emulate" "--cpu-selftest" "--emulate TCK_EMU_CC_MAJOR=7"; do
   grep -E '^(FAIL|SKIP|built|ran in|emulated)' "$out/run.log" | head -n 60
   tail -n 1 "$out/run.log"
   add "$out/run.log" $status "test_kernels_gpu.py $run"
+done
+
+knobs="TCK_MMA_SMALL_CS=2 TCK_MMA_EIGHT_CS=2 TCK_MMA_LARGE_CS=4 TCK_MMA_PIPE=1 TCK_MMA_PD=2"
+for extra in "" "TCK_EMU_NO_CLUSTERS=1"; do
+  env PYTHONPATH=runtime $extra /usr/bin/python3 tests/cuda/test_kernels_gpu.py --emulate \
+    --mma-only --defines "$knobs" --build-dir "$out/build" >"$out/run.log" 2>&1
+  status=$?
+  grep -E '^(FAIL|SKIP|built|ran in)' "$out/run.log" | head -n 60
+  tail -n 1 "$out/run.log"
+  add "$out/run.log" $status "test_kernels_gpu.py --emulate --mma-only $extra ($knobs)"
 done
 
 echo "$pass passed, $fail failed"

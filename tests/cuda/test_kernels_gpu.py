@@ -343,11 +343,15 @@ def cpu_selftest(torch, verbose):
     return 1 if failed else 0
 
 
-def emulated_specs():
+def emulated_specs(mma_only=False):
     """The cases of --emulate: every element type, layout, variant, activation, residual and
     convolution geometry, on shapes small enough for one CPU (the 4096 x 4096 and K = 4097
-    shapes only where the quick list has them)."""
+    shapes only where the quick list has them). mma_only: the linears the tensor-core GEMV
+    takes (16-bit elements, NK layout) in variant 0, whose block shape its tuning knobs
+    (--defines) set."""
     lspecs = [s for s in linear_specs(True) if s.n * s.k <= 1 << 18]
+    if mma_only:
+        return [s for s in lspecs if s.dtype != "f32" and s.layout == "NK" and s.variant == 0], []
     return lspecs, conv_specs(False)
 
 
@@ -358,7 +362,7 @@ def emulated_run(torch, args):
         print("SKIP: no clang++ (set TCK_EMU_CXX); the emulated kernels were not built")
         print("0 passed, 0 failed")
         return 0
-    lspecs, cspecs = emulated_specs()
+    lspecs, cspecs = emulated_specs(args.mma_only)
     t0 = time.time()
     try:
         path = H.build_emulated(lspecs + cspecs, args.build_dir, args.jobs,
@@ -392,9 +396,12 @@ def main(argv=None):
                     help="check this test's reference machinery on the CPU against an emulation "
                          "of the kernels' contract (no GPU, no nvcc needed)")
     ap.add_argument("--emulate", action="store_true",
-                    help="run the kernels' own code on the CPU (compiled by g++ against "
+                    help="run the kernels' own code on the CPU (compiled by clang++ against "
                          "tests/cuda/emu: threads as fibers, shared memory poisoned; no GPU "
                          "or nvcc needed)")
+    ap.add_argument("--mma-only", action="store_true",
+                    help="with --emulate: only the linears of the tensor-core GEMV (16-bit, NK, "
+                         "variant 0), for its tuning knobs (--defines)")
     ap.add_argument("--defines", default="",
                     help="the kernels' tuning knobs, \"NAME=VALUE ...\" (e.g. TCK_MMA_ACC=4)")
     ap.add_argument("-v", "--verbose", action="store_true")

@@ -449,16 +449,45 @@ inline T __ldg(const T* p) {
 // The emulated device: compute capability 9.0 (the kernels are built with __CUDA_ARCH__ 900),
 // or $TCK_EMU_CC_MAJOR.0, which makes the launchers pick the paths of an older GPU (the
 // device code stays sm_90's).
-enum cudaDeviceAttr { cudaDevAttrComputeCapabilityMajor = 75, cudaDevAttrComputeCapabilityMinor = 76 };
+enum cudaDeviceAttr {
+  cudaDevAttrComputeCapabilityMajor = 75,
+  cudaDevAttrComputeCapabilityMinor = 76,
+  cudaDevAttrClusterLaunch = 120,
+};
 inline cudaError_t cudaGetDevice(int* device) {
   *device = 0;
   return cudaSuccess;
 }
 inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int /*device*/) {
   const char* major = getenv("TCK_EMU_CC_MAJOR");
-  *value = attr == cudaDevAttrComputeCapabilityMajor ? (major != nullptr ? atoi(major) : 9) : 0;
+  const int cc = major != nullptr ? atoi(major) : 9;
+  *value = attr == cudaDevAttrComputeCapabilityMajor ? cc
+           : attr == cudaDevAttrClusterLaunch        ? cc >= 9
+                                                     : 0;
   return cudaSuccess;
 }
+
+// Cluster launches (tck_device.cuh: cluster_launch_ok): the emulated kernels are sm_90 code
+// (ptxVersion 90), and a cluster fits unless $TCK_EMU_NO_CLUSTERS is set (a MIG or MPS
+// partition where none does), which makes the launchers take their paths without clusters.
+struct cudaFuncAttributes {
+  int ptxVersion;
+  int binaryVersion;
+};
+template <typename Kernel>
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, Kernel) {
+  attr->ptxVersion = 90;
+  attr->binaryVersion = 90;
+  return cudaSuccess;
+}
+namespace tck_emu {
+/// cudaOccupancyMaxActiveClusters (tck_device.cuh: max_active_clusters; the emulator has
+/// no cudaLaunchConfig_t, whose gridDim and blockDim members its macros would replace).
+inline int maxActiveClusters() {
+  const char* none = getenv("TCK_EMU_NO_CLUSTERS");
+  return none != nullptr && *none != '\0' ? 0 : 1;
+}
+}  // namespace tck_emu
 inline cudaError_t cudaGetLastError() {
   cudaError_t e = ::tck_emu::lastError;
   ::tck_emu::lastError = cudaSuccess;
