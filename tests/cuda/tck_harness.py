@@ -113,7 +113,7 @@ def _headers_digest():
 @functools.lru_cache(maxsize=None)
 def _compiler_version(compiler):
     """The first line of ``compiler --version`` that names a release (nvcc) or the first line
-    (g++); empty if it cannot be run."""
+    (clang++); empty if it cannot be run."""
     try:
         r = subprocess.run([compiler, "--version"], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True, timeout=60)

@@ -1,7 +1,7 @@
 //===- cuda_runtime.h - the CUDA surface of kernels/cuda, run on the CPU -*- C++ -*-===//
 //
 // A test double for <cuda_runtime.h> (with cuda_fp16.h, cuda_bf16.h and mma.h beside it):
-// the kernels' own device code, compiled by g++, runs on the CPU. Each thread of a block is
+// the kernels' own device code, compiled by clang++, runs on the CPU. Each thread of a block is
 // a fiber (ucontext) with a stack of its own; fibers switch only at the points where CUDA
 // threads meet (__syncthreads, __syncwarp, __shfl_xor_sync, __ballot_sync), so a block runs
 // exactly as CUDA's semantics allow and deterministically. Blocks run one after another;

@@ -2,7 +2,7 @@
 // correctly and catch the faults it claims to catch. Each faulty kernel runs in a child
 // process, which must die with the emulator's message.
 //
-//   g++ -std=c++17 -x c++ -I tests/cuda/emu -include cuda_runtime.h
+//   clang++ -std=c++17 -x c++ -I tests/cuda/emu -include cuda_runtime.h
 //       tests/cuda/emu/emu_selftest.cpp -o emu_selftest && ./emu_selftest
 //
 // Prints "N passed, N failed" last; exits 1 on any failure.
