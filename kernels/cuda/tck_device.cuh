@@ -156,18 +156,30 @@ struct MmaArch {
   static constexpr bool M16N8K16 = !std::is_same<T, float>::value && ARCH >= 800;
 };
 
-/// The current device's compute capability major (0 when it cannot be asked), asked once
-/// per device.
-inline int device_cc_major() {
-  static std::atomic<int> major[64];  // 0: not asked yet
+/// `ask(dev)` for the current device, remembered per device in `memo` (0: not asked yet):
+/// `ask` returns a positive answer, or 0 when the device could not be asked (not
+/// remembered; 0 is returned). The launchers' device queries go through it, so a launch
+/// asks the driver once per device and kernel, not at every call.
+template <typename Ask>
+int per_device(std::atomic<int> (&memo)[64], Ask ask) {
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return 0;
-  int m = dev < 64 ? major[dev].load(std::memory_order_relaxed) : 0;
-  if (m == 0) {
-    if (cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) return 0;
-    if (dev < 64) major[dev].store(m, std::memory_order_relaxed);
+  int v = dev < 64 ? memo[dev].load(std::memory_order_relaxed) : 0;
+  if (v == 0) {
+    v = ask(dev);
+    if (v > 0 && dev < 64) memo[dev].store(v, std::memory_order_relaxed);
   }
-  return m;
+  return v > 0 ? v : 0;
+}
+
+/// The current device's compute capability major (0 when it cannot be asked).
+inline int device_cc_major() {
+  static std::atomic<int> major[64];
+  return per_device(major, [](int dev) {
+    int m = 0;
+    return cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess ? m
+                                                                                              : 0;
+  });
 }
 
 /// Whether the current device runs mma.m16n8k16 (compute capability 8.0 or later): a
@@ -177,7 +189,7 @@ inline int device_cc_major() {
 inline bool device_has_mma16816() { return device_cc_major() >= 8; }
 
 /// cudaOccupancyMaxActiveClusters for `kernel` in clusters of `cluster` blocks of `threads`
-/// threads on the current device (0 when it cannot be asked).
+/// threads on the current device (-1 when the query failed).
 template <typename Kernel>
 int max_active_clusters(Kernel kernel, unsigned threads, dim3 cluster) {
 #ifdef TCK_EMU_CUDA_RUNTIME_H
@@ -186,32 +198,38 @@ int max_active_clusters(Kernel kernel, unsigned threads, dim3 cluster) {
 #else
   const ClusterConfig c(cluster, dim3(threads), cluster, nullptr);
   int clusters = 0;
-  return cudaOccupancyMaxActiveClusters(&clusters, kernel, &c.cfg) == cudaSuccess ? clusters : 0;
+  return cudaOccupancyMaxActiveClusters(&clusters, kernel, &c.cfg) == cudaSuccess ? clusters : -1;
 #endif
 }
 
 /// Whether `kernel` runs in clusters of `cluster` blocks of `threads` threads on the current
-/// device, asked once per device through `known` (one per kernel: 0 not asked, 1 yes, 2 no):
-/// the device launches clusters (cudaDevAttrClusterLaunch: sm_90+), the code that runs was
-/// compiled for sm_90+ (a compute_80 PTX JIT-compiled there has no cluster code: its
-/// ptxVersion is 80), and one such cluster fits on the device (cudaOccupancyMaxActiveClusters;
-/// none may under a MIG or MPS partition). Otherwise the caller launches without clusters.
+/// device, asked once per device through `known` (one per kernel: 1 yes, 2 no): the device
+/// launches clusters (cudaDevAttrClusterLaunch: sm_90+), the code that runs was compiled
+/// for sm_90+ (a compute_80 PTX JIT-compiled there has no cluster code: its ptxVersion is
+/// 80), and one such cluster fits on the device (cudaOccupancyMaxActiveClusters; none may
+/// under a MIG or MPS partition). Otherwise the caller launches without clusters. A query
+/// the driver refuses counts as "no", and its error is taken off the thread's last error
+/// (the caller's launch reports cudaGetLastError() as its own); an error the caller had
+/// before stays.
 template <typename Kernel>
 bool cluster_launch_ok(Kernel kernel, unsigned threads, dim3 cluster, std::atomic<int> (&known)[64]) {
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return false;
-  int k = dev < 64 ? known[dev].load(std::memory_order_relaxed) : 0;
-  if (k == 0) {
+  return per_device(known, [&](int dev) {
     int attr = 0;
     cudaFuncAttributes fa = {};
-    const bool ok = cudaDeviceGetAttribute(&attr, cudaDevAttrClusterLaunch, dev) == cudaSuccess &&
-                    attr != 0 && cudaFuncGetAttributes(&fa, kernel) == cudaSuccess &&
-                    fa.ptxVersion >= 90 && max_active_clusters(kernel, threads, cluster) > 0;
-    cudaGetLastError();  // a refused query is an answer, not the launch's error
-    k = ok ? 1 : 2;
-    if (dev < 64) known[dev].store(k, std::memory_order_relaxed);
-  }
-  return k == 1;
+    bool refused = cudaDeviceGetAttribute(&attr, cudaDevAttrClusterLaunch, dev) != cudaSuccess;
+    bool ok = !refused && attr != 0;
+    if (ok) {
+      refused = cudaFuncGetAttributes(&fa, kernel) != cudaSuccess;
+      ok = !refused && fa.ptxVersion >= 90;
+    }
+    if (ok) {
+      const int clusters = max_active_clusters(kernel, threads, cluster);
+      refused = clusters < 0;
+      ok = clusters > 0;
+    }
+    if (refused) (void)cudaGetLastError();
+    return ok ? 1 : 2;
+  }) == 1;
 }
 
 // ---- thread-block clusters (sm_90+) -------------------------------------------------------

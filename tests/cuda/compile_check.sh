@@ -12,6 +12,8 @@
 #    every wrapper is exported; any nvcc output other than ptxas spill notes fails.
 # 2. Concatenates kernels/cuda/*.cuh in file-name order (what the code generator embeds)
 #    into one .cu with a wrapper and compiles it without include paths (sm_80 only).
+# 3. Compiles the tensor-core GEMV with split-K over clusters and the software pipeline
+#    (tuning knobs off by default) for sm_80 and sm_90.
 # Skips cleanly (exit 0) when nvcc is absent. Prints "N passed, N failed" last.
 set -u
 
@@ -164,6 +166,39 @@ if (cd "$work" && "$nvcc" -O3 -std=c++17 -c -Xcompiler -fPIC -gencode arch=compu
 else
   bad "the concatenated headers do not compile cleanly on their own:"
   sed -n 1,30p "$work/amal.log"
+fi
+
+# The tuning knobs that change the device code the most compile with nvcc too (the defaults
+# above do not instantiate them): split-K over thread-block clusters in every M bucket and
+# the software pipeline, for sm_80 (no clusters: the launcher takes the kernel without
+# them) and sm_90. tests/cuda/emulated_check.sh runs the same knobs.
+knobs="$work/knobs.cu"
+{
+  echo '#include "tritonc_kernels.cuh"'
+  for t in __half __nv_bfloat16; do
+    for nk in "4096 4096" "37 4097"; do
+      read -r n k <<<"$nk"
+      cat <<EOF
+extern "C" int knobs_${t#__}_n${n}_k${k}(const void* x, const void* w, float s, const float* b,
+    const void* r, void* y, long long m, void* st) {
+  return tck::ternary_linear<$t, $n, $k, tck::Layout::NK, tck::Act::GELU,
+      tck::Residual::AfterAct, 0>(static_cast<const $t*>(x), static_cast<const uint8_t*>(w), s,
+      nullptr, b, static_cast<const $t*>(r), static_cast<$t*>(y), m,
+      static_cast<cudaStream_t>(st));
+}
+EOF
+    done
+  done
+} >"$knobs"
+if (cd "$work" && "$nvcc" -O3 -std=c++17 -c -Xcompiler -fPIC --threads 2 \
+    -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+    -DTCK_MMA_SMALL_CS=2 -DTCK_MMA_EIGHT_CS=4 -DTCK_MMA_LARGE_CS=4 -DTCK_MMA_PIPE=1 \
+    -DTCK_MMA_PD=2 -I "$kdir" -o knobs.o knobs.cu >"$work/knobs.log" 2>&1) &&
+    [ ! -s "$work/knobs.log" ]; then
+  ok
+else
+  bad "the kernels with split-K and the pipeline (TCK_MMA_*_CS, TCK_MMA_PIPE) do not compile cleanly:"
+  sed -n 1,30p "$work/knobs.log"
 fi
 
 echo "$pass passed, $fail failed"
