@@ -14,6 +14,7 @@ cd "$(dirname "$0")/.."
 build_dir="${TRITONC_BUILD_DIR:-build}"
 
 bash scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
+echo "== setup and build: $SECONDS s"
 tritonc="$build_dir/tools/tritonc/tritonc"
 log_dir="$(mktemp -d)"
 # One fresh compile cache for the whole run (suites that test the cache itself
@@ -59,13 +60,14 @@ count "unit tests" "$log_dir/unit.log" $status
 # Runs one suite: NAME, LOG (a file name in $log_dir), PATTERN (the lines worth
 # showing when it fails), then the command. Adds its counts to the totals.
 suite() {
-  local name=$1 log="$log_dir/$2" pattern=$3 status
+  local name=$1 log="$log_dir/$2" pattern=$3 status start=$SECONDS
   shift 3
   echo "== $name"
   "$@" >"$log" 2>&1
   status=$?
   grep -E "$pattern" -A25 "$log" | head -n 80
   count "$name" "$log" $status
+  echo "   ($((SECONDS - start)) s)"
 }
 
 suite "golden tests" golden.log '^(FAIL|TIMEOUT|CRASH)' \
@@ -141,5 +143,6 @@ if [ -n "${TRITONC_FUZZ_SECONDS:-}" ]; then
 fi
 
 rm -rf "$log_dir"
+echo "== all suites: $SECONDS s"
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]
