@@ -39,6 +39,10 @@ std::optional<std::string> readEntryFile(const std::string& path, bool* notEntry
 bool olderThanDays(int64_t lastUseNs, uint64_t days, int64_t nowNs);
 /// Nanoseconds since the epoch.
 int64_t nowNs();
+/// A file's modification time (an entry's last use) in nanoseconds since the epoch.
+inline int64_t mtimeNs(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
 
 /// The size of the entry file whose header (its first kEntryHeaderSize bytes)
 /// is `header`; nullopt when it is not an entry's header.

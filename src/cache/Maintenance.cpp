@@ -132,9 +132,7 @@ std::vector<EntryFile> listEntries(const std::string& dir, Level level, std::str
         bool regular = S_ISREG(st.st_mode);
         if (regular && isTemporary(name)) return;
         files.push_back(EntryFile{path, regular ? static_cast<uint64_t>(st.st_size) : 0,
-                                  static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 +
-                                      st.st_mtim.tv_nsec,
-                                  regular});
+                                  detail::mtimeNs(st), regular});
       },
       unreadable);
   return files;

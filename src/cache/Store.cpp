@@ -183,16 +183,20 @@ std::optional<Entry> Cache::load(Level level, const Key& key,
     ++counters.misses;
     return std::nullopt;
   }
+  // A miss that removes the entry: its bytes and count leave the level's usage.
+  auto drop = [&](uint64_t& reason) -> std::optional<Entry> {
+    ++reason;
+    ++counters.misses;
+    counters.bytes -= static_cast<int64_t>(st.st_size);
+    --counters.entries;
+    return std::nullopt;
+  };
   // Unused for longer than the level's ttl_days: expired now, not only at the
   // next daily sweep (a miss; the entry goes, as the sweep would remove it).
   if (uint64_t ttl = settings_.ttlDays[index(level)]; ttl != 0) {
-    int64_t lastUse = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-    if (detail::olderThanDays(lastUse, ttl, detail::nowNs()) && ::unlink(path.c_str()) == 0) {
-      ++counters.misses;
-      ++counters.evicted;
-      counters.bytes -= static_cast<int64_t>(st.st_size);
-      --counters.entries;
-      return std::nullopt;
+    if (detail::olderThanDays(detail::mtimeNs(st), ttl, detail::nowNs()) &&
+        ::unlink(path.c_str()) == 0) {
+      return drop(counters.evicted);
     }
   }
   Expected<Entry> entry = decodeEntry(*bytes, &key);
@@ -202,12 +206,8 @@ std::optional<Entry> Cache::load(Level level, const Key& key,
       *corrupt = entry ? "an entry of level " + std::string(levelName(entry->level))
                        : entry.error().message;
     }
-    ++counters.corrupt;
-    ++counters.misses;
-    counters.bytes -= static_cast<int64_t>(bytes->size());
-    --counters.entries;
     ::unlink(path.c_str());
-    return std::nullopt;
+    return drop(counters.corrupt);
   }
   if (usable && !usable(*entry)) {
     ++counters.misses;
