@@ -390,8 +390,70 @@ class Parser {
 
   // Closes the delimiter `open`, which must be the innermost open one. On a
   // missing closer the open delimiter is still counted, so that recovery can
-  // skip to its real closer.
-  bool expectClose(TokenKind kind, TokenId open) { return expect(kind, open); }
+  // skip to its real closer. In an expression (`inExpression`), a closer
+  // missing where a line ends (the next line starts another statement, or
+  // the file ends) gets a note with the line as it should end: every '(' and
+  // '[' the statement left open on it is closed there.
+  bool expectClose(TokenKind kind, TokenId open, bool inExpression = true) {
+    if (at(kind)) {
+      consume();
+      return true;
+    }
+    auto builder =
+        error(Diag::ExpectedToken, expectedAt(pos_), tokenKindDescription(kind), describe(pos_));
+    if (!builder) {
+      return false;
+    }
+    builder->note(Note::MatchingDelimiter, tokens_.source(), tokens_.range(open),
+                  tokenKindSpelling(tokens_.kind(open)));
+    if (inExpression && kind != TokenKind::RBrace && pos_.index > 0 &&
+        (newlineBefore() || atEnd())) {
+      noteClosersAtLineEnd(*builder);
+    }
+    return false;
+  }
+  [[gnu::cold]] void noteClosersAtLineEnd(DiagnosticBuilder& builder) const {
+    std::string closers;
+    for (size_t i = openDelims_.size(); i > 0; --i) {
+      TokenId opener = openDelims_[i - 1];
+      TokenKind kind = tokens_.kind(opener);
+      if (kind == TokenKind::LBrace || opener.index < syncStart_.index) {
+        break;
+      }
+      closers += kind == TokenKind::LParen ? ')' : ']';
+    }
+    if (closers.empty()) {
+      return;
+    }
+    // The previous token's line, from its first token to that token, closed.
+    const SourceBuffer& source = tokens_.source();
+    uint32_t end = tokens_.range(TokenId{pos_.index - 1}).end;
+    std::string_view line = source.lineText(source.lineCol(end).line);
+    size_t lineBegin = static_cast<size_t>(line.data() - source.text().data());
+    std::string_view text = line.substr(0, end - lineBegin);
+    size_t indent = text.find_first_not_of(" \t");
+    text.remove_prefix(indent == std::string_view::npos ? text.size() : indent);
+    std::string shown;
+    if (text.size() > 56) {
+      size_t from = text.size() - 44;
+      while (from < text.size() && (static_cast<unsigned char>(text[from]) & 0xC0) == 0x80) {
+        ++from;  // not inside a UTF-8 sequence
+      }
+      shown = "...";
+      text.remove_prefix(from);
+    }
+    shown += text;
+    shown += closers;
+    builder.note(Note::InsertClosers, closers, shown);
+  }
+  // Whether the token at `pos_` starts a line indented no deeper than the
+  // line of `open`, which is still open: the line of `open` misses its
+  // closer, and this one starts the next statement (`let h = relu(fc1(x)`
+  // then `h = ...`). An argument continued on the next line is indented
+  // deeper (`f(a,` then `  b)`).
+  bool startsStatementAfterUnclosed(TokenId open) const {
+    return open.isValid() && newlineBefore() && !atEnd() && indentOfLine(pos_) <= indentOfLine(open);
+  }
 
   // Skips to the end of the broken statement: past any delimiters it left
   // open, to a ';' (consumed), a line break, or a '}' that closes the block.
@@ -1146,7 +1208,7 @@ uint32_t Parser::parseParams(TokenId open) {
     }
     break;
   }
-  expectClose(TokenKind::RParen, open);
+  expectClose(TokenKind::RParen, open, /*inExpression=*/false);
   return addList(params);
 }
 
@@ -2055,7 +2117,7 @@ NodeId Parser::parseShape() {
   }
   uint32_t list = addList(dims);
   TokenId close = pos_;
-  if (!expectClose(TokenKind::RBracket, open)) {
+  if (!expectClose(TokenKind::RBracket, open, /*inExpression=*/false)) {
     return addError(open);
   }
   return add(NodeKind::Shape, open, list, kNone, close.index, depthOfList(list));
@@ -2093,7 +2155,7 @@ NodeId Parser::parseDimAtom() {
       TokenId open = consume();
       NodeId inner = parseDim(5);
       TokenId close = pos_;
-      if (panic_ || !expectClose(TokenKind::RParen, open)) {
+      if (panic_ || !expectClose(TokenKind::RParen, open, /*inExpression=*/false)) {
         return addError(open);
       }
       return add(NodeKind::Paren, open, inner.index, kNone, close.index, depthOf(inner.index));
@@ -2399,8 +2461,10 @@ uint32_t Parser::parseArguments() {
     if (consumeIf(TokenKind::Comma)) {
       continue;
     }
-    // `f(3 16)`: an argument follows, so a ',' is missing.
-    if (startsOperand(peekKind())) {
+    // `f(3 16)`: an argument follows, so a ',' is missing. Unless it starts
+    // the next statement: then the ')' is (reported by the caller).
+    if (startsOperand(peekKind()) &&
+        !startsStatementAfterUnclosed(openDelims_.empty() ? TokenId{} : openDelims_.back())) {
       reportMissingComma("',' between arguments");
       continue;
     }

@@ -724,9 +724,11 @@ TEST(ParserTest, MissingCloseParenBeforeReturnIsOneDiagnostic) {
   uint32_t afterX = offsetOf(text, "g(x") + 3;
   EXPECT_EQ(d.range.begin, afterX);
   EXPECT_EQ(d.range.end, afterX);
-  ASSERT_EQ(d.notes.size(), 1u);
+  ASSERT_EQ(d.notes.size(), 2u);
   EXPECT_EQ(d.notes[0].message, "to match this '('");
   EXPECT_EQ(d.notes[0].range.begin, offsetOf(text, "g(x") + 1);
+  // The fix: the line as it should end.
+  EXPECT_EQ(d.notes[1].message, "insert ')' at the end of the line: 'let y = g(x)'");
   // The return statement is still parsed.
   NodeId block = p.tree.childC(p.items()[0]);
   auto statements = p.tree.list(p.tree.listA(block));
