@@ -2286,11 +2286,20 @@ NodeId Parser::parsePythonOperator(int minPrecedence) {
 
 // A statement `-x` or `+x` computes a value and drops it. It is nearly always
 // the continuation of the previous line, which the newline rule ends there.
+// So is a longer expression that starts with the sign, `+ sin(x) + cos(x)`:
+// the sign is then the leftmost operand's, under the binary operators.
 void Parser::warnSignStatement(NodeId expr) {
-  if (tree_.kind(expr) != NodeKind::Unary || panic_) {
+  if (panic_) {
     return;
   }
-  TokenId op = tree_.token(expr);
+  NodeId first = expr;
+  while (tree_.kind(first) == NodeKind::Binary) {
+    first = tree_.childA(first);
+  }
+  if (tree_.kind(first) != NodeKind::Unary) {
+    return;
+  }
+  TokenId op = tree_.token(first);
   TokenKind kind = tokens_.kind(op);
   if ((kind != TokenKind::Plus && kind != TokenKind::Minus) || !tokens_.hasNewlineBefore(op) ||
       quiet_ > 0) {
