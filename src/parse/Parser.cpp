@@ -406,8 +406,10 @@ class Parser {
     }
     builder->note(Note::MatchingDelimiter, tokens_.source(), tokens_.range(open),
                   tokenKindSpelling(tokens_.kind(open)));
+    // (Not after a ',' or an opener, `[784, 256,`: the line is unfinished.)
     if (inExpression && kind != TokenKind::RBrace && pos_.index > 0 &&
-        (newlineBefore() || atEnd())) {
+        (newlineBefore() || atEnd()) && !isOpener(tokens_.kind(TokenId{pos_.index - 1})) &&
+        tokens_.kind(TokenId{pos_.index - 1}) != TokenKind::Comma) {
       noteClosersAtLineEnd(*builder);
     }
     return false;
@@ -2385,7 +2387,7 @@ NodeId Parser::parsePostfix() {
         size_t indices = listMark();
         while (true) {
           listPush(parseIndex());
-          if (panic_ || !consumeIf(TokenKind::Comma) || at(TokenKind::RBracket)) {
+          if (panic_ || !consumeIf(TokenKind::Comma) || at(TokenKind::RBracket) || atEnd()) {
             break;
           }
         }
@@ -2419,7 +2421,8 @@ NodeId Parser::parsePostfix() {
 uint32_t Parser::parseArguments() {
   size_t args = listMark();
   TokenId firstNamed;
-  while (!at(TokenKind::RParen)) {
+  // At the end of the file (`f(a,`) the caller reports the ')' with its '('.
+  while (!at(TokenKind::RParen) && !atEnd()) {
     if (isKeyword(peekKind()) && peekKind(1) == TokenKind::Equal) [[unlikely]] {
       // `TernaryLinear(in=784, out=10)`: a keyword cannot name an argument.
       auto builder = error(Diag::ExpectedExpression, tokens_.range(pos_), describe(pos_));
@@ -2595,7 +2598,8 @@ NodeId Parser::parsePrimary() {
       }
       consume();
       size_t elements = listMark();
-      while (!at(TokenKind::RBracket)) {
+      // At the end of the file (`[1, 2,`) the ']' is reported with its '['.
+      while (!at(TokenKind::RBracket) && !atEnd()) {
         listPush(parseExpression());
         if (panic_ || !consumeIf(TokenKind::Comma)) {
           break;
@@ -2631,7 +2635,7 @@ NodeId Parser::parsePrimary() {
 NodeId Parser::parseTuple(TokenId open, NodeId first) {
   size_t elements = listMark();
   listPush(first);
-  while (consumeIf(TokenKind::Comma) && !at(TokenKind::RParen)) {
+  while (consumeIf(TokenKind::Comma) && !at(TokenKind::RParen) && !atEnd()) {
     listPush(parseExpression());
     if (panic_) break;
   }
