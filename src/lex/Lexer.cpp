@@ -154,6 +154,7 @@ class Lexer {
   void lexUnexpected();
   // Length of the run of stray bytes at p (characters that start no token).
   size_t strayRunLength(const unsigned char* p) const;
+  bool restOfLineIsBlank(const unsigned char* p) const;
   // Scans digits of `cls` with '_' separators from p_; returns false on a misplaced '_'.
   const unsigned char* scanDigits(uint8_t cls, bool* badSeparator);
 
@@ -766,6 +767,20 @@ static bool isLetterOfAnotherAlphabet(char32_t cp) {
          (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0xAC00 && cp <= 0xD7AF);
 }
 
+// The invisible characters other than spaces and text direction controls
+// (reported on their own) that pasted text brings: the zero-width ones.
+static std::string_view invisibleCharacterName(char32_t cp) {
+  switch (cp) {
+    case 0x00AD: return "soft hyphen";
+    case 0x200B: return "zero-width space";
+    case 0x200C: return "zero-width non-joiner";
+    case 0x200D: return "zero-width joiner";
+    case 0x2060: return "word joiner";
+    case 0xFEFF: return "zero-width no-break space (a byte order mark)";
+    default: return cp >= 0x2061 && cp <= 0x2064 ? "invisible operator" : "";
+  }
+}
+
 void Lexer::lexUnexpected() {
   const unsigned char* start = p_;
   unsigned char c = *p_;
@@ -800,6 +815,8 @@ void Lexer::lexUnexpected() {
                   : std::string(reinterpret_cast<const char*>(start), ch.length));
     if (!space.empty()) {
       diag.note(Note::UnicodeSpace, codePointName(ch.codePoint), space);
+    } else if (std::string_view name = invisibleCharacterName(ch.codePoint); !name.empty()) {
+      diag.note(Note::InvisibleCharacter, codePointName(ch.codePoint), name);
     } else if (isLetterOfAnotherAlphabet(ch.codePoint)) {
       // `café`, `Δw`, `let α = 0.1`, a Cyrillic 'а' that looks Latin: a letter
       // of another alphabet where a name is, named by its code point (the
@@ -810,11 +827,23 @@ void Lexer::lexUnexpected() {
   } else if (c < 0x20 || c == 0x7F) {
     error(Diag::UnexpectedCharacter, start, run,
           fmt::format("\\x{:02X}", static_cast<unsigned>(c)));
+  } else if (c == '\\' && run == 1 && restOfLineIsBlank(p_)) {
+    // Python's `\` at the end of a line, to continue the statement.
+    error(Diag::UnexpectedCharacter, start, run, "\\").note(Note::NoLineContinuation);
   } else {
     error(Diag::UnexpectedCharacter, start, run, std::string(1, static_cast<char>(c)));
   }
   addToken(TokenKind::Error, start);
 }
+
+// Whether only spaces, tabs and a '#' comment follow `p` on its line.
+bool Lexer::restOfLineIsBlank(const unsigned char* p) const {
+  while (p < end_ && (*p == ' ' || *p == '\t')) {
+    ++p;
+  }
+  return p == end_ || *p == '\n' || *p == '\r' || *p == '#';
+}
+
 
 // A typographic character (text pasted from a document or a chat): one
 // error saying which ASCII character it stands for. `“absmean”` on one line

@@ -2307,6 +2307,11 @@ void Parser::warnSignStatement(NodeId expr) {
       quiet_ > 0) {
     return;
   }
+  // After a line that ends in a lexical error, Python's `\` meant to continue
+  // it: the lexer said so.
+  if (op.index > 0 && tokens_.kind(TokenId{op.index - 1}) == TokenKind::Error) {
+    return;
+  }
   std::string_view text = textOf(expr);
   std::string shown = text.size() > 40 || text.find('\n') != std::string_view::npos
                           ? std::string(tokens_.spelling(op)) + "..."
