@@ -674,6 +674,7 @@ class Parser {
     BlockOwner& operator=(const BlockOwner&) = delete;
   };
   uint32_t indentOfLine(TokenId token) const;
+  std::optional<std::string> cStyleForRewrite() const;
   NodeId parseStatement();
   NodeId parseLet();
   NodeId parseLetAfterKeyword();
@@ -948,6 +949,14 @@ NodeId Parser::parseItem() {
     builder->note(Note::BodyEndedEarly, tokens_.source(), tokens_.range(earlyClose_),
                   tokens_.spelling(earlyCloseName_));
     earlyClose_ = TokenId{};
+  } else if (builder && at(TokenKind::At)) {
+    // Python's decorator, `@torch.no_grad()`: its line, quoted in the note.
+    TokenId last = start;
+    while (tokens_.kind(TokenId{last.index + 1}) != TokenKind::EndOfFile &&
+           !tokens_.hasNewlineBefore(TokenId{last.index + 1})) {
+      ++last.index;
+    }
+    builder->note(Note::NoDecorators, sourceText(start, last, "@..."));
   } else if (builder && at(TokenKind::Identifier)) {
     std::string_view match = closestMatch(tokens_.spelling(start), itemKeywords());
     if (!match.empty()) {
@@ -1074,6 +1083,14 @@ NodeId Parser::parseCallable(NodeKind kind, bool quietHeader) {
   }
   NodeId returnType;
   if (consumeIf(TokenKind::Arrow)) {
+    if (at(TokenKind::LParen)) [[unlikely]] {
+      // `-> (T, T)`: Python's tuple of results; there are no tuple types.
+      auto builder = error(Diag::ExpectedType, tokens_.range(pos_), describe(pos_));
+      if (builder) {
+        builder->note(Note::TupleReturnType);
+      }
+      return addError(name);
+    }
     returnType = parseType();
     if (splitEqual_) {  // `-> T<...>=`: no '=' belongs here
       splitEqual_ = false;
@@ -1862,6 +1879,73 @@ NodeId Parser::parseIf() {
   return result;
 }
 
+// At the '(' of C's `for (let i = 0; i < n; i += 1)` (a ';' before the ')' on
+// its line): the loop written as a range, `for i in 0..n`, when its parts
+// read as a start and a bound; else the form in general.
+std::optional<std::string> Parser::cStyleForRewrite() const {
+  uint32_t close = pos_.index + 1;
+  bool semicolon = false;
+  for (int depth = 1;; ++close) {
+    TokenId token{close};
+    TokenKind kind = tokens_.kind(token);
+    if (kind == TokenKind::EndOfFile || tokens_.hasNewlineBefore(token)) {
+      return std::nullopt;
+    }
+    depth += kind == TokenKind::LParen ? 1 : kind == TokenKind::RParen ? -1 : 0;
+    semicolon = semicolon || (kind == TokenKind::Semicolon && depth == 1);
+    if (depth == 0) {
+      break;
+    }
+  }
+  if (!semicolon) {
+    return std::nullopt;
+  }
+  std::string general = "for i in 0..n";
+  // [let | int | var | auto] IDENT = START ; IDENT (< | <=) END ; ...
+  uint32_t i = pos_.index + 1;
+  if (tokens_.kind(TokenId{i}) == TokenKind::KwLet ||
+      (tokens_.kind(TokenId{i}) == TokenKind::Identifier &&
+       tokens_.kind(TokenId{i + 1}) == TokenKind::Identifier)) {
+    ++i;
+  }
+  TokenId var{i};
+  if (tokens_.kind(var) != TokenKind::Identifier || tokens_.kind(TokenId{i + 1}) != TokenKind::Equal) {
+    return general;
+  }
+  uint32_t startFirst = i + 2;
+  uint32_t semi = startFirst;
+  while (semi < close && tokens_.kind(TokenId{semi}) != TokenKind::Semicolon) {
+    ++semi;
+  }
+  TokenId bound{semi + 1};
+  TokenKind cmp = tokens_.kind(TokenId{semi + 2});
+  if (semi == startFirst || semi >= close || tokens_.kind(bound) != TokenKind::Identifier ||
+      tokens_.spelling(bound) != tokens_.spelling(var) ||
+      (cmp != TokenKind::Less && cmp != TokenKind::LessEqual)) {
+    return general;
+  }
+  uint32_t endFirst = semi + 3;
+  uint32_t semi2 = endFirst;
+  while (semi2 < close && tokens_.kind(TokenId{semi2}) != TokenKind::Semicolon) {
+    ++semi2;
+  }
+  if (semi2 == endFirst || semi2 >= close) {
+    return general;
+  }
+  std::string_view start = sourceText(TokenId{startFirst}, TokenId{semi - 1}, "");
+  std::string_view end = sourceText(TokenId{endFirst}, TokenId{semi2 - 1}, "");
+  if (start.empty() || end.empty()) {
+    return general;
+  }
+  // `i <= n` runs to `n + 1`; a bound of several tokens is parenthesized.
+  std::string bounded = cmp == TokenKind::LessEqual ? fmt::format("({} + 1)", end)
+                        : semi2 - endFirst == 1     ? std::string(end)
+                                                    : fmt::format("({})", end);
+  return fmt::format("for {} in {}..{}", tokens_.spelling(var),
+                     semi - startFirst == 1 ? std::string(start) : fmt::format("({})", start),
+                     bounded);
+}
+
 // "for" IDENT "in" expr block ;   with expr = range(...) or a..b
 NodeId Parser::parseFor() {
   TokenId keyword = consume();
@@ -1875,6 +1959,17 @@ NodeId Parser::parseFor() {
                  describe(pos_));
     consume();  // '('
     parenthesized = true;
+  }
+  if (at(TokenKind::LParen)) [[unlikely]] {
+    if (std::optional<std::string> loop = cStyleForRewrite()) {
+      // C's `for (let i = 0; i < n; i += 1) {`: the range loop it means.
+      auto builder = error(Diag::ExpectedIdentifier, tokens_.range(pos_),
+                           "a loop variable after 'for'", describe(pos_));
+      if (builder) {
+        builder->note(Note::CStyleFor, *loop);
+      }
+      return addError(keyword);
+    }
   }
   if (!at(TokenKind::Identifier) && !keywordAsName({TokenKind::KwIn})) {
     errorExpectedName("a loop variable after 'for'", TokenKind::KwIn);
