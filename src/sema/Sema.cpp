@@ -4589,9 +4589,11 @@ void Checker::checkCreatedArguments() {
     problems[it->second].creations.insert(creationOf.back());
     return true;
   };
+  // `atInnermost`: the diagnostic is at an argument of the innermost creation,
+  // which needs no note of its own.
   auto addProblem = [&](std::pair<uint32_t, uint32_t> key, NodeId site,
-                        DiagnosticBuilder builder) {
-    for (size_t i = chain.size(); i-- > 0;) {
+                        DiagnosticBuilder builder, bool atInnermost = false) {
+    for (size_t i = chain.size() - (atInnermost ? 1 : 0); i-- > 0;) {
       const InstanceInfo& outer = *chain[i];
       std::string with;
       for (const ParamInfo& p : module_.callables[outer.decl].params) {
@@ -4735,6 +4737,173 @@ void Checker::checkCreatedArguments() {
       default: return std::nullopt;
     }
   };
+  // A weight's shape with the values the chain's innermost creation gives
+  // (`w: ...[64, 64 / groups]` of `G(groups=0)`): a size that divides by
+  // zero or is negative makes the PyTorch module fail when it is built
+  // (torch.empty raises), so it is an error at the argument that gives the
+  // value, or at the default it takes, with a note at the weight's shape.
+  // Zero is a size (an empty weight), as in a type written with literals.
+  auto checkWeightSizes = [&](size_t owner,
+                              const std::unordered_map<uint32_t, DimId>& bindings) {
+    const CallableInfo& info = module_.callables[owner];
+    if (info.isFn) return;
+    // The hyperparameter index of each hyperparameter, by name.
+    std::unordered_map<uint32_t, size_t> hyperIndex;
+    for (const ParamInfo& p : info.params) {
+      if (p.cls == ParamClass::Hyper) hyperIndex.emplace(p.name.index, hyperIndex.size());
+    }
+    NodeId divisionByZero;
+    // The value of a dimension as written, or nullopt (unknown, or a
+    // division by zero, which sets divisionByZero).
+    auto value = [&](auto& valueOf, NodeId dim, int depth) -> std::optional<int64_t> {
+      if (!dim.isValid() || depth > 64) return std::nullopt;
+      switch (tree_.kind(dim)) {
+        case NodeKind::IntLit: {
+          uint64_t v = tokens().intValue(tree_.token(dim));
+          if (v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+          return static_cast<int64_t>(v);
+        }
+        case NodeKind::Name: {
+          IdentifierId name = tokens().identifier(tree_.token(dim));
+          if (!hyperIndex.count(name.index)) return std::nullopt;
+          auto it = bindings.find(name.index);
+          return it == bindings.end() ? std::nullopt : dims().constValue(it->second);
+        }
+        case NodeKind::Paren: return valueOf(valueOf, tree_.childA(dim), depth + 1);
+        case NodeKind::Binary: {
+          std::optional<int64_t> a = valueOf(valueOf, tree_.childA(dim), depth + 1);
+          std::optional<int64_t> b = valueOf(valueOf, tree_.childB(dim), depth + 1);
+          if (!a || !b) return std::nullopt;
+          int64_t out = 0;
+          switch (tokens().kind(tree_.token(dim))) {
+            case TokenKind::Plus:
+              return __builtin_add_overflow(*a, *b, &out) ? std::nullopt : std::optional(out);
+            case TokenKind::Minus:
+              return __builtin_sub_overflow(*a, *b, &out) ? std::nullopt : std::optional(out);
+            case TokenKind::Star:
+              return __builtin_mul_overflow(*a, *b, &out) ? std::nullopt : std::optional(out);
+            case TokenKind::Slash:
+              if (*b == 0) {
+                if (!divisionByZero.isValid()) divisionByZero = dim;
+                return std::nullopt;
+              }
+              if (*a == INT64_MIN && *b == -1) return std::nullopt;
+              return *a / *b - ((*a % *b != 0) && ((*a < 0) != (*b < 0)) ? 1 : 0);
+            default: return std::nullopt;
+          }
+        }
+        default: return std::nullopt;
+      }
+    };
+    // The hyperparameters `node` names, in order of appearance.
+    auto namesIn = [&](auto& names, NodeId node, std::vector<IdentifierId>& out) -> void {
+      if (!node.isValid()) return;
+      switch (tree_.kind(node)) {
+        case NodeKind::Name: {
+          IdentifierId name = tokens().identifier(tree_.token(node));
+          if (hyperIndex.count(name.index) &&
+              std::find(out.begin(), out.end(), name) == out.end()) {
+            out.push_back(name);
+          }
+          return;
+        }
+        case NodeKind::Paren: names(names, tree_.childA(node), out); return;
+        case NodeKind::Binary:
+          names(names, tree_.childA(node), out);
+          names(names, tree_.childB(node), out);
+          return;
+        default: return;
+      }
+    };
+    for (const ParamInfo& p : info.params) {
+      if (p.cls != ParamClass::Weight || !p.node.isValid()) continue;
+      NodeId type = tree_.childA(p.node);
+      if (!type.isValid() || tree_.kind(type) != NodeKind::TypeName) continue;
+      NodeId shape;
+      for (NodeId arg : tree_.list(tree_.listA(type))) {
+        if (tree_.kind(arg) == NodeKind::Shape) shape = arg;
+      }
+      if (!shape.isValid()) continue;
+      std::span<const NodeId> dimNodes = tree_.list(tree_.listA(shape));
+      for (size_t d = 0; d < dimNodes.size(); ++d) {
+        divisionByZero = NodeId{};
+        std::optional<int64_t> size = value(value, dimNodes[d], 0);
+        if (!divisionByZero.isValid() && (!size || *size >= 0)) continue;
+        // The hyperparameters that make it so: the divisor's, or the size's.
+        std::vector<IdentifierId> names;
+        namesIn(namesIn, divisionByZero.isValid() ? tree_.childB(divisionByZero) : dimNodes[d],
+                names);
+        if (names.empty()) continue;  // written with literals: reported where declared
+        // A hyperparameter the creation leaves to a default computed from
+        // others (`extra: int = n - 8`) has its value from theirs: they go first.
+        const InstanceInfo& creation = *chain.back();
+        auto defaultOf = [&](IdentifierId name) {
+          for (const ParamInfo& q : info.params) {
+            if (q.name == name && q.node.isValid()) return tree_.childB(q.node);
+          }
+          return NodeId{};
+        };
+        auto defaulted = [&](IdentifierId name) {
+          size_t i = hyperIndex.at(name.index);
+          return i < creation.defaulted.size() && creation.defaulted[i];
+        };
+        for (size_t round = 0; round < 4; ++round) {
+          std::vector<IdentifierId> expanded;
+          for (IdentifierId name : names) {
+            if (defaulted(name)) namesIn(namesIn, defaultOf(name), expanded);
+          }
+          bool more = false;
+          for (IdentifierId name : names) {
+            if (std::find(expanded.begin(), expanded.end(), name) == expanded.end()) {
+              expanded.push_back(name);
+            }
+          }
+          more = expanded.size() > names.size();
+          names = std::move(expanded);
+          if (!more) break;
+        }
+        std::string with;
+        for (IdentifierId name : names) {
+          auto it = bindings.find(name.index);
+          std::optional<int64_t> v =
+              it != bindings.end() ? dims().constValue(it->second) : std::nullopt;
+          with += fmt::format("{}{} = {}", with.empty() ? "" : ", ", spelling(name),
+                              v ? std::to_string(*v) : std::string("?"));
+        }
+        // Where the first of them given by the creation gets its value (its
+        // argument), or else the first one's default.
+        NodeId at;
+        uint32_t call = creation.site.index < module_.callOf.size()
+                            ? module_.callOf[creation.site.index] : UINT32_MAX;
+        if (tree_.kind(creation.site) == NodeKind::Call && call < module_.calls.size()) {
+          for (IdentifierId name : names) {
+            size_t h = hyperIndex.at(name.index);
+            for (const auto& [param, node] : module_.calls[call].args) {
+              if (param == h && !at.isValid()) at = node;
+            }
+          }
+        }
+        if (!at.isValid()) at = defaultOf(names[0]);
+        if (!at.isValid()) at = creation.site;
+        std::pair<uint32_t, uint32_t> key{at.index, 0xC0000000u};
+        if (seen(key)) return;
+        std::string problem = divisionByZero.isValid()
+                                  ? std::string("divides by zero")
+                                  : fmt::format("is {}, and a size cannot be negative", *size);
+        auto builder = diags_->report(Diag::InvalidWeightSize, source(), rangeOf(at), with, d,
+                                      spelling(p.name), callableName(static_cast<int>(owner)),
+                                      problem);
+        builder.note(Note::WeightShapeHere, source(),
+                     rangeOf(divisionByZero.isValid() ? divisionByZero : dimNodes[d]),
+                     spelling(p.name));
+        SourceRange site = rangeOf(creation.site);
+        bool inCall = tree_.kind(creation.site) == NodeKind::Call &&
+                      site.begin <= rangeOf(at).begin && rangeOf(at).end <= site.end;
+        addProblem(key, at, std::move(builder), inCall);
+        return;  // one error per creation: the rest follows from the same values
+      }
+    }
+  };
   auto visit = [&](auto& self, size_t owner, const std::unordered_map<uint32_t, DimId>& bindings,
                    const FloatBindings& floatBindings) -> void {
     // This body's comparisons with the values the chain gives.
@@ -4805,6 +4974,7 @@ void Checker::checkCreatedArguments() {
         noteOperandCreations(builder, check->node);
         addProblem(key, check->node, std::move(builder));
       }
+      checkWeightSizes(owner, bindings);
     }
     for (const InstanceInfo* instance : created[owner]) {
       if (budget == 0) return;
