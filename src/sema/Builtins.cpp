@@ -962,6 +962,9 @@ bool checkBuiltinLayerArgs(Checker& checker, BuiltinLayer layer, NodeId call,
   return true;
 }
 
+/// The largest `threshold` of ternary_quantize (a multiple of mean(|x|)).
+constexpr double kMaxQuantizeThreshold = 10.0;
+
 ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                           std::vector<BoundArg>& args) {
   R rule = kFnRules[static_cast<size_t>(fn)];
@@ -2117,6 +2120,26 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       const TypeStore::Node& t = ts.node(c.arg(2).type);
       if (t.kind != TypeKind::Scalar || !isNumeric(t.dtype) || t.dtype == DType::Bool) {
         return c.wrong(2, "a number");
+      }
+      // d = threshold * mean(|x|) (LANGUAGE.md §5, TWN's 0.7): a negative one
+      // keeps every element (it is 0), and a threshold t keeps at most 1/t of
+      // them (Markov), so past 10 the weight is mostly zeros: a fraction or a
+      // percentage meant as something else (`threshold=70`). A hyperparameter
+      // is not checked.
+      if (std::optional<double> v = c.arg(2).number();
+          v && !(*v >= 0.0 && *v <= kMaxQuantizeThreshold)) {
+        c.wrongValue(2,
+                     "a multiple of mean(|x|) from 0 to 10 (t keeps at most 1/t of the "
+                     "elements; TWN uses 0.7)",
+                     c.arg(2).intValue ? std::to_string(*c.arg(2).intValue) : formatFloat(*v));
+        return c.error();
+      }
+      // Only method="threshold" reads it: with absmean (the default) or
+      // stochastic it is silently ignored.
+      std::string_view method =
+          c.has(1) ? c.arg(1).strValue.value_or("threshold") : std::string_view("absmean");
+      if (method != "threshold") {
+        c.checker().report(Diag::QuantizeThresholdUnused, c.arg(2).node, method);
       }
     }
     if (x == nullptr) return c.result(ts.tensorAnyRank(DType::Trit, true));
