@@ -1146,14 +1146,21 @@ void Checker::noteInstantiationRules(NodeId call, std::string_view name, Identif
   } else if (ctx_.callable >= 0 && ctx_.dynamicIfDepth > 0) {
     if (!conditionsReported_.insert(ctx_.dynamicIfCondition.index).second) return;
     // Point at what the condition tests that is not a hyperparameter: an
-    // input or weight (`x.shape[0] > 1`), else a local or loop variable.
+    // input or weight (`x.shape[0] > 1`) or a size of one, else a local or
+    // loop variable. A misnamed hyperparameter reported before is not
+    // reported again.
     NodeId culprit;
     NodeId local;
+    bool misnamed = false;
     tree_.forEachNode(ctx_.dynamicIfCondition, [&](NodeId n) {
       if (tree_.kind(n) != NodeKind::Name || module_.nodeSymbol[n.index] == UINT32_MAX) return;
       const Symbol& s = module_.symbols[module_.nodeSymbol[n.index]];
-      bool input = s.kind == SymbolKind::Param &&
-                   module_.callables[ctx_.callable].params[s.ref].cls != ParamClass::Hyper;
+      misnamed = misnamed || misnamedHypers_.count(
+                                 (uint64_t{static_cast<uint32_t>(ctx_.callable)} << 32) |
+                                 s.name.index) > 0;
+      bool input = (s.kind == SymbolKind::Param &&
+                    module_.callables[ctx_.callable].params[s.ref].cls != ParamClass::Hyper) ||
+                   s.kind == SymbolKind::ShapeVar;
       bool variable = s.kind == SymbolKind::Local || s.kind == SymbolKind::LoopVar;
       auto earlier = [&](NodeId other) {
         return !other.isValid() || rangeOf(n).begin < rangeOf(other).begin;
@@ -1161,6 +1168,7 @@ void Checker::noteInstantiationRules(NodeId call, std::string_view name, Identif
       if (input && earlier(culprit)) culprit = n;
       if (variable && earlier(local)) local = n;
     });
+    if (misnamed) return;
     if (!culprit.isValid()) culprit = local;
     auto builder = diags_->report(Diag::InstanceConditionNotConstant, source(), rangeOf(call));
     if (culprit.isValid()) {
@@ -1170,15 +1178,50 @@ void Checker::noteInstantiationRules(NodeId call, std::string_view name, Identif
   } else if (ctx_.callable >= 0) {
     for (const ExprInfo& arg : args) {
       if (!arg.hyperConst && !module_.types.isLenient(arg.type)) {
-        auto builder = diags_->report(Diag::InstanceArgNotConstant, source(), rangeOf(arg.node));
         NodeId n = arg.node;
+        // A hyperparameter renamed in the header but not in the body (`in_c:
+        // int` and `TernaryConv2d(in_ch, ...)`, where in_ch is still a size
+        // of the input): "did you mean" the unused one, once per name.
+        std::string_view like;
+        if (tree_.kind(n) == NodeKind::Name) {
+          IdentifierId used = tokens().identifier(tree_.token(n));
+          uint64_t key = (uint64_t{static_cast<uint32_t>(ctx_.callable)} << 32) | used.index;
+          if (misnamedHypers_.count(key)) break;
+          like = unusedHyperLike(used);
+          if (!like.empty()) misnamedHypers_.insert(key);
+        }
+        auto builder = diags_->report(Diag::InstanceArgNotConstant, source(), rangeOf(arg.node));
         if (tree_.kind(n) == NodeKind::Name) {
           builder.note(Note::NotConstantHere, source(), rangeOf(n), tokens().spelling(tree_.token(n)));
         }
+        if (!like.empty()) builder.note(Note::DidYouMean, source(), rangeOf(n), like);
         break;
       }
     }
   }
+}
+
+std::string_view Checker::unusedHyperLike(IdentifierId name) const {
+  if (ctx_.callable < static_cast<int>(module_.firstLocal)) return {};
+  const CallableInfo& info = module_.callables[static_cast<size_t>(ctx_.callable)];
+  SourceRange range = rangeOf(info.node);
+  std::vector<std::string_view> candidates;
+  for (const ParamInfo& p : info.params) {
+    if (p.cls != ParamClass::Hyper || p.implicit || p.name == name) continue;
+    // Used: named anywhere in the layer, header types included.
+    bool used = false;
+    for (uint32_t i = 0; i < tree_.size() && !used; ++i) {
+      NodeId node{i};
+      if (tree_.kind(node) != NodeKind::Name ||
+          tokens().identifier(tree_.token(node)) != p.name) {
+        continue;
+      }
+      SourceRange at = rangeOf(node);
+      used = at.begin >= range.begin && at.end <= range.end;
+    }
+    if (!used) candidates.push_back(spelling(p.name));
+  }
+  return closestMatch(spelling(name), candidates);
 }
 
 InstanceInfo::FloatArg Checker::floatArg(const ExprInfo& value) const {

@@ -531,6 +531,14 @@ class Checker {
   /// `if` conditions already reported (not a bool, or not constant around a
   /// sub-module): one error per `if`, not one per sub-module under it.
   std::unordered_set<uint32_t> conditionsReported_;
+  /// (callable << 32 | name) of the names a sub-module's argument used as a
+  /// hyperparameter that is none, with "did you mean" a hyperparameter the
+  /// layer declares but never uses (a renamed one): their other uses as
+  /// hyperparameters are not reported again.
+  std::unordered_set<uint64_t> misnamedHypers_;
+  /// The hyperparameter of the current layer that `name` most likely
+  /// misspells: the closest of those its header and body never use, else "".
+  std::string_view unusedHyperLike(IdentifierId name) const;
   std::unordered_set<uint32_t> constantFailed_;  ///< constants whose initializer is an error
   /// Value-less `let`s (symbols) assigned a sub-module, reported there
   /// (SubModuleAssigned): their other such assignments and their reads
