@@ -377,10 +377,50 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
 #include "tritonc/sema/Builtins.def"
   };
   candidates.insert(candidates.end(), std::begin(kBuiltinNames), std::end(kBuiltinNames));
-  std::string_view match = closestMatch(text, candidates);
+  std::string_view match = preferredMatch(text, candidates);
   if (!match.empty()) {
     builder.note(Note::DidYouMean, source(), rangeOf(node), match);
   }
+}
+
+std::string_view Checker::preferredMatch(std::string_view word,
+                                         const std::vector<std::string_view>& candidates) const {
+  // The same name but for '_' (`bn1` for `bn_1`) is the likeliest.
+  auto letters = [](std::string_view w) {
+    std::string out;
+    for (char ch : w) {
+      if (ch != '_') out += ch;
+    }
+    return out;
+  };
+  std::string bare = letters(word);
+  for (std::string_view candidate : candidates) {
+    if (candidate != word && !bare.empty() && letters(candidate) == bare) return candidate;
+  }
+  std::string_view match = closestMatch(word, candidates);
+  if (match.empty() || ctx_.callable < static_cast<int>(module_.firstLocal)) return match;
+  // Equally close: a name the layer or fn declares but never uses (the one the
+  // writer meant) before one used elsewhere (`bn1` with `bn_1` unused and
+  // `bn2` used: 'bn_1').
+  SourceRange range = rangeOf(module_.callables[static_cast<size_t>(ctx_.callable)].node);
+  std::unordered_set<std::string_view> used;
+  for (uint32_t i = 0; i < tree_.size(); ++i) {
+    NodeId n{i};
+    if (tree_.kind(n) != NodeKind::Name) continue;
+    SourceRange at = rangeOf(n);
+    if (at.begin >= range.begin && at.end <= range.end) used.insert(tokens().spelling(tree_.token(n)));
+  }
+  if (!used.count(match)) return match;
+  std::vector<std::string_view> unused;
+  for (std::string_view candidate : candidates) {
+    if (!used.count(candidate)) unused.push_back(candidate);
+  }
+  std::string_view other = closestMatch(word, unused);
+  unsigned limit = static_cast<unsigned>(word.size() + 1);
+  if (!other.empty() && editDistance(word, other, limit) <= editDistance(word, match, limit)) {
+    return other;
+  }
+  return match;
 }
 
 // ---- declarations ---------------------------------------------------------------

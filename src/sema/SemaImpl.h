@@ -539,6 +539,11 @@ class Checker {
   /// The hyperparameter of the current layer that `name` most likely
   /// misspells: the closest of those its header and body never use, else "".
   std::string_view unusedHyperLike(IdentifierId name) const;
+  /// "Did you mean" for an undeclared name: closestMatch, except that the same
+  /// name but for '_' comes first, and between equally close names one the
+  /// current layer or fn never uses comes before one it uses.
+  std::string_view preferredMatch(std::string_view word,
+                                  const std::vector<std::string_view>& candidates) const;
   std::unordered_set<uint32_t> constantFailed_;  ///< constants whose initializer is an error
   /// Value-less `let`s (symbols) assigned a sub-module, reported there
   /// (SubModuleAssigned): their other such assignments and their reads
