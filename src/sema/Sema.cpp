@@ -1506,6 +1506,10 @@ bool Checker::checkStatement(NodeId statement) {
       const TypeStore::Node& t = module_.types.node(iterated.type);
       if (t.kind != TypeKind::Range && !module_.types.isLenient(iterated.type)) {
         report(Diag::NotIterable, tree_.childA(statement), fmt(iterated.type));
+      } else if (module_.types.kind(iterated.type) == TypeKind::Error) {
+        // Over a list of sub-modules (reported), say: the variable is no int
+        // (`fc(h)` in the body is not a second error).
+        varType = module_.types.error();
       }
       pushScope();
       IdentifierId var = tokens().identifier(tree_.token(statement));

@@ -251,6 +251,20 @@ void Checker::recordCall(NodeId call, CallKind kind, uint32_t callee,
 ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
   NodeId callee = tree_.childA(call);
   ExprInfo result;
+  // `nn.Sequential(TernaryLinear(784, 256), nn.ReLU(), ...)`, `Sequential(...)`:
+  // one error that says what to write. Its arguments are checked silently
+  // (each unnamed sub-module, each PyTorch name would be an error of its own).
+  if (isSequential(callee)) {
+    diags_->report(Diag::NoSequential, source(), rangeOf(callee), textOf(callee));
+    CollectingDiagnosticConsumer sink;
+    DiagnosticEngine silent(sink);
+    DiagnosticEngine* saved = std::exchange(diags_, &silent);
+    gatherArgs(call);
+    diags_ = saved;
+    result = make(module_.types.error(), call);
+    setType(call, result.type);
+    return result;
+  }
   // `alias.NAME(...)`: a layer or fn of an imported file.
   if (tree_.kind(callee) == NodeKind::Member &&
       tree_.kind(tree_.childA(callee)) == NodeKind::Name) {
@@ -1199,6 +1213,17 @@ void Checker::noteInstantiationRules(NodeId call, std::string_view name, Identif
       }
     }
   }
+}
+
+bool Checker::isSequential(NodeId callee) const {
+  NodeId root = callee;
+  while (tree_.kind(root) == NodeKind::Member) root = tree_.childA(root);
+  if (tree_.kind(root) != NodeKind::Name || tokens().spelling(tree_.token(callee)) != "Sequential" ||
+      lookup(tokens().identifier(tree_.token(root)))) {
+    return false;  // a layer of the file (or an import) named so is one
+  }
+  // `Sequential`, `nn.Sequential`, `torch.nn.Sequential`, `keras.Sequential`.
+  return root == callee || foreignLibrary(tokens().spelling(tree_.token(root))) != nullptr;
 }
 
 std::string_view Checker::unusedHyperLike(IdentifierId name) const {

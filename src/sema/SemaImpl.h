@@ -539,6 +539,9 @@ class Checker {
   /// The hyperparameter of the current layer that `name` most likely
   /// misspells: the closest of those its header and body never use, else "".
   std::string_view unusedHyperLike(IdentifierId name) const;
+  /// Whether `callee` is PyTorch's (or Keras') Sequential, spelled with or
+  /// without its module, and the file declares no such name.
+  bool isSequential(NodeId callee) const;
   /// "Did you mean" for an undeclared name: closestMatch, except that the same
   /// name but for '_' comes first, and between equally close names one the
   /// current layer or fn never uses comes before one it uses.
