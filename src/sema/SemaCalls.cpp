@@ -183,6 +183,7 @@ std::optional<std::vector<BoundArg>> Checker::bindArgs(const std::vector<std::st
       }
     }
     if (!byName.empty()) builder.note(Note::KeywordOnly, byName, calleeName, example);
+    noteHiddenBuiltin(builder);
     ok = false;
   }
   for (size_t i = 0; i < args.positional.size() && i < positionalTargets.size(); ++i) {
@@ -323,9 +324,17 @@ ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
           result = checkCast(static_cast<DType>(s.ref), call);
           module_.callKind[call.index] = CallKind::Cast;
           break;
-        case SymbolKind::Layer:
+        case SymbolKind::Layer: {
+          // A layer named like a built-in one (`layer Linear(w, x)`) hides
+          // it: an argument error notes so (`Linear(784, 10)` meant torch's).
+          NodeId saved = std::exchange(
+              shadowingLayer_, findBuiltinLayer(spelling(name)) || findBuiltinFn(spelling(name))
+                                   ? module_.callables[s.ref].node
+                                   : NodeId{});
           result = checkLayerCall(static_cast<int>(s.ref), call, letName);
+          shadowingLayer_ = saved;
           break;
+        }
         case SymbolKind::Fn:
           result = checkFnCall(static_cast<int>(s.ref), call);
           module_.callKind[call.index] = CallKind::FnCall;
@@ -351,6 +360,12 @@ ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
             // builtins are.
             auto builder = diags_->report(Diag::NotCallable, source(), rangeOf(callee),
                                           spelling(name), fmt(value.type));
+            // `relu: bool` then `relu(x)`: the declaration hides the builtin.
+            if (s.decl.isValid() &&
+                (findBuiltinFn(spelling(name)) || findBuiltinLayer(spelling(name)))) {
+              builder.note(Note::HidesBuiltin, source(), tokens().range(tree_.token(s.decl)),
+                           spelling(name), findBuiltinFn(spelling(name)) ? "function" : "layer");
+            }
             CallArgs args = gatherArgs(call);
             // `w(x)` with a weight matrix: PyTorch's modules are called, a
             // weight is multiplied (`[in, out]`: x @ w; `[out, in]`: linear).
@@ -1213,6 +1228,13 @@ void Checker::noteInstantiationRules(NodeId call, std::string_view name, Identif
       }
     }
   }
+}
+
+void Checker::noteHiddenBuiltin(DiagnosticBuilder& builder) const {
+  if (!shadowingLayer_.isValid()) return;
+  std::string_view name = tokens().spelling(tree_.token(shadowingLayer_));
+  builder.note(Note::HidesBuiltin, source(), tokens().range(tree_.token(shadowingLayer_)), name,
+               findBuiltinLayer(name) ? "layer" : "function");
 }
 
 bool Checker::isSequential(NodeId callee) const {

@@ -542,6 +542,10 @@ class Checker {
   /// Whether `callee` is PyTorch's (or Keras') Sequential, spelled with or
   /// without its module, and the file declares no such name.
   bool isSequential(NodeId callee) const;
+  /// The user layer being called whose name is a builtin's, while its
+  /// arguments are bound (invalid otherwise), and the note that says so.
+  NodeId shadowingLayer_;
+  void noteHiddenBuiltin(DiagnosticBuilder& builder) const;
   /// "Did you mean" for an undeclared name: closestMatch, except that the same
   /// name but for '_' comes first, and between equally close names one the
   /// current layer or fn never uses comes before one it uses.
