@@ -744,6 +744,14 @@ TypeId Checker::resolveType(NodeId type, int callable) {
   std::vector<std::string_view> known = {"Tensor", "TernaryTensor", "tensor", "bool", "trit",
                                          "int", "float", "float32", "int32", "int64", "int8",
                                          "int16", "float16", "bfloat16", "str"};
+  // `let fc: TernaryLinear = TernaryLinear(784, 10)`, Python's annotation of
+  // a module: a layer is no type.
+  std::optional<uint32_t> symbol = lookup(tokens().identifier(nameToken));
+  if (findBuiltinLayer(name) ||
+      (symbol && module_.symbols[*symbol].kind == SymbolKind::Layer)) {
+    report(Diag::LayerAsType, type, name);
+    return module_.types.error();
+  }
   auto builder = diags_->report(Diag::UnknownType, source(), tokens().range(nameToken), name);
   std::string_view match = closestMatch(name, known);
   if (name == "List" || name == "list" || name == "Tuple" || name == "tuple" ||
