@@ -1008,13 +1008,41 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
   }
   // One argument left out: the parameter whose gap lets every argument fit
   // its own (not the last, which an argument filled in its place).
+  // Arguments that are plain names equal to parameter names (`wq, wk, wv, a`
+  // for `(wq, wk, wv, wo, x)`) place the gap first: among several weights of
+  // one shape, the one whose name is absent is the missing one.
   std::optional<size_t> gap;
+  bool gapByName = false;
   if (plain && missing && given + 1 == positionalParams.size()) {
-    for (size_t skip = 0; skip < positionalParams.size() && !gap; ++skip) {
-      const ParamInfo& p = info.params[static_cast<size_t>(positionalParams[skip])];
-      bool all = !p.hasDefault && p.cls != ParamClass::Hyper;
-      for (size_t k = 0; k < given && all; ++k) all = fits(k, k < skip ? k : k + 1);
-      if (all) gap = skip;
+    auto paramIndexOf = [&](size_t k) -> std::optional<size_t> {
+      if (tree_.kind(args.positional[k].node) != NodeKind::Name) return std::nullopt;
+      std::string_view text = textOf(args.positional[k].node);
+      for (size_t q = 0; q < positionalParams.size(); ++q) {
+        if (names[static_cast<size_t>(positionalParams[q])] == text) return q;
+      }
+      return std::nullopt;
+    };
+    for (int byName = 1; byName >= 0 && !gap; --byName) {
+      for (size_t skip = 0; skip < positionalParams.size() && !gap; ++skip) {
+        const ParamInfo& p = info.params[static_cast<size_t>(positionalParams[skip])];
+        bool all = !p.hasDefault && p.cls != ParamClass::Hyper;
+        size_t named = 0;
+        for (size_t k = 0; k < given && all; ++k) {
+          size_t param = k < skip ? k : k + 1;
+          all = fits(k, param);
+          if (byName == 1 && all) {
+            std::optional<size_t> q = paramIndexOf(k);
+            if (q) {
+              all = *q == param;
+              ++named;
+            }
+          }
+        }
+        if (all && (byName == 0 || named > 0)) {
+          gap = skip;
+          gapByName = byName == 1;
+        }
+      }
     }
   }
   for (int i : positionalParams) {
@@ -1024,6 +1052,17 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
       auto builder = diags_->report(Diag::MissingArgument, source(), rangeOf(call),
                                     spelling(p.name), calleeName);
       if (!order.empty()) builder.note(Note::PositionalOrder, calleeName, order);
+      if (gapByName) {
+        // The arguments after the gap whose names are not parameters': the
+        // position took them for the next parameter (`a` as `x`).
+        for (size_t k = *gap; k < given; ++k) {
+          std::string_view param = names[static_cast<size_t>(positionalParams[k + 1])];
+          std::string_view text = textOf(args.positional[k].node);
+          if (tree_.kind(args.positional[k].node) == NodeKind::Name && text != param) {
+            builder.note(Note::TakenAs, text, param);
+          }
+        }
+      }
       return make(module_.types.error(), call);
     }
   }
