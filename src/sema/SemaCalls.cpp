@@ -1516,7 +1516,24 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
       BoundArg& arg = (*bound)[i];
       if (!arg.present) {
         if (!optional[i]) {
-          report(Diag::MissingArgument, call, names[i], name);
+          auto builder = diags_->report(Diag::MissingArgument, source(), rangeOf(call), names[i],
+                                        name);
+          // A parameter with a default before this one took a positional
+          // argument (`B(16)` for `(stride: int = 1, in_ch: int)`).
+          for (size_t q = 0; q < positional.size(); ++q) {
+            auto j = static_cast<size_t>(positional[q]);
+            if (j >= i) break;
+            if (!optional[j] || !(*bound)[j].present || q >= args.positional.size() ||
+                (*bound)[j].info.node != args.positional[q].node) {
+              continue;
+            }
+            static constexpr const char* kOrdinals[] = {"first", "second", "third", "fourth"};
+            std::string ordinal = q < 4 ? std::string(kOrdinals[q]) + " parameter"
+                                        : fmt::format("parameter {}", q + 1);
+            builder.note(Note::BoundBeforeDefault, textOf(args.positional[q].node), names[j],
+                         ordinal, names[i]);
+            break;
+          }
           bound.reset();
           break;
         }
