@@ -1712,8 +1712,24 @@ ExprInfo Checker::checkForward(uint32_t instanceIndex, NodeId call) {
       }
     }
     if (!args.named.empty()) {
-      report(Diag::UnknownNamedArgument, call, builtinLayerName(static_cast<BuiltinLayer>(instance.decl)),
-             tokens().spelling(args.named.front().first));
+      // At the name (`fc(input=x)`): the inputs of a built-in layer have no
+      // names; the call written with them positional is the fix.
+      TokenId nameToken = args.named.front().first;
+      auto builder = diags_->report(Diag::UnknownNamedArgument, source(),
+                                    tokens().range(nameToken),
+                                    builtinLayerName(static_cast<BuiltinLayer>(instance.decl)),
+                                    tokens().spelling(nameToken));
+      std::string fixed;
+      for (const ExprInfo& arg : args.positional) {
+        fixed += (fixed.empty() ? "" : ", ") + std::string(textOf(arg.node));
+      }
+      for (const auto& [token, named] : args.named) {
+        fixed += (fixed.empty() ? "" : ", ") + std::string(textOf(named.node));
+      }
+      fixed = fmt::format("{}({})", textOf(tree_.childA(call)), fixed);
+      if (fixed.size() <= 100 && fixed.find('\n') == std::string::npos) {
+        builder.note(Note::InputsArePositional, fixed);
+      }
       return make(module_.types.error(), call);
     }
     std::vector<BoundArg> inputs;
