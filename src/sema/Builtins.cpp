@@ -746,13 +746,20 @@ ExprInfo joinTensors(Call& c, bool stack) {
   for (size_t k = 1; k < elements.size(); ++k) {
     std::span<const DimId> other = ts.shape(elements[k]);
     bool mismatch = other.size() != shape.size();
+    std::optional<size_t> differs;  // the dimension whose sizes disagree
+    std::string differsText;
     for (size_t i = 0; i < shape.size() && !mismatch; ++i) {
       if (!stack && i == *d) {
         shape[i] = ds.binary(DimKind::Add, shape[i], other[i]);
         continue;
       }
       switch (ds.equal(shape[i], other[i])) {
-        case Decision::No: mismatch = true; break;
+        case Decision::No:
+          mismatch = true;
+          differs = i;
+          differsText = fmt::format("{} vs {}", c.checker().fmtDim(shape[i]),
+                                    c.checker().fmtDim(other[i]));
+          break;
         case Decision::Unknown:
           if (ds.isUnknown(shape[i])) {
             // Every element before had `?` there: this one is compared with
@@ -775,8 +782,15 @@ ExprInfo joinTensors(Call& c, bool stack) {
       }
     }
     if (mismatch) {
-      c.checker().report(Diag::ShapeMismatch, c.node(), c.name(),
-                         c.checker().fmtShape(ts.shape(elements[0])), c.checker().fmtShape(other));
+      Checker& chk = c.checker();
+      auto diag = chk.diags().report(Diag::ShapeMismatch, chk.source(), chk.rangeOf(c.node()),
+                                     c.name(), chk.fmtShape(ts.shape(elements[0])),
+                                     chk.fmtShape(other));
+      if (differs) {
+        diag.note(Note::JoinDimension, *differs, differsText,
+                  stack ? std::string("stack needs equal shapes")
+                        : fmt::format("only dimension {} (dim={}) may differ", *d, *d));
+      }
       return c.error();
     }
   }
