@@ -488,13 +488,56 @@ class Checker {
   bool rankChangeInBranch(NodeId target, const ExprInfo& value, NodeId valueNode);
   std::optional<uint32_t> untypedLocal(NodeId target) const;
   void retypeAfterReassignment(NodeId target, TypeId assigned);
+  // ---- hyperparameter values along creation chains (SemaCreations.cpp) -------
+  struct CreationWalk;
+  /// Values of a created layer's hyperparameters, by name: integers as sizes,
+  /// and the floats that are known.
+  using DimBindings = std::unordered_map<uint32_t, DimId>;
+  using FloatBindings = std::unordered_map<uint32_t, double>;
+  /// A number computed as Python computes it when the module is built.
+  struct Number {
+    double value = 0;
+    bool integer = false;
+  };
+  /// Follows every chain of unconditional creations and reports what their
+  /// values make wrong (see SemaCreations.cpp).
   void checkCreatedArguments();
+  void walkCreations(CreationWalk& walk, size_t owner, const DimBindings& bindings,
+                     const FloatBindings& floatBindings);
+  /// Whether sizes `a` and `b` of layer `owner` are expressions of its
+  /// hyperparameters only (a creation can give them values).
+  bool ofHyperparameters(int owner, DimId a, DimId b) const;
+  /// The run-time comparisons and broadcasts of `owner`'s body, with the values.
+  void checkComparisonsWithValues(CreationWalk& walk, size_t owner, const DimBindings& bindings);
+  /// A user layer's weight sizes that the values make negative or divide by zero.
+  void checkWeightSizes(CreationWalk& walk, size_t owner, const DimBindings& bindings);
+  /// A built-in layer's constructor arguments, with the values.
+  void checkBuiltinCreation(CreationWalk& walk, const InstanceInfo& instance,
+                            std::span<const DimId> args, const DimBindings& bindings,
+                            const FloatBindings& floatBindings);
+  /// Records a problem at `site` with a note per creation of the walk's chain.
+  void addCreationProblem(CreationWalk& walk, std::pair<uint32_t, uint32_t> key, NodeId site,
+                          DiagnosticBuilder builder, bool atInnermost = false);
+  /// Whether `d`, or a part of it, is 1 with the values.
+  bool mayBeOne(DimId d, const DimBindings& bindings);
+  /// Float argument `i` of a creation, where known.
+  std::optional<double> floatArgument(const InstanceInfo& instance, size_t i,
+                                      const DimBindings& bindings,
+                                      const FloatBindings& floatBindings) const;
+  /// A float argument computed from hyperparameters (`p / 10.0`, `float(half)
+  /// * 0.1`) with the values: numbers, hyperparameters and constants, `+ - * /`
+  /// (an integer `/` floors, as the language's), casts. Nothing else is
+  /// evaluated (nullopt), nor a division by zero.
+  std::optional<Number> evaluateWithValues(NodeId node, const DimBindings& ints,
+                                           const FloatBindings& floats, int depth) const;
   /// LayerWithoutInputs: `x: Tensor<float32, [B, 784]>` made a layer's only
   /// tensor a weight (see the function).
   /// Per callable: whether the file creates (instantiates) or applies it anywhere.
   std::vector<bool> createdOrApplied() const;
   void warnLayersWithoutInputs();
-  std::string callableName(int index) const { return std::string(spelling(module_.callables[index].name)); }
+  std::string callableName(int index) const {
+    return std::string(spelling(module_.callables[index].name));
+  }
   void setType(NodeId node, TypeId type) { module_.nodeType[node.index] = type; }
 
   const Tree& tree_;

@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -5392,10 +5393,11 @@ def main():
     with tempfile.TemporaryDirectory() as workdir:
         ctx = Context(os.path.abspath(args.tritonc), workdir)
         for test in selected[shard - 1::shards]:
+            start = time.monotonic()
             try:
                 test(ctx)
                 passed += 1
-                print("PASS", test.__name__)
+                print("PASS %s (%.1f s)" % (test.__name__, time.monotonic() - start))
             except Skip as why:
                 print("SKIP", test.__name__, "-", why)
             except Exception:  # noqa: BLE001 - report every failure and go on
