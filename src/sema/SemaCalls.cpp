@@ -183,7 +183,6 @@ std::optional<std::vector<BoundArg>> Checker::bindArgs(const std::vector<std::st
       }
     }
     if (!byName.empty()) builder.note(Note::KeywordOnly, byName, calleeName, example);
-    noteHiddenBuiltin(builder);
     ok = false;
   }
   for (size_t i = 0; i < args.positional.size() && i < positionalTargets.size(); ++i) {
@@ -252,6 +251,13 @@ void Checker::recordCall(NodeId call, CallKind kind, uint32_t callee,
 ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
   NodeId callee = tree_.childA(call);
   ExprInfo result;
+  // Only a call of a layer or fn named like a builtin sets it, for itself (a
+  // call among its arguments, checked first, gets none); the caller's comes back.
+  struct Restore {
+    NodeId& slot;
+    NodeId saved;
+    ~Restore() { slot = saved; }
+  } restoreHider{shadowingCallable_, std::exchange(shadowingCallable_, NodeId{})};
   // `nn.Sequential(TernaryLinear(784, 256), nn.ReLU(), ...)`, `Sequential(...)`:
   // one error that says what to write. Its arguments are checked silently
   // (each unnamed sub-module, each PyTorch name would be an error of its own).
@@ -324,21 +330,21 @@ ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
           result = checkCast(static_cast<DType>(s.ref), call);
           module_.callKind[call.index] = CallKind::Cast;
           break;
-        case SymbolKind::Layer: {
-          // A layer named like a built-in one (`layer Linear(w, x)`) hides
+        case SymbolKind::Layer:
+        case SymbolKind::Fn: {
+          // A layer or fn named like a builtin (`layer Linear(w, x)`) hides
           // it: an argument error notes so (`Linear(784, 10)` meant torch's).
-          NodeId saved = std::exchange(
-              shadowingLayer_, findBuiltinLayer(spelling(name)) || findBuiltinFn(spelling(name))
-                                   ? module_.callables[s.ref].node
-                                   : NodeId{});
-          result = checkLayerCall(static_cast<int>(s.ref), call, letName);
-          shadowingLayer_ = saved;
+          if (findBuiltinLayer(spelling(name)) || findBuiltinFn(spelling(name))) {
+            shadowingCallable_ = module_.callables[s.ref].node;
+          }
+          if (s.kind == SymbolKind::Layer) {
+            result = checkLayerCall(static_cast<int>(s.ref), call, letName);
+          } else {
+            result = checkFnCall(static_cast<int>(s.ref), call);
+            module_.callKind[call.index] = CallKind::FnCall;
+          }
           break;
         }
-        case SymbolKind::Fn:
-          result = checkFnCall(static_cast<int>(s.ref), call);
-          module_.callKind[call.index] = CallKind::FnCall;
-          break;
         default: {
           ExprInfo value = checkName(callee);
           setType(callee, value.type);
@@ -361,15 +367,18 @@ ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
             auto builder = diags_->report(Diag::NotCallable, source(), rangeOf(callee),
                                           spelling(name), fmt(value.type));
             // `relu: bool` then `relu(x)`: the declaration hides the builtin.
-            if (s.decl.isValid() &&
-                (findBuiltinFn(spelling(name)) || findBuiltinLayer(spelling(name)))) {
+            bool hides = s.decl.isValid() &&
+                         (findBuiltinFn(spelling(name)) || findBuiltinLayer(spelling(name)));
+            if (hides) {
               builder.note(Note::HidesBuiltin, source(), tokens().range(tree_.token(s.decl)),
                            spelling(name), findBuiltinFn(spelling(name)) ? "function" : "layer");
             }
             CallArgs args = gatherArgs(call);
             // `w(x)` with a weight matrix: PyTorch's modules are called, a
             // weight is multiplied (`[in, out]`: x @ w; `[out, in]`: linear).
-            if (t.kind == TypeKind::Tensor && args.positional.size() == 1 && args.named.empty() &&
+            // Not when the name is a builtin's: that one was meant.
+            if (!hides && t.kind == TypeKind::Tensor && args.positional.size() == 1 &&
+                args.named.empty() &&
                 module_.types.isTensor(args.positional[0].type)) {
               std::string_view x = textOf(args.positional[0].node);
               std::string fix = fmt::format("{} @ {}", x, spelling(name));
@@ -865,7 +874,9 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
                                 std::string_view calleeName) {
   // Read before the arguments are checked: a nested forward call sets it too.
   uint32_t forwardInstance = forwardInstance_;
+  HiddenBuiltinNote hidden(*this);
   CallArgs args = gatherArgs(call);
+  hidden.start();
   const CallableInfo& info = module_.callables[callable];
   std::vector<std::string_view> names;
   for (const ParamInfo& p : info.params) {
@@ -1269,11 +1280,17 @@ void Checker::noteInstantiationRules(NodeId call, std::string_view name, Identif
   }
 }
 
-void Checker::noteHiddenBuiltin(DiagnosticBuilder& builder) const {
-  if (!shadowingLayer_.isValid()) return;
-  std::string_view name = tokens().spelling(tree_.token(shadowingLayer_));
-  builder.note(Note::HidesBuiltin, source(), tokens().range(tree_.token(shadowingLayer_)), name,
-               findBuiltinLayer(name) ? "layer" : "function");
+void Checker::HiddenBuiltinNote::start() {
+  if (!hider_.isValid() || pushed_ != nullptr) return;
+  pushed_ = checker_.diags_;
+  pushed_->pushContext(checker_.source(), [this] {
+    const TokenizedBuffer& tokens = checker_.tokens();
+    TokenId token = checker_.tree_.token(hider_);
+    std::string_view name = tokens.spelling(token);
+    return std::vector<DiagnosticNote>{
+        makeNote(Note::HidesBuiltin, checker_.source(), tokens.range(token), name,
+                 findBuiltinLayer(name) ? "layer" : "function")};
+  });
 }
 
 bool Checker::isSequential(NodeId callee) const {
@@ -1429,7 +1446,9 @@ void Checker::reportCreateAndApply(bool builtin, uint32_t decl, NodeId call, Ide
 ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
                                      IdentifierId letName) {
   module_.callKind[call.index] = CallKind::Instantiate;
+  HiddenBuiltinNote hidden(*this);
   CallArgs args = gatherArgs(call);
+  hidden.start();
   std::string name = builtin ? std::string(builtinLayerName(static_cast<BuiltinLayer>(decl)))
                              : callableName(static_cast<int>(decl));
   // Keras's `Dense(10)(x)` habit as one call: `TernaryLinear(784, 10, x)`.

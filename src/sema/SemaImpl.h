@@ -13,6 +13,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "tritonc/diag/Diagnostics.h"
@@ -585,10 +586,29 @@ class Checker {
   /// Whether `callee` is PyTorch's (or Keras') Sequential, spelled with or
   /// without its module, and the file declares no such name.
   bool isSequential(NodeId callee) const;
-  /// The user layer being called whose name is a builtin's, while its
-  /// arguments are bound (invalid otherwise), and the note that says so.
-  NodeId shadowingLayer_;
-  void noteHiddenBuiltin(DiagnosticBuilder& builder) const;
+  /// The user layer or fn named like a builtin (`layer Linear`, `fn relu`)
+  /// that the call being checked calls (invalid otherwise): while its
+  /// arguments are bound and checked, every error notes that its declaration
+  /// hides the builtin (`Linear(784, 10)` meant torch's).
+  NodeId shadowingCallable_;
+  class HiddenBuiltinNote {
+   public:
+    /// Takes shadowingCallable_ (the arguments' own calls see none) and, once
+    /// the arguments are gathered, start() adds the note to what follows.
+    explicit HiddenBuiltinNote(Checker& checker)
+        : checker_(checker), hider_(std::exchange(checker.shadowingCallable_, NodeId{})) {}
+    void start();
+    ~HiddenBuiltinNote() {
+      if (pushed_ != nullptr) pushed_->popContext();
+    }
+    HiddenBuiltinNote(const HiddenBuiltinNote&) = delete;
+    HiddenBuiltinNote& operator=(const HiddenBuiltinNote&) = delete;
+
+   private:
+    Checker& checker_;
+    NodeId hider_;
+    DiagnosticEngine* pushed_ = nullptr;
+  };
   /// "Did you mean" for an undeclared name: closestMatch, except that the same
   /// name but for '_' comes first, and between equally close names one the
   /// current layer or fn never uses comes before one it uses.
