@@ -7,7 +7,8 @@
 # the -O2 pipeline with IR verification), the fuzzer's regression corpus, the
 # compile cache (tests/cache), the tritonrt runtime, the generated PyTorch modules
 # (run with /usr/bin/python3), the CUDA target and the CUDA kernels (on the host and
-# with nvcc; on a GPU where present).
+# with nvcc; on a GPU where present). The CUDA suites run in a second lane beside the
+# others (their emulated kernels keep one core busy for minutes) and report at the end.
 #   TRITONC_FUZZ_SECONDS  also run libFuzzer for this long (CI sets it)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -57,18 +58,63 @@ else
 fi
 count "unit tests" "$log_dir/unit.log" $status
 
-# Runs one suite: NAME, LOG (a file name in $log_dir), PATTERN (the lines worth
-# showing when it fails), then the command. Adds its counts to the totals.
-suite() {
-  local name=$1 log="$log_dir/$2" pattern=$3 status start=$SECONDS
+# A suite is NAME, LOG (a file name in $log_dir), PATTERN (the lines worth showing
+# when it fails), then the command. run_suite runs it and writes its exit status and
+# seconds to LOG.status; report_suite shows what failed and adds its counts to the totals.
+run_suite() {
+  local log="$log_dir/$2" start=$SECONDS status
   shift 3
-  echo "== $name"
   "$@" >"$log" 2>&1
   status=$?
-  grep -E "$pattern" -A25 "$log" | head -n 80
-  count "$name" "$log" $status
-  echo "   ($((SECONDS - start)) s)"
+  echo "$status $((SECONDS - start))" >"$log.status"
 }
+report_suite() {
+  local name=$1 log="$log_dir/$2" pattern=$3 status=1 seconds="?"
+  if [ -f "$log.status" ]; then read -r status seconds <"$log.status"; fi
+  touch "$log"
+  grep -E "$pattern" -A25 "$log" | head -n 80
+  count "$name" "$log" "$status"
+  echo "   ($seconds s)"
+}
+suite() {
+  echo "== $1"
+  run_suite "$@"
+  report_suite "$1" "$2" "$3"
+}
+
+# The CUDA suites (nvcc builds, and the kernels' device code emulated on the CPU, which
+# runs on one core) run in a second lane beside the others, as two cores allow, and
+# report after them. Each appends "NAME<tab>LOG<tab>PATTERN" to the lane's manifest.
+cuda_manifest="$log_dir/cuda-lane.manifest"
+lane_suite() {
+  printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$cuda_manifest"
+  run_suite "$@"
+}
+cuda_lane() {
+  lane_suite "CUDA target (launchers, nvcc builds; no GPU needed)" cuda-target.log \
+    '^(FAIL|SKIP)' \
+    env PYTHONPATH=runtime /usr/bin/python3 tests/e2e/test_cuda_target.py --tritonc "$tritonc"
+  # The kernels themselves: index arithmetic on the host, nvcc instantiations, the device
+  # code emulated on the CPU, and (only where a GPU is present) results against the
+  # reference path.
+  local script
+  for script in tests/cuda/*.sh; do
+    [ -e "$script" ] || continue
+    lane_suite "kernels: $(basename "$script")" "kernels-$(basename "$script" .sh).log" \
+      '^(FAIL|SKIP)' bash "$script"
+  done
+  if [ -e tests/cuda/test_kernels_gpu.py ]; then
+    lane_suite "kernels on a GPU" gpu.log '^(FAIL|SKIP)' \
+      env PYTHONPATH=runtime /usr/bin/python3 tests/cuda/test_kernels_gpu.py
+  fi
+  if [ -e tests/cuda/test_models_gpu.py ]; then
+    lane_suite "zoo models on a GPU" gpu-models.log '^(FAIL|SKIP)' \
+      env PYTHONPATH=runtime /usr/bin/python3 tests/cuda/test_models_gpu.py --tritonc "$tritonc"
+  fi
+}
+: >"$cuda_manifest"
+cuda_lane &
+cuda_lane_pid=$!
 
 suite "golden tests" golden.log '^(FAIL|TIMEOUT|CRASH)' \
   python3 tests/golden/run_golden.py --tritonc "$tritonc" \
@@ -111,26 +157,9 @@ suite "layer differential (random models, gradients and packing against a torch 
   layer-differential.log '^FAIL' \
   env PYTHONPATH=runtime /usr/bin/python3 tests/e2e/test_layer_differential.py \
   --tritonc "$tritonc" --programs 400
-suite "CUDA target (launchers, nvcc builds; no GPU needed)" cuda-target.log '^(FAIL|SKIP)' \
-  env PYTHONPATH=runtime /usr/bin/python3 tests/e2e/test_cuda_target.py --tritonc "$tritonc"
-
-# The kernels themselves: index arithmetic on the host, nvcc instantiations, and (only
-# where a GPU is present) results against the reference path.
-for script in tests/cuda/*.sh; do
-  [ -e "$script" ] || continue
-  suite "kernels: $(basename "$script")" kernels.log '^(FAIL|SKIP)' bash "$script"
-done
-if [ -e tests/cuda/test_kernels_gpu.py ]; then
-  suite "kernels on a GPU" gpu.log '^(FAIL|SKIP)' \
-    env PYTHONPATH=runtime /usr/bin/python3 tests/cuda/test_kernels_gpu.py
-fi
-if [ -e tests/cuda/test_models_gpu.py ]; then
-  suite "zoo models on a GPU" gpu-models.log '^(FAIL|SKIP)' \
-    env PYTHONPATH=runtime /usr/bin/python3 tests/cuda/test_models_gpu.py --tritonc "$tritonc"
-fi
-
 if [ -n "${TRITONC_FUZZ_SECONDS:-}" ]; then
   echo "== libFuzzer (${TRITONC_FUZZ_SECONDS}s)"
+  fuzz_start=$SECONDS
   if bash tests/fuzz/run_fuzzer.sh "$TRITONC_FUZZ_SECONDS" >"$log_dir/fuzz.log" 2>&1; then
     tail -n 1 "$log_dir/fuzz.log"
     echo "1 passed, 0 failed" >>"$log_dir/fuzz.log"
@@ -140,7 +169,15 @@ if [ -n "${TRITONC_FUZZ_SECONDS:-}" ]; then
     echo "0 passed, 1 failed" >>"$log_dir/fuzz.log"
     count "libFuzzer" "$log_dir/fuzz.log" 1
   fi
+  echo "   ($((SECONDS - fuzz_start)) s, with the fuzzer's build)"
 fi
+
+echo "== waiting for the CUDA lane"
+wait "$cuda_lane_pid"
+while IFS=$'\t' read -r name log pattern; do
+  echo "== $name"
+  report_suite "$name" "$log" "$pattern"
+done <"$cuda_manifest"
 
 rm -rf "$log_dir"
 echo "== all suites: $SECONDS s"

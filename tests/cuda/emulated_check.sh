@@ -7,7 +7,8 @@
 #      residual and convolution geometry against the reference path, with argument checks;
 #   3. test_kernels_gpu.py --cpu-selftest: that test's reference and tolerances against a
 #      model of the kernels' contract, and a perturbed model that must fail;
-#   4. --emulate again as a GPU before sm_80 (TCK_EMU_CC_MAJOR=7): the launchers' other paths;
+#   4. --emulate again as a GPU before sm_80 (TCK_EMU_CC_MAJOR=7): the launchers' other paths
+#      (--pre-sm80: the 16-bit NK linears, the only cases whose launch differs there);
 #   5. the tensor-core GEMV's linears (--mma-only) with tuning knobs the defaults leave off
 #      (split-K over a thread-block cluster in every M bucket, the software pipeline), and
 #      again where no cluster fits (TCK_EMU_NO_CLUSTERS=1: the launchers' fallback).
@@ -56,11 +57,15 @@ fi
 
 # The third run is a GPU before sm_80 to the launchers (TCK_EMU_CC_MAJOR=7): 16-bit linears
 # take the CUDA-core GEMV and the WMMA GEMM there, not the tensor-core GEMV.
-for run in "--emulate" "--cpu-selftest" "--emulate TCK_EMU_CC_MAJOR=7"; do
+for run in "--emulate" "--cpu-selftest" "--emulate --pre-sm80 TCK_EMU_CC_MAJOR=7"; do
   mode=${run%% *}
+  flags=""
   extra=""
-  if [ "$run" != "$mode" ]; then extra=${run#* }; fi
-  env PYTHONPATH=runtime $extra /usr/bin/python3 tests/cuda/test_kernels_gpu.py "$mode" \
+  case "$run" in
+    *TCK_EMU_CC_MAJOR=7) flags="--pre-sm80"; extra="TCK_EMU_CC_MAJOR=7" ;;
+  esac
+  # shellcheck disable=SC2086
+  env PYTHONPATH=runtime $extra /usr/bin/python3 tests/cuda/test_kernels_gpu.py "$mode" $flags \
     --build-dir "$out/build" >"$out/run.log" 2>&1
   status=$?
   grep -E '^(FAIL|SKIP|built|ran in|emulated)' "$out/run.log" | head -n 60

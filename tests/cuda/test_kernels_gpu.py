@@ -343,15 +343,18 @@ def cpu_selftest(torch, verbose):
     return 1 if failed else 0
 
 
-def emulated_specs(mma_only=False):
+def emulated_specs(mma_only=False, pre_sm80=False):
     """The cases of --emulate: every element type, layout, variant, activation, residual and
     convolution geometry, on shapes small enough for one CPU (the 4096 x 4096 and K = 4097
     shapes only where the quick list has them). mma_only: the linears the tensor-core GEMV
     takes (16-bit elements, NK layout) in variant 0, whose block shape its tuning knobs
-    (--defines) set."""
+    (--defines) set. pre_sm80: the cases whose launch differs on a GPU before sm_80 (the
+    16-bit NK linears of every variant: the tensor-core GEMV needs sm_80); the others take
+    the same kernels on every GPU."""
     lspecs = [s for s in linear_specs(True) if s.n * s.k <= 1 << 18]
-    if mma_only:
-        return [s for s in lspecs if s.dtype != "f32" and s.layout == "NK" and s.variant == 0], []
+    if mma_only or pre_sm80:
+        return [s for s in lspecs if s.dtype != "f32" and s.layout == "NK"
+                and (pre_sm80 or s.variant == 0)], []
     return lspecs, conv_specs(False)
 
 
@@ -372,6 +375,8 @@ def emulated_run(torch, args):
         print("0 passed, 1 failed")
         return 1
     print("built %s in %.1f s" % (path, time.time() - t0))
+    if args.pre_sm80:  # a subset, from the library of every case (--emulate's, reused)
+        lspecs, cspecs = emulated_specs(pre_sm80=True)
     r = Runner(torch, H.Library(path), args.verbose, device="cpu")
     t0 = time.time()
     r.batches = EMULATED_BATCHES
@@ -402,6 +407,9 @@ def main(argv=None):
     ap.add_argument("--mma-only", action="store_true",
                     help="with --emulate: only the linears of the tensor-core GEMV (16-bit, NK, "
                          "variant 0), for its tuning knobs (--defines)")
+    ap.add_argument("--pre-sm80", action="store_true",
+                    help="with --emulate: only the cases whose launch differs on a GPU before "
+                         "sm_80 (16-bit NK linears); meant with TCK_EMU_CC_MAJOR=7")
     ap.add_argument("--defines", default="",
                     help="the kernels' tuning knobs, \"NAME=VALUE ...\" (e.g. TCK_MMA_ACC=4)")
     ap.add_argument("-v", "--verbose", action="store_true")
