@@ -94,12 +94,11 @@ cuda_lane() {
   lane_suite "CUDA target (launchers, nvcc builds; no GPU needed)" cuda-target.log \
     '^(FAIL|SKIP)' \
     env PYTHONPATH=runtime /usr/bin/python3 tests/e2e/test_cuda_target.py --tritonc "$tritonc"
-  # The kernels themselves: index arithmetic on the host, nvcc instantiations, the device
-  # code emulated on the CPU, and (only where a GPU is present) results against the
-  # reference path.
+  # The kernels themselves: nvcc instantiations, the device code emulated on the CPU, and
+  # (only where a GPU is present) results against the reference path. (Their index
+  # arithmetic on the host, host_check.sh, runs in the first lane.)
   local script
-  for script in tests/cuda/*.sh; do
-    [ -e "$script" ] || continue
+  for script in tests/cuda/compile_check.sh tests/cuda/emulated_check.sh; do
     lane_suite "kernels: $(basename "$script")" "kernels-$(basename "$script" .sh).log" \
       '^(FAIL|SKIP)' bash "$script"
   done
@@ -157,6 +156,7 @@ suite "layer differential (random models, gradients and packing against a torch 
   layer-differential.log '^FAIL' \
   env PYTHONPATH=runtime /usr/bin/python3 tests/e2e/test_layer_differential.py \
   --tritonc "$tritonc" --programs 400
+suite "kernels: host_check.sh" kernels-host_check.log '^(FAIL|SKIP)' bash tests/cuda/host_check.sh
 if [ -n "${TRITONC_FUZZ_SECONDS:-}" ]; then
   echo "== libFuzzer (${TRITONC_FUZZ_SECONDS}s)"
   fuzz_start=$SECONDS
