@@ -210,11 +210,11 @@ DiagnosticBuilder::~DiagnosticBuilder() {
 
 void DiagnosticEngine::emit(Diagnostic diagnostic) {
   for (auto it = contexts_.rbegin(); it != contexts_.rend(); ++it) {
-    if (it->first == diagnostic.source && diagnostic.source != nullptr) {
-      std::vector<DiagnosticNote> notes = it->second();
-      diagnostic.notes.insert(diagnostic.notes.end(), notes.begin(), notes.end());
-      break;
-    }
+    if (it->source != diagnostic.source || diagnostic.source == nullptr) continue;
+    if (it->kind == ContextKind::AddedToErrors && diagnostic.severity != Severity::Error) continue;
+    std::vector<DiagnosticNote> notes = it->notes();
+    diagnostic.notes.insert(diagnostic.notes.end(), notes.begin(), notes.end());
+    if (it->kind == ContextKind::Replacing) break;
   }
   if (recorder_ != nullptr) {
     recorder_->push_back(diagnostic);

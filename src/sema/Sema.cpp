@@ -819,6 +819,20 @@ void Checker::checkSignature(int index) {
       }
       report(Diag::IntegerTritWeight, tree_.childA(param), spelling(name), shape + "]");
     }
+    if (p.cls == ParamClass::Weight) {
+      // Sizes of literals and constants: too many elements to build? (Sizes of
+      // hyperparameters are checked where the layer is created with values.)
+      std::vector<int64_t> sizes;
+      for (DimId d : module_.types.shape(p.type)) {
+        if (std::optional<int64_t> v = dims().constValue(d)) sizes.push_back(*v);
+      }
+      std::optional<HugeWeightProblem> huge =
+          sizes.size() == module_.types.shape(p.type).size() ? hugeWeight(sizes) : std::nullopt;
+      if (huge) {
+        report(huge->kind, tree_.childA(param), "", spelling(name), spelling(info.name),
+               huge->elements, huge->bytes);
+      }
+    }
     info.params.push_back(p);
   }
   // Size variables in weight shapes that are not parameters become implicit

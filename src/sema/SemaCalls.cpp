@@ -1078,7 +1078,7 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
     }
   }
   if (!order.empty()) {
-    diags_->pushContext(source(), [&] {
+    diags_->pushAddedContext(source(), [&] {
       return std::vector<DiagnosticNote>{
           DiagnosticNote{nullptr, {}, fmt::format(fmt::runtime(noteFormat(Note::PositionalOrder)),
                                                   calleeName, order)}};
@@ -1101,7 +1101,7 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
     const InstanceInfo& instance = module_.instances[forwardInstance];
     NodeId site = instance.site;
     std::string instanceName(spelling(instance.name));
-    diags_->pushContext(source(), [this, site, instanceName] {
+    diags_->pushAddedContext(source(), [this, site, instanceName] {
       return std::vector<DiagnosticNote>{
           makeNote(Note::DefinedHere, source(), rangeOf(site), instanceName)};
     });
@@ -1283,14 +1283,18 @@ void Checker::noteInstantiationRules(NodeId call, std::string_view name, Identif
 void Checker::HiddenBuiltinNote::start() {
   if (!hider_.isValid() || pushed_ != nullptr) return;
   pushed_ = checker_.diags_;
-  pushed_->pushContext(checker_.source(), [this] {
-    const TokenizedBuffer& tokens = checker_.tokens();
-    TokenId token = checker_.tree_.token(hider_);
-    std::string_view name = tokens.spelling(token);
-    return std::vector<DiagnosticNote>{
-        makeNote(Note::HidesBuiltin, checker_.source(), tokens.range(token), name,
-                 findBuiltinLayer(name) ? "layer" : "function")};
-  });
+  // Errors only: a warning on a call that type-checks is not about the builtin.
+  pushed_->pushAddedContext(
+      checker_.source(),
+      [this] {
+        const TokenizedBuffer& tokens = checker_.tokens();
+        TokenId token = checker_.tree_.token(hider_);
+        std::string_view name = tokens.spelling(token);
+        return std::vector<DiagnosticNote>{
+            makeNote(Note::HidesBuiltin, checker_.source(), tokens.range(token), name,
+                     findBuiltinLayer(name) ? "layer" : "function")};
+      },
+      DiagnosticEngine::ContextScope::ErrorsOnly);
 }
 
 bool Checker::isSequential(NodeId callee) const {
@@ -1448,7 +1452,6 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
   module_.callKind[call.index] = CallKind::Instantiate;
   HiddenBuiltinNote hidden(*this);
   CallArgs args = gatherArgs(call);
-  hidden.start();
   std::string name = builtin ? std::string(builtinLayerName(static_cast<BuiltinLayer>(decl)))
                              : callableName(static_cast<int>(decl));
   // Keras's `Dense(10)(x)` habit as one call: `TernaryLinear(784, 10, x)`.
@@ -1469,6 +1472,7 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
     all.push_back(value);
   }
   noteInstantiationRules(call, name, letName, all);
+  hidden.start();  // (the rules above are not about the builtin)
   // The constructor parameters.
   std::vector<std::string_view> names;
   std::vector<bool> optional;
@@ -1764,7 +1768,7 @@ ExprInfo Checker::checkForward(uint32_t instanceIndex, NodeId call) {
     if (created) {
       NodeId site = instance.site;
       std::string instanceName(spelling(instance.name));
-      diags_->pushContext(source(), [this, site, instanceName] {
+      diags_->pushAddedContext(source(), [this, site, instanceName] {
         return std::vector<DiagnosticNote>{
             makeNote(Note::DefinedHere, source(), rangeOf(site), instanceName)};
       });

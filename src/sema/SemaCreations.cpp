@@ -605,7 +605,9 @@ void Checker::checkWeightSizes(CreationWalk& walk, size_t owner, const DimBindin
   // zero or is negative makes the PyTorch module fail when it is built
   // (torch.empty raises), so it is an error at the argument that gives the
   // value, or at the default it takes, with a note at the weight's shape.
-  // Zero is a size (an empty weight), as in a type written with literals.
+  // Zero is a size (an empty weight), as in a type written with literals. So
+  // are sizes whose product PyTorch cannot count, or that no machine holds
+  // (hugeWeight).
   const CallableInfo& info = module_.callables[owner];
   if (info.isFn) return;
   std::unordered_map<uint32_t, size_t> hyperIndex;  // by name
@@ -624,6 +626,56 @@ void Checker::checkWeightSizes(CreationWalk& walk, size_t owner, const DimBindin
     size_t i = hyperIndex.at(name.index);
     return i < creation.defaulted.size() && creation.defaulted[i];
   };
+  // The hyperparameters behind `names` (a default computed from others,
+  // `extra: int = n - 8`, has its value from theirs: they go first), shown
+  // with their values, and where the first of them that the creation gives
+  // gets its value (its argument), or else the first one's default.
+  auto blame = [&](std::vector<IdentifierId> names) -> std::pair<std::string, NodeId> {
+    for (size_t round = 0; round < 4; ++round) {
+      std::vector<IdentifierId> expanded;
+      for (IdentifierId name : names) {
+        if (defaulted(name)) sizes.namesIn(defaultOf(name), expanded);
+      }
+      for (IdentifierId name : names) {
+        if (std::find(expanded.begin(), expanded.end(), name) == expanded.end()) {
+          expanded.push_back(name);
+        }
+      }
+      bool more = expanded.size() > names.size();
+      names = std::move(expanded);
+      if (!more) break;
+    }
+    std::string with;
+    for (IdentifierId name : names) {
+      auto it = bindings.find(name.index);
+      std::optional<int64_t> v =
+          it != bindings.end() ? dims().constValue(it->second) : std::nullopt;
+      with += fmt::format("{}{} = {}", with.empty() ? "" : ", ", spelling(name),
+                          v ? std::to_string(*v) : std::string("?"));
+    }
+    NodeId at;
+    uint32_t call = creation.site.index < module_.callOf.size()
+                        ? module_.callOf[creation.site.index] : UINT32_MAX;
+    if (tree_.kind(creation.site) == NodeKind::Call && call < module_.calls.size()) {
+      for (IdentifierId name : names) {
+        size_t h = hyperIndex.at(name.index);
+        for (const auto& [param, node] : module_.calls[call].args) {
+          if (param == h && !at.isValid()) at = node;
+        }
+      }
+    }
+    if (!at.isValid()) at = defaultOf(names[0]);
+    if (!at.isValid()) at = creation.site;
+    return {std::move(with), at};
+  };
+  // The diagnostic at `at` with the creation notes (none for the innermost
+  // creation when `at` is one of its arguments).
+  auto add = [&](std::pair<uint32_t, uint32_t> key, NodeId at, DiagnosticBuilder builder) {
+    SourceRange site = rangeOf(creation.site);
+    bool inCall = tree_.kind(creation.site) == NodeKind::Call &&
+                  site.begin <= rangeOf(at).begin && rangeOf(at).end <= site.end;
+    addCreationProblem(walk, key, at, std::move(builder), inCall);
+  };
   for (const ParamInfo& p : info.params) {
     if (p.cls != ParamClass::Weight || !p.node.isValid()) continue;
     NodeId type = tree_.childA(p.node);
@@ -634,54 +686,22 @@ void Checker::checkWeightSizes(CreationWalk& walk, size_t owner, const DimBindin
     }
     if (!shape.isValid()) continue;
     std::span<const NodeId> dimNodes = tree_.list(tree_.listA(shape));
+    std::vector<int64_t> known;  // every size, while all are known and valid
+    std::vector<IdentifierId> shapeNames;
     for (size_t d = 0; d < dimNodes.size(); ++d) {
       sizes.reset();
       std::optional<int64_t> size = sizes.value(dimNodes[d]);
       NodeId divisionByZero = sizes.divisionByZero();
-      if (!divisionByZero.isValid() && (!size || *size >= 0)) continue;
+      sizes.namesIn(dimNodes[d], shapeNames);
+      if (!divisionByZero.isValid() && (!size || *size >= 0)) {
+        if (size && known.size() == d) known.push_back(*size);
+        continue;
+      }
       // The hyperparameters that make it so: the divisor's, or the size's.
       std::vector<IdentifierId> names;
       sizes.namesIn(divisionByZero.isValid() ? tree_.childB(divisionByZero) : dimNodes[d], names);
       if (names.empty()) continue;  // written with literals: reported where declared
-      // A hyperparameter the creation leaves to a default computed from
-      // others (`extra: int = n - 8`) has its value from theirs: they go first.
-      for (size_t round = 0; round < 4; ++round) {
-        std::vector<IdentifierId> expanded;
-        for (IdentifierId name : names) {
-          if (defaulted(name)) sizes.namesIn(defaultOf(name), expanded);
-        }
-        for (IdentifierId name : names) {
-          if (std::find(expanded.begin(), expanded.end(), name) == expanded.end()) {
-            expanded.push_back(name);
-          }
-        }
-        bool more = expanded.size() > names.size();
-        names = std::move(expanded);
-        if (!more) break;
-      }
-      std::string with;
-      for (IdentifierId name : names) {
-        auto it = bindings.find(name.index);
-        std::optional<int64_t> v =
-            it != bindings.end() ? dims().constValue(it->second) : std::nullopt;
-        with += fmt::format("{}{} = {}", with.empty() ? "" : ", ", spelling(name),
-                            v ? std::to_string(*v) : std::string("?"));
-      }
-      // Where the first of them given by the creation gets its value (its
-      // argument), or else the first one's default.
-      NodeId at;
-      uint32_t call = creation.site.index < module_.callOf.size()
-                          ? module_.callOf[creation.site.index] : UINT32_MAX;
-      if (tree_.kind(creation.site) == NodeKind::Call && call < module_.calls.size()) {
-        for (IdentifierId name : names) {
-          size_t h = hyperIndex.at(name.index);
-          for (const auto& [param, node] : module_.calls[call].args) {
-            if (param == h && !at.isValid()) at = node;
-          }
-        }
-      }
-      if (!at.isValid()) at = defaultOf(names[0]);
-      if (!at.isValid()) at = creation.site;
+      auto [with, at] = blame(std::move(names));
       std::pair<uint32_t, uint32_t> key{at.index, 0xC0000000u};
       if (walk.seen(key)) return;
       std::string problem = divisionByZero.isValid()
@@ -693,13 +713,47 @@ void Checker::checkWeightSizes(CreationWalk& walk, size_t owner, const DimBindin
       builder.note(Note::WeightShapeHere, source(),
                    rangeOf(divisionByZero.isValid() ? divisionByZero : dimNodes[d]),
                    spelling(p.name));
-      SourceRange site = rangeOf(creation.site);
-      bool inCall = tree_.kind(creation.site) == NodeKind::Call &&
-                    site.begin <= rangeOf(at).begin && rangeOf(at).end <= site.end;
-      addCreationProblem(walk, key, at, std::move(builder), inCall);
+      add(key, at, std::move(builder));
       return;  // one error per creation: the rest follows from the same values
     }
+    // Every size valid: too many elements to build? (A shape of literals and
+    // constants only is reported where it is declared.)
+    if (known.size() != dimNodes.size() || shapeNames.empty()) continue;
+    std::optional<HugeWeightProblem> huge = hugeWeight(known);
+    if (!huge) continue;
+    auto [with, at] = blame(std::move(shapeNames));
+    std::pair<uint32_t, uint32_t> key{at.index, 0xC0000001u};
+    if (walk.seen(key)) return;
+    auto builder = diags_->report(huge->kind, source(), rangeOf(at), "with " + with + ", ",
+                                  spelling(p.name), callableName(static_cast<int>(owner)),
+                                  huge->elements, huge->bytes);
+    builder.note(Note::WeightShapeHere, source(), rangeOf(shape), spelling(p.name));
+    add(key, at, std::move(builder));
+    return;
   }
+}
+
+std::optional<HugeWeightProblem> hugeWeight(std::span<const int64_t> sizes) {
+  std::string product;
+  for (int64_t size : sizes) product += fmt::format("{}{}", product.empty() ? "" : " x ", size);
+  int64_t elements = 1;
+  bool overflow = false;
+  for (int64_t size : sizes) {
+    overflow = overflow || __builtin_mul_overflow(elements, size, &elements);
+  }
+  if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) return std::nullopt;  // empty
+  if (overflow) return HugeWeightProblem{Diag::WeightTooLarge, product, ""};
+  if (elements <= kHugeWeightElements) return std::nullopt;
+  double bytes = static_cast<double>(elements) * 4;
+  const char* units[] = {"GiB", "TiB", "PiB", "EiB"};
+  size_t unit = 0;
+  bytes /= 1024.0 * 1024 * 1024;
+  while (bytes >= 1024 && unit + 1 < std::size(units)) {
+    bytes /= 1024;
+    ++unit;
+  }
+  if (sizes.size() > 1) product += fmt::format(" = {}", elements);
+  return HugeWeightProblem{Diag::HugeWeight, product, fmt::format("{:.1f} {}", bytes, units[unit])};
 }
 
 }  // namespace tritonc::sema

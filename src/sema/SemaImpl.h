@@ -594,7 +594,9 @@ class Checker {
   class HiddenBuiltinNote {
    public:
     /// Takes shadowingCallable_ (the arguments' own calls see none) and, once
-    /// the arguments are gathered, start() adds the note to what follows.
+    /// the arguments are gathered, start() adds the note to the errors that
+    /// follow while it lives (a note joins a diagnostic when its builder is
+    /// destroyed: a builder made in its life must end there too).
     explicit HiddenBuiltinNote(Checker& checker)
         : checker_(checker), hider_(std::exchange(checker.shadowingCallable_, NodeId{})) {}
     void start();
@@ -715,6 +717,17 @@ struct LayerArgProblem {
 std::optional<LayerArgProblem> builtinLayerArgProblem(
     BuiltinLayer layer, std::span<const std::optional<int64_t>> values,
     std::span<const std::optional<int64_t>> widths = {});
+/// A weight too large to build: past int64 elements (WeightTooLarge), or more
+/// than kHugeWeightElements (HugeWeight: 256 GiB of float32 latent weights,
+/// more than any one machine holds; the largest weights of real models are
+/// about 2^32 elements).
+inline constexpr int64_t kHugeWeightElements = int64_t{1} << 36;
+struct HugeWeightProblem {
+  Diag kind;
+  std::string elements;  ///< "65536 x 65536 x 64 = 274877906944", or the sizes alone
+  std::string bytes;     ///< "1.0 TiB" (HugeWeight)
+};
+std::optional<HugeWeightProblem> hugeWeight(std::span<const int64_t> sizes);
 /// Types `instance(x)` for an instance of a builtin layer.
 ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, NodeId call,
                              std::vector<ExprInfo>& inputs);

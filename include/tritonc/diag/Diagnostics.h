@@ -294,10 +294,22 @@ class DiagnosticEngine {
   /// file being read or checked was reached (clang's "In file included
   /// from"). Made only when such a diagnostic is reported (most files have
   /// none), so what `notes` refers to must outlive the context. Nested;
-  /// popped in order.
+  /// popped in order; of these, the innermost for a file applies.
   void pushContext(const SourceBuffer& source,
                    std::function<std::vector<DiagnosticNote>()> notes) {
-    contexts_.emplace_back(&source, std::move(notes));
+    contexts_.push_back(Context{&source, std::move(notes), ContextKind::Replacing});
+  }
+  /// Which diagnostics an added context (pushAddedContext) applies to.
+  enum class ContextScope { Every, ErrorsOnly };
+  /// Like pushContext, for notes about what is being checked (the call whose
+  /// arguments these are): every such context applies, innermost first,
+  /// before the innermost pushContext's.
+  void pushAddedContext(const SourceBuffer& source,
+                        std::function<std::vector<DiagnosticNote>()> notes,
+                        ContextScope scope = ContextScope::Every) {
+    contexts_.push_back(Context{&source, std::move(notes),
+                                scope == ContextScope::Every ? ContextKind::Added
+                                                             : ContextKind::AddedToErrors});
   }
   void popContext() { contexts_.pop_back(); }
 
@@ -307,8 +319,13 @@ class DiagnosticEngine {
 
   DiagnosticConsumer* consumer_;
   std::vector<Diagnostic>* recorder_ = nullptr;
-  std::vector<std::pair<const SourceBuffer*, std::function<std::vector<DiagnosticNote>()>>>
-      contexts_;
+  enum class ContextKind { Replacing, Added, AddedToErrors };
+  struct Context {
+    const SourceBuffer* source;
+    std::function<std::vector<DiagnosticNote>()> notes;
+    ContextKind kind;
+  };
+  std::vector<Context> contexts_;
   DiagnosticOptions options_;
   size_t errorCount_ = 0;
   size_t usageErrorCount_ = 0;
