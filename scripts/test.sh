@@ -71,6 +71,7 @@ run_suite() {
 report_suite() {
   local name=$1 log="$log_dir/$2" pattern=$3 status=1 seconds="?"
   if [ -f "$log.status" ]; then read -r status seconds <"$log.status"; fi
+  status=${status:-1}  # (a lane killed while it wrote the file)
   touch "$log"
   grep -E "$pattern" -A25 "$log" | head -n 80
   count "$name" "$log" "$status"
@@ -98,7 +99,8 @@ cuda_lane() {
   # (only where a GPU is present) results against the reference path. (Their index
   # arithmetic on the host, host_check.sh, runs in the first lane.)
   local script
-  for script in tests/cuda/compile_check.sh tests/cuda/emulated_check.sh; do
+  for script in tests/cuda/*.sh; do
+    [ -e "$script" ] && [ "$script" != tests/cuda/host_check.sh ] || continue
     lane_suite "kernels: $(basename "$script")" "kernels-$(basename "$script" .sh).log" \
       '^(FAIL|SKIP)' bash "$script"
   done
@@ -112,8 +114,15 @@ cuda_lane() {
   fi
 }
 : >"$cuda_manifest"
+# The lane in a process group of its own, so that an interrupted run (Ctrl-C, a CI
+# timeout) stops it too rather than leave it compiling.
+set -m
 cuda_lane &
 cuda_lane_pid=$!
+set +m
+trap 'kill -- -"$cuda_lane_pid" 2>/dev/null' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 suite "golden tests" golden.log '^(FAIL|TIMEOUT|CRASH)' \
   python3 tests/golden/run_golden.py --tritonc "$tritonc" \
@@ -174,6 +183,14 @@ fi
 
 echo "== waiting for the CUDA lane"
 wait "$cuda_lane_pid"
+lane_status=$?
+trap - EXIT
+if [ "$lane_status" -ne 0 ]; then
+  # Each suite's own status is counted below; a lane that died between suites left
+  # those after it out of the manifest.
+  echo "== the CUDA lane exited with status $lane_status"
+  total_fail=$((total_fail + 1))
+fi
 while IFS=$'\t' read -r name log pattern; do
   echo "== $name"
   report_suite "$name" "$log" "$pattern"

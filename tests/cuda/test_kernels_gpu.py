@@ -414,6 +414,8 @@ def main(argv=None):
                     help="the kernels' tuning knobs, \"NAME=VALUE ...\" (e.g. TCK_MMA_ACC=4)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
+    if args.pre_sm80 and (not args.emulate or args.mma_only):
+        ap.error("--pre-sm80 goes with --emulate, without --mma-only")
 
     try:
         import torch
