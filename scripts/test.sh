@@ -18,6 +18,9 @@ bash scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
 echo "== setup and build: $SECONDS s"
 tritonc="$build_dir/tools/tritonc/tritonc"
 log_dir="$(mktemp -d)"
+# One thread per torch process: the two lanes below keep both cores busy, and torch's
+# OpenMP threads spinning against the other lane doubled the generated modules' time.
+export OMP_NUM_THREADS=1
 # One fresh compile cache for the whole run (suites that test the cache itself
 # use their own directories): hermetic, and later suites hit what earlier
 # ones stored, as a user's repeated compiles would.
