@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <deque>
 #include <map>
@@ -615,6 +616,7 @@ void Checker::checkWeightSizes(CreationWalk& walk, size_t owner, const DimBindin
     if (p.cls == ParamClass::Hyper) hyperIndex.emplace(p.name.index, hyperIndex.size());
   }
   WeightSizes sizes(tree_, module_.dims, hyperIndex, bindings);
+  assert(!walk.chain.empty() && "walkCreations checks a body only inside a creation");
   const InstanceInfo& creation = *walk.chain.back();
   auto defaultOf = [&](IdentifierId name) {
     for (const ParamInfo& q : info.params) {

@@ -346,8 +346,9 @@ int run(int argc, char** argv) {
   }
 
   struct {
-    std::string optLevel, target, cudaArch, cudaDTypes, nvcc, cacheDir;
-    bool noCache = false, lowMemory = false, incremental = false;
+    std::string optLevel, target, cudaArch, cudaDTypes, nvcc, cacheDir, depfilePath;
+    bool noCache = false, lowMemory = false, incremental = false, depfile = false,
+         depfilePhony = false;
   } ignored;
   CLI::App* check = app.add_subcommand("check", "Parse and type-check; write no output files");
   if (wanted("check")) {
@@ -393,6 +394,14 @@ int run(int argc, char** argv) {
     check->add_option("--cache-dir", ignored.cacheDir, "Cache directory")->option_text("DIR")->group(compileOnly);
     check->add_flag("--low-memory", ignored.lowMemory, "Smaller memory footprint")->group(compileOnly);
     check->add_flag("--incremental", ignored.incremental, "Recompile changed layers")->group(compileOnly);
+    check->add_flag("--MD", ignored.depfile, "Write a make dependency file (spelled -MD)")
+        ->group(compileOnly);
+    check->add_option("--MF", ignored.depfilePath, "The dependency file (spelled -MF)")
+        ->option_text("FILE")
+        ->check(nonEmpty("path"))
+        ->group(compileOnly);
+    check->add_flag("--MP", ignored.depfilePhony, "Phony targets for imports (spelled -MP)")
+        ->group(compileOnly);
   }
 
   CompileOptions watchOptions;
