@@ -334,7 +334,7 @@ ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
         case SymbolKind::Fn: {
           // A layer or fn named like a builtin (`layer Linear(w, x)`) hides
           // it: an argument error notes so (`Linear(784, 10)` meant torch's).
-          if (findBuiltinLayer(spelling(name)) || findBuiltinFn(spelling(name))) {
+          if (builtinKindNamed(spelling(name)) != nullptr) {
             shadowingCallable_ = module_.callables[s.ref].node;
           }
           if (s.kind == SymbolKind::Layer) {
@@ -367,17 +367,16 @@ ExprInfo Checker::checkCall(NodeId call, IdentifierId letName) {
             auto builder = diags_->report(Diag::NotCallable, source(), rangeOf(callee),
                                           spelling(name), fmt(value.type));
             // `relu: bool` then `relu(x)`: the declaration hides the builtin.
-            bool hides = s.decl.isValid() &&
-                         (findBuiltinFn(spelling(name)) || findBuiltinLayer(spelling(name)));
-            if (hides) {
+            const char* hidden = s.decl.isValid() ? builtinKindNamed(spelling(name)) : nullptr;
+            if (hidden != nullptr) {
               builder.note(Note::HidesBuiltin, source(), tokens().range(tree_.token(s.decl)),
-                           spelling(name), findBuiltinFn(spelling(name)) ? "function" : "layer");
+                           spelling(name), hidden);
             }
             CallArgs args = gatherArgs(call);
             // `w(x)` with a weight matrix: PyTorch's modules are called, a
             // weight is multiplied (`[in, out]`: x @ w; `[out, in]`: linear).
             // Not when the name is a builtin's: that one was meant.
-            if (!hides && t.kind == TypeKind::Tensor && args.positional.size() == 1 &&
+            if (hidden == nullptr && t.kind == TypeKind::Tensor && args.positional.size() == 1 &&
                 args.named.empty() &&
                 module_.types.isTensor(args.positional[0].type)) {
               std::string_view x = textOf(args.positional[0].node);
@@ -1077,26 +1076,22 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
       return make(module_.types.error(), call);
     }
   }
+  ContextGuard popOrder;
   if (!order.empty()) {
     diags_->pushAddedContext(source(), [&] {
       return std::vector<DiagnosticNote>{
           DiagnosticNote{nullptr, {}, fmt::format(fmt::runtime(noteFormat(Note::PositionalOrder)),
                                                   calleeName, order)}};
     });
+    popOrder.arm(*diags_);
   }
-  struct PopContext {
-    DiagnosticEngine* diags;
-    bool active;
-    ~PopContext() {
-      if (active) diags->popContext();
-    }
-  } popContext{diags_, !order.empty()};
   // `b3(b2(x))` whose sizes do not fit: the mismatch names the parameters
   // (`in_ch = 32`), which the creation decided: it is shown too.
   bool createdHere = hyperBindings != nullptr && forwardInstance < module_.instances.size() &&
                      !module_.instances[forwardInstance].builtin &&
                      module_.instances[forwardInstance].site.isValid() &&
                      module_.instances[forwardInstance].name.isValid();
+  ContextGuard popCreation;
   if (createdHere) {
     const InstanceInfo& instance = module_.instances[forwardInstance];
     NodeId site = instance.site;
@@ -1105,8 +1100,8 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
       return std::vector<DiagnosticNote>{
           makeNote(Note::DefinedHere, source(), rangeOf(site), instanceName)};
     });
+    popCreation.arm(*diags_);
   }
-  PopContext popCreation{diags_, createdHere};
   std::unordered_map<uint32_t, DimId> bindings;
   if (hyperBindings != nullptr) {
     bindings = *hyperBindings;
@@ -1281,10 +1276,9 @@ void Checker::noteInstantiationRules(NodeId call, std::string_view name, Identif
 }
 
 void Checker::HiddenBuiltinNote::start() {
-  if (!hider_.isValid() || pushed_ != nullptr) return;
-  pushed_ = checker_.diags_;
+  if (!hider_.isValid() || pushed_.armed()) return;
   // Errors only: a warning on a call that type-checks is not about the builtin.
-  pushed_->pushAddedContext(
+  checker_.diags_->pushAddedContext(
       checker_.source(),
       [this] {
         const TokenizedBuffer& tokens = checker_.tokens();
@@ -1292,9 +1286,10 @@ void Checker::HiddenBuiltinNote::start() {
         std::string_view name = tokens.spelling(token);
         return std::vector<DiagnosticNote>{
             makeNote(Note::HidesBuiltin, checker_.source(), tokens.range(token), name,
-                     findBuiltinLayer(name) ? "layer" : "function")};
+                     builtinKindNamed(name))};
       },
       DiagnosticEngine::ContextScope::ErrorsOnly);
+  pushed_.arm(*checker_.diags_);
 }
 
 bool Checker::isSequential(NodeId callee) const {
@@ -1765,6 +1760,7 @@ ExprInfo Checker::checkForward(uint32_t instanceIndex, NodeId call) {
     // (Built-in layers take one input: other counts are reported on their own.)
     bool created = instance.site.isValid() && instance.name.isValid() &&
                    args.positional.size() == 1;
+    ContextGuard popCreation;
     if (created) {
       NodeId site = instance.site;
       std::string instanceName(spelling(instance.name));
@@ -1772,10 +1768,9 @@ ExprInfo Checker::checkForward(uint32_t instanceIndex, NodeId call) {
         return std::vector<DiagnosticNote>{
             makeNote(Note::DefinedHere, source(), rangeOf(site), instanceName)};
       });
+      popCreation.arm(*diags_);
     }
-    ExprInfo result = checkBuiltinForward(*this, instance, call, args.positional);
-    if (created) diags_->popContext();
-    return result;
+    return checkBuiltinForward(*this, instance, call, args.positional);
   }
   const InstanceInfo& instance = module_.instances[instanceIndex];
   const CallableInfo& info = module_.callables[instance.decl];

@@ -736,16 +736,16 @@ void Checker::checkWeightSizes(CreationWalk& walk, size_t owner, const DimBindin
 }
 
 std::optional<HugeWeightProblem> hugeWeight(std::span<const int64_t> sizes) {
-  std::string product;
-  for (int64_t size : sizes) product += fmt::format("{}{}", product.empty() ? "" : " x ", size);
+  if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) return std::nullopt;  // empty
   int64_t elements = 1;
   bool overflow = false;
   for (int64_t size : sizes) {
     overflow = overflow || __builtin_mul_overflow(elements, size, &elements);
   }
-  if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) return std::nullopt;  // empty
+  if (!overflow && elements <= kHugeWeightElements) return std::nullopt;
+  std::string product;
+  for (int64_t size : sizes) product += fmt::format("{}{}", product.empty() ? "" : " x ", size);
   if (overflow) return HugeWeightProblem{Diag::WeightTooLarge, product, ""};
-  if (elements <= kHugeWeightElements) return std::nullopt;
   double bytes = static_cast<double>(elements) * 4;
   const char* units[] = {"GiB", "TiB", "PiB", "EiB"};
   size_t unit = 0;

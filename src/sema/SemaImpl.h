@@ -86,6 +86,13 @@ const std::vector<BuiltinParam>& builtinFnParams(BuiltinFn fn);
 const std::vector<BuiltinParam>& builtinLayerParams(BuiltinLayer layer);
 std::optional<BuiltinFn> findBuiltinFn(std::string_view name);
 std::optional<BuiltinLayer> findBuiltinLayer(std::string_view name);
+/// "function" or "layer" when `name` is a builtin's (a user name that hides
+/// it), else nullptr.
+inline const char* builtinKindNamed(std::string_view name) {
+  if (findBuiltinFn(name)) return "function";
+  if (findBuiltinLayer(name)) return "layer";
+  return nullptr;
+}
 
 /// `max(a, b)`, `min(a, b)` or `abs(a)` of integer constants, given the
 /// arguments' values in parameter order (nullopt: not a constant), as the
@@ -600,16 +607,11 @@ class Checker {
     explicit HiddenBuiltinNote(Checker& checker)
         : checker_(checker), hider_(std::exchange(checker.shadowingCallable_, NodeId{})) {}
     void start();
-    ~HiddenBuiltinNote() {
-      if (pushed_ != nullptr) pushed_->popContext();
-    }
-    HiddenBuiltinNote(const HiddenBuiltinNote&) = delete;
-    HiddenBuiltinNote& operator=(const HiddenBuiltinNote&) = delete;
 
    private:
     Checker& checker_;
     NodeId hider_;
-    DiagnosticEngine* pushed_ = nullptr;
+    ContextGuard pushed_;
   };
   /// "Did you mean" for an undeclared name: closestMatch, except that the same
   /// name but for '_' comes first, and between equally close names one the

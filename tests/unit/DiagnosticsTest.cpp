@@ -458,6 +458,46 @@ TEST(DiagnosticsTest, BuilderMovedFromEmitsOnce) {
   EXPECT_EQ(h.diags.errorCount(), 1u);
 }
 
+TEST(DiagnosticsTest, ContextsAddNotesInnermostFirstUpToTheInnermostReplacingOne) {
+  Harness h("/* /* */ $\n");
+  SourceBuffer other = SourceBuffer::fromString("other.tri", "x\n");
+  auto note = [](std::string text) {
+    return [text] { return std::vector<DiagnosticNote>{DiagnosticNote{nullptr, {}, text}}; };
+  };
+  h.diags.pushContext(h.source, note("outer chain"));  // hidden by the inner chain
+  h.diags.pushContext(h.source, note("import chain"));
+  h.diags.pushAddedContext(h.source, note("about the call"));
+  h.diags.pushAddedContext(h.source, note("errors only"),
+                           DiagnosticEngine::ContextScope::ErrorsOnly);
+  h.diags.pushAddedContext(other, note("another file"));
+  {
+    ContextGuard guard;  // never armed: pops nothing
+  }
+  h.diags.report(Diag::UnexpectedCharacter, h.source, SourceRange{9, 10}, "$");
+  h.diags.report(Diag::NestedBlockComment, h.source, SourceRange{3, 5});
+  ASSERT_EQ(h.consumer.diagnostics.size(), 2u);
+  auto messages = [](const Diagnostic& d) {
+    std::vector<std::string> out;
+    for (const DiagnosticNote& n : d.notes) out.push_back(n.message);
+    return out;
+  };
+  EXPECT_EQ(messages(h.consumer.diagnostics[0]),
+            (std::vector<std::string>{"errors only", "about the call", "import chain"}));
+  EXPECT_EQ(messages(h.consumer.diagnostics[1]),
+            (std::vector<std::string>{"about the call", "import chain"}));
+  {
+    ContextGuard guard;
+    guard.arm(h.diags);  // pops "another file" ...
+  }
+  {
+    ContextGuard guard;
+    guard.arm(h.diags);  // ... and "errors only"
+  }
+  h.diags.report(Diag::UnexpectedCharacter, h.source, SourceRange{9, 10}, "$");
+  EXPECT_EQ(messages(h.consumer.diagnostics.at(2)),
+            (std::vector<std::string>{"about the call", "import chain"}));
+}
+
 // ---- typo suggestions --------------------------------------------------------
 
 TEST(DiagnosticsTest, EditDistance) {

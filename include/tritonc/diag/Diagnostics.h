@@ -333,6 +333,25 @@ class DiagnosticEngine {
   size_t spellChecks_ = 0;
 };
 
+/// Pops, when it goes out of scope, the context that was pushed on the engine it
+/// is armed with (nothing when never armed): for a context pushed only sometimes.
+class ContextGuard {
+ public:
+  ContextGuard() = default;
+  ContextGuard(const ContextGuard&) = delete;
+  ContextGuard& operator=(const ContextGuard&) = delete;
+  ~ContextGuard() {
+    if (engine_ != nullptr) engine_->popContext();
+  }
+  /// After a push on `engine` (the engine itself, not whichever is current when
+  /// the guard ends: a checker may swap in a silent one meanwhile).
+  void arm(DiagnosticEngine& engine) { engine_ = &engine; }
+  bool armed() const { return engine_ != nullptr; }
+
+ private:
+  DiagnosticEngine* engine_ = nullptr;
+};
+
 /// Optimal string alignment distance (Levenshtein plus swaps of adjacent letters), for
 /// "did you mean" suggestions.
 unsigned editDistance(std::string_view a, std::string_view b, unsigned maxDistance);
