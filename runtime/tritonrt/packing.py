@@ -535,12 +535,16 @@ def weight(module, name, cache=True):
     return _cached(module, name, stamp, quantize, (latent,), content)
 
 
-def _scales_as_float32(module, state_dict, prefix, local_metadata):
-    """state_dict hook of a packed module: ``<name>_scale`` as float32, as the packed format
+def _packed_state_dict(module, state_dict, prefix, local_metadata):
+    """state_dict hook of a packed module. ``<name>_scale`` is float32, as the packed format
     says, where the module computes in float16 or bfloat16 (exact: each of their values is a
     float32 one; loading converts it back, as load_state_dict copies into the buffer). A
     float64 scale stays float64: float32 would change a float64 model's outputs. Such a
-    float32 entry is a copy, not a view of the buffer (keep_vars=True gives the buffer)."""
+    float32 entry is a copy, not a view of the buffer (keep_vars=True gives the buffer).
+
+    The module's own keys keep the unpacked module's order, each ``<name>_scale`` right
+    after its ``<name>`` (``weight, weight_scale, bias``, not ``bias, weight, ...``: torch
+    lists parameters before buffers, and packing turns a parameter into a buffer)."""
     for name in module.__dict__.get("_tritonrt_shapes", {}):
         key = prefix + name + "_scale"
         scale = state_dict.get(key)
@@ -548,7 +552,37 @@ def _scales_as_float32(module, state_dict, prefix, local_metadata):
         if isinstance(scale, torch.Tensor) and scale.dtype in (torch.float16, torch.bfloat16) \
                 and scale is not module._buffers.get(name + "_scale"):
             state_dict[key] = scale.float()
+    _keep_key_order(module, state_dict, prefix)
     return state_dict
+
+
+def _keep_key_order(module, state_dict, prefix):
+    """Puts the module's own keys of ``state_dict`` in the order they had before ``pack``.
+    A module's state_dict hook runs after its sub-modules have added theirs, so its own
+    keys (torch writes them first) and its sub-modules' are the tail of ``state_dict``
+    from its first own key on; the tail is written again in the new order (pop and insert
+    again, which a plain dict passed as ``destination`` supports too)."""
+    before = module.__dict__.get("_tritonrt_key_order")
+    if not before:
+        return
+    shapes = module.__dict__.get("_tritonrt_shapes", {})
+    own = [prefix + n for n in tuple(module._parameters) + tuple(module._buffers)]
+    own = [k for k in own if k in state_dict]
+    wanted = []
+    for name in before:
+        for key in (prefix + name, prefix + name + "_scale") if name in shapes else \
+                (prefix + name,):
+            if key in state_dict and key in own and key not in wanted:
+                wanted.append(key)
+    wanted += [k for k in own if k not in wanted]
+    if wanted == own:
+        return
+    keys = list(state_dict)
+    first = min(keys.index(k) for k in own)
+    tail = keys[first:]
+    owned = set(own)
+    for key in wanted + [k for k in tail if k not in owned]:
+        state_dict[key] = state_dict.pop(key)
 
 
 def _pack_one(m):
@@ -559,6 +593,8 @@ def _pack_one(m):
     latents = {}
     formats = {}
     order = tuple(m._parameters)
+    # The state_dict keys' order before packing, kept by the state_dict hook.
+    key_order = tuple(m._parameters) + tuple(m._buffers)
     for name in names:
         latent = getattr(m, name, None)
         if latent is None:
@@ -586,15 +622,16 @@ def _pack_one(m):
         # A model converted before packing (.double(), .half()) keeps its dtype in the
         # scale buffer, as in all its float buffers, so the packed module computes in the
         # dtype the unpacked one did; its state_dict holds the scale as float32, as the
-        # format says (_scales_as_float32), float64 excepted.
+        # format says (_packed_state_dict), float64 excepted.
         dtype = latent.dtype if latent.is_floating_point() else torch.float32
         m.register_buffer(name + "_scale", s.to(device=latent.device, dtype=dtype))
         shapes[name] = tuple(latent.shape)
     m._tritonrt_shapes = shapes
     m._tritonrt_formats = formats
     m._tritonrt_latents = (latents, order)
+    m._tritonrt_key_order = key_order
     m._tritonrt_packed = True
-    m._tritonrt_state_hook = m._register_state_dict_hook(_scales_as_float32)
+    m._tritonrt_state_hook = m._register_state_dict_hook(_packed_state_dict)
     m._tritonrt_load_hook = m._register_load_state_dict_pre_hook(_check_packed_state,
                                                                  with_module=True)
 
@@ -993,7 +1030,7 @@ def unpack(module):
                     n for n in params if n not in order):
                 m._parameters[name] = params[name]
         for attr in ("_tritonrt_shapes", "_tritonrt_latents", "_tritonrt_formats",
-                     "_tritonrt_ties"):
+                     "_tritonrt_ties", "_tritonrt_key_order"):
             m.__dict__.pop(attr, None)
     for m in module.modules():
         for attr in ("_tritonrt_load_hook", "_tritonrt_state_hook"):

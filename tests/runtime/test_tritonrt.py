@@ -450,6 +450,39 @@ class PackedModuleTests(unittest.TestCase):
             self.assertTrue(torch.equal(a(x), b(x)))
         self.assertEqual(len(buf.getvalue()) > 0, True)
 
+    def test_packed_state_dict_keeps_the_key_order(self):
+        # torch lists a module's parameters before its buffers; pack turns a ternary
+        # parameter into a buffer, yet its key stays where it was, its scale right after.
+        for make, prefix in ((TutorialMLP, ""), (Block, "net.")):
+            model = make()
+            before = list(model.state_dict(prefix=prefix))
+            pack(model)
+            after = list(model.state_dict(prefix=prefix))
+            wanted = []
+            for key in before:
+                wanted.append(key)
+                if key + "_scale" in after:
+                    wanted.append(key + "_scale")
+            self.assertEqual(after, wanted)
+            self.assertNotEqual(sorted(before), sorted(after))  # the scales are there
+            plain = {"first": torch.zeros(1)}  # a plain dict as destination, not empty
+            model.state_dict(destination=plain, prefix=prefix)
+            self.assertEqual(list(plain), ["first"] + wanted)
+            # Tensors stay with their keys: codes, then their 0-d scale.
+            held = model.state_dict(keep_vars=True)
+            for key, value in held.items():
+                module, _, name = key.rpartition(".")
+                owner = model.get_submodule(module) if module else model
+                self.assertIs(getattr(owner, name), value)
+                if key + "_scale" in held:
+                    self.assertEqual(value.dtype, torch.uint8)
+                    self.assertEqual(held[key + "_scale"].dim(), 0)
+            model.load_state_dict(model.state_dict())
+            _packing.unpack(model)
+            self.assertEqual(list(model.state_dict(prefix=prefix)), before)
+        self.assertEqual(list(pack(TutorialMLP()).state_dict()),
+                         ["w1", "w1_scale", "b1", "w2", "w2_scale", "b2"])
+
     def test_unpack_resumes_training_from_a_packed_checkpoint(self):
         # Block has a by-rows conv, a grouped conv with bias, a linear and a threshold-method
         # weight; TutorialMLP's w1/w2 are packed by columns (x @ w).
