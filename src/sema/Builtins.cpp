@@ -663,6 +663,7 @@ ExprInfo conv(Call& c, const TypeStore::Node* x, size_t xi, DimId outChannels, D
       auto diag = k.diags().report(Diag::ShapeMismatch, k.source(), k.rangeOf(c.node()), c.name(),
                                    k.fmtShape(shape), k.fmtShape(c.shape(xi + 1)));
       diag.note(Note::ConvChannels, k.fmtDim(channels), base, k.fmtDim(expected), perGroup);
+      k.channelsLastHint(diag, c.arg(xi), expected);
       return c.error();
     }
     case Decision::Unknown:
@@ -2282,7 +2283,12 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
             ? fmt::format("{} channels in dimension {} (NCHW)", size, dim)
         : rule == R::SameShape ? fmt::format("{} channels in dimension {}", size, dim)
             : fmt::format("{} in dimension {}", size, dim);
-    checker.report(Diag::LayerInputMismatch, call, name, what, checker.fmtShape(shape));
+    auto builder = checker.diags().report(Diag::LayerInputMismatch, checker.source(),
+                                          checker.rangeOf(call), name, what,
+                                          checker.fmtShape(shape));
+    if (dim == 1 && (rule == R::Conv2d || layer == BuiltinLayer::BatchNorm2d)) {
+      checker.channelsLastHint(builder, x, want);
+    }
     return checker.make(ts.error(), call);
   };
   auto requireDim = [&](size_t dim, DimId want) -> bool {

@@ -4039,6 +4039,21 @@ void Checker::flattenHint(DiagnosticBuilder& builder, const ExprInfo& value, Dim
   }
 }
 
+void Checker::channelsLastHint(DiagnosticBuilder& builder, const ExprInfo& value,
+                               DimId channels) {
+  const TypeStore& ts = module_.types;
+  if (!value.node.isValid() || !ts.isTensor(value.type) || !ts.node(value.type).rankKnown) {
+    return;
+  }
+  std::span<const DimId> shape = ts.shape(value.type);
+  std::string_view text = textOf(value.node);
+  if (shape.size() == 4 && dims().equal(shape[3], channels) == Decision::Yes &&
+      dims().equal(shape[1], channels) != Decision::Yes && !text.empty() && text.size() <= 60 &&
+      text.find('\n') == std::string_view::npos) {
+    builder.note(Note::ChannelsLast, source(), rangeOf(value.node), text, fmtDim(channels));
+  }
+}
+
 bool Checker::flattens(const ExprInfo& value, DimId features) {
   const TypeStore& ts = module_.types;
   if (dims().isUnknown(features) || !ts.isTensor(value.type) || !ts.node(value.type).rankKnown) {

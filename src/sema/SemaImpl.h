@@ -241,6 +241,9 @@ class Checker {
   bool flattens(const ExprInfo& value, DimId features);
   /// Then adds "its sizes after the batch multiply to 784: flatten it first".
   void flattenHint(DiagnosticBuilder& builder, const ExprInfo& value, DimId features);
+  /// A note for a 4-D input whose last dimension, not its dimension 1, has the
+  /// `channels` a convolution or 2-D batch norm wants: an NHWC image.
+  void channelsLastHint(DiagnosticBuilder& builder, const ExprInfo& value, DimId channels);
   /// Whether the enclosing hyperparameter tests make size variables `a` and
   /// `b` equal here (`if ni == nf { ... }`, or the else of `ni != nf`).
   bool testedEqual(IdentifierId a, IdentifierId b) const;
