@@ -764,6 +764,7 @@ class Parser {
   TokenId earlyCloseName_;
   uint32_t earlyCloseColumn_ = 0;
   void noteEarlyClose(TokenId name);
+  void noteInclusiveRange(TokenId dots, TokenId equal, NodeId range);
   bool bracesMatched_ = false;
   std::vector<uint32_t> unmatchedBraces_;  ///< '{' tokens without a '}' (ascending)
   bool splitEqual_ = false;  ///< a '>=' closed a type: its '=' is pending
@@ -1109,6 +1110,25 @@ NodeId Parser::parseCallable(NodeKind kind, bool quietHeader) {
                                 "'->' before the return type", "'=>'");
     if (builder) {
       builder->note(Note::DidYouMean, tokens_.source(), rangeOf(equal, greater), "->");
+    }
+    returnType = parseType();
+    if (panic_) {
+      return addError(name);
+    }
+  } else if (at(TokenKind::Minus) && peekKind(1) == TokenKind::Greater &&
+             !tokens_.hasNewlineBefore(TokenId{pos_.index + 1})) {
+    // `layer L(...) - > T {`: an arrow split by a space, reported, and the return
+    // type is parsed.
+    TokenId minus = consume();
+    TokenId greater = consume();
+    SourceRange both = rangeOf(minus, greater);
+    std::string_view written =
+        tokens_.source().text().substr(both.begin, both.end - both.begin);
+    auto builder = errorAndGoOn(
+        Diag::ExpectedToken, both, "'->' before the return type",
+        written.size() <= 8 ? fmt::format("'{}'", written) : std::string("'-'"));
+    if (builder) {
+      builder->note(Note::DidYouMean, tokens_.source(), both, "->");
     }
     returnType = parseType();
     if (panic_) {
@@ -1988,8 +2008,14 @@ NodeId Parser::parseFor() {
   NodeId iterated = parseBinary(1);
   if (!panic_ && at(TokenKind::DotDot)) {
     TokenId op = consume();
+    // `0..=10` (Rust's inclusive range): reported, and parsed as `0..10`.
+    std::optional<TokenId> inclusive;
+    if (at(TokenKind::Equal) && tokens_.range(op).end == tokens_.range(pos_).begin) {
+      inclusive = consume();
+    }
     NodeId end = parseBinary(1);
     iterated = add2(NodeKind::Range, op, iterated, end);
+    if (inclusive && !panic_) noteInclusiveRange(op, *inclusive, iterated);
   }
   if (!panic_ && parenthesized && !expect(TokenKind::RParen)) {
     return addError(keyword);
@@ -2004,6 +2030,29 @@ NodeId Parser::parseFor() {
   }
   NodeId body = parseBlock();
   return add2(NodeKind::For, var, iterated, body);
+}
+
+// `for i in a..=b`: the range ends before its end, so the note writes the
+// loop that includes it, `a..b + 1` (`a..11` for a literal 10).
+void Parser::noteInclusiveRange(TokenId dots, TokenId equal, NodeId range) {
+  auto builder = errorAndGoOn(Diag::ExpectedToken, rangeOf(dots, equal), "'..'", "'..='");
+  if (!builder) return;
+  NodeId from = tree_.childA(range);
+  NodeId to = tree_.childB(range);
+  std::string_view first = textOf(from), last = textOf(to);
+  std::string end;
+  if (tree_.kind(to) == NodeKind::IntLit && tokens_.intValue(tree_.token(to)) < (uint64_t{1} << 62)) {
+    end = std::to_string(tokens_.intValue(tree_.token(to)) + 1);
+  } else if (tree_.kind(to) == NodeKind::Name || tree_.kind(to) == NodeKind::Member ||
+             tree_.kind(to) == NodeKind::Paren || tree_.kind(to) == NodeKind::Call) {
+    end = fmt::format("{} + 1", last);
+  } else {
+    end = fmt::format("({}) + 1", last);
+  }
+  std::string fix = fmt::format("{}..{}", first, end);
+  if (fix.size() <= 60 && fix.find('\n') == std::string::npos) {
+    builder->note(Note::InclusiveRange, fix);
+  }
 }
 
 // "while" expr block ;
