@@ -2788,6 +2788,10 @@ std::string Emitter::opExpr(OpId id) {
       const InstanceDecl& inst = fn_->instances[static_cast<size_t>(o.intAttr)];
       std::span<const int64_t> params = m_.ints(id);
       std::string args;
+      // `main` runs what it calls in eval mode (docs/pytorch.md), its instances too: a
+      // module starts in training mode in torch, where dropout would be active and
+      // batch norm would need more than one value per channel.
+      std::string_view mode = ctx_ == Context::Main ? ".eval()" : "";
       if (inst.builtin) {
         auto layer = static_cast<BuiltinLayer>(inst.decl);
         std::vector<std::string_view> names = builtinLayerParamNames(layer);
@@ -2797,7 +2801,7 @@ std::string Emitter::opExpr(OpId id) {
         }
         std::string_view cls = builtinLayerName(layer);
         bool ternary = layer == BuiltinLayer::TernaryLinear || layer == BuiltinLayer::TernaryConv2d;
-        return fmt::format("{}.{}({})", ternary ? "tritonrt" : "nn", cls, args);
+        return fmt::format("{}.{}({}){}", ternary ? "tritonrt" : "nn", cls, args, mode);
       }
       // A user layer's instantiation binds its hyperparameters by their index
       // among the hyperparameters (implicit size variables included).
@@ -2806,7 +2810,7 @@ std::string Emitter::opExpr(OpId id) {
         const HyperDecl& h = g.hypers[static_cast<size_t>(params[i])];
         args += fmt::format("{}{}={}", i ? ", " : "", name(h.name), arg(i));
       }
-      return fmt::format("{}({})", fnName(inst.decl), args);
+      return fmt::format("{}({}){}", fnName(inst.decl), args, mode);
     }
     case OpKind::Forward: {
       const InstanceDecl& inst = fn_->instances[static_cast<size_t>(o.intAttr)];

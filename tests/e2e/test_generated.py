@@ -4653,6 +4653,33 @@ main {
         run_main(ctx, src, level, "[2, 4]\n[3, 4]\n")
 
 
+def test_main_runs_its_instances_in_eval_mode(ctx):
+    """main calls layers in eval mode, its instances too: `let n = Noisy()` then `n(x)`
+    dropped half of x (a module starts in training mode in torch) while the application
+    `Noisy(x)` did not, and a BatchNorm1d instance raised on a batch of one."""
+    src = """
+layer Noisy(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    return dropout(x, 0.5)
+}
+layer Net(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    let bn = BatchNorm1d(4)
+    return bn(x)
+}
+main {
+    let x = ones([64, 4])
+    let n = Noisy()
+    print(sum(Noisy(x)) == 256.0)
+    print(sum(n(x)) == 256.0)
+    let d = Dropout(0.5)
+    print(sum(d(x)) == 256.0)
+    let m = Net()
+    print(m(ones([1, 4])).shape)
+}
+"""
+    for level in ("-O0", "-O2"):
+        run_main(ctx, src, level, "tensor(True)\n" * 3 + "[1, 4]\n")
+
+
 def test_sub_layers_take_their_inputs_positionally(ctx):
     """A generated sub-layer is called as a hand-written one is, `self.b(x)`: forward hooks
     and pre-hooks see its input (torch passes hooks the positional arguments only), a pre-hook
@@ -5205,7 +5232,7 @@ def all_tests():
     for name in EXAMPLES:
         tests += [make_level_test(name), make_train_test(name), make_pack_test(name),
                   make_format_test(name), make_compile_test(name)]
-    tests += [test_main_instance_names_are_not_reused,
+    tests += [test_main_instance_names_are_not_reused, test_main_runs_its_instances_in_eval_mode,
               test_sub_layers_take_their_inputs_positionally]
     tests += [test_mnist_matches_handwritten, test_tutorial_cnn_matches_handwritten,
               test_builtin_layers_take_torch_constructor_arguments,
