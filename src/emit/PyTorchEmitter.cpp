@@ -2989,9 +2989,19 @@ std::string Emitter::builtinExpr(OpId id) {
     case BuiltinFn::Arange:
       return fmt::format("torch.arange({}{}{}, dtype={}{})", arg[0], has(1) ? ", " + arg[1] : "",
                          has(2) ? ", " + arg[2] : "", resultDType, device);
-    case BuiltinFn::Eye:  // without n: in a weight's default, eye(n, m) of its shape
-      return fmt::format("torch.eye({}{})",
-                         has(0) ? arg[0] : shape.substr(1, shape.size() - 2), created);
+    case BuiltinFn::Eye: {  // without n: in a weight's default, eye(n, m) of its shape
+      std::string sizes = has(0) ? arg[0] : shape.substr(1, shape.size() - 2);
+      // torch 1.13 has no bfloat16 eye on CPU: made in float32 and converted, for a
+      // bfloat16 tensor and for one whose dtype is known at run time only (a model
+      // converted with .bfloat16()).
+      std::string dtype = dtypeArg(resultType);
+      if (dtype == ", dtype=torch.bfloat16" ||
+          (!dtype.empty() && !dtype.starts_with(", dtype=torch."))) {
+        return fmt::format("torch.eye({}{}).to({})", sizes, device,
+                           std::string_view(dtype).substr(8));
+      }
+      return fmt::format("torch.eye({}{})", sizes, created);
+    }
     case BuiltinFn::TensorFn:
       if (auto out = beside("new_tensor", arg[0])) return *out;
       return fmt::format("torch.tensor({}, dtype={}{})", arg[0], resultDType, device);

@@ -996,7 +996,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (c.failed() || !nonNegative(c, shape, 0)) return c.error();
     std::optional<DType> given = c.dtypeArg(1, "int64");  // torch's dtype=
     if (c.failed()) return c.error();
-    DType dtype = given.value_or(DType::Float32);
+    DType dtype = given.value_or(checker.createdFloatDType());
     // torch draws random numbers as floats only ("not implemented for 'Long'").
     if ((fn == BuiltinFn::Randn || fn == BuiltinFn::Rand) && !isFloating(dtype)) {
       c.wrongValue(1, "a float type (random numbers are floats)", dtypeName(dtype));
@@ -1030,7 +1030,9 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     if (!c.lenient(1)) {
       const TypeStore::Node& v = ts.node(c.arg(1).type);
       if (v.kind != TypeKind::Scalar || v.dtype == DType::Str) return c.wrong(1, "a number");
-      dtype = v.dtype == DType::Bool ? DType::Bool : isFloating(v.dtype) ? DType::Float32 : DType::Int64;
+      dtype = v.dtype == DType::Bool      ? DType::Bool
+              : isFloating(v.dtype) ? checker.createdFloatDType()
+                                    : DType::Int64;
     }
     // `full(shape, v, dtype=int8)`: the value must fit the dtype.
     std::optional<DType> given = c.dtypeArg(2, "int64");
@@ -1128,7 +1130,8 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         checker.report(Diag::MissingArgument, call, "n", "eye");
         return c.error();
       }
-      return c.result(shape ? ts.tensor(DType::Float32, *shape) : ts.tensorAnyRank(DType::Float32));
+      DType dtype = checker.createdFloatDType();
+      return c.result(shape ? ts.tensor(dtype, *shape) : ts.tensorAnyRank(dtype));
     }
     DimId n = c.dimArg(0, 0);
     if (c.failed()) return c.error();
@@ -1136,7 +1139,7 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       c.wrongValue(0, "a non-negative size", std::to_string(*v));  // torch raises
       return c.error();
     }
-    return c.result(ts.tensor(DType::Float32, std::vector<DimId>{n, n}));
+    return c.result(ts.tensor(checker.createdFloatDType(), std::vector<DimId>{n, n}));
   }
   if (rule == R::TensorLiteral) {
     if (c.lenient(0)) return c.unknown();

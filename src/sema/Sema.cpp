@@ -982,6 +982,15 @@ std::optional<std::vector<DimId>> Checker::weightShapeFor(NodeId call) const {
   return std::vector<DimId>(shape.begin(), shape.end());
 }
 
+DType Checker::createdFloatDType() const {
+  if (!weightDefault_.isValid() || !module_.types.isTensor(weightDefaultType_) ||
+      module_.types.isTernary(weightDefaultType_)) {
+    return DType::Float32;
+  }
+  DType dtype = module_.types.node(weightDefaultType_).dtype;
+  return dtype == DType::Float16 || dtype == DType::BFloat16 ? dtype : DType::Float32;
+}
+
 void Checker::noteCreationOf(DiagnosticBuilder& builder, NodeId node) const {
   if (!node.isValid() || tree_.kind(node) != NodeKind::Call || node.index >= module_.callOf.size()) {
     return;

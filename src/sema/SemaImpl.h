@@ -275,6 +275,9 @@ class Checker {
   /// The declared shape of the weight whose default `call` is, when `call`
   /// is one (a creation builtin there may leave its shape out).
   std::optional<std::vector<DimId>> weightShapeFor(NodeId call) const;
+  /// Inside the default of a float16 or bfloat16 weight, that dtype: what its creations
+  /// make (`randn() * 0.02`), as `torch.randn(..., dtype=)` would; float32 elsewhere.
+  DType createdFloatDType() const;
   /// A normalized dimension index (negative counts from the end), or nullopt
   /// after reporting DimOutOfRange.
   std::optional<size_t> normalizeDim(int64_t dim, size_t rank, NodeId node);

@@ -3071,6 +3071,44 @@ layer L(table: Tensor<float32, [10, 4]>, ids: Tensor<int64, [3]>,
             raise AssertionError("%s: a frozen weight changed" % level)
 
 
+def test_half_weight_initializers_compute_in_the_weights_dtype(ctx):
+    """In the default of a float16 or bfloat16 weight every creation makes values of that
+    dtype, so `randn() * 0.02` (GPT-2's init) and `ones() * 0.5` are float16 expressions:
+    only a bare creation was before, and the others were NarrowingConversion errors. A
+    bfloat16 `eye` is made in float32 and converted (torch 1.13 has no bfloat16 eye on CPU),
+    also in a body of a model converted with `.bfloat16()`."""
+    src = """
+layer H(w: Tensor<float16, [64, 64]> = randn() * 0.02, b: Tensor<float16, [4]> = zeros() + 1.0,
+        g: Tensor<bfloat16, [4]> = ones() * 0.5,
+        e: Tensor<bfloat16, [4, 4]> = eye() * 2.0 + full(0.25) - rand() * 0.0,
+        x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    return x @ eye(4) + float32(b) * float32(g) + float32(sum(e, dim=0)) + float32(w[0, 0:4])
+}
+"""
+    torch.manual_seed(11)
+    x = torch.randn(3, 4)
+    for level in LEVELS:
+        model = entry(load(ctx.compile_text(src, level)))()
+        got = {k: v.dtype for k, v in model.state_dict().items()}
+        want = {"w": torch.float16, "b": torch.float16, "g": torch.bfloat16, "e": torch.bfloat16}
+        if got != want:
+            raise AssertionError("%s: dtypes %s" % (level, got))
+        if not 0.01 < float(model.w.float().std()) < 0.03:
+            raise AssertionError("%s: randn() * 0.02 has std %s" % (level, model.w.float().std()))
+        want_e = torch.full((4, 4), 0.25) + 2.0 * torch.eye(4)
+        if not torch.equal(model.b.float(), torch.ones(4)) or \
+                not torch.equal(model.g.float(), torch.full((4,), 0.5)) or \
+                not torch.equal(model.e.float(), want_e):
+            raise AssertionError("%s: initializers %s %s %s" % (level, model.b, model.g, model.e))
+        want_y = x + 0.5 + want_e.sum(0) + model.w[0, :4].float()
+        check_close(model(x), want_y, level)
+        wide = model.bfloat16()
+        y = wide(x.bfloat16())
+        if y.dtype != torch.bfloat16:
+            raise AssertionError("%s: .bfloat16() model gives %s" % (level, y.dtype))
+        check_close(y.float(), want_y, level + " bfloat16", atol=0.1, rtol=0.02)
+
+
 def test_tensor_constants_follow_the_inputs_device(ctx):
     """A top-level tensor constant is made on the default device at import; layers and fns
     use it on their inputs' device, and a fn with no tensor input creates its tensors on the
@@ -5325,6 +5363,7 @@ def all_tests():
               test_powers_of_negative_numbers_agree_at_every_level,
     test_scalar_sigmoid_never_overflows,
               test_weights_keep_their_declared_dtypes,
+              test_half_weight_initializers_compute_in_the_weights_dtype,
               test_tensor_constants_follow_the_inputs_device, test_string_options_compare,
               test_gelu_trains_under_token_mixing, test_fn_batch_norm_without_the_training_flag,
               test_defaults_computed_from_other_hyperparameters, test_several_results_are_a_list,
