@@ -1131,6 +1131,26 @@ bool outputsAreDistinct(const CompileOptions& options, DiagnosticEngine& diags) 
                         "names the directory their modules go to");
     return false;
   }
+  // The module on standard output (`-o -`, or `compile -` as a filter) and a dump there
+  // too would be one stream that is neither: a usage error, not a module with an IR dump
+  // in it (exit 0 before).
+  if (options.inputs.size() == 1 && !options.stopAfter &&
+      (options.output == "-" || (options.output.empty() && isStandardInput(options.inputs[0])))) {
+    const std::pair<bool, const char*> dumps[] = {
+        {options.dumpTokens, "--dump-tokens"}, {options.dumpAst, "--dump-ast"},
+        {options.dumpTypes, "--dump-types"},   {options.dumpIr, "--dump-ir"},
+        {options.dumpCode, "--dump-code"},     {options.printAfterAll, "--print-after-all"}};
+    for (const auto& [on, flag] : dumps) {
+      if (!on) continue;
+      diags.reportForPath(
+          Diag::CommandLine, "",
+          fmt::format("{} prints to standard output, where the module goes ({}); write the "
+                      "module to a file with -o FILE, or add --stop-after=emit to print only "
+                      "the dump",
+                      flag, options.output == "-" ? "-o -" : "the input is standard input"));
+      return false;
+    }
+  }
   struct stat st {};
   if (options.inputs.size() > 1 && !options.output.empty() &&
       ::stat(options.output.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
