@@ -203,7 +203,8 @@ int runCacheCommand(const CacheCommand& command) {
     // the defaults, not the file's.
     TextDiagnosticConsumer printer(stderr, false);
     DiagnosticEngine diags(printer);
-    diags.reportForPath(Diag::ConfigIgnored, "", settings.configWarning);
+    diags.reportForPath(Diag::ConfigIgnored, "", settings.configWarning)
+        .about(cache::configPath());
   }
   if (settings.dir.empty()) {
     return fail("no cache directory is known (set TRITONC_CACHE_DIR or HOME)");
@@ -290,7 +291,7 @@ int runConfigCommand(const CacheCommand& command) {
     if (!ignored.empty()) {  // as a compile says it, and the value in effect
       TextDiagnosticConsumer printer(stderr, false);
       DiagnosticEngine diags(printer);
-      diags.reportForPath(Diag::ConfigIgnored, "", ignored);
+      diags.reportForPath(Diag::ConfigIgnored, "", ignored).about(path);
     }
     writeStandardOutput(*value + "\n");
     return kExitSuccess;

@@ -1324,7 +1324,8 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     cache::Settings settings = cache::resolveSettings(options.cacheDir, options.noCache);
     DiagnosticEngine environment(*printer, DiagnosticOptions{false, options.quiet, 0});
     if (!settings.configWarning.empty()) {
-      environment.reportForPath(Diag::ConfigIgnored, "", settings.configWarning);
+      environment.reportForPath(Diag::ConfigIgnored, "", settings.configWarning)
+          .about(cache::configPath());
     }
     own = cache::Cache::open(settings);
     cacheChosenBy = settings.chosenBy;

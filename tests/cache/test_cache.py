@@ -1786,6 +1786,13 @@ def test_config_keys_written_half_flat(ctx):
     proc = ctx.run("cache", "stats")
     check("ConfigIgnored" in proc.stderr and "banana" in proc.stderr,
           "a bad value spelled half flat is reported:\n" + proc.stderr)
+    # In JSON the warning names the configuration file as its "file", as every diagnostic
+    # about one file does.
+    proc = ctx.run("compile", example("mnist_mlp"), "-o", ctx.path("cfg.py"),
+                   "--diagnostics-format=json")
+    lines = [json.loads(line) for line in proc.stderr.splitlines()]
+    check_eq([(d["code"], d["file"]) for d in lines], [("ConfigIgnored", ctx.config)],
+             "JSON ConfigIgnored")
 
 
 def test_cache_dir_precedence(ctx):
