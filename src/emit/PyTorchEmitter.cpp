@@ -2982,7 +2982,8 @@ std::string Emitter::builtinExpr(OpId id) {
     case BuiltinFn::Rand: return fmt::format("torch.rand({}{})", shape, created);
     case BuiltinFn::KaimingUniform:
       usesMath_ = true;
-      return fmt::format("nn.init.kaiming_uniform_(torch.empty({}), a=math.sqrt(5))", shape);
+      return fmt::format("nn.init.kaiming_uniform_(torch.empty({}{}), a=math.sqrt(5))", shape,
+                         created);
     case BuiltinFn::Full:
       if (auto out = beside("new_full", shape + ", " + arg[1])) return *out;
       return fmt::format("torch.full({}, {}, dtype={}{})", shape, arg[1], resultDType, device);

@@ -3081,6 +3081,8 @@ def test_half_weight_initializers_compute_in_the_weights_dtype(ctx):
 layer H(w: Tensor<float16, [64, 64]> = randn() * 0.02, b: Tensor<float16, [4]> = zeros() + 1.0,
         g: Tensor<bfloat16, [4]> = ones() * 0.5,
         e: Tensor<bfloat16, [4, 4]> = eye() * 2.0 + full(0.25) - rand() * 0.0,
+        k: Tensor<bfloat16, [4, 4]> = kaiming_uniform() * 0.5,
+        u: Tensor<float16, [4, 4]> = kaiming_uniform(),
         x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
     return x @ eye(4) + float32(b) * float32(g) + float32(sum(e, dim=0)) + float32(w[0, 0:4])
 }
@@ -3090,7 +3092,8 @@ layer H(w: Tensor<float16, [64, 64]> = randn() * 0.02, b: Tensor<float16, [4]> =
     for level in LEVELS:
         model = entry(load(ctx.compile_text(src, level)))()
         got = {k: v.dtype for k, v in model.state_dict().items()}
-        want = {"w": torch.float16, "b": torch.float16, "g": torch.bfloat16, "e": torch.bfloat16}
+        want = {"w": torch.float16, "b": torch.float16, "g": torch.bfloat16, "e": torch.bfloat16,
+                "k": torch.bfloat16, "u": torch.float16}
         if got != want:
             raise AssertionError("%s: dtypes %s" % (level, got))
         if not 0.01 < float(model.w.float().std()) < 0.03:
