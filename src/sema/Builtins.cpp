@@ -977,6 +977,51 @@ bool checkBuiltinLayerArgs(Checker& checker, BuiltinLayer layer, NodeId call,
   return true;
 }
 
+/// The elements of a list literal (none for anything else).
+std::vector<NodeId> listElements(const Checker& checker, NodeId list) {
+  const Tree& tree = checker.tree();
+  if (!list.isValid() || tree.kind(list) != NodeKind::List) return {};
+  std::span<const NodeId> elements = tree.list(tree.listA(list));
+  return {elements.begin(), elements.end()};
+}
+
+/// For each of the `size` sizes of reshape's new shape, the dimension of the reshaped
+/// `x` it keeps when it is written `x.shape[k]` (`x` a name, `k` a constant, negative
+/// counting from the end as in Python): that size is the input's own.
+std::vector<std::optional<size_t>> keptDimensions(const Checker& checker, NodeId x,
+                                                  std::optional<size_t> rank, NodeId list,
+                                                  size_t size) {
+  std::vector<std::optional<size_t>> kept(size);
+  const Tree& tree = checker.tree();
+  std::vector<NodeId> elements = listElements(checker, list);
+  if (!x.isValid() || tree.kind(x) != NodeKind::Name || elements.size() != size) return kept;
+  for (size_t i = 0; i < size; ++i) {
+    NodeId e = elements[i];
+    if (tree.kind(e) != NodeKind::Index) continue;
+    NodeId base = tree.childA(e);
+    std::span<const NodeId> index = tree.list(tree.listB(e));
+    if (tree.kind(base) != NodeKind::Member || tree.tokens().spelling(tree.token(base)) != "shape" ||
+        tree.kind(tree.childA(base)) != NodeKind::Name ||
+        tree.text(tree.childA(base)) != tree.text(x) || index.size() != 1) {
+      continue;
+    }
+    // A literal index, or a negative one.
+    NodeId literal = index[0];
+    bool negative = tree.kind(literal) == NodeKind::Unary &&
+                    tree.tokens().kind(tree.token(literal)) == TokenKind::Minus;
+    if (negative) literal = tree.childA(literal);
+    if (!rank || tree.kind(literal) != NodeKind::IntLit ||
+        tree.tokens().intValue(tree.token(literal)) > *rank) {
+      continue;
+    }
+    auto value = static_cast<int64_t>(tree.tokens().intValue(tree.token(literal)));
+    std::optional<int64_t> k = negative ? -value : value;
+    int64_t at = *k < 0 ? *k + static_cast<int64_t>(*rank) : *k;
+    if (at >= 0 && at < static_cast<int64_t>(*rank)) kept[i] = static_cast<size_t>(at);
+  }
+  return kept;
+}
+
 /// The largest `threshold` of ternary_quantize (a multiple of mean(|x|)).
 constexpr double kMaxQuantizeThreshold = 10.0;
 
@@ -1196,10 +1241,38 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     } else {
       total = std::nullopt;
     }
+    // `x.shape[k]` written in the new shape of `x` itself keeps dimension k: the two cancel
+    // when elements are counted, so `reshape(x, [x.shape[0], 784])` of `[?, 16, 8, 8]` is a
+    // mismatch found now (1024 elements per item against 784), and the -1 of
+    // `[x.shape[0], -1]` is 1024.
+    std::vector<std::optional<size_t>> kept = keptDimensions(
+        checker, c.arg(0).node,
+        x->rankKnown ? std::optional<size_t>(c.shape(0).size()) : std::nullopt, c.arg(1).node,
+        target->size());
+    std::vector<bool> cancelled(x->rankKnown ? c.shape(0).size() : 0, false);
+    for (size_t i = 0; i < kept.size(); ++i) {
+      if (kept[i] && *kept[i] < cancelled.size() && !cancelled[*kept[i]]) {
+        cancelled[*kept[i]] = true;
+        (*target)[i] = c.shape(0)[*kept[i]];
+      } else {
+        kept[i].reset();
+      }
+    }
     std::optional<int64_t> known = 1;
+    std::optional<int64_t> restOfX = x->rankKnown ? std::optional<int64_t>(1) : std::nullopt;
+    std::optional<int64_t> restOfTarget = 1;
+    bool anyKept = std::any_of(kept.begin(), kept.end(), [](auto k) { return k.has_value(); });
+    for (size_t i = 0; i < cancelled.size(); ++i) {
+      if (!cancelled[i]) restOfX = multiply(restOfX, ds.constValue(c.shape(0)[i]));
+    }
     int inferred = -1;
     for (size_t i = 0; i < target->size(); ++i) {
       std::optional<int64_t> v = ds.constValue((*target)[i]);
+      if (kept[i]) {
+        known = multiply(known, v);
+        continue;
+      }
+      if (v != -1) restOfTarget = multiply(restOfTarget, v);
       if (v == -1) {
         if (inferred >= 0) {
           c.wrongValue(1, "a shape with at most one -1", c.checker().fmtShape(*target));
@@ -1255,7 +1328,28 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         }
       }
     }
-    if (inferred >= 0) {
+    if (anyKept && !total && restOfX && restOfTarget &&
+        (inferred >= 0 ? *restOfTarget == 0 || *restOfX % *restOfTarget != 0
+                       : *restOfX != *restOfTarget)) {
+      size_t first = static_cast<size_t>(
+          std::find_if(kept.begin(), kept.end(), [](auto k) { return k.has_value(); }) -
+          kept.begin());
+      std::vector<NodeId> elements = listElements(checker, c.arg(1).node);
+      auto builder = checker.diags().report(
+          Diag::ReshapeKeptMismatch, checker.source(), checker.rangeOf(call),
+          checker.fmtShape(c.shape(0)), checker.fmtShape(*target),
+          checker.textOf(elements[first]), *restOfX,
+          inferred >= 0 ? fmt::format(", which the new shape's other sizes do not divide ({})",
+                                      *restOfTarget)
+                        : fmt::format(" and the new shape's {}", *restOfTarget));
+      if (target->size() == 2 && first == 0 && *kept[0] == 0 && c.shape(0).size() > 2) {
+        builder.note(Note::FlattenEachItem, checker.textOf(c.arg(0).node), *restOfX);
+      }
+      return c.error();
+    }
+    if (inferred >= 0 && anyKept && !total && restOfX && restOfTarget && *restOfTarget != 0) {
+      (*target)[static_cast<size_t>(inferred)] = ds.constant(*restOfX / *restOfTarget);
+    } else if (inferred >= 0) {
       (*target)[static_cast<size_t>(inferred)] =
           total && known && *known != 0 && *total % *known == 0 ? ds.constant(*total / *known)
                                                                  : ds.unknown();
