@@ -719,6 +719,15 @@ class Parser {
   [[gnu::cold]] NodeId parseAssignInCondition();
   [[gnu::cold]] NodeId parseNegativeDimension();
   [[gnu::cold]] NodeId reportReturnTuple(TokenId start);
+  [[gnu::cold]] NodeId parseInferredSize();
+  TokenId matchingCloser(TokenId open) const;
+  TokenId calleeStart(TokenId open) const;
+  /// The source text of `whole` with each of `edits` (ascending, inside it)
+  /// replaced; nullopt when the result is long or spans lines (it is quoted
+  /// in a note).
+  std::optional<std::string> rewrittenText(
+      SourceRange whole, const std::vector<std::pair<SourceRange, std::string_view>>& edits)
+      const;
   NodeId parseUnary();
   NodeId parsePostfix();
   NodeId parsePrimary();
@@ -2749,7 +2758,8 @@ NodeId Parser::parsePrimary() {
       size_t elements = listMark();
       // At the end of the file (`[1, 2,`) the ']' is reported with its '['.
       while (!at(TokenKind::RBracket) && !atEnd()) {
-        listPush(parseExpression());
+        // `reshape(x, [?, 784])`: a type's unknown size where the size to infer is -1.
+        listPush(at(TokenKind::Question) ? parseInferredSize() : parseExpression());
         if (panic_ || !consumeIf(TokenKind::Comma)) {
           break;
         }
@@ -2773,7 +2783,10 @@ NodeId Parser::parsePrimary() {
       if (!keywordNames_.empty() && keywordIsName(peekKind())) [[unlikely]] {
         return add(NodeKind::Name, consume());  // declared as a name, reported there
       }
-      error(Diag::ExpectedExpression, expectedAt(pos_), describe(pos_));
+      auto builder = error(Diag::ExpectedExpression, expectedAt(pos_), describe(pos_));
+      if (builder && at(TokenKind::Question)) {
+        builder->note(Note::UnknownSizeOnlyInTypes);
+      }
       return addError(where);
     }
   }
@@ -2821,6 +2834,108 @@ NodeId Parser::parseTuple(TokenId open, NodeId first) {
     builder->note(Note::OneNumberForEqualSizes, *same);
   }
   return add(NodeKind::List, open, list, kNone, close.index, depthOfList(list));
+}
+
+// ---- helpers of the notes that show a line rewritten ----------------------------
+
+// The closer that matches the opener `open` (brackets of every kind counted),
+// or an invalid id when the file ends first.
+TokenId Parser::matchingCloser(TokenId open) const {
+  int depth = 0;
+  for (uint32_t i = open.index; i < tokens_.size(); ++i) {
+    TokenKind kind = tokens_.kind(TokenId{i});
+    if (kind == TokenKind::EndOfFile) {
+      break;
+    }
+    if (isOpener(kind)) {
+      ++depth;
+    } else if (isCloser(kind) && --depth == 0) {
+      return TokenId{i};
+    }
+  }
+  return TokenId{};
+}
+
+// The first token of the callee of the call whose '(' is `open` (a name, or a
+// chain `a.b`), or an invalid id when no name is right before it.
+TokenId Parser::calleeStart(TokenId open) const {
+  if (open.index == 0 || tokens_.kind(TokenId{open.index - 1}) != TokenKind::Identifier) {
+    return TokenId{};
+  }
+  TokenId first{open.index - 1};
+  while (first.index >= 2 && tokens_.kind(TokenId{first.index - 1}) == TokenKind::Dot &&
+         tokens_.kind(TokenId{first.index - 2}) == TokenKind::Identifier) {
+    first.index -= 2;
+  }
+  return first;
+}
+
+std::optional<std::string> Parser::rewrittenText(
+    SourceRange whole, const std::vector<std::pair<SourceRange, std::string_view>>& edits) const {
+  std::string_view text = tokens_.source().text();
+  std::string result;
+  uint32_t at = whole.begin;
+  for (const auto& [range, replacement] : edits) {
+    if (range.begin < at || range.end > whole.end) {
+      return std::nullopt;
+    }
+    result.append(text.substr(at, range.begin - at));
+    result.append(replacement);
+    at = range.end;
+  }
+  result.append(text.substr(at, whole.end - at));
+  if (result.size() > 60 || result.find('\n') != std::string::npos) {
+    return std::nullopt;
+  }
+  return result;
+}
+
+// `reshape(x, [?, 784])`: '?', a type's size known only when the model runs,
+// as an element of a list; the size to infer is -1 there. Reported with the
+// call (or the list) rewritten, and read as an unknown value.
+NodeId Parser::parseInferredSize() {
+  TokenId question = pos_;
+  TokenId open = openDelims_.empty() ? TokenId{} : openDelims_.back();  // the list's '['
+  std::string fix = "-1";
+  if (open.isValid() && tokens_.kind(open) == TokenKind::LBracket) {
+    // The call the list is an argument of, else the list.
+    TokenId first = open;
+    if (openDelims_.size() >= 2 && tokens_.kind(openDelims_[openDelims_.size() - 2]) ==
+                                       TokenKind::LParen) {
+      TokenId paren = openDelims_[openDelims_.size() - 2];
+      if (TokenId callee = calleeStart(paren); callee.isValid()) {
+        first = callee;
+        open = paren;
+      }
+    }
+    TokenId close = matchingCloser(open);
+    std::vector<std::pair<SourceRange, std::string_view>> edits;
+    for (uint32_t i = first.index; close.isValid() && i <= close.index; ++i) {
+      if (tokens_.kind(TokenId{i}) == TokenKind::Question) {
+        edits.emplace_back(tokens_.range(TokenId{i}), "-1");
+      }
+    }
+    if (close.isValid()) {
+      std::optional<std::string> shown = rewrittenText(rangeOf(first, close), edits);
+      if (!shown && first != openDelims_.back()) {
+        // The call is long: the list alone.
+        TokenId list = openDelims_.back();
+        TokenId listClose = matchingCloser(list);
+        std::erase_if(edits, [&](const auto& edit) {
+          return edit.first.begin < tokens_.range(list).begin ||
+                 (listClose.isValid() && edit.first.end > tokens_.range(listClose).end);
+        });
+        if (listClose.isValid()) shown = rewrittenText(rangeOf(list, listClose), edits);
+      }
+      if (shown) fix = std::move(*shown);
+    }
+  }
+  auto builder = errorAndGoOn(Diag::ExpectedExpression, tokens_.range(question), describe(question));
+  if (builder) {
+    builder->note(Note::InferredSizeInList, fix);
+  }
+  consume();
+  return addError(question);
 }
 
 Tree parse(const TokenizedBuffer& tokens, DiagnosticEngine& diags) {
