@@ -720,6 +720,8 @@ class Parser {
   [[gnu::cold]] NodeId parseNegativeDimension();
   [[gnu::cold]] NodeId reportReturnTuple(TokenId start);
   [[gnu::cold]] NodeId parseInferredSize();
+  [[gnu::cold]] void noteStatementInMain(DiagnosticBuilder& builder, TokenId start);
+  bool statementShaped(TokenId start) const;
   TokenId matchingCloser(TokenId open) const;
   TokenId calleeStart(TokenId open) const;
   /// The source text of `whole` with each of `edits` (ascending, inside it)
@@ -777,6 +779,9 @@ class Parser {
   bool bracesMatched_ = false;
   std::vector<uint32_t> unmatchedBraces_;  ///< '{' tokens without a '}' (ascending)
   bool splitEqual_ = false;  ///< a '>=' closed a type: its '=' is pending
+  /// The last item was a statement written at top level (reported with a note
+  /// saying to put it in 'main'), or one skipped after such a one.
+  bool statementAtTopLevel_ = false;
   bool unwindToItem_ = false;  ///< a depth limit was hit: resync at item level
   bool treeTooDeepReported_ = false;
 };
@@ -907,6 +912,7 @@ NodeId Parser::parseItemNotingFailure() {
 }
 
 NodeId Parser::parseItem() {
+  bool afterStatement = std::exchange(statementAtTopLevel_, false);
   if (earlyClose_.isValid() &&
       tokens_.source().lineCol(tokens_.range(pos_).begin).column <= earlyCloseColumn_) {
     earlyClose_ = TokenId{};
@@ -947,14 +953,19 @@ NodeId Parser::parseItem() {
   // unreported, up to the next item that parses.
   // (A line at the first column that starts like an item, `lyer B(...)`, `x = 3`, is an
   // error of its own: reported.)
+  // So are the statements after a statement at top level (`model = Net()`, then
+  // `print(model(x))`): the first one's note says where they go.
   if (afterFailedItem_ && (tokens_.source().lineCol(tokens_.range(start).begin).column > 1 ||
-                           !at(TokenKind::Identifier))) {
+                           !at(TokenKind::Identifier) ||
+                           (afterStatement && statementShaped(start)))) {
+    statementAtTopLevel_ = afterStatement;
     panic_ = true;
     skippedJunk_ = true;
     earlyClose_ = TokenId{};
     return addError(start);
   }
   auto builder = error(Diag::ExpectedItem, tokens_.range(start), describe(start));
+  statementAtTopLevel_ = statementShaped(start);
   if (builder && earlyClose_.isValid()) {
     builder->note(Note::BodyEndedEarly, tokens_.source(), tokens_.range(earlyClose_),
                   tokens_.spelling(earlyCloseName_));
@@ -967,6 +978,8 @@ NodeId Parser::parseItem() {
       ++last.index;
     }
     builder->note(Note::NoDecorators, sourceText(start, last, "@..."));
+  } else if (builder && statementShaped(start)) {
+    noteStatementInMain(*builder, start);
   } else if (builder && at(TokenKind::Identifier)) {
     std::string_view match = closestMatch(tokens_.spelling(start), itemKeywords());
     if (!match.empty()) {
@@ -2936,6 +2949,51 @@ NodeId Parser::parseInferredSize() {
   }
   consume();
   return addError(question);
+}
+
+// Whether the top-level line at `start` reads as a statement: a name then an
+// assignment, a call, a member or an index on its line (`model = Net()`,
+// `print(x)`, `x.y = 1`).
+bool Parser::statementShaped(TokenId start) const {
+  if (tokens_.kind(start) != TokenKind::Identifier) {
+    return false;
+  }
+  TokenId next{start.index + 1};
+  TokenKind kind = tokens_.kind(next);
+  return !tokens_.hasNewlineBefore(next) &&
+         (isAssignOperator(kind) || kind == TokenKind::LParen || kind == TokenKind::LBracket ||
+          kind == TokenKind::Dot);
+}
+
+// Statements at top level go in 'main': the note shows the line in a main, a
+// `name = value` declared with 'let' there.
+void Parser::noteStatementInMain(DiagnosticBuilder& builder, TokenId start) {
+  // The statement's line, when its brackets close on it.
+  TokenId last = start;
+  int depth = 0;
+  bool balanced = true;
+  for (uint32_t i = start.index;; ++i) {
+    TokenId token{i};
+    TokenKind kind = tokens_.kind(token);
+    if (kind == TokenKind::EndOfFile || (i > start.index && tokens_.hasNewlineBefore(token)) ||
+        (kind == TokenKind::Semicolon && depth == 0)) {
+      break;
+    }
+    if (isOpener(kind)) ++depth;
+    if (isCloser(kind)) --depth;
+    last = token;
+  }
+  balanced = depth == 0;
+  bool declares = tokens_.kind(TokenId{start.index + 1}) == TokenKind::Equal;
+  std::string_view text = balanced ? sourceText(start, last, "") : std::string_view();
+  std::string fix;
+  if (text.empty()) {
+    fix = declares ? fmt::format("main {{ let {} = ... }}", tokens_.spelling(start))
+                   : std::string("main { ... }");
+  } else {
+    fix = fmt::format("main {{ {}{} }}", declares ? "let " : "", text);
+  }
+  builder.note(Note::StatementsInMain, fix);
 }
 
 Tree parse(const TokenizedBuffer& tokens, DiagnosticEngine& diags) {
