@@ -720,6 +720,7 @@ class Parser {
   [[gnu::cold]] NodeId parseNegativeDimension();
   [[gnu::cold]] NodeId reportReturnTuple(TokenId start);
   [[gnu::cold]] NodeId parseInferredSize();
+  [[gnu::cold]] NodeId parseWithBlock();
   [[gnu::cold]] void noteStatementInMain(DiagnosticBuilder& builder, TokenId start);
   bool statementShaped(TokenId start) const;
   TokenId matchingCloser(TokenId open) const;
@@ -1369,7 +1370,13 @@ NodeId Parser::parseBlock() {
       break;
     }
     NodeId statement = parseStatement();
-    if (statement.isValid()) {
+    if (statement.isValid() && tree_.kind(statement) == NodeKind::Block) [[unlikely]] {
+      // The block of a `with` (reported): its statements, as the note says to write them.
+      uint32_t list = tree_.nodes_[statement.index].a;
+      for (uint32_t i = 0; i < tree_.lists_[list]; ++i) {
+        listPush(NodeId{tree_.lists_[list + 1 + i]});
+      }
+    } else if (statement.isValid()) {
       listPush(statement);
     }
     if (panic_) {
@@ -1553,6 +1560,12 @@ NodeId Parser::parseStatement() {
       if (at(TokenKind::Identifier) && declarationHabit()) [[unlikely]] {
         node = parseLetAfterKeyword();
         break;
+      }
+      if (at(TokenKind::Identifier) && peekKind(1) == TokenKind::Identifier &&
+          !tokens_.hasNewlineBefore(TokenId{pos_.index + 1}) && spelledAs(pos_, "with"))
+          [[unlikely]] {
+        // Python's `with torch.no_grad():` (a block of its own, spliced by parseBlock).
+        return parseWithBlock();
       }
       if (at(TokenKind::Identifier) && peekKind(1) == TokenKind::LParen &&
           peekKind(2) == TokenKind::Identifier && peekKind(3) == TokenKind::Colon &&
@@ -2949,6 +2962,51 @@ NodeId Parser::parseInferredSize() {
   }
   consume();
   return addError(question);
+}
+
+// Python's `with torch.no_grad():` or `with x {`: reported at the 'with'. A
+// block that follows on the line (or starts the next one) is parsed, and
+// parseBlock() takes its statements as the enclosing block's; after a header
+// ending in ':' the lines below parse as they are.
+NodeId Parser::parseWithBlock() {
+  TokenId with = pos_;
+  auto builder = error(Diag::WithBlock, tokens_.range(with));
+  if (builder) {
+    builder->note(Note::WithBlockStatements);
+  }
+  int depth = 0;
+  uint32_t i = with.index + 1;
+  for (;; ++i) {
+    TokenId token{i};
+    TokenKind kind = tokens_.kind(token);
+    if (kind == TokenKind::EndOfFile) break;
+    if (depth == 0 && tokens_.hasNewlineBefore(token)) {
+      break;  // a '{' here, first on the next line, is the block's
+    }
+    if (kind == TokenKind::LBrace && depth == 0) break;
+    if (kind == TokenKind::Semicolon && depth == 0) break;
+    if (isOpener(kind)) {
+      ++depth;
+    } else if (isCloser(kind) && --depth < 0) {
+      break;
+    }
+  }
+  TokenId stop{i};
+  TokenId last{i - 1};
+  bool block = tokens_.kind(stop) == TokenKind::LBrace;
+  bool colon = !block && depth == 0 && tokens_.kind(last) == TokenKind::Colon &&
+               (tokens_.hasNewlineBefore(stop) || tokens_.kind(stop) == TokenKind::EndOfFile);
+  if (!block && !colon) {
+    return addError(with);  // panic mode: the line is skipped
+  }
+  while (pos_.index < stop.index) {
+    consume();
+  }
+  panic_ = false;
+  if (colon) {
+    return NodeId{};
+  }
+  return parseBlock();
 }
 
 // Whether the top-level line at `start` reads as a statement: a name then an
