@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -152,6 +153,9 @@ class Lexer {
   std::string_view wideEncoding() const;
   void lexLookalike(const unsigned char* start, size_t length, char32_t cp, AsciiLookalike look);
   void lexUnexpected();
+  void lexBitwiseOperator();
+  std::string_view operandAfter(const unsigned char* p) const;
+  std::string_view operandBefore() const;
   // Length of the run of stray bytes at p (characters that start no token).
   size_t strayRunLength(const unsigned char* p) const;
   bool restOfLineIsBlank(const unsigned char* p) const;
@@ -827,6 +831,10 @@ void Lexer::lexUnexpected() {
     addToken(TokenKind::Error, start);
     return;
   }
+  if ((c == '~' || c == '^') && strayRunLength(p_) == 1) {
+    lexBitwiseOperator();
+    return;
+  }
   // A run of stray bytes (binary data, pasted text) is one diagnostic that
   // names the first character and underlines the run.
   size_t run = std::max<size_t>(strayRunLength(p_), 1);
@@ -867,6 +875,88 @@ void Lexer::lexUnexpected() {
     error(Diag::UnexpectedCharacter, start, run, "\\").note(Note::NoLineContinuation);
   } else {
     error(Diag::UnexpectedCharacter, start, run, std::string(1, static_cast<char>(c)));
+  }
+  addToken(TokenKind::Error, start);
+}
+
+// The operand that starts at `p` on its line, for a note that rewrites it: a
+// name, a number or a member chain (`x.shape`), with the call or index that
+// follows it, or a parenthesized group. Empty when none is there or it is long.
+std::string_view Lexer::operandAfter(const unsigned char* p) const {
+  const unsigned char* q = p;
+  auto isWord = [](unsigned char ch) { return std::isalnum(ch) || ch == '_' || ch == '.'; };
+  while (q < end_ && isWord(*q)) {
+    ++q;
+  }
+  if (q < end_ && (*q == '(' || *q == '[')) {
+    int depth = 0;
+    while (q < end_ && *q != '\n') {
+      if (*q == '(' || *q == '[') ++depth;
+      if (*q == ')' || *q == ']') --depth;
+      ++q;
+      if (depth == 0) break;
+    }
+    if (depth != 0) return {};
+  }
+  size_t length = static_cast<size_t>(q - p);
+  if (length == 0 || length > 32) return {};
+  return std::string_view(reinterpret_cast<const char*>(p), length);
+}
+
+// The operand that ends right before the current stray character, on its line:
+// the last token (a name, a number, or a bracketed group with the name it
+// follows). Empty when none is there or it is long.
+std::string_view Lexer::operandBefore() const {
+  const auto& tokens = buffer_.tokens_;
+  if (tokens.empty() || newlineBefore_) return {};
+  size_t i = tokens.size() - 1;
+  auto kind = [&](size_t k) { return tokens[k].kind; };
+  if (kind(i) == TokenKind::RParen || kind(i) == TokenKind::RBracket) {
+    int depth = 0;
+    for (;; --i) {
+      TokenKind k = kind(i);
+      if (k == TokenKind::RParen || k == TokenKind::RBracket) ++depth;
+      if (k == TokenKind::LParen || k == TokenKind::LBracket) --depth;
+      if (depth == 0 || i == 0) break;
+      if (tokens[i].flags & TokenizedBuffer::kNewlineBefore) return {};
+    }
+    if (depth != 0) return {};
+    if (i > 0 && kind(i - 1) == TokenKind::Identifier) --i;
+  } else if (kind(i) != TokenKind::Identifier && kind(i) != TokenKind::IntLiteral &&
+             kind(i) != TokenKind::FloatLiteral) {
+    return {};
+  }
+  // A member chain before it, `x.shape`.
+  while (i >= 2 && kind(i - 1) == TokenKind::Dot && kind(i - 2) == TokenKind::Identifier) {
+    i -= 2;
+  }
+  uint32_t begin = tokens[i].offset;
+  const TokenizedBuffer::Token& lastToken = tokens.back();
+  uint32_t end = lastToken.offset + lastToken.length;
+  std::string_view text(reinterpret_cast<const char*>(begin_) + begin, end - begin);
+  if (text.size() > 32 || text.find('\n') != std::string_view::npos) return {};
+  return text;
+}
+
+// C's and Python's `~x` and `x ^ 2`: bitwise operators, which Triton DSL does
+// not have. `~` meant a logical not; `^`, a power (the commoner mistake).
+void Lexer::lexBitwiseOperator() {
+  const unsigned char* start = p_;
+  unsigned char c = *p_;
+  ++p_;
+  DiagnosticBuilder diag = error(Diag::UnexpectedCharacter, start, 1, std::string(1, c));
+  const unsigned char* after = p_;
+  while (after < end_ && (*after == ' ' || *after == '\t')) {
+    ++after;
+  }
+  std::string_view right = operandAfter(after);
+  if (c == '~') {
+    diag.note(Note::LogicalNot, right.empty() ? "x" : right);
+  } else {
+    std::string_view left = operandBefore();
+    diag.note(Note::PowerOperator, !left.empty() && !right.empty()
+                                       ? fmt::format("{} ** {}", left, right)
+                                       : std::string("a ** b"));
   }
   addToken(TokenKind::Error, start);
 }

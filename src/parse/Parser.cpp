@@ -720,6 +720,8 @@ class Parser {
   [[gnu::cold]] NodeId parseNegativeDimension();
   [[gnu::cold]] NodeId reportReturnTuple(TokenId start);
   [[gnu::cold]] NodeId parseInferredSize();
+  [[gnu::cold]] void reportUnpackedArgument();
+  bool unpacksArgument() const;
   [[gnu::cold]] NodeId parseWithBlock();
   [[gnu::cold]] void noteStatementInMain(DiagnosticBuilder& builder, TokenId start);
   bool statementShaped(TokenId start) const;
@@ -2618,6 +2620,21 @@ uint32_t Parser::parseArguments() {
       }
       break;
     }
+    // Python's unpacking, `concat(*parts, dim=1)` and `f(**options)`.
+    if ((at(TokenKind::Star) || at(TokenKind::StarStar)) && unpacksArgument()) [[unlikely]] {
+      bool dictionary = at(TokenKind::StarStar);
+      reportUnpackedArgument();  // consumes the '*' or '**'
+      if (dictionary) {
+        // Parsed, and dropped: its entries cannot be told apart.
+        TokenId where = pos_;
+        parseExpression();
+        listPush(addError(where));
+        if (panic_ || !consumeIf(TokenKind::Comma)) {
+          break;
+        }
+        continue;
+      }
+    }
     // `softmax(x, dim: 1)`: a named argument written as a type annotation or a
     // dictionary entry (reported; parsed as `dim=1`).
     if (at(TokenKind::Identifier) && peekKind(1) == TokenKind::Colon &&
@@ -2962,6 +2979,42 @@ NodeId Parser::parseInferredSize() {
   }
   consume();
   return addError(question);
+}
+
+// Whether the '*' or '**' at the start of an argument is Python's unpacking:
+// an operand follows it directly, on its line.
+bool Parser::unpacksArgument() const {
+  TokenId next{pos_.index + 1};
+  TokenKind kind = tokens_.kind(next);
+  return (startsOperand(kind) || kind == TokenKind::LParen || kind == TokenKind::LBracket) &&
+         tokens_.range(pos_).end == tokens_.range(next).begin;
+}
+
+// `concat(*parts, dim=1)`: the list is passed as it is (reported, and parsed
+// without the '*'). `f(**options)`: there are no dictionaries (reported; the
+// caller drops the argument).
+void Parser::reportUnpackedArgument() {
+  TokenId star = pos_;
+  bool dictionary = at(TokenKind::StarStar);
+  auto builder = errorAndGoOn(Diag::ExpectedExpression, tokens_.range(star), describe(star));
+  if (builder && dictionary) {
+    builder->note(Note::NoArgumentDictionaries);
+  } else if (builder) {
+    std::string fix(tokens_.spelling(TokenId{star.index + 1}));
+    TokenId open = openDelims_.empty() ? TokenId{} : openDelims_.back();
+    if (open.isValid() && tokens_.kind(open) == TokenKind::LParen) {
+      TokenId callee = calleeStart(open);
+      TokenId close = matchingCloser(open);
+      if (callee.isValid() && close.isValid()) {
+        if (std::optional<std::string> shown =
+                rewrittenText(rangeOf(callee, close), {{tokens_.range(star), ""}})) {
+          fix = std::move(*shown);
+        }
+      }
+    }
+    builder->note(Note::ListPassedAsIs, fix);
+  }
+  consume();
 }
 
 // Python's `with torch.no_grad():` or `with x {`: reported at the 'with'. A
