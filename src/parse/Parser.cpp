@@ -722,6 +722,7 @@ class Parser {
   [[gnu::cold]] NodeId parseInferredSize();
   [[gnu::cold]] void reportUnpackedArgument();
   bool unpacksArgument() const;
+  [[gnu::cold]] NodeId parseSizeExpression(TokenId dimStart, TokenId open);
   [[gnu::cold]] NodeId parseWithBlock();
   [[gnu::cold]] void noteStatementInMain(DiagnosticBuilder& builder, TokenId start);
   bool statementShaped(TokenId start) const;
@@ -2267,7 +2268,16 @@ NodeId Parser::parseShape() {
     if (at(TokenKind::Question)) {
       listPush(add(NodeKind::DimUnknown, consume()));
     } else {
-      listPush(parseDim(5));
+      TokenId dimStart = pos_;
+      NodeId dim = parseDim(5);
+      // `[x.shape[0], 784]`, `[len(xs), 3]`: a size computed when the model runs.
+      if (!panic_ && (at(TokenKind::Dot) ||
+                      ((at(TokenKind::LParen) || at(TokenKind::LBracket)) &&
+                       tokens_.range(TokenId{pos_.index - 1}).end == tokens_.range(pos_).begin)))
+          [[unlikely]] {
+        dim = parseSizeExpression(dimStart, open);
+      }
+      listPush(dim);
     }
     if (panic_) {
       scratch_.resize(dims);
@@ -3015,6 +3025,51 @@ void Parser::reportUnpackedArgument() {
     builder->note(Note::ListPassedAsIs, fix);
   }
   consume();
+}
+
+// `Tensor<float32, [x.shape[0], 784]>`: a size computed when the model runs
+// (a member, a call or an index after the start of a dimension at `dimStart`),
+// in the shape opened at `open`. Reported over the whole dimension with the
+// shape to write, and read as '?'. When the dimension does not end at a ','
+// or the shape's ']', the shape's usual error is left to the caller.
+NodeId Parser::parseSizeExpression(TokenId dimStart, TokenId open) {
+  int depth = 0;
+  uint32_t end = pos_.index;
+  for (;; ++end) {
+    TokenKind kind = tokens_.kind(TokenId{end});
+    if (kind == TokenKind::EndOfFile) {
+      return addError(dimStart);
+    }
+    if (isOpener(kind)) {
+      if (kind == TokenKind::LBrace) return addError(dimStart);
+      ++depth;
+    } else if (isCloser(kind)) {
+      if (depth == 0) {
+        if (kind != TokenKind::RBracket) return addError(dimStart);
+        break;
+      }
+      --depth;
+    } else if (depth == 0) {
+      if (kind == TokenKind::Comma) break;
+      if (kind == TokenKind::Greater || kind == TokenKind::GreaterEqual ||
+          kind == TokenKind::Semicolon || kind == TokenKind::Equal) {
+        return addError(dimStart);
+      }
+    }
+  }
+  TokenId last{end - 1};
+  TokenId close = matchingCloser(open);
+  auto builder = errorAndGoOn(Diag::SizeExpressionInType, rangeOf(dimStart, last));
+  if (builder && close.isValid()) {
+    if (std::optional<std::string> fix =
+            rewrittenText(rangeOf(open, close), {{rangeOf(dimStart, last), "?"}})) {
+      builder->note(Note::WriteInstead, *fix);
+    }
+  }
+  while (pos_.index < end) {
+    consume();
+  }
+  return add(NodeKind::DimUnknown, dimStart);
 }
 
 // Python's `with torch.no_grad():` or `with x {`: reported at the 'with'. A
