@@ -419,6 +419,10 @@ class Emitter {
     return isScalar(v) && isIntegral(m_.types.node(m_.typeOf(v)).dtype);
   }
   std::string dim(DimId d) const;
+  /// A dimension known when the module is constructed, as the code being written reads it:
+  /// constants and the integer hyperparameters of the function written (`self.c` in
+  /// forward), in arithmetic; nullopt for one that mentions anything else.
+  std::optional<std::string> constructionDim(DimId d) const;
   std::string shapeOf(TypeId type) const;
   /// Whether the code being emitted has a training flag in scope (else
   /// training() is "False").
@@ -827,6 +831,36 @@ std::string Emitter::dim(DimId d) const {
     case DimKind::Div: return "(" + dim(n.lhs) + " // " + dim(n.rhs) + ")";
   }
   return "None";
+}
+
+std::optional<std::string> Emitter::constructionDim(DimId d) const {
+  const DimStore::Node& n = m_.dims.node(d);
+  switch (n.kind) {
+    case DimKind::Const: return std::to_string(n.value);
+    case DimKind::Var:
+      if (fn_ == nullptr) return std::nullopt;
+      for (const HyperDecl& h : fn_->hypers) {
+        if (h.name != n.var || !m_.types.isScalar(h.type) ||
+            !isIntegral(m_.types.node(h.type).dtype)) {
+          continue;
+        }
+        // As a hyperparameter read is written (OpKind::Hyper).
+        return ctx_ == Context::Forward ? "self." + member(h.name) : name(h.name);
+      }
+      return std::nullopt;
+    case DimKind::Unknown: return std::nullopt;
+    default: {
+      std::optional<std::string> lhs = constructionDim(n.lhs);
+      std::optional<std::string> rhs = constructionDim(n.rhs);
+      if (!lhs || !rhs) return std::nullopt;
+      const char* op = n.kind == DimKind::Add   ? " + "
+                       : n.kind == DimKind::Sub ? " - "
+                       : n.kind == DimKind::Mul ? " * "
+                                                : " // ";
+      return "(" + *lhs + op + *rhs + ")";
+    }
+  }
+  return std::nullopt;
 }
 
 std::string Emitter::shapeOf(TypeId type) const {
@@ -3160,9 +3194,21 @@ std::string Emitter::builtinExpr(OpId id) {
                          kernelWeight(val[1]) ? "tritonrt.fused_conv2d" : "F.conv2d", arg[0],
                          arg[1], kw(2, "bias"), kw(3, "stride"), kw(4, "padding"),
                          kw(5, "dilation"), kw(6, "groups"));
-    case BuiltinFn::DepthwiseConv2d:
-      return fmt::format("F.conv2d({0}, {1}{2}{3}, groups={4}.shape[-3])", arg[0], arg[1],
-                         kw(2, "stride"), kw(3, "padding"), raw[0]);
+    case BuiltinFn::DepthwiseConv2d: {
+      // groups = the input's channels: the count its type gives when that is known at
+      // construction (`groups=self.c`), as hand-written code has it, and an int that
+      // torch.fx can trace; else read from the input (a Proxy under torch.fx, which
+      // F.conv2d rejects).
+      std::string groups = raw[0] + ".shape[-3]";
+      TypeId xt = m_.typeOf(val[0]);
+      if (m_.types.isTensor(xt) && m_.types.node(xt).rankKnown &&
+          m_.types.shape(xt).size() >= 3) {
+        std::span<const DimId> xs = m_.types.shape(xt);
+        if (auto known = constructionDim(xs[xs.size() - 3])) groups = *known;
+      }
+      return fmt::format("F.conv2d({0}, {1}{2}{3}, groups={4})", arg[0], arg[1], kw(2, "stride"),
+                         kw(3, "padding"), unparenthesized(groups, std::string::npos));
+    }
     case BuiltinFn::MaxPool2dFn:
     case BuiltinFn::AvgPool2dFn:
       return fmt::format("F.{}({}, {}{}{})", fn == BuiltinFn::MaxPool2dFn ? "max_pool2d" : "avg_pool2d",

@@ -397,31 +397,94 @@ class Fuser {
     return m_.result(c);
   }
 
-  // depthwise_conv2d(x, w, stride, padding) with a known channel count C is
+  // Whether dimension `d` is known when the module is constructed: constants
+  // and the hyperparameters of the function being fused, in arithmetic.
+  bool knownAtConstruction(DimId d) const {
+    const DimStore::Node& n = m_.dims.node(d);
+    switch (n.kind) {
+      case DimKind::Const: return true;
+      case DimKind::Var: return hyperIndex(n.var).has_value();
+      case DimKind::Unknown: return false;
+      default: return knownAtConstruction(n.lhs) && knownAtConstruction(n.rhs);
+    }
+  }
+  // The integer hyperparameter of the function being fused named `name`.
+  // (Inlining rewrote a callee's sizes into the caller's, so a size variable
+  // of a type here is the caller's own.)
+  std::optional<size_t> hyperIndex(IdentifierId name) const {
+    if (function_ == nullptr) return std::nullopt;
+    for (size_t h = 0; h < function_->hypers.size(); ++h) {
+      const HyperDecl& decl = function_->hypers[h];
+      if (decl.name == name && m_.types.isScalar(decl.type) &&
+          isIntegral(m_.types.node(decl.type).dtype)) {
+        return h;
+      }
+    }
+    return std::nullopt;
+  }
+  // The value of dimension `d` (knownAtConstruction), computed by ops placed
+  // just before `before`: a constant, a hyperparameter read (`self.c` in a
+  // forward), or integer arithmetic of those (Div is floor division, as in a
+  // type).
+  ValueId dimValueBefore(OpId before, DimId d) {
+    const DimStore::Node& n = m_.dims.node(d);
+    TypeId int32 = m_.types.scalar(DType::Int32);
+    std::vector<ValueId> operands;
+    OpKind kind = OpKind::Constant;
+    TypeId type = int32;
+    switch (n.kind) {
+      case DimKind::Const: break;
+      case DimKind::Var:
+        kind = OpKind::Hyper;
+        type = function_->hypers[*hyperIndex(n.var)].type;
+        break;
+      default:
+        operands = {dimValueBefore(before, n.lhs), dimValueBefore(before, n.rhs)};
+        kind = n.kind == DimKind::Add   ? OpKind::Add
+               : n.kind == DimKind::Sub ? OpKind::Sub
+               : n.kind == DimKind::Mul ? OpKind::Mul
+                                        : OpKind::Div;
+        break;
+    }
+    BlockId block = m_.op(before).parent;
+    OpId op = m_.createOp(BlockId{}, kind, operands, std::span<const TypeId>(&type, 1));
+    if (kind == OpKind::Constant) {
+      m_.op(op).constKind = ConstKind::Int;
+      m_.op(op).intAttr = n.value;
+    } else if (kind == OpKind::Hyper) {
+      m_.op(op).intAttr = static_cast<int64_t>(*hyperIndex(n.var));
+    }
+    m_.op(op).loc = m_.op(before).loc;
+    m_.op(op).parent = block;
+    std::vector<OpId>& list = m_.blocks[block.index].ops;
+    list.insert(std::find(list.begin(), list.end(), before), op);
+    uses_.resize(m_.values.size(), 0);
+    uses_[m_.result(op).index] = 1;
+    return m_.result(op);
+  }
+
+  // depthwise_conv2d(x, w, stride, padding) with a channel count C known at
+  // construction (a constant, or a hyperparameter: `self.c`) is
   // conv2d(x, w, stride=stride, padding=padding, groups=C): one convolution
-  // path (fusion, the CUDA kernels) for both spellings.
+  // path (fusion, the CUDA kernels) for both spellings, and an int groups that
+  // torch.fx can trace (`x.shape[-3]` is a Proxy there, which F.conv2d
+  // rejects).
   void depthwiseToConv2d(OpId id) {
     std::span<const ValueId> in = m_.operands(id);
     if (in.size() < 2 || !ternary(in[1]) || !floatTensor(in[0])) return;
     TypeId xt = m_.typeOf(in[0]);
     if (!m_.types.node(xt).rankKnown || m_.types.shape(xt).size() < 3) return;
     std::span<const DimId> xs = m_.types.shape(xt);
-    std::optional<int64_t> channels = m_.dims.constValue(xs[xs.size() - 3]);
-    if (!channels) return;
+    DimId channels = xs[xs.size() - 3];
+    if (!knownAtConstruction(channels)) return;
     BlockId block = m_.op(id).parent;
-    TypeId int32 = m_.types.scalar(DType::Int32);
-    OpId groups = m_.createOp(BlockId{}, OpKind::Constant, {}, std::span<const TypeId>(&int32, 1));
-    m_.op(groups).constKind = ConstKind::Int;
-    m_.op(groups).intAttr = *channels;
-    m_.op(groups).loc = m_.op(id).loc;
-    m_.op(groups).parent = block;
-    std::vector<OpId>& list = m_.blocks[block.index].ops;
-    list.insert(std::find(list.begin(), list.end(), id), groups);
+    ValueId groups = dimValueBefore(id, channels);
+    in = m_.operands(id);  // (creating ops may have moved the operand storage)
     // depthwise's parameters 2, 3 (stride, padding) are conv2d's 3, 4.
     std::vector<ValueId> operands(in.begin(), in.end());
     std::vector<int64_t> given;
     for (int64_t p : m_.ints(id)) given.push_back(p < 2 ? p : p + 1);
-    operands.push_back(m_.result(groups));
+    operands.push_back(groups);
     given.push_back(6);
     TypeId type = m_.typeOf(m_.result(id));
     OpId conv = m_.createOp(BlockId{}, OpKind::Builtin, operands, std::span<const TypeId>(&type, 1));

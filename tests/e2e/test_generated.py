@@ -3373,6 +3373,72 @@ def test_torch_fx_traces_the_examples(ctx):
                                      "traced graph" % what)
 
 
+FX_LEVELS = [level for level in LEVELS if level != "-O0"]
+
+
+def _check_traced(model, x, want, what):
+    """torch.fx.symbolic_trace(model) computes what the module does and what `want` says,
+    in evaluation and training; returns the traced graph module."""
+    import torch.fx
+    traced = torch.fx.symbolic_trace(model)
+    for mode in ("eval", "train"):
+        model.train(mode == "train")
+        traced.train(mode == "train")
+        got, expected = traced(x), model(x)
+        check_close(expected, want, "%s %s: module output" % (what, mode))
+        check_close(got, want, "%s %s: traced output" % (what, mode))
+    return traced
+
+
+def test_torch_fx_traces_depthwise_convs_of_hyperparameter_channels(ctx):
+    """depthwise_conv2d whose input's channel count is a hyperparameter (`c`, `c * t`) is
+    F.conv2d with `groups=self.c` (an int, known at construction), not `x.shape[-3]` (a
+    Proxy under torch.fx, which F.conv2d rejects): the modules trace from -O1 on and the
+    traced graph computes the hand-written depthwise convolution, for a ternary weight (the
+    conv2d rewrite, fused at -O2 with its scale and activation) and a float one, with the
+    hyperparameter at its default and given; the latent weight gets its gradient through
+    the traced graph."""
+    src = """
+layer DW(c: int = 4, w: TernaryTensor<trit, [c, 1, 3, 3]>, x: Tensor<float32, [?, c, ?, ?]>)
+    -> Tensor<float32, [?, c, ?, ?]> {
+    return depthwise_conv2d(x, w, padding=1)
+}
+layer FloatDW(c: int, w: Tensor<float32, [c, 1, 3, 3]>, x: Tensor<float32, [?, c, ?, ?]>)
+    -> Tensor<float32, [?, c, ?, ?]> {
+    return depthwise_conv2d(x, w, stride=2, padding=1)
+}
+layer Expand(c: int, t: int = 2, w: TernaryTensor<trit, [c * t, 1, 3, 3]>,
+             x: Tensor<float32, [?, c, ?, ?]>) -> Tensor<float32, [?, c * t, ?, ?]> {
+    let expand = TernaryConv2d(c, c * t, 1)
+    let h = relu(expand(x))
+    return relu(depthwise_conv2d(h, w, padding=1) * 0.5)
+}
+"""
+    g = torch.Generator().manual_seed(53)
+    for level in FX_LEVELS:
+        module = load(ctx.compile_text(src, level))
+        for c in (4, 6):
+            what = "%s, c=%d" % (level, c)
+            x = torch.randn(2, c, 7, 7, generator=g)
+            torch.manual_seed(5)
+            m = module.DW() if c == 4 else module.DW(c=c)
+            w = m.state_dict()["w"]
+            traced = _check_traced(m, x, F.conv2d(x, absmean(w), padding=1, groups=c),
+                                   what + " DW")
+            traced(x).square().mean().backward()
+            if traced.w.grad is None or not traced.w.grad.abs().sum() > 0:
+                raise AssertionError("%s DW: no gradient to the latent weight" % what)
+            m = module.FloatDW(c)
+            w = m.state_dict()["w"]
+            _check_traced(m, x, F.conv2d(x, w, stride=2, padding=1, groups=c),
+                          what + " FloatDW")
+            m = module.Expand(c)
+            sd = m.state_dict()
+            h = F.relu(F.conv2d(x, absmean(sd["expand.weight"]), sd.get("expand.bias")))
+            want = F.relu(F.conv2d(h, absmean(sd["w"]), padding=1, groups=2 * c) * 0.5)
+            _check_traced(m, x, want, what + " Expand")
+
+
 def _ternary_names(model, qualified):
     """The ternary weight names of the sub-module that parameter `qualified` belongs to."""
     owner = model
@@ -5371,6 +5437,7 @@ def all_tests():
               test_gelu_trains_under_token_mixing, test_fn_batch_norm_without_the_training_flag,
               test_defaults_computed_from_other_hyperparameters, test_several_results_are_a_list,
               test_non_square_sizes_match_torch, test_torch_fx_traces_the_examples,
+              test_torch_fx_traces_depthwise_convs_of_hyperparameter_channels,
               test_running_statistics_weights_take_no_gradient,
               test_one_sub_module_name_in_exclusive_branches,
               test_reassigned_variable_is_checked_at_O0, test_bool_tensors_combine_element_wise,
