@@ -739,9 +739,19 @@ class Emitter {
   std::unordered_set<uint32_t> dead_;  ///< pure ops whose results nothing emitted reads
   std::string shapeHint_;  ///< a weight's declared shape, for creation calls without one
   std::unordered_map<uint32_t, uint32_t> useCounts_;  ///< per value, in the function emitted
-  /// Per ShapeOf value, its uses that read one size (`s[0]`): when they are all its uses,
-  /// it is written `x.shape`, not `list(x.shape)` (torch.fx traces no list of a Proxy).
-  std::unordered_map<uint32_t, uint32_t> shapeElementUses_;
+  /// Per ShapeOf or split value, its uses that read one element (`s[0]`, `parts[i]`): when
+  /// they are all its uses, it is written as torch gives it, `x.shape` or the tuple of
+  /// `torch.split`, not `list(...)` (torch.fx makes no list of a Proxy: its length is not
+  /// known to a trace). (A whole tuple given to torch.cat is no better under torch.fx, a
+  /// Proxy where cat wants a sequence, so concat and stack keep the list.)
+  std::unordered_map<uint32_t, uint32_t> elementUses_;
+  /// Whether every use of `v` reads one element (see elementUses_).
+  bool onlyElementsRead(ValueId v) const {
+    auto uses = useCounts_.find(v.index);
+    auto elements = elementUses_.find(v.index);
+    return uses != useCounts_.end() && elements != elementUses_.end() &&
+           elements->second == uses->second;
+  }
   /// (block << 32 | value) -> position in the block of the last op using the
   /// value there (a use inside an op's regions counts at that op).
   std::unordered_map<uint64_t, uint32_t> lastUse_;
@@ -1859,7 +1869,7 @@ void Emitter::emitBlock(BlockId block, int depth) {
   if ((options_.inlineSingleUse || options_.returnDirectly) && !b.parent.isValid()) {
     blockDepth_.clear();
     useCounts_.clear();
-    shapeElementUses_.clear();
+    elementUses_.clear();
     lastUse_.clear();
     std::vector<uint32_t> used;
     countUses(block, used);
@@ -2557,10 +2567,13 @@ void Emitter::countUses(BlockId block, std::vector<uint32_t>& used, int depth) {
       ++useCounts_[v.index];
       used.push_back(v.index);
       OpId def = m_.values[v.index].def;
-      if (j == 0 && def.isValid() && m_.op(def).kind == OpKind::ShapeOf &&
+      if (j == 0 && def.isValid() &&
+          (m_.op(def).kind == OpKind::ShapeOf ||
+           (m_.op(def).kind == OpKind::Builtin &&
+            static_cast<BuiltinFn>(m_.op(def).intAttr) == BuiltinFn::Split)) &&
           m_.op(b.ops[i]).kind == OpKind::Index && m_.ints(b.ops[i]).size() == 1 &&
           m_.ints(b.ops[i])[0] == -1) {
-        ++shapeElementUses_[v.index];
+        ++elementUses_[v.index];
       }
     }
     for (BlockId region : m_.regionsOf(b.ops[i])) {
@@ -2675,11 +2688,8 @@ std::string Emitter::opExpr(OpId id) {
     case OpKind::ShapeOf: {
       // Only its sizes read (`t[0]`, `t[1]`): the torch.Size itself, as hand-written code
       // reads `x.shape[0]` (and torch.fx can trace it).
-      auto uses = useCounts_.find(m_.result(id).index);
-      auto elements = shapeElementUses_.find(m_.result(id).index);
-      bool sizesOnly = uses != useCounts_.end() && elements != shapeElementUses_.end() &&
-                       elements->second == uses->second;
-      return sizesOnly ? a(0) + ".shape" : fmt::format("list({}.shape)", a(0));
+      return onlyElementsRead(m_.result(id)) ? a(0) + ".shape"
+                                             : fmt::format("list({}.shape)", a(0));
     }
     case OpKind::TransposeAll: {
       TypeId t = m_.typeOf(operands[0]);
@@ -3057,8 +3067,14 @@ std::string Emitter::builtinExpr(OpId id) {
     case BuiltinFn::Unsqueeze: return fmt::format("torch.unsqueeze({}, {})", arg[0], arg[1]);
     case BuiltinFn::Concat: return fmt::format("torch.cat({}, dim={})", arg[0], has(1) ? arg[1] : "0");
     case BuiltinFn::Stack: return fmt::format("torch.stack({}, dim={})", arg[0], has(1) ? arg[1] : "0");
-    case BuiltinFn::Split:
-      return fmt::format("list(torch.split({}, {}, dim={}))", arg[0], arg[1], has(2) ? arg[2] : "0");
+    case BuiltinFn::Split: {
+      // A list is a value the source may use whole (return or print it, replace a
+      // piece); read one element at a time only, the tuple torch gives holds the same
+      // pieces, and torch.fx can trace it (no list of a Proxy).
+      std::string pieces =
+          fmt::format("torch.split({}, {}, dim={})", arg[0], arg[1], has(2) ? arg[2] : "0");
+      return onlyElementsRead(m_.result(id)) ? pieces : "list(" + pieces + ")";
+    }
     // Of a bool, abs, sign, floor, ceil and round are the identity (torch
     // has no bool kernels for most of them; Python's give ints).
     case BuiltinFn::Abs:

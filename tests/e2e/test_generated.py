@@ -3439,6 +3439,44 @@ layer Expand(c: int, t: int = 2, w: TernaryTensor<trit, [c * t, 1, 3, 3]>,
             _check_traced(m, x, want, what + " Expand")
 
 
+def test_torch_fx_traces_split_pieces(ctx):
+    """A split read piece by piece (`parts[0] + parts[1]`, `parts[i]` in a loop) is
+    torch.split's tuple, which torch.fx traces (it makes no list of a Proxy:
+    `list(torch.split(...))` raised IndexError); the traced graph computes the hand-written
+    slices. A split used as a list (returned) is still a list."""
+    src = """
+layer Sp(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 2]> {
+    let parts = split(x, 2, dim=1)
+    return parts[0] + parts[1]
+}
+layer Mix(x: Tensor<float32, [?, 6]>) -> Tensor<float32, [?, 6]> {
+    let parts = split(x, 3, dim=1)
+    let s = parts[0]
+    for i in 1..2 {
+        s = s * parts[i]
+    }
+    let uneven = split(x, [2, 4], dim=1)
+    return concat([s, parts[1]], dim=1) + concat([uneven[1], uneven[0]], dim=1)
+}
+layer Halves(x: Tensor<float32, [?, 4]>) {
+    return split(x, 2, dim=1)
+}
+"""
+    x = torch.randn(3, 6, generator=torch.Generator().manual_seed(54))
+    for level in FX_LEVELS:
+        module = load(ctx.compile_text(src, level))
+        _check_traced(module.Sp(), x[:, :4], x[:, :2] + x[:, 2:4], level + " Sp")
+        a, b = x[:, :3], x[:, 3:]
+        _check_traced(module.Mix(), x,
+                      torch.cat([a * b, b], dim=1) + torch.cat([x[:, 2:], x[:, :2]], dim=1),
+                      level + " Mix")
+        halves = module.Halves()(x[:, :4])
+        if not isinstance(halves, list) or len(halves) != 2:
+            raise AssertionError("%s: a returned split is %r, not a list of 2"
+                                 % (level, type(halves)))
+        check_close(halves[1], x[:, 2:4], level + " Halves")
+
+
 def _ternary_names(model, qualified):
     """The ternary weight names of the sub-module that parameter `qualified` belongs to."""
     owner = model
@@ -5438,6 +5476,7 @@ def all_tests():
               test_defaults_computed_from_other_hyperparameters, test_several_results_are_a_list,
               test_non_square_sizes_match_torch, test_torch_fx_traces_the_examples,
               test_torch_fx_traces_depthwise_convs_of_hyperparameter_channels,
+              test_torch_fx_traces_split_pieces,
               test_running_statistics_weights_take_no_gradient,
               test_one_sub_module_name_in_exclusive_branches,
               test_reassigned_variable_is_checked_at_O0, test_bool_tensors_combine_element_wise,
