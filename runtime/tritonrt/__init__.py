@@ -8,7 +8,7 @@ loading / compiling Triton DSL files. Standard library + torch only (torch 1.13 
 import torch.fx
 
 from . import cpu, cuda
-from .constants import ConstantUnavailable, unavailable
+from .constants import ConstantUnavailable, constant_to, unavailable
 from .cuda import use_kernels
 from .fused import (ACTIVATIONS, activation, conv_bn_act, float_dtype, fused_conv2d,
                     fused_matmul, gelu, int_linear, int_matmul, left_matmul, mask_causal,
@@ -32,8 +32,11 @@ from .quant import (
 
 # Under torch.fx.symbolic_trace the quantizers a body calls (`act_quant_int8(x)`,
 # `ternary_quantize(w)`) are one node each: their scales are reductions whose values no trace
-# can know (and they pick a compute dtype from the input's).
-for _name in ("act_quant_int8", "ste_quantize", "ternary_quantize", "ternary_dequantize"):
+# can know (and they pick a compute dtype from the input's). So is a tensor constant's move to
+# the input's device and dtype (`constant_to(K, x.device, dtype=x.dtype)`): Tensor.to takes
+# no Proxy.
+for _name in ("act_quant_int8", "ste_quantize", "ternary_quantize", "ternary_dequantize",
+              "constant_to"):
     torch.fx.wrap(_name)
 del _name
 
@@ -52,6 +55,7 @@ __all__ = [
     "activation",
     "clear_cache",
     "compile_model",
+    "constant_to",
     "conv_bn_act",
     "cpu",
     "cuda",

@@ -9,9 +9,11 @@ value instead of failing the import. Using that value (an operator, an attribute
 ``.to(...)``, a torch function, ``int()``, indexing, iteration, printing) raises
 ``ConstantUnavailable`` naming the constant, with the original exception as its cause, as a
 body that raises when it runs would.
+
+``constant_to`` is how a body reads a tensor constant: where (and in the dtype) it computes.
 """
 
-__all__ = ["ConstantUnavailable", "Unavailable", "unavailable"]
+__all__ = ["ConstantUnavailable", "Unavailable", "constant_to", "unavailable"]
 
 
 class ConstantUnavailable(RuntimeError):
@@ -76,3 +78,18 @@ def unavailable(name, error):
     """The value a generated module binds the constant ``name`` to when computing it raised
     ``error`` at import."""
     return Unavailable(name, error)
+
+
+def constant_to(value, device, dtype=None):
+    """A module-level tensor constant as a body reads it: on ``device`` (the body's inputs'),
+    in ``dtype`` when given (a converted model's float dtype), so the constant itself when it
+    is there already (``value.to(...)``).
+
+    A function of its own, registered with ``torch.fx.wrap``: under
+    ``torch.fx.symbolic_trace`` the device and dtype of an input are Proxies, which
+    ``Tensor.to`` rejects, and the call is one node of the graph (the constant a
+    ``_tensor_constant`` attribute), which computes this when the graph runs. torch.compile
+    traces through it."""
+    if dtype is None:
+        return value.to(device)
+    return value.to(device=device, dtype=dtype)

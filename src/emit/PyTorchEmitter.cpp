@@ -2661,13 +2661,13 @@ std::string Emitter::opExpr(OpId id) {
     case OpKind::Global: {
       // A tensor constant is made on the default device when the module is
       // imported; a body uses it where its inputs live (`.to` returns the
-      // tensor itself when it is there already).
+      // tensor itself when it is there already). The runtime's constant_to
+      // is that `.to`, as one torch.fx node: `K.to(device=x.device)` hands
+      // Proxies to a real tensor's method under symbolic_trace, which raises.
       std::string global = globalName(static_cast<size_t>(o.intAttr));
       std::string device = deviceOf();
       if (!m_.types.isTensor(resultType) || device.empty()) return global;
-      std::string dtype = dtypeArg(resultType);
-      return dtype.empty() ? fmt::format("{}.to({})", global, device)
-                           : fmt::format("{}.to(device={}{})", global, device, dtype);
+      return fmt::format("tritonrt.constant_to({}, {}{})", global, device, dtypeArg(resultType));
     }
     case OpKind::Weight: {
       const WeightDecl& w = fn_->weights[static_cast<size_t>(o.intAttr)];

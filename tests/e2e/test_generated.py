@@ -3477,6 +3477,41 @@ layer Halves(x: Tensor<float32, [?, 4]>) {
         check_close(halves[1], x[:, 2:4], level + " Halves")
 
 
+def test_torch_fx_traces_tensor_constants(ctx):
+    """A top-level tensor constant read in a body (`x * K`, through a fn, a ternary one in a
+    product) is `tritonrt.constant_to(K, x.device, dtype=x.dtype)`, one torch.fx node
+    (`K.to(device=x.device, dtype=x.dtype)` raised TypeError under symbolic_trace: a real
+    tensor's method given Proxies): the modules trace from -O1 on, and the traced graph
+    computes the hand-written product, in float32 and, traced from a model converted with
+    .double(), in float64 (docs/pytorch.md "Dtypes of converted models")."""
+    src = """
+let K = tensor([0.5, -1.0, 2.0, 1.0])
+let T = tensor([[1, 0], [0, -1]])
+fn scaled(v: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    return v * K
+}
+layer Kc(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    let y = scaled(x)
+    return concat([y[:, 0:2] @ T, y[:, 2:4]], dim=1)
+}
+"""
+    k = torch.tensor([0.5, -1.0, 2.0, 1.0])
+    t = torch.tensor([[1.0, 0.0], [0.0, -1.0]])
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(55))
+    y = x * k
+    want = torch.cat([y[:, :2] @ t, y[:, 2:]], dim=1)
+    for level in FX_LEVELS:
+        module = load(ctx.compile_text(src, level))
+        _check_traced(module.Kc(), x, want, level + " Kc")
+        traced = _check_traced(module.Kc().double(), x.double(), want.double(),
+                               level + " Kc.double()")
+        if traced(x.double()).dtype != torch.float64:
+            raise AssertionError("%s: the traced float64 model computes in %s"
+                                 % (level, traced(x.double()).dtype))
+        if module.K.dtype != torch.float32 or not torch.equal(module.K, k):
+            raise AssertionError("%s: the constant K changed: %r" % (level, module.K))
+
+
 def _ternary_names(model, qualified):
     """The ternary weight names of the sub-module that parameter `qualified` belongs to."""
     owner = model
@@ -5476,7 +5511,7 @@ def all_tests():
               test_defaults_computed_from_other_hyperparameters, test_several_results_are_a_list,
               test_non_square_sizes_match_torch, test_torch_fx_traces_the_examples,
               test_torch_fx_traces_depthwise_convs_of_hyperparameter_channels,
-              test_torch_fx_traces_split_pieces,
+              test_torch_fx_traces_split_pieces, test_torch_fx_traces_tensor_constants,
               test_running_statistics_weights_take_no_gradient,
               test_one_sub_module_name_in_exclusive_branches,
               test_reassigned_variable_is_checked_at_O0, test_bool_tensors_combine_element_wise,

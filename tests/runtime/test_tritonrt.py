@@ -2167,6 +2167,34 @@ class ConstantAndDtypeTests(unittest.TestCase):
         with self.assertRaises(tritonrt.ConstantUnavailable):
             value.anything = 1
 
+    def test_constant_to_is_one_fx_node(self):
+        import torch.fx
+        k = torch.tensor([0.5, -1.0, 2.0])
+        # Where it is already, the constant itself; else converted, the constant unchanged.
+        self.assertIs(tritonrt.constant_to(k, torch.device("cpu")), k)
+        self.assertIs(tritonrt.constant_to(k, "cpu", torch.float32), k)
+        got = tritonrt.constant_to(k, "cpu", torch.float64)
+        self.assertEqual(got.dtype, torch.float64)
+        self.assertTrue(torch.equal(got, k.double()))
+        self.assertEqual(k.dtype, torch.float32)
+
+        class Scaled(nn.Module):
+            def forward(self, x):
+                return x * tritonrt.constant_to(k, x.device, dtype=x.dtype)
+
+        # symbolic_trace hands it Proxies (x.device, x.dtype), which Tensor.to rejects: one
+        # call_function node that computes the move when the graph runs.
+        traced = torch.fx.symbolic_trace(Scaled())
+        calls = [n.target for n in traced.graph.nodes if n.op == "call_function"]
+        self.assertIn(tritonrt.constant_to, calls)
+        x = torch.randn(2, 3, dtype=torch.float64)
+        self.assertEqual(traced(x).dtype, torch.float64)
+        self.assertTrue(torch.equal(traced(x), x * k.double()))
+        # An unavailable constant raises as any use of it does.
+        value = tritonrt.unavailable("TABLE", KeyError("missing"))
+        with self.assertRaises(tritonrt.ConstantUnavailable):
+            tritonrt.constant_to(value, "cpu", torch.float32)
+
     def test_run_layer_converts_to_the_layers_dtype_and_back(self):
         torch.manual_seed(4)
         x = torch.randn(3, 8)
