@@ -1973,6 +1973,7 @@ void Checker::checkAssign(NodeId assign) {
     return;
   }
   if (wholeVariable && rankChangeInBranch(target, value, valueNode)) return;
+  if (wholeVariable && resizedInput(target, value, valueNode)) return;
   bool saved = noRuntimeChecks_;
   noRuntimeChecks_ = noRuntimeChecks_ || wholeVariable;
   bool assignable = checkAssignable(value, targetInfo.type, valueNode);
@@ -2011,6 +2012,39 @@ bool Checker::resizable(NodeId target, TypeId assigned) const {
   bool straightLine = ctx_.loopDepth == 0 && ctx_.ifDepth == 0;
   return h.rankKnown && a.rankKnown && h.dtype == a.dtype && h.ternary == a.ternary &&
          (ts.shape(held).size() == ts.shape(assigned).size() || straightLine);
+}
+
+// `x = relu(fc1(x))` on an input `x` (PyTorch's `x = self.fc1(x)`) where the value has
+// other sizes: an input keeps its declared type, so the mismatch is reported with the
+// declaration and the `let` that holds the new value; in straight-line code the input
+// then holds the new value's type, so that its later uses are not reported again.
+// Reported here; false when the value fits or this is not that case.
+bool Checker::resizedInput(NodeId target, const ExprInfo& value, NodeId valueNode) {
+  uint32_t symbol = module_.nodeSymbol[target.index];
+  if (symbol == kNoSymbol || module_.symbols[symbol].kind != SymbolKind::Param) return false;
+  const TypeStore& ts = module_.types;
+  TypeId held = module_.symbols[symbol].type;
+  if (ts.kind(held) != TypeKind::Tensor || ts.kind(value.type) != TypeKind::Tensor) return false;
+  const TypeStore::Node& h = ts.node(held);
+  const TypeStore::Node& a = ts.node(value.type);
+  if (!h.rankKnown || !a.rankKnown || h.dtype != a.dtype || h.ternary != a.ternary ||
+      checkAssignable(value, held, valueNode, /*quiet=*/true)) {
+    return false;
+  }
+  std::string name(spelling(module_.symbols[symbol].name));
+  auto builder =
+      diags_->report(Diag::InputKeepsItsType, source(), rangeOf(valueNode), fmt(value.type), name,
+                     fmt(held));
+  NodeId decl = module_.symbols[symbol].decl;
+  if (decl.isValid()) {
+    builder.note(Note::InputDeclaredHere, source(), tokens().range(tree_.token(decl)), name);
+  }
+  std::string_view text = textOf(valueNode);
+  if (text.size() <= 60 && text.find('\n') == std::string_view::npos) {
+    builder.note(Note::NewVariableForValue, fmt::format("let {} = {}", name, text));
+  }
+  if (ctx_.loopDepth == 0 && ctx_.ifDepth == 0) module_.symbols[symbol].type = value.type;
+  return true;
 }
 
 // `y = reshape(y, [b, t, 2, 4])` of a 3-D `y` under an `if` or a loop: the

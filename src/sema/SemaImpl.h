@@ -499,6 +499,7 @@ class Checker {
   bool resizable(NodeId target, TypeId assigned) const;
   void warnIfRenamedInStateDict(const char* what, IdentifierId name, NodeId where);
   void warnIfRenamedClass(IdentifierId name, NodeId layer);
+  bool resizedInput(NodeId target, const ExprInfo& value, NodeId valueNode);
   bool rankChangeInBranch(NodeId target, const ExprInfo& value, NodeId valueNode);
   std::optional<uint32_t> untypedLocal(NodeId target) const;
   void retypeAfterReassignment(NodeId target, TypeId assigned);
