@@ -383,18 +383,24 @@ class Fuser {
 
   // A float32 constant placed just before `before` in its block.
   ValueId floatConstantBefore(OpId before, double value) {
-    BlockId block = m_.op(before).parent;
     TypeId f32 = m_.types.scalar(DType::Float32);
     OpId c = m_.createOp(BlockId{}, OpKind::Constant, {}, std::span<const TypeId>(&f32, 1));
     m_.op(c).constKind = ConstKind::Float;
     m_.op(c).floatAttr = value;
-    m_.op(c).loc = m_.op(before).loc;
-    m_.op(c).parent = block;
+    return placeBefore(c, before);
+  }
+
+  // Puts the new op `op` (made outside any block) just before `before`, at its location,
+  // with its one result used once. Returns that result.
+  ValueId placeBefore(OpId op, OpId before) {
+    BlockId block = m_.op(before).parent;
+    m_.op(op).loc = m_.op(before).loc;
+    m_.op(op).parent = block;
     std::vector<OpId>& list = m_.blocks[block.index].ops;
-    list.insert(std::find(list.begin(), list.end(), before), c);
+    list.insert(std::find(list.begin(), list.end(), before), op);
     uses_.resize(m_.values.size(), 0);
-    uses_[m_.result(c).index] = 1;
-    return m_.result(c);
+    uses_[m_.result(op).index] = 1;
+    return m_.result(op);
   }
 
   // Whether dimension `d` is known when the module is constructed: constants
@@ -446,7 +452,6 @@ class Fuser {
                                         : OpKind::Div;
         break;
     }
-    BlockId block = m_.op(before).parent;
     OpId op = m_.createOp(BlockId{}, kind, operands, std::span<const TypeId>(&type, 1));
     if (kind == OpKind::Constant) {
       m_.op(op).constKind = ConstKind::Int;
@@ -454,13 +459,7 @@ class Fuser {
     } else if (kind == OpKind::Hyper) {
       m_.op(op).intAttr = static_cast<int64_t>(*hyperIndex(n.var));
     }
-    m_.op(op).loc = m_.op(before).loc;
-    m_.op(op).parent = block;
-    std::vector<OpId>& list = m_.blocks[block.index].ops;
-    list.insert(std::find(list.begin(), list.end(), before), op);
-    uses_.resize(m_.values.size(), 0);
-    uses_[m_.result(op).index] = 1;
-    return m_.result(op);
+    return placeBefore(op, before);
   }
 
   // depthwise_conv2d(x, w, stride, padding) with a channel count C known at
