@@ -47,6 +47,10 @@ constexpr std::pair<std::string_view, std::string_view> kRenamed[] = {
     {"long", "int64"},
     {"int", "int32"},
     {"short", "int16"},
+    // No float64 or uint8 here: the nearest type that holds their values.
+    {"double", "float32"},
+    {"float64", "float32"},
+    {"uint8", "int16"},
 };
 
 constexpr std::string_view kDTypes[] = {"bool",    "int8",     "int16",   "int32",
@@ -189,7 +193,6 @@ std::optional<std::string> tensorMethodRewrite(std::string_view base, std::strin
     return std::nullopt;
   }
   if (args.empty()) {
-    if (member == "double") return std::nullopt;  // there is no float64
     if (std::optional<std::string_view> name = dslNameForForeign(member); name && isDType(*name)) {
       return fmt::format("{}({})", *name, base);  // x.float(), x.long(), x.bool()
     }

@@ -330,6 +330,14 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
       }
     }
   }
+  // `long(y)`, `half(x)`: PyTorch's dtype names used as casts (not `log`, the closest
+  // name), unless a name of the user's is meant (an imported one, a `let` in a block).
+  if (std::optional<std::string_view> dtype = dslDTypeForForeign(text);
+      dtype && *dtype != text && endedDeclaration(name) < 0) {
+    diags_->report(Diag::UndefinedName, source(), rangeOf(node), text)
+        .note(Note::DidYouMean, source(), rangeOf(node), *dtype);
+    return;
+  }
   auto builder = diags_->report(Diag::UndefinedName, source(), rangeOf(node), text);
   // `if c { let down = ... }` then `down(x)` after the block, as Python
   // allows: the body's last such `let` (checked in order, so declared above).
@@ -753,7 +761,9 @@ TypeId Checker::resolveType(NodeId type, int callable) {
     return module_.types.error();
   }
   auto builder = diags_->report(Diag::UnknownType, source(), tokens().range(nameToken), name);
-  std::string_view match = closestMatch(name, known);
+  // PyTorch's dtype names (`long`, `half`, `double`): the type that is meant.
+  std::optional<std::string_view> torchName = dslDTypeForForeign(name);
+  std::string_view match = torchName ? *torchName : closestMatch(name, known);
   if (name == "List" || name == "list" || name == "Tuple" || name == "tuple" ||
       name == "Sequence") {
     // `-> List<Tensor<...>>` (not 'int'): several results are a list, untyped.
