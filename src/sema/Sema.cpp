@@ -1237,6 +1237,26 @@ void Checker::checkCallableBody(int index) {
     if (tree_.childB(info.node).isValid()) {
       builder.note(Note::ReturnTypeDeclared, source(), rangeOf(tree_.childB(info.node)));
     }
+    // `relu(x)` as the body's last statement (a language where the last expression is the
+    // result, or a forgotten `return`): its value is discarded.
+    std::span<const NodeId> statements =
+        tree_.kind(body) == NodeKind::Block ? tree_.list(tree_.listA(body)) : std::span<const NodeId>();
+    if (!statements.empty() && tree_.kind(statements.back()) == NodeKind::ExprStmt) {
+      NodeId last = tree_.childA(statements.back());
+      std::string_view text = textOf(last);
+      TypeId type = last.isValid() && last.index < module_.nodeType.size()
+                        ? module_.nodeType[last.index]
+                        : TypeId{};
+      ExprInfo value;
+      value.type = type;
+      value.node = last;
+      if (type.isValid() && module_.types.kind(type) != TypeKind::Void &&
+          module_.types.kind(type) != TypeKind::Error &&
+          checkAssignable(value, info.returnType, last, /*quiet=*/true) && text.size() <= 60 &&
+          text.find('\n') == std::string_view::npos) {
+        builder.note(Note::WriteInstead, source(), rangeOf(last), fmt::format("return {}", text));
+      }
+    }
   }
   popScope();
 }
@@ -1487,6 +1507,15 @@ bool Checker::checkStatement(NodeId statement) {
         // (`a + b` of two ternary values is an int8 one).
         const TypeStore::Node& got = module_.types.node(result.type);
         const TypeStore::Node& want = module_.types.node(info.returnType);
+        // `fn loss(...) -> float32 { return cross_entropy(...) }`: a reduction is a 0-d
+        // tensor (it carries gradients), which the declared type should say.
+        if (got.kind == TypeKind::Tensor && got.rankKnown && module_.types.shape(result.type).empty() &&
+            want.kind == TypeKind::Scalar && isNumeric(want.dtype) && tree_.childB(info.node).isValid() &&
+            checkAssignable(result, module_.types.tensor(want.dtype, std::vector<DimId>{}), value,
+                            /*quiet=*/true)) {
+          builder.note(Note::WriteInstead, source(), rangeOf(tree_.childB(info.node)),
+                       fmt::format("Tensor<{}, []>", dtypeName(want.dtype)));
+        }
         if (got.kind == TypeKind::Tensor && want.kind == TypeKind::Tensor && want.ternary &&
             !got.ternary && got.dtype != DType::Bool && got.dtype != DType::Str) {
           std::string_view text = tokens().source().text().substr(
