@@ -1737,12 +1737,29 @@ ExprInfo Checker::checkForward(uint32_t instanceIndex, NodeId call) {
                                     tokens().range(nameToken),
                                     builtinLayerName(static_cast<BuiltinLayer>(instance.decl)),
                                     tokens().spelling(nameToken));
+      // `drop(x, training=true)` (F.dropout's flag): a sub-module follows the module's
+      // mode, which is set from Python; the call without the flag is the fix.
+      bool modeFlag = std::any_of(args.named.begin(), args.named.end(), [&](const auto& named) {
+        return tokens().spelling(named.first) == "training";
+      });
       std::string fixed;
       for (const ExprInfo& arg : args.positional) {
         fixed += (fixed.empty() ? "" : ", ") + std::string(textOf(arg.node));
       }
       for (const auto& [token, named] : args.named) {
+        if (modeFlag && tokens().spelling(token) == "training") continue;
         fixed += (fixed.empty() ? "" : ", ") + std::string(textOf(named.node));
+      }
+      if (modeFlag) {
+        fixed = fmt::format("{}({})", textOf(tree_.childA(call)), fixed);
+        builder.note(Note::NoSuchFunction,
+                     fmt::format("{}(..., training=...)", textOf(tree_.childA(call))),
+                     fmt::format("a sub-module follows the model's mode, set from Python with "
+                                 "model.train() and model.eval(); write '{}'",
+                                 fixed.size() <= 60 && fixed.find('\n') == std::string::npos
+                                     ? fixed
+                                     : std::string(textOf(tree_.childA(call))) + "(...)"));
+        return make(module_.types.error(), call);
       }
       fixed = fmt::format("{}({})", textOf(tree_.childA(call)), fixed);
       if (fixed.size() <= 100 && fixed.find('\n') == std::string::npos) {
