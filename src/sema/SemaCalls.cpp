@@ -1269,6 +1269,20 @@ void Checker::noteInstantiationRules(NodeId call, std::string_view name, Identif
           builder.note(Note::NotConstantHere, source(), rangeOf(n), tokens().spelling(tree_.token(n)));
         }
         if (!like.empty()) builder.note(Note::DidYouMean, source(), rangeOf(n), like);
+        // `LayerNorm(x.shape[-1])` of a `[?, 16, 64]` x: the size is 64 by x's declared
+        // type, a constant to write.
+        std::optional<int64_t> size =
+            arg.dim.isValid() ? dims().constValue(arg.dim) : std::optional<int64_t>();
+        if (like.empty() && size && tree_.kind(n) != NodeKind::Name) {
+          SourceRange whole = rangeOf(call), part = rangeOf(n);
+          std::string_view text = tokens().source().text();
+          std::string fixed = std::string(text.substr(whole.begin, part.begin - whole.begin)) +
+                              std::to_string(*size) +
+                              std::string(text.substr(part.end, whole.end - part.end));
+          if (fixed.size() <= 60 && fixed.find('\n') == std::string::npos) {
+            builder.note(Note::WriteInstead, source(), part, fixed);
+          }
+        }
         break;
       }
     }
