@@ -2936,6 +2936,14 @@ ExprInfo Checker::matmul(const ExprInfo& a, const ExprInfo& b, NodeId node, std:
           right.find('\n') == std::string_view::npos) {
         builder.note(Note::TransposedWeight, right, left);
       }
+      // Attention's `q @ k` of two [..., t, d] tensors: the scores are q @ k^T over the
+      // last two dimensions.
+      if (sb.size() > 2 && !vecA && dims().equal(k1, sb.back()) == Decision::Yes &&
+          left.size() <= 40 && right.size() <= 40 && left.find('\n') == std::string_view::npos &&
+          right.find('\n') == std::string_view::npos) {
+        builder.note(Note::WriteInstead, source(), rangeOf(node),
+                     fmt::format("{} @ transpose({})", left, right));
+      }
       return make(ts.error(), node);
     }
     case Decision::Unknown:
