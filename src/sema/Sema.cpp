@@ -2828,6 +2828,7 @@ std::optional<std::vector<DimId>> Checker::broadcast(
         if (tree_.kind(node) == NodeKind::Binary) {
           builder.caretAt(tokens().range(tree_.token(node)).begin);
           if (mismatchNotes) mismatchNotes(builder);
+          noteBroadcastAlong(builder, node, a, b);
         }
         noteOperandCreations(builder, node);
         return std::nullopt;
@@ -4126,6 +4127,42 @@ void Checker::flattenHint(DiagnosticBuilder& builder, const ExprInfo& value, Dim
   if (flattens(value, features)) {
     builder.note(Note::FlattenHint, source(), rangeOf(value.node), fmtDim(features),
                  textOf(value.node));
+  }
+}
+
+// `x - mean` of a [?, 3, 32, 32] image and a [3] mean (or an SE block's [?, c] scales
+// against [?, c, h, w]): the smaller operand's sizes are a run of the larger's after its
+// first dimension, but broadcasting aligns the last ones. The note writes the reshape
+// that puts them along that run.
+void Checker::noteBroadcastAlong(DiagnosticBuilder& builder, NodeId node,
+                                 std::span<const DimId> a, std::span<const DimId> b) {
+  bool leftSmaller = a.size() < b.size();
+  std::span<const DimId> small = leftSmaller ? a : b;
+  std::span<const DimId> large = leftSmaller ? b : a;
+  NodeId operand = leftSmaller ? tree_.childA(node) : tree_.childB(node);
+  if (small.empty() || small.size() >= large.size() || !operand.isValid()) return;
+  std::string_view text = textOf(operand);
+  if (text.empty() || text.size() > 40 || text.find('\n') != std::string_view::npos) return;
+  // A batch first on both sides (`[?, c]` against `[?, c, h, w]`) stays where it is.
+  bool batched = dims().isUnknown(small[0]) && dims().isUnknown(large[0]);
+  size_t first = batched ? 1 : 0;
+  if (small.size() == first) return;
+  for (size_t at = 1; at + (small.size() - first) <= large.size(); ++at) {
+    bool fits = true;
+    for (size_t i = first; i < small.size() && fits; ++i) {
+      fits = !dims().isUnknown(small[i]) &&
+             dims().equal(small[i], large[at + i - first]) == Decision::Yes;
+    }
+    if (!fits || at + (small.size() - first) == large.size()) continue;  // the last: aligned
+    std::string shape = "[";
+    for (size_t i = 0; i < large.size(); ++i) {
+      bool inRun = i >= at && i < at + (small.size() - first);
+      std::string size = i == 0 && batched ? "-1" : inRun ? fmtDim(small[i - at + first]) : "1";
+      shape += (i ? ", " : "") + size;
+    }
+    builder.note(Note::WriteInstead, source(), rangeOf(operand),
+                 fmt::format("reshape({}, {}])", text, shape));
+    return;
   }
 }
 

@@ -244,6 +244,10 @@ class Checker {
   /// A note for a 4-D input whose last dimension, not its dimension 1, has the
   /// `channels` a convolution or 2-D batch norm wants: an NHWC image.
   void channelsLastHint(DiagnosticBuilder& builder, const ExprInfo& value, DimId channels);
+  /// A note for an element-wise operand whose sizes are a run of the other's, not its last
+  /// dimensions: the reshape that lines them up (`reshape(mean, [1, 3, 1, 1])`).
+  void noteBroadcastAlong(DiagnosticBuilder& builder, NodeId node, std::span<const DimId> a,
+                          std::span<const DimId> b);
   /// Whether the enclosing hyperparameter tests make size variables `a` and
   /// `b` equal here (`if ni == nf { ... }`, or the else of `ni != nf`).
   bool testedEqual(IdentifierId a, IdentifierId b) const;
