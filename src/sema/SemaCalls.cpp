@@ -1411,10 +1411,48 @@ void Checker::reportCreateAndApply(bool builtin, uint32_t decl, NodeId call, Ide
     TypeId type = module_.nodeType[arg.index];
     return tree_.kind(arg) != NodeKind::NamedArg && type.isValid() && module_.types.isTensor(type);
   };
-  std::vector<std::string_view> hypers;
+  std::vector<std::string> hypers;
   std::vector<std::string_view> inputs;
+  NodeId input;
+  size_t positionalHypers = 0;
   for (NodeId arg : tree_.list(tree_.listB(call))) {
-    (isInput(arg) ? inputs : hypers).push_back(textOf(arg));
+    if (isInput(arg)) {
+      inputs.push_back(textOf(arg));
+      if (!input.isValid()) input = arg;
+    } else {
+      hypers.emplace_back(textOf(arg));
+      positionalHypers += tree_.kind(arg) != NodeKind::NamedArg;
+    }
+  }
+  // `BatchNorm2d(conv(x))`, `TernaryLinear(x, 10)`: the size the layer takes first is the
+  // input's (its channels, its features), left out because the input was there; the
+  // created form gets it from the input's type (else a placeholder), so that it compiles.
+  if (builtin && input.isValid()) {
+    auto layer = static_cast<BuiltinLayer>(decl);
+    size_t required = 0;
+    bool channels = false;
+    switch (layer) {
+      case BuiltinLayer::BatchNorm1d:
+      case BuiltinLayer::BatchNorm2d: required = 1; channels = true; break;
+      case BuiltinLayer::LayerNorm: required = 1; break;
+      case BuiltinLayer::Linear:
+      case BuiltinLayer::TernaryLinear: required = 2; break;
+      case BuiltinLayer::Conv2d:
+      case BuiltinLayer::TernaryConv2d: required = 3; channels = true; break;
+      default: break;
+    }
+    if (required != 0 && positionalHypers + 1 == required) {
+      TypeId type = module_.nodeType[input.index];
+      std::string size = channels ? "<channels>" : "<features>";
+      if (module_.types.node(type).rankKnown) {
+        std::span<const DimId> shape = module_.types.shape(type);
+        size_t at = channels ? 1 : shape.size() - 1;
+        if (!shape.empty() && at < shape.size() && !dims().isUnknown(shape[at])) {
+          size = fmtDim(shape[at]);
+        }
+      }
+      hypers.insert(hypers.begin(), size);
+    }
   }
   std::string instance(letName.isValid() ? spelling(letName) : "m");
   auto builder = diags_->report(Diag::CreateAndApply, source(), rangeOf(firstInput), name,
