@@ -154,6 +154,7 @@ class Lexer {
   void lexLookalike(const unsigned char* start, size_t length, char32_t cp, AsciiLookalike look);
   void lexUnexpected();
   void lexBitwiseOperator();
+  bool warnDigitGroups(const unsigned char* start, std::string_view text);
   std::string_view operandAfter(const unsigned char* p) const;
   std::string_view operandBefore() const;
   // Length of the run of stray bytes at p (characters that start no token).
@@ -627,44 +628,10 @@ void Lexer::lexNumber() {
       value = value * 10 + digit;
     }
   }
-  // `1,000` or `2,048`: a number written with a thousands separator, which
-  // reads as two numbers (the second with a leading zero). Said as such, not as
-  // the octal question below.
-  if (ok && text.size() == 3 && text[0] == '0' && buffer_.tokens_.size() >= 2) {
-    const TokenizedBuffer::Token& comma = buffer_.tokens_.back();
-    const TokenizedBuffer::Token& before = buffer_.tokens_[buffer_.tokens_.size() - 2];
-    uint32_t offset = offsetOf(start);
-    if (comma.kind == TokenKind::Comma && comma.offset + comma.length == offset &&
-        before.kind == TokenKind::IntLiteral && before.offset + before.length == comma.offset) {
-      std::string_view first(reinterpret_cast<const char*>(begin_) + before.offset, before.length);
-      if (first.size() <= 3 && first.find_first_not_of("0123456789") == std::string_view::npos &&
-          (first.size() == 1 || first[0] != '0')) {
-        // The groups that follow (`1,000,000`) are part of the same number.
-        const unsigned char* last = p_;
-        std::string groups = fmt::format("{}_{}", first, text);
-        std::string numbers = fmt::format("{}, {}", first, text);
-        while (end_ - last >= 4 && last[0] == ',' && isDecimal(last[1]) && isDecimal(last[2]) &&
-               isDecimal(last[3]) && (end_ - last == 4 || !isIdentContinue(last[4]))) {
-          std::string_view group(reinterpret_cast<const char*>(last) + 1, 3);
-          groups += '_';
-          groups += group;
-          numbers += ", ";
-          numbers += group;
-          last += 4;
-        }
-        std::string_view written(reinterpret_cast<const char*>(begin_) + before.offset,
-                                 offsetOf(last) - before.offset);
-        diags_.report(Diag::DigitGroupComma, buffer_.source(),
-                      SourceRange{before.offset, offsetOf(last)}, written, numbers, groups);
-        buffer_.ints_.push_back(value);
-        addToken(TokenKind::IntLiteral, start, static_cast<uint32_t>(buffer_.ints_.size() - 1));
-        return;
-      }
-    }
-  }
+  bool grouped = ok && warnDigitGroups(start, text);
   // `017` is 17 here (as in many languages), 15 in C (octal); Python rejects
   // it. Said where the two readings differ.
-  if (ok && text.size() > 1 && text[0] == '0' && value >= 8 &&
+  if (ok && !grouped && text.size() > 1 && text[0] == '0' && value >= 8 &&
       text.find_first_of("89") == std::string_view::npos) {
     std::string digits;
     for (char c : text) {
@@ -680,6 +647,42 @@ void Lexer::lexNumber() {
   }
   buffer_.ints_.push_back(value);
   addToken(TokenKind::IntLiteral, start, static_cast<uint32_t>(buffer_.ints_.size() - 1));
+}
+
+// `1,000` or `2,048` (the literal `text` at `start` being the `000`): a number written
+// with a thousands separator, which reads as two numbers (the second with a leading
+// zero). Warned about as such, with the groups that follow (`1,000,000`); true then, so
+// the lexer does not also ask the octal question of the `000`.
+bool Lexer::warnDigitGroups(const unsigned char* start, std::string_view text) {
+  if (text.size() != 3 || text[0] != '0' || buffer_.tokens_.size() < 2) return false;
+  const TokenizedBuffer::Token& comma = buffer_.tokens_.back();
+  const TokenizedBuffer::Token& before = buffer_.tokens_[buffer_.tokens_.size() - 2];
+  if (comma.kind != TokenKind::Comma || comma.offset + comma.length != offsetOf(start) ||
+      before.kind != TokenKind::IntLiteral || before.offset + before.length != comma.offset) {
+    return false;
+  }
+  std::string_view first(reinterpret_cast<const char*>(begin_) + before.offset, before.length);
+  if (first.size() > 3 || first.find_first_not_of("0123456789") != std::string_view::npos ||
+      (first.size() > 1 && first[0] == '0')) {
+    return false;
+  }
+  const unsigned char* last = p_;
+  std::string groups = fmt::format("{}_{}", first, text);
+  std::string numbers = fmt::format("{}, {}", first, text);
+  while (end_ - last >= 4 && last[0] == ',' && isDecimal(last[1]) && isDecimal(last[2]) &&
+         isDecimal(last[3]) && (end_ - last == 4 || !isIdentContinue(last[4]))) {
+    std::string_view group(reinterpret_cast<const char*>(last) + 1, 3);
+    groups += '_';
+    groups += group;
+    numbers += ", ";
+    numbers += group;
+    last += 4;
+  }
+  std::string_view written(reinterpret_cast<const char*>(begin_) + before.offset,
+                           offsetOf(last) - before.offset);
+  diags_.report(Diag::DigitGroupComma, buffer_.source(),
+                SourceRange{before.offset, offsetOf(last)}, written, numbers, groups);
+  return true;
 }
 
 void Lexer::lexString() {
