@@ -1113,6 +1113,24 @@ bool outputOverwritesSource(const std::vector<PlannedOutput>& outputs,
   return false;
 }
 
+// The flags that print a stage's dump to standard output, with the stage that
+// makes it: one table for the check that --stop-after reaches the stage and for
+// the check that the module does not share standard output with a dump.
+struct DumpFlag {
+  bool CompileOptions::*on;
+  const char* flag;
+  Stage stage;
+  const char* what;  // the work that makes the dump, for DumpNotReached
+};
+constexpr DumpFlag kDumpFlags[] = {
+    {&CompileOptions::dumpTokens, "--dump-tokens", Stage::Lex, "lexing"},
+    {&CompileOptions::dumpAst, "--dump-ast", Stage::Parse, "parsing"},
+    {&CompileOptions::dumpTypes, "--dump-types", Stage::Check, "type checking"},
+    {&CompileOptions::dumpIr, "--dump-ir", Stage::Ir, "IR generation"},
+    {&CompileOptions::printAfterAll, "--print-after-all", Stage::Opt, "optimization"},
+    {&CompileOptions::dumpCode, "--dump-code", Stage::Emit, "code generation"},
+};
+
 // Before any work: no output may overwrite an input (`-o model.tri`), and no
 // two outputs may be one file (inputs with the same stem, a .py named like
 // the .cu, the trace named like either). False after a diagnostic.
@@ -1136,18 +1154,14 @@ bool outputsAreDistinct(const CompileOptions& options, DiagnosticEngine& diags) 
   // in it (exit 0 before).
   if (options.inputs.size() == 1 && !options.stopAfter &&
       (options.output == "-" || (options.output.empty() && isStandardInput(options.inputs[0])))) {
-    const std::pair<bool, const char*> dumps[] = {
-        {options.dumpTokens, "--dump-tokens"}, {options.dumpAst, "--dump-ast"},
-        {options.dumpTypes, "--dump-types"},   {options.dumpIr, "--dump-ir"},
-        {options.dumpCode, "--dump-code"},     {options.printAfterAll, "--print-after-all"}};
-    for (const auto& [on, flag] : dumps) {
-      if (!on) continue;
+    for (const DumpFlag& dump : kDumpFlags) {
+      if (!(options.*dump.on)) continue;
       diags.reportForPath(
           Diag::CommandLine, "",
           fmt::format("{} prints to standard output, where the module goes ({}); write the "
                       "module to a file with -o FILE, or add --stop-after=emit to print only "
                       "the dump",
-                      flag, options.output == "-" ? "-o -" : "the input is standard input"));
+                      dump.flag, options.output == "-" ? "-o -" : "the input is standard input"));
       return false;
     }
   }
@@ -1242,21 +1256,8 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
   // said once, as clang's "argument unused during compilation" (a warning
   // of the command line, which -Werror leaves alone).
   {
-    struct Dump {
-      bool on;
-      const char* flag;
-      Stage stage;
-      const char* what;
-    };
-    const Dump dumps[] = {
-        {options.dumpAst, "--dump-ast", Stage::Parse, "parsing"},
-        {options.dumpTypes, "--dump-types", Stage::Check, "type checking"},
-        {options.dumpIr, "--dump-ir", Stage::Ir, "IR generation"},
-        {options.printAfterAll, "--print-after-all", Stage::Opt, "optimization"},
-        {options.dumpCode, "--dump-code", Stage::Emit, "code generation"},
-    };
-    for (const Dump& dump : dumps) {
-      if (dump.on && lastStage < dump.stage) {
+    for (const DumpFlag& dump : kDumpFlags) {
+      if (options.*dump.on && lastStage < dump.stage) {
         DiagnosticEngine(*printer, DiagnosticOptions{false, options.quiet, 0})
             .reportForPath(Diag::DumpNotReached, "", dump.flag, stageName(lastStage), dump.what);
       }

@@ -418,6 +418,10 @@ class Emitter {
   bool intScalar(ValueId v) const {
     return isScalar(v) && isIntegral(m_.types.node(m_.typeOf(v)).dtype);
   }
+  /// A dimension's arithmetic as Python, its leaves (variables, unknown sizes)
+  /// written by `leaf`; nullopt when `leaf` cannot write one of them.
+  std::optional<std::string> dimWith(
+      DimId d, const std::function<std::optional<std::string>(const DimStore::Node&)>& leaf) const;
   std::string dim(DimId d) const;
   /// A dimension known when the module is constructed, as the code being written reads it:
   /// constants and the integer hyperparameters of the function written (`self.c` in
@@ -829,40 +833,20 @@ void Emitter::line(int depth, const std::string& text) {
   writeWrapped(out_, depth, text);
 }
 
-std::string Emitter::dim(DimId d) const {
-  const DimStore::Node& n = m_.dims.node(d);
-  switch (n.kind) {
-    case DimKind::Const: return std::to_string(n.value);
-    case DimKind::Var: return name(n.var);
-    case DimKind::Unknown: return "None";
-    case DimKind::Add: return "(" + dim(n.lhs) + " + " + dim(n.rhs) + ")";
-    case DimKind::Sub: return "(" + dim(n.lhs) + " - " + dim(n.rhs) + ")";
-    case DimKind::Mul: return "(" + dim(n.lhs) + " * " + dim(n.rhs) + ")";
-    case DimKind::Div: return "(" + dim(n.lhs) + " // " + dim(n.rhs) + ")";
-  }
-  return "None";
-}
-
-std::optional<std::string> Emitter::constructionDim(DimId d) const {
+std::optional<std::string> Emitter::dimWith(
+    DimId d, const std::function<std::optional<std::string>(const DimStore::Node&)>& leaf) const {
   const DimStore::Node& n = m_.dims.node(d);
   switch (n.kind) {
     case DimKind::Const: return std::to_string(n.value);
     case DimKind::Var:
-      if (fn_ == nullptr) return std::nullopt;
-      for (const HyperDecl& h : fn_->hypers) {
-        if (h.name != n.var || !m_.types.isScalar(h.type) ||
-            !isIntegral(m_.types.node(h.type).dtype)) {
-          continue;
-        }
-        // As a hyperparameter read is written (OpKind::Hyper).
-        return ctx_ == Context::Forward ? "self." + member(h.name) : name(h.name);
-      }
-      return std::nullopt;
-    case DimKind::Unknown: return std::nullopt;
-    default: {
-      std::optional<std::string> lhs = constructionDim(n.lhs);
-      std::optional<std::string> rhs = constructionDim(n.rhs);
-      if (!lhs || !rhs) return std::nullopt;
+    case DimKind::Unknown: return leaf(n);
+    case DimKind::Add:
+    case DimKind::Sub:
+    case DimKind::Mul:
+    case DimKind::Div: {
+      std::optional<std::string> lhs = dimWith(n.lhs, leaf);
+      std::optional<std::string> rhs = lhs ? dimWith(n.rhs, leaf) : std::nullopt;
+      if (!rhs) return std::nullopt;
       const char* op = n.kind == DimKind::Add   ? " + "
                        : n.kind == DimKind::Sub ? " - "
                        : n.kind == DimKind::Mul ? " * "
@@ -871,6 +855,27 @@ std::optional<std::string> Emitter::constructionDim(DimId d) const {
     }
   }
   return std::nullopt;
+}
+
+std::string Emitter::dim(DimId d) const {
+  return dimWith(d, [&](const DimStore::Node& n) -> std::optional<std::string> {
+           return n.kind == DimKind::Var ? name(n.var) : "None";
+         }).value_or("None");
+}
+
+std::optional<std::string> Emitter::constructionDim(DimId d) const {
+  return dimWith(d, [&](const DimStore::Node& n) -> std::optional<std::string> {
+    if (n.kind != DimKind::Var || fn_ == nullptr) return std::nullopt;
+    for (const HyperDecl& h : fn_->hypers) {
+      if (h.name != n.var || !m_.types.isScalar(h.type) ||
+          !isIntegral(m_.types.node(h.type).dtype)) {
+        continue;
+      }
+      // As a hyperparameter read is written (OpKind::Hyper).
+      return ctx_ == Context::Forward ? "self." + member(h.name) : name(h.name);
+    }
+    return std::nullopt;
+  });
 }
 
 std::string Emitter::shapeOf(TypeId type) const {
