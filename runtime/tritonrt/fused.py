@@ -469,8 +469,10 @@ def conv_bn_act(conv, bn, x, act="none", mixed_dtype=False):
     # (The same rule packed or not: packing leaves the outputs bit for bit as they were.)
     # Not under autocast: the convolution would run the folded weights in bf16/fp16, where
     # -O0 normalizes its low-precision output in float32 (values differ by ~1e-3).
-    if x.numel() >= _FOLD_MIN_ELEMENTS and not torch.is_grad_enabled() \
-            and not getattr(conv, "training", False) and not _compiling() \
+    # (_compiling() first: under torch.jit.trace, x.numel() is a traced value, and
+    # comparing it warned "might not generalize" once per block.)
+    if not _compiling() and x.numel() >= _FOLD_MIN_ELEMENTS and not torch.is_grad_enabled() \
+            and not getattr(conv, "training", False) \
             and _foldable(conv, bn) and not _autocasting(x):
         w, b = _folded(conv, bn)
         y = cpu.conv2d(x, w, b, conv.stride, conv.padding, conv.dilation, conv.groups)

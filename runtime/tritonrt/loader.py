@@ -64,7 +64,12 @@ def load(path_to_py):
             name = generated.module_name(path, stem, next(_counter), contents)
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise ImportError("tritonrt.load: cannot import %s" % path)
+        hint = ""
+        if path.endswith(".tri"):
+            hint = ("; it is Triton DSL source: load the module tritonc generated from it "
+                    "(tritonc compile %s -o model.py), or compile and load it in one step "
+                    "with tritonrt.compile_model(%r)" % (path, path))
+        raise ImportError("tritonrt.load: cannot import %s%s" % (path, hint))
     module = importlib.util.module_from_spec(spec)
     short = name.rpartition(".")[2]
     sys.modules[name] = module

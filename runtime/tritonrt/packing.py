@@ -34,6 +34,10 @@ __all__ = ["pack_ternary", "unpack_ternary", "weight", "pack", "unpack", "is_pac
 
 _SHIFTS = (0, 2, 4, 6)
 
+# The key of a packed module's entry in a state dict's ``_metadata`` that lists its packed
+# weights' unpacked shapes.
+_SHAPES_KEY = "tritonrt_unpacked_shapes"
+
 
 def _rows_cols(shape):
     if len(shape) == 0:
@@ -213,6 +217,13 @@ def _compiling():
     is_compiling = getattr(compiler, "is_compiling", None)
     return bool(is_compiling()) if is_compiling is not None else False
 
+
+# The Parameters pack() took out of each module, by name, as weak references: unpack()
+# puts one back when something still holds it (an optimizer made before pack), so
+# packing mid-training to measure the packed model and unpacking goes on training the same
+# Parameters, with their trained latent values when the packed codes are still theirs.
+# Outside the module, as the caches: a weak reference neither pickles nor keeps memory.
+_packed_parameters = weakref.WeakKeyDictionary()
 
 # Inference values cached per module, outside the module: pickle, copy.deepcopy and
 # torch.save(model) never carry them (a packed model saved whole would otherwise hold a
@@ -545,7 +556,13 @@ def _packed_state_dict(module, state_dict, prefix, local_metadata):
     The module's own keys keep the unpacked module's order, each ``<name>_scale`` right
     after its ``<name>`` (``weight, weight_scale, bias``, not ``bias, weight, ...``: torch
     lists parameters before buffers, and packing turns a parameter into a buffer)."""
-    for name in module.__dict__.get("_tritonrt_shapes", {}):
+    shapes = module.__dict__.get("_tritonrt_shapes", {})
+    if shapes:
+        # The unpacked shapes, in the state dict's metadata (saved with it by torch.save):
+        # rows of 4k+1..4k+4 values pack to one size, so only these tell a checkpoint of
+        # another in_features, kernel size or groups apart (_check_packed_state).
+        local_metadata[_SHAPES_KEY] = {name: list(shape) for name, shape in shapes.items()}
+    for name in shapes:
         key = prefix + name + "_scale"
         scale = state_dict.get(key)
         # state_dict(keep_vars=True) hands out the buffers themselves: left as they are.
@@ -611,6 +628,7 @@ def _pack_one(m):
         packed = pack_ternary(_to_rows(m, name, q)).to(latent.device)
         if name in m._parameters:
             latents[name] = ("parameter", latent.requires_grad)
+            _packed_parameters.setdefault(m, {})[name] = weakref.ref(latent)
             del m._parameters[name]
         elif name in m._buffers:
             latents[name] = ("buffer", False)
@@ -658,10 +676,19 @@ def _check_packed_state(module, state_dict, prefix, local_metadata, strict, miss
         if key + "_scale" in state_dict:
             state_dict[key + "_scale"] = getattr(module, name + "_scale").detach().clone()
 
+    recorded = local_metadata.get(_SHAPES_KEY) if isinstance(local_metadata, dict) else None
     for name, shape in getattr(module, "_tritonrt_shapes", {}).items():
         key = prefix + name
         packed = state_dict.get(key)
         rows, cols = _rows_cols(packed_rows_shape(module, name, shape))
+        theirs = recorded.get(name) if isinstance(recorded, dict) else None
+        if isinstance(packed, torch.Tensor) and isinstance(theirs, (list, tuple)) \
+                and list(theirs) != list(shape):
+            refuse_weight(key, name,
+                   "tritonrt: %s was packed from a weight of shape %s, but this model's is "
+                   "%s (a checkpoint of a model with other sizes, kernel size or groups)"
+                   % (key, list(theirs), list(shape)))
+            continue
         # torch casts what it copies into a buffer: int64 codes (another program's) would
         # load unchecked, and a float (unpacked) weight of the packed shape would load as
         # codes. (Anything else torch reports: a missing key, a size mismatch.)
@@ -815,6 +842,26 @@ def pack(module, cache=True):
         module._tritonrt_refuses_training = module.register_forward_pre_hook(_refuse_training)
     module.eval()
     return module
+
+
+def _live_parameter(m, name, latent):
+    """The Parameter that ``pack`` took from ``m.name`` when something still holds it (an
+    optimizer made before ``pack``) and it can take the weight back: same shape, dtype and
+    device as the unpacked ``latent``. It keeps its trained values when they still quantize
+    to the packed codes and scale (nothing was loaded into the packed module since), else
+    it gets ``latent``'s. None otherwise."""
+    ref = _packed_parameters.get(m, {}).get(name)
+    old = ref() if ref is not None else None
+    if old is None or old.shape != latent.shape or old.dtype != latent.dtype \
+            or old.device != latent.device:
+        return None
+    method, threshold = _method_of(m, name)
+    with torch.no_grad():
+        q, s = ternary_quantize_parts(old.detach(), method=method, threshold=threshold)
+        mine, ms = ternary_quantize_parts(latent, method=method, threshold=threshold)
+        if not (torch.equal(q, mine) and torch.equal(s.to(ms.dtype), ms)):
+            old.copy_(latent)
+    return old
 
 
 def _bake_reparametrizations(m):
@@ -1006,6 +1053,13 @@ def unpack(module):
             del m._buffers[name]
             del m._buffers[name + "_scale"]
             if kind == "parameter":
+                old = _live_parameter(m, name, latent)
+                if old is not None:
+                    tie = ties.get(name)
+                    if tie is not None:
+                        tied.setdefault(tie, old)
+                    m.register_parameter(name, old)
+                    continue
                 # Tied before pack: one Parameter again, unless a checkpoint loaded since
                 # gave the weights different values.
                 tie = ties.get(name)
@@ -1032,6 +1086,7 @@ def unpack(module):
         for attr in ("_tritonrt_shapes", "_tritonrt_latents", "_tritonrt_formats",
                      "_tritonrt_ties", "_tritonrt_key_order"):
             m.__dict__.pop(attr, None)
+        _packed_parameters.pop(m, None)
     for m in module.modules():
         for attr in ("_tritonrt_load_hook", "_tritonrt_state_hook"):
             hook = m.__dict__.pop(attr, None)

@@ -524,6 +524,49 @@ class PackedModuleTests(unittest.TestCase):
                 if v.dtype == torch.uint8 or k.endswith("_scale"):
                     self.assertTrue(torch.equal(again[k], v), k)
 
+    def test_pack_and_unpack_mid_training_keeps_the_optimizers_parameters(self):
+        # Packing to measure the deployed model, then unpacking to go on training: the
+        # Parameters an optimizer made before pack() are the ones unpack() puts back, with
+        # their trained latent values (not q * c), so the optimizer keeps training them.
+        torch.manual_seed(12)
+        m = Block()
+        x = torch.randn(2, 3, 8, 8)
+        opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+        m.train()
+        m(x).square().mean().backward()
+        opt.step()
+        before = {n: (p, p.detach().clone()) for n, p in m.named_parameters()}
+        m.eval()
+        pack(m)
+        with torch.no_grad():
+            y_packed = m(x)
+        tritonrt.unpack(m)
+        for n, p in m.named_parameters():
+            self.assertIs(p, before[n][0], n)
+            self.assertTrue(torch.equal(p.detach(), before[n][1]), n)
+        with torch.no_grad():
+            self.assertTrue(torch.equal(m(x), y_packed))
+        m.train()
+        opt.zero_grad()
+        m(x).square().mean().backward()
+        opt.step()
+        for prefix, sub in m.named_modules():
+            for w in getattr(sub, "_ternary_weights", ()):
+                key = (prefix + "." if prefix else "") + w
+                self.assertFalse(torch.equal(before[key][1], m.get_parameter(key)), key)
+        # A checkpoint loaded into the packed module in between: the same Parameters take
+        # its values (q * c), so the unpacked outputs are the checkpoint's.
+        other = pack(Block())
+        pack(m)
+        m.load_state_dict(other.state_dict())
+        with torch.no_grad():
+            y_other = other(x)
+        tritonrt.unpack(m)
+        with torch.no_grad():
+            self.assertTrue(torch.equal(m.eval()(x), y_other))
+        for n, p in m.named_parameters():
+            self.assertIs(p, before[n][0], n)
+
     def test_unpack_keeps_weights_tied_by_hand(self):
         # `m[2].weight = m[0].weight`: one Parameter before pack, one again after unpack
         # (audit 49C), so resumed training updates both layers together; a checkpoint that
@@ -706,10 +749,31 @@ class PackedModuleTests(unittest.TestCase):
         sd = pack(wide).state_dict()
         narrow = pack(TernaryLinear(5, 3))
         codes = narrow.weight.clone()
+        # Without the state dict's metadata (another exporter's dict): the padding tells.
         with self.assertRaises(RuntimeError) as ctx:
-            narrow.load_state_dict(sd)
+            narrow.load_state_dict(dict(sd))
         self.assertIn("does not hold a weight of shape [3, 5]", str(ctx.exception))
         self.assertTrue(torch.equal(narrow.weight, codes))
+        # With it (what state_dict() and torch.save give): the recorded unpacked shape.
+        with self.assertRaises(RuntimeError) as ctx:
+            narrow.load_state_dict(sd)
+        self.assertIn("packed from a weight of shape [3, 7], but this model's is [3, 5]",
+                      str(ctx.exception))
+        self.assertTrue(torch.equal(narrow.weight, codes))
+        # Shorter rows, whose padding the longer weight's zero trits hide: 7 into 8 (both
+        # [3, 2] bytes), and a grouped conv into an ungrouped one (a row of 2 and of 4
+        # values), are told apart only by the recorded shape, also after torch.save.
+        for source, target in ((TernaryLinear(7, 3), TernaryLinear(8, 3)),
+                               (TernaryConv2d(4, 4, 1, groups=2), TernaryConv2d(4, 4, 1))):
+            buffer = io.BytesIO()
+            torch.save(pack(source).state_dict(), buffer)
+            buffer.seek(0)
+            target = pack(target)
+            codes = target.weight.clone()
+            with self.assertRaises(RuntimeError) as ctx:
+                target.load_state_dict(torch.load(buffer))
+            self.assertIn("packed from a weight of shape", str(ctx.exception))
+            self.assertTrue(torch.equal(target.weight, codes))
         # A conv: 3x3 over 3 channels (27 values a row) into 1 channel 5x5 (25).
         sd = pack(TernaryConv2d(3, 8, 3)).state_dict()
         with self.assertRaises(RuntimeError):
