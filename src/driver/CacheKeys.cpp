@@ -17,6 +17,7 @@
 #include "tritonc/base/Bytes.h"
 #include "tritonc/base/Version.h"
 #include "tritonc/driver/Driver.h"
+#include "tritonc/emit/Emit.h"
 
 namespace tritonc {
 
@@ -65,6 +66,20 @@ cache::Key generatedCodeKey(const CompileOptions& options, std::string_view sour
     for (const std::string& a : options.cudaArchs) archs += a + ",";
     key.add("cuda-dtypes", dtypes).add("cuda-archs", archs).add("nvcc", nvcc);
   }
+  return key.finish();
+}
+
+cache::Key cudaObjectKey(const CompileOptions& options, std::string_view cu,
+                         std::string_view nvcc) {
+  // The header comment (up to the first empty line) names the source and the flags of
+  // the compile; the code below it is what nvcc compiles.
+  size_t body = cu.find("\n\n");
+  cu = body == std::string_view::npos ? cu : cu.substr(body + 2);
+  std::string flags, archs;
+  for (std::string_view f : kNvccFlags) flags.append(f).push_back('\x1f');
+  for (const std::string& a : options.cudaArchs) archs += a + ",";
+  cache::KeyBuilder key("cuda-object");
+  key.add("cu", cu).add("nvcc-flags", flags).add("cuda-archs", archs).add("nvcc", nvcc);
   return key.finish();
 }
 

@@ -356,11 +356,12 @@ struct FileResult {
   std::string py;
   std::string cu;
   bool hasCu = false;
-  std::optional<std::string> cachedSo;  ///< the library, from an L3 hit
-  std::optional<std::string> builtSo;   ///< the library nvcc built (staged with the outputs)
+  /// The CUDA library (staged with the outputs): built by nvcc, or its L3 entry
+  /// (cudaObjectKey), which the generated code's entry does not repeat.
+  std::optional<std::string> library;
   std::vector<Diagnostic> diagnostics;  ///< as reported, for the L3 entry
   std::optional<cache::Key> l3Key;      ///< set when the entry should be stored
-  uint64_t computeNs = 0;               ///< pipeline (+ nvcc) time, for "time saved"
+  uint64_t computeNs = 0;               ///< pipeline time, for "time saved"
 };
 
 int64_t monotonicNs() {
@@ -699,88 +700,6 @@ std::string nvccIdentity(const NvccLookup& nvcc) {
   return identity;
 }
 
-// Builds every `<stem>_kernels.so` (when nvcc exists) from the stamped `.cu`
-// into a temporary file next to its destination; a library that came from
-// the cache is not rebuilt. Returns false (after reporting) when nvcc fails.
-// Without nvcc, `notCompiled` gets each (`.cu`, `.so`) path: the note saying
-// so is reported once the outputs are written.
-bool buildCudaLibraries(const CompileOptions& options, const NvccLookup& lookup,
-                        std::vector<FileResult>& results, Timings* timings,
-                        DiagnosticEngine& diags,
-                        std::vector<std::pair<std::string, std::string>>& notCompiled) {
-  const std::string& nvcc = lookup.path;
-  for (FileResult& result : results) {
-    if (!result.hasCu || result.cachedSo) continue;
-    const std::string& name = result.source->name();
-    std::string cuPath = cudaPathFor(options, name, ".cu");
-    std::string so = cudaPathFor(options, name, ".so");
-    if (nvcc.empty()) {
-      notCompiled.emplace_back(cuPath, so);
-      continue;
-    }
-    int64_t start = monotonicNs();
-    ScopedTimer timer(timings, "nvcc", cuPath);
-    // nvcc works in a private folder (mkdtemp) under names of ours; the
-    // library it builds is read back and staged with the other outputs. An
-    // output folder that is missing or read-only is the output's problem,
-    // said before nvcc spends minutes (as writing the outputs would say it).
-    std::string error;
-    NvccFailure failure;
-    size_t slash = cuPath.find_last_of('/');
-    std::string outDir = slash == std::string::npos ? "." : cuPath.substr(0, slash + 1);
-    std::string workDir;
-    if (::access(outDir.c_str(), W_OK | X_OK) != 0) {
-      error = std::strerror(errno);
-    } else {
-      const char* tmp = std::getenv("TMPDIR");
-      workDir = makePrivateDirectory(
-          std::string(tmp != nullptr && tmp[0] == '/' ? tmp : "/tmp") + "/tritonc-nvcc", &error);
-    }
-    std::string cuTemp = workDir + "/kernels.cu";
-    std::string built = workDir + "/kernels.so";
-    // All removed if a signal ends tritonc (and nvcc with it) meanwhile.
-    if (!workDir.empty()) {
-      removeFileOnSignal(workDir);
-      removeFileOnSignal(cuTemp);
-      removeFileOnSignal(built);
-    }
-    bool written = !workDir.empty() &&
-                   writeFileAtomically(cuTemp, stampCuda(result.cu, baseName(name), fileStem(name)),
-                                       &error);
-    std::optional<std::string> library;
-    if (written) {
-      failure = runNvcc(options, nvcc, workDir, baseName(cuPath));
-      if (failure.reason.empty() && !(library = readWholeFile(built))) {
-        failure.reason = fmt::format("its library could not be read: {}", std::strerror(errno));
-      }
-    }
-    if (!workDir.empty()) {
-      for (const std::string& file : {cuTemp, built}) {
-        ::unlink(file.c_str());
-        keepFileOnSignal(file);
-      }
-      removePath(workDir);  // ours alone: whatever nvcc may have left in it
-      keepFileOnSignal(workDir);
-    }
-    if (!written || !failure.reason.empty()) {
-      // (A folder for nvcc that could not be made, in a full or read-only
-      // $TMPDIR, is an environment error too.)
-      if (!written) diags.reportForPath(Diag::CannotWriteFile, "", cuPath, error).about(cuPath);
-      else {
-        auto builder = diags.reportForPath(Diag::NvccFailed, "", cuPath, nvcc, failure.reason);
-        builder.about(cuPath);
-        for (const std::string& line : failure.lines) builder.note(Note::ToolOutput, "nvcc", line);
-        builder.note(Note::DumpCudaSource);
-      }
-      for (FileResult& other : results) other.builtSo.reset();
-      return false;
-    }
-    result.builtSo = std::move(library);
-    result.computeNs += static_cast<uint64_t>(monotonicNs() - start);
-  }
-  return true;
-}
-
 // Whether this run may use the cache: it must produce the outputs, and the
 // user must not have asked to watch the pipeline itself (dumps, verification).
 bool cacheable(const CompileOptions& o, Stage lastStage) {
@@ -871,7 +790,6 @@ bool loadGeneratedCode(cache::Cache& cache, const cache::Key& key, const SourceB
     if (name == "diagnostics") diagnostics = data;
     else if (name == "py") result.py = data;
     else if (name == "cu") result.cu = data, result.hasCu = true;
-    else if (name == "so") result.cachedSo = data;
   }
   if (!diagnostics || !replayDiagnostics(*diagnostics, source, diags, nullptr)) {
     discardCorrupt(cache, cache::Level::L3, *entry, source, "its diagnostics do not decode");
@@ -879,6 +797,123 @@ bool loadGeneratedCode(cache::Cache& cache, const cache::Key& key, const SourceB
   }
   result.compiled = true;
   addSaved(cache, cache::Level::L3, *entry, start);
+  return true;
+}
+
+// A CUDA library built before from the same `.cu` (cudaObjectKey); nullopt on
+// a miss.
+std::optional<std::string> loadCudaObject(cache::Cache& cache, const cache::Key& key,
+                                          const SourceBuffer& source, Timings* timings) {
+  int64_t start = monotonicNs();
+  std::optional<cache::Entry> entry = lookupEntry(cache, cache::Level::L3, key, source, timings);
+  if (!entry) {
+    return std::nullopt;
+  }
+  Expected<cache::BlobViews> blobs = cache::unpackBlobs(entry->payload);
+  if (!blobs || blobs->size() != 1 || (*blobs)[0].first != "so") {
+    discardCorrupt(cache, cache::Level::L3, *entry, source, "it holds no CUDA library");
+    return std::nullopt;
+  }
+  std::string library((*blobs)[0].second);
+  addSaved(cache, cache::Level::L3, *entry, start);
+  return library;
+}
+
+// Builds every `<stem>_kernels.so` (when nvcc exists) from the stamped `.cu`
+// into a temporary file next to its destination; a library that came from
+// the cache is not rebuilt: with the file's generated code (an L3 hit), or
+// built before from the same `.cu` (cudaObjectKey: another -O level, a comment
+// edit), which a build stores. Returns false (after reporting) when nvcc fails.
+// Without nvcc, `notCompiled` gets each (`.cu`, `.so`) path: the note saying
+// so is reported once the outputs are written.
+bool buildCudaLibraries(const CompileOptions& options, const NvccLookup& lookup,
+                        std::string_view nvccId, cache::Cache& cache,
+                        std::vector<FileResult>& results, Timings* timings,
+                        DiagnosticEngine& diags,
+                        std::vector<std::pair<std::string, std::string>>& notCompiled) {
+  const std::string& nvcc = lookup.path;
+  for (FileResult& result : results) {
+    if (!result.hasCu || result.library) continue;
+    const std::string& name = result.source->name();
+    std::string cuPath = cudaPathFor(options, name, ".cu");
+    std::string so = cudaPathFor(options, name, ".so");
+    if (nvcc.empty()) {
+      notCompiled.emplace_back(cuPath, so);
+      continue;
+    }
+    std::optional<cache::Key> objectKey;
+    if (cache.enabled()) {
+      objectKey = cudaObjectKey(options, result.cu, nvccId);
+      if (std::optional<std::string> library =
+              loadCudaObject(cache, *objectKey, *result.source, timings)) {
+        result.library = std::move(library);
+        continue;
+      }
+    }
+    int64_t start = monotonicNs();
+    ScopedTimer timer(timings, "nvcc", cuPath);
+    // nvcc works in a private folder (mkdtemp) under names of ours; the
+    // library it builds is read back and staged with the other outputs. An
+    // output folder that is missing or read-only is the output's problem,
+    // said before nvcc spends minutes (as writing the outputs would say it).
+    std::string error;
+    NvccFailure failure;
+    size_t slash = cuPath.find_last_of('/');
+    std::string outDir = slash == std::string::npos ? "." : cuPath.substr(0, slash + 1);
+    std::string workDir;
+    if (::access(outDir.c_str(), W_OK | X_OK) != 0) {
+      error = std::strerror(errno);
+    } else {
+      const char* tmp = std::getenv("TMPDIR");
+      workDir = makePrivateDirectory(
+          std::string(tmp != nullptr && tmp[0] == '/' ? tmp : "/tmp") + "/tritonc-nvcc", &error);
+    }
+    std::string cuTemp = workDir + "/kernels.cu";
+    std::string built = workDir + "/kernels.so";
+    // All removed if a signal ends tritonc (and nvcc with it) meanwhile.
+    if (!workDir.empty()) {
+      removeFileOnSignal(workDir);
+      removeFileOnSignal(cuTemp);
+      removeFileOnSignal(built);
+    }
+    bool written = !workDir.empty() &&
+                   writeFileAtomically(cuTemp, stampCuda(result.cu, baseName(name), fileStem(name)),
+                                       &error);
+    std::optional<std::string> library;
+    if (written) {
+      failure = runNvcc(options, nvcc, workDir, baseName(cuPath));
+      if (failure.reason.empty() && !(library = readWholeFile(built))) {
+        failure.reason = fmt::format("its library could not be read: {}", std::strerror(errno));
+      }
+    }
+    if (!workDir.empty()) {
+      for (const std::string& file : {cuTemp, built}) {
+        ::unlink(file.c_str());
+        keepFileOnSignal(file);
+      }
+      removePath(workDir);  // ours alone: whatever nvcc may have left in it
+      keepFileOnSignal(workDir);
+    }
+    if (!written || !failure.reason.empty()) {
+      // (A folder for nvcc that could not be made, in a full or read-only
+      // $TMPDIR, is an environment error too.)
+      if (!written) diags.reportForPath(Diag::CannotWriteFile, "", cuPath, error).about(cuPath);
+      else {
+        auto builder = diags.reportForPath(Diag::NvccFailed, "", cuPath, nvcc, failure.reason);
+        builder.about(cuPath);
+        for (const std::string& line : failure.lines) builder.note(Note::ToolOutput, "nvcc", line);
+        builder.note(Note::DumpCudaSource);
+      }
+      for (FileResult& other : results) other.library.reset();
+      return false;
+    }
+    auto spent = static_cast<uint64_t>(monotonicNs() - start);
+    if (objectKey) {
+      ScopedTimer store(timings, "cache store (L3)", cuPath);
+      cache.store(cache::Level::L3, *objectKey, cache::packBlobs({{"so", *library}}), spent);
+    }
+    result.library = std::move(library);
+  }
   return true;
 }
 
@@ -1886,8 +1921,8 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       sorter.flush();
       return kExitUsageError;
     }
-    bool built = buildCudaLibraries(options, nvccFound, results, timings.get(), diags,
-                                    notCompiled);
+    bool built = buildCudaLibraries(options, nvccFound, nvcc, cache, results, timings.get(),
+                                    diags, notCompiled);
     sorter.flush();
     if (!built) {
       return kExitInternalError;
@@ -1902,10 +1937,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       ScopedTimer timer(timings.get(), "cache store (L3)", result.source->name());
       cache::Blobs blobs = {{"diagnostics", encodeDiagnostics(result.diagnostics)},
                             {"py", result.py}};
-      if (result.hasCu) {
-        blobs.emplace_back("cu", result.cu);
-        if (result.builtSo) blobs.emplace_back("so", *result.builtSo);
-      }
+      if (result.hasCu) blobs.emplace_back("cu", result.cu);
       cache.store(cache::Level::L3, *result.l3Key, cache::packBlobs(blobs), result.computeNs);
     }
   }
@@ -1940,10 +1972,11 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
     for (FileResult& result : results) {
       std::string so = cudaPathFor(options, result.source->name(), ".so");
       std::string error;
-      if (result.builtSo || result.cachedSo) {
+      if (result.library) {
         // As nvcc makes it: executable (0755 under the usual umask).
-        const std::string& library = result.builtSo ? *result.builtSo : *result.cachedSo;
-        if (!outputs.stage(so, library, &error, /*executable=*/true)) return fail(so, error);
+        if (!outputs.stage(so, *result.library, &error, /*executable=*/true)) {
+          return fail(so, error);
+        }
       } else if (result.hasCu) {
         outputs.stageRemoval(so);
       }
@@ -1968,7 +2001,7 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
           return fail(cu, error);
         }
         written.push_back(cu);
-        if (!nvccFound.path.empty() || result.cachedSo) {
+        if (result.library) {
           written.push_back(cudaPathFor(options, name, ".so"));
         }
       }

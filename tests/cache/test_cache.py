@@ -330,6 +330,15 @@ def expect_l3(delta, hit, what):
              "%s: (L3 hits, L3 misses) of the compile" % what)
 
 
+def expect_cuda(delta, code, library, what):
+    """A CUDA compile with nvcc looks up two L3 entries: the generated code, then the
+    library built from its .cu (an entry of its own, keyed by the .cu's content)."""
+    hits = int(code) + int(library)
+    check_eq((delta.of("l3", "hits"), delta.of("l3", "misses")), (hits, 2 - hits),
+             "%s: (L3 hits, L3 misses) of the compile (code %s, library %s)"
+             % (what, "hit" if code else "miss", "hit" if library else "miss"))
+
+
 class Soft:
     """Collects sub-case failures so that every sub-case of a test runs."""
 
@@ -1415,8 +1424,10 @@ def test_limits_evict_automatically(ctx):
     sources = []
     text = open(example("mnist_mlp")).read()
     for i in range(8):
+        # Each variant's kernels differ (10 + i classes), so each builds a library of its
+        # own: a comment alone would share one (the library's key is its .cu).
         src = ctx.path("src", "variant%d.tri" % i)
-        write(src, text + "# variant %d\n" % i)
+        write(src, text.replace("10]", "%d]" % (10 + i)))
         sources.append(src)
     evicted_before = 0
     for i, src in enumerate(sources):
@@ -1433,9 +1444,9 @@ def test_limits_evict_automatically(ctx):
     check(evicted_before > 0, "8 entries of >256 KiB under a 1 MiB limit and nothing evicted")
     check_eq(runs(nvcc_runs), 8, "fake nvcc runs")
     _, _, d = compile_counted(ctx, sources[-1], "--target", "cuda", "--nvcc", nvcc)
-    expect_l3(d, True, "the most recently stored entry")
+    expect_cuda(d, True, True, "the most recently stored entries")
     _, _, d = compile_counted(ctx, sources[0], "--target", "cuda", "--nvcc", nvcc)
-    expect_l3(d, False, "the least recently used entry")
+    expect_cuda(d, False, False, "the least recently used entries")
     check(ctx.levels()["l2"]["evicted"] == 0, "L2 entries evicted under the L3 limit")
 
     # the L2 limit
@@ -1866,7 +1877,7 @@ def test_cuda_library_comes_from_cache(ctx):
     nvcc, nvcc_runs = ctx.fake_nvcc()
     flags = ("--target", "cuda", "--nvcc", nvcc)
     proc, out1, d = compile_counted(ctx, src, *flags)
-    expect_l3(d, False, "first CUDA compile")
+    expect_cuda(d, False, False, "first CUDA compile")
     check_eq(runs(nvcc_runs), 1, "fake nvcc runs after the first compile")
     first = outputs(out1)
     check(first["so"] is not None and first["so"].startswith(b"\x7fELF fake"),
@@ -1877,7 +1888,7 @@ def test_cuda_library_comes_from_cache(ctx):
     args = open(nvcc_runs).read()
     check("-shared" in args and " -o " in args, "fake nvcc got %r" % args)
     proc, out2, d = compile_counted(ctx, src, *flags)
-    expect_l3(d, True, "second CUDA compile")
+    expect_cuda(d, True, True, "second CUDA compile")
     check_eq(runs(nvcc_runs), 1, "fake nvcc runs after the hit")
     same_outputs(outputs(out2), first, "CUDA hit")
     leftovers = [f for f in os.listdir(os.path.dirname(out2)) if ".tmp." in f or f.endswith(".log")]
@@ -1889,7 +1900,7 @@ def test_cuda_library_comes_from_cache(ctx):
     same_outputs(outputs(out2), first, "CUDA hit over a stale library")
     # the same nvcc through $TRITONC_NVCC: same identity, a hit
     _, out, d = compile_counted(ctx, src, "--target", "cuda", env={"TRITONC_NVCC": nvcc})
-    expect_l3(d, True, "$TRITONC_NVCC naming the same nvcc")
+    expect_cuda(d, True, True, "$TRITONC_NVCC naming the same nvcc")
     same_outputs(outputs(out), first, "$TRITONC_NVCC")
     # the variables nvcc reads extra flags from change the library: other keys (a hit built
     # a library without the architecture NVCC_APPEND_FLAGS asked for)
@@ -1897,17 +1908,17 @@ def test_cuda_library_comes_from_cache(ctx):
         env = {variable: "-gencode arch=compute_75,code=sm_75"}
         n = runs(nvcc_runs)
         _, out, d = compile_counted(ctx, src, *flags, env=env)
-        expect_l3(d, False, variable)
+        expect_cuda(d, False, False, variable)
         check_eq(runs(nvcc_runs), n + 1, "fake nvcc runs with " + variable)
         _, out, d = compile_counted(ctx, src, *flags, env=env)
-        expect_l3(d, True, variable + " again")
+        expect_cuda(d, True, True, variable + " again")
     # another nvcc (changed file): a miss, nvcc runs again
     time.sleep(0.01)
     with open(nvcc, "a") as f:
         f.write("# changed\n")
     n = runs(nvcc_runs)
     _, out, d = compile_counted(ctx, src, *flags)
-    expect_l3(d, False, "changed nvcc")
+    expect_cuda(d, False, False, "changed nvcc")
     check_eq(runs(nvcc_runs), n + 1, "fake nvcc runs after it changed")
     same_outputs(outputs(out), first, "changed nvcc")
     # the host compiler nvcc takes from PATH (gcc, g++): another one is another key (a hit
@@ -1918,26 +1929,54 @@ def test_cuda_library_comes_from_cache(ctx):
     env = {"PATH": os.path.dirname(other_gcc) + os.pathsep + os.environ.get("PATH", "")}
     n = runs(nvcc_runs)
     _, out, d = compile_counted(ctx, src, *flags, env=env)
-    expect_l3(d, False, "another gcc on PATH")
+    expect_cuda(d, False, False, "another gcc on PATH")
     check_eq(runs(nvcc_runs), n + 1, "fake nvcc runs with another gcc on PATH")
     _, out, d = compile_counted(ctx, src, *flags, env=env)
-    expect_l3(d, True, "another gcc on PATH, again")
+    expect_cuda(d, True, True, "another gcc on PATH, again")
     # --target all is --target cuda (the same outputs, the same key: nvcc does not run)
     n = runs(nvcc_runs)
     _, out, d = compile_counted(ctx, src, *(flags + ("--target", "all")))
-    expect_l3(d, True, "--target all after --target cuda")
+    expect_cuda(d, True, True, "--target all after --target cuda")
     check_eq(runs(nvcc_runs), n, "fake nvcc runs for --target all")
     same_outputs(outputs(out), first, "--target all")
     # --cuda-dtypes is another key
     for extra in (("--cuda-dtypes", "f32"),):
         _, out, d = compile_counted(ctx, src, *(flags + extra))
-        expect_l3(d, False, " ".join(extra))
+        expect_cuda(d, False, False, " ".join(extra))
         n = runs(nvcc_runs)
         _, out2, d = compile_counted(ctx, src, *(flags + extra))
-        expect_l3(d, True, " ".join(extra) + " again")
+        expect_cuda(d, True, True, " ".join(extra) + " again")
         check_eq(runs(nvcc_runs), n, "fake nvcc runs on the hit of " + " ".join(extra))
         same_outputs(outputs(out2), outputs(out), " ".join(extra))
 
+    # The library is keyed by the .cu it is built from: another -O level, a comment edit or
+    # a copy of the file under another name emits the same kernels, and nvcc does not run
+    # again (it takes seconds to minutes a model); the generated code is a miss.
+    # (-O1's kernels have no fused ReLU: -O2 builds a library of its own.)
+    n = runs(nvcc_runs)
+    _, out, d = compile_counted(ctx, src, *(flags + ("-O2",)))
+    expect_cuda(d, False, False, "-O2")
+    check_eq(runs(nvcc_runs), n + 1, "fake nvcc runs for -O2")
+    edited = ctx.path("src", "edited_mlp.tri")
+    write(edited, open(src).read() + "# a comment\n")
+    for what, source, extra in (("-Os", src, ("-Os",)),
+                                ("a comment edit under another name", edited, ("-O2",))):
+        n = runs(nvcc_runs)
+        _, out, d = compile_counted(ctx, source, *(flags + extra))
+        expect_cuda(d, False, True, what)
+        check_eq(runs(nvcc_runs), n, "fake nvcc runs for " + what)
+        # (The fake library is a line + the .cu it was built from: the kernels below the
+        # .cu's header comment are this compile's.)
+        got = outputs(out)
+        kernels = got["cu"].partition(b"\n\n")[2]
+        check(got["so"] is not None and kernels and
+              got["so"].partition(b"\n\n")[2] == kernels,
+              "the library for %s was built from other kernels than its .cu's" % what)
+    # another architecture list is another library
+    n = runs(nvcc_runs)
+    _, out, d = compile_counted(ctx, src, *(flags + ("-O2", "--cuda-arch", "80")))
+    expect_cuda(d, False, False, "-O2 --cuda-arch 80")
+    check_eq(runs(nvcc_runs), n + 1, "fake nvcc runs for --cuda-arch 80")
     # without nvcc: the note on the miss and on the hit
     for hit in (False, True):
         proc, out, d = compile_counted(ctx, src, "--target", "cuda", "--nvcc", MISSING_NVCC)

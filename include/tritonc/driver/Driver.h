@@ -82,6 +82,13 @@ cache::Key checkedIRKey(const CompileOptions& options, std::string_view source,
 cache::Key generatedCodeKey(const CompileOptions& options, std::string_view source,
                             std::string_view identity, std::string_view nvcc,
                             std::string_view sourceName, std::string_view importedNames = {});
+/// The key of a CUDA library built from `cu` (the emitted, unstamped `.cu`), an L3 entry
+/// of its own: content-addressed by what nvcc reads (the `.cu` without its header
+/// comment, which names the source and its flags), the nvcc flags and architectures, and
+/// nvcc's identity (`nvcc`, as for generatedCodeKey). A `.cu` that comes out byte for byte
+/// the same from another source, -O level or comment edit reuses the library.
+cache::Key cudaObjectKey(const CompileOptions& options, std::string_view cu,
+                         std::string_view nvcc);
 /// Diagnostics of one file as bytes (stored with its cache entries) and back;
 /// `source` is the buffer located diagnostics point into.
 std::string encodeDiagnostics(const std::vector<Diagnostic>& diagnostics);
