@@ -80,12 +80,17 @@ Cache Cache::open(const Settings& settings) {
     cache.warning_ = "no cache directory is known (set TRITONC_CACHE_DIR or HOME)";
     return cache;
   }
-  std::string error;
-  if (!makeDirectories(settings.dir, &error)) {
-    cache.warning_ = "cannot create the cache directory " + settings.dir + ": " + error;
-    return cache;
-  }
-  if (::access(settings.dir.c_str(), R_OK | W_OK | X_OK) != 0) {
+  // (Made again when something removes it between the two steps: `rm -rf` of the
+  // cache by another job, as a store does in writeEntry.)
+  for (int attempt = 0;; ++attempt) {
+    std::string error;
+    if (!makeDirectories(settings.dir, &error)) {
+      if (attempt < 2 && error.find(std::strerror(ENOENT)) != std::string::npos) continue;
+      cache.warning_ = "cannot create the cache directory " + settings.dir + ": " + error;
+      return cache;
+    }
+    if (::access(settings.dir.c_str(), R_OK | W_OK | X_OK) == 0) break;
+    if (attempt < 2 && errno == ENOENT) continue;
     cache.warning_ = "the cache directory " + settings.dir + " is not writable: " +
                      std::strerror(errno);
     return cache;
@@ -248,10 +253,13 @@ struct Cache::Background {
   std::string payload;
   size_t bytes = 0;
   std::string error;
+  bool dropped = false;  ///< its folders were removed while it was written
   std::thread thread;
 };
 
-std::string Cache::writeEntry(const std::string& path, std::string_view bytes) const {
+std::string Cache::writeEntry(const std::string& path, std::string_view bytes,
+                              bool* dropped) const {
+  *dropped = false;
   std::string error;
   if (writeFileAtomically(path, bytes, &error)) {
     return {};
@@ -263,10 +271,24 @@ std::string Cache::writeEntry(const std::string& path, std::string_view bytes) c
       writeFileAtomically(path, bytes, &error)) {
     return {};
   }
-  // The first store into a folder creates it.
+  // The first store into a folder creates it. So does a store after the folders
+  // were removed (`rm -rf ~/.cache/tritonc` by a CI cleanup or another job while
+  // this compile ran): made again, as ccache does. A removal that keeps racing
+  // the write (a loop of `rm -rf`) gets a few attempts; then the entry is
+  // dropped, as ccache drops a store it cannot make: the cache was emptied, not
+  // made unusable, and the compile goes on.
   std::string folder = path.substr(0, path.find_last_of('/'));
-  if (makeDirectories(folder, &error) && writeFileAtomically(path, bytes, &error)) {
-    return {};
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (makeDirectories(folder, &error) && writeFileAtomically(path, bytes, &error)) {
+      return {};
+    }
+    // ENOENT in a folder just made: something removed it, or the file in it, meanwhile.
+    // (Any other error is the directory's: read-only, full, a file in the way.)
+    if (error.find(std::strerror(ENOENT)) == std::string::npos) break;
+    if (attempt == 2) {
+      *dropped = true;
+      return {};
+    }
   }
   // A file in the way of a folder (`l3`): named, with the command that
   // removes it (the cache directory itself is fine).
@@ -295,11 +317,12 @@ void Cache::store(Level level, const Key& key, std::string_view payload, uint64_
     return;
   }
   std::string bytes = encodeEntry(level, key, payload, computeNs, compress);
-  if (std::string error = writeEntry(entryPath(level, key), bytes); !error.empty()) {
+  bool dropped = false;
+  if (std::string error = writeEntry(entryPath(level, key), bytes, &dropped); !error.empty()) {
     disable(std::move(error));
     return;
   }
-  countStore(level, key, bytes.size(), payload, computeNs);
+  if (!dropped) countStore(level, key, bytes.size(), payload, computeNs);
 }
 
 void Cache::storeInBackground(Level level, const Key& key, std::string payload,
@@ -326,7 +349,7 @@ void Cache::storeInBackground(Level level, const Key& key, std::string payload,
   raw->thread = std::thread([this, raw, path] {
     std::string bytes = encodeEntry(raw->level, raw->key, raw->payload, raw->computeNs);
     raw->bytes = bytes.size();
-    raw->error = writeEntry(path, bytes);
+    raw->error = writeEntry(path, bytes, &raw->dropped);
   });
   background_.push_back(std::move(job));
 }
@@ -337,7 +360,7 @@ void Cache::wait() {
     job->thread.join();
     if (!job->error.empty()) {
       disable(std::move(job->error));
-    } else if (enabled_) {
+    } else if (enabled_ && !job->dropped) {
       countStore(job->level, job->key, job->bytes, job->payload, job->computeNs,
                  /*remember=*/false);
     }

@@ -328,8 +328,10 @@ class Cache {
   struct Background;
   std::vector<std::unique_ptr<Background>> background_;
   void disable(std::string why);
-  /// Writes an encoded entry; returns the error (empty on success).
-  std::string writeEntry(const std::string& path, std::string_view bytes) const;
+  /// Writes an encoded entry; returns the error (empty on success). An entry whose
+  /// folders keep being removed while it is written (`rm -rf` of the cache by another
+  /// job) is dropped: empty, with `*dropped` set.
+  std::string writeEntry(const std::string& path, std::string_view bytes, bool* dropped) const;
   /// Counts a store; `remember` also puts the entry in L1 (when on).
   void countStore(Level level, const Key& key, size_t bytes, std::string_view payload,
                   uint64_t computeNs, bool remember = true);
