@@ -149,15 +149,29 @@ CLI::Validator nonEmpty(const char* what) {
       "");
 }
 
-// `--cuda-arch 80,sm_90`: compute capabilities, with or without `sm_`.
+// `--cuda-arch 80,sm_90,90a`: compute capabilities, with or without `sm_`. Only
+// those NVIDIA has made (`0` or `1000` would reach nvcc and fail there as an
+// environment error, exit 3, where a bad flag is exit 2); the architecture-specific
+// (`a`) and family (`f`) variants of Hopper and later are accepted as nvcc spells them.
 CLI::Validator cudaArchList() {
   return CLI::Validator(
       [](std::string& list) {
+        static constexpr std::string_view kKnown[] = {
+            "35", "37", "50", "52", "53", "60", "61", "62", "70", "72", "75", "80", "86",
+            "87", "88", "89", "90", "100", "101", "103", "110", "120", "121"};
         for (const std::string& arch : splitList(list)) {
-          std::string digits = arch.rfind("sm_", 0) == 0 ? arch.substr(3) : arch;
-          if (digits.empty() || digits.size() > 4 ||
-              digits.find_first_not_of("0123456789") != std::string::npos) {
-            return "'" + arch + "' is not a compute capability such as 80 or sm_90";
+          std::string name = arch.rfind("sm_", 0) == 0 ? arch.substr(3) : arch;
+          std::string digits = name;
+          char suffix = 0;
+          if (!digits.empty() && (digits.back() == 'a' || digits.back() == 'f')) {
+            suffix = digits.back();
+            digits.pop_back();
+          }
+          bool known = std::find(std::begin(kKnown), std::end(kKnown), digits) != std::end(kKnown);
+          // (`a` since Hopper, `f` since Blackwell.)
+          if (!known || (suffix != 0 && std::stoi(digits) < (suffix == 'a' ? 90 : 100))) {
+            return "'" + arch + "' is not a CUDA compute capability (such as 80, 86, 89, 90, "
+                   "90a, 100 or sm_90)";
           }
         }
         return std::string();
