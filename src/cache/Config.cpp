@@ -479,11 +479,22 @@ Expected<YAML::Node> loadYaml(const std::string& path, FileKind* kind,
 Expected<Config> configFromYaml(const YAML::Node& root, const std::string& path) {
   Config config;
   try {
-    for (const auto& [leaf, value] : meaning(root)) {
+    std::vector<std::pair<std::string, std::string>> values = meaning(root);
+    for (const auto& [leaf, value] : values) {
       if (findKey(leaf) == nullptr) {
         std::string hint = closestConfigKey(leaf);
         return Error{path + ": unknown key '" + leaf + "'" +
                      (hint.empty() ? "" : " (did you mean '" + hint + "'?)")};
+      }
+    }
+    // A key given twice (a section repeated, or written both flat and nested): YAML 1.2
+    // makes a repeated key an error, and readers disagree on which value wins (yaml-cpp
+    // the first, PyYAML the last), so the file is not guessed at.
+    for (size_t i = 1; i < values.size(); ++i) {
+      if (values[i].first == values[i - 1].first) {
+        return Error{path + ": " + values[i].first + " is given twice ('" +
+                     values[i - 1].second + "' and '" + values[i].second +
+                     "'); write it once"};
       }
     }
     for (const ConfigKey& key : configKeys()) {

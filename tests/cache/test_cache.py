@@ -1887,7 +1887,14 @@ def test_broken_config_is_ignored_with_a_warning(ctx):
                        ("unknown key", "cache:\n  enabeld: false\n"),
                        ("wrong type", "cache:\n  enabled: maybe\n"),
                        ("negative size", "cache:\n  l3_code:\n    max_size_mb: -3\n"),
-                       ("not a mapping", "- cache\n- enabled\n")):
+                       ("not a mapping", "- cache\n- enabled\n"),
+                       # YAML 1.2 makes a repeated key an error; readers disagree on which
+                       # value wins (yaml-cpp the first, PyYAML the last)
+                       ("a key given twice", "cache:\n  enabled: false\n  enabled: false\n"),
+                       ("a section given twice",
+                        "cache:\n  enabled: false\ncache:\n  enabled: false\n"),
+                       ("a key written flat and nested",
+                        "cache.enabled: false\ncache:\n  enabled: false\n")):
         def one(what=what, text=text):
             write(ctx.config, text)
             for flags in ((), ("-Werror",)):
