@@ -1474,13 +1474,26 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       std::vector<DimId> shape = c.shape(0);
       std::optional<size_t> d = c.dimIndex(2, shape.size(), 0);
       if (c.failed()) return c.error();
-      // Along a dimension known only when it runs, any size may change.
+      // A constant size of a constant dimension: ceil(n / size) pieces (torch.split), so
+      // that a constant index past the last is an error here, not an IndexError when it
+      // runs; all of `size` when it divides n. Along a dimension known only when it runs,
+      // any size may change.
+      uint32_t count = UINT32_MAX;
       if (d) {
-        shape[*d] = ds.unknown();
+        std::optional<int64_t> n = ds.constValue(shape[*d]);
+        std::optional<int64_t> each = ds.constValue(size);
+        DimId piece = ds.unknown();
+        if (n && each && *n >= 1 && *each >= 1) {
+          int64_t pieces = (*n + *each - 1) / *each;
+          if (pieces <= INT32_MAX) count = static_cast<uint32_t>(pieces);
+          if (*n % *each == 0) piece = size;
+          else if (pieces == 1) piece = shape[*d];
+        }
+        shape[*d] = piece;
       } else {
         std::fill(shape.begin(), shape.end(), ds.unknown());
       }
-      return c.result(ts.list(ts.tensor(x->dtype, shape, x->ternary), UINT32_MAX));
+      return c.result(ts.list(ts.tensor(x->dtype, shape, x->ternary), count));
     }
     if (c.lenient(0)) return c.unknown();
     const TypeStore::Node& list = ts.node(c.arg(0).type);
