@@ -950,6 +950,15 @@ NodeId Parser::parseItem() {
     if (word == "from") {
       return parseFromImport();
     }
+    if (word == "with" && peekKind(1) == TokenKind::Identifier &&
+        !tokens_.hasNewlineBefore(TokenId{start.index + 1})) {
+      // Python's `with torch.no_grad():` at top level: said once, and the block skipped
+      // (synchronize() skips a { } body) rather than each of its lines reported.
+      if (auto builder = error(Diag::WithBlock, tokens_.range(start))) {
+        builder->note(Note::WithBlockInMain);
+      }
+      return addError(start);
+    }
   }
   // Lines at top level after an item that failed are mostly the rest of it (the body of a
   // header that missed its '{', a header that lost its first line): that item's error said
@@ -3060,9 +3069,21 @@ NodeId Parser::parseSizeExpression(TokenId dimStart, TokenId open) {
   TokenId last{end - 1};
   TokenId close = matchingCloser(open);
   auto builder = errorAndGoOn(Diag::SizeExpressionInType, rangeOf(dimStart, last));
+  // A size read from a tensor (`x.shape[0]`, `len(x)`) is known when the model runs: '?'. Any other
+  // (`L[0]` of a constant list, `int(h / 2)`) is known when it is built, and '?' there would
+  // turn a weight into an input: a literal or a size variable.
+  bool readFromTensor = false;
+  for (uint32_t i = dimStart.index; i < end && !readFromTensor; ++i) {
+    readFromTensor = spelledAs(TokenId{i}, "shape") || spelledAs(TokenId{i}, "size") ||
+                     spelledAs(TokenId{i}, "len");
+  }
   if (builder && close.isValid()) {
-    if (std::optional<std::string> fix =
-            rewrittenText(rangeOf(open, close), {{rangeOf(dimStart, last), "?"}})) {
+    if (!readFromTensor) {
+      std::optional<std::string> fix =
+          rewrittenText(rangeOf(open, close), {{rangeOf(dimStart, last), "n"}});
+      builder->note(Note::SizeKnownWhenBuilt, fix ? *fix : std::string("[n, ...]"));
+    } else if (std::optional<std::string> fix =
+                   rewrittenText(rangeOf(open, close), {{rangeOf(dimStart, last), "?"}})) {
       builder->note(Note::WriteInstead, *fix);
     }
   }
