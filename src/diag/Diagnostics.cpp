@@ -344,7 +344,29 @@ std::string JsonDiagnosticConsumer::render(const Diagnostic& diagnostic) {
     }
     appendJsonString(out, diagnostic.notes[i].message);
   }
-  out += "]}\n";
+  out += ']';
+  // The notes that point somewhere else ("'base.tri' is imported here", "in the 'Block'
+  // created here with c = 64"), with their place, as LSP's relatedInformation: `notes`
+  // stays the list of strings the contract names, and an editor or CI annotation can
+  // still jump to "here".
+  bool first = true;
+  for (const DiagnosticNote& note : diagnostic.notes) {
+    // (A note at the diagnostic's own place, "did you mean 'layer'?", adds no place.)
+    if (note.source == nullptr ||
+        (note.source == diagnostic.source && note.range.begin == diagnostic.location())) {
+      continue;
+    }
+    out += first ? ",\"related\":[" : ",";
+    first = false;
+    LineCol at = note.source->lineCol(note.range.begin);
+    out += "{\"file\":";
+    appendJsonString(out, note.source->name());
+    out += fmt::format(",\"line\":{},\"column\":{},\"message\":", at.line, at.column);
+    appendJsonString(out, note.message);
+    out += '}';
+  }
+  if (!first) out += ']';
+  out += "}\n";
   return out;
 }
 
