@@ -338,16 +338,21 @@ TEST(DiagnosticsTest, JsonKeysInOrder) {
             "\n");
 }
 
-TEST(DiagnosticsTest, JsonNotesAreMessages) {
+TEST(DiagnosticsTest, JsonNotesAreMessagesAndRelatedGivesTheirPlaces) {
+  // `notes` holds every note's text; `related` the notes located elsewhere than the
+  // diagnostic, with their places (a note without a place, or at the diagnostic's own,
+  // is not in it).
   Harness h("let x = (1\n");
   h.diags.report(Diag::ExpectedToken, h.source, SourceRange{10, 10}, "')'", "end of file")
       .note(Note::MatchingDelimiter, h.source, SourceRange{8, 9}, "(")
+      .note(Note::MatchingDelimiter, h.source, SourceRange{10, 10}, "x")
       .note(Note::NestingHint);
   EXPECT_EQ(h.json(),
             R"({"file":"test.tri","line":1,"column":11,"severity":"error",)"
             R"("code":"ExpectedToken","message":"expected ')', found end of file",)"
-            R"("notes":["to match this '('",)"
-            R"("bind part of the expression to a name with 'let' to reduce nesting"]})"
+            R"("notes":["to match this '('","to match this 'x'",)"
+            R"("bind part of the expression to a name with 'let' to reduce nesting"],)"
+            R"("related":[{"file":"test.tri","line":1,"column":9,"message":"to match this '('"}]})"
             "\n");
 }
 
