@@ -2422,7 +2422,24 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
       }
       if (!requireDim(1, arg(0, 0))) return mismatch(1, arg(0, 0));
     } else if (layer == BuiltinLayer::LayerNorm && !shape.empty()) {
-      if (!requireDim(shape.size() - 1, arg(0, 0))) return mismatch(shape.size() - 1, arg(0, 0));
+      DimId want = arg(0, 0);
+      // ConvNeXt's mistake: `LayerNorm(c)` of NCHW `[?, c, ?, ?]` normalizes the width (an
+      // error when it runs, or, where the width happens to be c, wrong values), not c.
+      if (shape.size() == 4 && !ds.isUnknown(want) &&
+          ds.equal(shape[3], want) == Decision::Unknown &&
+          ds.equal(shape[1], want) == Decision::Yes) {
+        std::string_view callee = checker.textOf(checker.tree().childA(call));
+        std::string_view input = checker.textOf(x.node);
+        auto builder = checker.diags().report(Diag::LayerNormOfChannels, checker.source(),
+                                              checker.rangeOf(call), callee,
+                                              checker.fmtShape(shape), checker.fmtDim(want));
+        if (!input.empty() && input.size() <= 40 && input.find('\n') == std::string_view::npos) {
+          builder.note(Note::LayerNormChannelsFirst,
+                       fmt::format("permute({}(permute({}, [0, 2, 3, 1])), [0, 3, 1, 2])",
+                                   callee, input));
+        }
+      }
+      if (!requireDim(shape.size() - 1, want)) return mismatch(shape.size() - 1, want);
     }
     return checker.make(ts.withDType(x.type, dtype), call);
   }

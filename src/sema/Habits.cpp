@@ -295,6 +295,10 @@ std::optional<std::string_view> missingFunctionHint(std::string_view name) {
   static constexpr std::string_view kPool1d =
       "a 1-D pool is a [1, k] one over [b, c, 1, t] ('unsqueeze(x, 2)'): "
       "'maxpool2d(x, [1, k])' (or 'avgpool2d')";
+  static constexpr std::string_view kGroupNorm =
+      "group normalization of [b, c, h, w] is 'let y = reshape(x, [b, g, -1])', then 'y - "
+      "mean(y, dim=-1, keepdim=true)' over 'sqrt' of its mean square plus eps, reshaped back to "
+      "x's shape and scaled and shifted per channel ('reshape(gamma, [1, c, 1, 1])')";
   static constexpr std::pair<std::string_view, std::string_view> kHints[] = {
       // 1-D signals (audio, TCNs): held as [b, c, 1, t] (audit 45E).
       {"conv1d", kConv1d},
@@ -323,6 +327,25 @@ std::optional<std::string_view> missingFunctionHint(std::string_view name) {
       {"gather", "rows of a table by index are 'embedding(ids, table)'"},
       {"rsqrt", "'rsqrt(x)' is '1.0 / sqrt(x)'"},
       {"outer", "'outer(a, b)' is 'unsqueeze(a, 1) * unsqueeze(b, 0)'"},
+      // Stop 54's architecture review: names PyTorch code calls that v1 writes otherwise.
+      {"pad", "zeros on one side are a concat, 'concat([zeros([b, "
+              "c, h, p]), x], dim=3)' (b, c, h read from x.shape), or use a convolution's "
+              "padding="},
+      {"expand", "broadcasting expands: add zeros of the wanted shape, 'x + zeros([b, t, d])', "
+                 "or use x as it is in the element-wise operation"},
+      {"repeat", "repeating along a dimension is a concat: 'concat([x, x], dim=1)'"},
+      {"repeat_interleave", "'repeat_interleave(x, r, dim=1)' of [b, c, d] is "
+                            "'reshape(unsqueeze(x, 2) * ones([1, 1, r, 1]), [b, c * r, d])'"},
+      {"pixel_shuffle", "'pixel_shuffle(x, r)' of [b, c * r * r, h, w] is 'reshape(permute("
+                        "reshape(x, [b, c, r, r, h, w]), [0, 1, 4, 2, 5, 3]), [b, c, h * r, "
+                        "w * r])'"},
+      {"var", "'var(x, dim)' (unbiased, as torch.var) is 'std(x, dim) ** 2'"},
+      {"norm", "the 2-norm 'norm(x, dim)' is 'sqrt(sum(x * x, dim=d))'"},
+      {"erf", "GELU is the builtin 'gelu(x)', the exact erf form"},
+      {"group_norm", kGroupNorm},
+      {"GroupNorm", kGroupNorm},
+      {"maxpool1d", kPool1d},
+      {"avgpool1d", kPool1d},
       // BitNet b1.58 models (LLaMA-style): what their PyTorch code calls.
       {"RMSNorm", kRmsNorm},
       {"rms_norm", kRmsNorm},

@@ -1270,17 +1270,38 @@ void Checker::noteInstantiationRules(NodeId call, std::string_view name, Identif
         }
         if (!like.empty()) builder.note(Note::DidYouMean, source(), rangeOf(n), like);
         // `LayerNorm(x.shape[-1])` of a `[?, 16, 64]` x: the size is 64 by x's declared
-        // type, a constant to write.
-        std::optional<int64_t> size =
-            arg.dim.isValid() ? dims().constValue(arg.dim) : std::optional<int64_t>();
-        if (like.empty() && size && tree_.kind(n) != NodeKind::Name) {
+        // type, a constant to write; of a `[?, 16, d]` x, `d`: a hyperparameter to write,
+        // or one to declare. The same for a local that holds such a size (`let k =
+        // x.shape[1]`, then `BatchNorm2d(k)`).
+        if (like.empty() && arg.dim.isValid()) {
+          std::string value;
+          bool declare = false;
+          if (std::optional<int64_t> size = dims().constValue(arg.dim)) {
+            value = std::to_string(*size);
+          } else if (const DimStore::Node& d = dims().node(arg.dim); d.kind == DimKind::Var) {
+            value = std::string(spelling(d.var));
+            declare = true;
+            for (const ParamInfo& p : module_.callables[ctx_.callable].params) {
+              if (p.cls == ParamClass::Hyper && p.name == d.var) declare = false;
+            }
+          }
+          bool sameName = tree_.kind(n) == NodeKind::Name &&
+                          tokens().spelling(tree_.token(n)) == value;
           SourceRange whole = rangeOf(call), part = rangeOf(n);
           std::string_view text = tokens().source().text();
           std::string fixed = std::string(text.substr(whole.begin, part.begin - whole.begin)) +
-                              std::to_string(*size) +
-                              std::string(text.substr(part.end, whole.end - part.end));
-          if (fixed.size() <= 60 && fixed.find('\n') == std::string::npos) {
-            builder.note(Note::WriteInstead, source(), part, fixed);
+                              value + std::string(text.substr(part.end, whole.end - part.end));
+          if (!value.empty() && !sameName && fixed.size() <= 60 &&
+              fixed.find('\n') == std::string::npos) {
+            if (declare) {
+              builder.note(Note::DeclareSizeHyperparameter, source(), part, value, fixed);
+            } else {
+              builder.note(Note::WriteInstead, source(), part, fixed);
+            }
+          } else if (declare && sameName) {
+            // `LayerNorm(d)` of an input's size variable d: declare it.
+            builder.note(Note::DeclareSizeHyperparameter, source(), part, value,
+                         std::string(text.substr(whole.begin, whole.end - whole.begin)));
           }
         }
         break;
