@@ -271,11 +271,42 @@ std::string makeEscaped(std::string_view path) {
   return out;
 }
 
+// Why make cannot read `path` as one file name in a rule, whatever the escaping:
+// a newline ends the rule (the next line, after a TAB, is a recipe), ';' starts a
+// recipe on the rule's line, '=' makes the rule a target-specific variable
+// assignment (`m.py: SHELL=...`), '|' starts order-only prerequisites. Empty when
+// it can. (An `import "a;touch x;.tri"` is a path of the source's choosing: written
+// raw, `make` would run it.)
+std::string unrepresentableInMake(std::string_view path) {
+  for (char c : path) {
+    switch (c) {
+      case '\n': return "a newline";
+      case '\r': return "a carriage return";
+      case ';': return "';', which starts a recipe";
+      case '=': return "'=', which makes the rule a variable assignment";
+      case '|': return "'|', which starts order-only prerequisites";
+      default: break;
+    }
+  }
+  return {};
+}
+
 // A make rule: the files a compile of one input writes depend on the input
 // and every file it imports (directly or not); -MP adds an empty rule per
-// imported file, so that make does not fail once one is deleted.
+// imported file, so that make does not fail once one is deleted. A path make
+// cannot read (unrepresentableInMake) sets `error` and gives no rule.
 std::string dependencyRule(const std::vector<std::string>& targets, const std::string& input,
-                           const std::vector<std::string>& imported, bool phony) {
+                           const std::vector<std::string>& imported, bool phony,
+                           std::string* error) {
+  std::vector<std::string_view> paths(targets.begin(), targets.end());
+  if (!isStandardInput(input)) paths.push_back(input);
+  paths.insert(paths.end(), imported.begin(), imported.end());
+  for (std::string_view path : paths) {
+    if (std::string why = unrepresentableInMake(path); !why.empty()) {
+      *error = fmt::format("a make rule cannot name '{}': it holds {}", path, why);
+      return {};
+    }
+  }
   std::string rule;
   for (std::string_view target : targets) {
     if (target.starts_with("./")) target.remove_prefix(2);  // the name make gives `m.py`
@@ -2007,9 +2038,9 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
       }
       if (options.depfile) {
         std::string d = depfilePathFor(options, name);
-        if (!outputs.stage(d, dependencyRule(written, name, result.imported,
-                                             options.depfilePhony),
-                           &error)) {
+        std::string rule =
+            dependencyRule(written, name, result.imported, options.depfilePhony, &error);
+        if (!error.empty() || !outputs.stage(d, rule, &error)) {
           return fail(d, error);
         }
       }

@@ -833,28 +833,63 @@ void Emitter::line(int depth, const std::string& text) {
   writeWrapped(out_, depth, text);
 }
 
+namespace {
+// Dimension arithmetic as Python writes it, with the parentheses precedence needs
+// and no more: a chain `n + n + ... + n` of 200 terms, each step in parentheses,
+// nested past the 200 parentheses CPython's parser takes ("too many nested
+// parentheses", a module that does not import).
+struct DimText {
+  std::string text;
+  int precedence = 3;  // 1: + -, 2: * //, 3: a number or a name
+  DimKind kind = DimKind::Const;
+};
+}  // namespace
+
 std::optional<std::string> Emitter::dimWith(
     DimId d, const std::function<std::optional<std::string>(const DimStore::Node&)>& leaf) const {
-  const DimStore::Node& n = m_.dims.node(d);
-  switch (n.kind) {
-    case DimKind::Const: return std::to_string(n.value);
-    case DimKind::Var:
-    case DimKind::Unknown: return leaf(n);
-    case DimKind::Add:
-    case DimKind::Sub:
-    case DimKind::Mul:
-    case DimKind::Div: {
-      std::optional<std::string> lhs = dimWith(n.lhs, leaf);
-      std::optional<std::string> rhs = lhs ? dimWith(n.rhs, leaf) : std::nullopt;
-      if (!rhs) return std::nullopt;
-      const char* op = n.kind == DimKind::Add   ? " + "
-                       : n.kind == DimKind::Sub ? " - "
-                       : n.kind == DimKind::Mul ? " * "
-                                                : " // ";
-      return "(" + *lhs + op + *rhs + ")";
+  std::function<std::optional<DimText>(DimId)> render =
+      [&](DimId id) -> std::optional<DimText> {
+    const DimStore::Node& n = m_.dims.node(id);
+    switch (n.kind) {
+      case DimKind::Const: return DimText{std::to_string(n.value), 3, n.kind};
+      case DimKind::Var:
+      case DimKind::Unknown: {
+        std::optional<std::string> text = leaf(n);
+        if (!text) return std::nullopt;
+        return DimText{*text, 3, n.kind};
+      }
+      case DimKind::Add:
+      case DimKind::Sub:
+      case DimKind::Mul:
+      case DimKind::Div: {
+        std::optional<DimText> lhs = render(n.lhs);
+        std::optional<DimText> rhs = lhs ? render(n.rhs) : std::nullopt;
+        if (!rhs) return std::nullopt;
+        bool additive = n.kind == DimKind::Add || n.kind == DimKind::Sub;
+        int precedence = additive ? 1 : 2;
+        // Left-associative: the left operand at the same precedence needs none; the right
+        // one needs them unless both are + or both * (associative over integers).
+        bool associative = (n.kind == DimKind::Add || n.kind == DimKind::Mul) &&
+                           rhs->kind == n.kind;
+        auto wrap = [](const DimText& t, bool needed) {
+          return needed ? "(" + t.text + ")" : t.text;
+        };
+        const char* op = n.kind == DimKind::Add   ? " + "
+                         : n.kind == DimKind::Sub ? " - "
+                         : n.kind == DimKind::Mul ? " * "
+                                                  : " // ";
+        return DimText{wrap(*lhs, lhs->precedence < precedence) + op +
+                           wrap(*rhs, rhs->precedence < precedence ||
+                                          (rhs->precedence == precedence && !associative)),
+                       precedence, n.kind};
+      }
     }
-  }
-  return std::nullopt;
+    return std::nullopt;
+  };
+  std::optional<DimText> text = render(d);
+  if (!text) return std::nullopt;
+  // A sum or product in parentheses as a whole, as the code it is written into expects.
+  return text->precedence < 3 ? "(" + text->text + ")" : text->text;
 }
 
 std::string Emitter::dim(DimId d) const {
@@ -2641,7 +2676,23 @@ std::string Emitter::opExpr(OpId id) {
   auto a = [&](size_t i) { return e(operands[i]); };
   // As an argument of a call: no parentheses around the whole of it.
   auto arg = [&](size_t i) { return unparenthesized(e(operands[i]), std::string::npos); };
-  auto binary = [&](const char* op) { return fmt::format("({} {} {})", a(0), op, a(1)); };
+  // A chain of one precedence written as Python reads it: `a + b - c`, not `((a + b) - c)`
+  // (the left operand of the same precedence needs no parentheses). Each step in its own
+  // pair nested a 200-term chain past the 200 parentheses CPython's parser takes.
+  auto precedence = [](OpKind k) {
+    return k == OpKind::Add || k == OpKind::Sub                       ? 1
+           : k == OpKind::Mul || k == OpKind::Div || k == OpKind::Mod ? 2
+                                                                      : 0;
+  };
+  auto binary = [&](const char* op) {
+    std::string lhs = a(0);
+    OpId def = m_.values[operands[0].index].def;
+    if (precedence(o.kind) != 0 && def.isValid() &&
+        precedence(m_.op(def).kind) == precedence(o.kind)) {
+      lhs = unparenthesized(lhs, std::string::npos);
+    }
+    return fmt::format("({} {} {})", lhs, op, a(1));
+  };
   TypeId resultType = o.resultsCount > 0 ? m_.typeOf(m_.result(id)) : TypeId{};
   switch (o.kind) {
     case OpKind::Constant:
@@ -3471,6 +3522,13 @@ std::string commentSafe(std::string_view name) {
       out += '?';
     } else if (byte < 0x80) {
       out += name[i];
+    } else if (Utf8Char ch = decodeUtf8(name.substr(i));
+               ch.length > 0 && isInvisibleCharacter(ch.codePoint)) {
+      // A bidi control, zero-width character, C1 control or line separator prints as
+      // nothing or reorders the line (Trojan Source): its escape, as in the code's
+      // strings.
+      out += fmt::format("\\u{:04x}", uint32_t{ch.codePoint});
+      i += ch.length - 1;
     } else if (size_t n = appendUtf8Char(out, name, i); n > 0) {
       i += n - 1;
     } else {

@@ -87,6 +87,12 @@ Expected<SourceBuffer> SourceBuffer::readDescriptor(int fd, const std::string& p
       break;
     }
     text.append(chunk, static_cast<size_t>(n));
+    // No source holds a NUL byte: the lexer reports the first one (a binary file, or
+    // UTF-16, told from the bytes before it) and reads nothing after it, so reading
+    // stops here; `check /dev/zero` read 2 GiB before it said so.
+    if (std::memchr(chunk, 0, static_cast<size_t>(n)) != nullptr) {
+      break;
+    }
     if (text.size() >= kMaxSize) {
       ::close(fd);
       return Error{std::string("cannot read '") + path + "': file is larger than 2 GiB"};

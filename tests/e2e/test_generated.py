@@ -5534,7 +5534,8 @@ def all_tests():
               test_every_accepted_golden_imports, test_members_and_main,
               test_failed_compile_writes_nothing,
               test_invisible_characters_in_strings_are_escaped,
-              test_print_shows_hyperparameters]
+              test_print_shows_hyperparameters, test_long_size_chains_import,
+              test_invisible_characters_of_file_names_are_escaped_in_headers]
     return tests
 
 
@@ -5585,6 +5586,67 @@ def test_print_shows_hyperparameters(ctx):
                      "(fc): Linear(in_features=8, out_features=8, bias=True)"):
             if want not in text:
                 raise AssertionError("%s: %r not in %s" % (level, want, text))
+
+
+def test_long_size_chains_import(ctx):
+    """Dimension arithmetic and hyperparameter arithmetic of a long chain (`n + n + ... + n`,
+    250 terms) import: each step in its own parentheses nested past the 200 CPython's parser
+    takes ("too many nested parentheses", stop 54 review). A chain of one precedence is
+    written as Python reads it, `n + n + n`; other precedences keep theirs (`(a + b) * c`,
+    `a - (b - c)`), which the values check."""
+    terms = " + ".join(["n"] * 250)
+    product = " * ".join(["n"] * 300)
+    program = (
+        "layer W(n: int = 1, m: int = 3, w: Tensor<float32, [%s]>, v: Tensor<float32, [%s]>,\n"
+        "        u: Tensor<float32, [(n + m) * 2 - (m - n) - 1]>,\n"
+        "        x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {\n"
+        "    return x\n"
+        "}\n"
+        "layer Net(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {\n"
+        "    let b = W(%s)\n"
+        "    return b(x)\n"
+        "}\n" % (terms, product, " + ".join(["1"] * 300) + " - 299"))
+    for level in LEVELS:
+        module = load(ctx.compile_text(program, level))
+        for made, n in ((module.Net().b, 1), (module.W(), 1)):
+            shapes = (tuple(made.w.shape), tuple(made.v.shape), tuple(made.u.shape))
+            want = ((250 * n,), (n ** 300,), ((n + 3) * 2 - (3 - n) - 1,))
+            if shapes != want:
+                raise AssertionError("%s, n = %d: shapes %s, not %s" % (level, n, shapes, want))
+
+
+def test_invisible_characters_of_file_names_are_escaped_in_headers(ctx):
+    """A file name's bidi controls, zero-width characters and C1 controls print as nothing or
+    reorder the line (Trojan Source): the header comments of the .py and .cu (and the .cu's
+    build command) write them as `\\u202e`-style escapes, as the code's strings do; visible
+    non-ASCII text stays (stop 54 review)."""
+    folder = os.path.join(ctx.workdir, "names")
+    os.makedirs(folder, exist_ok=True)
+    src = os.path.join(folder, "caf\u00e9\u202e\u200b\u0085.tri")
+    with open(src, "w") as f:
+        f.write(PROGRAMS_FOR_NAMES)
+    out = os.path.join(folder, "m.py")
+    proc = subprocess.run([ctx.tritonc, "compile", src, "-o", out, "--target", "cuda",
+                           "--nvcc", "/nonexistent/nvcc", "--no-cache"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise AssertionError(proc.stderr)
+    cu = [f for f in os.listdir(folder) if f.endswith("_kernels.cu")]
+    for path in [out] + [os.path.join(folder, f) for f in cu]:
+        head = "".join(open(path, encoding="utf-8").readlines()[:3])
+        for raw in ("\u202e", "\u200b", "\u0085"):
+            if raw in head:
+                raise AssertionError("%s: raw U+%04X in %r" % (path, ord(raw), head))
+        for escaped in ("\\u202e", "\\u200b", "\\u0085", "caf\u00e9"):
+            if escaped not in head:
+                raise AssertionError("%s: %r not in %r" % (path, escaped, head))
+
+
+PROGRAMS_FOR_NAMES = (
+    "layer Net(w: TernaryTensor<trit, [8, 4]>, x: Tensor<float32, [?, 8]>)\n"
+    "    -> Tensor<float32, [?, 4]> {\n"
+    "    return x @ w\n"
+    "}\n")
 
 
 def main():

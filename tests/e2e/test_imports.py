@@ -271,6 +271,30 @@ def test_dependency_files_of_dot_names_and_standard_output(tritonc, work):
     assert proc.returncode in (0, 1) and "multiple target" not in proc.stderr, proc.stderr
 
 
+def test_dependency_files_never_hold_what_make_would_run(tritonc, work):
+    """A file name make cannot read in a rule, whatever the escaping (';' starts a recipe,
+    '=' makes a variable assignment such as SHELL=..., '|' order-only prerequisites, a
+    newline ends the rule), written raw let `make` run what an imported file's name said
+    (stop 54 review: `import "m.tri;touch${IFS}PWNED;.tri"`). Such a compile fails (exit 3,
+    CannotWriteFile naming the path) and writes nothing; make runs nothing."""
+    lib = PROGRAM["lib/shapes.tri"]
+    for i, name in enumerate(("m.tri;touch${IFS}PWNED;.tri", "SHELL=x.tri", "a|b.tri",
+                              "line\\n\\ttouch PWNED\\nx.tri")):
+        # (the last one written with the escapes in the import string, a newline and a TAB
+        # in the file's name)
+        real = name.replace("\\n", "\n").replace("\\t", "\t")
+        write(os.path.join(work, real), lib)
+        src = "inj%d.tri" % i
+        write(os.path.join(work, src), 'import "%s"\n' % name)
+        proc = run(tritonc, work, "compile", src, "-MD", "--no-cache", check=False)
+        assert proc.returncode == 3 and "[CannotWriteFile]" in proc.stderr \
+            and "a make rule cannot name" in proc.stderr, (name, proc.returncode, proc.stderr)
+        stem = "inj%d" % i
+        assert not os.path.exists(os.path.join(work, stem + ".d")), name
+        assert not os.path.exists(os.path.join(work, stem + ".py")), name
+    assert not os.path.exists(os.path.join(work, "PWNED"))
+
+
 def test_inputs_of_one_command_have_their_own_imports_at_every_j(tritonc, work):
     """With -j 1 (the default on a 1-CPU machine) the inputs of one command shared one
     import loader (audit 46E): a module's -MD rule named every file the inputs before it
@@ -332,6 +356,7 @@ if __name__ == "__main__":
                           test_several_inputs_importing_each_other,
                           test_dependency_files_name_every_imported_file,
                           test_dependency_files_of_dot_names_and_standard_output,
+                          test_dependency_files_never_hold_what_make_would_run,
                           test_inputs_of_one_command_have_their_own_imports_at_every_j,
                           test_broken_import_writes_nothing],
                          lambda tritonc, work: (tritonc, work)))
