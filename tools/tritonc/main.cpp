@@ -671,6 +671,13 @@ int run(int argc, char** argv) {
                               match[2].str());
       }
     }
+    // A validator's message names the flag as CLI11 knows it (`--MF: an empty path was
+    // given`): the spelling the user typed, `-MF`.
+    static const std::regex named(R"(^(--[A-Za-z]+): )");
+    if (std::regex_search(message, match, named)) {
+      std::string flag = match[1].str();
+      message.replace(0, flag.size(), gccSpelling(flag));
+    }
     return usageError(message);
   }
   applyReportingChoices(choices, options);
