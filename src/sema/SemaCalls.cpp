@@ -1285,23 +1285,21 @@ void Checker::noteInstantiationRules(NodeId call, std::string_view name, Identif
               if (p.cls == ParamClass::Hyper && p.name == d.var) declare = false;
             }
           }
+          // (`LayerNorm(d)` itself, of an input's size variable d: the call as written,
+          // once d is declared.)
           bool sameName = tree_.kind(n) == NodeKind::Name &&
                           tokens().spelling(tree_.token(n)) == value;
           SourceRange whole = rangeOf(call), part = rangeOf(n);
           std::string_view text = tokens().source().text();
           std::string fixed = std::string(text.substr(whole.begin, part.begin - whole.begin)) +
                               value + std::string(text.substr(part.end, whole.end - part.end));
-          if (!value.empty() && !sameName && fixed.size() <= 60 &&
-              fixed.find('\n') == std::string::npos) {
+          bool shown = sameName || (fixed.size() <= 60 && fixed.find('\n') == std::string::npos);
+          if (!value.empty() && shown && (declare || !sameName)) {
             if (declare) {
               builder.note(Note::DeclareSizeHyperparameter, source(), part, value, fixed);
             } else {
               builder.note(Note::WriteInstead, source(), part, fixed);
             }
-          } else if (declare && sameName) {
-            // `LayerNorm(d)` of an input's size variable d: declare it.
-            builder.note(Note::DeclareSizeHyperparameter, source(), part, value,
-                         std::string(text.substr(whole.begin, whole.end - whole.begin)));
           }
         }
         break;
