@@ -27,13 +27,8 @@ void appendJsonString(std::string& out, std::string_view text) {
           out += kHex[c & 15];
         } else if (static_cast<unsigned char>(c) < 0x80) {
           out += c;
-        } else if (Utf8Char ch = decodeUtf8(text.substr(i));
-                   ch.length > 0 && isInvisibleCharacter(ch.codePoint)) {
-          // A C1 control (U+009B acts as ESC [), a bidi control or another
-          // invisible character (all below U+10000): an escape, so that a
-          // console printing the message shows it and is not driven by it.
-          out += fmt::format("\\u{:04x}", uint32_t{ch.codePoint});
-          i += ch.length - 1;
+        } else if (size_t escaped = appendInvisibleEscape(out, text, i); escaped > 0) {
+          i += escaped - 1;
         } else if (size_t n = appendUtf8Char(out, text, i); n > 0) {
           i += n - 1;
         } else {
@@ -59,13 +54,8 @@ std::string quoteForDump(std::string_view text) {
           out += fmt::format("\\x{:02X}", static_cast<unsigned>(static_cast<unsigned char>(c)));
         } else if (static_cast<unsigned char>(c) < 0x80) {
           out += c;
-        } else if (Utf8Char ch = decodeUtf8(text.substr(i));
-                   ch.length > 0 && isInvisibleCharacter(ch.codePoint)) {
-          // A C1 control (U+009B acts as ESC [), a bidi control or another
-          // invisible character: an escape (as Python writes it), never the
-          // character itself.
-          out += fmt::format("\\u{:04x}", uint32_t{ch.codePoint});
-          i += ch.length - 1;
+        } else if (size_t escaped = appendInvisibleEscape(out, text, i); escaped > 0) {
+          i += escaped - 1;
         } else if (size_t n = appendUtf8Char(out, text, i); n > 0) {
           i += n - 1;
         } else {
@@ -159,6 +149,13 @@ int displayWidth(char32_t cp) {
 
 bool isInvisibleCharacter(char32_t cp) {
   return cp >= 0x80 && inRanges(cp, std::begin(kInvisible), std::end(kInvisible));
+}
+
+size_t appendInvisibleEscape(std::string& out, std::string_view text, size_t i) {
+  Utf8Char ch = decodeUtf8(text.substr(i));
+  if (ch.length == 0 || !isInvisibleCharacter(ch.codePoint)) return 0;
+  out += fmt::format("\\u{:04x}", uint32_t{ch.codePoint});
+  return ch.length;
 }
 
 std::string_view bidiControlName(char32_t cp) {

@@ -3522,13 +3522,11 @@ std::string commentSafe(std::string_view name) {
       out += '?';
     } else if (byte < 0x80) {
       out += name[i];
-    } else if (Utf8Char ch = decodeUtf8(name.substr(i));
-               ch.length > 0 && isInvisibleCharacter(ch.codePoint)) {
+    } else if (size_t escaped = appendInvisibleEscape(out, name, i); escaped > 0) {
       // A bidi control, zero-width character, C1 control or line separator prints as
       // nothing or reorders the line (Trojan Source): its escape, as in the code's
       // strings.
-      out += fmt::format("\\u{:04x}", uint32_t{ch.codePoint});
-      i += ch.length - 1;
+      i += escaped - 1;
     } else if (size_t n = appendUtf8Char(out, name, i); n > 0) {
       i += n - 1;
     } else {

@@ -630,3 +630,24 @@ TEST(DiagnosticsTest, QuotedTextStaysUtf8) {
   EXPECT_EQ(tritonc::quoteForDump("r\xffn\xc3\xa9\x01.tri"), "\"r\\xFFn\xc3\xa9\\x01.tri\"");
   EXPECT_EQ(tritonc::quoteForDump("\xe2\x82"), "\"\\xE2\\x82\"");  // a truncated sequence
 }
+
+// An invisible character (a bidi override, a zero-width space, a C1 control)
+// is escaped the same way in JSON, in dumps and in the generated code's
+// comments; a visible one, however far from ASCII, is kept.
+TEST(DiagnosticsTest, InvisibleCharactersAreEscapedAlike) {
+  std::string out;
+  EXPECT_EQ(tritonc::appendInvisibleEscape(out, "a\xe2\x80\xae" "b", 1), 3u);  // U+202E
+  EXPECT_EQ(out, "\\u202e");
+  EXPECT_EQ(tritonc::appendInvisibleEscape(out, "\xc2\x9b", 0), 2u);  // U+009B (CSI)
+  EXPECT_EQ(out, "\\u202e\\u009b");
+  EXPECT_EQ(tritonc::appendInvisibleEscape(out, "\xc3\xa9", 0), 0u);          // é
+  EXPECT_EQ(tritonc::appendInvisibleEscape(out, "\xf0\x9f\x98\x80", 0), 0u);  // an emoji
+  EXPECT_EQ(tritonc::appendInvisibleEscape(out, "\xe2\x80", 0), 0u);          // truncated
+  EXPECT_EQ(tritonc::appendInvisibleEscape(out, "x", 0), 0u);
+  EXPECT_EQ(out, "\\u202e\\u009b");
+
+  std::string json;
+  tritonc::appendJsonString(json, "x\xe2\x80\x8by");  // U+200B
+  EXPECT_EQ(json, "\"x\\u200by\"");
+  EXPECT_EQ(tritonc::quoteForDump("x\xe2\x80\x8by"), "\"x\\u200by\"");
+}

@@ -29,6 +29,14 @@ int displayWidth(char32_t cp);
 /// controls (Trojan Source), a byte order mark, a soft hyphen. Diagnostics
 /// show these as `<U+200B>`.
 bool isInvisibleCharacter(char32_t cp);
+
+/// When the UTF-8 character at `text[i]` is invisible (isInvisibleCharacter),
+/// appends its escape `\uXXXX` (as JSON and Python write it; every such
+/// character is below U+10000) and returns its length in bytes, so that what
+/// shows the text shows the character and is not driven by it (a C1 control
+/// such as U+009B acts as ESC [; a bidi control reorders the line). Returns 0
+/// and appends nothing for any other character.
+size_t appendInvisibleEscape(std::string& out, std::string_view text, size_t i);
 /// "RIGHT-TO-LEFT OVERRIDE" for a bidirectional control character (the
 /// Trojan Source ones: embeddings, overrides, isolates, marks); "" otherwise.
 std::string_view bidiControlName(char32_t cp);
