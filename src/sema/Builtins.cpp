@@ -2363,12 +2363,22 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
   // Every layer but Embedding (whose input is ids) computes in floats: an
   // integer or bool tensor is converted, as the result's dtype says.
   if (rule != R::Embedding) checker.convertToFloat(x, dtype);
+  const std::vector<sema::BuiltinParam>& params = sema::builtinLayerParams(layer);
+  // The creation's argument for parameter `i`, when it gives one.
+  auto argumentNode = [&](size_t i) {
+    return i < params.size()
+               ? checker.argumentAt(instance.site, i, params[i].name, params[i].alias)
+               : NodeId{};
+  };
+  auto given = [&](size_t i) { return argumentNode(i).isValid(); };
   auto arg = [&](size_t i, int64_t fallback) {
     if (i < instance.args.size() && !ds.isUnknown(instance.args[i])) {
       return instance.args[i];
     }
-    const std::vector<sema::BuiltinParam>& params = sema::builtinLayerParams(layer);
-    if (i < params.size() && params[i].optional && params[i].defaultText != "None") {
+    // (A value given but rejected, `padding=1.5`, is not known: never the
+    // default, whose sizes would be reported again as a wrong result.)
+    if (i < params.size() && params[i].optional && params[i].defaultText != "None" &&
+        (!instance.site.isValid() || !given(i))) {
       return ds.constant(fallback);
     }
     return ds.unknown();
@@ -2383,12 +2393,16 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
   }
   std::vector<DimId> shape(ts.shape(x.type).begin(), ts.shape(x.type).end());
   // What the layer wants, in its terms: features in the last dimension, or
-  // channels in dimension 1 (NCHW).
+  // channels in dimension 1 (NCHW). Reported, and the checking goes on with
+  // the layer's result (the size it makes, which the fix may change, not
+  // known), so that the mistakes after it are reported by the same run and
+  // none that follows from it is.
   auto mismatch = [&](size_t dim, DimId want) {
+    bool features =
+        rule == R::Linear || (rule == R::SameShape && layer == BuiltinLayer::LayerNorm);
     std::string size = ds.format(want, checker.interner());
     std::string what =
-        rule == R::Linear || (rule == R::SameShape && layer == BuiltinLayer::LayerNorm)
-            ? fmt::format("{} features in its last dimension", size)
+        features ? fmt::format("{} features in its last dimension", size)
         : rule == R::Conv2d || layer == BuiltinLayer::BatchNorm2d
             ? fmt::format("{} channels in dimension {} (NCHW)", size, dim)
         : rule == R::SameShape ? fmt::format("{} channels in dimension {}", size, dim)
@@ -2396,10 +2410,34 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
     auto builder = checker.diags().report(Diag::LayerInputMismatch, checker.source(),
                                           checker.rangeOf(call), name, what,
                                           checker.fmtShape(shape));
-    if (dim == 1 && (rule == R::Conv2d || layer == BuiltinLayer::BatchNorm2d)) {
-      checker.channelsLastHint(builder, x, want);
+    if (dim == 1 && (rule == R::Conv2d || layer == BuiltinLayer::BatchNorm2d) &&
+        checker.channelsLastHint(builder, x, want)) {
+      return;
     }
-    return checker.make(ts.error(), call);
+    // The creation to write, when the input's size is known: its sizes
+    // swapped (`TernaryLinear(10, 784)` of 784 features, which it makes), or
+    // the input's size in place of the one it was given.
+    DimId have = shape[dim];
+    if (ds.isUnknown(have) || ds.isUnknown(want)) return;
+    std::optional<int64_t> one = ds.constValue(have);
+    std::string_view unit = one && *one == 1 ? (features ? "feature" : "channel")
+                                             : (features ? "features" : "channels");
+    NodeId wanted = argumentNode(0);
+    if ((rule == R::Linear || rule == R::Conv2d) && params.size() > 1 &&
+        ds.equal(have, arg(1, 0)) == Decision::Yes && ds.equal(want, have) == Decision::No) {
+      NodeId made = argumentNode(1);
+      if (wanted.isValid() && made.isValid()) {
+        NodeId first = checker.textOf(wanted).data() < checker.textOf(made).data() ? wanted : made;
+        if (auto fixed = checker.swappedCall(instance.site, first, first == wanted ? made : wanted)) {
+          builder.note(Note::LayerSizesSwapped, checker.fmtDim(have), unit,
+                       checker.textOf(instance.site), *fixed);
+          return;
+        }
+      }
+    }
+    if (auto fixed = checker.withArgumentText(instance.site, wanted, checker.fmtDim(have))) {
+      builder.note(Note::LayerSizeOfInput, checker.fmtDim(have), unit, *fixed);
+    }
   };
   auto requireDim = [&](size_t dim, DimId want) -> bool {
     switch (ds.equal(shape[dim], want)) {
@@ -2420,7 +2458,7 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
                        checker.fmt(x.type));
         return checker.make(ts.error(), call);
       }
-      if (!requireDim(1, arg(0, 0))) return mismatch(1, arg(0, 0));
+      if (!requireDim(1, arg(0, 0))) mismatch(1, arg(0, 0));
     } else if (layer == BuiltinLayer::LayerNorm && !shape.empty()) {
       DimId want = arg(0, 0);
       // ConvNeXt's mistake: `LayerNorm(c)` of NCHW `[?, c, ?, ?]` normalizes the width (an
@@ -2439,7 +2477,7 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
                                    callee, input));
         }
       }
-      if (!requireDim(shape.size() - 1, want)) return mismatch(shape.size() - 1, want);
+      if (!requireDim(shape.size() - 1, want)) mismatch(shape.size() - 1, want);
     }
     return checker.make(ts.withDType(x.type, dtype), call);
   }
@@ -2457,9 +2495,15 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
             fmt::format("{} features in its last dimension", checker.fmtDim(arg(0, 0))),
             checker.fmtShape(shape));
         checker.flattenHint(builder, x, arg(0, 0));
-        return checker.make(ts.error(), call);
+        // (What the fix, flatten, gives.)
+        std::vector<DimId> flat = {shape[0], arg(1, 0)};
+        return checker.make(ts.tensor(dtype, flat), call);
       }
-      return mismatch(shape.size() - 1, arg(0, 0));
+      // Checking goes on with the size the layer makes not known: the fix may
+      // change it (sizes swapped).
+      mismatch(shape.size() - 1, arg(0, 0));
+      shape.back() = ds.unknown();
+      return checker.make(ts.tensor(dtype, shape), call);
     }
     shape.back() = arg(1, 0);
     return checker.make(ts.tensor(dtype, shape), call);
@@ -2471,7 +2515,13 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
       return checker.make(ts.error(), call);
     }
     size_t c = shape.size() - 3;
-    if (!requireDim(c, arg(0, 0))) return mismatch(c, arg(0, 0));
+    if (!requireDim(c, arg(0, 0))) {
+      // Checking goes on with the channels, height and width not known: the
+      // fix may change each (sizes swapped; an NHWC input permuted).
+      mismatch(c, arg(0, 0));
+      for (size_t i = c; i < shape.size(); ++i) shape[i] = ds.unknown();
+      return checker.make(ts.tensor(dtype, shape), call);
+    }
     std::vector<DimId> input = shape;
     shape[c] = arg(1, 0);
     if (!instance.samePadding) {  // padding="same" keeps the sizes (stride 1)

@@ -4166,11 +4166,11 @@ void Checker::noteBroadcastAlong(DiagnosticBuilder& builder, NodeId node,
   }
 }
 
-void Checker::channelsLastHint(DiagnosticBuilder& builder, const ExprInfo& value,
+bool Checker::channelsLastHint(DiagnosticBuilder& builder, const ExprInfo& value,
                                DimId channels) {
   const TypeStore& ts = module_.types;
   if (!value.node.isValid() || !ts.isTensor(value.type) || !ts.node(value.type).rankKnown) {
-    return;
+    return false;
   }
   std::span<const DimId> shape = ts.shape(value.type);
   std::string_view text = textOf(value.node);
@@ -4178,7 +4178,9 @@ void Checker::channelsLastHint(DiagnosticBuilder& builder, const ExprInfo& value
       dims().equal(shape[1], channels) != Decision::Yes && !text.empty() && text.size() <= 60 &&
       text.find('\n') == std::string_view::npos) {
     builder.note(Note::ChannelsLast, source(), rangeOf(value.node), text, fmtDim(channels));
+    return true;
   }
+  return false;
 }
 
 bool Checker::flattens(const ExprInfo& value, DimId features) {

@@ -1776,6 +1776,32 @@ std::string Checker::withArgument(NodeId site, std::string_view layer, std::stri
                      name, value);
 }
 
+NodeId Checker::argumentAt(NodeId site, size_t position, std::string_view name,
+                           std::string_view alias) const {
+  if (!site.isValid() || tree_.kind(site) != NodeKind::Call) return NodeId{};
+  size_t index = 0;
+  for (NodeId arg : tree_.list(tree_.listB(site))) {
+    if (tree_.kind(arg) == NodeKind::NamedArg) {
+      std::string_view given = tokens().spelling(tree_.token(arg));
+      if (given == name || (!alias.empty() && given == alias)) return tree_.childA(arg);
+    } else if (index++ == position) {
+      return arg;
+    }
+  }
+  return NodeId{};
+}
+
+std::optional<std::string> Checker::withArgumentText(NodeId site, NodeId arg,
+                                                     std::string_view value) const {
+  std::string_view text = textOf(site), old = arg.isValid() ? textOf(arg) : std::string_view();
+  if (text.find('\n') != std::string_view::npos || text.size() > 100 || old.empty() ||
+      old.data() < text.data() || old.data() + old.size() > text.data() + text.size()) {
+    return std::nullopt;
+  }
+  size_t at = static_cast<size_t>(old.data() - text.data());
+  return fmt::format("{}{}{}", text.substr(0, at), value, text.substr(at + old.size()));
+}
+
 std::optional<std::string> Checker::swappedCall(NodeId call, NodeId a, NodeId b) const {
   std::string_view text = textOf(call), x = textOf(a), y = textOf(b);
   if (text.find('\n') != std::string_view::npos || text.size() > 100 || x.empty() || y.empty() ||

@@ -187,6 +187,14 @@ class Checker {
   std::optional<std::string> swappedCall(NodeId call, NodeId a, NodeId b) const;
   std::string withArgument(NodeId site, std::string_view layer, std::string_view name,
                            std::string_view value) const;
+  /// The value node of the argument that a creation `site` gives its
+  /// parameter `position` (positionally, or named `name` or `alias`); invalid
+  /// when it leaves it to its default.
+  NodeId argumentAt(NodeId site, size_t position, std::string_view name,
+                    std::string_view alias = {}) const;
+  /// The text of `site` (one line) with `value` for the argument node `arg`.
+  std::optional<std::string> withArgumentText(NodeId site, NodeId arg,
+                                              std::string_view value) const;
   /// An integer number where a float is meant (`max(a=x, b=1)`): a literal
   /// is written as a float (`1.0`), another value converted with float().
   void convertNumberToFloat(const ExprInfo& value) {
@@ -242,8 +250,9 @@ class Checker {
   /// Then adds "its sizes after the batch multiply to 784: flatten it first".
   void flattenHint(DiagnosticBuilder& builder, const ExprInfo& value, DimId features);
   /// A note for a 4-D input whose last dimension, not its dimension 1, has the
-  /// `channels` a convolution or 2-D batch norm wants: an NHWC image.
-  void channelsLastHint(DiagnosticBuilder& builder, const ExprInfo& value, DimId channels);
+  /// `channels` a convolution or 2-D batch norm wants: an NHWC image (true
+  /// when it added the note).
+  bool channelsLastHint(DiagnosticBuilder& builder, const ExprInfo& value, DimId channels);
   /// A note for an element-wise operand whose sizes are a run of the other's, not its last
   /// dimensions: the reshape that lines them up (`reshape(mean, [1, 3, 1, 1])`).
   void noteBroadcastAlong(DiagnosticBuilder& builder, NodeId node, std::span<const DimId> a,
