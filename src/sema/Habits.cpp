@@ -78,8 +78,9 @@ bool isDType(std::string_view name) {
   return false;
 }
 
-/// Builtin functions whose first parameter is the tensor they work on, so
-/// that `x.name(args)` is `name(x, args)`.
+
+}  // namespace
+
 bool takesTensorFirst(std::string_view name) {
   std::optional<BuiltinFn> fn = findBuiltinFn(name);
   if (!fn || createsValues(*fn)) return false;  // zeros(shape), ...
@@ -97,8 +98,6 @@ bool takesTensorFirst(std::string_view name) {
       return true;
   }
 }
-
-}  // namespace
 
 const char* foreignLibrary(std::string_view name) {
   if (name == "torch" || name == "nn" || name == "F" || name == "functional") return "PyTorch";

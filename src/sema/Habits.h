@@ -16,6 +16,10 @@
 
 namespace tritonc::sema {
 
+/// Builtin functions whose first parameter is the tensor they work on, so
+/// that `x.name(args)` is `name(x, args)`.
+bool takesTensorFirst(std::string_view name);
+
 /// The library a foreign namespace names, for the message ("PyTorch"), or
 /// null when `name` is none of torch, nn, F, functional, np, numpy, math.
 const char* foreignLibrary(std::string_view name);

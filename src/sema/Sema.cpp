@@ -284,10 +284,42 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
       return;
     }
   }
+  // A torch.nn module that is a function here, created as a module (`let act
+  // = ReLU()`, `let sm = Softmax(dim=1)`): `relu()` would be the next error
+  // (its input missing). The function is applied where the module would be,
+  // with the creation's arguments after the input.
+  auto createdAsModule = [&](DiagnosticBuilder& builder, std::string_view dsl) {
+    if (kindBefore(1) != TokenKind::Equal || kindBefore(2) != TokenKind::Identifier ||
+        kindBefore(3) != TokenKind::KwLet || kindAfter(1) != TokenKind::LParen ||
+        findBuiltinLayer(dsl) || !takesTensorFirst(dsl)) {
+      return false;
+    }
+    int depth = 0;
+    uint32_t close = at.index + 1;
+    for (; close < tokens().size(); ++close) {
+      TokenKind k = tokens().kind(TokenId{close});
+      if (k == TokenKind::LParen || k == TokenKind::LBracket) ++depth;
+      if ((k == TokenKind::RParen || k == TokenKind::RBracket) && --depth == 0) break;
+      if (k == TokenKind::EndOfFile) return false;
+    }
+    if (close >= tokens().size() || tokens().kind(TokenId{close}) != TokenKind::RParen) {
+      return false;
+    }
+    uint32_t from = tokens().range(TokenId{at.index + 1}).end;
+    std::string_view args =
+        source().text().substr(from, tokens().range(TokenId{close}).begin - from);
+    if (args.find('\n') != std::string_view::npos || args.size() > 60) return false;
+    std::string applied = args.find_first_not_of(' ') == std::string_view::npos
+                              ? fmt::format("{}(x)", dsl)
+                              : fmt::format("{}(x, {})", dsl, args);
+    builder.note(Note::ModuleIsFunction, source(), rangeOf(node), text, dsl,
+                 tokens().spelling(TokenId{at.index - 2}), applied);
+    return true;
+  };
   // torch's names of functions used bare (`cat([a, b], dim=1)`, `clamp`).
   if (std::optional<std::string_view> dsl = bareTorchFunction(text)) {
-    diags_->report(Diag::UndefinedName, source(), rangeOf(node), text)
-        .note(Note::DidYouMean, source(), rangeOf(node), *dsl);
+    auto builder = diags_->report(Diag::UndefinedName, source(), rangeOf(node), text);
+    if (!createdAsModule(builder, *dsl)) builder.note(Note::DidYouMean, source(), rangeOf(node), *dsl);
     return;
   }
   if (std::optional<std::string_view> hint = missingFunctionHint(text)) {
@@ -304,8 +336,8 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
   if (std::optional<std::string_view> dsl = dslNameForForeign(text);
       dsl && *dsl != text && std::isupper(static_cast<unsigned char>(text[0]))) {
     // torch.nn's module spellings of functions (`ReLU(x)` is `relu(x)`).
-    diags_->report(Diag::UndefinedName, source(), rangeOf(node), text)
-        .note(Note::DidYouMean, source(), rangeOf(node), *dsl);
+    auto builder = diags_->report(Diag::UndefinedName, source(), rangeOf(node), text);
+    if (!createdAsModule(builder, *dsl)) builder.note(Note::DidYouMean, source(), rangeOf(node), *dsl);
     return;
   }
   // A layer, fn or constant of a file imported `as` an alias is named through

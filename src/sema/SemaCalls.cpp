@@ -570,7 +570,28 @@ ExprInfo Checker::checkBuiltinFnCall(BuiltinFn fn, NodeId call) {
                spelling(tensorInputDefault_));
         return make(module_.types.error(), call);
       }
-      report(Diag::MissingArgument, call, params[i].name, calleeName);
+      auto builder =
+          diags_->report(Diag::MissingArgument, source(), rangeOf(call), params[i].name, calleeName);
+      // `let act = relu()` (torch's `nn.ReLU()`): the function is applied where
+      // the module would be, with the arguments given here after the input.
+      TokenId callee = tree_.token(tree_.childA(call));
+      auto before = [&](uint32_t back) {
+        return callee.index >= back ? tokens().kind(TokenId{callee.index - back})
+                                    : TokenKind::EndOfFile;
+      };
+      std::string_view text = textOf(call);
+      size_t open = text.find('(');
+      if (i == 0 && takesTensorFirst(calleeName) && before(1) == TokenKind::Equal &&
+          before(2) == TokenKind::Identifier && before(3) == TokenKind::KwLet &&
+          open != std::string_view::npos && text.back() == ')' && text.size() <= 80 &&
+          text.find('\n') == std::string_view::npos) {
+        std::string_view given = text.substr(open + 1, text.size() - open - 2);
+        std::string applied = given.find_first_not_of(' ') == std::string_view::npos
+                                  ? fmt::format("{}(x)", calleeName)
+                                  : fmt::format("{}(x, {})", calleeName, given);
+        builder.note(Note::FunctionNotModule, calleeName,
+                     tokens().spelling(TokenId{callee.index - 2}), applied);
+      }
       return make(module_.types.error(), call);
     }
   }
