@@ -1207,6 +1207,72 @@ void Checker::bindRemainingToUnknown(TypeId type, std::unordered_map<uint32_t, D
   }
 }
 
+void Checker::noteSizeOfUnknownDimension(DiagnosticBuilder& builder, NodeId call,
+                                         std::string_view layer, NodeId arg, size_t index) {
+  // `x.shape[k]` (k a literal, maybe negative) of an `x` whose dimension k is '?'.
+  if (tree_.kind(arg) != NodeKind::Index) return;
+  NodeId member = tree_.childA(arg);
+  auto indices = tree_.list(tree_.listB(arg));
+  if (tree_.kind(member) != NodeKind::Member || tokens().spelling(tree_.token(member)) != "shape" ||
+      indices.size() != 1) {
+    return;
+  }
+  NodeId base = tree_.childA(member);
+  std::string_view indexText = textOf(indices[0]);
+  int64_t k = 0;
+  bool negative = indexText.starts_with('-');
+  std::string_view digits = negative ? indexText.substr(1) : indexText;
+  if (digits.empty() || digits.size() > 3 ||
+      digits.find_first_not_of("0123456789") != std::string_view::npos) {
+    return;
+  }
+  for (char c : digits) k = k * 10 + (c - '0');
+  TypeId type = module_.nodeType[base.index];
+  if (!type.isValid() || !module_.types.isTensor(type) || !module_.types.node(type).rankKnown) {
+    return;
+  }
+  std::span<const DimId> shape = module_.types.shape(type);
+  int64_t rank = static_cast<int64_t>(shape.size());
+  if (negative) k = rank - k;
+  if (k < 0 || k >= rank || !dims().isUnknown(shape[static_cast<size_t>(k)])) return;
+  // The hyperparameter's name: the argument's (`in_features=x.shape[1]`), or
+  // the parameter it is given to, else `n`.
+  std::string hyper = "n";
+  std::string_view text = tokens().source().text();
+  std::string_view before = text.substr(0, rangeOf(arg).begin);
+  while (!before.empty() && before.back() == ' ') before.remove_suffix(1);
+  auto identifierChar = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  };
+  if (before.ends_with('=') && !before.ends_with("==")) {
+    before.remove_suffix(1);
+    while (!before.empty() && before.back() == ' ') before.remove_suffix(1);
+    size_t start = before.size();
+    while (start > 0 && identifierChar(before[start - 1])) --start;
+    if (start < before.size()) hyper = std::string(before.substr(start));
+  } else if (std::optional<BuiltinLayer> builtin = findBuiltinLayer(layer)) {
+    const std::vector<BuiltinParam>& params = builtinLayerParams(*builtin);
+    if (index < params.size()) hyper = std::string(params[index].name);
+  }
+  for (const ParamInfo& p : module_.callables[ctx_.callable].params) {
+    if (spelling(p.name) == hyper) return;  // (another mistake)
+  }
+  std::string typeText = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    typeText += i ? ", " : "";
+    typeText += i == static_cast<size_t>(k) ? hyper : dims().format(shape[i], interner_);
+  }
+  typeText += "]";
+  SourceRange whole = rangeOf(call), part = rangeOf(arg);
+  std::string fixed = std::string(text.substr(whole.begin, part.begin - whole.begin)) + hyper +
+                      std::string(text.substr(part.end, whole.end - part.end));
+  if (fixed.size() > 60 || fixed.find('\n') != std::string::npos || textOf(base).size() > 30) {
+    return;
+  }
+  builder.note(Note::SizeOfUnknownDimension, source(), part, k, textOf(base), hyper, typeText,
+               fixed);
+}
+
 void Checker::noteInstantiationRules(NodeId call, std::string_view name, IdentifierId letName,
                                      const std::vector<ExprInfo>& args) {
   if (ctx_.callable < 0 && !ctx_.isMain) {
@@ -1321,6 +1387,8 @@ void Checker::noteInstantiationRules(NodeId call, std::string_view name, Identif
             } else {
               builder.note(Note::WriteInstead, source(), part, fixed);
             }
+          } else if (value.empty()) {
+            noteSizeOfUnknownDimension(builder, call, name, n, static_cast<size_t>(&arg - args.data()));
           }
         }
         break;

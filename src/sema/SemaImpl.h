@@ -445,6 +445,10 @@ class Checker {
                   std::unordered_map<uint32_t, DimId>& bindings, NodeId where,
                   std::string_view what);
   TypeId substituteType(TypeId type, const std::unordered_map<uint32_t, DimId>& bindings);
+  /// `TernaryLinear(x.shape[1], 10)` of an `x` whose dimension 1 is '?': the
+  /// size hyperparameter to declare, the type to give `x` and the creation.
+  void noteSizeOfUnknownDimension(DiagnosticBuilder& builder, NodeId call, std::string_view layer,
+                                  NodeId arg, size_t index);
   void noteInstantiationRules(NodeId call, std::string_view name, IdentifierId letName,
                               const std::vector<ExprInfo>& args);
   ExprInfo literalToContext(const ExprInfo& value, TypeId target);
