@@ -4393,6 +4393,7 @@ CheckedModule Checker::run() {
   checkConstantsReadThroughCalls();
   checkCreatedArguments();
   warnLayersWithoutInputs();
+  warnTernaryInputs();
   for (auto [dim, symbol] : constantDims_) {
     if (!constantFailed_.count(symbol)) {
       report(Diag::ConstantSizeNotInteger, dim, spelling(module_.symbols[symbol].name));
@@ -4415,6 +4416,27 @@ std::vector<bool> Checker::createdOrApplied() const {
   }
   for (const auto& [call, callee] : applications_) used[static_cast<size_t>(callee)] = true;
   return used;
+}
+
+void Checker::warnTernaryInputs() {
+  // `layer L(w: TernaryTensor, x: ...)`: a bare TernaryTensor parameter has
+  // no shape, so it is an input (LANGUAGE.md §4), which forward() takes from
+  // its caller; the user meant a weight. (`[?, 256]` is a batch of ternary
+  // activations: meant.) Not warned in a layer the file creates or applies:
+  // its caller gives it the ternary tensor on purpose.
+  std::vector<bool> created = createdOrApplied();
+  for (size_t layer = module_.firstLocal; layer < module_.callables.size(); ++layer) {
+    const CallableInfo& info = module_.callables[layer];
+    if (info.isFn || created[layer]) continue;
+    for (const ParamInfo& p : info.params) {
+      if (p.cls != ParamClass::Input || !p.node.isValid() || !module_.types.isTernary(p.type) ||
+          module_.types.node(p.type).rankKnown) {
+        continue;
+      }
+      diags_->report(Diag::TernaryInput, source(), rangeOf(p.node), spelling(info.name),
+                     spelling(p.name));
+    }
+  }
 }
 
 void Checker::warnLayersWithoutInputs() {

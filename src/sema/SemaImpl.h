@@ -567,6 +567,7 @@ class Checker {
   /// Per callable: whether the file creates (instantiates) or applies it anywhere.
   std::vector<bool> createdOrApplied() const;
   void warnLayersWithoutInputs();
+  void warnTernaryInputs();
   std::string callableName(int index) const {
     return std::string(spelling(module_.callables[index].name));
   }
