@@ -1729,7 +1729,10 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         std::optional<CheckedModule> checked;
         {
           ScopedTimer timer(ftimings, "type checker", source.name());
-          checked.emplace(check(*tree, finterner, fdiags, context ? &*context : nullptr));
+          CheckOptions checkOptions;
+          checkOptions.entryByOrder = options.entry.empty();
+          checked.emplace(
+              check(*tree, finterner, fdiags, context ? &*context : nullptr, checkOptions));
         }
         if (!options.entry.empty()) {
           selectEntry(*checked, options.entry, source, context ? &*context : nullptr, fdiags);

@@ -530,7 +530,11 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
     std::optional<CheckedModule> checked;
     {
       ScopedTimer timer(timings, "type checker", source.name());
-      checked.emplace(check(*tree, interner, diags, context ? &*context : nullptr));
+      // (The slice's last layer may not be the file's: it is named.)
+      CheckOptions checkOptions;
+      checkOptions.entryByOrder = options.entry.empty();
+      if (entry >= 0) checkOptions.lastLayer = units[static_cast<size_t>(entry)].name;
+      checked.emplace(check(*tree, interner, diags, context ? &*context : nullptr, checkOptions));
     }
     if (!collected.diagnostics.empty()) {
       return fallBack("a changed declaration has diagnostics");
@@ -945,7 +949,11 @@ GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
     std::optional<CheckedModule> checked;
     {
       ScopedTimer timer(t, "type checker", source.name());
-      checked.emplace(check(*tree, tokens.interner(), diags, nullptr));
+      // (The group's last layer may not be the file's: it is named.)
+      CheckOptions checkOptions;
+      checkOptions.entryByOrder = options.entry.empty();
+      if (entry >= 0) checkOptions.lastLayer = units[static_cast<size_t>(entry)].name;
+      checked.emplace(check(*tree, tokens.interner(), diags, nullptr, checkOptions));
     }
     if (!group.collected.diagnostics.empty()) {
       return fail(group, "a declaration has diagnostics");

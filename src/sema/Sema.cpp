@@ -122,8 +122,8 @@ std::optional<int64_t> foldIntegerBuiltin(BuiltinFn fn,
 }
 
 Checker::Checker(const Tree& tree, const Interner& interner, DiagnosticEngine& diags,
-                 const ImportContext* imports)
-    : tree_(tree), interner_(interner), diags_(&diags), imports_(imports) {
+                 const ImportContext* imports, const CheckOptions& options)
+    : tree_(tree), interner_(interner), diags_(&diags), imports_(imports), options_(options) {
   if (imports != nullptr) {
     // The imported files' types keep their ids: their IR is already built.
     module_.types = imports->types;
@@ -4394,6 +4394,7 @@ CheckedModule Checker::run() {
   checkCreatedArguments();
   warnLayersWithoutInputs();
   warnTernaryInputs();
+  warnEntryByOrder();
   for (auto [dim, symbol] : constantDims_) {
     if (!constantFailed_.count(symbol)) {
       report(Diag::ConstantSizeNotInteger, dim, spelling(module_.symbols[symbol].name));
@@ -4416,6 +4417,53 @@ std::vector<bool> Checker::createdOrApplied() const {
   }
   for (const auto& [call, callee] : applications_) used[static_cast<size_t>(callee)] = true;
   return used;
+}
+
+void Checker::warnEntryByOrder() {
+  // The last layer is the entry (LANGUAGE.md §4) unless `--entry` says
+  // otherwise. A model written first with its blocks after it makes the last
+  // block the entry, and `compile_model` returns that block: warned when the
+  // last layer is a part of another layer (created or applied by a layer or
+  // fn: not `main`, which runs the model) and some layer is used by none,
+  // which is then most likely the model.
+  if (!options_.entryByOrder) return;
+  int last = -1;
+  for (int i = static_cast<int>(module_.callables.size()) - 1;
+       i >= static_cast<int>(module_.firstLocal); --i) {
+    const CallableInfo& info = module_.callables[i];
+    if (info.isFn) continue;
+    if (options_.lastLayer.empty() || spelling(info.name) == options_.lastLayer) {
+      last = i;
+      break;
+    }
+  }
+  if (last < 0) return;
+  std::vector<bool> used(module_.callables.size(), false);
+  for (const InstanceInfo& instance : module_.instances) {
+    if (!instance.builtin && instance.owner >= 0) used[instance.decl] = true;
+  }
+  // An application's caller: the callable whose text holds it (the file's
+  // callables are in source order).
+  std::vector<uint32_t> begins;
+  for (size_t i = module_.firstLocal; i < module_.callables.size(); ++i) {
+    begins.push_back(rangeOf(module_.callables[i].node).begin);
+  }
+  for (const auto& [call, callee] : applications_) {
+    uint32_t at = rangeOf(call).begin;
+    auto it = std::upper_bound(begins.begin(), begins.end(), at);
+    if (it == begins.begin()) continue;
+    size_t caller = module_.firstLocal + static_cast<size_t>(it - begins.begin() - 1);
+    if (at < rangeOf(module_.callables[caller].node).end) used[static_cast<size_t>(callee)] = true;
+  }
+  if (!used[static_cast<size_t>(last)]) return;
+  for (int i = last - 1; i >= static_cast<int>(module_.firstLocal); --i) {
+    const CallableInfo& info = module_.callables[i];
+    if (info.isFn || used[static_cast<size_t>(i)]) continue;
+    const CallableInfo& entry = module_.callables[static_cast<size_t>(last)];
+    diags_->report(Diag::EntryIsPart, source(), tokens().range(tree_.token(entry.node)),
+                   spelling(entry.name), spelling(info.name));
+    return;
+  }
 }
 
 void Checker::warnTernaryInputs() {
@@ -4753,8 +4801,8 @@ void Checker::checkInfiniteRecursion() {
 }  // namespace sema
 
 CheckedModule check(const Tree& tree, const Interner& interner, DiagnosticEngine& diags,
-                    const ImportContext* imports) {
-  return sema::Checker(tree, interner, diags, imports).run();
+                    const ImportContext* imports, const CheckOptions& options) {
+  return sema::Checker(tree, interner, diags, imports, options).run();
 }
 
 }  // namespace tritonc

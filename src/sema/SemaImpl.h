@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tritonc/diag/Diagnostics.h"
+#include "tritonc/sema/Sema.h"
 #include "tritonc/sema/CheckedModule.h"
 
 namespace tritonc::sema {
@@ -104,7 +105,7 @@ std::optional<int64_t> foldIntegerBuiltin(BuiltinFn fn,
 class Checker {
  public:
   Checker(const Tree& tree, const Interner& interner, DiagnosticEngine& diags,
-          const ImportContext* imports);
+          const ImportContext* imports, const CheckOptions& options);
   CheckedModule run();
 
   // ---- services for the builtin rules ----------------------------------------
@@ -568,6 +569,7 @@ class Checker {
   std::vector<bool> createdOrApplied() const;
   void warnLayersWithoutInputs();
   void warnTernaryInputs();
+  void warnEntryByOrder();
   std::string callableName(int index) const {
     return std::string(spelling(module_.callables[index].name));
   }
@@ -658,6 +660,7 @@ class Checker {
   Context ctx_;
   TypeId int32_, float32_, bool_, str_;
   const ImportContext* imports_ = nullptr;
+  CheckOptions options_;
   /// Per ImportContext::imports entry: the symbol of its alias, if it has one.
   std::unordered_map<uint32_t, uint32_t> importOfItem_;  ///< Import node -> imports index
   /// `alias.CONSTANT`: (import, global) -> the symbol standing for it.
