@@ -2175,6 +2175,21 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
         !c.checker().broadcast(c.shape(0), c.shape(1), call, c.name())) {
       return c.error();
     }
+    // Shapes that broadcast but differ (`[?, 10]` and `[?, 1]`, `[?, 1]` and
+    // `[?]`): every prediction is compared with every target, a silent bug
+    // torch warns about when it runs.
+    if (fn == BuiltinFn::MseLoss && ranks) {
+      std::vector<DimId> a = c.shape(0), b = c.shape(1);
+      bool differ = a.size() != b.size();
+      for (size_t k = 0; k < a.size() && k < b.size() && !differ; ++k) {
+        differ = ds.equal(a[a.size() - 1 - k], b[b.size() - 1 - k]) == Decision::No;
+      }
+      if (differ) {
+        c.checker().diags().report(Diag::LossBroadcasts, c.checker().source(),
+                                   c.checker().rangeOf(call), c.name(),
+                                   c.checker().fmt(c.arg(0).type), c.checker().fmt(c.arg(1).type));
+      }
+    }
     if (fn == BuiltinFn::CrossEntropy && !c.lenient(0) && !c.lenient(1)) {
       // The target is class indices (torch wants int64: an int32 target is
       // converted) or float probabilities shaped like the logits.
