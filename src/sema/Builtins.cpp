@@ -2468,9 +2468,24 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
     if (layer == BuiltinLayer::BatchNorm2d || layer == BuiltinLayer::BatchNorm1d) {
       size_t want = layer == BuiltinLayer::BatchNorm2d ? 4 : 2;
       if (shape.size() != want && !(layer == BuiltinLayer::BatchNorm1d && shape.size() == 3)) {
-        checker.report(Diag::ArgumentType, x.node, "x", name,
-                       want == 4 ? "a 4-D tensor [N, C, H, W]" : "a tensor [N, C] or [N, C, L]",
-                       checker.fmt(x.type));
+        auto builder = checker.diags().report(
+            Diag::ArgumentType, checker.source(), checker.rangeOf(x.node), "x", name,
+            want == 4 ? "a 4-D tensor [N, C, H, W]" : "a tensor [N, C] or [N, C, L]",
+            checker.fmt(x.type));
+        // `BatchNorm2d(256)` after a Linear: the other batch norm, created
+        // with the same arguments.
+        bool other = want == 4 ? shape.size() == 2 || shape.size() == 3 : shape.size() == 4;
+        std::string_view site =
+            instance.site.isValid() ? checker.textOf(instance.site) : std::string_view();
+        std::string_view callee =
+            instance.site.isValid() ? checker.textOf(checker.tree().childA(instance.site))
+                                    : std::string_view();
+        if (other && callee == name && site.size() <= 60 &&
+            site.find('\n') == std::string_view::npos) {
+          builder.note(Note::OtherBatchNorm, shape.size(),
+                       fmt::format("{}{}", want == 4 ? "BatchNorm1d" : "BatchNorm2d",
+                                   site.substr(callee.size())));
+        }
         return checker.make(ts.error(), call);
       }
       if (!requireDim(1, arg(0, 0))) mismatch(1, arg(0, 0));

@@ -137,6 +137,13 @@ std::optional<std::string_view> bareTorchFunction(std::string_view name) {
                               "adaptive_avg_pool2d", "mm", "bmm"}) {
     if (fn == name) return renamed(name);
   }
+  // Names of the quantizers in BitNet code and papers.
+  static constexpr std::pair<std::string_view, std::string_view> kQuantizers[] = {
+      {"quantize", "ternary_quantize"},        {"ternarize", "ternary_quantize"},
+      {"weight_quant", "ternary_quantize"},    {"act_quant", "act_quant_int8"},
+      {"activation_quant", "act_quant_int8"},
+  };
+  if (std::optional<std::string_view> dsl = lookup(kQuantizers, name)) return dsl;
   // Keras layer names, written by users coming from TensorFlow.
   static constexpr std::pair<std::string_view, std::string_view> kKeras[] = {
       {"Dense", "Linear"},

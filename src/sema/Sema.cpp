@@ -284,14 +284,15 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
       return;
     }
   }
-  // A torch.nn module that is a function here, created as a module (`let act
-  // = ReLU()`, `let sm = Softmax(dim=1)`): `relu()` would be the next error
+  // A torch.nn module (a capitalized name) that is a function here, created as
+  // a module (`let act = ReLU()`, `let sm = Softmax(dim=1)`): `relu()` would be the next error
   // (its input missing). The function is applied where the module would be,
   // with the creation's arguments after the input.
   auto createdAsModule = [&](DiagnosticBuilder& builder, std::string_view dsl) {
     if (kindBefore(1) != TokenKind::Equal || kindBefore(2) != TokenKind::Identifier ||
         kindBefore(3) != TokenKind::KwLet || kindAfter(1) != TokenKind::LParen ||
-        findBuiltinLayer(dsl) || !takesTensorFirst(dsl)) {
+        !std::isupper(static_cast<unsigned char>(text[0])) || findBuiltinLayer(dsl) ||
+        !takesTensorFirst(dsl)) {
       return false;
     }
     int depth = 0;
@@ -796,7 +797,11 @@ TypeId Checker::resolveType(NodeId type, int callable) {
   // PyTorch's dtype names (`long`, `half`, `double`): the type that is meant.
   std::optional<std::string_view> torchName = dslDTypeForForeign(name);
   std::string_view match = torchName ? *torchName : closestMatch(name, known);
-  if (name == "List" || name == "list" || name == "Tuple" || name == "tuple" ||
+  if (name == "None") {
+    // `fn log(x: ...) -> None {`: Python's annotation of no result.
+    builder.note(Note::NoNone, source(), tokens().range(nameToken),
+                 "a layer or fn that returns nothing leaves out '-> type'");
+  } else if (name == "List" || name == "list" || name == "Tuple" || name == "tuple" ||
       name == "Sequence") {
     // `-> List<Tensor<...>>` (not 'int'): several results are a list, untyped.
     builder.note(Note::NoSuchFunction, name,
