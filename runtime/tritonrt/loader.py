@@ -18,6 +18,8 @@ __all__ = ["CompileError", "CompilerWarning", "load", "compile_model", "find_tri
 
 _counter = itertools.count()
 _lock = threading.Lock()
+# compile_model's modules by (source, flags): (digest of the generated file, module).
+_compiled = {}
 
 _TARGETS = ("pytorch", "cuda", "all")
 _LEVELS = ("0", "1", "2", "3", "s")
@@ -156,6 +158,9 @@ def compile_model(path, optimization_level="O2", target="pytorch", entry=None,
     ``include_dirs`` (an extension of the contract's signature): folders where imported
     files are also looked for, as ``tritonc -I DIR`` (relative ones from the current
     directory, as on the command line).
+
+    Calls with the same source and arguments whose compile gives the same file return the
+    same class (the module is imported once); after an edit, the new module's.
     """
     src = os.path.abspath(os.fspath(path))
     if os.path.isdir(src):
@@ -165,6 +170,9 @@ def compile_model(path, optimization_level="O2", target="pytorch", entry=None,
     if entry is not None and not isinstance(entry, str):
         raise TypeError("compile_model: entry must be a layer's name (str) or None, not %s"
                         % type(entry).__name__)
+    if entry is not None and not entry.strip():
+        raise ValueError("compile_model: entry is empty; pass a layer's name, or None for the "
+                         "file's last layer")
     if target not in _TARGETS:
         raise ValueError("compile_model: target must be one of %s, got %r"
                          % (", ".join(_TARGETS), target))
@@ -201,7 +209,19 @@ def compile_model(path, optimization_level="O2", target="pytorch", entry=None,
         # once per message by the default filter; -W error makes it raise).
         warnings.warn("tritonc (%s):\n%s" % (os.path.basename(src), proc.stderr.rstrip()),
                       CompilerWarning, stacklevel=2)
-    module = load(out)
+    # The same generated file as the last call's (source and flags unchanged): the same
+    # module, so that its classes are the same objects (isinstance holds across calls) and
+    # a call per request or per test imports nothing again. An edited source gives
+    # another file, imported afresh.
+    contents = generated.digest(out)
+    with _lock:
+        known = _compiled.get(key)
+    if known is not None and known[0] == contents:
+        module = known[1]
+    else:
+        module = load(out)
+        with _lock:
+            _compiled[key] = (contents, module)
     # The compiled entry's class: the module's ENTRY (what --entry resolved `entry` to),
     # else `entry` itself for a module without one.
     name = getattr(module, "ENTRY", None) or entry

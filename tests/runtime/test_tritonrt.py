@@ -1653,6 +1653,32 @@ class LoaderTests(FoldAlways, unittest.TestCase):
             pack(m)
             self.assertTrue(torch.equal(m(x), y))
 
+    def test_compile_model_twice_gives_the_same_class_until_the_source_changes(self):
+        # A call per request or per test imported the module again each time: a new class,
+        # so isinstance failed across calls and sys.modules grew.
+        self._real_tritonc()
+        src = self._write("twice.tri", """
+layer Twice(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    return x * 2.0
+}
+""")
+        first = tritonrt.compile_model(src)
+        again = tritonrt.compile_model(src)
+        self.assertIs(first, again)
+        self.assertIsInstance(again(), first)
+        self.assertIsNot(tritonrt.compile_model(src, optimization_level="O0"), first)
+        self._write("twice.tri", """
+layer Twice(x: Tensor<float32, [?, 4]>) -> Tensor<float32, [?, 4]> {
+    return x * 3.0
+}
+""")
+        edited = tritonrt.compile_model(src)
+        self.assertIsNot(edited, first)
+        self.assertTrue(torch.equal(edited()(torch.ones(1, 4)), torch.full((1, 4), 3.0)))
+        self.assertTrue(torch.equal(first()(torch.ones(1, 4)), torch.full((1, 4), 2.0)))
+        with self.assertRaisesRegex(ValueError, "entry is empty"):
+            tritonrt.compile_model(src, entry="")
+
     def test_traces_of_quantized_activations_check_and_train(self):
         # An activation requires grad only with grad enabled: the straight-through term
         # of act_quant_int8 / ternary_quantize / ste_quantize of an activation was left out
