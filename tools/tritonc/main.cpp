@@ -156,6 +156,10 @@ CLI::Validator nonEmpty(const char* what) {
 CLI::Validator cudaArchList() {
   return CLI::Validator(
       [](std::string& list) {
+        if (splitList(list).empty()) {
+          return std::string("an empty list; give compute capabilities (such as 80,90) or "
+                             "leave the option out for the default");
+        }
         static constexpr std::string_view kKnown[] = {
             "35", "37", "50", "52", "53", "60", "61", "62", "70", "72", "75", "80", "86",
             "87", "88", "89", "90", "100", "101", "103", "110", "120", "121"};
@@ -564,6 +568,18 @@ int run(int argc, char** argv) {
   if (!emptyValue.empty()) {
     return usageError(fmt::format("'{}' has an empty value; give one ('{}VALUE') or leave "
                                   "the option out", emptyValue, emptyValue));
+  }
+  // `-O 2`: a bare -O is -O1 (gcc, clang), so the level became an input file
+  // named `2`; unless there is such a file, the level was meant.
+  for (int i = 1; i + 1 < argc && std::strcmp(argv[i], "--") != 0; ++i) {
+    std::string_view spaced = argv[i + 1];
+    struct stat st {};
+    if (std::strcmp(argv[i], "-O") == 0 && spaced.size() == 1 &&
+        std::string_view("0123s").find(spaced[0]) != std::string_view::npos &&
+        ::stat(argv[i + 1], &st) != 0) {
+      return usageError(fmt::format("'-O {0}' is '-O' (level 1) and an input file '{0}': write "
+                                    "the level in the flag, '-O{0}'", spaced));
+    }
   }
   // Only options before any command (`tritonc --bogus`): CLI11 would say
   // that a subcommand is required.
