@@ -402,11 +402,18 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
       }
     }
   }
-  // Every visible name is a candidate for "did you mean".
+  // Every visible name is a candidate for "did you mean"; for a name not
+  // called (`h + bais`), only values: a function or layer there is no fix
+  // (`abs` for `bais`).
+  bool called = kindAfter(1) == TokenKind::LParen;
   std::vector<std::string_view> candidates;
   for (uint32_t i = 0; i < current_.size(); ++i) {
+    if (current_[i] == 0) continue;
+    SymbolKind kind = module_.symbols[current_[i] - 1].kind;
     // Type names are values only as casts: they make poor suggestions.
-    if (current_[i] != 0 && module_.symbols[current_[i] - 1].kind != SymbolKind::TypeName) {
+    bool callable = kind == SymbolKind::Fn || kind == SymbolKind::Layer ||
+                    kind == SymbolKind::Builtin || kind == SymbolKind::BuiltinLayer;
+    if (kind != SymbolKind::TypeName && (called || !callable)) {
       candidates.push_back(interner_.spelling(IdentifierId{i}));
     }
   }
@@ -417,7 +424,9 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
 #define BUILTIN_LAYER(Id, Name, Rule, Params) Name,
 #include "tritonc/sema/Builtins.def"
   };
-  candidates.insert(candidates.end(), std::begin(kBuiltinNames), std::end(kBuiltinNames));
+  if (called) {
+    candidates.insert(candidates.end(), std::begin(kBuiltinNames), std::end(kBuiltinNames));
+  }
   std::string_view match = preferredMatch(text, candidates);
   if (!match.empty()) {
     builder.note(Note::DidYouMean, source(), rangeOf(node), match);
