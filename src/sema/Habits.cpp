@@ -305,7 +305,15 @@ std::optional<std::string_view> missingFunctionHint(std::string_view name) {
       "group normalization of [b, c, h, w] is 'let y = reshape(x, [b, g, -1])', then 'y - "
       "mean(y, dim=-1, keepdim=true)' over 'sqrt' of its mean square plus eps, reshaped back to "
       "x's shape and scaled and shifted per channel ('reshape(gamma, [1, c, 1, 1])')";
+  static constexpr std::string_view kDevice =
+      "tensors are where the generated module's caller puts them: move the model and its "
+      "inputs in Python ('model.to(\"cuda\")', 'x.to(\"cuda\")')";
   static constexpr std::pair<std::string_view, std::string_view> kHints[] = {
+      // Device placement (`x.to("cuda")`, `x.cuda()`; `x.to(torch.float16)` is a cast).
+      {"to", kDevice},
+      {"cuda", kDevice},
+      {"cpu", kDevice},
+      {"device", kDevice},
       // 1-D signals (audio, TCNs): held as [b, c, 1, t] (audit 45E).
       {"conv1d", kConv1d},
       {"Conv1d", kConv1d},
