@@ -667,6 +667,31 @@ int run(int argc, char** argv) {
         break;
       }
     }
+    // Words after what a command takes (`cache stats bogus`): named with what it takes.
+    static const std::regex extras(
+        R"(^The following arguments? (?:was|were) not expected: (.*)$)");
+    std::smatch extra;
+    if (std::regex_match(message, extra, extras)) {
+      size_t positionals = 0;
+      for (const CLI::Option* option : level->get_options()) {
+        if (option->get_positional()) positionals += 1;
+      }
+      // (CLI11 lists them last first: it takes the arguments reversed.)
+      std::vector<std::string> listed;
+      std::string all = extra[1].str();
+      for (size_t at = 0; at <= all.size();) {
+        size_t space = all.find(' ', at);
+        if (space == std::string::npos) space = all.size();
+        listed.insert(listed.begin(), all.substr(at, space - at));
+        at = space + 1;
+      }
+      std::string words = fmt::format("{}", fmt::join(listed, " "));
+      message = positionals == 0
+                    ? fmt::format("'{}' takes no arguments, only options; '{}' was given",
+                                  commandPath.substr(8), words)
+                    : fmt::format("too many arguments for '{}': '{}' was not expected",
+                                  commandPath.substr(8), words);
+    }
     // CLI11's wording of a missing or out-of-range value, in ours.
     static const std::regex missing(R"(^(\S+): \d+ required .* missing$)");
     static const std::regex range(R"(^(\S+): Value (.*) not in range (\S+) to (\S+)$)");
