@@ -156,6 +156,10 @@ void selectEntry(CheckedModule& checked, const std::string& entry, const SourceB
       return;
     }
   }
+  // Nothing close (`--entry main`): the layers there are, when few enough to read.
+  if (!visible.empty() && visible.size() <= 12) {
+    builder.note(Note::EntryLayers, fmt::format("{}", fmt::join(visible, ", ")));
+  }
 }
 
 // The input `-` (standard input), or the name its buffer has (`<stdin>`).
