@@ -2442,8 +2442,10 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
         ds.equal(have, arg(1, 0)) == Decision::Yes && ds.equal(want, have) == Decision::No) {
       NodeId made = argumentNode(1);
       if (wanted.isValid() && made.isValid()) {
-        NodeId first = checker.textOf(wanted).data() < checker.textOf(made).data() ? wanted : made;
-        if (auto fixed = checker.swappedCall(instance.site, first, first == wanted ? made : wanted)) {
+        // (swappedCall takes them in source order: `out_ch=3, in_ch=16` is named too.)
+        bool inOrder = checker.textOf(wanted).data() < checker.textOf(made).data();
+        if (auto fixed = checker.swappedCall(instance.site, inOrder ? wanted : made,
+                                             inOrder ? made : wanted)) {
           builder.note(Note::LayerSizesSwapped, checker.fmtDim(have), unit,
                        checker.textOf(instance.site), *fixed);
           return;

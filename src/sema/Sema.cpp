@@ -320,7 +320,9 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
   // torch's names of functions used bare (`cat([a, b], dim=1)`, `clamp`).
   if (std::optional<std::string_view> dsl = bareTorchFunction(text)) {
     auto builder = diags_->report(Diag::UndefinedName, source(), rangeOf(node), text);
-    if (!createdAsModule(builder, *dsl)) builder.note(Note::DidYouMean, source(), rangeOf(node), *dsl);
+    if (!createdAsModule(builder, *dsl)) {
+      builder.note(Note::DidYouMean, source(), rangeOf(node), *dsl);
+    }
     return;
   }
   if (std::optional<std::string_view> hint = missingFunctionHint(text)) {
@@ -338,7 +340,9 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
       dsl && *dsl != text && std::isupper(static_cast<unsigned char>(text[0]))) {
     // torch.nn's module spellings of functions (`ReLU(x)` is `relu(x)`).
     auto builder = diags_->report(Diag::UndefinedName, source(), rangeOf(node), text);
-    if (!createdAsModule(builder, *dsl)) builder.note(Note::DidYouMean, source(), rangeOf(node), *dsl);
+    if (!createdAsModule(builder, *dsl)) {
+      builder.note(Note::DidYouMean, source(), rangeOf(node), *dsl);
+    }
     return;
   }
   // A layer, fn or constant of a file imported `as` an alias is named through

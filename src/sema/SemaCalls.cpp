@@ -570,8 +570,8 @@ ExprInfo Checker::checkBuiltinFnCall(BuiltinFn fn, NodeId call) {
                spelling(tensorInputDefault_));
         return make(module_.types.error(), call);
       }
-      auto builder =
-          diags_->report(Diag::MissingArgument, source(), rangeOf(call), params[i].name, calleeName);
+      auto builder = diags_->report(Diag::MissingArgument, source(), rangeOf(call),
+                                    params[i].name, calleeName);
       // `let act = relu()` (torch's `nn.ReLU()`): the function is applied where
       // the module would be, with the arguments given here after the input.
       TokenId callee = tree_.token(tree_.childA(call));
@@ -1388,7 +1388,8 @@ void Checker::noteInstantiationRules(NodeId call, std::string_view name, Identif
               builder.note(Note::WriteInstead, source(), part, fixed);
             }
           } else if (value.empty()) {
-            noteSizeOfUnknownDimension(builder, call, name, n, static_cast<size_t>(&arg - args.data()));
+            noteSizeOfUnknownDimension(builder, call, name, n,
+                                       static_cast<size_t>(&arg - args.data()));
           }
         }
         break;
