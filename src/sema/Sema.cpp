@@ -289,32 +289,14 @@ void Checker::reportUndefined(NodeId node, IdentifierId name) {
   // (its input missing). The function is applied where the module would be,
   // with the creation's arguments after the input.
   auto createdAsModule = [&](DiagnosticBuilder& builder, std::string_view dsl) {
-    if (kindBefore(1) != TokenKind::Equal || kindBefore(2) != TokenKind::Identifier ||
-        kindBefore(3) != TokenKind::KwLet || kindAfter(1) != TokenKind::LParen ||
-        !std::isupper(static_cast<unsigned char>(text[0])) || findBuiltinLayer(dsl) ||
+    if (!std::isupper(static_cast<unsigned char>(text[0])) || findBuiltinLayer(dsl) ||
         !takesTensorFirst(dsl)) {
       return false;
     }
-    int depth = 0;
-    uint32_t close = at.index + 1;
-    for (; close < tokens().size(); ++close) {
-      TokenKind k = tokens().kind(TokenId{close});
-      if (k == TokenKind::LParen || k == TokenKind::LBracket) ++depth;
-      if ((k == TokenKind::RParen || k == TokenKind::RBracket) && --depth == 0) break;
-      if (k == TokenKind::EndOfFile) return false;
-    }
-    if (close >= tokens().size() || tokens().kind(TokenId{close}) != TokenKind::RParen) {
-      return false;
-    }
-    uint32_t from = tokens().range(TokenId{at.index + 1}).end;
-    std::string_view args =
-        source().text().substr(from, tokens().range(TokenId{close}).begin - from);
-    if (args.find('\n') != std::string_view::npos || args.size() > 60) return false;
-    std::string applied = args.find_first_not_of(' ') == std::string_view::npos
-                              ? fmt::format("{}(x)", dsl)
-                              : fmt::format("{}(x, {})", dsl, args);
-    builder.note(Note::ModuleIsFunction, source(), rangeOf(node), text, dsl,
-                 tokens().spelling(TokenId{at.index - 2}), applied);
+    std::optional<AppliedInstead> applied = appliedInstead(at, dsl);
+    if (!applied) return false;
+    builder.note(Note::ModuleIsFunction, source(), rangeOf(node), text, dsl, applied->module,
+                 applied->call);
     return true;
   };
   // torch's names of functions used bare (`cat([a, b], dim=1)`, `clamp`).

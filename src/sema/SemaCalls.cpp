@@ -574,23 +574,10 @@ ExprInfo Checker::checkBuiltinFnCall(BuiltinFn fn, NodeId call) {
                                     params[i].name, calleeName);
       // `let act = relu()` (torch's `nn.ReLU()`): the function is applied where
       // the module would be, with the arguments given here after the input.
-      TokenId callee = tree_.token(tree_.childA(call));
-      auto before = [&](uint32_t back) {
-        return callee.index >= back ? tokens().kind(TokenId{callee.index - back})
-                                    : TokenKind::EndOfFile;
-      };
-      std::string_view text = textOf(call);
-      size_t open = text.find('(');
-      if (i == 0 && takesTensorFirst(calleeName) && before(1) == TokenKind::Equal &&
-          before(2) == TokenKind::Identifier && before(3) == TokenKind::KwLet &&
-          open != std::string_view::npos && text.back() == ')' && text.size() <= 80 &&
-          text.find('\n') == std::string_view::npos) {
-        std::string_view given = text.substr(open + 1, text.size() - open - 2);
-        std::string applied = given.find_first_not_of(' ') == std::string_view::npos
-                                  ? fmt::format("{}(x)", calleeName)
-                                  : fmt::format("{}(x, {})", calleeName, given);
-        builder.note(Note::FunctionNotModule, calleeName,
-                     tokens().spelling(TokenId{callee.index - 2}), applied);
+      if (i == 0 && takesTensorFirst(calleeName)) {
+        if (auto applied = appliedInstead(tree_.token(tree_.childA(call)), calleeName)) {
+          builder.note(Note::FunctionNotModule, calleeName, applied->module, applied->call);
+        }
       }
       return make(module_.types.error(), call);
     }
@@ -1864,6 +1851,38 @@ std::string Checker::withArgument(NodeId site, std::string_view layer, std::stri
   bool noArguments = text.ends_with("()");
   return fmt::format("{}{}{}={})", text.substr(0, text.size() - 1), noArguments ? "" : ", ",
                      name, value);
+}
+
+std::optional<Checker::AppliedInstead> Checker::appliedInstead(TokenId callee,
+                                                               std::string_view fn) const {
+  auto kindAt = [&](int64_t offset) {
+    int64_t i = static_cast<int64_t>(callee.index) + offset;
+    return i >= 0 && i < static_cast<int64_t>(tokens().size())
+               ? tokens().kind(TokenId{static_cast<uint32_t>(i)})
+               : TokenKind::EndOfFile;
+  };
+  if (kindAt(-1) != TokenKind::Equal || kindAt(-2) != TokenKind::Identifier ||
+      kindAt(-3) != TokenKind::KwLet || kindAt(1) != TokenKind::LParen) {
+    return std::nullopt;
+  }
+  int depth = 0;
+  uint32_t close = callee.index + 1;
+  for (; close < tokens().size(); ++close) {
+    TokenKind k = tokens().kind(TokenId{close});
+    if (k == TokenKind::LParen || k == TokenKind::LBracket) ++depth;
+    if ((k == TokenKind::RParen || k == TokenKind::RBracket) && --depth == 0) break;
+    if (k == TokenKind::EndOfFile) return std::nullopt;
+  }
+  if (close >= tokens().size() || tokens().kind(TokenId{close}) != TokenKind::RParen) {
+    return std::nullopt;
+  }
+  uint32_t from = tokens().range(TokenId{callee.index + 1}).end;
+  std::string_view args = source().text().substr(from, tokens().range(TokenId{close}).begin - from);
+  if (args.find('\n') != std::string_view::npos || args.size() > 60) return std::nullopt;
+  return AppliedInstead{tokens().spelling(TokenId{callee.index - 2}),
+                        args.find_first_not_of(' ') == std::string_view::npos
+                            ? fmt::format("{}(x)", fn)
+                            : fmt::format("{}(x, {})", fn, args)};
 }
 
 NodeId Checker::argumentAt(NodeId site, size_t position, std::string_view name,

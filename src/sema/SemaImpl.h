@@ -188,6 +188,15 @@ class Checker {
   std::optional<std::string> swappedCall(NodeId call, NodeId a, NodeId b) const;
   std::string withArgument(NodeId site, std::string_view layer, std::string_view name,
                            std::string_view value) const;
+  /// For `let NAME = F(args)` with `F` at token `callee`: NAME, and `fn` applied
+  /// to an input with those arguments after it (`softmax(x, dim=1)`), which is
+  /// what to write where NAME is applied when `F` is a function created as a
+  /// module; nullopt in any other context or for arguments over several lines.
+  struct AppliedInstead {
+    std::string_view module;
+    std::string call;
+  };
+  std::optional<AppliedInstead> appliedInstead(TokenId callee, std::string_view fn) const;
   /// The value node of the argument that a creation `site` gives its
   /// parameter `position` (positionally, or named `name` or `alias`); invalid
   /// when it leaves it to its default.
