@@ -4410,12 +4410,31 @@ CheckedModule Checker::run() {
   return std::move(module_);
 }
 
-std::vector<bool> Checker::createdOrApplied() const {
+std::vector<bool> Checker::createdOrApplied(bool byCallablesOnly) const {
   std::vector<bool> used(module_.callables.size(), false);
   for (const InstanceInfo& instance : module_.instances) {
-    if (!instance.builtin) used[instance.decl] = true;
+    if (!instance.builtin && (!byCallablesOnly || instance.owner >= 0)) {
+      used[instance.decl] = true;
+    }
   }
-  for (const auto& [call, callee] : applications_) used[static_cast<size_t>(callee)] = true;
+  // An application's caller: the callable whose text holds it (the file's
+  // callables are in source order); `main` and top-level constants are none.
+  std::vector<uint32_t> begins;
+  if (byCallablesOnly) {
+    for (size_t i = module_.firstLocal; i < module_.callables.size(); ++i) {
+      begins.push_back(rangeOf(module_.callables[i].node).begin);
+    }
+  }
+  for (const auto& [call, callee] : applications_) {
+    if (byCallablesOnly) {
+      uint32_t at = rangeOf(call).begin;
+      auto it = std::upper_bound(begins.begin(), begins.end(), at);
+      if (it == begins.begin()) continue;
+      size_t caller = module_.firstLocal + static_cast<size_t>(it - begins.begin() - 1);
+      if (at >= rangeOf(module_.callables[caller].node).end) continue;
+    }
+    used[static_cast<size_t>(callee)] = true;
+  }
   return used;
 }
 
@@ -4438,23 +4457,7 @@ void Checker::warnEntryByOrder() {
     }
   }
   if (last < 0) return;
-  std::vector<bool> used(module_.callables.size(), false);
-  for (const InstanceInfo& instance : module_.instances) {
-    if (!instance.builtin && instance.owner >= 0) used[instance.decl] = true;
-  }
-  // An application's caller: the callable whose text holds it (the file's
-  // callables are in source order).
-  std::vector<uint32_t> begins;
-  for (size_t i = module_.firstLocal; i < module_.callables.size(); ++i) {
-    begins.push_back(rangeOf(module_.callables[i].node).begin);
-  }
-  for (const auto& [call, callee] : applications_) {
-    uint32_t at = rangeOf(call).begin;
-    auto it = std::upper_bound(begins.begin(), begins.end(), at);
-    if (it == begins.begin()) continue;
-    size_t caller = module_.firstLocal + static_cast<size_t>(it - begins.begin() - 1);
-    if (at < rangeOf(module_.callables[caller].node).end) used[static_cast<size_t>(callee)] = true;
-  }
+  std::vector<bool> used = createdOrApplied(/*byCallablesOnly=*/true);
   if (!used[static_cast<size_t>(last)]) return;
   for (int i = last - 1; i >= static_cast<int>(module_.firstLocal); --i) {
     const CallableInfo& info = module_.callables[i];

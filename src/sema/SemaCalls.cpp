@@ -1195,8 +1195,9 @@ void Checker::bindRemainingToUnknown(TypeId type, std::unordered_map<uint32_t, D
 }
 
 void Checker::noteSizeOfUnknownDimension(DiagnosticBuilder& builder, NodeId call,
-                                         std::string_view layer, NodeId arg, size_t index) {
-  // `x.shape[k]` (k a literal, maybe negative) of an `x` whose dimension k is '?'.
+                                         std::string_view layer, NodeId arg,
+                                         size_t position) {
+  // `x.shape[k]` (k a constant, maybe negative) of an `x` whose dimension k is '?'.
   if (tree_.kind(arg) != NodeKind::Index) return;
   NodeId member = tree_.childA(arg);
   auto indices = tree_.list(tree_.listB(arg));
@@ -1205,41 +1206,29 @@ void Checker::noteSizeOfUnknownDimension(DiagnosticBuilder& builder, NodeId call
     return;
   }
   NodeId base = tree_.childA(member);
-  std::string_view indexText = textOf(indices[0]);
-  int64_t k = 0;
-  bool negative = indexText.starts_with('-');
-  std::string_view digits = negative ? indexText.substr(1) : indexText;
-  if (digits.empty() || digits.size() > 3 ||
-      digits.find_first_not_of("0123456789") != std::string_view::npos) {
-    return;
-  }
-  for (char c : digits) k = k * 10 + (c - '0');
+  std::optional<int64_t> index = constantValue(indices[0]);
+  if (!index) return;
+  int64_t k = *index;
   TypeId type = module_.nodeType[base.index];
   if (!type.isValid() || !module_.types.isTensor(type) || !module_.types.node(type).rankKnown) {
     return;
   }
   std::span<const DimId> shape = module_.types.shape(type);
   int64_t rank = static_cast<int64_t>(shape.size());
-  if (negative) k = rank - k;
+  if (k < 0) k += rank;
   if (k < 0 || k >= rank || !dims().isUnknown(shape[static_cast<size_t>(k)])) return;
   // The hyperparameter's name: the argument's (`in_features=x.shape[1]`), or
   // the parameter it is given to, else `n`.
   std::string hyper = "n";
-  std::string_view text = tokens().source().text();
-  std::string_view before = text.substr(0, rangeOf(arg).begin);
-  while (!before.empty() && before.back() == ' ') before.remove_suffix(1);
-  auto identifierChar = [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  };
-  if (before.ends_with('=') && !before.ends_with("==")) {
-    before.remove_suffix(1);
-    while (!before.empty() && before.back() == ' ') before.remove_suffix(1);
-    size_t start = before.size();
-    while (start > 0 && identifierChar(before[start - 1])) --start;
-    if (start < before.size()) hyper = std::string(before.substr(start));
+  NodeId named;
+  for (NodeId a : tree_.list(tree_.listB(call))) {
+    if (tree_.kind(a) == NodeKind::NamedArg && tree_.childA(a) == arg) named = a;
+  }
+  if (named.isValid()) {
+    hyper = std::string(tokens().spelling(tree_.token(named)));
   } else if (std::optional<BuiltinLayer> builtin = findBuiltinLayer(layer)) {
     const std::vector<BuiltinParam>& params = builtinLayerParams(*builtin);
-    if (index < params.size()) hyper = std::string(params[index].name);
+    if (position < params.size()) hyper = std::string(params[position].name);
   }
   for (const ParamInfo& p : module_.callables[ctx_.callable].params) {
     if (spelling(p.name) == hyper) return;  // (another mistake)
@@ -1250,6 +1239,7 @@ void Checker::noteSizeOfUnknownDimension(DiagnosticBuilder& builder, NodeId call
     typeText += i == static_cast<size_t>(k) ? hyper : dims().format(shape[i], interner_);
   }
   typeText += "]";
+  std::string_view text = tokens().source().text();
   SourceRange whole = rangeOf(call), part = rangeOf(arg);
   std::string fixed = std::string(text.substr(whole.begin, part.begin - whole.begin)) + hyper +
                       std::string(text.substr(part.end, whole.end - part.end));

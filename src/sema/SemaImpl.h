@@ -458,7 +458,7 @@ class Checker {
   /// `TernaryLinear(x.shape[1], 10)` of an `x` whose dimension 1 is '?': the
   /// size hyperparameter to declare, the type to give `x` and the creation.
   void noteSizeOfUnknownDimension(DiagnosticBuilder& builder, NodeId call, std::string_view layer,
-                                  NodeId arg, size_t index);
+                                  NodeId arg, size_t position);
   void noteInstantiationRules(NodeId call, std::string_view name, IdentifierId letName,
                               const std::vector<ExprInfo>& args);
   ExprInfo literalToContext(const ExprInfo& value, TypeId target);
@@ -574,8 +574,9 @@ class Checker {
                                            const FloatBindings& floats, int depth) const;
   /// LayerWithoutInputs: `x: Tensor<float32, [B, 784]>` made a layer's only
   /// tensor a weight (see the function).
-  /// Per callable: whether the file creates (instantiates) or applies it anywhere.
-  std::vector<bool> createdOrApplied() const;
+  /// Per callable: whether the file creates (instantiates) or applies it
+  /// anywhere, or with `byCallablesOnly` in a layer or fn (not in `main`).
+  std::vector<bool> createdOrApplied(bool byCallablesOnly = false) const;
   void warnLayersWithoutInputs();
   void warnTernaryInputs();
   void warnEntryByOrder();
