@@ -170,11 +170,14 @@ def _as_shape(shape):
     return tuple(int(d) for d in shape)
 
 
-def ternary_weights(shape, sparsity=0.0, generator=None, *, dtype=torch.float32, device=None):
+def ternary_weights(shape, sparsity=0.0, generator=None, *, dtype=None, device=None):
     """The initial latent value of a ternary weight: a tensor of ``shape`` with values in
     {-1, 0, +1}: ``round(sparsity * numel)`` zeros at random positions, the rest +1 or -1
     with equal probability. Draws from ``generator`` (a CPU ``torch.Generator``) when given.
+    ``dtype`` defaults to torch's default dtype, as ``nn.Linear``'s parameters do.
     """
+    if dtype is None:
+        dtype = torch.get_default_dtype()
     shape = _as_shape(shape)
     sparsity = float(sparsity)
     if not 0.0 <= sparsity < 1.0:  # as tritonc checks a constant (docs/language.md)

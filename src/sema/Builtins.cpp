@@ -960,20 +960,22 @@ bool checkBuiltinLayerArgs(Checker& checker, BuiltinLayer layer, NodeId call,
   size_t method = layer == BuiltinLayer::TernaryLinear   ? 3
                   : layer == BuiltinLayer::TernaryConv2d ? 8
                                                          : SIZE_MAX;
-  if (method != SIZE_MAX && c.has(method) && c.arg(method).strValue) {
-    std::string_view name = *c.arg(method).strValue;
-    if (name != "absmean" && name != "threshold" && name != "stochastic") {
-      c.wrongValue(method, "'absmean', 'threshold' or 'stochastic'", fmt::format("'{}'", name));
-      return false;
+  // String options: checked here when written, and where the layer is created
+  // when given a str hyperparameter (`method=m`).
+  auto option = [&](size_t i, std::span<const std::string_view> allowed) {
+    if (!c.has(i) || c.lenient(i)) return true;
+    if (!c.arg(i).strValue) {
+      checker.recordStrOptionUse(c.arg(i), Checker::StrOption::LayerOption, allowed,
+                                 builtinLayerParams(layer)[i].name, builtinLayerName(layer));
+      return true;
     }
-  }
-  if (layer == BuiltinLayer::Conv2d && c.has(8) && c.arg(8).strValue) {
-    std::string_view mode = *c.arg(8).strValue;
-    if (mode != "zeros" && mode != "reflect" && mode != "replicate" && mode != "circular") {
-      c.wrongValue(8, "'zeros', 'reflect', 'replicate' or 'circular'", fmt::format("'{}'", mode));
-      return false;
-    }
-  }
+    std::string_view value = *c.arg(i).strValue;
+    if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return true;
+    c.wrongValue(i, optionList(allowed, "'", " or "), fmt::format("'{}'", value));
+    return false;
+  };
+  if (method != SIZE_MAX && !option(method, kQuantizeMethods)) return false;
+  if (layer == BuiltinLayer::Conv2d && !option(8, kPaddingModes)) return false;
   return true;
 }
 
@@ -2245,14 +2247,14 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       if (!ts.isScalar(c.arg(1).type) || ts.node(c.arg(1).type).dtype != DType::Str) {
         return c.wrong(1, "a string");
       }
-      if (method && *method != "absmean" && *method != "threshold" && *method != "stochastic") {
-        constexpr std::string_view kMethods = "\"absmean\", \"threshold\", \"stochastic\"";
-        auto builder = c.checker().diags().report(Diag::InvalidOption, c.checker().source(),
-                                                  c.checker().rangeOf(c.arg(1).node), *method,
-                                                  "quantization method", kMethods);
-        if (std::optional<std::string> option = optionInOtherCase(*method, kMethods)) {
-          builder.note(Note::OptionCase, *option);
-        }
+      if (!method) {
+        c.checker().recordStrOptionUse(c.arg(1), Checker::StrOption::QuantizeMethod,
+                                       kQuantizeMethods);
+      }
+      if (method && std::find(std::begin(kQuantizeMethods), std::end(kQuantizeMethods),
+                              *method) == std::end(kQuantizeMethods)) {
+        c.checker().reportInvalidOption(c.arg(1).node, *method, "quantization method",
+                                        kQuantizeMethods);
         return c.error();
       }
     }

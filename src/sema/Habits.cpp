@@ -382,6 +382,16 @@ std::optional<std::string_view> pythonConstantFix(std::string_view name) {
   return std::nullopt;
 }
 
+std::string optionList(std::span<const std::string_view> options, std::string_view quote,
+                       std::string_view last) {
+  std::string text;
+  for (size_t i = 0; i < options.size(); ++i) {
+    if (i > 0) text += i + 1 == options.size() ? last : std::string_view(", ");
+    text.append(quote).append(options[i]).append(quote);
+  }
+  return text;
+}
+
 std::optional<std::string> optionInOtherCase(std::string_view value, std::string_view expected) {
   if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
       value.back() == value.front()) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,11 @@ std::optional<std::string_view> torchArgumentName(std::string_view name);
 /// 'threshold' or 'stochastic'") that `value` (quoted or not) equals ignoring
 /// case (without quotes); else nullopt.
 std::optional<std::string> optionInOtherCase(std::string_view value, std::string_view expected);
+
+/// The options quoted and listed: `"a", "b", "c"` with `quote` `"` and `last`
+/// ", ", or `'a', 'b' or 'c'` with `'` and " or ".
+std::string optionList(std::span<const std::string_view> options, std::string_view quote,
+                       std::string_view last);
 
 /// For a PyTorch layer with a ternary counterpart (Linear, Conv2d), that
 /// counterpart's name.

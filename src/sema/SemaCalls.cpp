@@ -1426,6 +1426,45 @@ std::string_view Checker::unusedHyperLike(IdentifierId name) const {
   return closestMatch(spelling(name), candidates);
 }
 
+InstanceInfo::StrArg Checker::strArg(const ExprInfo& value) const {
+  InstanceInfo::StrArg result;
+  if (value.strValue) {
+    result.value = std::string(*value.strValue);
+    return result;
+  }
+  NodeId node = value.node;
+  while (node.isValid() && tree_.kind(node) == NodeKind::Paren) node = tree_.childA(node);
+  uint32_t symbol = node.isValid() ? module_.nodeSymbol[node.index] : UINT32_MAX;
+  if (symbol != UINT32_MAX && module_.symbols[symbol].kind == SymbolKind::Param &&
+      ctx_.callable >= 0 &&
+      module_.callables[ctx_.callable].params[module_.symbols[symbol].ref].cls ==
+          ParamClass::Hyper) {
+    result.param = module_.symbols[symbol].name;
+  }
+  return result;
+}
+
+DiagnosticBuilder Checker::reportInvalidOption(NodeId node, std::string_view value,
+                                               std::string_view what,
+                                               std::span<const std::string_view> allowed) {
+  std::string options = optionList(allowed, "\"", ", ");
+  auto builder = diags_->report(Diag::InvalidOption, source(), rangeOf(node), value, what, options);
+  if (std::optional<std::string> option = optionInOtherCase(value, options)) {
+    builder.note(Note::OptionCase, *option);
+  }
+  return builder;
+}
+
+void Checker::recordStrOptionUse(const ExprInfo& value, StrOption option,
+                                 std::span<const std::string_view> allowed, std::string_view what,
+                                 std::string_view callee) {
+  if (value.strValue || ctx_.callable < static_cast<int>(module_.firstLocal) || ctx_.isFn) return;
+  InstanceInfo::StrArg arg = strArg(value);
+  if (!arg.param.isValid()) return;
+  strOptionUses_.push_back(
+      StrOptionUse{ctx_.callable, arg.param, value.node, option, allowed, what, callee});
+}
+
 InstanceInfo::FloatArg Checker::floatArg(const ExprInfo& value) const {
   InstanceInfo::FloatArg result;
   if (value.floatValue) {
@@ -1613,6 +1652,7 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
   std::vector<TypeId> paramTypes;
   std::vector<DimId> defaultDims;  ///< the value of an absent argument, as a dimension
   std::vector<std::optional<double>> defaultFloats;  ///< user layers: a float default's value
+  std::vector<const std::optional<std::string>*> defaultStrs;  ///< user layers: a str default
   std::vector<int> positional;
   if (builtin) {
     for (const BuiltinParam& p : builtinLayerParams(static_cast<BuiltinLayer>(decl))) {
@@ -1634,6 +1674,7 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
     for (const ParamInfo& p : info.params) {
       if (p.cls == ParamClass::Hyper) {
         defaultFloats.push_back(p.defaultFloat);
+        defaultStrs.push_back(&p.defaultStr);
         names.push_back(spelling(p.name));
         optional.push_back(p.hasDefault);
         floating.push_back(false);
@@ -1704,6 +1745,10 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
           instance.floats.resize(instance.args.size() - 1);
           instance.floats.push_back(
               InstanceInfo::FloatArg{defaultFloats[i], IdentifierId{}, NodeId{}});
+        }
+        if (i < defaultStrs.size() && defaultStrs[i]->has_value()) {
+          instance.strs.resize(instance.args.size() - 1);
+          instance.strs.push_back(InstanceInfo::StrArg{**defaultStrs[i], IdentifierId{}});
         }
         continue;
       }
@@ -1791,6 +1836,10 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
       if (t.kind == TypeKind::Scalar && isFloating(t.dtype)) {
         instance.floats.resize(instance.args.size() - 1);
         instance.floats.push_back(floatArg(arg.info));
+      }
+      if (!builtin && t.kind == TypeKind::Scalar && t.dtype == DType::Str) {
+        instance.strs.resize(instance.args.size() - 1);
+        instance.strs.push_back(strArg(arg.info));
       }
     }
   }

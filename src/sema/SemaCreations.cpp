@@ -22,6 +22,7 @@
 #include <map>
 #include <set>
 
+#include "Habits.h"
 #include "SemaImpl.h"
 #include "tritonc/base/Text.h"
 
@@ -45,6 +46,7 @@ struct Checker::CreationWalk {
   std::vector<const InstanceInfo*> chain;  ///< the user-layer creations, outermost first
   std::vector<const DimBindings*> bindingsOf;         ///< per chain entry
   std::vector<const FloatBindings*> floatBindingsOf;  ///< per chain entry
+  std::vector<const StrBindings*> strBindingsOf;      ///< per chain entry
   /// Per chain entry: its creation site and the values it binds ("site:v1,v2").
   /// A creation visited with values it had before is not walked again: it
   /// shows the same problems (the walk is bounded by the distinct creations,
@@ -98,6 +100,10 @@ void Checker::checkCreatedArguments() {
       if (p.defaultFloat) {
         instance.floats.resize(instance.args.size() - 1);
         instance.floats.push_back(InstanceInfo::FloatArg{p.defaultFloat, IdentifierId{}, NodeId{}});
+      }
+      if (p.defaultStr) {
+        instance.strs.resize(instance.args.size() - 1);
+        instance.strs.push_back(InstanceInfo::StrArg{p.defaultStr, IdentifierId{}});
       }
     }
     if (allDefaults && !instance.args.empty()) {
@@ -157,6 +163,7 @@ void Checker::walkCreations(CreationWalk& walk, size_t owner, const DimBindings&
   if (!walk.chain.empty() && owner < n) {
     checkComparisonsWithValues(walk, owner, bindings);
     checkWeightSizes(walk, owner, bindings);
+    checkStrOptions(walk, owner);
   }
   for (const InstanceInfo* instance : walk.created[owner]) {
     if (walk.budget == 0) return;
@@ -175,8 +182,10 @@ void Checker::walkCreations(CreationWalk& walk, size_t owner, const DimBindings&
       continue;
     }
     auto layer = static_cast<size_t>(instance->decl);
-    // Float hyperparameters that get a known value.
+    // Float and str hyperparameters that get a known value.
     FloatBindings innerFloats;
+    StrBindings innerStrs;
+    const StrBindings* outerStrs = walk.strBindingsOf.empty() ? nullptr : walk.strBindingsOf.back();
     if (layer >= module_.firstLocal) {
       size_t h = 0;
       for (const ParamInfo& p : module_.callables[layer].params) {
@@ -185,6 +194,18 @@ void Checker::walkCreations(CreationWalk& walk, size_t owner, const DimBindings&
         if (t.kind == TypeKind::Scalar && isFloating(t.dtype)) {
           if (std::optional<double> value = floatArgument(*instance, h, bindings, floatBindings)) {
             innerFloats[p.name.index] = *value;
+            anyConstant = true;
+          }
+        }
+        if (t.kind == TypeKind::Scalar && t.dtype == DType::Str && h < instance->strs.size()) {
+          const InstanceInfo::StrArg& arg = instance->strs[h];
+          const std::string* value = arg.value ? &*arg.value : nullptr;
+          if (arg.param.isValid() && outerStrs != nullptr) {
+            auto it = outerStrs->find(arg.param.index);
+            if (it != outerStrs->end()) value = &it->second;
+          }
+          if (value != nullptr) {
+            innerStrs.emplace(p.name.index, *value);
             anyConstant = true;
           }
         }
@@ -227,15 +248,19 @@ void Checker::walkCreations(CreationWalk& walk, size_t owner, const DimBindings&
     for (const ParamInfo& p : module_.callables[layer].params) {
       if (p.cls != ParamClass::Hyper) continue;
       auto f = innerFloats.find(p.name.index);
-      creation += f != innerFloats.end() ? fmt::format("f{},", f->second)
-                                         : fmt::format("{},", inner[p.name.index].index);
+      auto str = innerStrs.find(p.name.index);
+      creation += f != innerFloats.end()     ? fmt::format("f{},", f->second)
+                  : str != innerStrs.end() ? fmt::format("s{}:{},", str->second.size(), str->second)
+                                           : fmt::format("{},", inner[p.name.index].index);
     }
     if (!walk.walked.insert(creation).second) continue;
     walk.creationOf.push_back(std::move(creation));
     walk.chain.push_back(instance);
     walk.bindingsOf.push_back(&inner);
     walk.floatBindingsOf.push_back(&innerFloats);
+    walk.strBindingsOf.push_back(&innerStrs);
     walkCreations(walk, layer, inner, innerFloats);
+    walk.strBindingsOf.pop_back();
     walk.floatBindingsOf.pop_back();
     walk.bindingsOf.pop_back();
     walk.chain.pop_back();
@@ -255,11 +280,15 @@ void Checker::addCreationProblem(CreationWalk& walk, std::pair<uint32_t, uint32_
       if (p.cls != ParamClass::Hyper) continue;
       std::optional<int64_t> v = dims().constValue(walk.bindingsOf[i]->at(p.name.index));
       auto f = walk.floatBindingsOf[i]->find(p.name.index);
+      auto str = walk.strBindingsOf[i]->find(p.name.index);
       if (v) {
         with += fmt::format("{}{} = {}", with.empty() ? "" : ", ", spelling(p.name), *v);
       } else if (f != walk.floatBindingsOf[i]->end()) {
         with += fmt::format("{}{} = {}", with.empty() ? "" : ", ", spelling(p.name),
                             formatFloat(f->second));
+      } else if (str != walk.strBindingsOf[i]->end()) {
+        with += fmt::format("{}{} = \"{}\"", with.empty() ? "" : ", ", spelling(p.name),
+                            str->second);
       }
     }
     if (tree_.kind(outer.site) != NodeKind::Call) {  // a creation by defaults: no call
@@ -275,6 +304,33 @@ void Checker::addCreationProblem(CreationWalk& walk, std::pair<uint32_t, uint32_
   walk.problems.push_back(CreationWalk::Problem{
       rangeOf(site).begin, std::move(builder),
       callableName(static_cast<int>(walk.chain.back()->decl)), {walk.creationOf.back()}});
+}
+
+void Checker::checkStrOptions(CreationWalk& walk, size_t owner) {
+  const StrBindings& values = *walk.strBindingsOf.back();
+  for (const StrOptionUse& use : strOptionUses_) {
+    if (static_cast<size_t>(use.owner) != owner) continue;
+    auto it = values.find(use.param.index);
+    if (it == values.end() ||
+        std::find(use.allowed.begin(), use.allowed.end(), it->second) != use.allowed.end()) {
+      continue;
+    }
+    std::pair<uint32_t, uint32_t> key{use.node.index, 0x40000000u};
+    if (walk.seen(key)) continue;
+    std::string value = it->second;
+    if (use.option == StrOption::QuantizeMethod) {
+      addCreationProblem(walk, key, use.node,
+                         reportInvalidOption(use.node, value, "quantization method", use.allowed));
+    } else {
+      std::string expected = optionList(use.allowed, "'", " or ");
+      auto builder = diags_->report(Diag::InvalidArgumentValue, source(), rangeOf(use.node),
+                                    use.what, use.callee, expected, fmt::format("'{}'", value));
+      if (std::optional<std::string> option = optionInOtherCase(value, expected)) {
+        builder.note(Note::OptionCase, *option);
+      }
+      addCreationProblem(walk, key, use.node, std::move(builder));
+    }
+  }
 }
 
 bool Checker::mayBeOne(DimId d, const DimBindings& bindings) {

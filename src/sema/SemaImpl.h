@@ -435,6 +435,8 @@ class Checker {
   bool reportForeignMember(NodeId node, NodeId call);
   /// What checkCreatedArguments needs of a float hyperparameter's argument.
   InstanceInfo::FloatArg floatArg(const ExprInfo& value) const;
+  /// What checkCreatedArguments needs of a str hyperparameter's argument.
+  InstanceInfo::StrArg strArg(const ExprInfo& value) const;
   std::optional<TypeId> builtinMemberType(const InstanceInfo& instance, const std::string& member);
   ExprInfo checkCall(NodeId node, IdentifierId letName = IdentifierId{});
   ExprInfo checkCast(DType dtype, NodeId call);
@@ -702,6 +704,39 @@ class Checker {
     DimId da, db;
   };
   std::vector<BroadcastCheck> broadcastChecks_;
+ public:
+  /// A string option given a str hyperparameter of the layer (`method=m`):
+  /// its value is known where the layer is created, and checked there.
+  enum class StrOption : uint8_t {
+    QuantizeMethod,  ///< ternary_quantize(x, method=m)
+    LayerOption,     ///< a built-in layer's string argument (TernaryLinear(..., method=m))
+  };
+  /// Records `value` given to a string option when it is a str hyperparameter of
+  /// the layer being checked. `what` and `callee` name the option for LayerOption
+  /// (the argument and the layer: static strings), `allowed` the values.
+  /// InvalidOption: `value` is not one of `allowed`, the `what` (with a note
+  /// where it is one in another case).
+  DiagnosticBuilder reportInvalidOption(NodeId node, std::string_view value, std::string_view what,
+                                        std::span<const std::string_view> allowed);
+  void recordStrOptionUse(const ExprInfo& value, StrOption option,
+                          std::span<const std::string_view> allowed,
+                          std::string_view what = {}, std::string_view callee = {});
+
+ private:
+  struct StrOptionUse {
+    int owner;  ///< callables index of the layer
+    IdentifierId param;
+    NodeId node;
+    StrOption option;
+    std::span<const std::string_view> allowed;
+    std::string_view what, callee;
+  };
+  std::vector<StrOptionUse> strOptionUses_;
+  /// The str hyperparameters' values of a created layer, by name.
+  using StrBindings = std::unordered_map<uint32_t, std::string>;
+  /// The string options of `owner`'s body given a str hyperparameter whose
+  /// value the walk's innermost creation makes invalid.
+  void checkStrOptions(CreationWalk& walk, size_t owner);
   /// Application sites (call, callee) to validate once all bodies are known.
   std::vector<std::pair<NodeId, int>> applications_;
   /// Calls of fns and layer applications that run whenever their caller's
@@ -762,6 +797,11 @@ std::optional<LayerArgProblem> builtinLayerArgProblem(
 /// more than any one machine holds; the largest weights of real models are
 /// about 2^32 elements).
 inline constexpr int64_t kHugeWeightElements = int64_t{1} << 36;
+
+/// ternary_quantize's methods (LANGUAGE.md §5) and nn.Conv2d's padding modes.
+inline constexpr std::string_view kQuantizeMethods[] = {"absmean", "threshold", "stochastic"};
+inline constexpr std::string_view kPaddingModes[] = {"zeros", "reflect", "replicate",
+                                                     "circular"};
 struct HugeWeightProblem {
   Diag kind;
   std::string elements;  ///< "65536 x 65536 x 64 = 274877906944", or the sizes alone

@@ -310,6 +310,21 @@ class QuantizerTests(unittest.TestCase):
         x = torch.zeros(2, 0, requires_grad=True)
         self.assertTrue(act_quant_int8(x).requires_grad)
 
+    def test_ternary_weights_follow_the_default_dtype(self):
+        # As nn.Linear's parameters: a model built under set_default_dtype(float64)
+        # has every parameter in float64 (float32 ternary weights beside float64
+        # biases made the first forward raise).
+        before = torch.get_default_dtype()
+        try:
+            torch.set_default_dtype(torch.float64)
+            self.assertEqual(ternary_weights((3, 4)).dtype, torch.float64)
+            self.assertEqual(ternary_weights((3, 4), dtype=torch.float32).dtype, torch.float32)
+            layer = tritonrt.TernaryLinear(4, 3)
+            self.assertEqual({p.dtype for p in layer.parameters()}, {torch.float64})
+        finally:
+            torch.set_default_dtype(before)
+        self.assertEqual(ternary_weights((3, 4)).dtype, torch.float32)
+
     def test_ternary_weights(self):
         g = torch.Generator().manual_seed(5)
         w = ternary_weights((10, 20), sparsity=0.25, generator=g)
@@ -1276,6 +1291,34 @@ class LoaderTests(FoldAlways, unittest.TestCase):
                 fn(src)
             with self.assertRaisesRegex(TypeError, "not type; construct it first"):
                 fn(torch.nn.Linear)
+
+    def test_model_built_under_a_float64_default_dtype_runs(self):
+        # Every parameter follows torch.set_default_dtype, ternary weights (the contract's
+        # default initializer) as the float ones: a model half float32, half float64 raised
+        # "expected scalar type Double but found Float" on its first forward.
+        self._real_tritonc()
+        src = self._write("tiny.tri", textwrap.dedent("""\
+            layer Tiny(w: TernaryTensor<trit, [8, 4]>,
+                       v: TernaryTensor<trit, [4, 8]> = ternary_quantize(kaiming_uniform()),
+                       b: Tensor<float32, [4]> = zeros(),
+                       x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 8]> {
+                return relu(x @ w + b) @ v
+            }
+            """))
+        Tiny = tritonrt.compile_model(src, optimization_level="O2")
+        before = torch.get_default_dtype()
+        try:
+            torch.set_default_dtype(torch.float64)
+            model = Tiny().eval()
+            self.assertEqual({p.dtype for p in model.parameters()}, {torch.float64})
+            x = torch.randn(3, 8)
+            y = model(x)
+            self.assertEqual(y.dtype, torch.float64)
+            w = tritonrt.ternary_dequantize(tritonrt.ternary_quantize(model.w))
+            v = tritonrt.ternary_dequantize(tritonrt.ternary_quantize(model.v))
+            torch.testing.assert_close(y, torch.relu(x @ w + model.b) @ v)
+        finally:
+            torch.set_default_dtype(before)
 
     def test_load(self):
         path = self._write("model.py", GENERATED)

@@ -52,6 +52,9 @@ struct ParamInfo {
   /// A float hyperparameter's default when it is a known number (`p: float32
   /// = 0.1`), checked where a creation leaves it out (`Dropout(p)`).
   std::optional<double> defaultFloat;
+  /// A str hyperparameter's default (`method: str = "absmean"`), checked where
+  /// a creation leaves it out and the body passes it to a string option.
+  std::optional<std::string> defaultStr;
   /// An integer hyperparameter's default as a size over the layer's other
   /// hyperparameters (`4 * d`); invalid when it is none.
   DimId defaultDim;
@@ -134,6 +137,14 @@ struct InstanceInfo {
     NodeId expr;  ///< the expression, when neither of the above
   };
   std::vector<FloatArg> floats;
+  /// User layers' str arguments, by constructor parameter like `args`
+  /// (shorter when the last ones are not strings): a known string, or the
+  /// creating layer's str hyperparameter passed on (`Q(method=m)`).
+  struct StrArg {
+    std::optional<std::string> value;
+    IdentifierId param;
+  };
+  std::vector<StrArg> strs;
   /// User layers: the hyperparameters the creation leaves to their defaults, by
   /// index like `args` (empty when it gives them all), so that a default computed
   /// from others (`hidden: int = 4 * d`) takes the creation's values.
