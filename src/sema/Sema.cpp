@@ -1228,8 +1228,8 @@ void Checker::checkCallableBody(int index) {
         isFloating(module_.types.node(p.type).dtype)) {
       info.params[i].defaultFloat = value.number();
     }
-    if (p.cls == ParamClass::Hyper && module_.types.isScalar(p.type) &&
-        module_.types.node(p.type).dtype == DType::Str && value.strValue) {
+    if (module_.types.isScalar(p.type) && module_.types.node(p.type).dtype == DType::Str &&
+        value.strValue) {
       info.params[i].defaultStr = std::string(*value.strValue);
     }
     if (p.cls == ParamClass::Hyper && value.dim.isValid() && !dims().isUnknown(value.dim) &&
@@ -4395,6 +4395,7 @@ CheckedModule Checker::run() {
   checkRecursiveInstantiation();
   checkInfiniteRecursion();
   checkConstantsReadThroughCalls();
+  checkStrOptionsOfCalls();
   checkCreatedArguments();
   warnLayersWithoutInputs();
   warnTernaryInputs();

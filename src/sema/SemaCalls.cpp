@@ -1435,10 +1435,11 @@ InstanceInfo::StrArg Checker::strArg(const ExprInfo& value) const {
   NodeId node = value.node;
   while (node.isValid() && tree_.kind(node) == NodeKind::Paren) node = tree_.childA(node);
   uint32_t symbol = node.isValid() ? module_.nodeSymbol[node.index] : UINT32_MAX;
+  // (A layer's str parameters are hyperparameters; an fn's are its inputs.)
   if (symbol != UINT32_MAX && module_.symbols[symbol].kind == SymbolKind::Param &&
       ctx_.callable >= 0 &&
-      module_.callables[ctx_.callable].params[module_.symbols[symbol].ref].cls ==
-          ParamClass::Hyper) {
+      (ctx_.isFn || module_.callables[ctx_.callable].params[module_.symbols[symbol].ref].cls ==
+                        ParamClass::Hyper)) {
     result.param = module_.symbols[symbol].name;
   }
   return result;
@@ -1458,7 +1459,7 @@ DiagnosticBuilder Checker::reportInvalidOption(NodeId node, std::string_view val
 void Checker::recordStrOptionUse(const ExprInfo& value, StrOption option,
                                  std::span<const std::string_view> allowed, std::string_view what,
                                  std::string_view callee) {
-  if (value.strValue || ctx_.callable < static_cast<int>(module_.firstLocal) || ctx_.isFn) return;
+  if (value.strValue || ctx_.callable < static_cast<int>(module_.firstLocal)) return;
   InstanceInfo::StrArg arg = strArg(value);
   if (!arg.param.isValid()) return;
   strOptionUses_.push_back(

@@ -333,6 +333,56 @@ void Checker::checkStrOptions(CreationWalk& walk, size_t owner) {
   }
 }
 
+void Checker::checkStrOptionsOfCalls() {
+  if (strOptionUses_.empty()) return;
+  std::set<std::pair<uint32_t, std::string>> reported;  // (use, value)
+  for (size_t node = 0; node < module_.callOf.size(); ++node) {
+    uint32_t index = module_.callOf[node];
+    if (index >= module_.calls.size()) continue;
+    const CallInfo& call = module_.calls[index];
+    if (call.kind != CallKind::FnCall && call.kind != CallKind::Apply) continue;
+    const CallableInfo& callee = module_.callables[call.callee];
+    for (const StrOptionUse& use : strOptionUses_) {
+      if (static_cast<uint32_t>(use.owner) != call.callee) continue;
+      size_t param = 0;
+      while (param < callee.params.size() && callee.params[param].name != use.param) ++param;
+      if (param == callee.params.size()) continue;
+      NodeId given;
+      for (const auto& [p, arg] : call.args) {
+        if (p == param) given = arg;
+      }
+      std::optional<std::string> value;
+      if (given.isValid()) {
+        NodeId literal = given;
+        while (tree_.kind(literal) == NodeKind::Paren) literal = tree_.childA(literal);
+        if (tree_.kind(literal) == NodeKind::StringLit) {
+          value = std::string(tokens().stringValue(tree_.token(literal)));
+        }
+      } else {
+        value = callee.params[param].defaultStr;
+      }
+      if (!value ||
+          std::find(use.allowed.begin(), use.allowed.end(), *value) != use.allowed.end() ||
+          !reported.emplace(use.node.index, *value).second) {
+        continue;
+      }
+      DiagnosticBuilder builder =
+          use.option == StrOption::QuantizeMethod
+              ? reportInvalidOption(use.node, *value, "quantization method", use.allowed)
+              : diags_->report(Diag::InvalidArgumentValue, source(), rangeOf(use.node), use.what,
+                               use.callee, optionList(use.allowed, "'", " or "),
+                               fmt::format("'{}'", *value));
+      std::string shown = fmt::format("\"{}\"", *value);
+      if (given.isValid()) {
+        builder.note(Note::SizeBoundHere, source(), rangeOf(given), spelling(use.param), shown);
+      } else {
+        builder.note(Note::DefinedHere, source(), rangeOf(callee.params[param].node),
+                     spelling(use.param));
+      }
+    }
+  }
+}
+
 bool Checker::mayBeOne(DimId d, const DimBindings& bindings) {
   if (dims().constValue(dims().substitute(d, bindings)) == 1) return true;
   const DimStore::Node& node = dims().node(d);

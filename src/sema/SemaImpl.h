@@ -737,6 +737,9 @@ class Checker {
   /// The string options of `owner`'s body given a str hyperparameter whose
   /// value the walk's innermost creation makes invalid.
   void checkStrOptions(CreationWalk& walk, size_t owner);
+  /// The same for the string literals (and str defaults) that calls of fns and
+  /// layer applications pass (`quant(x, "foo")`, `Q(w, x, method="foo")`).
+  void checkStrOptionsOfCalls();
   /// Application sites (call, callee) to validate once all bodies are known.
   std::vector<std::pair<NodeId, int>> applications_;
   /// Calls of fns and layer applications that run whenever their caller's
