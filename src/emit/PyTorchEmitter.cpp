@@ -352,10 +352,12 @@ class Emitter {
   /// A local's name: `base`, else `base_2`, ... A local never takes the name
   /// of a module-level declaration the function reads (Python would make that
   /// name local in the whole function); a parameter keeps its name (callers
-  /// pass it by keyword).
-  std::string fresh(std::string base, bool parameter = false) {
+  /// pass it by keyword). A compiler temporary (`t`) never takes a name the
+  /// source gives a local of the function: the user's `t` stays `t`.
+  std::string fresh(std::string base, bool parameter = false, bool temporary = false) {
     auto taken = [&](const std::string& candidate) {
-      return (!parameter && reserved_.count(candidate) != 0) || used_.names.count(candidate) != 0;
+      return (!parameter && reserved_.count(candidate) != 0) || used_.names.count(candidate) != 0 ||
+             (temporary && sourceNames_.count(candidate) != 0);
     };
     if (!taken(base)) {
       used_.names.insert(base);
@@ -372,7 +374,8 @@ class Emitter {
     used_.names.insert(candidate);
     return candidate;
   }
-  /// Fills reserved_ with the Python names of the declarations `f` refers to.
+  /// Fills reserved_ with the Python names of the declarations `f` refers to,
+  /// and sourceNames_ with those of its named values.
   void reserveReferences(const Function& f);
   std::string local(ValueId v) {
     if (auto preset = presetNames_.find(v.index); preset != presetNames_.end()) {
@@ -387,7 +390,7 @@ class Emitter {
     // A constant's initializer runs at module level: its temporaries are
     // module attributes, private to it (`_G_t`), so they overwrite no constant.
     if (ctx_ == Context::Global) base = globalTemps_ + base;
-    std::string n = fresh(base);
+    std::string n = fresh(base, /*parameter=*/false, /*temporary=*/!value.name.isValid());
     expr_[v.index] = n;
     bound_.insert(v.index);
     return n;
@@ -697,6 +700,7 @@ class Emitter {
     void insert(std::string name) { names.insert(std::move(name)); }
   } used_;
   std::unordered_set<std::string> reserved_;  ///< see fresh()
+  std::unordered_set<std::string> sourceNames_;  ///< see fresh()
   std::string globalTemps_;  ///< the prefix of a constant's temporaries
   std::vector<std::vector<std::string>> yieldTargets_;  ///< what a yield assigns
   std::vector<Loop> loops_;
@@ -1260,10 +1264,19 @@ void Emitter::resolveHyperDefaults(const Function& f, int depth, bool applyStyle
 
 void Emitter::reserveReferences(const Function& f) {
   reserved_.clear();
+  sourceNames_.clear();
+  auto named = [&](ValueId v) {
+    if (m_.values[v.index].name.isValid()) sourceNames_.insert(name(m_.values[v.index].name));
+  };
   auto walk = [&](auto&& self, BlockId block) -> void {
     if (!block.isValid()) return;
+    for (ValueId arg : m_.blocks[block.index].args) named(arg);
     for (OpId id : m_.blocks[block.index].ops) {
       const Op& o = m_.op(id);
+      // (A sub-module is an attribute, `self.t`, not a local.)
+      if (o.kind != OpKind::Instantiate) {
+        for (ValueId result : m_.results(id)) named(result);
+      }
       auto index = static_cast<size_t>(o.intAttr);
       if (o.kind == OpKind::Global) {
         reserved_.insert(globalName(index));
