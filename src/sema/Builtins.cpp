@@ -792,6 +792,26 @@ ExprInfo joinTensors(Call& c, bool stack) {
                   stack ? std::string("stack needs equal shapes")
                         : fmt::format("only dimension {} (dim={}) may differ", *d, *d));
       }
+      // `concat([x, y])` of [?, 3, 4, 4] and [?, 5, 4, 4], without `dim`: the
+      // one dimension in which the shapes differ is most likely the one meant.
+      std::optional<size_t> joined;
+      bool one = !stack && !c.has(1) && !c.lenient(0);
+      for (size_t i = 0; one && i < shape.size(); ++i) {
+        for (TypeId e : elements) {
+          std::span<const DimId> sizes = ts.shape(e);
+          if (sizes.size() != shape.size()) one = false;
+          if (!one || ds.equal(ts.shape(elements[0])[i], sizes[i]) != Decision::No) continue;
+          if (joined && *joined != i) one = false;
+          joined = i;
+        }
+      }
+      if (one && joined && *joined != *d) {
+        std::string fixed = fmt::format("{}({}, dim={})", chk.textOf(chk.tree().childA(c.node())),
+                                        chk.textOf(c.arg(0).node), *joined);
+        if (fixed.size() <= 60 && fixed.find('\n') == std::string::npos) {
+          diag.note(Note::WriteInstead, chk.source(), chk.rangeOf(c.node()), fixed);
+        }
+      }
       return c.error();
     }
   }

@@ -1569,6 +1569,7 @@ bool Checker::checkStatement(NodeId statement) {
             (promote(got.dtype, want.dtype) != want.dtype || scaledTernary)) {
           builder.note(Note::SuggestCast, dtypeName(want.dtype));
         }
+        noteOtherAxis(builder, result, info.returnType);
         // Callers checked from here on trust neither the declared sizes
         // that did not fit nor the computed ones: the mistake is reported
         // once, here, not again where a caller uses the result.
@@ -2120,6 +2121,83 @@ bool Checker::resizedInput(NodeId target, const ExprInfo& value, NodeId valueNod
   }
   if (ctx_.loopDepth == 0 && ctx_.ifDepth == 0) module_.symbols[symbol].type = value.type;
   return true;
+}
+
+void Checker::noteOtherAxis(DiagnosticBuilder& builder, const ExprInfo& value, TypeId want) {
+  // `x.T` of a [?, 4, 8] reverses every dimension (torch's Tensor.T), and
+  // `concat([a, b])` joins along dimension 0: where the dimensions PyTorch
+  // users mean (`x.mT`, the feature dimension) give the wanted type, say how.
+  NodeId node = value.node;
+  while (node.isValid() && tree_.kind(node) == NodeKind::Paren) node = tree_.childA(node);
+  if (!node.isValid()) return;
+  TypeStore& ts = module_.types;
+  if (!ts.isTensor(value.type) || !ts.node(value.type).rankKnown) return;
+  const TypeStore::Node t = ts.node(value.type);
+  auto fits = [&](std::vector<DimId> shape) {
+    ExprInfo other = value;
+    other.type = ts.tensor(t.dtype, shape, t.ternary);
+    return checkAssignable(other, want, node, /*quiet=*/true);
+  };
+  auto shown = [&](std::string text) {
+    if (text.size() <= 60 && text.find('\n') == std::string::npos) {
+      builder.note(Note::WriteInstead, source(), rangeOf(node), text);
+    }
+  };
+  if (tree_.kind(node) == NodeKind::Member && tokens().spelling(tree_.token(node)) == "T") {
+    NodeId base = tree_.childA(node);
+    TypeId baseType = module_.nodeType[base.index];
+    if (!baseType.isValid() || !ts.isTensor(baseType) || !ts.node(baseType).rankKnown) return;
+    std::vector<DimId> shape(ts.shape(baseType).begin(), ts.shape(baseType).end());
+    if (shape.size() < 3) return;
+    std::swap(shape[shape.size() - 2], shape[shape.size() - 1]);
+    if (fits(shape)) shown(fmt::format("transpose({}, -2, -1)", textOf(base)));
+    return;
+  }
+  if (tree_.kind(node) != NodeKind::Call || module_.callOf[node.index] >= module_.calls.size()) {
+    return;
+  }
+  const CallInfo& call = module_.calls[module_.callOf[node.index]];
+  bool concat = call.callee == static_cast<uint32_t>(BuiltinFn::Concat);
+  if (call.kind != CallKind::Builtin || call.args.size() != 1 ||
+      (!concat && call.callee != static_cast<uint32_t>(BuiltinFn::Stack))) {
+    return;  // (only where `dim` was left out)
+  }
+  NodeId list = call.args[0].second;
+  if (tree_.kind(list) != NodeKind::List) return;
+  std::vector<std::span<const DimId>> items;
+  for (NodeId element : tree_.list(tree_.listA(list))) {
+    TypeId type = module_.nodeType[element.index];
+    if (!type.isValid() || !ts.isTensor(type) || !ts.node(type).rankKnown) return;
+    items.push_back(ts.shape(type));
+    if (items.back().size() != items.front().size()) return;
+  }
+  if (items.empty()) return;
+  size_t rank = items.front().size() + (concat ? 0 : 1);
+  std::optional<size_t> found;
+  for (size_t d = 1; d < rank; ++d) {
+    std::vector<DimId> shape;
+    for (size_t k = 0, from = 0; k < rank; ++k) {
+      if (k != d) {
+        shape.push_back(items.front()[from++]);
+      } else if (!concat) {
+        shape.push_back(dims().constant(static_cast<int64_t>(items.size())));
+      } else {
+        DimId sum = items.front()[from];
+        for (size_t i = 1; i < items.size(); ++i) {
+          sum = dims().binary(DimKind::Add, sum, items[i][from]);
+        }
+        shape.push_back(sum);
+        ++from;
+      }
+    }
+    if (fits(shape)) {
+      if (found) return;  // (two would do: no single fix)
+      found = d;
+    }
+  }
+  if (found) {
+    shown(fmt::format("{}({}, dim={})", textOf(tree_.childA(node)), textOf(list), *found));
+  }
 }
 
 // `y = reshape(y, [b, t, 2, 4])` of a 3-D `y` under an `if` or a loop: the

@@ -530,6 +530,9 @@ class Checker {
   void warnIfRenamedClass(IdentifierId name, NodeId layer);
   bool resizedInput(NodeId target, const ExprInfo& value, NodeId valueNode);
   bool rankChangeInBranch(NodeId target, const ExprInfo& value, NodeId valueNode);
+  /// A value of the wrong type that `x.T` (rank 3 or more) or a `concat`/`stack`
+  /// without `dim` made: the transpose or dimension that gives `want`.
+  void noteOtherAxis(DiagnosticBuilder& builder, const ExprInfo& value, TypeId want);
   std::optional<uint32_t> untypedLocal(NodeId target) const;
   void retypeAfterReassignment(NodeId target, TypeId assigned);
   // ---- hyperparameter values along creation chains (SemaCreations.cpp) -------
