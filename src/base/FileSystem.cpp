@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -193,7 +194,33 @@ void removeFilesAndResignal(int signal) {
       directories[count++] = path;
     }
   }
-  while (count > 0) ::rmdir(directories[--count]);
+  // A private directory also holds what a child made in it (nvcc's tmpxft_*
+  // files, with TMPDIR pointing there): its entries are removed with system
+  // calls only (getdents64, unlinkat), which a signal handler may make.
+  while (count > 0) {
+    const char* directory = directories[--count];
+    if (::rmdir(directory) == 0 || (errno != ENOTEMPTY && errno != EEXIST)) continue;
+    int fd = ::open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) continue;
+    alignas(8) char buffer[4096];
+    for (int round = 0; round < 64; ++round) {
+      long n = ::syscall(SYS_getdents64, fd, buffer, sizeof buffer);
+      if (n <= 0) break;
+      for (long at = 0; at < n;) {
+        // struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name.
+        unsigned short length = 0;
+        std::memcpy(&length, buffer + at + 16, sizeof length);
+        const char* name = buffer + at + 19;
+        if (!(name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))) {
+          ::unlinkat(fd, name, 0);
+        }
+        if (length == 0) break;
+        at += length;
+      }
+    }
+    ::close(fd);
+    ::rmdir(directory);
+  }
   ::signal(signal, SIG_DFL);
   ::raise(signal);  // delivered when the handler returns: the default action
 }
@@ -244,12 +271,25 @@ std::string makePrivateDirectory(const std::string& prefix, std::string* error) 
   return path;
 }
 
-ProcessResult runProcess(const std::vector<std::string>& args, const std::string& logPath) {
+ProcessResult runProcess(const std::vector<std::string>& args, const std::string& logPath,
+                         const std::vector<std::string>& environment) {
   std::call_once(handlersInstalled, installSignalHandlers);
   ProcessResult result;
   std::vector<char*> argv;
   for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
+  // tritonc's environment, with `environment`'s variables in place of theirs.
+  std::vector<char*> envp;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    std::string_view variable = *entry;
+    std::string_view name = variable.substr(0, variable.find('='));
+    bool replaced = std::any_of(environment.begin(), environment.end(), [&](const std::string& e) {
+      return e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=';
+    });
+    if (!replaced) envp.push_back(*entry);
+  }
+  for (const std::string& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attributes;
   posix_spawn_file_actions_init(&actions);
@@ -278,7 +318,7 @@ ProcessResult runProcess(const std::vector<std::string>& args, const std::string
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
   pid_t pid = 0;
-  int spawned = posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), environ);
+  int spawned = posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), envp.data());
   std::atomic<pid_t>* slot = nullptr;
   if (spawned == 0) {
     for (std::atomic<pid_t>& s : groupSlots) {

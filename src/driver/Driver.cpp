@@ -601,7 +601,10 @@ NvccFailure runNvcc(const CompileOptions& options, const std::string& nvcc,
   std::string log = workDir + "/nvcc.log";
   removeFileOnSignal(log);
   logMessage(LogLevel::Verbose, fmt::format("running {}", fmt::join(args, " ")));
-  ProcessResult run = runProcess(args, log);
+  // Its intermediate files (tmpxft_*) in the private folder too, which a
+  // signal that ends tritonc removes with everything in it: in $TMPDIR they
+  // would stay behind when nvcc is killed.
+  ProcessResult run = runProcess(args, log, {"TMPDIR=" + workDir});
   std::string output = readWholeFile(log).value_or("");
   ::unlink(log.c_str());
   keepFileOnSignal(log);

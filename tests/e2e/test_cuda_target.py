@@ -357,6 +357,42 @@ def test_failed_nvcc_output_is_shown_line_by_line(ctx):
         raise AssertionError("JSON: %r" % proc.stderr)
 
 
+def test_killed_nvcc_leaves_no_temporary_files(ctx):
+    # nvcc writes its intermediate files (tmpxft_*) to $TMPDIR and leaves them when it is
+    # killed: it runs with TMPDIR in tritonc's private folder, which a signal that ends
+    # tritonc removes with everything in it (they were left in /tmp by every cancelled build).
+    import signal
+    import time
+    work, nvcc = fake_nvcc(ctx, 'echo "$TMPDIR" > "%s/seen"\n'
+                           'echo partial > "$TMPDIR/tmpxft_00001234_00000000-1.cpp"\n'
+                           'touch "%s/started"\nsleep 30\n' % (ctx.workdir, ctx.workdir))
+    tmpdir = os.path.join(work, "tmp")
+    os.makedirs(tmpdir)
+    started = os.path.join(ctx.workdir, "started")
+    source = os.path.join(REPO, "examples", "mnist_mlp.tri")
+    env = dict(os.environ, TMPDIR=tmpdir)
+    proc = subprocess.Popen([ctx.tritonc, "compile", source, "-o", os.path.join(work, "m.py"),
+                             "--target", "cuda", "--no-cache", "--nvcc", nvcc],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not os.path.exists(started) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not os.path.exists(started):
+            raise AssertionError("the fake nvcc never ran")
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    seen = open(os.path.join(ctx.workdir, "seen")).read().strip()
+    if not seen.startswith(os.path.join(tmpdir, "tritonc-nvcc.")):
+        raise AssertionError("nvcc ran with TMPDIR=%r, not in tritonc's private folder" % seen)
+    if code != -signal.SIGTERM or os.listdir(tmpdir):
+        raise AssertionError("exit %d; left in $TMPDIR: %s" % (code, os.listdir(tmpdir)))
+
+
 def test_file_names_never_reach_nvccs_shell(ctx):
     """nvcc runs its steps through `sh -c` with the file names inside double quotes, so an
     input named `x$(touch PWNED).tri` ran that command when its kernels were built (audit
@@ -930,6 +966,7 @@ def main():
               test_left_hand_weights_reach_their_kernels,
               test_failed_nvcc_output_is_shown_line_by_line,
               test_file_names_never_reach_nvccs_shell,
+              test_killed_nvcc_leaves_no_temporary_files,
               test_nvcc_without_a_host_compiler_is_no_nvcc,
               test_the_headers_build_command_is_the_one_run,
               test_cuda_libraries_are_reproducible]

@@ -155,7 +155,9 @@ struct ProcessResult {
 /// readable by its owner only, as mkdtemp; its path, or empty with `error`.
 std::string makePrivateDirectory(const std::string& prefix, std::string* error);
 
-ProcessResult runProcess(const std::vector<std::string>& args, const std::string& logPath);
+/// `environment` ("NAME=value") replaces or adds variables of tritonc's own.
+ProcessResult runProcess(const std::vector<std::string>& args, const std::string& logPath,
+                         const std::vector<std::string>& environment = {});
 
 /// Writes `text` to stdout (buffered). The errno of the first write that
 /// failed is kept for flushStandardOutput(): by the final fflush the stream
