@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -624,6 +625,27 @@ Expected<bool> configSet(const std::string& path, std::string_view key, std::str
   // symlinked ~/.gitconfig.
   TRITONC_TRY(target, followSymlinks(path));
   std::string name(key);
+  // Concurrent sets of other keys (a provisioning script's, in parallel) each
+  // read, edit and rename the file: without a lock the last rename drops the
+  // others' keys. The folder is locked (flock: released when the process
+  // ends, however it ends) for the read-modify-write, as `git config` takes
+  // config.lock, but without a file to leave behind.
+  size_t slash = target.find_last_of('/');
+  std::string folder = slash == std::string::npos ? "." : slash == 0 ? "/" : target.substr(0, slash);
+  if (std::string error; !makeDirectories(folder, &error)) {
+    return Error{"cannot create " + folder + ": " + error};
+  }
+  int lock = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (lock >= 0) {
+    while (::flock(lock, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  struct Unlock {
+    int fd;
+    ~Unlock() {
+      if (fd >= 0) ::close(fd);
+    }
+  } unlock{lock};
   FileKind fileKind = FileKind::Missing;
   std::string original;
   Expected<YAML::Node> loaded = loadYaml(target, &fileKind, &original);
@@ -702,12 +724,6 @@ Expected<bool> configSet(const std::string& path, std::string_view key, std::str
   }
   if (!after) {
     return ignoredFile(before ? after.error().message : before.error().message);
-  }
-  size_t slash = target.find_last_of('/');
-  if (slash != std::string::npos && slash > 0) {
-    if (std::string error; !makeDirectories(target.substr(0, slash), &error)) {
-      return Error{"cannot create " + target.substr(0, slash) + ": " + error};
-    }
   }
   if (std::string error; !writeFileAtomically(target, text, &error)) {
     return Error{"cannot write " + target + ": " + error};

@@ -1793,6 +1793,31 @@ def test_config_get_set_and_errors(ctx):
           % proc.stderr)
 
 
+def test_config_sets_in_parallel_keep_every_key(ctx):
+    # Each `config set` reads, edits and renames the file: run at once for different keys
+    # (a provisioning script's), the last rename dropped the others' keys in a quarter of
+    # the rounds, all exiting 0. They now take a lock on the folder in turn.
+    values = {"cache.l2_ir.max_size_mb": "11", "cache.l3_code.max_size_mb": "22",
+              "cache.l3_code.ttl_days": "33", "cache.enabled": "false"}
+    try:
+        for _ in range(12):
+            if os.path.exists(ctx.config):
+                os.unlink(ctx.config)
+            procs = [subprocess.Popen([ctx.tritonc, "config", "set", key, value],
+                                      env=ctx.environ(), stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE, text=True)
+                     for key, value in values.items()]
+            for proc in procs:
+                _, err = proc.communicate(timeout=60)
+                check_eq(proc.returncode, 0, "config set: %s" % err)
+            for key, value in values.items():
+                check_eq(ctx.run("config", "get", key).stdout, value + "\n",
+                         "%s after parallel sets" % key)
+    finally:
+        if os.path.exists(ctx.config):
+            os.unlink(ctx.config)
+
+
 def test_config_set_keeps_comments_and_layout(ctx):
     """`config set` edits the file as `git config` does: comments, order and the spelling of
     other keys stay; a new key goes into the section that exists, a changed value is replaced
@@ -2516,6 +2541,7 @@ TESTS = [
     test_debugging_flags_bypass_cache,
     test_config_get_set_and_errors,
     test_config_set_keeps_comments_and_layout,
+    test_config_sets_in_parallel_keep_every_key,
     test_config_keys_written_half_flat,
     test_cache_dir_precedence,
     test_broken_config_is_ignored_with_a_warning,
