@@ -512,6 +512,12 @@ Expected<MaintenanceReport> validate(const std::string& dir) {
       ++report.checked;
       bool notEntry = false;
       std::optional<std::string> bytes = detail::readEntryFile(f.path, &notEntry);
+      if (!bytes && !notEntry && errno == ENOENT) {
+        // Removed since it was listed (a prune, clear or eviction of another
+        // process, which counted it): gone, not corrupt.
+        --report.checked;
+        continue;
+      }
       std::string problem;
       if (notEntry) {
         problem = "not a regular file (a directory, link, FIFO or device where an entry belongs)";
@@ -559,7 +565,8 @@ std::optional<uint64_t> parseSize(std::string_view text) {
     ++i;
   }
   std::string number(text.substr(0, i));
-  if (number.empty() || number.front() == '.' || std::count(number.begin(), number.end(), '.') > 1) {
+  if (number.find_first_of("0123456789") == std::string::npos ||
+      std::count(number.begin(), number.end(), '.') > 1) {
     return std::nullopt;
   }
   std::string unit;
@@ -572,12 +579,16 @@ std::optional<uint64_t> parseSize(std::string_view text) {
   else if (unit == "M") scale = 1024.0 * 1024;
   else if (unit == "G") scale = 1024.0 * 1024 * 1024;
   else if (unit == "T") scale = 1024.0 * 1024 * 1024 * 1024;
+  else if (unit == "P") scale = 1024.0 * 1024 * 1024 * 1024 * 1024;
+  else if (unit == "E") scale = 1024.0 * 1024 * 1024 * 1024 * 1024 * 1024;
   else return std::nullopt;
   // Bytes are whole: `0.5` is a slip for `0.5G` (rounded down, it would
   // prune everything), not half a byte.
   if (scale == 1 && number.find('.') != std::string::npos) return std::nullopt;
   double value = std::strtod(number.c_str(), nullptr) * scale;
-  if (!std::isfinite(value) || value > 1.8e19) return std::nullopt;
+  if (!std::isfinite(value)) return std::nullopt;
+  // Past 16 EiB: as large as a size gets (the config's numbers saturate too).
+  if (value >= 18446744073709551615.0) return UINT64_MAX;
   return static_cast<uint64_t>(value);
 }
 

@@ -267,7 +267,13 @@ TEST(CacheSizes, ParseAndFormat) {
   EXPECT_EQ(cache::parseSize("10mb"), 10u * 1024 * 1024);
   EXPECT_EQ(cache::parseSize("0.5M"), 512u * 1024);
   // A fraction of a byte is a slip (for `0.5G`), not a size that prunes everything.
-  for (const char* bad : {"", "M", "-1", "1.2.3", "12X", ".5G", "1e9", "0.5", "2.0", "0.5B"}) {
+  EXPECT_EQ(cache::parseSize(".5G"), 512ull * 1024 * 1024);
+  EXPECT_EQ(cache::parseSize("1P"), 1ull << 50);
+  EXPECT_EQ(cache::parseSize("2E"), 2ull << 60);
+  // Past 16 EiB: the largest size, as the config's numbers saturate.
+  EXPECT_EQ(cache::parseSize("99999999999999999999"), UINT64_MAX);
+  EXPECT_EQ(cache::parseSize("64E"), UINT64_MAX);
+  for (const char* bad : {"", "M", ".", ".G", "-1", "1.2.3", "12X", "1e9", "0.5", "2.0", "0.5B"}) {
     EXPECT_FALSE(cache::parseSize(bad)) << bad;
   }
   EXPECT_EQ(cache::formatSize(12), "12 B");

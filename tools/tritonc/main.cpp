@@ -149,6 +149,18 @@ CLI::Validator nonEmpty(const char* what) {
       "");
 }
 
+// A count written in decimal digits, as `--days` and the config's numbers
+// (CLI11 alone would also take `-j 0x10`).
+CLI::Validator decimalCount() {
+  return CLI::Validator(
+      [](std::string& value) {
+        return !value.empty() && value.find_first_not_of("0123456789") == std::string::npos
+                   ? std::string()
+                   : fmt::format("'{}' is not a number of jobs (decimal digits)", value);
+      },
+      "");
+}
+
 // `--cuda-arch 80,sm_90,90a`: compute capabilities, with or without `sm_`. Only
 // those NVIDIA has made (`0` or `1000` would reach nvcc and fail there as an
 // environment error, exit 3, where a bad flag is exit 2); the architecture-specific
@@ -250,6 +262,7 @@ void addCompileFlags(CLI::App* cmd, CompileOptions& o, ReportingChoices& choices
   (*timeTraceOpt)->option_text("[=FILE.json]");
   cmd->add_flag("--incremental", o.incremental, "Recompile only the layers that changed");
   cmd->add_option("-j,--jobs", o.jobs, "Files compiled in parallel, up to 1024 (0 or default: cores)")
+      ->check(decimalCount())
       ->check(CLI::Range(0u, 1024u))
       ->option_text("N");
   cmd->add_flag("--no-cache", o.noCache, "Do not use the compile cache");
@@ -385,7 +398,8 @@ int run(int argc, char** argv) {
         ->take_all()
         ->allow_extra_args(false);
     check->add_option("-j,--jobs", options.jobs, "Files checked in parallel, up to 1024 (0 or default: cores)")
-        ->check(CLI::Range(0u, 1024u))
+        ->check(decimalCount())
+      ->check(CLI::Range(0u, 1024u))
         ->option_text("N");
     // The flags of a compile, so that a script passes one set of flags to
     // both (as clang -fsyntax-only takes -O2): their values are checked, and
