@@ -53,7 +53,8 @@ std::optional<uint64_t> declaredEntrySize(std::string_view header);
 /// given, gets the first folder that could not be listed, and why.
 std::vector<EntryFile> listEntries(const std::string& dir, Level level,
                                    std::string* unreadable = nullptr);
-/// Temporary files older than an hour, left by killed processes.
+/// Temporary files older than an hour (or dated more than a day ahead), left
+/// by killed processes.
 std::vector<EntryFile> listStaleTemporaries(const std::string& dir);
 
 /// Removes the least recently used entries of `files` until the rest fit in

@@ -140,10 +140,16 @@ std::vector<EntryFile> listEntries(const std::string& dir, Level level, std::str
 
 std::vector<EntryFile> listStaleTemporaries(const std::string& dir) {
   std::vector<EntryFile> stale;
-  int64_t hourAgo = nowNs() / 1000000000 - 3600;
+  int64_t now = nowNs() / 1000000000;
+  int64_t hourAgo = now - 3600;
+  // A write in progress was touched just now; one dated more than a day
+  // ahead (a cache copied off a machine whose clock was ahead) would never
+  // grow an hour old: stale, as such entries count as too old.
+  int64_t dayAhead = now + 86400;
   for (Level level : {Level::L2, Level::L3}) {
     walkLevel(dir, level, [&](const std::string& path, const char* name, const struct stat& st) {
-      if (S_ISREG(st.st_mode) && isTemporary(name) && st.st_mtim.tv_sec < hourAgo) {
+      if (S_ISREG(st.st_mode) && isTemporary(name) &&
+          (st.st_mtim.tv_sec < hourAgo || st.st_mtim.tv_sec > dayAhead)) {
         stale.push_back(EntryFile{path, static_cast<uint64_t>(st.st_size), 0});
       }
     }, nullptr);

@@ -1075,6 +1075,18 @@ def test_kill_during_large_write(ctx):
     check(re.search(r"^removed %d stale temporary files? \(.+\) left by interrupted writes$"
                     % len(stale), proc.stdout, re.M) is not None,
           "cache prune does not say it removed %d temporary files: %r" % (len(stale), proc.stdout))
+    # One dated far in the future (a cache copied off a machine whose clock was ahead) would
+    # never grow an hour old: stale too, as such entries count as too old. One written a
+    # moment ago may be a write in progress: kept.
+    future = "%s.tmp.%d.%d" % (entry, 99998, 0)
+    recent = "%s.tmp.%d.%d" % (entry, 99997, 0)
+    write(future, b"\xff" * 100)
+    write(recent, b"\xff" * 100)
+    ahead = time.time() + 3 * 86400
+    os.utime(future, (ahead, ahead))
+    ctx.run("cache", "validate")
+    check_eq(ctx.temporaries(), [recent], "temporary files after validate (future-dated kept?)")
+    os.unlink(recent)
 
 
 # ---- 9. unusable cache directory -----------------------------------------------------------------
