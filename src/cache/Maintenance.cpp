@@ -444,6 +444,9 @@ Expected<MaintenanceReport> clear(const std::string& dir, const std::vector<Leve
     }
     noteUnreadable(unreadable, report);
   }
+  // The whole cache: the stale temporary files of interrupted writes too (as
+  // prune and validate remove them; a write in progress is kept).
+  if (levels.empty()) removeStaleTemporaries(dir, report);
   recount(dir, chosen, /*reset=*/true, {});
   return report;
 }

@@ -229,9 +229,9 @@ int runCacheCommand(const CacheCommand& command) {
     for (cache::Level level : levels) {
       cleared += (cleared.empty() ? "" : ", ") + std::string(levelName(level));
     }
-    writeStandardOutput(fmt::format("cleared {}: removed {} ({})\n",
+    writeStandardOutput(fmt::format("cleared {}: removed {} ({})\n{}",
                             levels.empty() ? "the cache" : cleared, entriesText(report->removed),
-                            cache::formatSize(report->removedBytes)));
+                            cache::formatSize(report->removedBytes), staleTemporaries(*report)));
     return failedRemovals(*report);
   }
   if (command.action == "prune") {

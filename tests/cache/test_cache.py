@@ -1086,6 +1086,12 @@ def test_kill_during_large_write(ctx):
     os.utime(future, (ahead, ahead))
     ctx.run("cache", "validate")
     check_eq(ctx.temporaries(), [recent], "temporary files after validate (future-dated kept?)")
+    # `cache clear` (of the whole cache) removes the stale ones as well, and says so.
+    write(future, b"\xff" * 100)
+    os.utime(future, (ahead, ahead))
+    proc = ctx.run("cache", "clear")
+    check_eq(ctx.temporaries(), [recent], "temporary files after cache clear")
+    check("removed 1 stale temporary file" in proc.stdout, "cache clear: %r" % proc.stdout)
     os.unlink(recent)
 
 
