@@ -70,7 +70,9 @@ class StatsFile {
   explicit StatsFile(const std::string& dir);
   ~StatsFile();
   bool locked() const { return fd_ >= 0; }
-  Counters read() const;
+  /// The counters; `intact` (when given) says whether the file held them
+  /// (false when it was missing, empty or damaged: they start from zero).
+  Counters read(bool* intact = nullptr) const;
   void write(const Counters& counters);
 
  private:
@@ -78,6 +80,6 @@ class StatsFile {
 };
 
 std::string formatCounters(const Counters& counters);
-Counters parseCounters(std::string_view text);
+Counters parseCounters(std::string_view text, bool* intact = nullptr);
 
 }  // namespace tritonc::cache::detail

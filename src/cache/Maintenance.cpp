@@ -245,10 +245,12 @@ std::string formatCounters(const Counters& counters) {
   return out;
 }
 
-Counters parseCounters(std::string_view text) {
+Counters parseCounters(std::string_view text, bool* intact) {
   // Lenient: an unknown or damaged line is skipped (counters are advisory).
   Counters c;
-  if (text.substr(0, std::strlen(kStatsMagic)) != kStatsMagic) return c;
+  bool magic = text.substr(0, std::strlen(kStatsMagic)) == kStatsMagic;
+  if (intact != nullptr) *intact = magic;
+  if (!magic) return c;
   size_t pos = 0;
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
@@ -289,10 +291,10 @@ StatsFile::~StatsFile() {
   if (fd_ >= 0) ::close(fd_);  // releases the lock
 }
 
-Counters StatsFile::read() const {
+Counters StatsFile::read(bool* intact) const {
   std::string text;
   (void)readFileAt(fd_, text, kStatsMaxBytes, 0);  // what could be read: counters are advisory
-  return parseCounters(text);
+  return parseCounters(text, intact);
 }
 
 void StatsFile::write(const Counters& counters) {

@@ -390,10 +390,18 @@ void Cache::flush() {
   if (!file.locked()) {
     return;  // counters are best effort; entries never depend on them
   }
-  Counters total = file.read();
+  bool intact = true;
+  Counters total = file.read(&intact);
   for (int i = 0; i < kLevelCount; ++i) {
     LevelCounters& t = total.levels[i];
     const LevelCounters& s = session_.levels[i];
+    if (!intact && i != index(Level::L1)) {
+      // The file was lost or damaged: the sizes that eviction works from are
+      // counted on disk once (this session's stores included), not from 0.
+      LevelUsage usage = scanLevel(dir_, static_cast<Level>(i));
+      t.bytes = static_cast<int64_t>(usage.bytes) - s.bytes;
+      t.entries = static_cast<int64_t>(usage.entries) - s.entries;
+    }
     t.hits += s.hits;
     t.misses += s.misses;
     t.stores += s.stores;

@@ -1516,6 +1516,26 @@ def test_limits_evict_automatically(ctx):
               % (seed, on_disk))
     check(ctx.levels()["l2"]["evicted"] > 0, "nothing evicted from L2 under its limit")
 
+    # Eviction works from the sizes in <cache>/stats: with that file lost or damaged, the
+    # next compile counts them on disk (it stored and evicted nothing, 3 MiB over 1 MiB).
+    stats_file = os.path.join(ctx.cache, "stats")
+    for round, damage in enumerate((None, b"garbage\n")):
+        ctx.run("config", "set", "cache.l2_ir.max_size_mb", "0")  # no limit while filling
+        for seed in range(3):
+            ctx.compile(write_big_model(ctx.path("src", "fill%d_%d.tri" % (round, seed)), 4000,
+                                        200 + 10 * round + seed))
+        check(sum(os.path.getsize(p) for p in ctx.entries("l2")) > limit, "L2 not over 1 MiB")
+        if damage is None:
+            os.unlink(stats_file)
+        else:
+            write(stats_file, damage)
+        ctx.run("config", "set", "cache.l2_ir.max_size_mb", "1")
+        ctx.compile(example("resnet18"), "-O%d" % round)
+        on_disk = sum(os.path.getsize(p) for p in ctx.entries("l2"))
+        check(on_disk <= limit, "stats %s: the L2 level holds %d bytes after a compile, over its "
+              "limit" % ("removed" if damage is None else "damaged", on_disk))
+        check_eq(ctx.levels()["l2"]["size_bytes"], on_disk, "stats L2 size_bytes")
+
 
 def test_clear(ctx):
     models = (example("mnist_mlp"), example("resnet18"))
