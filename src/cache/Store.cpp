@@ -82,9 +82,13 @@ Cache Cache::open(const Settings& settings) {
   }
   // (Made again when something removes it between the two steps: `rm -rf` of the
   // cache by another job, as a store does in writeEntry.)
+  // A link to a folder not made yet (`~/.cache/tritonc -> /scratch/$USER/tritonc`
+  // on a fresh node): the folder it names is made, as a missing cache folder is.
+  std::string made = settings.dir;
+  if (Expected<std::string> target = followSymlinks(settings.dir); target) made = *target;
   for (int attempt = 0;; ++attempt) {
     std::string error;
-    if (!makeDirectories(settings.dir, &error)) {
+    if (!makeDirectories(made, &error)) {
       if (attempt < 2 && error.find(std::strerror(ENOENT)) != std::string::npos) continue;
       cache.warning_ = "cannot create the cache directory " + settings.dir + ": " + error;
       return cache;

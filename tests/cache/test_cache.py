@@ -1117,6 +1117,23 @@ def expect_unusable_error(proc, out, what, named_by="TRITONC_CACHE_DIR"):
     check(not os.path.exists(out), what + ": an output was written")
 
 
+def test_cache_dir_linked_to_a_folder_not_made_yet(ctx):
+    # `~/.cache/tritonc -> /scratch/$USER/tritonc` on a fresh node: the folder the link names
+    # is made, as a missing cache folder is (a compile said "not writable: No such file or
+    # directory" and exited 3, while the cache commands took it for an empty cache).
+    src = example("mnist_mlp")
+    link = ctx.path("linked-cache")
+    target = ctx.path("scratch", "user", "tritonc")
+    os.symlink(target, link)
+    env = {"TRITONC_CACHE_DIR": link}
+    _, out = ctx.compile(src, env=env)
+    same_outputs(outputs(out), ctx.reference(src), "compile through the link")
+    check(os.path.islink(link) and os.path.isdir(os.path.join(target, "l3")),
+          "the link's folder was not made (or the link was replaced)")
+    levels = ctx.stats(env=env)["levels"]
+    check_eq((levels["l2"]["entries"], levels["l3"]["entries"]), (1, 1), "entries through the link")
+
+
 def test_unusable_cache_dir_is_an_environment_error(ctx):
     """A cache directory named by --cache-dir or $TRITONC_CACHE_DIR that cannot be used is an
     environment error (exit 3, nothing written), also under -Werror; the default location
@@ -2565,6 +2582,7 @@ TESTS = [
     test_cache_removed_while_compiling,
     test_kill_during_large_write,
     test_signal_during_nvcc_stops_it_and_leaves_nothing,
+    test_cache_dir_linked_to_a_folder_not_made_yet,
     test_unusable_cache_dir_is_an_environment_error,
     test_cache_write_failure_is_an_environment_error,
     test_maintenance_fails_when_it_cannot_remove,
