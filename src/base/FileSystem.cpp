@@ -177,6 +177,12 @@ std::once_flag handlersInstalled;
 constexpr int kGroupSlots = 16;
 std::atomic<pid_t> groupSlots[kGroupSlots];
 
+// Set by exitOnSignal: what to write to stderr and the status to exit with
+// instead of dying by the signal (`watch` stops with 0 at Ctrl-C, also in the
+// middle of a compile). Written before the signals are unblocked.
+std::atomic<const char*> exitMessage{nullptr};
+std::atomic<int> exitStatus{-1};
+
 void removeFilesAndResignal(int signal) {
   for (std::atomic<pid_t>& slot : groupSlots) {
     if (pid_t group = slot.exchange(0); group > 0) {
@@ -221,6 +227,12 @@ void removeFilesAndResignal(int signal) {
     ::close(fd);
     ::rmdir(directory);
   }
+  if (int status = exitStatus.load(); status >= 0) {
+    if (const char* message = exitMessage.load(); message != nullptr) {
+      (void)!::write(STDERR_FILENO, message, std::strlen(message));
+    }
+    ::_exit(status);
+  }
   ::signal(signal, SIG_DFL);
   ::raise(signal);  // delivered when the handler returns: the default action
 }
@@ -238,6 +250,12 @@ void installSignalHandlers() {
 }
 
 }  // namespace
+
+void exitOnSignal(const char* message, int status) {
+  std::call_once(handlersInstalled, installSignalHandlers);
+  exitMessage.store(message);
+  exitStatus.store(status);
+}
 
 void removeFileOnSignal(const std::string& path) {
   std::call_once(handlersInstalled, installSignalHandlers);

@@ -28,6 +28,7 @@
 
 #include <fmt/format.h>
 
+#include "tritonc/base/FileSystem.h"
 #include "tritonc/base/Text.h"
 #include "tritonc/driver/Driver.h"
 
@@ -38,7 +39,7 @@ namespace {
 // with JSON diagnostics (`json`), a JSON object of their keys (severity
 // "note", code "WatchStatus") about `path`, so that every line of stderr
 // stays one object.
-void status(bool json, const std::string& path, const std::string& text) {
+std::string statusLine(bool json, const std::string& path, const std::string& text) {
   std::string line;
   if (json) {
     line = "{\"file\":";
@@ -50,6 +51,11 @@ void status(bool json, const std::string& path, const std::string& text) {
   } else {
     line = "tritonc watch: " + text + "\n";
   }
+  return line;
+}
+
+void status(bool json, const std::string& path, const std::string& text) {
+  std::string line = statusLine(json, path, text);
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
 }
@@ -128,6 +134,9 @@ int runWatch(const CompileOptions& options) {
   sigaddset(&signals, SIGTERM);
   ::sigprocmask(SIG_BLOCK, &signals, nullptr);
   int signal = ::signalfd(-1, &signals, SFD_CLOEXEC);
+  // What a signal in the middle of a compile prints before exit status 0.
+  const std::string stopped = statusLine(json, path, "stopped");
+  exitOnSignal(stopped.c_str(), kExitSuccess);
 
   // One cache for every compile.
   cache::Settings settings = cache::resolveSettings(options.cacheDir, options.noCache);
@@ -149,7 +158,14 @@ int runWatch(const CompileOptions& options) {
     }
     auto start = std::chrono::steady_clock::now();
     std::vector<std::string> imported;
+    // Ctrl-C in the middle of a compile stops at once, as it does `compile`
+    // (with nvcc running, a compile takes minutes): the signal kills nvcc,
+    // removes the temporary files and ends the watch with exit status 0;
+    // the outputs are the last complete compile's. Between compiles the
+    // signals stay blocked for the signalfd.
+    ::sigprocmask(SIG_UNBLOCK, &signals, nullptr);
     int rc = runCompileWith(options, cache, &imported);
+    ::sigprocmask(SIG_BLOCK, &signals, nullptr);
     cache.flush();
     follow(follow, path);  // a link to it may point elsewhere now
     for (const std::string& file : imported) {
@@ -230,6 +246,7 @@ int runWatch(const CompileOptions& options) {
     }
     if (relevant) build();
   }
+  exitOnSignal(nullptr, -1);
   ::close(inotify);
   if (signal >= 0) ::close(signal);
   return kExitSuccess;

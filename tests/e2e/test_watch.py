@@ -305,10 +305,41 @@ def test_watch_json_diagnostics_keep_stderr_json(tritonc, work):
     check(json.loads(proc.stderr)["code"] == "CannotReadFile", proc.stderr)
 
 
+def test_watch_ctrl_c_stops_a_compile_in_progress(tritonc, work):
+    """Ctrl-C while a compile runs (here nvcc, which takes minutes for a real model) stops at
+    once, as it stops `compile`: nvcc is killed, nothing of that compile is written, and the
+    watch says "stopped" and exits 0. It used to finish the compile first."""
+    write(os.path.join(work, "model.tri"), MODEL)
+    nvcc = os.path.join(work, "nvcc")
+    started = os.path.join(work, "nvcc-started")
+    write(nvcc, "#!/bin/sh\ntouch '%s'\nsleep 60\n" % started)
+    os.chmod(nvcc, 0o755)
+    w = Watch(tritonc, work, "--target", "cuda", "--nvcc", nvcc)
+    try:
+        deadline = time.monotonic() + 30
+        while not os.path.exists(started) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        check(os.path.exists(started), "the fake nvcc never ran")
+        begin = time.monotonic()
+        w.proc.send_signal(signal.SIGINT)
+        rc = w.proc.wait(timeout=10)
+        took = time.monotonic() - begin
+    finally:
+        if w.proc.poll() is None:
+            w.proc.kill()
+            w.proc.wait()
+    w.wait_for("stopped")
+    check(rc == 0 and took < 5, "exit %s %.1f s after Ctrl-C" % (rc, took))
+    left = sorted(f for f in os.listdir(work) if f not in ("model.tri", "nvcc", "nvcc-started",
+                                                            "cache"))
+    check(left == [], "files written by the interrupted compile: %s" % left)
+
+
 TESTS = [test_watch_follows_edits, test_watch_follows_imported_files,
          test_watch_sees_every_spelling_links_and_new_imports, test_watch_incremental,
          test_watch_waits_for_a_created_file_to_be_written,
-         test_watch_missing_file_is_a_usage_error, test_watch_json_diagnostics_keep_stderr_json]
+         test_watch_missing_file_is_a_usage_error, test_watch_json_diagnostics_keep_stderr_json,
+         test_watch_ctrl_c_stops_a_compile_in_progress]
 
 
 if __name__ == "__main__":

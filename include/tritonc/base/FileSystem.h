@@ -138,6 +138,11 @@ void holdClosedStandardStreams();
 /// clang's RemoveFileOnSignal does. An empty directory may be registered
 /// too: it is removed after the files.
 void removeFileOnSignal(const std::string& path);
+/// From now on a signal that ends tritonc (see removeFileOnSignal) writes
+/// `message` (a string that outlives the call; may be null) to stderr and
+/// exits with `status` after the removals, instead of dying by the signal;
+/// a negative `status` restores that.
+void exitOnSignal(const char* message, int status);
 void keepFileOnSignal(const std::string& path);
 
 /// How a child process ended (runProcess).
