@@ -4397,6 +4397,7 @@ std::optional<int64_t> Checker::constantCallValue(NodeId call) const {
 // ---- the pipeline ------------------------------------------------------------------
 
 CheckedModule Checker::run() {
+  errorsBefore_ = diags_->errorCount();
   declareBuiltins();
   declareItems();
   // Integer constants first: shapes in signatures may use them (`[HIDDEN, 10]`).
@@ -4483,6 +4484,7 @@ CheckedModule Checker::run() {
       report(Diag::ConstantSizeNotInteger, dim, spelling(module_.symbols[symbol].name));
     }
   }
+  warnUnusedState();  // (last: after every error)
   for (int i = static_cast<int>(module_.callables.size()) - 1;
        i >= static_cast<int>(module_.firstLocal); --i) {
     if (!module_.callables[i].isFn) {
@@ -4549,6 +4551,76 @@ void Checker::warnEntryByOrder() {
     diags_->report(Diag::EntryIsPart, source(), tokens().range(tree_.token(entry.node)),
                    spelling(entry.name), spelling(info.name));
     return;
+  }
+}
+
+void Checker::warnUnusedState() {
+  // A layer's sub-module or weight that its body never reads is still a
+  // parameter: trained by nothing, and DDP's "parameters that were not used
+  // in producing loss" error. Only the file's own layers (the standard
+  // library's `bias` of bias=false is not read, on purpose). Not in a file
+  // with errors: a use that did not check (a name out of its scope, a call
+  // with a mistake) would make its sub-module look unused.
+  if (diags_->errorCount() > errorsBefore_) return;
+  std::vector<bool> read(module_.symbols.size(), false);
+  for (size_t n = 0; n < module_.nodeSymbol.size(); ++n) {
+    uint32_t symbol = module_.nodeSymbol[n];
+    if (symbol < read.size() && tree_.kind(NodeId{static_cast<uint32_t>(n)}) == NodeKind::Name) {
+      read[symbol] = true;
+    }
+  }
+  const TypeStore& ts = module_.types;
+  // Whether an instance holds parameters: pools and dropout hold none; a user
+  // layer holds its weights and those of what it creates.
+  std::vector<int8_t> holds(module_.callables.size(), -1);  // -1: not known yet
+  auto holdsParameters = [&](auto&& self, const InstanceInfo& instance) -> bool {
+    if (instance.builtin) {
+      switch (static_cast<BuiltinLayer>(instance.decl)) {
+        case BuiltinLayer::Dropout:
+        case BuiltinLayer::MaxPool2d:
+        case BuiltinLayer::AvgPool2d:
+        case BuiltinLayer::AdaptiveAvgPool2d: return false;
+        default: return true;
+      }
+    }
+    int8_t& known = holds[instance.decl];
+    if (known >= 0) return known != 0;
+    known = 0;  // (a cycle holds nothing more)
+    const CallableInfo& info = module_.callables[instance.decl];
+    bool any = std::any_of(info.params.begin(), info.params.end(),
+                           [](const ParamInfo& p) { return p.cls == ParamClass::Weight; });
+    for (const InstanceInfo& inner : module_.instances) {
+      if (!any && inner.owner == static_cast<int>(instance.decl)) any = self(self, inner);
+    }
+    known = any ? 1 : 0;
+    return any;
+  };
+  for (size_t s = 0; s < module_.symbols.size(); ++s) {
+    const Symbol& symbol = module_.symbols[s];
+    if (read[s] || !symbol.decl.isValid()) continue;
+    if (symbol.kind == SymbolKind::Local && symbol.type.isValid() &&
+        (ts.kind(symbol.type) == TypeKind::Instance ||
+         ts.kind(symbol.type) == TypeKind::BuiltinInstance)) {
+      const InstanceInfo& instance = module_.instances[ts.node(symbol.type).ref];
+      if (instance.owner < static_cast<int>(module_.firstLocal) ||
+          !holdsParameters(holdsParameters, instance)) {
+        continue;  // (`main`'s, or a pool)
+      }
+      diags_->report(Diag::UnusedSubModule, source(), rangeOf(symbol.decl), spelling(symbol.name),
+                     callableName(instance.owner));
+    } else if (symbol.kind == SymbolKind::Param) {
+      for (size_t c = module_.firstLocal; c < module_.callables.size(); ++c) {
+        const CallableInfo& info = module_.callables[c];
+        if (info.isFn || symbol.ref >= info.params.size() ||
+            info.params[symbol.ref].node != symbol.decl ||
+            info.params[symbol.ref].cls != ParamClass::Weight) {
+          continue;
+        }
+        diags_->report(Diag::UnusedWeight, source(), rangeOf(symbol.decl), spelling(symbol.name),
+                       spelling(info.name));
+        break;
+      }
+    }
   }
 }
 

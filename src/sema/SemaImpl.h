@@ -585,6 +585,8 @@ class Checker {
   void warnLayersWithoutInputs();
   void warnTernaryInputs();
   void warnEntryByOrder();
+  /// UnusedSubModule, UnusedWeight: learned state of a layer that nothing reads.
+  void warnUnusedState();
   std::string callableName(int index) const {
     return std::string(spelling(module_.callables[index].name));
   }
@@ -735,6 +737,7 @@ class Checker {
     std::string_view what, callee;
   };
   std::vector<StrOptionUse> strOptionUses_;
+  size_t errorsBefore_ = 0;  ///< the engine's errors when the check began
   /// The str hyperparameters' values of a created layer, by name.
   using StrBindings = std::unordered_map<uint32_t, std::string>;
   /// The string options of `owner`'s body given a str hyperparameter whose

@@ -156,7 +156,7 @@ CLI::Validator decimalCount() {
       [](std::string& value) {
         return !value.empty() && value.find_first_not_of("0123456789") == std::string::npos
                    ? std::string()
-                   : fmt::format("'{}' is not a number of jobs (decimal digits)", value);
+                   : fmt::format("'{}' is not a number from 0 to 1024", value);
       },
       "");
 }
