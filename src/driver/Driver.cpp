@@ -1548,10 +1548,14 @@ int runFrontEnd(const CompileOptions& options, Stage lastStage, cache::Cache* sh
         if (incremental.compiled) {
           logMessage(LogLevel::Verbose,
                      fmt::format("incremental: {}: {} of {} declaration(s) changed, {} "
-                                 "recompiled, {} reused",
+                                 "recompiled, {} reused{}",
                                  source.name(), incremental.changed, incremental.units,
-                                 incremental.recompiled,
-                                 incremental.units - incremental.recompiled));
+                                 incremental.recompiled, incremental.units - incremental.recompiled,
+                                 incremental.reread == 0
+                                     ? std::string()
+                                     : fmt::format(" ({} read again for the changed ones' "
+                                                   "signatures and inlining)",
+                                                   incremental.reread)));
           result.py = std::move(incremental.py);
           result.compiled = true;
           // The pieces serve the next compile: an L3 entry of the whole

@@ -460,12 +460,15 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
   // Changed units, and everything they use: the checker needs the used
   // declarations' signatures and the inliner their bodies. Without the
   // imported group, everything is compiled again.
+  // Only the changed units are compiled again into pieces; the units they
+  // use are read again with them, their pieces reused (same key, same code).
   std::vector<bool> inSlice(units.size(), false);
+  std::vector<bool> changed(units.size(), false);
   std::vector<uint32_t> stack;
   for (size_t u = 0; u < units.size(); ++u) {
     if (previous.count(units[u].key) == 0 || (imports && !groupStored)) {
       ++result.changed;
-      inSlice[u] = true;
+      inSlice[u] = changed[u] = true;
       stack.push_back(static_cast<uint32_t>(u));
     }
   }
@@ -487,7 +490,8 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
     if (inSlice[u]) slice.push_back(units[u].tokens);
   }
   result.units = units.size();
-  result.recompiled = slice.size();
+  result.recompiled = result.changed;
+  result.reread = slice.size() - result.changed;
 
   PieceMap fresh;  // views into `emitted`
   std::optional<PyTorchPieces> emitted;
@@ -588,7 +592,7 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
       }
     }
     for (size_t u = 0; u < units.size(); ++u) {
-      if (inSlice[u]) fresh.insert_or_assign(units[u].key, pieceOf(units[u], byName));
+      if (changed[u]) fresh.insert_or_assign(units[u].key, pieceOf(units[u], byName));
     }
   }
 

@@ -76,7 +76,10 @@ struct IncrementalResult {
   std::string why;        ///< why it fell back, for --verbose
   size_t units = 0;       ///< declarations in the file
   size_t changed = 0;     ///< ... whose piece was not in the cache
-  size_t recompiled = 0;  ///< ... checked and emitted again (changed + what they use)
+  size_t recompiled = 0;  ///< ... whose piece was made again (the changed ones)
+  /// ... read again with them for their signatures and bodies (what the
+  /// changed ones use, and the import items), their pieces reused.
+  size_t reread = 0;
 };
 
 /// Compiles `source` reusing the pieces of its previous compile (stored in
