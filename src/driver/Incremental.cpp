@@ -561,9 +561,16 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
     if (!problems.empty()) {
       return fallBack("the optimizer's verifier objected");  // the full pipeline reports it
     }
+    // The changed units' pieces only: the others keep their stored ones.
+    std::vector<std::string> changedNames;
+    for (size_t u = 0; u < units.size(); ++u) {
+      if (changed[u] && !units[u].name.empty()) changedNames.emplace_back(units[u].name);
+    }
     Expected<PyTorchPieces> pieces = [&] {
       ScopedTimer timer(timings, "PyTorch emitter", source.name());
-      return emitPyTorchPieces(*module, pyTorchEmitOptions(options, source.name()));
+      EmitOptions emitOptions = pyTorchEmitOptions(options, source.name());
+      emitOptions.onlyDeclarations = &changedNames;
+      return emitPyTorchPieces(*module, emitOptions);
     }();
     if (!pieces) {
       return fallBack("the emitter failed");  // the full pipeline reports it

@@ -1000,6 +1000,12 @@ void Emitter::run(PyTorchPieces& pieces, size_t job, std::atomic<size_t>& next) 
   // Each piece on its own: nothing of one declaration's emission leaks into
   // the next one's (the incremental compile reuses pieces one by one, and
   // jobs emit different pieces).
+  auto wanted = [&](IdentifierId id, uint32_t origin) {
+    const std::vector<std::string>* only = options_.onlyDeclarations;
+    if (only == nullptr || origin != 0) return true;
+    std::string_view name = id.isValid() ? m_.interner->spelling(id) : std::string_view("main");
+    return std::find(only->begin(), only->end(), name) != only->end();
+  };
   auto piece = [&](IdentifierId id, std::string pyName, auto&& emit) {
     out_.clear();
     usesMath_ = false;
@@ -1015,7 +1021,10 @@ void Emitter::run(PyTorchPieces& pieces, size_t job, std::atomic<size_t>& next) 
   if (job == 0) {
     std::vector<bool> late(m_.globals.size(), false);
     for (size_t i = 0; i < m_.globals.size(); ++i) {
-      pieces.globals[i] = piece(m_.globals[i].name, globalName(i), [&] { emitGlobal(i); });
+      // (Whether it is late is computed for every constant: others read it.)
+      if (wanted(m_.globals[i].name, m_.globals[i].origin)) {
+        pieces.globals[i] = piece(m_.globals[i].name, globalName(i), [&] { emitGlobal(i); });
+      }
       pieces.globals[i].origin = m_.globals[i].origin;
       // Constants are in dependency order: one that reads a late one is late.
       std::vector<BlockId> blocks{m_.globals[i].init};
@@ -1037,6 +1046,7 @@ void Emitter::run(PyTorchPieces& pieces, size_t job, std::atomic<size_t>& next) 
   }
   for (size_t i = next.fetch_add(1); i < m_.functions.size(); i = next.fetch_add(1)) {
     const Function& f = m_.functions[i];
+    if (!wanted(f.kind == Function::Kind::Main ? IdentifierId{} : f.name, f.origin)) continue;
     switch (f.kind) {
       case Function::Kind::Fn:
         pieces.functions[i] = piece(f.name, fnName(i), [&] { emitFn(i); });

@@ -39,6 +39,11 @@ struct EmitOptions {
   /// The name the -O0 run-time shape checks give the compiled file (the IR's
   /// `{source}`): the input as given on the command line.
   std::string checkSource = {};
+  /// emitPyTorchPieces only: when given, the compiled file's declarations
+  /// (by source name; `main` for main) whose pieces are made; the others get
+  /// an empty piece (an incremental compile keeps their stored ones).
+  /// Imported files' declarations are always made.
+  const std::vector<std::string>* onlyDeclarations = nullptr;
 };
 
 /// The PyTorch module for an optimized IR module (TOOLCHAIN.md "Generated
