@@ -1017,8 +1017,40 @@ std::vector<std::optional<size_t>> keptDimensions(const Checker& checker, NodeId
   const Tree& tree = checker.tree();
   std::vector<NodeId> elements = listElements(checker, list);
   if (!x.isValid() || tree.kind(x) != NodeKind::Name || elements.size() != size) return kept;
+  // A local that holds `x.shape[k]` (`let b = x.shape[0]`, the usual way to
+  // split heads) is that size too, when neither it nor `x` is assigned
+  // anywhere in the file (a loop's later assignment would change either).
+  const CheckedModule& m = checker.module();
+  std::optional<std::vector<std::string_view>> assigned;
+  auto neverAssigned = [&](std::string_view name) {
+    if (!assigned) {
+      assigned.emplace();
+      for (uint32_t n = 0; n < tree.size(); ++n) {
+        NodeId node{n};
+        if (tree.kind(node) == NodeKind::Assign) assigned->push_back(tree.text(tree.childA(node)));
+      }
+    }
+    return std::find(assigned->begin(), assigned->end(), name) == assigned->end();
+  };
   for (size_t i = 0; i < size; ++i) {
     NodeId e = elements[i];
+    if (tree.kind(e) == NodeKind::Name && e.index < m.nodeSymbol.size() &&
+        m.nodeSymbol[e.index] < m.symbols.size()) {
+      const Symbol& local = m.symbols[m.nodeSymbol[e.index]];
+      if (local.kind != SymbolKind::Local || !local.decl.isValid() ||
+          tree.kind(local.decl) != NodeKind::Let || !tree.childB(local.decl).isValid() ||
+          !neverAssigned(tree.text(e)) || !neverAssigned(tree.text(x))) {
+        continue;
+      }
+      e = tree.childB(local.decl);
+      while (tree.kind(e) == NodeKind::Paren) e = tree.childA(e);
+      // (Of this `x`, not of another one it shadows or that shadows it.)
+      if (tree.kind(e) != NodeKind::Index || tree.kind(tree.childA(e)) != NodeKind::Member ||
+          tree.kind(tree.childA(tree.childA(e))) != NodeKind::Name ||
+          m.nodeSymbol[tree.childA(tree.childA(e)).index] != m.nodeSymbol[x.index]) {
+        continue;
+      }
+    }
     if (tree.kind(e) != NodeKind::Index) continue;
     NodeId base = tree.childA(e);
     std::span<const NodeId> index = tree.list(tree.listB(e));

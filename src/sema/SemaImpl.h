@@ -110,6 +110,7 @@ class Checker {
 
   // ---- services for the builtin rules ----------------------------------------
   CheckedModule& module() { return module_; }
+  const CheckedModule& module() const { return module_; }
   TypeStore& types() { return module_.types; }
   DimStore& dims() { return module_.dims; }
   const Tree& tree() const { return tree_; }
