@@ -2141,6 +2141,20 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     // A bool mask stays one.
     if (c.has(3) && !c.lenient(3) && ts.isTensor(c.arg(3).type) &&
         ts.node(c.arg(3).type).dtype != DType::Bool) {
+      // An integer mask is most likely a keep-mask (1: attend, Hugging Face's
+      // attention_mask): added, it masks nothing.
+      if (DType m = ts.node(c.arg(3).type).dtype; isIntegral(m) && !ts.node(c.arg(3).type).ternary) {
+        auto builder = c.checker().diags().report(Diag::IntegerAttentionMask, c.checker().source(),
+                                                  c.checker().rangeOf(c.arg(3).node), dtypeName(m));
+        std::string_view text = c.checker().textOf(c.arg(3).node);
+        if (text.size() <= 40 && text.find('\n') == std::string_view::npos) {
+          bool simple = std::all_of(text.begin(), text.end(), [](char ch) {
+            return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+          });
+          builder.note(Note::WriteInstead, c.checker().source(), c.checker().rangeOf(c.arg(3).node),
+                       simple ? fmt::format("{} != 0", text) : fmt::format("({}) != 0", text));
+        }
+      }
       c.toFloat(3, dtype);
     }
     if (!q->rankKnown || !k->rankKnown || !v->rankKnown) return c.result(ts.tensorAnyRank(dtype));

@@ -455,6 +455,19 @@ ExprInfo Checker::checkCast(DType dtype, NodeId call) {
   if (ts.isLenient(x.type)) {
     return make(x.type, call);
   }
+  // `trit(w)` of a float weight: round() has no gradient, and the scale is 1.
+  if (dtype == DType::Trit && ts.isTensor(x.type) && !ts.node(x.type).ternary &&
+      isFloating(ts.node(x.type).dtype) && ctx_.callable >= 0) {
+    NodeId operand = x.node;
+    while (operand.isValid() && tree_.kind(operand) == NodeKind::Paren) operand = tree_.childA(operand);
+    uint32_t symbol = operand.isValid() && tree_.kind(operand) == NodeKind::Name
+                          ? module_.nodeSymbol[operand.index] : UINT32_MAX;
+    if (symbol != UINT32_MAX && module_.symbols[symbol].kind == SymbolKind::Param &&
+        module_.callables[ctx_.callable].params[module_.symbols[symbol].ref].cls ==
+            ParamClass::Weight) {
+      report(Diag::TritOfWeight, call, spelling(module_.symbols[symbol].name));
+    }
+  }
   const TypeStore::Node& t = ts.node(x.type);
   if (t.kind == TypeKind::Scalar && t.dtype != DType::Str && dtype != DType::Str) {
     ExprInfo result = make(ts.scalar(dtype), call);
