@@ -4012,9 +4012,22 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
                               : !t.ternary && v.dtype != t.dtype &&
                                     promote(v.dtype, t.dtype) != t.dtype;
     if (narrowed) {
-      diags_->report(Diag::NarrowingConversion, source(), rangeOf(where), fmt(value.type),
-                    fmt(target))
-          .note(Note::SuggestCast, dtypeName(t.dtype));
+      auto builder = diags_->report(Diag::NarrowingConversion, source(), rangeOf(where),
+                                    fmt(value.type), fmt(target));
+      // act_quant_int8 is a fake quantization: float values on the int8 grid,
+      // which an int8() cast would truncate. The declared type is the mistake.
+      NodeId operand = value.node;
+      while (operand.isValid() && tree_.kind(operand) == NodeKind::Paren) {
+        operand = tree_.childA(operand);
+      }
+      uint32_t call = operand.isValid() && operand.index < module_.callOf.size()
+                          ? module_.callOf[operand.index] : UINT32_MAX;
+      if (call < module_.calls.size() && module_.calls[call].kind == CallKind::Builtin &&
+          module_.calls[call].callee == static_cast<uint32_t>(BuiltinFn::ActQuantInt8)) {
+        builder.note(Note::WriteInstead, fmt(ts.withDType(target, v.dtype)));
+      } else {
+        builder.note(Note::SuggestCast, dtypeName(t.dtype));
+      }
       return false;
     }
     if (t.rankKnown && v.rankKnown) {
