@@ -183,13 +183,26 @@ class Call {
   ExprInfo unknown() { return result(ts().unknown()); }
   bool lenient(size_t i) { return has(i) && ts().isLenient(arg(i).type); }
 
+  // Parameter i as the call spells it: the alias when it was given by its
+  // alias (`max(a=x, b=1)`'s `b`, not `dim`), else the parameter's name.
+  std::string_view spelledName(size_t i) const {
+    const Tree& tree = c_.tree();
+    if (!params_[i].alias.empty() && tree.kind(call_) == NodeKind::Call) {
+      for (NodeId a : tree.list(tree.listB(call_))) {
+        if (tree.kind(a) == NodeKind::NamedArg && tree.childA(a) == arg(i).node) {
+          return tree.tokens().spelling(tree.token(a));
+        }
+      }
+    }
+    return params_[i].name;
+  }
   // Reports that argument i must be `what`.
   ExprInfo wrong(size_t i, std::string_view what) {
     if (what == "an integer") {  // a float hyperparameter's uses: reported once
-      c_.reportIntegerNeeded(Diag::ArgumentType, arg(i).node, params_[i].name, name_, what,
+      c_.reportIntegerNeeded(Diag::ArgumentType, arg(i).node, spelledName(i), name_, what,
                              c_.fmt(arg(i).type));
     } else {
-      c_.report(Diag::ArgumentType, arg(i).node, params_[i].name, name_, what,
+      c_.report(Diag::ArgumentType, arg(i).node, spelledName(i), name_, what,
                 c_.fmt(arg(i).type));
     }
     return error();
@@ -197,7 +210,7 @@ class Call {
   // Reports that argument i's value, shown as `value`, must be `what`.
   void wrongValue(size_t i, std::string_view what, std::string_view value) {
     auto builder = c_.diags().report(Diag::InvalidArgumentValue, c_.source(),
-                                     c_.rangeOf(arg(i).node), params_[i].name, name_, what, value);
+                                     c_.rangeOf(arg(i).node), spelledName(i), name_, what, value);
     // `padding="SAME"`, `method='AbsMean'`: the options are lower-case.
     if (std::optional<std::string> option = optionInOtherCase(value, what)) {
       builder.note(Note::OptionCase, *option);
