@@ -191,18 +191,30 @@ void Checker::walkCreations(CreationWalk& walk, size_t owner, const DimBindings&
       for (const ParamInfo& p : module_.callables[layer].params) {
         if (p.cls != ParamClass::Hyper) continue;
         const TypeStore::Node& t = module_.types.node(p.type);
+        // A hyperparameter the creation leaves out takes its default, known
+        // now that every body is checked (a layer created above its
+        // declaration was created before its default was read).
+        bool defaulted = h < instance->defaulted.size() && instance->defaulted[h];
         if (t.kind == TypeKind::Scalar && isFloating(t.dtype)) {
-          if (std::optional<double> value = floatArgument(*instance, h, bindings, floatBindings)) {
+          std::optional<double> value =
+              defaulted ? p.defaultFloat : floatArgument(*instance, h, bindings, floatBindings);
+          if (value) {
             innerFloats[p.name.index] = *value;
             anyConstant = true;
           }
         }
-        if (t.kind == TypeKind::Scalar && t.dtype == DType::Str && h < instance->strs.size()) {
-          const InstanceInfo::StrArg& arg = instance->strs[h];
-          const std::string* value = arg.value ? &*arg.value : nullptr;
-          if (arg.param.isValid() && outerStrs != nullptr) {
-            auto it = outerStrs->find(arg.param.index);
-            if (it != outerStrs->end()) value = &it->second;
+        if (t.kind == TypeKind::Scalar && t.dtype == DType::Str &&
+            (defaulted || h < instance->strs.size())) {
+          const std::string* value = nullptr;
+          if (defaulted) {
+            value = p.defaultStr ? &*p.defaultStr : nullptr;
+          } else {
+            const InstanceInfo::StrArg& arg = instance->strs[h];
+            value = arg.value ? &*arg.value : nullptr;
+            if (arg.param.isValid() && outerStrs != nullptr) {
+              auto it = outerStrs->find(arg.param.index);
+              if (it != outerStrs->end()) value = &it->second;
+            }
           }
           if (value != nullptr) {
             innerStrs.emplace(p.name.index, *value);
