@@ -458,10 +458,10 @@ IncrementalResult compileIncrementally(const CompileOptions& options, const Sour
     }
   }
   // Changed units, and everything they use: the checker needs the used
-  // declarations' signatures and the inliner their bodies. Without the
-  // imported group, everything is compiled again.
-  // Only the changed units are compiled again into pieces; the units they
-  // use are read again with them, their pieces reused (same key, same code).
+  // declarations' signatures and the inliner their bodies, so those are read
+  // again with them, but only the changed units' pieces are made again (an
+  // unchanged key is unchanged code). Without the imported group, everything
+  // is compiled again.
   std::vector<bool> inSlice(units.size(), false);
   std::vector<bool> changed(units.size(), false);
   std::vector<uint32_t> stack;

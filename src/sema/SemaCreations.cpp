@@ -329,20 +329,21 @@ void Checker::checkStrOptions(CreationWalk& walk, size_t owner) {
     }
     std::pair<uint32_t, uint32_t> key{use.node.index, 0x40000000u};
     if (walk.seen(key)) continue;
-    std::string value = it->second;
-    if (use.option == StrOption::QuantizeMethod) {
-      addCreationProblem(walk, key, use.node,
-                         reportInvalidOption(use.node, value, "quantization method", use.allowed));
-    } else {
-      std::string expected = optionList(use.allowed, "'", " or ");
-      auto builder = diags_->report(Diag::InvalidArgumentValue, source(), rangeOf(use.node),
-                                    use.what, use.callee, expected, fmt::format("'{}'", value));
-      if (std::optional<std::string> option = optionInOtherCase(value, expected)) {
-        builder.note(Note::OptionCase, *option);
-      }
-      addCreationProblem(walk, key, use.node, std::move(builder));
-    }
+    addCreationProblem(walk, key, use.node, reportStrOption(use, it->second));
   }
+}
+
+DiagnosticBuilder Checker::reportStrOption(const StrOptionUse& use, const std::string& value) {
+  if (use.option == StrOption::QuantizeMethod) {
+    return reportInvalidOption(use.node, value, "quantization method", use.allowed);
+  }
+  std::string expected = optionList(use.allowed, "'", " or ");
+  auto builder = diags_->report(Diag::InvalidArgumentValue, source(), rangeOf(use.node), use.what,
+                                use.callee, expected, fmt::format("'{}'", value));
+  if (std::optional<std::string> option = optionInOtherCase(value, expected)) {
+    builder.note(Note::OptionCase, *option);
+  }
+  return builder;
 }
 
 void Checker::checkStrOptionsOfCalls() {
@@ -378,12 +379,7 @@ void Checker::checkStrOptionsOfCalls() {
           !reported.emplace(use.node.index, *value).second) {
         continue;
       }
-      DiagnosticBuilder builder =
-          use.option == StrOption::QuantizeMethod
-              ? reportInvalidOption(use.node, *value, "quantization method", use.allowed)
-              : diags_->report(Diag::InvalidArgumentValue, source(), rangeOf(use.node), use.what,
-                               use.callee, optionList(use.allowed, "'", " or "),
-                               fmt::format("'{}'", *value));
+      DiagnosticBuilder builder = reportStrOption(use, *value);
       std::string shown = fmt::format("\"{}\"", *value);
       if (given.isValid()) {
         builder.note(Note::SizeBoundHere, source(), rangeOf(given), spelling(use.param), shown);

@@ -717,13 +717,14 @@ class Checker {
     QuantizeMethod,  ///< ternary_quantize(x, method=m)
     LayerOption,     ///< a built-in layer's string argument (TernaryLinear(..., method=m))
   };
-  /// Records `value` given to a string option when it is a str hyperparameter of
-  /// the layer being checked. `what` and `callee` name the option for LayerOption
-  /// (the argument and the layer: static strings), `allowed` the values.
   /// InvalidOption: `value` is not one of `allowed`, the `what` (with a note
   /// where it is one in another case).
   DiagnosticBuilder reportInvalidOption(NodeId node, std::string_view value, std::string_view what,
                                         std::span<const std::string_view> allowed);
+  /// Records `value` given to a string option when it is a str parameter of the
+  /// layer (a hyperparameter) or fn being checked. `what` and `callee` name the
+  /// option for LayerOption (the argument and the layer: static strings),
+  /// `allowed` the values.
   void recordStrOptionUse(const ExprInfo& value, StrOption option,
                           std::span<const std::string_view> allowed,
                           std::string_view what = {}, std::string_view callee = {});
@@ -738,6 +739,8 @@ class Checker {
     std::string_view what, callee;
   };
   std::vector<StrOptionUse> strOptionUses_;
+  /// The error for `value`, which `use`'s option does not take.
+  DiagnosticBuilder reportStrOption(const StrOptionUse& use, const std::string& value);
   size_t errorsBefore_ = 0;  ///< the engine's errors when the check began
   /// The str hyperparameters' values of a created layer, by name.
   using StrBindings = std::unordered_map<uint32_t, std::string>;

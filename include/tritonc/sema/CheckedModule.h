@@ -52,8 +52,8 @@ struct ParamInfo {
   /// A float hyperparameter's default when it is a known number (`p: float32
   /// = 0.1`), checked where a creation leaves it out (`Dropout(p)`).
   std::optional<double> defaultFloat;
-  /// A str hyperparameter's default (`method: str = "absmean"`), checked where
-  /// a creation leaves it out and the body passes it to a string option.
+  /// A str parameter's default (`method: str = "absmean"`), checked where a
+  /// creation or call leaves it out and the body passes it to a string option.
   std::optional<std::string> defaultStr;
   /// An integer hyperparameter's default as a size over the layer's other
   /// hyperparameters (`4 * d`); invalid when it is none.
