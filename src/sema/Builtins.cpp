@@ -2510,6 +2510,19 @@ ExprInfo checkBuiltinForward(Checker& checker, const InstanceInfo& instance, Nod
         checker.channelsLastHint(builder, x, want)) {
       return;
     }
+    // `BatchNorm1d(64)` of a [N, L, 64]: features last, as a transformer's
+    // tokens are. BatchNorm1d normalizes dimension 1 of [N, C, L], so the fix
+    // is not BatchNorm1d(L) but the input transposed to it and back.
+    if (layer == BuiltinLayer::BatchNorm1d && dim == 1 && shape.size() == 3 &&
+        ds.equal(shape[2], want) == Decision::Yes) {
+      std::string_view callee = checker.textOf(checker.tree().childA(call));
+      std::string_view input = checker.textOf(x.node);
+      std::string fixed = fmt::format("transpose({}(transpose({}, 1, 2)), 1, 2)", callee, input);
+      if (fixed.size() <= 60 && fixed.find('\n') == std::string::npos) {
+        builder.note(Note::WriteInstead, checker.source(), checker.rangeOf(call), fixed);
+        return;
+      }
+    }
     // The creation to write, when the input's size is known: its sizes
     // swapped (`TernaryLinear(10, 784)` of 784 features, which it makes), or
     // the input's size in place of the one it was given.
