@@ -1071,6 +1071,9 @@ void Emitter::emitGlobal(size_t index) {
   ctx_ = Context::Global;
   expr_.clear();
   used_.clear();
+  // (A function's names do not carry over, whatever order the jobs take.)
+  reserved_.clear();
+  sourceNames_.clear();
   globalTemps_ = "_" + globalName(index) + "_";
   const std::string& name = globalName(index);
   // LANGUAGE.md section 6: an accepted program never fails at import. The

@@ -1034,17 +1034,6 @@ std::vector<std::optional<size_t>> keptDimensions(const Checker& checker, NodeId
   // split heads) is that size too, when neither it nor `x` is assigned
   // anywhere in the file (a loop's later assignment would change either).
   const CheckedModule& m = checker.module();
-  std::optional<std::vector<std::string_view>> assigned;
-  auto neverAssigned = [&](std::string_view name) {
-    if (!assigned) {
-      assigned.emplace();
-      for (uint32_t n = 0; n < tree.size(); ++n) {
-        NodeId node{n};
-        if (tree.kind(node) == NodeKind::Assign) assigned->push_back(tree.text(tree.childA(node)));
-      }
-    }
-    return std::find(assigned->begin(), assigned->end(), name) == assigned->end();
-  };
   for (size_t i = 0; i < size; ++i) {
     NodeId e = elements[i];
     if (tree.kind(e) == NodeKind::Name && e.index < m.nodeSymbol.size() &&
@@ -1052,7 +1041,7 @@ std::vector<std::optional<size_t>> keptDimensions(const Checker& checker, NodeId
       const Symbol& local = m.symbols[m.nodeSymbol[e.index]];
       if (local.kind != SymbolKind::Local || !local.decl.isValid() ||
           tree.kind(local.decl) != NodeKind::Let || !tree.childB(local.decl).isValid() ||
-          !neverAssigned(tree.text(e)) || !neverAssigned(tree.text(x))) {
+          checker.assignedInFile(tree.text(e)) || checker.assignedInFile(tree.text(x))) {
         continue;
       }
       e = tree.childB(local.decl);

@@ -1045,6 +1045,20 @@ void Checker::noteCreationOf(DiagnosticBuilder& builder, NodeId node) const {
   }
 }
 
+bool Checker::assignedInFile(std::string_view name) const {
+  if (!assignedNames_) {
+    assignedNames_.emplace();
+    for (uint32_t n = 0; n < tree_.size(); ++n) {
+      NodeId node{n};
+      if (tree_.kind(node) == NodeKind::Assign) {
+        assignedNames_->push_back(tree_.text(tree_.childA(node)));
+      }
+    }
+    std::sort(assignedNames_->begin(), assignedNames_->end());
+  }
+  return std::binary_search(assignedNames_->begin(), assignedNames_->end(), name);
+}
+
 void Checker::noteOperandCreations(DiagnosticBuilder& builder, NodeId node) const {
   if (tree_.kind(node) != NodeKind::Binary) return;
   for (NodeId side : {tree_.childA(node), tree_.childB(node)}) {

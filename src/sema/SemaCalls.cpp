@@ -1439,21 +1439,26 @@ std::string_view Checker::unusedHyperLike(IdentifierId name) const {
   return closestMatch(spelling(name), candidates);
 }
 
+IdentifierId Checker::passedParameter(NodeId node, bool fnInputs) const {
+  while (node.isValid() && tree_.kind(node) == NodeKind::Paren) node = tree_.childA(node);
+  uint32_t symbol = node.isValid() ? module_.nodeSymbol[node.index] : UINT32_MAX;
+  if (symbol == UINT32_MAX || module_.symbols[symbol].kind != SymbolKind::Param ||
+      ctx_.callable < 0) {
+    return IdentifierId{};
+  }
+  bool hyper = module_.callables[static_cast<size_t>(ctx_.callable)]
+                   .params[module_.symbols[symbol].ref]
+                   .cls == ParamClass::Hyper;
+  return hyper || (fnInputs && ctx_.isFn) ? module_.symbols[symbol].name : IdentifierId{};
+}
+
 InstanceInfo::StrArg Checker::strArg(const ExprInfo& value) const {
   InstanceInfo::StrArg result;
   if (value.strValue) {
     result.value = std::string(*value.strValue);
-    return result;
-  }
-  NodeId node = value.node;
-  while (node.isValid() && tree_.kind(node) == NodeKind::Paren) node = tree_.childA(node);
-  uint32_t symbol = node.isValid() ? module_.nodeSymbol[node.index] : UINT32_MAX;
-  // (A layer's str parameters are hyperparameters; an fn's are its inputs.)
-  if (symbol != UINT32_MAX && module_.symbols[symbol].kind == SymbolKind::Param &&
-      ctx_.callable >= 0 &&
-      (ctx_.isFn || module_.callables[ctx_.callable].params[module_.symbols[symbol].ref].cls ==
-                        ParamClass::Hyper)) {
-    result.param = module_.symbols[symbol].name;
+  } else {
+    // (A layer's str parameters are hyperparameters; an fn's are its inputs.)
+    result.param = passedParameter(value.node, /*fnInputs=*/true);
   }
   return result;
 }
@@ -1483,17 +1488,13 @@ InstanceInfo::FloatArg Checker::floatArg(const ExprInfo& value) const {
   InstanceInfo::FloatArg result;
   if (value.floatValue) {
     result.value = value.floatValue;
-  } else {
-    NodeId node = value.node;
-    while (node.isValid() && tree_.kind(node) == NodeKind::Paren) node = tree_.childA(node);
-    uint32_t symbol = node.isValid() ? module_.nodeSymbol[node.index] : UINT32_MAX;
-    if (symbol != UINT32_MAX && module_.symbols[symbol].kind == SymbolKind::Param &&
-        ctx_.callable >= 0 &&
-        module_.callables[ctx_.callable].params[module_.symbols[symbol].ref].cls ==
-            ParamClass::Hyper) {
-      result.param = module_.symbols[symbol].name;
-    } else {
-      result.expr = node;
+    return result;
+  }
+  result.param = passedParameter(value.node, /*fnInputs=*/false);
+  if (!result.param.isValid()) {
+    result.expr = value.node;
+    while (result.expr.isValid() && tree_.kind(result.expr) == NodeKind::Paren) {
+      result.expr = tree_.childA(result.expr);
     }
   }
   return result;

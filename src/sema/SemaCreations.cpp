@@ -349,14 +349,20 @@ DiagnosticBuilder Checker::reportStrOption(const StrOptionUse& use, const std::s
 void Checker::checkStrOptionsOfCalls() {
   if (strOptionUses_.empty()) return;
   std::set<std::pair<uint32_t, std::string>> reported;  // (use, value)
+  std::map<uint32_t, std::vector<const StrOptionUse*>> usesOf;  // by callable
+  for (const StrOptionUse& use : strOptionUses_) {
+    usesOf[static_cast<uint32_t>(use.owner)].push_back(&use);
+  }
   for (size_t node = 0; node < module_.callOf.size(); ++node) {
     uint32_t index = module_.callOf[node];
     if (index >= module_.calls.size()) continue;
     const CallInfo& call = module_.calls[index];
     if (call.kind != CallKind::FnCall && call.kind != CallKind::Apply) continue;
+    auto uses = usesOf.find(call.callee);
+    if (uses == usesOf.end()) continue;
     const CallableInfo& callee = module_.callables[call.callee];
-    for (const StrOptionUse& use : strOptionUses_) {
-      if (static_cast<uint32_t>(use.owner) != call.callee) continue;
+    for (const StrOptionUse* usePtr : uses->second) {
+      const StrOptionUse& use = *usePtr;
       size_t param = 0;
       while (param < callee.params.size() && callee.params[param].name != use.param) ++param;
       if (param == callee.params.size()) continue;

@@ -124,6 +124,9 @@ class Checker {
   SourceRange rangeOf(NodeId node) const { return tree_.range(node); }
   /// The source text of `node`.
   std::string_view textOf(NodeId node) const { return tree_.text(node); }
+  /// Whether `name` is the target of some assignment (`x = ...`) anywhere in
+  /// the file; the names are gathered once.
+  bool assignedInFile(std::string_view name) const;
   /// Notes where the sub-modules whose outputs meet in the binary operation
   /// `node` are created (`tok_emb(ids) + pos`: the creation `Embedding(d,
   /// vocab)` is what gives the size that does not match).
@@ -434,6 +437,10 @@ class Checker {
   /// `nn.Linear`, `torch.cat`, `self.conv1`: a member of an undeclared name
   /// that PyTorch users write. Reports it and returns true.
   bool reportForeignMember(NodeId node, NodeId call);
+  /// The parameter `node` names (parentheses skipped) when a creation or call
+  /// of the callable being checked fixes its value: a layer's hyperparameter,
+  /// with `fnInputs` also an fn's parameter; else an invalid id.
+  IdentifierId passedParameter(NodeId node, bool fnInputs) const;
   /// What checkCreatedArguments needs of a float hyperparameter's argument.
   InstanceInfo::FloatArg floatArg(const ExprInfo& value) const;
   /// What checkCreatedArguments needs of a str hyperparameter's argument.
@@ -739,6 +746,8 @@ class Checker {
     std::string_view what, callee;
   };
   std::vector<StrOptionUse> strOptionUses_;
+  /// assignedInFile's names, sorted; gathered at its first call.
+  mutable std::optional<std::vector<std::string_view>> assignedNames_;
   /// The error for `value`, which `use`'s option does not take.
   DiagnosticBuilder reportStrOption(const StrOptionUse& use, const std::string& value);
   size_t errorsBefore_ = 0;  ///< the engine's errors when the check began
