@@ -21,6 +21,7 @@
 #include <deque>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "Habits.h"
 #include "SemaImpl.h"
@@ -397,13 +398,16 @@ void Checker::checkStrOptionsOfCalls() {
   }
 }
 
-bool Checker::mayBeOne(DimId d, const DimBindings& bindings) {
-  if (dims().constValue(dims().substitute(d, bindings)) == 1) return true;
+bool Checker::mayBeOne(DimId d, const DimBindings& bindings, bool part) {
   const DimStore::Node& node = dims().node(d);
+  // (A literal inside a formula, the `+ 1` of a conv or pool output size, is
+  // no size taken from a broadcast.)
+  if (part && node.kind == DimKind::Const) return false;
+  if (dims().constValue(dims().substitute(d, bindings)) == 1) return true;
   if (node.kind == DimKind::Const || node.kind == DimKind::Var || node.kind == DimKind::Unknown) {
     return false;
   }
-  return mayBeOne(node.lhs, bindings) || mayBeOne(node.rhs, bindings);
+  return mayBeOne(node.lhs, bindings, true) || mayBeOne(node.rhs, bindings, true);
 }
 
 void Checker::checkComparisonsWithValues(CreationWalk& walk, size_t owner,
@@ -430,15 +434,39 @@ void Checker::checkComparisonsWithValues(CreationWalk& walk, size_t owner,
       return outer.begin <= r.begin && r.end <= outer.end;
     });
   };
+  // The broadcasts that fail with these values: a comparison of a value
+  // that holds one (`return s + x + b` after `s + x` failed) follows from it.
+  auto broadcastFails = [&](const BroadcastCheck& check) {
+    std::optional<int64_t> x = dims().constValue(dims().substitute(check.da, bindings));
+    std::optional<int64_t> y = dims().constValue(dims().substitute(check.db, bindings));
+    return x && y && *x != *y && !guessMayFail(check.da, check.db);
+  };
+  std::vector<SourceRange> failingBroadcasts;
+  for (const BroadcastCheck* check : walk.broadcastsOf[owner]) {
+    if (broadcastFails(*check)) failingBroadcasts.push_back(rangeOf(check->node));
+  }
+  auto holdsFailingBroadcast = [&](NodeId value) {
+    if (!value.isValid()) return false;
+    SourceRange outer = rangeOf(value);
+    return std::any_of(failingBroadcasts.begin(), failingBroadcasts.end(), [&](SourceRange r) {
+      return outer.begin <= r.begin && r.end <= outer.end;
+    });
+  };
+  // The height and width of one conv's output, wrong alike: one error.
+  std::set<std::tuple<uint32_t, uint32_t, uint32_t>> sameSizes;  // node, expected, actual
   for (const RuntimeShapeCheck* check : walk.checksOf[owner]) {
     std::optional<int64_t> want = dims().constValue(dims().substitute(check->expected, bindings));
     std::optional<int64_t> have = dims().constValue(dims().substitute(check->actual, bindings));
     std::pair<uint32_t, uint32_t> key{check->node.index, check->dim};
-    if (!want || !have || *want == *have || guessMayFail(check->expected, check->actual)) {
+    if (!want || !have || *want == *have || guessMayFail(check->expected, check->actual) ||
+        holdsFailingBroadcast(check->value)) {
       continue;
     }
     failed.push_back(rangeOf(check->node));  // (reported here or by another chain)
-    if (walk.seen(key)) continue;
+    if (!sameSizes.emplace(check->node.index, check->expected.index, check->actual.index).second ||
+        walk.seen(key)) {
+      continue;
+    }
     std::string what = check->value.isValid() && !textOf(check->value).empty() &&
                                textOf(check->value).size() <= 60 &&
                                textOf(check->value).find('\n') == std::string_view::npos
@@ -466,21 +494,18 @@ void Checker::checkComparisonsWithValues(CreationWalk& walk, size_t owner,
     addCreationProblem(walk, key, check->node, std::move(builder));
   }
   for (const BroadcastCheck* check : walk.broadcastsOf[owner]) {
-    std::optional<int64_t> x = dims().constValue(dims().substitute(check->da, bindings));
-    std::optional<int64_t> y = dims().constValue(dims().substitute(check->db, bindings));
     // (Keyed apart from the run-time checks of the same node and dimension.)
     std::pair<uint32_t, uint32_t> key{check->node.index,
                                       static_cast<uint32_t>(check->dim) | 0x80000000u};
-    if (!x || !y || *x == *y || guessMayFail(check->da, check->db) ||
-        contains(rangeOf(check->node)) || walk.seen(key)) {
-      continue;
-    }
+    if (!broadcastFails(*check) || contains(rangeOf(check->node)) || walk.seen(key)) continue;
+    int64_t x = *dims().constValue(dims().substitute(check->da, bindings));
+    int64_t y = *dims().constValue(dims().substitute(check->db, bindings));
     std::vector<DimId> a, b;
     for (DimId d : check->a) a.push_back(dims().substitute(d, bindings));
     for (DimId d : check->b) b.push_back(dims().substitute(d, bindings));
     auto builder = diags_->report(Diag::ShapeMismatch, source(), rangeOf(check->node), check->op,
                                   fmtShape(a), fmtShape(b));
-    builder.note(Note::DimensionDetail, check->dim, sized(check->da, *x), sized(check->db, *y));
+    builder.note(Note::DimensionDetail, check->dim, sized(check->da, x), sized(check->db, y));
     noteOperandCreations(builder, check->node);
     addCreationProblem(walk, key, check->node, std::move(builder));
   }

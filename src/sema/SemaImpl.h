@@ -573,8 +573,8 @@ class Checker {
   /// Records a problem at `site` with a note per creation of the walk's chain.
   void addCreationProblem(CreationWalk& walk, std::pair<uint32_t, uint32_t> key, NodeId site,
                           DiagnosticBuilder builder, bool atInnermost = false);
-  /// Whether `d`, or a part of it, is 1 with the values.
-  bool mayBeOne(DimId d, const DimBindings& bindings);
+  /// Whether `d`, or a part of it that is not a literal, is 1 with the values.
+  bool mayBeOne(DimId d, const DimBindings& bindings, bool part = false);
   /// Float argument `i` of a creation, where known.
   std::optional<double> floatArgument(const InstanceInfo& instance, size_t i,
                                       const DimBindings& bindings,
