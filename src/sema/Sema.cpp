@@ -1519,12 +1519,26 @@ bool Checker::checkStatement(NodeId statement) {
       // `int` function) is that, not a mismatch of 'int32' with 'int32'.
       const TypeStore::Node& resultType = module_.types.node(result.type);
       const TypeStore::Node& returnType = module_.types.node(info.returnType);
-      if (resultType.kind == TypeKind::Scalar && returnType.kind == TypeKind::Scalar &&
-          result.intValue && isIntegral(resultType.dtype) && isIntegral(returnType.dtype) &&
-          returnType.dtype != DType::Bool && !fitsInteger(returnType.dtype, *result.intValue)) {
+      // So is a constant past int64 (`return 2 ** 64`), and a float one past
+      // the declared float type (`return 1e39` from a `float32` one).
+      bool scalars = resultType.kind == TypeKind::Scalar && returnType.kind == TypeKind::Scalar;
+      bool integers = scalars && isIntegral(resultType.dtype) && isIntegral(returnType.dtype) &&
+                      returnType.dtype != DType::Bool;
+      std::string pastType;
+      if (integers && result.intValue && !fitsInteger(returnType.dtype, *result.intValue)) {
+        pastType = fmt::format("the value {}", *result.intValue);
+      } else if (integers && result.pastInt64) {
+        std::string_view text = textOf(value);
+        pastType = text.size() <= 40 && text.find('\n') == std::string_view::npos
+                       ? fmt::format("the value of '{}'", text)
+                       : std::string("the value");
+      } else if (scalars && result.floatValue && isFloating(returnType.dtype) &&
+                 !fitsFloat(returnType.dtype, *result.floatValue)) {
+        pastType = fmt::format("the value {}", formatFloat(*result.floatValue));
+      }
+      if (!pastType.empty()) {
         auto builder = diags_->report(Diag::LiteralDoesNotFit, source(), rangeOf(value),
-                                      fmt::format("the value {}", *result.intValue),
-                                      dtypeName(returnType.dtype));
+                                      pastType, dtypeName(returnType.dtype));
         if (tree_.childB(info.node).isValid()) {
           builder.note(Note::ReturnTypeDeclared, source(), rangeOf(tree_.childB(info.node)));
         }
@@ -2285,13 +2299,13 @@ void Checker::widenAfterReassignment(NodeId target, TypeId assigned) {
 // A constant expression whose value is past int64: a dimension, or a power
 // past any float (`10 ** 10 ** 10`, which Python would compute as a big
 // integer for minutes where the module imports or runs).
-void Checker::reportPastInt64(NodeId node) {
+void Checker::reportPastInt64(NodeId node, DType dtype) {
   std::string_view text = textOf(node);
   report(Diag::LiteralDoesNotFit, node,
          text.size() <= 40 && text.find('\n') == std::string_view::npos
              ? fmt::format("the value of '{}'", text)
              : std::string("the value"),
-         "int64");
+         dtypeName(dtype));
 }
 
 bool Checker::negativeIntegerPower(const ExprInfo& base, const ExprInfo& exponent, NodeId node,
@@ -2758,6 +2772,10 @@ ExprInfo Checker::checkArithmetic(std::string_view op, TokenKind kind, const Exp
     result.hyperConst = a.hyperConst && b.hyperConst;
     if (a.intValue && b.intValue && isIntegral(dtype)) {
       result.intValue = foldIntegers(kind, *a.intValue, *b.intValue);
+      // (Only + - * ** overflow: `/` and `%` by zero are no value at all.)
+      result.pastInt64 = !result.intValue &&
+                         (kind == TokenKind::Plus || kind == TokenKind::Minus ||
+                          kind == TokenKind::Star || kind == TokenKind::StarStar);
       // A power past any float (`10 ** 10 ** 10`, 2 ** 1025 and more):
       // Python would compute it as a big integer for minutes when the module
       // is imported or run. Smaller values past int64 stay Python ints, as
@@ -3943,6 +3961,12 @@ void Checker::noteNotATrit(DiagnosticBuilder& builder, const ExprInfo& value) {
 
 bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId where) {
   TypeStore& ts = module_.types;
+  // Constants past int64 fit no integer type (`let z: int = 3 ** 40`).
+  if (value.pastInt64 && !ts.isLenient(target) && ts.isScalar(target) &&
+      isIntegral(ts.node(target).dtype) && ts.node(target).dtype != DType::Bool) {
+    reportPastInt64(where, ts.node(target).dtype);
+    return false;
+  }
   // A known integer is checked against the type it goes to even when its
   // own type is that one (`let x: int = 2147483647 + 1`), as against a
   // narrower one (`let y: int16 = 32767 + 1`).

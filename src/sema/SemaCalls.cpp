@@ -498,6 +498,10 @@ ExprInfo Checker::checkCast(DType dtype, NodeId call) {
              dtypeName(dtype));
       return make(ts.error(), call);
     }
+    if (x.pastInt64 && isIntegral(dtype) && dtype != DType::Bool) {
+      reportPastInt64(x.node, dtype);  // `int8(2 ** 64)`
+      return make(ts.error(), call);
+    }
     if (x.intValue) {
       // A constant that the cast would wrap or clamp is surely a mistake.
       if (isIntegral(dtype) && !fitsInteger(dtype, *x.intValue)) {

@@ -26,6 +26,9 @@ namespace tritonc::sema {
 struct ExprInfo {
   TypeId type;
   std::optional<int64_t> intValue;   ///< a known integer (or bool) constant
+  /// Integer constants that folded past int64 (`3 ** 40`, `2 ** 63`): a value
+  /// no integer type holds (a Python int when it runs).
+  bool pastInt64 = false;
   std::optional<double> floatValue;  ///< a known float constant
   std::optional<std::string_view> strValue;  ///< points into the token buffer
   DimId dim;                 ///< an integer value as a dimension (literal, hyperparameter, shape)
@@ -478,7 +481,8 @@ class Checker {
   void noteConversion(const ExprInfo& value, TypeId target, NodeId node);
   bool checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId where);
   void noteNotATrit(DiagnosticBuilder& builder, const ExprInfo& value);
-  void reportPastInt64(NodeId node);
+  /// "the value of '3 ** 40' does not fit in 'int64'" (or the `dtype` given).
+  void reportPastInt64(NodeId node, DType dtype = DType::Int64);
   /// The value of an integer constant expression (literals, + - * / %, unary
   /// minus, parentheses, earlier top-level constants), without diagnostics.
   std::optional<int64_t> constantValue(NodeId expr) const;
