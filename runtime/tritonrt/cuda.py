@@ -18,6 +18,7 @@ row count times them and remembers the fastest.
 import ctypes
 import math
 import os
+import struct
 import threading
 import types
 import warnings
@@ -72,12 +73,47 @@ def enabled():
     return bool(_paths)
 
 
+def _truncated_elf(path):
+    """Why the ELF64 file at ``path`` is cut short, or ``None``.
+
+    dlopen maps a library's segments without checking them against the file's size, and the
+    first read past its end kills the process with SIGBUS (an interrupted copy, a full disk):
+    such a file is refused here, with a warning, before ``ctypes`` opens it.
+    """
+    try:
+        with open(path, "rb") as f:
+            header = f.read(64)
+            size = os.fstat(f.fileno()).st_size
+            if len(header) < 64 or header[:4] != b"\x7fELF" or header[4] != 2 or header[5] != 1:
+                return None  # not a little-endian ELF64: dlopen says what it is
+            phoff, shoff = struct.unpack_from("<QQ", header, 0x20)
+            phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", header, 0x36)
+            if shnum and shoff + shnum * shentsize > size:
+                return "its section headers end past the file's %d bytes" % size
+            if phoff + phnum * phentsize > size:
+                return "its program headers end past the file's %d bytes" % size
+            f.seek(phoff)
+            table = f.read(phnum * phentsize)
+            for i in range(phnum):
+                offset = struct.unpack_from("<Q", table, i * phentsize + 8)[0]  # p_offset
+                filesz = struct.unpack_from("<Q", table, i * phentsize + 32)[0]  # p_filesz
+                if offset + filesz > size:
+                    return "a segment ends at byte %d, past the file's %d" % (offset + filesz,
+                                                                             size)
+    except OSError:
+        return None
+    return None
+
+
 def _load(path):
     if path in _loaded:
         return _loaded[path]
     lib = None
     if os.path.exists(path):
         try:
+            cut = _truncated_elf(path)
+            if cut is not None:
+                raise OSError("truncated: " + cut)
             lib = ctypes.CDLL(path)
             version = lib.tck_abi_version
             version.restype = ctypes.c_int

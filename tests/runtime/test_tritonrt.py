@@ -2494,6 +2494,62 @@ class CpuKernelTests(unittest.TestCase):
                 self.assertTrue(torch.equal(layer(x), unpacked))
 
 
+class KernelLibraryTests(unittest.TestCase):
+    """Loading `<stem>_kernels.so` (tritonrt.cuda._load) never takes the process down."""
+
+    def _library(self, folder):
+        """A small ELF shared library with `tck_abi_version`, built by the host compiler."""
+        import shutil
+        import subprocess
+        cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+        if cc is None:
+            self.skipTest("no host C compiler")
+        src = os.path.join(folder, "k.c")
+        with open(src, "w") as f:
+            f.write("static char pad[1 << 16] = {1};\n"
+                    "int tck_abi_version(void) { return 1 + 0 * pad[0]; }\n")
+        out = os.path.join(folder, "lib_kernels.so")
+        subprocess.run([cc, "-shared", "-fPIC", "-o", out, src], check=True)
+        return out
+
+    def _load_in_child(self, path):
+        """tritonrt.cuda._load(path) in a fresh interpreter: its exit status and stderr."""
+        import subprocess
+        code = ("import sys, warnings; warnings.simplefilter('always'); "
+                "import tritonrt.cuda as c; lib = c._load(sys.argv[1]); "
+                "print('loaded' if lib is not None else 'refused')")
+        env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "runtime"))
+        return subprocess.run([sys.executable, "-c", code, path], capture_output=True,
+                              text=True, env=env, timeout=120)
+
+    def test_truncated_library_is_refused_with_a_warning(self):
+        # dlopen of a library cut short maps segments past the file's end: the
+        # first read of them was SIGBUS (exit 135), not the reference path.
+        with tempfile.TemporaryDirectory() as d:
+            path = self._library(d)
+            whole = self._load_in_child(path)
+            self.assertEqual(whole.returncode, 0, whole.stderr)
+            self.assertIn("loaded", whole.stdout)
+            size = os.path.getsize(path)
+            with open(path, "r+b") as f:
+                f.truncate(size // 2)
+            cut = self._load_in_child(path)
+            self.assertEqual(cut.returncode, 0, cut.stderr)
+            self.assertIn("refused", cut.stdout)
+            self.assertIn("truncated", cut.stderr)
+            self.assertIn("using the reference path", cut.stderr)
+
+    def test_library_of_random_bytes_is_refused_with_a_warning(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "lib_kernels.so")
+            with open(path, "wb") as f:
+                f.write(os.urandom(4096))
+            r = self._load_in_child(path)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("refused", r.stdout)
+            self.assertIn("using the reference path", r.stderr)
+
+
 class CountingResult(unittest.TextTestResult):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
