@@ -59,6 +59,7 @@ def use_kernels(module_file, library_name):
         if path not in _paths:
             _paths.append(path)
             _symbols.clear()  # a symbol missing so far may be in the new library
+            _missing.clear()
     return path
 
 
@@ -158,6 +159,24 @@ def conv2d_symbol(dtype, cin, cout, kernel, stride, padding, dilation, groups, a
         padding[0], padding[1], dilation[0], dilation[1], groups, act, variant)
 
 
+_missing = set()     # launchers reported missing from the loaded libraries
+
+
+def _warn_missing(base):
+    """Says once per launcher that a loaded library lacks it: the layer runs on the slower
+    reference path, which is otherwise silent (a module created with other sizes than the
+    compiled ones, activation types left out by --cuda-dtypes, or a ``<stem>_kernels.so``
+    rebuilt by another module of the same stem in the same folder)."""
+    with _lock:
+        loaded = [p for p in _paths if _loaded.get(p) is not None]
+        if not loaded or base in _missing:
+            return
+        _missing.add(base)
+    warnings.warn("tritonrt: no CUDA kernel %s in %s (built for other sizes or types, or by "
+                  "another module of the same name); this layer runs the reference path: "
+                  "recompile the module with --target cuda" % (base, ", ".join(loaded)))
+
+
 def _pick(base, rows, call):
     """The launcher for ``base`` (a symbol without ``_v<n>``); with several variants the
     fastest for this row count, timed on first use with CUDA events."""
@@ -172,6 +191,7 @@ def _pick(base, rows, call):
             break
         variants.append(f)
     if not variants:
+        _warn_missing(base)
         return None
     best = variants[0]
     if len(variants) > 1:

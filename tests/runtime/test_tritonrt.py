@@ -2539,6 +2539,26 @@ class KernelLibraryTests(unittest.TestCase):
             self.assertIn("truncated", cut.stderr)
             self.assertIn("using the reference path", cut.stderr)
 
+    def test_launcher_missing_from_a_loaded_library_is_said_once(self):
+        # A `<stem>_kernels.so` rebuilt by another module of the same stem (or a
+        # module created with other sizes) lacks the launcher: the layer took
+        # the reference path without a word.
+        import subprocess
+        with tempfile.TemporaryDirectory() as d:
+            path = self._library(d)
+            code = ("import sys, warnings; warnings.simplefilter('always'); "
+                    "import tritonrt.cuda as c; c.use_kernels(sys.argv[1], 'lib_kernels.so'); "
+                    "base = c.linear_symbol(None, 8, 4, False, 'none')[:-3]; "
+                    "print(c._pick(base, 1, None), c._pick(base, 2, None))")
+            env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "runtime"))
+            r = subprocess.run([sys.executable, "-c", code, os.path.join(d, "m.py")],
+                               capture_output=True, text=True, env=env, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.split(), ["None", "None"])
+            self.assertEqual(r.stderr.count("no CUDA kernel tck_linear_?_n8_k4_nk_none"), 1,
+                             r.stderr)
+            self.assertIn("recompile the module with --target cuda", r.stderr)
+
     def test_library_of_random_bytes_is_refused_with_a_warning(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "lib_kernels.so")

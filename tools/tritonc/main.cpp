@@ -115,13 +115,21 @@ void applyReportingChoices(const ReportingChoices& choices, CompileOptions& o) {
     o.timing = true;
     o.timingJson = choices.timing == "json";
   }
+  // Each architecture and type once, in the order given (`80,sm_80` is one
+  // nvcc target, and one cache key).
+  auto addOnce = [](std::vector<std::string>& list, std::string item) {
+    if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(std::move(item));
+  };
   if (!choices.cudaArchs.empty()) {
     o.cudaArchs.clear();
     for (const std::string& arch : splitList(choices.cudaArchs)) {
-      o.cudaArchs.push_back(arch.rfind("sm_", 0) == 0 ? arch.substr(3) : arch);
+      addOnce(o.cudaArchs, arch.rfind("sm_", 0) == 0 ? arch.substr(3) : arch);
     }
   }
-  if (!choices.cudaDTypes.empty()) o.cudaDTypes = splitList(choices.cudaDTypes);
+  if (!choices.cudaDTypes.empty()) {
+    o.cudaDTypes.clear();
+    for (const std::string& t : splitList(choices.cudaDTypes)) addOnce(o.cudaDTypes, t);
+  }
   // `--target all` is `--target cuda` (both write the module and the
   // kernels, docs/cuda.md): one spelling for the cache keys and the headers,
   // so switching between them never runs nvcc again for the same library.
@@ -199,6 +207,10 @@ CLI::Validator cudaArchList() {
 CLI::Validator cudaDTypeList() {
   return CLI::Validator(
       [](std::string& list) {
+        if (splitList(list).empty()) {
+          return std::string("an empty list; give activation types (such as f32,bf16) or "
+                             "leave the option out for the default");
+        }
         for (const std::string& t : splitList(list)) {
           if (t != "f32" && t != "f16" && t != "bf16") {
             return "'" + t + "' is not one of f32, f16, bf16";
