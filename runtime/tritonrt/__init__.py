@@ -10,7 +10,7 @@ import torch.fx
 from . import cpu, cuda
 from .constants import ConstantUnavailable, constant_to, unavailable
 from .cuda import use_kernels
-from .fused import (ACTIVATIONS, activation, conv_bn_act, float_dtype, fused_conv2d,
+from .fused import (ACTIVATIONS, activation, conv_bn_act, float_dtype, fused_conv2d, linear_act,
                     fused_matmul, gelu, int_linear, int_matmul, left_matmul, mask_causal,
                     run_layer, stack_item)
 from .layers import TernaryConv2d, TernaryLinear
@@ -57,6 +57,7 @@ __all__ = [
     "compile_model",
     "constant_to",
     "conv_bn_act",
+    "linear_act",
     "cpu",
     "cuda",
     "find_tritonc",

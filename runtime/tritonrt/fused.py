@@ -7,10 +7,11 @@ import torch
 import torch.nn.functional as F
 
 from . import cpu, cuda
-from .layers import TernaryConv2d
+from .layers import TernaryConv2d, TernaryLinear
 from .packing import _cached, _compiling, _refuse_training, _stamp, fx_tracing, weight
 
-__all__ = ["ACTIVATIONS", "activation", "fused_matmul", "fused_conv2d", "conv_bn_act", "gelu"]
+__all__ = ["ACTIVATIONS", "activation", "fused_matmul", "fused_conv2d", "conv_bn_act",
+           "linear_act", "gelu"]
 
 
 def _identity(y):
@@ -348,7 +349,8 @@ def _plain(*modules):
     for m in modules:
         if m is None:
             continue
-        if type(m) not in (torch.nn.Conv2d, TernaryConv2d, torch.nn.BatchNorm2d) or _hooked(m):
+        if type(m) not in (torch.nn.Conv2d, TernaryConv2d, torch.nn.BatchNorm2d, TernaryLinear) \
+                or _hooked(m):
             return False
     return True
 
@@ -431,6 +433,28 @@ def _folded(conv, bn):
 #: Inputs smaller than this (elements) run the convolution and the batch norm as written
 #: (see conv_bn_act).
 _FOLD_MIN_ELEMENTS = 1 << 16
+
+
+def linear_act(linear, x, act="none", mixed_dtype=False):
+    """``act(linear(x))`` of a :class:`TernaryLinear` module ``linear``.
+
+    Packed and on CUDA, one kernel applies the activation to its output tile (no second pass
+    over the output); elsewhere the module runs, then the activation, in place when no hook
+    could have kept the output. ``mixed_dtype`` as for :func:`conv_bn_act`. A module of
+    another class (a subclass with its own ``forward``) or with hooks is called as a module.
+    """
+    if fx_tracing():  # torch.fx: the module called, as written (a call_module node)
+        return activation(linear(x), act)
+    if mixed_dtype:
+        dtype = _state_dtype(linear)
+        if dtype is not None and dtype != x.dtype and x.is_floating_point():
+            return linear_act(linear, x.to(dtype), act).to(x.dtype)
+    plain = _plain(linear)
+    if plain and x.is_cuda and cuda.enabled() and getattr(linear, "_tritonrt_packed", False):
+        y = cuda.packed_linear(linear, "weight", x, kn=False, act=act, bias=linear.bias)
+        if y is not None:
+            return y
+    return activation(linear(x), act, inplace=plain)
 
 
 def conv_bn_act(conv, bn, x, act="none", mixed_dtype=False):

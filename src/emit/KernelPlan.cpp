@@ -291,6 +291,9 @@ class Planner {
           if (folds != std::optional(false)) instanceKernel(f, conv, o.intAttr);
           break;
         }
+        case OpKind::FusedLinear:
+          instanceKernel(f, static_cast<uint32_t>(m_.ints(id)[0]), o.intAttr);
+          break;
         case OpKind::FusedMatMul: {
           std::span<const ValueId> operands = m_.operands(id);
           matmulKernel(f, operands[1], m_.ints(id)[0] == 0, o.intAttr);

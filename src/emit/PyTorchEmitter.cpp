@@ -935,7 +935,8 @@ bool Emitter::stateful(const Function& f) const {
     stack.pop_back();
     for (OpId id : m_.blocks[b.index].ops) {
       OpKind k = m_.op(id).kind;
-      if (k == OpKind::Forward || k == OpKind::FusedConv || k == OpKind::Instantiate ||
+      if (k == OpKind::Forward || k == OpKind::FusedConv || k == OpKind::FusedLinear ||
+          k == OpKind::Instantiate ||
           k == OpKind::InstanceMember) {
         return true;
       }
@@ -3003,6 +3004,13 @@ std::string Emitter::opExpr(OpId id) {
       if (m_.operands(id).size() > given.size()) out += ", scale=" + arg(given.size());
       if (o.intAttr != 0) out += fmt::format(", act=\"{}\"", kActivations[o.intAttr]);
       return out + ")";
+    }
+    case OpKind::FusedLinear: {
+      DType dtype = m_.types.node(m_.typeOf(operands[0])).dtype;
+      bool mixed = dtype == DType::Float16 || dtype == DType::BFloat16;
+      return fmt::format("tritonrt.linear_act({}, {}, act=\"{}\"{})",
+                         instanceExpr(static_cast<uint32_t>(m_.ints(id)[0])), arg(0),
+                         kActivations[o.intAttr], mixed ? ", mixed_dtype=True" : "");
     }
     case OpKind::FusedConv: {
       std::span<const int64_t> ints = m_.ints(id);

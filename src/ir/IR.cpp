@@ -380,6 +380,11 @@ class Printer {
         out_ += fmt::format("({}) {{act={}}}", value(operands[0]), kActivations[o.intAttr]);
         break;
       }
+      case OpKind::FusedLinear:
+        out_ += fmt::format(" @{}({}) {{act={}}}",
+                            name(function_->instances[static_cast<size_t>(m_.ints(id)[0])].name),
+                            value(operands[0]), kActivations[o.intAttr]);
+        break;
       case OpKind::FusedConv2d: {
         std::span<const int64_t> given = m_.ints(id);
         std::vector<std::string_view> names = builtinFnParamNames(BuiltinFn::Conv2dFn);

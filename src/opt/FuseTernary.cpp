@@ -11,7 +11,8 @@
 //                 sub-module with the BatchNorm2d and activation after it
 //                 (fused_conv: batch-norm folding for inference); and the
 //                 functional conv2d(x, W) with a ternary W, its scale and
-//                 activation (fused_conv2d)
+//                 activation (fused_conv2d); and a TernaryLinear sub-module
+//                 with the activation after it (fused_linear)
 //
 // Each absorbed op must be the only use of the value it consumes, so no
 // intermediate result that something else reads disappears. The fused op
@@ -136,6 +137,29 @@ class Fuser {
     }
   }
 
+  // forward @lin(x) -> act with a TernaryLinear: one fused_linear (full
+  // fusion), whose kernel applies the activation to its output tile.
+  void tryFuseLinear(OpId id) {
+    if (!full_ || !isLayer(instanceOf(id), {BuiltinLayer::TernaryLinear})) return;
+    BlockId block = m_.op(id).parent;
+    ValueId current = m_.result(id);
+    OpId user = soleUser(current, block);
+    int64_t act = user.isValid() ? activationOf(m_.op(user)) : kNone;
+    if (act == kNone) return;
+    std::vector<OpId> chain{id, user};
+    if (!canMoveUp(chain, block)) return;
+    current = m_.result(user);
+    ValueId x = m_.operands(id)[0];
+    TypeId type = m_.typeOf(current);
+    OpId fused = m_.createOp(BlockId{}, OpKind::FusedLinear, std::span<const ValueId>(&x, 1),
+                             std::span<const TypeId>(&type, 1));
+    m_.op(fused).intAttr = act;
+    m_.op(fused).loc = m_.op(id).loc;
+    int64_t ints[] = {m_.op(id).intAttr};
+    m_.setInts(fused, ints);
+    replaceChain(chain, fused, current, block, /*up=*/true);
+  }
+
   // forward @conv(x) [-> forward @bn] [-> act]: one fused_conv (full fusion).
   void tryFuseConv(OpId id) {
     const InstanceDecl* conv = instanceOf(id);
@@ -192,7 +216,7 @@ class Fuser {
         std::find(instances.begin(), instances.end(), o.intAttr) != instances.end()) {
       return true;
     }
-    if (o.kind == OpKind::FusedConv) {
+    if (o.kind == OpKind::FusedConv || o.kind == OpKind::FusedLinear) {
       for (int64_t i : m_.ints(id)) {
         if (std::find(instances.begin(), instances.end(), i) != instances.end()) return true;
       }
@@ -515,6 +539,7 @@ class Fuser {
     const Op& o = m_.op(id);
     if (o.kind == OpKind::Forward) {
       tryFuseConv(id);
+      if (!m_.op(id).erased) tryFuseLinear(id);
       return;
     }
     if (o.kind == OpKind::Builtin &&

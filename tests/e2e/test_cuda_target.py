@@ -740,6 +740,36 @@ layer M(tw: TernaryTensor<trit, [6, 8]>, uw: TernaryTensor<trit, [6, 8]>,
     expect_launches(ctx, "spellings", src, inputs, {"-O1": 4, "-O2": 4, "-O3": 4})
 
 
+def test_activations_after_ternary_linear_modules_run_in_the_kernel(ctx):
+    # `gelu(fc1(x))` with a TernaryLinear sub-module (the BitNet/ViT MLP): from -O2 the
+    # activation is the kernel's epilogue (tritonrt.linear_act and a `_gelu` launcher), not
+    # a `_none` launch and a second pass over the output. -O1 keeps them apart.
+    src = """
+layer Mlp(d: int = 8, x: Tensor<float32, [?, 5, d]>) -> Tensor<float32, [?, 5, d]> {
+    let fc1 = TernaryLinear(d, 4 * d)
+    let fc2 = TernaryLinear(4 * d, d, bias=false)
+    let gate = TernaryLinear(d, d)
+    let h = gelu(fc1(x))
+    return relu(fc2(h)) + silu(gate(x))
+}
+"""
+    inputs = (torch.randn(3, 5, 8),)
+    expect_launches(ctx, "linear_acts", src, inputs, {"-O1": 3, "-O2": 3, "-O3": 3})
+    for level, fused in (("-O1", False), ("-O2", True)):
+        py, cu = compile_source_for_cuda(ctx, "linear_acts", src, level)
+        exported = set(re.findall(r"TCK_EXPORT int (tck_linear_f32_\w+)_v0\(", open(cu).read()))
+        want = {"tck_linear_f32_n32_k8_nk_gelu", "tck_linear_f32_n8_k32_nk_relu",
+                "tck_linear_f32_n8_k8_nk_silu"} if fused else {
+            "tck_linear_f32_n32_k8_nk_none", "tck_linear_f32_n8_k32_nk_none",
+            "tck_linear_f32_n8_k8_nk_none"}
+        if exported != want:
+            raise AssertionError("%s: launchers %s, expected %s" % (level, sorted(exported),
+                                                                   sorted(want)))
+        calls = open(py).read().count("tritonrt.linear_act(")
+        if calls != (3 if fused else 0):
+            raise AssertionError("%s: %d tritonrt.linear_act calls" % (level, calls))
+
+
 def test_product_spellings_reach_their_kernels(ctx):
     # `matmul(x, w)`, `transpose(w, 0, 1)` / `transpose(w, -1, -2)`, `permute(w, [1, 0])` and
     # (-O2 on) `x @ -w` are products of a 2-D ternary weight like `x @ w` / `x @ w.T`: each
@@ -961,6 +991,7 @@ def main():
               test_every_ternary_op_reaches_its_kernel,
               test_other_spellings_reach_their_kernels,
               test_product_spellings_reach_their_kernels,
+              test_activations_after_ternary_linear_modules_run_in_the_kernel,
               test_vector_and_stacked_weights_reach_their_kernels,
               test_stack_items_reach_their_kernels,
               test_left_hand_weights_reach_their_kernels,
