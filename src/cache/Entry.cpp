@@ -2,6 +2,7 @@
 #include <xxhash.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "tritonc/base/Check.h"
@@ -108,6 +109,39 @@ constexpr uint8_t kCompressionZstd = 1;
 // zstd's fastest regular level: generated code compresses 4-6x at ~400 MB/s.
 constexpr int kZstdLevel = 1;
 
+/// Compresses `bytes` as one zstd frame (its content size in the header) onto
+/// the end of `out`, which grows as the frame does: a ZSTD_compressBound-sized
+/// buffer would be zero-filled whole, a second copy of a large payload in
+/// memory (a big file's checked IR: tens of MiB), for output that is a
+/// fraction of it. Returns the frame's size, or 0 when zstd failed.
+size_t compressOnto(std::string_view bytes, std::string& out) {
+  struct Context {
+    ZSTD_CCtx* cctx = ZSTD_createCCtx();
+    ~Context() { ZSTD_freeCCtx(cctx); }
+  } context;
+  if (context.cctx == nullptr ||
+      ZSTD_isError(ZSTD_CCtx_setParameter(context.cctx, ZSTD_c_compressionLevel, kZstdLevel)) ||
+      ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(context.cctx, bytes.size()))) {
+    return 0;
+  }
+  size_t start = out.size();
+  ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
+  size_t chunk = std::max<size_t>(ZSTD_CStreamOutSize(), bytes.size() / 4);
+  for (;;) {
+    size_t at = out.size();
+    out.resize(at + chunk);
+    ZSTD_outBuffer o{out.data() + at, chunk, 0};
+    size_t left = ZSTD_compressStream2(context.cctx, &o, &in, ZSTD_e_end);
+    out.resize(at + o.pos);
+    if (ZSTD_isError(left)) {
+      out.resize(start);
+      return 0;
+    }
+    if (left == 0) return out.size() - start;
+    chunk = std::max(chunk, left);
+  }
+}
+
 uint64_t entryChecksum(const char* header, std::string_view stored) {
   uint64_t seed = XXH3_64bits(header, 56);
   return XXH3_64bits_withSeed(stored.data(), stored.size(), seed);
@@ -122,10 +156,9 @@ std::string encodeEntry(Level level, const Key& key, std::string_view payload,
   uint8_t compression = kCompressionNone;
   size_t storedSize = payload.size();
   if (compress && payload.size() >= 256) {
-    out.resize(kEntryHeaderSize + ZSTD_compressBound(payload.size()));
-    size_t n = ZSTD_compress(out.data() + kEntryHeaderSize, out.size() - kEntryHeaderSize,
-                             payload.data(), payload.size(), kZstdLevel);
-    if (!ZSTD_isError(n) && n < payload.size()) {
+    out.resize(kEntryHeaderSize);
+    size_t n = compressOnto(payload, out);
+    if (n != 0 && n < payload.size()) {
       compression = kCompressionZstd;
       storedSize = n;
     }
@@ -227,12 +260,8 @@ Expected<Entry> decodeEntry(std::string_view bytes, const Key* expected) {
 }
 
 void appendCompressed(std::string_view bytes, std::string& out) {
-  size_t at = out.size();
-  out.resize(at + ZSTD_compressBound(bytes.size()));
-  size_t n = ZSTD_compress(out.data() + at, out.size() - at, bytes.data(), bytes.size(),
-                           kZstdLevel);
-  TRITONC_CHECK(!ZSTD_isError(n), "zstd failed on a bound-sized buffer");
-  out.resize(at + n);
+  size_t n = compressOnto(bytes, out);
+  TRITONC_CHECK(n != 0, "zstd failed to compress a frame");
 }
 
 Expected<std::string> decompressFrame(std::string_view frame, size_t maxSize) {

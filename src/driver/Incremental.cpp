@@ -926,7 +926,7 @@ GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
     CollectingDiagnosticConsumer collected;
     std::unique_ptr<Timings> timings;
     std::optional<PyTorchPieces> pieces;
-    std::string ir;  ///< its checked IR, for L2 (checkedIR), compressed at the end
+    std::string ir;  ///< its checked IR, for L2 (checkedIR), compressed once serialized
     std::string failure;
   };
   std::vector<Group> groups(groupCount);
@@ -984,19 +984,16 @@ GroupsResult compileInGroups(const CompileOptions& options, Stage lastStage,
     checked.reset();
     tree.reset();
     if (checkedIR) {
+      // Compressed at once: the serialized IR (as large as the module) is not
+      // held through optimization and emission, the compile's peak memory.
       ScopedTimer timer(t, "cache store (L2)", source.name());
-      ir::serializeTo(*module, group.ir);
+      std::string serialized;
+      ir::serializeTo(*module, serialized);
+      cache::appendCompressed(serialized, group.ir);
     }
     if (failed) return;
     std::string failure = optimizeAndEmit(options, *module, source.name(), t, group.pieces);
     if (!failure.empty()) return fail(group, std::move(failure));
-    if (checkedIR) {
-      // Last: a thread done before the others compresses while they work.
-      ScopedTimer timer(t, "cache store (L2)", source.name());
-      std::string compressed;
-      cache::appendCompressed(group.ir, compressed);
-      group.ir = std::move(compressed);
-    }
   };
   runGroups(&workers, groupCount, [&](size_t g) { compileGroup(groups[g]); }, timings,
             [&](size_t g) -> Timings& { return *groups[g].timings; });
