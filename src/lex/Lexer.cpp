@@ -138,6 +138,12 @@ class Lexer {
   DiagnosticBuilder error(Diag kind, const unsigned char* at, size_t length, Args&&... args) {
     buffer_.hasErrors_ = true;
     uint32_t offset = offsetOf(at);
+    // (Errors only: a warning, a bidi control in a comment, is no mistake
+    // whose consequences the parser should keep quiet about.)
+    if (diagSeverity(kind) == Severity::Error &&
+        (buffer_.errorOffsets_.empty() || buffer_.errorOffsets_.back() <= offset)) {
+      buffer_.errorOffsets_.push_back(offset);
+    }
     return diags_.report(kind, buffer_.source(),
                          SourceRange{offset, offset + static_cast<uint32_t>(length)},
                          std::forward<Args>(args)...);
@@ -267,8 +273,10 @@ TokenizedBuffer Lexer::run() {
           // `*/` outside a comment (a `/*` left out, or a comment's first
           // line that was deleted): no expression continues with `/`. (`*/*`
           // is a product whose right operand starts with a comment.)
+          // An error token: the parser says nothing more of the statement.
           error(Diag::StrayCommentEnd, p_, 2);
           p_ += 2;
+          addToken(TokenKind::Error, start);
           continue;
         }
         if (next == '*') {
@@ -481,6 +489,42 @@ void Lexer::lexNumber() {
       p_ += 2;
       const unsigned char* digitsStart = p_;
       noteSeparator(scanDigits(radix == 16 ? kHex : kDecimal, &badSeparator));
+      // C's and Python's float.fromhex spelling (`0x1.8p3`): no literal of
+      // the language; the decimal value to write instead, as one error.
+      auto isHexDigit = [](unsigned char c) {
+        return isDecimal(c) || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+      };
+      bool digits = p_ > digitsStart;
+      bool hexFloat =
+          radix == 16 && p_ + 1 < end_ &&
+          ((*p_ == '.' && (isHexDigit(p_[1]) || (digits && (p_[1] | 0x20) == 'p'))) ||
+           (digits && (*p_ | 0x20) == 'p' && (isDecimal(p_[1]) || p_[1] == '+' || p_[1] == '-')));
+      if (hexFloat) {
+        if (*p_ == '.') {
+          ++p_;
+          while (p_ < end_ && (isHexDigit(*p_) || *p_ == '_')) ++p_;
+        }
+        if (p_ < end_ && (*p_ | 0x20) == 'p') {
+          ++p_;
+          if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+          while (p_ < end_ && isDecimal(*p_)) ++p_;
+        }
+        while (p_ < end_ && isIdentContinue(*p_)) ++p_;
+        std::string text(reinterpret_cast<const char*>(start), static_cast<size_t>(p_ - start));
+        std::string digits;
+        for (char c : text) {
+          if (c != '_') digits += c;
+        }
+        char* parsed = nullptr;
+        double value = std::strtod(digits.c_str(), &parsed);
+        std::string decimal = "its decimal value";
+        if (parsed == digits.c_str() + digits.size() && std::isfinite(value)) {
+          decimal = "'" + formatFloat(value) + "'";
+        }
+        error(Diag::HexFloatLiteral, start, text.size(), text, decimal);
+        addToken(TokenKind::Error, start);
+        return;
+      }
       bool ok = true;
       if (p_ == digitsStart) {
         error(Diag::MissingDigits, start, 2, radixName,
@@ -837,6 +881,26 @@ void Lexer::lexUnexpected() {
   if ((c == '~' || c == '^') && strayRunLength(p_) == 1) {
     lexBitwiseOperator();
     return;
+  }
+  if (c == '`') {
+    // `x` quoted as Markdown or Kotlin quote names: one error for the pair,
+    // and the name itself as the fix (a name needs no quotes).
+    const unsigned char* close = p_ + 1;
+    while (close < end_ && *close != '`' && *close != '\n') ++close;
+    if (close < end_ && *close == '`' && close > p_ + 1) {
+      p_ = close + 1;
+      std::string_view inner(reinterpret_cast<const char*>(start + 1),
+                             static_cast<size_t>(close - start - 1));
+      auto builder = error(Diag::UnexpectedCharacter, start, static_cast<size_t>(p_ - start), "`");
+      bool name = isIdentStart(static_cast<unsigned char>(inner.front()));
+      for (char ch : inner) name = name && isIdentContinue(static_cast<unsigned char>(ch));
+      if (name) {
+        builder.note(Note::DidYouMean, buffer_.source(),
+                     SourceRange{offsetOf(start), offsetOf(p_)}, std::string(inner));
+      }
+      addToken(TokenKind::Error, start);
+      return;
+    }
   }
   // A run of stray bytes (binary data, pasted text) is one diagnostic that
   // names the first character and underlines the run.

@@ -278,7 +278,7 @@ class Parser {
       return std::nullopt;
     }
     panic_ = true;
-    if (at(TokenKind::Error) || quiet_ > 0 || repaired_ ||
+    if (at(TokenKind::Error) || quiet_ > 0 || repaired_ || lexErrorInStatement() ||
         (atEnd() && (tokens_.endsInUnterminatedComment() || reportedAtEnd_))) {
       // The lexer reported this spot already (or the comment that swallowed
       // the rest of the file), this is a trial parse, the statement's first
@@ -306,11 +306,29 @@ class Parser {
       panic_ = true;
       return std::nullopt;
     }
-    if (repaired_ || at(TokenKind::Error) || (atEnd() && tokens_.endsInUnterminatedComment())) {
+    if (repaired_ || at(TokenKind::Error) || lexErrorInStatement() ||
+        (atEnd() && tokens_.endsInUnterminatedComment())) {
       return std::nullopt;
     }
     repaired_ = true;
     return diags_.report(kind, tokens_.source(), range, std::forward<Args>(args)...);
+  }
+  // Whether the lexer reported a mistake in the statement so far (since its
+  // start, through the current token): what the parser finds after it is most often
+  // that mistake again (`x \` then a line starting `* 2`, `x */ 2.0`).
+  bool lexErrorInStatement() const {
+    if (!tokens_.hasErrors()) return false;
+    // (Also an error token just before it: it may end the statement, and the
+    // next line then starts one, `* 2` after `let y = x \`.)
+    if (pos_.index > 0 && pos_.index <= syncStart_.index &&
+        tokens_.kind(TokenId{pos_.index - 1}) == TokenKind::Error) {
+      return true;
+    }
+    uint32_t from = syncStart_.index;
+    if (from >= tokens_.size()) return false;
+    uint32_t end = pos_.index < tokens_.size() ? tokens_.range(pos_).end
+                                               : static_cast<uint32_t>(tokens_.source().text().size());
+    return tokens_.errorBetween(tokens_.range(TokenId{from}).begin, end);
   }
   SourceRange rangeOf(TokenId first, TokenId last) const {
     return SourceRange{tokens_.range(first).begin, tokens_.range(last).end};
@@ -1103,8 +1121,8 @@ NodeId Parser::parseCallable(NodeKind kind, bool quietHeader) {
     return addError(keyword);
   }
   if (!at(TokenKind::Identifier)) {
-    error(Diag::ExpectedIdentifier, expectedAt(pos_),
-          kind == NodeKind::Layer ? "a layer name" : "a function name", describe(pos_));
+    // (`fn while()`: a keyword there gets the note that it is one.)
+    errorExpectedName(kind == NodeKind::Layer ? "a layer name" : "a function name");
     return addError(keyword);
   }
   TokenId name = consume();

@@ -1755,10 +1755,70 @@ void Checker::checkLoopBody(NodeId body, NodeId condition) {
   if (resized) module_.runtimeChecks.resize(marks.checks);
 }
 
+void Checker::warnUndeclaredSizes(NodeId type) {
+  std::vector<NodeId> names;
+  auto walk = [&](auto& self, NodeId n) -> void {
+    if (!n.isValid()) return;
+    switch (tree_.kind(n)) {
+      case NodeKind::TypeName:
+      case NodeKind::Shape:
+        for (NodeId child : tree_.list(tree_.listA(n))) self(self, child);
+        break;
+      case NodeKind::Binary:
+        self(self, tree_.childA(n));
+        self(self, tree_.childB(n));
+        break;
+      case NodeKind::Paren: self(self, tree_.childA(n)); break;
+      case NodeKind::Name: names.push_back(n); break;
+      default: break;
+    }
+  };
+  walk(walk, type);
+  if (names.empty()) return;
+  // The sizes the header declares: its parameters and the size variables of
+  // their types and of the declared return type.
+  std::vector<IdentifierId> declared;
+  auto sizesOf = [&](TypeId t) {
+    if (!t.isValid() || module_.types.kind(t) != TypeKind::Tensor ||
+        !module_.types.node(t).rankKnown) {
+      return;
+    }
+    for (DimId d : module_.types.shape(t)) module_.dims.collectVars(d, declared);
+  };
+  int callable = ctx_.callable;
+  if (callable >= static_cast<int>(module_.firstLocal)) {
+    const CallableInfo& info = module_.callables[static_cast<size_t>(callable)];
+    for (const ParamInfo& p : info.params) {
+      declared.push_back(p.name);
+      sizesOf(p.type);
+    }
+    if (info.declaredReturn) sizesOf(info.returnType);
+  }
+  for (NodeId n : names) {
+    IdentifierId name = tokens().identifier(tree_.token(n));
+    if (tokens().spelling(tree_.token(n)) == "None" ||
+        std::find(declared.begin(), declared.end(), name) != declared.end() || lookup(name) ||
+        !undeclaredSizes_.emplace(callable, name.index).second) {
+      continue;
+    }
+    std::string where = callable >= static_cast<int>(module_.firstLocal)
+                            ? fmt::format("'{}'", callableName(callable))
+                            : std::string("'main'");
+    auto builder =
+        diags_->report(Diag::UndeclaredSize, source(), rangeOf(n), spelling(name), where);
+    if (callable >= static_cast<int>(module_.firstLocal)) {
+      builder.note(Note::DeclareSize, spelling(name));  // (`main` has no header)
+    }
+  }
+}
+
 void Checker::checkLet(NodeId let) {
   IdentifierId name = tokens().identifier(tree_.token(let));
   TypeId declared = tree_.childA(let).isValid() ? resolveType(tree_.childA(let), ctx_.callable)
                                                 : TypeId{};
+  if (declared.isValid() && !module_.types.isLenient(declared)) {
+    warnUndeclaredSizes(tree_.childA(let));
+  }
   ExprInfo value;
   NodeId init = tree_.childB(let);
   if (init.isValid()) {

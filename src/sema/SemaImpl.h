@@ -127,6 +127,9 @@ class Checker {
   SourceRange rangeOf(NodeId node) const { return tree_.range(node); }
   /// The source text of `node`.
   std::string_view textOf(NodeId node) const { return tree_.text(node); }
+  /// UndeclaredSize for the names in the shapes of a body `let`'s declared
+  /// `type` that nothing declares: no parameter, input size, constant or local.
+  void warnUndeclaredSizes(NodeId type);
   /// Whether `name` is the target of some assignment (`x = ...`) anywhere in
   /// the file; the names are gathered once.
   bool assignedInFile(std::string_view name) const;
@@ -750,6 +753,8 @@ class Checker {
     std::string_view what, callee;
   };
   std::vector<StrOptionUse> strOptionUses_;
+  /// Names already warned UndeclaredSize, per callable (-1: main).
+  std::set<std::pair<int, uint32_t>> undeclaredSizes_;
   /// assignedInFile's names, sorted; gathered at its first call.
   mutable std::optional<std::vector<std::string_view>> assignedNames_;
   /// The error for `value`, which `use`'s option does not take.

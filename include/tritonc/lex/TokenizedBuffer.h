@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -85,6 +86,11 @@ class TokenizedBuffer {
   /// The decoded value of a string literal (escapes applied).
   const std::string& stringValue(TokenId id) const { return strings_[tokens_[id.index].payload]; }
   bool hasErrors() const { return hasErrors_; }
+  /// Whether the lexer reported a mistake at an offset in [begin, end).
+  bool errorBetween(uint32_t begin, uint32_t end) const {
+    auto it = std::lower_bound(errorOffsets_.begin(), errorOffsets_.end(), begin);
+    return it != errorOffsets_.end() && *it < end;
+  }
   /// Whether an unterminated block comment ran to the end of the file (so
   /// what the parser misses there is that error's consequence).
   bool endsInUnterminatedComment() const { return endsInUnterminatedComment_; }
@@ -101,6 +107,7 @@ class TokenizedBuffer {
   std::vector<double> floats_;
   std::vector<std::string> strings_;
   bool hasErrors_ = false;
+  std::vector<uint32_t> errorOffsets_;  ///< where the lexer reported, ascending
   bool endsInUnterminatedComment_ = false;
 };
 
