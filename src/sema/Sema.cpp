@@ -1755,6 +1755,29 @@ void Checker::checkLoopBody(NodeId body, NodeId condition) {
   if (resized) module_.runtimeChecks.resize(marks.checks);
 }
 
+void Checker::warnFlooredDivision(const ExprInfo& value) {
+  NodeId node = value.node;
+  while (node.isValid() && tree_.kind(node) == NodeKind::Paren) node = tree_.childA(node);
+  if (!node.isValid() || tree_.kind(node) != NodeKind::Binary ||
+      tokens().kind(tree_.token(node)) != TokenKind::Slash || !value.intValue ||
+      !module_.types.isScalar(value.type) || !isIntegral(module_.types.node(value.type).dtype)) {
+    return;
+  }
+  std::optional<int64_t> x = constantValue(tree_.childA(node));
+  std::optional<int64_t> y = constantValue(tree_.childB(node));
+  if (!x || !y || *y == 0 || *x % *y == 0) return;
+  NodeId left = tree_.childA(node);
+  std::string fix = tree_.kind(left) == NodeKind::IntLit
+                        ? fmt::format("{}.0{}", textOf(left),
+                                      textOf(node).substr(textOf(left).size()))
+                        : fmt::format("float({}){}", textOf(left),
+                                      textOf(node).substr(textOf(left).size()));
+  diags_->report(Diag::FlooredDivision, source(), rangeOf(node), textOf(node),
+                 std::to_string(*value.intValue),
+                 formatFloat(static_cast<double>(*x) / static_cast<double>(*y)))
+      .note(Note::WriteInstead, fix);
+}
+
 void Checker::warnUndeclaredSizes(NodeId type) {
   std::vector<NodeId> names;
   auto walk = [&](auto& self, NodeId n) -> void {
@@ -1824,6 +1847,11 @@ void Checker::checkLet(NodeId let) {
   if (init.isValid()) {
     value = tree_.kind(init) == NodeKind::Call ? requireValue(checkCall(init, name), init)
                                                : checkExpr(init);
+    // `let t: float = 1 / 2` is 0.0.
+    if (declared.isValid() && module_.types.isScalar(declared) &&
+        isFloating(module_.types.node(declared).dtype)) {
+      warnFlooredDivision(value);
+    }
     if (declared.isValid()) {
       // A literal takes its context's type. One that did not fit was
       // reported here: the variable holds no known value, so its uses are
@@ -2668,6 +2696,17 @@ ExprInfo Checker::checkOperator(NodeId node) {
   }
   if (op == TokenKind::At) {
     return matmul(a, b, node, opText);
+  }
+  if (op == TokenKind::Plus || op == TokenKind::Minus || op == TokenKind::Star ||
+      op == TokenKind::Slash || op == TokenKind::Percent || op == TokenKind::StarStar) {
+    // `x * (1 / 8)`: a Python 3 user's 0.125 is 0 here.
+    auto floating = [&](const ExprInfo& e) {
+      const TypeStore::Node& t = module_.types.node(e.type);
+      return (t.kind == TypeKind::Scalar || t.kind == TypeKind::Tensor) && !t.ternary &&
+             isFloating(t.dtype);
+    };
+    if (floating(b)) warnFlooredDivision(a);
+    if (floating(a)) warnFlooredDivision(b);
   }
   if (op == TokenKind::AmpAmp || op == TokenKind::PipePipe) {
     // Bool scalars, short-circuiting; with a bool tensor on either side,

@@ -130,6 +130,9 @@ class Checker {
   /// UndeclaredSize for the names in the shapes of a body `let`'s declared
   /// `type` that nothing declares: no parameter, input size, constant or local.
   void warnUndeclaredSizes(NodeId type);
+  /// FlooredDivision when `value` is a `/` of two integer constants that
+  /// does not divide evenly (`1 / 8` is 0) and float arithmetic takes it.
+  void warnFlooredDivision(const ExprInfo& value);
   /// Whether `name` is the target of some assignment (`x = ...`) anywhere in
   /// the file; the names are gathered once.
   bool assignedInFile(std::string_view name) const;
