@@ -148,14 +148,21 @@ class Fuser {
     if (act == kNone) return;
     std::vector<OpId> chain{id, user};
     if (!canMoveUp(chain, block)) return;
-    current = m_.result(user);
-    ValueId x = m_.operands(id)[0];
+    int64_t ints[] = {m_.op(id).intAttr};
+    fuseInstanceChain(chain, OpKind::FusedLinear, act, ints, m_.result(user), block);
+  }
+
+  // The chain of sub-module forwards (and its activation) as one `kind` op
+  // on the first forward's input, at that forward's place.
+  void fuseInstanceChain(const std::vector<OpId>& chain, OpKind kind, int64_t act,
+                         std::span<const int64_t> ints, ValueId current, BlockId block) {
+    OpId first = chain.front();
+    ValueId x = m_.operands(first)[0];
     TypeId type = m_.typeOf(current);
-    OpId fused = m_.createOp(BlockId{}, OpKind::FusedLinear, std::span<const ValueId>(&x, 1),
+    OpId fused = m_.createOp(BlockId{}, kind, std::span<const ValueId>(&x, 1),
                              std::span<const TypeId>(&type, 1));
     m_.op(fused).intAttr = act;
-    m_.op(fused).loc = m_.op(id).loc;
-    int64_t ints[] = {m_.op(id).intAttr};
+    m_.op(fused).loc = m_.op(first).loc;
     m_.setInts(fused, ints);
     replaceChain(chain, fused, current, block, /*up=*/true);
   }
@@ -181,15 +188,8 @@ class Fuser {
       current = m_.result(user);
     }
     if (chain.size() == 1 || !canMoveUp(chain, block)) return;
-    ValueId x = m_.operands(id)[0];
-    TypeId type = m_.typeOf(current);
-    OpId fused = m_.createOp(BlockId{}, OpKind::FusedConv, std::span<const ValueId>(&x, 1),
-                             std::span<const TypeId>(&type, 1));
-    m_.op(fused).intAttr = act;
-    m_.op(fused).loc = m_.op(id).loc;
     int64_t ints[] = {m_.op(id).intAttr, bn};
-    m_.setInts(fused, ints);
-    replaceChain(chain, fused, current, block, /*up=*/true);
+    fuseInstanceChain(chain, OpKind::FusedConv, act, ints, current, block);
   }
 
   // The ops between the chain's first and last op, not in the chain.
