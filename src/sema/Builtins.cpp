@@ -2208,6 +2208,30 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                            c.checker().fmtShape(scores), c.checker().fmtShape(mask));
         return c.error();
       }
+      // A [batch, keys] padding mask (Hugging Face's attention_mask) given to
+      // [batch, (heads,) queries, keys] scores: broadcast as [(1,) 1, batch,
+      // keys], its batch meets the queries (torch raises, or masks the wrong rows
+      // when the sizes agree). A causal [queries, keys] mask is not that.
+      DimId first = mask.empty() ? DimId{} : mask[0];
+      DimId queries = scores[scores.size() - 2];
+      bool batchFirst = first.isValid() && ds.equal(first, queries) != Decision::Yes &&
+                        (ds.equal(first, scores[0]) == Decision::Yes ||
+                         (ds.isUnknown(first) && !ds.isUnknown(queries)));
+      if (mask.size() == 2 && scores.size() >= 3 && batchFirst) {
+        std::string_view text = c.checker().textOf(c.arg(3).node);
+        bool simple = text.size() <= 40 && std::all_of(text.begin(), text.end(), [](char ch) {
+          return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+        });
+        auto builder = c.checker().diags().report(
+            Diag::PaddingMaskBroadcast, c.checker().source(), c.checker().rangeOf(c.arg(3).node),
+            c.checker().fmtShape(mask), c.checker().fmtShape(scores),
+            ds.format(queries, c.checker().interner()));
+        // [batch, 1, keys] for [batch, queries, keys] scores, [batch, 1, 1, keys] for heads.
+        std::string fix(simple ? text : "mask");
+        for (size_t i = 2; i < scores.size(); ++i) fix = fmt::format("unsqueeze({}, 1)", fix);
+        builder.note(Note::WriteInstead, c.checker().source(), c.checker().rangeOf(c.arg(3).node),
+                     fix);
+      }
     }
     qs.back() = vs.back();
     return c.result(ts.tensor(dtype, qs));
