@@ -494,11 +494,11 @@ void Lexer::lexNumber() {
       auto isHexDigit = [](unsigned char c) {
         return isDecimal(c) || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
       };
-      bool digits = p_ > digitsStart;
+      bool hasDigits = p_ > digitsStart;
       bool hexFloat =
           radix == 16 && p_ + 1 < end_ &&
-          ((*p_ == '.' && (isHexDigit(p_[1]) || (digits && (p_[1] | 0x20) == 'p'))) ||
-           (digits && (*p_ | 0x20) == 'p' && (isDecimal(p_[1]) || p_[1] == '+' || p_[1] == '-')));
+          ((*p_ == '.' && (isHexDigit(p_[1]) || (hasDigits && (p_[1] | 0x20) == 'p'))) ||
+           (hasDigits && (*p_ | 0x20) == 'p' && (isDecimal(p_[1]) || p_[1] == '+' || p_[1] == '-')));
       if (hexFloat) {
         if (*p_ == '.') {
           ++p_;
