@@ -3005,23 +3005,20 @@ std::string Emitter::opExpr(OpId id) {
       if (o.intAttr != 0) out += fmt::format(", act=\"{}\"", kActivations[o.intAttr]);
       return out + ")";
     }
-    case OpKind::FusedLinear: {
-      DType dtype = m_.types.node(m_.typeOf(operands[0])).dtype;
-      bool mixed = dtype == DType::Float16 || dtype == DType::BFloat16;
-      return fmt::format("tritonrt.linear_act({}, {}, act=\"{}\"{})",
-                         instanceExpr(static_cast<uint32_t>(m_.ints(id)[0])), arg(0),
-                         kActivations[o.intAttr], mixed ? ", mixed_dtype=True" : "");
-    }
+    case OpKind::FusedLinear:
     case OpKind::FusedConv: {
       std::span<const int64_t> ints = m_.ints(id);
-      std::string bn = ints[1] < 0 ? "None" : instanceExpr(static_cast<uint32_t>(ints[1]));
+      std::string layers = instanceExpr(static_cast<uint32_t>(ints[0]));
+      if (o.kind == OpKind::FusedConv) {
+        layers += ", " + (ints[1] < 0 ? "None" : instanceExpr(static_cast<uint32_t>(ints[1])));
+      }
       // A float16/bfloat16 input runs in the layers' dtype, as run_layer
       // (above) runs each unfused call; any other mix raises torch's error.
       DType dtype = m_.types.node(m_.typeOf(operands[0])).dtype;
       bool mixed = dtype == DType::Float16 || dtype == DType::BFloat16;
-      return fmt::format("tritonrt.conv_bn_act({}, {}, {}, act=\"{}\"{})",
-                         instanceExpr(static_cast<uint32_t>(ints[0])), bn, arg(0),
-                         kActivations[o.intAttr], mixed ? ", mixed_dtype=True" : "");
+      return fmt::format("tritonrt.{}({}, {}, act=\"{}\"{})",
+                         o.kind == OpKind::FusedConv ? "conv_bn_act" : "linear_act", layers,
+                         arg(0), kActivations[o.intAttr], mixed ? ", mixed_dtype=True" : "");
     }
     default: break;
   }

@@ -1012,6 +1012,14 @@ bool checkBuiltinLayerArgs(Checker& checker, BuiltinLayer layer, NodeId call,
   return true;
 }
 
+/// Whether `text` is a bare name (letters, digits, `_`): a note's rewrite
+/// uses it as it is, anything else in parentheses or by a stand-in.
+bool isPlainName(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+  });
+}
+
 /// The elements of a list literal (none for anything else).
 std::vector<NodeId> listElements(const Checker& checker, NodeId list) {
   const Tree& tree = checker.tree();
@@ -2150,11 +2158,9 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                                                   c.checker().rangeOf(c.arg(3).node), dtypeName(m));
         std::string_view text = c.checker().textOf(c.arg(3).node);
         if (text.size() <= 40 && text.find('\n') == std::string_view::npos) {
-          bool simple = std::all_of(text.begin(), text.end(), [](char ch) {
-            return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
-          });
           builder.note(Note::WriteInstead, c.checker().source(), c.checker().rangeOf(c.arg(3).node),
-                       simple ? fmt::format("{} != 0", text) : fmt::format("({}) != 0", text));
+                       isPlainName(text) ? fmt::format("{} != 0", text)
+                                         : fmt::format("({}) != 0", text));
         }
       }
       c.toFloat(3, dtype);
@@ -2219,15 +2225,12 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
                          (ds.isUnknown(first) && !ds.isUnknown(queries)));
       if (mask.size() == 2 && scores.size() >= 3 && batchFirst) {
         std::string_view text = c.checker().textOf(c.arg(3).node);
-        bool simple = text.size() <= 40 && std::all_of(text.begin(), text.end(), [](char ch) {
-          return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
-        });
         auto builder = c.checker().diags().report(
             Diag::PaddingMaskBroadcast, c.checker().source(), c.checker().rangeOf(c.arg(3).node),
             c.checker().fmtShape(mask), c.checker().fmtShape(scores),
             ds.format(queries, c.checker().interner()));
         // [batch, 1, keys] for [batch, queries, keys] scores, [batch, 1, 1, keys] for heads.
-        std::string fix(simple ? text : "mask");
+        std::string fix(text.size() <= 40 && isPlainName(text) ? text : "mask");
         for (size_t i = 2; i < scores.size(); ++i) fix = fmt::format("unsqueeze({}, 1)", fix);
         builder.note(Note::WriteInstead, c.checker().source(), c.checker().rangeOf(c.arg(3).node),
                      fix);

@@ -74,6 +74,14 @@ std::optional<int64_t> foldIntegers(TokenKind op, int64_t x, int64_t y) {
   }
 }
 
+/// "the value of '3 ** 40'" for a constant whose value is past every integer
+/// type; "the value" when the text is long or spans lines.
+std::string valueOfText(std::string_view text) {
+  return text.size() <= 40 && text.find('\n') == std::string_view::npos
+             ? fmt::format("the value of '{}'", text)
+             : std::string("the value");
+}
+
 std::string_view operatorSpelling(const TokenizedBuffer& tokens, TokenId token) {
   return tokens.spelling(token);
 }
@@ -1528,10 +1536,7 @@ bool Checker::checkStatement(NodeId statement) {
       if (integers && result.intValue && !fitsInteger(returnType.dtype, *result.intValue)) {
         pastType = fmt::format("the value {}", *result.intValue);
       } else if (integers && result.pastInt64) {
-        std::string_view text = textOf(value);
-        pastType = text.size() <= 40 && text.find('\n') == std::string_view::npos
-                       ? fmt::format("the value of '{}'", text)
-                       : std::string("the value");
+        pastType = valueOfText(textOf(value));
       } else if (scalars && result.floatValue && isFloating(returnType.dtype) &&
                  !fitsFloat(returnType.dtype, *result.floatValue)) {
         pastType = fmt::format("the value {}", formatFloat(*result.floatValue));
@@ -1799,7 +1804,8 @@ void Checker::warnUndeclaredSizes(NodeId type) {
   walk(walk, type);
   if (names.empty()) return;
   // The sizes the header declares: its parameters and the size variables of
-  // their types and of the declared return type.
+  // their types (in expressions too: `[?, 2 * n]`; `shapeVars` holds only
+  // whole dimensions) and of the declared return type.
   std::vector<IdentifierId> declared;
   auto sizesOf = [&](TypeId t) {
     if (!t.isValid() || module_.types.kind(t) != TypeKind::Tensor ||
@@ -2388,12 +2394,7 @@ void Checker::widenAfterReassignment(NodeId target, TypeId assigned) {
 // past any float (`10 ** 10 ** 10`, which Python would compute as a big
 // integer for minutes where the module imports or runs).
 void Checker::reportPastInt64(NodeId node, DType dtype) {
-  std::string_view text = textOf(node);
-  report(Diag::LiteralDoesNotFit, node,
-         text.size() <= 40 && text.find('\n') == std::string_view::npos
-             ? fmt::format("the value of '{}'", text)
-             : std::string("the value"),
-         dtypeName(dtype));
+  report(Diag::LiteralDoesNotFit, node, valueOfText(textOf(node)), dtypeName(dtype));
 }
 
 bool Checker::negativeIntegerPower(const ExprInfo& base, const ExprInfo& exponent, NodeId node,
