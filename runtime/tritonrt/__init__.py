@@ -10,8 +10,8 @@ import torch.fx
 from . import cpu, cuda
 from .constants import ConstantUnavailable, constant_to, unavailable
 from .cuda import use_kernels
-from .fused import (ACTIVATIONS, activation, conv_bn_act, float_dtype, fused_conv2d, linear_act,
-                    fused_matmul, gelu, int_linear, int_matmul, left_matmul, mask_causal,
+from .fused import (ACTIVATIONS, activation, add_into, conv_bn_act, float_dtype, fused_conv2d,
+                    linear_act, sub_into, fused_matmul, gelu, int_linear, int_matmul, left_matmul, mask_causal,
                     run_layer, stack_item)
 from .layers import TernaryConv2d, TernaryLinear
 from .loader import CompileError, CompilerWarning, compile_model, find_tritonc, load, output_dir
@@ -53,6 +53,7 @@ __all__ = [
     "TernaryLinear",
     "act_quant_int8",
     "activation",
+    "add_into",
     "clear_cache",
     "compile_model",
     "constant_to",
@@ -83,6 +84,7 @@ __all__ = [
     "stack_item",
     "ste_quantize",
     "stop_gradient",
+    "sub_into",
     "ternary_dequantize",
     "ternary_quantize",
     "ternary_quantize_parts",

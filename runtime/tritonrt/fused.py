@@ -435,14 +435,56 @@ def _folded(conv, bn):
 _FOLD_MIN_ELEMENTS = 1 << 16
 
 
-def linear_act(linear, x, act="none", mixed_dtype=False):
-    """``act(linear(x))`` of a :class:`TernaryLinear` module ``linear``.
+def _writable(a, b):
+    """Whether ``a + b`` (or ``a - b``) may be written into ``a``: both are tensors of one
+    shape and dtype (no broadcast or promotion would make the result another tensor). Under
+    torch.fx they are Proxies, whose sizes no Python comparison may read; under
+    torch.jit.trace comparing sizes warns that the trace may not generalize, so the sum is
+    traced as written. (Checked per call, for a fraction of a microsecond: ``_compiling()``
+    would cost more than the add of a small tensor.)"""
+    return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) \
+        and not torch.jit.is_tracing() and a.shape == b.shape and a.dtype == b.dtype
+
+
+def add_into(a, b):
+    """``a + b``, written into ``a`` where it has the sum's shape and dtype.
+
+    The compiler calls it only where ``a`` is a new tensor that nothing else reads and whose
+    value autograd does not keep (a product's, sum's or convolution's output): one tensor
+    less to allocate, which on large activations saves the page faults of a new one, as
+    hand-written code's ``out += identity``. Otherwise (a broadcast, a dtype promotion, a
+    trace being taken) a new tensor, exactly ``a + b``."""
+    return a.add_(b) if _writable(a, b) else a + b
+
+
+def sub_into(a, b):
+    """``a - b``, written into ``a`` where it can be (as :func:`add_into`)."""
+    return a.sub_(b) if _writable(a, b) else a - b
+
+
+def _add_residual(y, residual, act, inplace):
+    """``act(y + residual)`` for a new tensor ``y`` that autograd does not keep (a
+    convolution's, batch norm's or linear layer's output): the sum written into ``y`` as
+    :func:`add_into` does when ``inplace`` (no hook could have kept ``y``), then the
+    activation in place on the sum."""
+    y = add_into(y, residual) if inplace else y + residual
+    return activation(y, act, inplace=True)
+
+
+def linear_act(linear, x, act="none", mixed_dtype=False, residual=None):
+    """``act(linear(x))`` of a :class:`TernaryLinear` module ``linear``, or
+    ``act(linear(x) + residual)`` when ``residual`` is given.
 
     Packed and on CUDA, one kernel applies the activation to its output tile (no second pass
     over the output); elsewhere the module runs, then the activation, in place when no hook
     could have kept the output. ``mixed_dtype`` as for :func:`conv_bn_act`. A module of
     another class (a subclass with its own ``forward``) or with hooks is called as a module.
+    A residual is added before the activation, into the layer's output where it can be
+    (:func:`_add_residual`).
     """
+    if residual is not None:
+        y = linear_act(linear, x, "none", mixed_dtype)
+        return _add_residual(y, residual, act, _plain(linear))
     if fx_tracing():  # torch.fx: the module called, as written (a call_module node)
         return activation(linear(x), act)
     if mixed_dtype:
@@ -457,8 +499,10 @@ def linear_act(linear, x, act="none", mixed_dtype=False):
     return activation(linear(x), act, inplace=plain)
 
 
-def conv_bn_act(conv, bn, x, act="none", mixed_dtype=False):
-    """``act(bn(conv(x)))``, or ``act(conv(x))`` when ``bn`` is ``None``.
+def conv_bn_act(conv, bn, x, act="none", mixed_dtype=False, residual=None):
+    """``act(bn(conv(x)))``, or ``act(conv(x))`` when ``bn`` is ``None``; with ``residual``,
+    ``act(bn(conv(x)) + residual)`` (a ResNet block's end), the sum written into the
+    convolution's output where it can be (:func:`_add_residual`).
 
     ``mixed_dtype``: ``x`` is a float16/bfloat16 input declared so in the source, given to
     layers whose state is in the model's float dtype: it runs in the layers' dtype and the
@@ -474,6 +518,9 @@ def conv_bn_act(conv, bn, x, act="none", mixed_dtype=False):
     own ``forward``) or with forward hooks are always called as modules, so that what they
     add is not skipped.
     """
+    if residual is not None:
+        y = conv_bn_act(conv, bn, x, "none", mixed_dtype)
+        return _add_residual(y, residual, act, _plain(conv, bn))
     if fx_tracing():  # torch.fx: the modules called, as written (call_module nodes)
         y = conv(x)
         return activation(y if bn is None else bn(y), act)

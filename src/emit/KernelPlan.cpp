@@ -287,12 +287,16 @@ class Planner {
           int64_t bn = m_.ints(id)[1];
           std::optional<bool> folds = bn < 0 ? std::optional(true)
                                              : batchNormFolds(f, static_cast<uint32_t>(bn));
+          // With a residual (a second operand) the activation follows the
+          // sum: the kernel applies none.
+          int64_t act = m_.operands(id).size() > 1 ? 0 : o.intAttr;
           if (folds != std::optional(true)) instanceKernel(f, conv, 0);
-          if (folds != std::optional(false)) instanceKernel(f, conv, o.intAttr);
+          if (folds != std::optional(false)) instanceKernel(f, conv, act);
           break;
         }
         case OpKind::FusedLinear:
-          instanceKernel(f, static_cast<uint32_t>(m_.ints(id)[0]), o.intAttr);
+          instanceKernel(f, static_cast<uint32_t>(m_.ints(id)[0]),
+                         m_.operands(id).size() > 1 ? 0 : o.intAttr);
           break;
         case OpKind::FusedMatMul: {
           std::span<const ValueId> operands = m_.operands(id);

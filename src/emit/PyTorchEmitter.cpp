@@ -2790,8 +2790,11 @@ std::string Emitter::opExpr(OpId id) {
       }
       return a(0) + "." + pyMember(member);
     }
-    case OpKind::Add: return binary("+");
-    case OpKind::Sub: return binary("-");
+    // `{inplace}` (the inplace pass): the sum may be written into the left operand.
+    case OpKind::Add:
+      return o.inplace ? fmt::format("tritonrt.add_into({}, {})", arg(0), arg(1)) : binary("+");
+    case OpKind::Sub:
+      return o.inplace ? fmt::format("tritonrt.sub_into({}, {})", arg(0), arg(1)) : binary("-");
     case OpKind::Mul: return binary("*");
     case OpKind::Div:
       if (m_.types.isScalar(resultType) && isIntegral(m_.types.node(resultType).dtype)) {
@@ -3016,9 +3019,11 @@ std::string Emitter::opExpr(OpId id) {
       // (above) runs each unfused call; any other mix raises torch's error.
       DType dtype = m_.types.node(m_.typeOf(operands[0])).dtype;
       bool mixed = dtype == DType::Float16 || dtype == DType::BFloat16;
-      return fmt::format("tritonrt.{}({}, {}, act=\"{}\"{})",
+      // A second operand: the residual added before the activation.
+      return fmt::format("tritonrt.{}({}, {}, act=\"{}\"{}{})",
                          o.kind == OpKind::FusedConv ? "conv_bn_act" : "linear_act", layers,
-                         arg(0), kActivations[o.intAttr], mixed ? ", mixed_dtype=True" : "");
+                         arg(0), kActivations[o.intAttr], mixed ? ", mixed_dtype=True" : "",
+                         operands.size() > 1 ? ", residual=" + arg(1) : "");
     }
     default: break;
   }

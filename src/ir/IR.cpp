@@ -210,6 +210,10 @@ class Printer {
     }
     return it->second;
   }
+  /// `, residual=%r` of a fused_conv/fused_linear with a second operand.
+  std::string residual(std::span<const ValueId> operands) {
+    return operands.size() > 1 ? ", residual=" + value(operands[1]) : std::string();
+  }
   void define(ValueId v) {
     const Value& value = m_.values[v.index];
     if (!value.def.isValid() && value.name.isValid() && blockIsBody_) {
@@ -377,13 +381,14 @@ class Printer {
         if (refs[1] >= 0) {
           out_ += " + @" + name(function_->instances[static_cast<size_t>(refs[1])].name);
         }
-        out_ += fmt::format("({}) {{act={}}}", value(operands[0]), kActivations[o.intAttr]);
+        out_ += fmt::format("({}{}) {{act={}}}", value(operands[0]), residual(operands),
+                            kActivations[o.intAttr]);
         break;
       }
       case OpKind::FusedLinear:
-        out_ += fmt::format(" @{}({}) {{act={}}}",
+        out_ += fmt::format(" @{}({}{}) {{act={}}}",
                             name(function_->instances[static_cast<size_t>(m_.ints(id)[0])].name),
-                            value(operands[0]), kActivations[o.intAttr]);
+                            value(operands[0]), residual(operands), kActivations[o.intAttr]);
         break;
       case OpKind::FusedConv2d: {
         std::span<const int64_t> given = m_.ints(id);

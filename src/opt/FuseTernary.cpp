@@ -12,7 +12,11 @@
 //                 (fused_conv: batch-norm folding for inference); and the
 //                 functional conv2d(x, W) with a ternary W, its scale and
 //                 activation (fused_conv2d); and a TernaryLinear sub-module
-//                 with the activation after it (fused_linear)
+//                 with the activation after it (fused_linear); and a tensor
+//                 added to a convolution (with its batch norm) or TernaryLinear
+//                 output, with the activation after the sum: the residual of
+//                 a ResNet block or transformer MLP (fused_conv/fused_linear
+//                 with a second operand, at the add's place)
 //
 // Each absorbed op must be the only use of the value it consumes, so no
 // intermediate result that something else reads disappears. The fused op
@@ -535,8 +539,75 @@ class Fuser {
     }
   }
 
+  // The residual's form of a fused_conv/fused_linear: out + r [-> act],
+  // where out is a fused_conv without activation, or a convolution or
+  // TernaryLinear sub-module's output, used only by the add. The fused op
+  // takes the add's (or the activation's) place, since the residual is often
+  // made after the convolution (a ResNet's shortcut): the convolution moves
+  // down past the ops between, none of which may touch its sub-modules,
+  // read changing state, assert or check (canMoveUp's conditions, the same
+  // ops in between).
+  void tryFuseResidual(OpId id) {
+    BlockId block = m_.op(id).parent;
+    std::span<const ValueId> in = m_.operands(id);
+    if (in.size() != 2 || in[0] == in[1]) return;
+    for (size_t i = 0; i < 2; ++i) {
+      // Operands still name the values the fused ops replaced (applied at the end).
+      ValueId own = in[i];
+      ValueId residual = in[1 - i];
+      if (uses_[own.index] != 1 || !floatTensor(own) || !floatTensor(residual)) continue;
+      OpId def = m_.values[replacements_.resolve(own).index].def;
+      if (!def.isValid() || m_.op(def).erased || m_.op(def).parent != block ||
+          m_.op(def).operandsCount != 1) {
+        continue;
+      }
+      const Op& p = m_.op(def);
+      OpKind kind;
+      std::vector<int64_t> ints;
+      if ((p.kind == OpKind::FusedConv || p.kind == OpKind::FusedLinear) && p.intAttr == kNone) {
+        kind = p.kind;
+        ints.assign(m_.ints(def).begin(), m_.ints(def).end());
+      } else if (isLayer(instanceOf(def), {BuiltinLayer::Conv2d, BuiltinLayer::TernaryConv2d})) {
+        kind = OpKind::FusedConv;
+        ints = {p.intAttr, -1};
+      } else if (isLayer(instanceOf(def), {BuiltinLayer::TernaryLinear})) {
+        kind = OpKind::FusedLinear;
+        ints = {p.intAttr};
+      } else {
+        continue;
+      }
+      std::vector<OpId> chain{def, id};
+      ValueId current = m_.result(id);
+      OpId user = soleUser(current, block);
+      int64_t act = user.isValid() ? activationOf(m_.op(user)) : kNone;
+      if (act != kNone) {
+        chain.push_back(user);
+        current = m_.result(user);
+      }
+      std::vector<int64_t> instances;
+      for (int64_t ref : ints) {
+        if (ref >= 0) instances.push_back(ref);
+      }
+      bool movable = true;
+      for (OpId other : between(chain, block)) movable = movable && !touches(other, instances);
+      if (!movable) continue;
+      ValueId operands[] = {m_.operands(def)[0], residual};
+      TypeId type = m_.typeOf(current);
+      OpId fused = m_.createOp(BlockId{}, kind, operands, std::span<const TypeId>(&type, 1));
+      m_.op(fused).intAttr = act;
+      m_.op(fused).loc = m_.op(def).loc;
+      m_.setInts(fused, ints);
+      replaceChain(chain, fused, current, block);
+      return;
+    }
+  }
+
   void tryFuse(OpId id) {
     const Op& o = m_.op(id);
+    if (full_ && o.kind == OpKind::Add) {
+      tryFuseResidual(id);
+      if (m_.op(id).erased) return;
+    }
     if (o.kind == OpKind::Forward) {
       tryFuseConv(id);
       if (!m_.op(id).erased) tryFuseLinear(id);

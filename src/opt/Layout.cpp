@@ -16,6 +16,11 @@
 // exp, softmax and fused activations keep their output (an in-place op after
 // them would corrupt the gradient); layer forwards may return their input.
 // Function inputs and weights are never overwritten (the caller owns them).
+// The same holds for a sum of two float tensors (a - b: its left operand):
+// the sum may be written into an operand that nothing else reads, made by
+// such an op in the same block, when at run time it has the sum's shape and
+// dtype (tritonrt.add_into checks; a broadcast or a promotion makes a new
+// tensor). A right operand that may be overwritten becomes the left one.
 //
 //===----------------------------------------------------------------------===//
 #include "PassRegistry.h"
@@ -69,6 +74,39 @@ bool inplaceCapable(const Function& f, const Op& o) {
   }
 }
 
+// Whether `input`, an operand of an op of `block`, may be overwritten by it.
+// The producer must be in the same block: an op inside a loop overwriting a
+// value made before it would overwrite it at every iteration.
+bool overwritable(const Module& m, BlockId block, const std::vector<uint32_t>& uses,
+                  ValueId input) {
+  OpId def = m.values[input.index].def;
+  bool sameBlock = def.isValid() && m.op(def).parent == block;
+  return uses[input.index] == 1 && sameBlock && freshAndUnsaved(m, input);
+}
+
+bool floatTensor(const Module& m, ValueId v) {
+  TypeId t = m.typeOf(v);
+  return m.types.isTensor(t) && !m.types.isTernary(t) && isFloating(m.types.node(t).dtype);
+}
+
+// a + b or a - b of float tensors, the sum a float tensor: whether it may be
+// written into an operand (swapping a sum's operands when the right one is
+// the one to overwrite: floating-point addition commutes).
+bool markSum(Module& m, BlockId block, const std::vector<uint32_t>& uses, OpId id) {
+  std::span<ValueId> in = m.mutableOperands(id);
+  if ((m.op(id).kind != OpKind::Add && m.op(id).kind != OpKind::Sub) || in.size() != 2 ||
+      in[0] == in[1] || !floatTensor(m, in[0]) || !floatTensor(m, in[1]) ||
+      !floatTensor(m, m.result(id))) {
+    return false;
+  }
+  if (overwritable(m, block, uses, in[0])) return true;
+  if (m.op(id).kind == OpKind::Add && overwritable(m, block, uses, in[1])) {
+    std::swap(in[0], in[1]);
+    return true;
+  }
+  return false;
+}
+
 void markInplace(Module& m, const Function& f, BlockId block, const std::vector<uint32_t>& uses,
                  bool& changed) {
   for (OpId id : m.blocks[block.index].ops) {
@@ -76,14 +114,10 @@ void markInplace(Module& m, const Function& f, BlockId block, const std::vector<
     for (BlockId region : o.regions) {
       if (region.isValid()) markInplace(m, f, region, uses, changed);
     }
-    if (o.inplace || !inplaceCapable(f, o)) continue;
-    ValueId input = m.operands(id)[0];
-    // The producer must be in the same block: an activation inside a loop
-    // of a value made before it would overwrite it at every iteration.
-    OpId def = m.values[input.index].def;
-    bool sameBlock = def.isValid() && m.op(def).parent == block;
-    if (uses[input.index] == 1 && sameBlock && freshAndUnsaved(m, input)) {
-      o.inplace = true;
+    if (o.inplace) continue;
+    if (inplaceCapable(f, o) ? overwritable(m, block, uses, m.operands(id)[0])
+                             : markSum(m, block, uses, id)) {
+      m.op(id).inplace = true;
       changed = true;
     }
   }
