@@ -35,8 +35,10 @@ from .quant import (
 # can know (and they pick a compute dtype from the input's). So is a tensor constant's move to
 # the input's device and dtype (`constant_to(K, x.device, dtype=x.dtype)`): Tensor.to takes
 # no Proxy.
+# The causal mask too (`scaled_dot_product_attention(..., is_causal=true)` at -O0/-O1): it is
+# made from the scores' sizes, which a Proxy does not have.
 for _name in ("act_quant_int8", "ste_quantize", "ternary_quantize", "ternary_dequantize",
-              "constant_to"):
+              "constant_to", "mask_causal"):
     torch.fx.wrap(_name)
 del _name
 

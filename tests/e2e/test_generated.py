@@ -3463,6 +3463,33 @@ def _check_traced(model, x, want, what):
     return traced
 
 
+def test_torch_fx_traces_causal_attention(ctx):
+    """scaled_dot_product_attention(..., is_causal=true) traces with torch.fx at every level
+    from -O1 (the causal mask, made from the scores' sizes, is one node): it raised
+    "ones() received an invalid combination of arguments - got (Proxy, Proxy, ...)"."""
+    import torch.fx
+    src = """
+layer CausalAttn(d: int = 8, x: Tensor<float32, [?, ?, d]>) -> Tensor<float32, [?, ?, d]> {
+    let qkv = Linear(d, 3 * d)
+    let parts = split(qkv(x), d, dim=-1)
+    let q = unsqueeze(parts[0], 1)
+    let k = unsqueeze(parts[1], 1)
+    let v = unsqueeze(parts[2], 1)
+    return squeeze(scaled_dot_product_attention(q, k, v, is_causal=true), 1)
+}
+"""
+    x = torch.randn(2, 5, 8)
+    for level in ("-O1", "-O2", "-O3"):
+        torch.manual_seed(0)
+        model = entry(load(ctx.compile_text(src, level)))().eval()
+        traced = torch.fx.symbolic_trace(model)
+        want = model(x)
+        check_close(traced(x), want, "%s: traced causal attention" % level)
+        # The first position attends to itself only: its output is its own value row.
+        v = model.qkv(x)[..., 16:]
+        check_close(want[:, 0], v[:, 0], "%s: causal mask" % level)
+
+
 def test_torch_fx_traces_depthwise_convs_of_hyperparameter_channels(ctx):
     """depthwise_conv2d whose input's channel count is a hyperparameter (`c`, `c * t`) is
     F.conv2d with `groups=self.c` (an int, known at construction), not `x.shape[-3]` (a
@@ -5521,6 +5548,7 @@ def all_tests():
               test_broadcast_of_two_size_variables_is_checked_against_the_declared_type,
               test_dead_tensors_are_released_in_loops_and_branches,
               test_residual_sums_are_written_into_the_convolutions_output,
+              test_torch_fx_traces_causal_attention,
               test_accumulated_concat_equals_the_loop_as_written,
               test_constant_ternary_products, test_os_writes_single_use_values_into_their_statement,
               test_nested_instances_each_run, test_control_flow_and_builtins,

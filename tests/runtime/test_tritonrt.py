@@ -1112,6 +1112,40 @@ class FusedTests(unittest.TestCase):
     ACTS = {"none": lambda y: y, "relu": F.relu, "gelu": F.gelu, "silu": F.silu,
             "relu6": F.relu6}
 
+    def test_sums_are_written_into_the_left_operand_only_when_it_holds_them(self):
+        import warnings
+        a, b = torch.randn(2, 3), torch.randn(2, 3)
+        for fn, op in ((tritonrt.add_into, torch.add), (tritonrt.sub_into, torch.sub)):
+            x = a.clone()
+            y = fn(x, b)
+            self.assertIs(y, x)  # same shape and dtype: into the left operand
+            self.assertTrue(torch.equal(y, op(a, b)))
+            for left, right in ((a.clone(), torch.randn(3)), (a[:, :1].clone(), b),
+                                (a.clone(), b.double()), (a.clone().half(), b)):
+                # a broadcast of either operand, a promotion: a new tensor, exactly a op b
+                expected = op(left, right)
+                y = fn(left, right)
+                self.assertIsNot(y, left)
+                self.assertTrue(torch.equal(y, expected) and y.dtype == expected.dtype)
+
+        class Sum(nn.Module):
+            def forward(self, x, y):
+                return tritonrt.add_into(x * 2.0, y)
+
+        traced = torch.fx.symbolic_trace(Sum())  # Proxies: no sizes compared
+        self.assertTrue(torch.equal(traced(a, b), a * 2.0 + b))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # comparing sizes would warn "might not generalize"
+            scripted = torch.jit.trace(Sum(), (a, b))
+        self.assertTrue(torch.equal(scripted(b, a), b * 2.0 + a))
+        # Gradients as of the sum written out (the left operand is a new tensor autograd
+        # does not keep).
+        u = torch.randn(2, 3, requires_grad=True)
+        v = torch.randn(2, 3, requires_grad=True)
+        tritonrt.sub_into(u * 3.0, v).sum().backward()
+        self.assertTrue(torch.equal(u.grad, torch.full((2, 3), 3.0)))
+        self.assertTrue(torch.equal(v.grad, torch.full((2, 3), -1.0)))
+
     def test_fused_matmul_equals_unfused(self):
         torch.manual_seed(10)
         x = torch.randn(3, 4, 16)
