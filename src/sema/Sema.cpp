@@ -3515,7 +3515,7 @@ std::optional<TypeId> Checker::builtinMemberType(const InstanceInfo& instance,
     case BuiltinLayer::Linear:
     case BuiltinLayer::TernaryLinear:
       if (member == "weight") return tensor({arg(1), arg(0)}, layer == BuiltinLayer::TernaryLinear);
-      if (member == "bias") return tensor({arg(1)});
+      if (member == "bias" && !isFalse(arg(2))) return tensor({arg(1)});
       break;
     case BuiltinLayer::Conv2d:
     case BuiltinLayer::TernaryConv2d: {
@@ -3526,7 +3526,7 @@ std::optional<TypeId> Checker::builtinMemberType(const InstanceInfo& instance,
         return tensor({arg(1), dims().binary(DimKind::Div, arg(0), groups), kh, kw},
                       layer == BuiltinLayer::TernaryConv2d);
       }
-      if (member == "bias") return tensor({arg(1)});
+      if (member == "bias" && !isFalse(arg(6))) return tensor({arg(1)});
       break;
     }
     case BuiltinLayer::BatchNorm1d:
@@ -3546,6 +3546,52 @@ std::optional<TypeId> Checker::builtinMemberType(const InstanceInfo& instance,
     default: break;
   }
   return std::nullopt;
+}
+
+// The flag parameter (by index) that a built-in layer's member needs true:
+// bias=, affine=, elementwise_affine=, track_running_stats=; nullopt for
+// members no flag turns off.
+static std::optional<size_t> memberFlag(BuiltinLayer layer, std::string_view member) {
+  bool affine = member == "weight" || member == "bias";
+  switch (layer) {
+    case BuiltinLayer::Linear:
+    case BuiltinLayer::TernaryLinear:
+      return member == "bias" ? std::optional<size_t>(2) : std::nullopt;
+    case BuiltinLayer::Conv2d:
+    case BuiltinLayer::TernaryConv2d:
+      return member == "bias" ? std::optional<size_t>(6) : std::nullopt;
+    case BuiltinLayer::BatchNorm1d:
+    case BuiltinLayer::BatchNorm2d:
+      if (affine) return 3;
+      if (member == "running_mean" || member == "running_var") return 4;
+      return std::nullopt;
+    case BuiltinLayer::LayerNorm: return affine ? std::optional<size_t>(2) : std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+void Checker::noteMemberTurnedOff(DiagnosticBuilder& builder, const InstanceInfo& instance,
+                                  std::string_view member) {
+  auto layer = static_cast<BuiltinLayer>(instance.decl);
+  std::optional<size_t> flag = memberFlag(layer, member);
+  if (!flag || *flag >= instance.args.size() ||
+      dims().constValue(instance.args[*flag]) != std::optional<int64_t>(0) ||
+      !instance.site.isValid()) {
+    return;
+  }
+  std::string_view flagName = builtinLayerParams(layer)[*flag].name;
+  // Given, or left to the default (TernaryConv2d's bias=false)?
+  size_t positional = 0;
+  bool given = false;
+  for (NodeId arg : tree_.list(tree_.listB(instance.site))) {
+    if (tree_.kind(arg) != NodeKind::NamedArg) {
+      given = given || positional++ == *flag;
+    } else {
+      given = given || tokens().spelling(tree_.token(arg)) == flagName;
+    }
+  }
+  builder.note(Note::MemberTurnedOff, source(), rangeOf(instance.site), spelling(instance.name),
+               flagName, given ? "" : " (its default)", member);
 }
 
 std::optional<uint32_t> Checker::importedCallable(NodeId callee, uint32_t aliasSymbol) {
@@ -3775,6 +3821,9 @@ ExprInfo Checker::checkMember(NodeId node) {
   // note writes `reshape(x, [x.shape[0], -1])`), one is not a second error: the same habit.
   if (t.kind == TypeKind::Tensor && foreignArgs_ > 0) return make(ts.error(), node);
   auto builder = diags_->report(Diag::NoMember, source(), rangeOf(node), fmt(base.type), member);
+  if (t.kind == TypeKind::BuiltinInstance) {
+    noteMemberTurnedOff(builder, module_.instances[t.ref], member);
+  }
   if ((t.kind == TypeKind::Instance || t.kind == TypeKind::BuiltinInstance) &&
       member == "forward" && call.isValid()) {
     // PyTorch's `fc.forward(x)`: an instance is called.

@@ -455,6 +455,10 @@ class Checker {
   /// What checkCreatedArguments needs of a str hyperparameter's argument.
   InstanceInfo::StrArg strArg(const ExprInfo& value) const;
   std::optional<TypeId> builtinMemberType(const InstanceInfo& instance, const std::string& member);
+  /// On a NoMember report of a built-in instance: the note that says which
+  /// flag of its creation (bias=false, affine=false) left the member out.
+  void noteMemberTurnedOff(DiagnosticBuilder& builder, const InstanceInfo& instance,
+                           std::string_view member);
   ExprInfo checkCall(NodeId node, IdentifierId letName = IdentifierId{});
   ExprInfo checkCast(DType dtype, NodeId call);
   ExprInfo checkBuiltinFnCall(BuiltinFn fn, NodeId call);
