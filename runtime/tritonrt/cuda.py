@@ -15,9 +15,11 @@ on the CPU, an unsupported dtype, no library, no GPU) takes the reference path: 
 row count times them and remembers the fastest.
 """
 
+import contextlib
 import ctypes
 import math
 import os
+import re
 import struct
 import threading
 import types
@@ -28,6 +30,7 @@ import torch
 from . import packing
 
 __all__ = ["ABI_VERSION", "use_kernels", "libraries", "linear_symbol", "conv2d_symbol",
+           "launcher_args",
            "find", "linear", "conv2d", "enabled", "packed_linear", "packed_conv2d",
            "packed_left_matmul"]
 
@@ -46,6 +49,17 @@ _LINEAR_ARGS = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_float, ctypes.c_void_
 _CONV_ARGS = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_float, ctypes.c_void_p,
               ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong, ctypes.c_longlong,
               ctypes.c_longlong, ctypes.c_void_p]
+# A residual launcher (`..._<act>_res_v<n>`) takes the residual's pointer after bias.
+_LINEAR_RES_ARGS = _LINEAR_ARGS[:5] + [ctypes.c_void_p] + _LINEAR_ARGS[5:]
+_CONV_RES_ARGS = _CONV_ARGS[:5] + [ctypes.c_void_p] + _CONV_ARGS[5:]
+
+
+def launcher_args(symbol):
+    """The ctypes parameter types of the launcher ``symbol`` (by its name's form)."""
+    residual = re.search(r"_res_v\d+$", symbol) is not None
+    if symbol.startswith("tck_conv2d_"):
+        return _CONV_RES_ARGS if residual else _CONV_ARGS
+    return _LINEAR_RES_ARGS if residual else _LINEAR_ARGS
 
 
 def use_kernels(module_file, library_name):
@@ -141,25 +155,60 @@ def find(symbol):
             if lib is not None and hasattr(lib, symbol):
                 fn = getattr(lib, symbol)
                 fn.restype = ctypes.c_int
-                fn.argtypes = _CONV_ARGS if symbol.startswith("tck_conv2d_") else _LINEAR_ARGS
+                fn.argtypes = launcher_args(symbol)
                 break
         _symbols[symbol] = fn
         return fn
 
 
-def linear_symbol(dtype, n, k, kn, act, variant=0):
-    """The launcher's name for ``y[m, n] = act(x[m, k] . W)``; ``kn``: W is ``[k, n]``."""
-    return "tck_linear_%s_n%d_k%d_%s_%s_v%d" % (_DTYPES.get(dtype, "?"), n, k,
-                                                "kn" if kn else "nk", act, variant)
+def linear_symbol(dtype, n, k, kn, act, variant=0, residual=False):
+    """The launcher's name for ``y[m, n] = act(x[m, k] . W)``; ``kn``: W is ``[k, n]``;
+    ``residual``: ``act(x[m, k] . W + r[m, n])``."""
+    return "tck_linear_%s_n%d_k%d_%s_%s%s_v%d" % (_DTYPES.get(dtype, "?"), n, k,
+                                                  "kn" if kn else "nk", act,
+                                                  "_res" if residual else "", variant)
 
 
-def conv2d_symbol(dtype, cin, cout, kernel, stride, padding, dilation, groups, act, variant=0):
-    return "tck_conv2d_%s_c%d_o%d_k%dx%d_s%dx%d_p%dx%d_d%dx%d_g%d_%s_v%d" % (
+def conv2d_symbol(dtype, cin, cout, kernel, stride, padding, dilation, groups, act, variant=0,
+                  residual=False):
+    return "tck_conv2d_%s_c%d_o%d_k%dx%d_s%dx%d_p%dx%d_d%dx%d_g%d_%s%s_v%d" % (
         _DTYPES.get(dtype, "?"), cin, cout, kernel[0], kernel[1], stride[0], stride[1],
-        padding[0], padding[1], dilation[0], dilation[1], groups, act, variant)
+        padding[0], padding[1], dilation[0], dilation[1], groups, act,
+        "_res" if residual else "", variant)
+
+
+def _residual_for(residual, shape, like):
+    """The residual as the launchers read it: a contiguous tensor of the output's ``shape``,
+    dtype and device (a smaller one that broadcasts to it is expanded), or ``None`` when the
+    sum would be another shape or dtype than the output (the caller adds it itself)."""
+    if not isinstance(residual, torch.Tensor) or residual.dtype != like.dtype or \
+            residual.device != like.device:
+        return None
+    shape = tuple(shape)
+    if tuple(residual.shape) != shape:
+        try:
+            if tuple(torch.broadcast_shapes(tuple(residual.shape), shape)) != shape:
+                return None
+        except RuntimeError:
+            return None
+        residual = residual.expand(shape)
+    return residual.contiguous()
 
 
 _missing = set()     # launchers reported missing from the loaded libraries
+_unplanned = threading.local()  # .depth > 0: launchers looked up that tritonc did not plan
+
+
+@contextlib.contextmanager
+def unplanned():
+    """Lookups of launchers the compiler did not plan: a missing one is not warned about.
+    (A residual of another shape or dtype than the output, rare, runs its layer's plain
+    launcher, which the plan leaves out when the residual launcher serves the layer.)"""
+    _unplanned.depth = getattr(_unplanned, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _unplanned.depth -= 1
 
 
 def _warn_missing(base):
@@ -167,6 +216,8 @@ def _warn_missing(base):
     reference path, which is otherwise silent (a module created with other sizes than the
     compiled ones, activation types left out by --cuda-dtypes, or a ``<stem>_kernels.so``
     rebuilt by another module of the same stem in the same folder)."""
+    if getattr(_unplanned, "depth", 0):
+        return
     with _lock:
         loaded = [p for p in _paths if _loaded.get(p) is not None]
         if not loaded or base in _missing:
@@ -233,23 +284,31 @@ def _usable(x):
         not (torch.is_grad_enabled() and x.requires_grad) and not packing._compiling()
 
 
-def linear(x, codes, scale, n, k, kn, act="none", chscale=None, bias=None):
-    """``act(scale * (x . W) * chscale + bias)`` with the packed ternary ``codes``, or ``None``
-    when no launcher applies (the caller then takes the reference path)."""
+def linear(x, codes, scale, n, k, kn, act="none", chscale=None, bias=None, residual=None):
+    """``act(scale * (x . W) * chscale + bias [+ residual])`` with the packed ternary
+    ``codes``, or ``None`` when no launcher applies (the caller then takes the reference
+    path, or adds a residual of another shape or dtype itself)."""
     if not _usable(x) or x.shape[-1] != k or not codes.is_cuda:
         return None
+    shape = tuple(x.shape[:-1]) + (n,)
+    if residual is not None:
+        residual = _residual_for(residual, shape, x)
+        if residual is None:
+            return None
+        residual = residual.reshape(-1, n)
     x2 = x.reshape(-1, k).contiguous()
     y = torch.empty((x2.shape[0], n), dtype=x.dtype, device=x.device)
-    if not _launch_linear(x2, [codes], y, scale, n, k, kn, act, chscale, bias):
+    if not _launch_linear(x2, [codes], y, scale, n, k, kn, act, chscale, bias, residual):
         return None
-    return y.reshape(tuple(x.shape[:-1]) + (n,))
+    return y.reshape(shape)
 
 
-def _launch_linear(x, codes, y, scale, n, k, kn, act, chscale, bias):
+def _launch_linear(x, codes, y, scale, n, k, kn, act, chscale, bias, residual=None):
     """Runs the linear launcher on each matrix of the stack: ``x[i]`` (``[m, k]``, contiguous)
     with the packed ``codes[i]`` into ``y[i]`` (``[m, n]``); ``x`` and ``y`` are ``[m, .]``
-    for one matrix. False (nothing launched) when no launcher applies."""
-    base = linear_symbol(x.dtype, n, k, kn, act)[:-3]
+    for one matrix. With ``residual`` (one matrix, ``[m, n]`` contiguous) the residual
+    launcher. False (nothing launched) when no launcher applies."""
+    base = linear_symbol(x.dtype, n, k, kn, act, residual=residual is not None)[:-3]
     m = x.shape[-2]
     cs = _epilogue(chscale, n, x.device)
     b = _epilogue(bias, n, x.device)
@@ -259,7 +318,11 @@ def _launch_linear(x, codes, y, scale, n, k, kn, act, chscale, bias):
 
     def call(fn):
         for i, c in enumerate(codes):
-            rc = fn(_ptr(xs[i]), _ptr(c), s, _ptr(cs), _ptr(b), _ptr(ys[i]), m, stream)
+            if residual is not None:
+                rc = fn(_ptr(xs[i]), _ptr(c), s, _ptr(cs), _ptr(b), _ptr(residual),
+                        _ptr(ys[i]), m, stream)
+            else:
+                rc = fn(_ptr(xs[i]), _ptr(c), s, _ptr(cs), _ptr(b), _ptr(ys[i]), m, stream)
             if rc != 0:
                 raise RuntimeError("tritonrt: CUDA kernel %s failed (error %d)" % (base, rc))
 
@@ -270,9 +333,10 @@ def _launch_linear(x, codes, y, scale, n, k, kn, act, chscale, bias):
     return True
 
 
-def conv2d(x, codes, scale, conv, act="none", chscale=None, bias=None):
+def conv2d(x, codes, scale, conv, act="none", chscale=None, bias=None, residual=None):
     """The packed ternary convolution of module ``conv`` (stride, padding, dilation,
-    groups, kernel size read from it) with the fused epilogue, or ``None``."""
+    groups, kernel size read from it) with the fused epilogue (``residual`` added before the
+    activation), or ``None``."""
     if not _usable(x) or x.dim() != 4 or not codes.is_cuda or isinstance(conv.padding, str):
         return None
     cin, cout = conv.in_channels, conv.out_channels
@@ -281,13 +345,17 @@ def conv2d(x, codes, scale, conv, act="none", chscale=None, bias=None):
     kernel, stride, padding, dilation = (tuple(conv.kernel_size), tuple(conv.stride),
                                          tuple(conv.padding), tuple(conv.dilation))
     base = conv2d_symbol(x.dtype, cin, cout, kernel, stride, padding, dilation, conv.groups,
-                         act)[:-3]
+                         act, residual=residual is not None)[:-3]
     x = x.contiguous()
     batch, _, h, w = x.shape
     oh = (h + 2 * padding[0] - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1
     ow = (w + 2 * padding[1] - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1
     if oh <= 0 or ow <= 0:
         return None
+    if residual is not None:
+        residual = _residual_for(residual, (batch, cout, oh, ow), x)
+        if residual is None:
+            return None
     y = torch.empty((batch, cout, oh, ow), dtype=x.dtype, device=x.device)
     cs = _epilogue(chscale, cout, x.device)
     b = _epilogue(bias, cout, x.device)
@@ -295,7 +363,11 @@ def conv2d(x, codes, scale, conv, act="none", chscale=None, bias=None):
     stream = ctypes.c_void_p(torch.cuda.current_stream(x.device).cuda_stream)
 
     def call(fn):
-        rc = fn(_ptr(x), _ptr(codes), s, _ptr(cs), _ptr(b), _ptr(y), batch, h, w, stream)
+        if residual is not None:
+            rc = fn(_ptr(x), _ptr(codes), s, _ptr(cs), _ptr(b), _ptr(residual), _ptr(y), batch,
+                    h, w, stream)
+        else:
+            rc = fn(_ptr(x), _ptr(codes), s, _ptr(cs), _ptr(b), _ptr(y), batch, h, w, stream)
         if rc != 0:
             raise RuntimeError("tritonrt: CUDA kernel %s failed (error %d)" % (base, rc))
 
@@ -336,13 +408,18 @@ def _per_feature(t, n):
     return isinstance(t, torch.Tensor) and t.numel() in (1, n) and (t.dim() <= 1 or t.numel() == 1)
 
 
-def packed_linear(module, name, x, kn, act="none", chscale=None, bias=None, item=None):
+def packed_linear(module, name, x, kn, act="none", chscale=None, bias=None, item=None,
+                  residual=None):
     """The packed weight ``name`` of ``module`` as a matmul on CUDA: ``x @ W`` (``kn``, W is
     ``[k, n]``) or ``x @ W^T`` (W is ``[n, k]``, F.linear), with the epilogue; ``None`` when
     no launcher applies. A 1-D W (``[k]``) is the product of one output feature; a stack of
     matrices (``x @ W``, W ``[..., k, n]`` packed by columns) runs one launch per matrix;
-    ``item`` ``i``: the product with ``W[i]`` of such a stack (``tritonrt.stack_item``)."""
+    ``item`` ``i``: the product with ``W[i]`` of such a stack (``tritonrt.stack_item``).
+    ``residual`` (a 2-D weight only): added before the activation by the residual launcher."""
     if not _usable(x) or not getattr(module, "_tritonrt_packed", False):
+        return None
+    if residual is not None and (item is not None or len(module._tritonrt_shapes.get(name, ()))
+                                 != 2):
         return None
     shape = module._tritonrt_shapes.get(name)
     if shape is None or x.dim() < 1:
@@ -370,7 +447,7 @@ def packed_linear(module, name, x, kn, act="none", chscale=None, bias=None, item
     codes, scale, rows = _packed_parts(module, name)
     if rows is not None and kn:
         return None  # a per-row scale of a [k, n] weight scales the reduction: not an epilogue
-    return linear(x, codes, scale, n, k, kn, act, _times(rows, chscale), bias)
+    return linear(x, codes, scale, n, k, kn, act, _times(rows, chscale), bias, residual)
 
 
 def _packed_stack(module, name, shape, x, kn, act, chscale, bias, item=None):
@@ -455,11 +532,12 @@ def packed_conv2d_fn(module, name, x, stride, padding, dilation, groups, act="no
     return conv2d(x, codes, scale, conv, act, _times(rows, chscale), bias)
 
 
-def packed_conv2d(conv, x, act="none", chscale=None, bias=None):
-    """The packed ternary convolution ``conv`` on CUDA with the epilogue, or ``None``."""
+def packed_conv2d(conv, x, act="none", chscale=None, bias=None, residual=None):
+    """The packed ternary convolution ``conv`` on CUDA with the epilogue (``residual`` added
+    before the activation), or ``None``."""
     if not _usable(x) or not getattr(conv, "_tritonrt_packed", False):
         return None
     codes, scale, rows = _packed_parts(conv, "weight")
     if bias is None:
         bias = getattr(conv, "bias", None)
-    return conv2d(x, codes, scale, conv, act, _times(rows, chscale), bias)
+    return conv2d(x, codes, scale, conv, act, _times(rows, chscale), bias, residual)

@@ -483,8 +483,17 @@ def linear_act(linear, x, act="none", mixed_dtype=False, residual=None):
     (:func:`_add_residual`).
     """
     if residual is not None:
-        y = linear_act(linear, x, "none", mixed_dtype)
-        return _add_residual(y, residual, act, _plain(linear))
+        plain = not fx_tracing() and _plain(linear)
+        if plain and not mixed_dtype and x.is_cuda and cuda.enabled() \
+                and getattr(linear, "_tritonrt_packed", False):
+            # The residual launcher adds it in the kernel's epilogue.
+            y = cuda.packed_linear(linear, "weight", x, kn=False, act=act, bias=linear.bias,
+                                   residual=residual)
+            if y is not None:
+                return y
+        with cuda.unplanned():
+            y = linear_act(linear, x, "none", mixed_dtype)
+        return _add_residual(y, residual, act, plain)
     if fx_tracing():  # torch.fx: the module called, as written (a call_module node)
         return activation(linear(x), act)
     if mixed_dtype:
@@ -519,8 +528,19 @@ def conv_bn_act(conv, bn, x, act="none", mixed_dtype=False, residual=None):
     add is not skipped.
     """
     if residual is not None:
-        y = conv_bn_act(conv, bn, x, "none", mixed_dtype)
-        return _add_residual(y, residual, act, _plain(conv, bn))
+        plain = not fx_tracing() and _plain(conv, bn)
+        if plain and not mixed_dtype and x.is_cuda and cuda.enabled() \
+                and getattr(conv, "_tritonrt_packed", False) \
+                and (bn is None or _foldable(conv, bn)):
+            # The residual launcher adds it in the kernel's epilogue.
+            chscale, bias = _bn_affine(conv, bn) if bn is not None else (None, None)
+            y = cuda.packed_conv2d(conv, x, act=act, chscale=chscale, bias=bias,
+                                   residual=residual)
+            if y is not None:
+                return y
+        with cuda.unplanned():
+            y = conv_bn_act(conv, bn, x, "none", mixed_dtype)
+        return _add_residual(y, residual, act, plain)
     if fx_tracing():  # torch.fx: the modules called, as written (call_module nodes)
         y = conv(x)
         return activation(y if bn is None else bn(y), act)

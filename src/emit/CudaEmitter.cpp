@@ -78,27 +78,32 @@ std::string emitCuda(const std::vector<TernaryKernel>& kernels, const CudaEmitOp
       if (t == nullptr) continue;
       for (int v = 0; v < options.variants; ++v) {
         std::string sym = k.symbol(dtype, v);
+        // A residual launcher takes r after bias; the kernel adds it before the activation.
+        std::string resParam = k.residual ? " const void* residual," : "";
+        std::string resMode = k.residual ? "BeforeAct" : "None";
+        std::string resArg = k.residual ? fmt::format("static_cast<const {}*>(residual)", t)
+                                        : std::string("nullptr");
         if (k.kind == TernaryKernel::Kind::Linear) {
           out += fmt::format(
               "TCK_EXPORT int {0}(const void* x, const void* w, float scale, const float* chscale,\n"
-              "    const float* bias, void* y, long long m, cudaStream_t stream) {{\n"
-              "  return tck::ternary_linear<{1}, {2}, {3}, tck::Layout::{4}, {5}, tck::Residual::None, {6}>(\n"
+              "    const float* bias,{7} void* y, long long m, cudaStream_t stream) {{\n"
+              "  return tck::ternary_linear<{1}, {2}, {3}, tck::Layout::{4}, {5}, tck::Residual::{8}, {6}>(\n"
               "      static_cast<const {1}*>(x), static_cast<const uint8_t*>(w), scale, chscale, bias,\n"
-              "      nullptr, static_cast<{1}*>(y), m, stream);\n"
+              "      {9}, static_cast<{1}*>(y), m, stream);\n"
               "}}\n",
-              sym, t, k.n, k.k, k.kn ? "KN" : "NK", actEnum(k.act), v);
+              sym, t, k.n, k.k, k.kn ? "KN" : "NK", actEnum(k.act), v, resParam, resMode, resArg);
         } else {
           out += fmt::format(
               "TCK_EXPORT int {0}(const void* x, const void* w, float scale, const float* chscale,\n"
-              "    const float* bias, void* y, long long batch, long long h, long long w_,\n"
+              "    const float* bias,{15} void* y, long long batch, long long h, long long w_,\n"
               "    cudaStream_t stream) {{\n"
               "  return tck::ternary_conv2d<{1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12},\n"
-              "      {13}, tck::Residual::None, {14}>(static_cast<const {1}*>(x),\n"
-              "      static_cast<const uint8_t*>(w), scale, chscale, bias, nullptr, static_cast<{1}*>(y),\n"
-              "      batch, h, w_, stream);\n"
+              "      {13}, tck::Residual::{16}, {14}>(static_cast<const {1}*>(x),\n"
+              "      static_cast<const uint8_t*>(w), scale, chscale, bias,\n"
+              "      {17}, static_cast<{1}*>(y), batch, h, w_, stream);\n"
               "}}\n",
               sym, t, k.cin, k.cout, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, k.dh, k.dw, k.groups,
-              actEnum(k.act), v);
+              actEnum(k.act), v, resParam, resMode, resArg);
         }
       }
     }

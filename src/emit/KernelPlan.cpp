@@ -287,16 +287,16 @@ class Planner {
           int64_t bn = m_.ints(id)[1];
           std::optional<bool> folds = bn < 0 ? std::optional(true)
                                              : batchNormFolds(f, static_cast<uint32_t>(bn));
-          // With a residual (a second operand) the activation follows the
-          // sum: the kernel applies none.
-          int64_t act = m_.operands(id).size() > 1 ? 0 : o.intAttr;
+          // With a residual (a second operand) its kernel adds it before
+          // the activation; unfolded, the convolution runs alone.
+          bool residual = m_.operands(id).size() > 1;
           if (folds != std::optional(true)) instanceKernel(f, conv, 0);
-          if (folds != std::optional(false)) instanceKernel(f, conv, act);
+          if (folds != std::optional(false)) instanceKernel(f, conv, o.intAttr, residual);
           break;
         }
         case OpKind::FusedLinear:
-          instanceKernel(f, static_cast<uint32_t>(m_.ints(id)[0]),
-                         m_.operands(id).size() > 1 ? 0 : o.intAttr);
+          instanceKernel(f, static_cast<uint32_t>(m_.ints(id)[0]), o.intAttr,
+                         m_.operands(id).size() > 1);
           break;
         case OpKind::FusedMatMul: {
           std::span<const ValueId> operands = m_.operands(id);
@@ -524,7 +524,7 @@ class Planner {
     return {};
   }
 
-  void instanceKernel(const Frame& f, uint32_t index, int64_t act) {
+  void instanceKernel(const Frame& f, uint32_t index, int64_t act, bool residual = false) {
     const InstanceDecl& inst = f.fn->instances[index];
     if (!inst.builtin) return;
     auto layer = static_cast<BuiltinLayer>(inst.decl);
@@ -537,6 +537,7 @@ class Planner {
     };
     TernaryKernel k;
     k.act = actName(act);
+    k.residual = residual;
     if (layer == BuiltinLayer::TernaryLinear) {
       std::optional<int64_t> in = arg("in_features"), out = arg("out_features");
       if (!in || !out || *in <= 0 || *out <= 0) return;
@@ -701,11 +702,13 @@ class Planner {
 }  // namespace
 
 std::string TernaryKernel::symbol(std::string_view dtype, int variant) const {
+  std::string_view res = residual ? "_res" : "";
   if (kind == Kind::Linear) {
-    return fmt::format("tck_linear_{}_n{}_k{}_{}_{}_v{}", dtype, n, k, kn ? "kn" : "nk", act, variant);
+    return fmt::format("tck_linear_{}_n{}_k{}_{}_{}{}_v{}", dtype, n, k, kn ? "kn" : "nk", act, res,
+                       variant);
   }
-  return fmt::format("tck_conv2d_{}_c{}_o{}_k{}x{}_s{}x{}_p{}x{}_d{}x{}_g{}_{}_v{}", dtype, cin, cout, kh,
-                     kw, sh, sw, ph, pw, dh, dw, groups, act, variant);
+  return fmt::format("tck_conv2d_{}_c{}_o{}_k{}x{}_s{}x{}_p{}x{}_d{}x{}_g{}_{}{}_v{}", dtype, cin, cout,
+                     kh, kw, sh, sw, ph, pw, dh, dw, groups, act, res, variant);
 }
 
 std::vector<TernaryKernel> planTernaryKernels(const ir::Module& module) {

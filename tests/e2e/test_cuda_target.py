@@ -116,7 +116,7 @@ def strip(symbol):
     """tck_linear_f16_n10_k20_kn_relu_v0 -> linear_n10_k20_kn."""
     s = re.sub(r"^tck_", "", symbol)
     s = re.sub(r"_(f32|f16|bf16)_", "_", s, count=1)
-    return re.sub(r"_(none|relu|gelu|silu|relu6)_v\d+$", "", s)
+    return re.sub(r"_(none|relu|gelu|silu|relu6)(_res)?_v\d+$", "", s)
 
 
 def make_coverage_test(name):
@@ -127,7 +127,7 @@ def make_coverage_test(name):
         if "int tck_abi_version()" not in text:
             raise AssertionError("%s: no tck_abi_version()" % name)
         for symbol, types in found.items():
-            want = cuda._CONV_ARGS if symbol.startswith("tck_conv2d_") else cuda._LINEAR_ARGS
+            want = cuda.launcher_args(symbol)
             if types != want:
                 raise AssertionError("%s: %s takes %s, the runtime passes %s"
                                      % (name, symbol, types, want))
@@ -520,9 +520,10 @@ class _OnGpu(torch.Tensor):
         return True
 
 
-_LINEAR_SYMBOL = re.compile(r"^tck_linear_f32_n(\d+)_k(\d+)_(nk|kn)_(\w+?)_v\d+$")
+_ACTS = r"(none|relu|gelu|silu|relu6)(_res)?"
+_LINEAR_SYMBOL = re.compile(r"^tck_linear_f32_n(\d+)_k(\d+)_(nk|kn)_%s_v\d+$" % _ACTS)
 _CONV_SYMBOL = re.compile(r"^tck_conv2d_f32_c(\d+)_o(\d+)_k(\d+)x(\d+)_s(\d+)x(\d+)_p(\d+)x(\d+)"
-                          r"_d(\d+)x(\d+)_g(\d+)_(\w+?)_v\d+$")
+                          r"_d(\d+)x(\d+)_g(\d+)_%s_v\d+$" % _ACTS)
 _EMULATED_ACTS = {"none": lambda t: t, "relu": torch.relu, "relu6": lambda t: t.clamp(0, 6),
                   "gelu": torch.nn.functional.gelu, "silu": torch.nn.functional.silu}
 
@@ -550,51 +551,62 @@ def _decode(codes, rows, cols):
 def emulated_launcher(symbol):
     """A CPU stand-in for the .cu launcher ``symbol`` (float32 only): it reads its arguments
     through the raw pointers the runtime passes, as the kernel would, and writes
-    ``act(scale * (x . W) * chscale + bias)`` into ``y``. So a dispatch test checks the
+    ``act(scale * (x . W) * chscale + bias)`` into ``y`` (a residual launcher, ``_res``,
+    adds the residual it is given before the activation). So a dispatch test checks the
     pointers, sizes, layouts and epilogue the runtime hands over, not only that it called."""
     lin = _LINEAR_SYMBOL.match(symbol)
     conv = _CONV_SYMBOL.match(symbol)
     if lin:
         n, k, layout, act = int(lin.group(1)), int(lin.group(2)), lin.group(3), lin.group(4)
 
-        def launch(x, w, scale, chscale, bias, y, m, stream):
+        def launch(x, w, scale, chscale, bias, *rest):
+            residual, y, m, stream = rest if lin.group(5) else (None,) + rest
             xs = _memory(x, m * k, torch.float32).reshape(m, k)
             if layout == "nk":
                 weight = _decode(_memory(w, n * ((k + 3) // 4), torch.uint8), n, k)
             else:
                 weight = _decode(_memory(w, k * ((n + 3) // 4), torch.uint8), k, n).t()
             out = (xs.double() @ weight.double().t()) * scale
-            return _finish(out, chscale, bias, act, n, _memory(y, m * n, torch.float32))
+            res = _memory(residual, m * n, torch.float32)
+            return _finish(out, chscale, bias, act, n, _memory(y, m * n, torch.float32),
+                           None if res is None else res.reshape(m, n))
         return launch
     if conv:
         cin, cout, kh, kw, sh, sw, ph, pw, dh, dw, groups = (int(g) for g in conv.groups()[:11])
         act = conv.group(12)
 
-        def launch(x, w, scale, chscale, bias, y, batch, h, w_, stream):
+        def launch(x, w, scale, chscale, bias, *rest):
+            residual, y, batch, h, w_, stream = rest if conv.group(13) else (None,) + rest
             xs = _memory(x, batch * cin * h * w_, torch.float32).reshape(batch, cin, h, w_)
             per = cin // groups * kh * kw
             weight = _decode(_memory(w, cout * ((per + 3) // 4), torch.uint8), cout, per)
             weight = weight.reshape(cout, cin // groups, kh, kw)
             out = torch.nn.functional.conv2d(xs.double(), weight.double(), None, (sh, sw),
                                              (ph, pw), (dh, dw), groups) * scale
+            res = _memory(residual, out.numel(), torch.float32)
+            if res is not None:  # NCHW, as y
+                res = res.reshape(out.shape).permute(0, 2, 3, 1).reshape(-1, cout)
             out = out.permute(0, 2, 3, 1)  # channels last, for the per-channel epilogue
             ys = _memory(y, out.numel(), torch.float32)
             result = torch.empty(out.shape, dtype=torch.float32)
-            _finish(out.reshape(-1, cout), chscale, bias, act, cout, result.view(-1))
+            _finish(out.reshape(-1, cout), chscale, bias, act, cout, result.view(-1), res)
             ys.copy_(result.permute(0, 3, 1, 2).reshape(-1))
             return 0
         return launch
     raise AssertionError("no emulation for launcher %s" % symbol)
 
 
-def _finish(out, chscale, bias, act, n, y):
-    """The launchers' epilogue on ``out`` [rows, n] (float64), written into ``y``."""
+def _finish(out, chscale, bias, act, n, y, residual=None):
+    """The launchers' epilogue on ``out`` [rows, n] (float64), written into ``y``; a residual
+    ([rows, n]) is added before the activation."""
     cs = _memory(chscale, n, torch.float32)
     b = _memory(bias, n, torch.float32)
     if cs is not None:
         out = out * cs.double()
     if b is not None:
         out = out + b.double()
+    if residual is not None:
+        out = out + residual.double()
     y.copy_(_EMULATED_ACTS[act](out.to(torch.float32)).reshape(-1))
     return 0
 
@@ -768,6 +780,46 @@ layer Mlp(d: int = 8, x: Tensor<float32, [?, 5, d]>) -> Tensor<float32, [?, 5, d
         calls = open(py).read().count("tritonrt.linear_act(")
         if calls != (3 if fused else 0):
             raise AssertionError("%s: %d tritonrt.linear_act calls" % (level, calls))
+
+
+def test_residuals_are_added_in_the_kernels_epilogue(ctx):
+    # A ResNet block's `relu(bn2(conv2(out)) + x)`, a sum with a broadcast residual
+    # (`conv4(y) + gamma`, gamma [c, 1, 1]) and a transformer MLP's `fc2(...) + x`: from -O2
+    # each is one `_res` launcher (the kernel adds the residual before the activation; the
+    # runtime expands a residual that broadcasts to the output), whose output equals the
+    # reference path's. -O1 runs the plain launchers and adds the residual itself.
+    src = """
+layer Mlp(d: int, x: Tensor<float32, [?, d]>) -> Tensor<float32, [?, d]> {
+    let fc1 = TernaryLinear(d, 2 * d)
+    let fc2 = TernaryLinear(2 * d, d)
+    return fc2(gelu(fc1(x))) + x
+}
+
+layer Block(c: int = 8, gamma: Tensor<float32, [c, 1, 1]> = ones([c, 1, 1]),
+            x: Tensor<float32, [?, c, 6, 6]>) -> Tensor<float32, [?, c]> {
+    let conv1 = TernaryConv2d(c, c, 3, padding=1)
+    let bn1 = BatchNorm2d(c)
+    let conv2 = TernaryConv2d(c, c, 3, padding=1)
+    let bn2 = BatchNorm2d(c)
+    let conv4 = TernaryConv2d(c, c, 1)
+    let mlp = Mlp(c)
+    let out = relu(bn1(conv1(x)))
+    let y = relu(bn2(conv2(out)) + x)
+    let g = conv4(y) + gamma * 0.5
+    return mlp(mean(g, [2, 3]))
+}
+"""
+    inputs = (torch.randn(3, 8, 6, 6),)
+    expect_launches(ctx, "residuals", src, inputs, {"-O1": 5, "-O2": 5, "-O3": 5})
+    for level, fused in (("-O1", False), ("-O2", True)):
+        py, cu = compile_source_for_cuda(ctx, "residuals", src, level)
+        exported = set(re.findall(r"TCK_EXPORT int (tck_\w+_f32_\w+)_v0\(", open(cu).read()))
+        res = sorted(re.sub(r"^tck_(\w+?)_f32_.*_(\w+_res)$", r"\1 \2", s)
+                     for s in exported if s.endswith("_res"))
+        want = ["conv2d none_res", "conv2d relu_res", "linear none_res"] if fused else []
+        if res != want:
+            raise AssertionError("%s: residual launchers %s, expected %s: %s"
+                                 % (level, res, want, sorted(exported)))
 
 
 def test_product_spellings_reach_their_kernels(ctx):
@@ -992,6 +1044,7 @@ def main():
               test_other_spellings_reach_their_kernels,
               test_product_spellings_reach_their_kernels,
               test_activations_after_ternary_linear_modules_run_in_the_kernel,
+              test_residuals_are_added_in_the_kernels_epilogue,
               test_vector_and_stacked_weights_reach_their_kernels,
               test_stack_items_reach_their_kernels,
               test_left_hand_weights_reach_their_kernels,

@@ -82,7 +82,7 @@ planner sizes the kernels of the entry's tree only) at each of --cuda-levels (de
 -O2 -O3 -Os) without nvcc (`--nvcc /nonexistent/nvcc`: the .py and `<stem>_kernels.cu`, with
 the CudaNotCompiled note), and:
   a. the .cu's `extern "C"` launchers take the C parameters of the ctypes argtypes the runtime
-     gives them (tritonrt.cuda._LINEAR_ARGS / _CONV_ARGS), each has its f16 and bf16 twins,
+     gives them (tritonrt.cuda.launcher_args), each has its f16 and bf16 twins,
      three tile variants at -O3 and one elsewhere, and `tck_abi_version()` is there;
   b. the module, packed, runs on the CPU (the reference path) with the reference's outputs;
      then its packed codes and input are made tensors that say they are on a GPU and each
@@ -2046,7 +2046,7 @@ def cuda_signature_problems(cu_text, level):
     cuda = tritonrt.cuda
     variants = 3 if level == "-O3" else 1
     for symbol, types in sorted(found.items()):
-        want = cuda._CONV_ARGS if symbol.startswith("tck_conv2d_") else cuda._LINEAR_ARGS
+        want = cuda.launcher_args(symbol)
         if types != want:
             out.append("%s takes %s, the runtime passes %s" % (symbol, types, want))
         for dt in ("f32", "f16", "bf16"):

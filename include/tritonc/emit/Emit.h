@@ -137,6 +137,10 @@ struct TernaryKernel {
   int64_t groups = 1;
   /// The fused activation, by its tritonrt name: none, relu, gelu, silu, relu6.
   std::string act = "none";
+  /// A residual added before the activation (`act(conv(x) + r)`, a ResNet
+  /// block's end): the launcher takes a pointer to r, of y's shape, after bias;
+  /// its symbol ends `_<act>_res_v<n>`.
+  bool residual = false;
 
   /// The launcher's symbol for an element type (f32, f16, bf16) and tile
   /// variant; the runtime derives the same name from the module it runs.
