@@ -2,7 +2,7 @@
 """Generated PyTorch modules (-O0, -O2) against hand-written PyTorch, CPU, eval mode.
 
     PYTHONPATH=runtime /usr/bin/python3 bench/pytorch_vs_handwritten.py [--repeat 30]
-        [--batch 32] [--models mnist_mlp,resnet18,...] [--onednn]
+        [--batch 32] [--models mnist_mlp,resnet18,...] [--onednn] [--baseline TRITONC]
 
 For each model and batch size: the median forward time of the hand-written reference and of
 the generated modules (same weights, loaded by state_dict key), and their ratios. With
@@ -101,14 +101,19 @@ def main():
     parser.add_argument("--onednn", action="store_true",
                         help="also time -O2 with tritonrt.cpu.set_kernels('auto')")
     parser.add_argument("--tritonc", default=os.path.join(REPO, "build", "tools", "tritonc", "tritonc"))
+    parser.add_argument("--baseline", metavar="TRITONC",
+                        help="also time -O2 as another tritonc compiles it (an earlier build: a "
+                        "before/after comparison in one run, with this runtime)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     workdir = tempfile.mkdtemp()
 
-    def generated(name, level):
-        out = os.path.join(workdir, "%s%s.py" % (name, level.replace("-", "_")))
-        subprocess.run([args.tritonc, "compile", os.path.join(REPO, "examples", name + ".tri"),
-                        level, "-o", out], check=True)
+    def generated(name, level, tritonc=None):
+        out = os.path.join(workdir, "%s%s%s.py" % (name, level.replace("-", "_"),
+                                                    "_baseline" if tritonc else ""))
+        subprocess.run([tritonc or args.tritonc, "compile",
+                        os.path.join(REPO, "examples", name + ".tri"), level, "-o", out,
+                        "--no-cache"], check=True)
         return e2e.entry(e2e.load(out))
 
     print("torch %s, 1 thread, median of %d runs" % (torch.__version__, args.repeat))
@@ -117,6 +122,8 @@ def main():
                                                   "-O2 ms", "-O0/hand", "-O2/hand")
     if args.onednn:
         header += " %12s %12s" % ("-O2 onednn", "onednn/hand")
+    if args.baseline:
+        header += " %12s %12s" % ("baseline ms", "-O2/baseline")
     print(header)
     references = {"resnet18": e2e.RefResNet18, "resnet34": e2e.RefResNet34,
                   "resnet50": e2e.RefResNet50, "resnet101": e2e.RefResNet101,
@@ -143,11 +150,16 @@ def main():
             m0.load_state_dict(ref.state_dict())
         m2 = generated(name, "-O2")(**kwargs)
         m2.load_state_dict(m0.state_dict())
-        for m in (ref, m0, m2):
-            m.eval()
+        mb = None
+        if args.baseline:
+            mb = generated(name, "-O2", args.baseline)(**kwargs)
+            mb.load_state_dict(m0.state_dict())
+        for m in (ref, m0, m2, mb):
+            if m is not None:
+                m.eval()
         x = torch.randn(*shape)
         # Interleave the three so that machine noise hits them alike.
-        t_ref, t0, t2, t_dnn = [], [], [], []
+        t_ref, t0, t2, t_dnn, t_base = [], [], [], [], []
         for _ in range(5):
             t_ref.append(median_ms(ref, x, args.repeat // 5 + 1))
             t0.append(median_ms(m0, x, args.repeat // 5 + 1))
@@ -156,12 +168,17 @@ def main():
                 previous = tritonrt.cpu.set_kernels("auto")
                 t_dnn.append(median_ms(m2, x, args.repeat // 5 + 1))
                 tritonrt.cpu.set_kernels(previous)
+            if mb is not None:
+                t_base.append(median_ms(mb, x, args.repeat // 5 + 1))
         h, a, b = statistics.median(t_ref), statistics.median(t0), statistics.median(t2)
         line = "%-16s %5d %10.3f %10.3f %10.3f %8.3f %8.3f" % (name, shape[0], h, a, b, a / h,
                                                                b / h)
         if args.onednn:
             d = statistics.median(t_dnn)
             line += " %12.3f %12.3f" % (d, d / h)
+        if mb is not None:
+            base = statistics.median(t_base)
+            line += " %12.3f %12.3f" % (base, b / base)
         print(line, flush=True)
 
 

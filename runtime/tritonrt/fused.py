@@ -462,6 +462,17 @@ def sub_into(a, b):
     return a.sub_(b) if _writable(a, b) else a - b
 
 
+def _unplanned(x, fn, *args):
+    """``fn(*args)``, a layer's plain launcher looked up where the compiler planned its
+    residual launcher (a residual of another shape or dtype than the output): not one to warn
+    about when missing. (Not under torch.compile, which traces no context manager of ours, and
+    no launcher runs there.)"""
+    if x.is_cuda and not _compiling():
+        with cuda.unplanned():
+            return fn(*args)
+    return fn(*args)
+
+
 def _add_residual(y, residual, act, inplace):
     """``act(y + residual)`` for a new tensor ``y`` that autograd does not keep (a
     convolution's, batch norm's or linear layer's output): the sum written into ``y`` as
@@ -491,8 +502,7 @@ def linear_act(linear, x, act="none", mixed_dtype=False, residual=None):
                                    residual=residual)
             if y is not None:
                 return y
-        with cuda.unplanned():
-            y = linear_act(linear, x, "none", mixed_dtype)
+        y = _unplanned(x, linear_act, linear, x, "none", mixed_dtype)
         return _add_residual(y, residual, act, plain)
     if fx_tracing():  # torch.fx: the module called, as written (a call_module node)
         return activation(linear(x), act)
@@ -538,8 +548,7 @@ def conv_bn_act(conv, bn, x, act="none", mixed_dtype=False, residual=None):
                                    residual=residual)
             if y is not None:
                 return y
-        with cuda.unplanned():
-            y = conv_bn_act(conv, bn, x, "none", mixed_dtype)
+        y = _unplanned(x, conv_bn_act, conv, bn, x, "none", mixed_dtype)
         return _add_residual(y, residual, act, plain)
     if fx_tracing():  # torch.fx: the modules called, as written (call_module nodes)
         y = conv(x)
