@@ -1764,13 +1764,16 @@ void Checker::warnFlooredDivision(const ExprInfo& value) {
   NodeId node = value.node;
   while (node.isValid() && tree_.kind(node) == NodeKind::Paren) node = tree_.childA(node);
   if (!node.isValid() || tree_.kind(node) != NodeKind::Binary ||
-      tokens().kind(tree_.token(node)) != TokenKind::Slash || !value.intValue ||
+      tokens().kind(tree_.token(node)) != TokenKind::Slash ||
       !module_.types.isScalar(value.type) || !isIntegral(module_.types.node(value.type).dtype)) {
     return;
   }
   std::optional<int64_t> x = constantValue(tree_.childA(node));
   std::optional<int64_t> y = constantValue(tree_.childB(node));
-  if (!x || !y || *y == 0 || *x % *y == 0) return;
+  // Sizes and hyperparameters (`1 / head_dim`, an attention scale): unknown values, but a
+  // float taking their floored quotient is almost never meant (0 for `1 / hd`).
+  bool known = x && y && value.intValue;
+  if ((known && (*y == 0 || *x % *y == 0)) || (y && (*y == 1 || *y == -1))) return;
   NodeId left = tree_.childA(node);
   std::string fix = tree_.kind(left) == NodeKind::IntLit
                         ? fmt::format("{}.0{}", textOf(left),
@@ -1778,8 +1781,9 @@ void Checker::warnFlooredDivision(const ExprInfo& value) {
                         : fmt::format("float({}){}", textOf(left),
                                       textOf(node).substr(textOf(left).size()));
   diags_->report(Diag::FlooredDivision, source(), rangeOf(node), textOf(node),
-                 std::to_string(*value.intValue),
-                 formatFloat(static_cast<double>(*x) / static_cast<double>(*y)))
+                 known ? std::to_string(*value.intValue) : std::string("a whole number"),
+                 known ? formatFloat(static_cast<double>(*x) / static_cast<double>(*y))
+                       : std::string("the quotient"))
       .note(Note::WriteInstead, fix);
 }
 
