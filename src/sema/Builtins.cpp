@@ -1411,6 +1411,30 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       }
       return c.error();
     }
+    if (anyKept && !total && (!restOfX || !restOfTarget)) {
+      // Sizes of hyperparameters (`d` against `n_heads * (d / n_heads)`): compared where the
+      // layer is created with values (SemaCreations).
+      DimId restX = ds.constant(1), restT = ds.constant(1);
+      bool unknown = false;
+      for (size_t i = 0; i < cancelled.size(); ++i) {
+        if (cancelled[i]) continue;
+        unknown = unknown || ds.containsUnknown(c.shape(0)[i]);
+        restX = ds.binary(DimKind::Mul, restX, c.shape(0)[i]);
+      }
+      for (size_t i = 0; i < target->size(); ++i) {
+        if (kept[i] || static_cast<int>(i) == inferred) continue;
+        unknown = unknown || ds.containsUnknown((*target)[i]);
+        restT = ds.binary(DimKind::Mul, restT, (*target)[i]);
+      }
+      if (!unknown) {
+        size_t first = static_cast<size_t>(
+            std::find_if(kept.begin(), kept.end(), [](auto k) { return k.has_value(); }) -
+            kept.begin());
+        std::vector<NodeId> elements = listElements(checker, c.arg(1).node);
+        checker.recordReshape(call, c.shape(0), *target, restX, restT, inferred >= 0,
+                              first < elements.size() ? checker.textOf(elements[first]) : "");
+      }
+    }
     if (inferred >= 0 && anyKept && !total && restOfX && restOfTarget && *restOfTarget != 0) {
       (*target)[static_cast<size_t>(inferred)] = ds.constant(*restOfX / *restOfTarget);
     } else if (inferred >= 0) {

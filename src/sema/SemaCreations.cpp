@@ -64,6 +64,7 @@ struct Checker::CreationWalk {
   /// all its hyperparameters (not sizes of its inputs).
   std::vector<std::vector<const RuntimeShapeCheck*>> checksOf;
   std::vector<std::vector<const BroadcastCheck*>> broadcastsOf;
+  std::vector<std::vector<const ReshapeCheck*>> reshapesOf;
 
   /// Whether the site was reported before; if so, counts this chain's
   /// innermost creation as another that shows it.
@@ -123,6 +124,13 @@ void Checker::checkCreatedArguments() {
   for (const BroadcastCheck& check : broadcastChecks_) {
     if (ofHyperparameters(check.owner, check.da, check.db)) {
       walk.broadcastsOf[static_cast<size_t>(check.owner)].push_back(&check);
+    }
+  }
+  walk.reshapesOf.resize(n);
+  for (const ReshapeCheck& check : reshapeChecks_) {
+    if (check.owner >= static_cast<int>(module_.firstLocal) &&
+        ofHyperparameters(check.owner, check.restX, check.restTarget)) {
+      walk.reshapesOf[static_cast<size_t>(check.owner)].push_back(&check);
     }
   }
 
@@ -507,6 +515,26 @@ void Checker::checkComparisonsWithValues(CreationWalk& walk, size_t owner,
                                   fmtShape(a), fmtShape(b));
     builder.note(Note::DimensionDetail, check->dim, sized(check->da, x), sized(check->db, y));
     noteOperandCreations(builder, check->node);
+    addCreationProblem(walk, key, check->node, std::move(builder));
+  }
+  // `reshape(x, [b, t, heads, d / heads])` with d = 30, heads = 4: 30 elements against 28.
+  for (const ReshapeCheck* check : walk.reshapesOf[owner]) {
+    std::pair<uint32_t, uint32_t> key{check->node.index, 0x40000000u};
+    std::optional<int64_t> x = dims().constValue(dims().substitute(check->restX, bindings));
+    std::optional<int64_t> t = dims().constValue(dims().substitute(check->restTarget, bindings));
+    if (!x || !t || (check->inferred ? *t != 0 && *x % *t == 0 : *x == *t) ||
+        contains(rangeOf(check->node)) || walk.seen(key)) {
+      continue;
+    }
+    std::vector<DimId> a, b;
+    for (DimId d : check->x) a.push_back(dims().substitute(d, bindings));
+    for (DimId d : check->target) b.push_back(dims().substitute(d, bindings));
+    auto builder = diags_->report(
+        Diag::ReshapeKeptMismatch, source(), rangeOf(check->node), fmtShape(a), fmtShape(b),
+        check->kept, *x,
+        check->inferred
+            ? fmt::format(", which the new shape's other sizes do not divide ({})", *t)
+            : fmt::format(" and the new shape's {}", *t));
     addCreationProblem(walk, key, check->node, std::move(builder));
   }
 }

@@ -293,6 +293,13 @@ class Checker {
   /// Whether a comparison made now is made on every run of a layer's body
   /// (not under an if, a loop, a guard, the right side of && and ||, nor
   /// after a `return` in any branch before it).
+  void recordReshape(NodeId call, std::vector<DimId> x, std::vector<DimId> target, DimId restX,
+                     DimId restTarget, bool inferred, std::string_view kept) {
+    if (alwaysInLayer()) {
+      reshapeChecks_.push_back(ReshapeCheck{ctx_.callable, call, std::move(x), std::move(target),
+                                            restX, restTarget, inferred, std::string(kept)});
+    }
+  }
   bool alwaysInLayer() const {
     return !ctx_.isFn && !ctx_.isMain && ctx_.callable >= 0 && ctx_.loopDepth == 0 &&
            ctx_.ifDepth == 0 && ctx_.guardDepth == 0 && ctx_.shortCircuitDepth == 0 &&
@@ -731,6 +738,18 @@ class Checker {
     DimId da, db;
   };
   std::vector<BroadcastCheck> broadcastChecks_;
+  /// A reshape that keeps some input dimensions (`reshape(x, [b, t, h, d / h])` with
+  /// `b = x.shape[0]`) whose other sizes are hyperparameters: the element counts are
+  /// compared where the layer is created with values.
+  struct ReshapeCheck {
+    int owner;  ///< callables index of the layer
+    NodeId node;
+    std::vector<DimId> x, target;  ///< the shapes shown
+    DimId restX, restTarget;  ///< the elements of the input's, the new shape's other sizes
+    bool inferred;            ///< the new shape has a -1
+    std::string kept;         ///< the first kept size, as written
+  };
+  std::vector<ReshapeCheck> reshapeChecks_;
  public:
   /// A string option given a str hyperparameter of the layer (`method=m`):
   /// its value is known where the layer is created, and checked there.
