@@ -903,6 +903,7 @@ void Checker::checkSignature(int index) {
         continue;  // a constant without an integer value (ConstantSizeNotInteger)
       }
       if (std::find(declared.begin(), declared.end(), var) == declared.end()) {
+        warnImplicitSizeLikeDeclared(info, var);
         ParamInfo p;
         p.name = var;
         p.cls = ParamClass::Hyper;
@@ -1787,7 +1788,7 @@ void Checker::warnFlooredDivision(const ExprInfo& value) {
       .note(Note::WriteInstead, fix);
 }
 
-void Checker::warnUndeclaredSizes(NodeId type) {
+std::vector<NodeId> Checker::sizeNamesIn(NodeId type) const {
   std::vector<NodeId> names;
   auto walk = [&](auto& self, NodeId n) -> void {
     if (!n.isValid()) return;
@@ -1806,6 +1807,46 @@ void Checker::warnUndeclaredSizes(NodeId type) {
     }
   };
   walk(walk, type);
+  return names;
+}
+
+void Checker::warnImplicitSizeLikeDeclared(const CallableInfo& info, IdentifierId var) {
+  // `w: TernaryTensor<trit, [d_out, d_inn]>` beside `d_in: int`: a typo makes a new
+  // required hyperparameter, and `Dense()` fails with a TypeError when it is created.
+  std::vector<std::string_view> names;
+  std::vector<IdentifierId> sizes;
+  for (const ParamInfo& p : info.params) {
+    names.push_back(spelling(p.name));
+    if (p.cls == ParamClass::Input && module_.types.kind(p.type) == TypeKind::Tensor &&
+        module_.types.node(p.type).rankKnown) {
+      for (DimId d : module_.types.shape(p.type)) dims().collectVars(d, sizes);
+    }
+  }
+  for (IdentifierId size : sizes) names.push_back(spelling(size));
+  // One letter off only (`d_inn`, `n_in` for `n_inp`): `out_features` beside `in_features`
+  // is the usual implicit output size, not a typo.
+  std::string_view word = spelling(var), match;
+  for (std::string_view name : names) {
+    if (word.size() >= 3 && name != word && editDistance(word, name, 1) <= 1) {
+      match = name;
+      break;
+    }
+  }
+  if (match.empty()) return;
+  for (const ParamInfo& p : info.params) {
+    if (p.cls != ParamClass::Weight || !p.node.isValid()) continue;
+    for (NodeId n : sizeNamesIn(tree_.childA(p.node))) {
+      if (tokens().identifier(tree_.token(n)) != var) continue;
+      diags_->report(Diag::ImplicitSizeLikeDeclared, source(), rangeOf(n), spelling(var),
+                     spelling(p.name), spelling(info.name))
+          .note(Note::DidYouMean, source(), rangeOf(n), match);
+      return;
+    }
+  }
+}
+
+void Checker::warnUndeclaredSizes(NodeId type) {
+  std::vector<NodeId> names = sizeNamesIn(type);
   if (names.empty()) return;
   // The sizes the header declares: its parameters and the size variables of
   // their types (in expressions too: `[?, 2 * n]`; `shapeVars` holds only

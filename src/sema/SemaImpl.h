@@ -130,6 +130,11 @@ class Checker {
   /// UndeclaredSize for the names in the shapes of a body `let`'s declared
   /// `type` that nothing declares: no parameter, input size, constant or local.
   void warnUndeclaredSizes(NodeId type);
+  /// The size names of a type (`[d, 2 * n]`: d, n), as written.
+  std::vector<NodeId> sizeNamesIn(NodeId type) const;
+  /// A weight's size that becomes an implicit hyperparameter but is one edit
+  /// from a parameter or input size (`d_inn` beside `d_in`): a typo, warned.
+  void warnImplicitSizeLikeDeclared(const CallableInfo& info, IdentifierId var);
   /// FlooredDivision when `value` is a `/` of two integer constants that
   /// does not divide evenly (`1 / 8` is 0) and float arithmetic takes it.
   void warnFlooredDivision(const ExprInfo& value);
