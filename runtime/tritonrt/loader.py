@@ -5,6 +5,7 @@ import importlib.util
 import itertools
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -197,9 +198,11 @@ def compile_model(path, optimization_level="O2", target="pytorch", entry=None,
     except OSError as e:
         raise CompileError("tritonrt: cannot run %s: %s" % (cmd[0], e), command=cmd)
     if proc.returncode != 0:
+        # A compiler that said nothing (killed, or not tritonc at all): the command that ran.
+        said = proc.stderr.rstrip() or proc.stdout.rstrip() or \
+            "(no output from %s)" % " ".join(shlex.quote(a) for a in cmd)
         raise CompileError(
-            "tritonc failed (exit status %d) on %s:\n%s"
-            % (proc.returncode, src, proc.stderr.rstrip() or proc.stdout.rstrip()),
+            "tritonc failed (exit status %d) on %s:\n%s" % (proc.returncode, src, said),
             command=cmd, returncode=proc.returncode, stdout=proc.stdout, stderr=proc.stderr)
     if not os.path.isfile(out):
         raise CompileError("tritonc exited 0 but wrote no %s:\n%s" % (out, proc.stderr),

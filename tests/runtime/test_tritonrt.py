@@ -1713,6 +1713,13 @@ class LoaderTests(FoldAlways, unittest.TestCase):
         os.environ["TRITONC"] = os.path.join(self.tmp, "no-such-compiler")
         with self.assertRaises(tritonrt.CompileError):
             tritonrt.compile_model(src)
+        # A compiler that fails saying nothing: the message names what ran.
+        self._fake_compiler("sys.exit(3)")
+        with self.assertRaises(tritonrt.CompileError) as ctx:
+            tritonrt.compile_model(src)
+        self.assertIn("(no output from ", str(ctx.exception))
+        self.assertIn(" compile ", str(ctx.exception))
+        self.assertEqual(ctx.exception.returncode, 3)
 
     def test_compile_example_with_real_compiler(self):
         self._real_tritonc()
