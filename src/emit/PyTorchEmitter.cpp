@@ -522,6 +522,8 @@ class Emitter {
   void emitLayer(size_t index);
   void emitMain(size_t index);
   bool stateful(const Function& f) const;
+  /// Whether the body or another hyperparameter's default reads hyperparameter `index`.
+  bool hyperRead(const Function& f, size_t index) const;
   std::string hyperSignature(const Function& f, bool applyStyle);
   std::string literalDefault(const HyperDecl& h);
   void resolveHyperDefaults(const Function& f, int depth, bool applyStyle);
@@ -925,6 +927,24 @@ std::string Emitter::shapeOf(TypeId type) const {
   if (out.size() > 1) out.resize(out.size() - 2);
   if (m_.types.shape(type).size() == 1) out += ",";
   return out + ")";
+}
+
+bool Emitter::hyperRead(const Function& f, size_t index) const {
+  bool read = false;
+  auto scan = [&](BlockId block) {
+    if (!block.isValid() || read) return;
+    m_.forEachOp(block, [&](OpId id) {
+      const Op& o = m_.op(id);
+      read = read || (o.kind == OpKind::Hyper && static_cast<size_t>(o.intAttr) == index);
+    });
+  };
+  scan(f.body);
+  for (size_t i = 0; i < f.hypers.size(); ++i) {
+    if (i != index) scan(f.hypers[i].defaultValue);
+  }
+  for (const InputDecl& in : f.inputs) scan(in.defaultValue);
+  for (const WeightDecl& w : f.weights) scan(w.init);
+  return read;
 }
 
 bool Emitter::stateful(const Function& f) const {
@@ -1708,7 +1728,9 @@ void Emitter::emitLayer(size_t index) {
       };
       for (const WeightDecl& w : f.weights) search(w.type, name(w.name));
       for (size_t i = 0; i < f.inputs.size(); ++i) search(f.inputs[i].type, e(body.args[i]));
-      if (!source.empty()) {
+      // Only a size the body (or another hyperparameter's default) reads: `n_in = w.shape[0]`
+      // for nothing was dead code in every tutorial-style layer's function.
+      if (!source.empty() && hyperRead(f, static_cast<size_t>(&h - f.hypers.data()))) {
         line(1, fmt::format("if {} is None:", name(h.name)));
         line(2, fmt::format("{} = {}", name(h.name), source));
       }
