@@ -214,6 +214,8 @@ class Call {
     // `padding="SAME"`, `method='AbsMean'`: the options are lower-case.
     if (std::optional<std::string> option = optionInOtherCase(value, what)) {
       builder.note(Note::OptionCase, *option);
+    } else if (std::optional<std::string> near = misspelledOption(value, what)) {
+      builder.note(Note::DidYouMean, *near);
     }
     failed_ = true;
   }

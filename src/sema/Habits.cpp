@@ -392,6 +392,29 @@ std::string optionList(std::span<const std::string_view> options, std::string_vi
   return text;
 }
 
+std::optional<std::string> misspelledOption(std::string_view value, std::string_view expected) {
+  if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+      value.back() == value.front()) {
+    value = value.substr(1, value.size() - 2);
+  }
+  if (value.size() < 3) return std::nullopt;
+  unsigned limit = value.size() < 6 ? 1 : 2;
+  std::optional<std::string> found;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    char quote = expected[i];
+    if (quote != '"' && quote != '\'') continue;
+    size_t end = expected.find(quote, i + 1);
+    if (end == std::string_view::npos) break;
+    std::string_view option = expected.substr(i + 1, end - i - 1);
+    if (option != value && editDistance(value, option, limit) <= limit) {
+      if (found) return std::nullopt;  // two as close: no guess
+      found = std::string(option);
+    }
+    i = end;
+  }
+  return found;
+}
+
 std::optional<std::string> optionInOtherCase(std::string_view value, std::string_view expected) {
   if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
       value.back() == value.front()) {

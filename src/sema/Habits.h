@@ -48,6 +48,10 @@ std::optional<std::string_view> torchArgumentName(std::string_view name);
 /// 'threshold' or 'stochastic'") that `value` (quoted or not) equals ignoring
 /// case (without quotes); else nullopt.
 std::optional<std::string> optionInOtherCase(std::string_view value, std::string_view expected);
+/// An option value misspelled (`"absmaen"`, `"stochastc"`): the option of `expected` (as
+/// for optionInOtherCase) one or two edits away (one for words under six letters), when only
+/// one is; else nullopt.
+std::optional<std::string> misspelledOption(std::string_view value, std::string_view expected);
 
 /// The options quoted and listed: `"a", "b", "c"` with `quote` `"` and `last`
 /// ", ", or `'a', 'b' or 'c'` with `'` and " or ".

@@ -196,6 +196,20 @@ std::optional<std::vector<BoundArg>> Checker::bindArgs(const std::vector<std::st
       auto builder = diags_->report(Diag::UnknownNamedArgument, source(), tokens().range(nameToken),
                                    calleeName, name);
       std::string_view match = closestMatch(name, candidates);
+      // A part of the name (`causal=` for `is_causal=`, `affine=` for
+      // `elementwise_affine=`): the one parameter that ends or starts with it.
+      if (match.empty() && name.size() >= 3) {
+        for (std::string_view c : candidates) {
+          bool part = (c.size() > name.size() + 1 && c.ends_with(name) &&
+                       c[c.size() - name.size() - 1] == '_') ||
+                      (c.size() > name.size() + 1 && c.starts_with(name) && c[name.size()] == '_');
+          if (part && !match.empty()) {
+            match = {};
+            break;
+          }
+          if (part) match = c;
+        }
+      }
       // Keras/TensorFlow spellings (`kernel=3`, `use_bias=false`) are far from
       // PyTorch's by edit distance: suggest the one this callee takes.
       if (std::optional<std::string_view> torchName = torchArgumentName(name);
@@ -1474,6 +1488,8 @@ DiagnosticBuilder Checker::reportInvalidOption(NodeId node, std::string_view val
   auto builder = diags_->report(Diag::InvalidOption, source(), rangeOf(node), value, what, options);
   if (std::optional<std::string> option = optionInOtherCase(value, options)) {
     builder.note(Note::OptionCase, *option);
+  } else if (std::optional<std::string> near = misspelledOption(value, options)) {
+    builder.note(Note::DidYouMean, *near);
   }
   return builder;
 }
@@ -1796,6 +1812,9 @@ ExprInfo Checker::checkInstantiation(bool builtin, uint32_t decl, NodeId call,
           if (std::optional<std::string> option = text ? optionInOtherCase(*text, kPaddings)
                                                        : std::nullopt) {
             builder.note(Note::OptionCase, *option);
+          } else if (std::optional<std::string> near =
+                         text ? misspelledOption(*text, kPaddings) : std::nullopt) {
+            builder.note(Note::DidYouMean, *near);
           }
           bound.reset();
           break;

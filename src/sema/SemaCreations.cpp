@@ -351,6 +351,8 @@ DiagnosticBuilder Checker::reportStrOption(const StrOptionUse& use, const std::s
                                 use.callee, expected, fmt::format("'{}'", value));
   if (std::optional<std::string> option = optionInOtherCase(value, expected)) {
     builder.note(Note::OptionCase, *option);
+  } else if (std::optional<std::string> near = misspelledOption(value, expected)) {
+    builder.note(Note::DidYouMean, *near);
   }
   return builder;
 }
