@@ -922,7 +922,7 @@ std::optional<std::string> Emitter::constructionDim(DimId d) const {
 std::string Emitter::shapeOf(TypeId type) const {
   std::string out = "(";
   for (DimId d : m_.types.shape(type)) {
-    out += dim(d) + ", ";
+    out += unparenthesized(dim(d), std::string::npos) + ", ";  // `(d, 2 * d)`
   }
   if (out.size() > 1) out.resize(out.size() - 2);
   if (m_.types.shape(type).size() == 1) out += ",";
