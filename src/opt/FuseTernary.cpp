@@ -539,6 +539,60 @@ class Fuser {
     }
   }
 
+  // Whether the sub-module may draw random numbers when it runs: a ternary
+  // layer whose method is not a constant "absmean" or "threshold" (the
+  // stochastic quantizer draws in training), or a user layer.
+  bool instanceMayDraw(int64_t index) const {
+    const InstanceDecl& decl = function_->instances[static_cast<size_t>(index)];
+    if (!decl.builtin) return true;
+    auto layer = static_cast<BuiltinLayer>(decl.decl);
+    if (layer != BuiltinLayer::TernaryConv2d && layer != BuiltinLayer::TernaryLinear) {
+      return false;  // Conv2d, BatchNorm2d: no draws
+    }
+    int64_t methodParam = layer == BuiltinLayer::TernaryLinear ? 3 : 8;  // Builtins.def
+    bool may = false;
+    m_.forEachOp(function_->body, [&](OpId id) {
+      const Op& o = m_.op(id);
+      if (o.kind != OpKind::Instantiate || o.intAttr != index) return;
+      std::span<const ValueId> args = m_.operands(id);
+      std::span<const int64_t> params = m_.ints(id);
+      for (size_t i = 0; i < args.size() && i < params.size(); ++i) {
+        if (params[i] != methodParam) continue;
+        const Op* c = defOf(args[i]);
+        bool known = c != nullptr && c->kind == OpKind::Constant &&
+                     c->constKind == ConstKind::String &&
+                     (m_.strings[c->strAttr] == "absmean" || m_.strings[c->strAttr] == "threshold");
+        may = may || !known;
+      }
+    });
+    return may;
+  }
+
+  // Whether an op (or one in its regions) may draw random numbers: dropout and
+  // random builtins, sub-module and layer calls, reads of ternary weights (a
+  // stochastic one draws when quantized).
+  bool mayDraw(OpId id) const {
+    const Op& o = m_.op(id);
+    switch (o.kind) {
+      case OpKind::BuiltinStateful:
+      case OpKind::Forward:
+      case OpKind::FusedConv:
+      case OpKind::FusedLinear:
+      case OpKind::Apply:
+      case OpKind::CallFn: return true;
+      case OpKind::Weight:
+      case OpKind::InstanceMember: return ternary(m_.result(id));
+      default: break;
+    }
+    for (BlockId region : o.regions) {
+      if (!region.isValid()) continue;
+      for (OpId inner : m_.blocks[region.index].ops) {
+        if (!m_.op(inner).erased && mayDraw(inner)) return true;
+      }
+    }
+    return false;
+  }
+
   // The residual's form of a fused_conv/fused_linear: out + r [-> act],
   // where out is a fused_conv without activation, or a convolution or
   // TernaryLinear sub-module's output, used only by the add. The fused op
@@ -589,7 +643,12 @@ class Fuser {
         if (ref >= 0) instances.push_back(ref);
       }
       bool movable = true;
-      for (OpId other : between(chain, block)) movable = movable && !touches(other, instances);
+      bool draws = std::any_of(instances.begin(), instances.end(),
+                               [&](int64_t inst) { return instanceMayDraw(inst); });
+      for (OpId other : between(chain, block)) {
+        // Random draws stay in order: a stochastic ternary layer moves past none.
+        movable = movable && !touches(other, instances) && !(draws && mayDraw(other));
+      }
       if (!movable) continue;
       ValueId operands[] = {m_.operands(def)[0], residual};
       TypeId type = m_.typeOf(current);
