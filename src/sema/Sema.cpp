@@ -1773,8 +1773,8 @@ void Checker::warnFlooredDivision(const ExprInfo& value) {
   std::optional<int64_t> y = constantValue(tree_.childB(node));
   // Sizes and hyperparameters (`1 / head_dim`, an attention scale): unknown values, but a
   // float taking their floored quotient is almost never meant (0 for `1 / hd`).
+  if ((y && (*y == 0 || *y == 1 || *y == -1)) || (x && y && *x % *y == 0)) return;
   bool known = x && y && value.intValue;
-  if ((known && (*y == 0 || *x % *y == 0)) || (y && (*y == 1 || *y == -1))) return;
   NodeId left = tree_.childA(node);
   std::string fix = tree_.kind(left) == NodeKind::IntLit
                         ? fmt::format("{}.0{}", textOf(left),
