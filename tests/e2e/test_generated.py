@@ -451,6 +451,20 @@ def test_residual_sums_are_written_into_the_convolutions_output(ctx):
         grads = [xg.grad] + [p.grad.clone() for p in model.parameters()]
         results[level] = (initial, evaluated, kept_eval, kept.pop(), y.detach(),
                           grads, [b.clone() for b in model.buffers()])
+        if level == "-O2":
+            # Traced as written: torch.fx (Proxies: no sizes to compare) and torch.jit.trace
+            # (sizes compared would warn that the trace may not generalize).
+            import warnings
+            model.eval()
+            fresh = entry(load(path))()
+            fresh.load_state_dict(model.state_dict())
+            fresh.eval()
+            with torch.no_grad():
+                check_close(torch.fx.symbolic_trace(fresh)(x), fresh(x), "-O2 fx trace")
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error", torch.jit.TracerWarning)
+                    traced = torch.jit.trace(fresh, (x,))
+                check_close(traced(x * 2.0), fresh(x * 2.0), "-O2 jit.trace")
     ref, got = results["-O0"], results["-O2"]
     for what, a, b in (("eval output", ref[1], got[1]), ("kept by the hook (eval)", ref[2], got[2]),
                        ("kept by the hook (train)", ref[3], got[3]),
