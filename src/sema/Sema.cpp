@@ -4214,9 +4214,18 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
                                   fmt(value.type), fmt(target));
     if (isIntegral(t.dtype)) noteFloatHyper(builder, where);
     // `let scale: int = 0.5`: the cast would make it 0; the type is the mistake.
+    NodeId literal = where;
+    while (literal.isValid() && tree_.kind(literal) == NodeKind::Paren) {
+      literal = tree_.childA(literal);
+    }
     if (value.floatValue && isIntegral(t.dtype) && t.dtype != DType::Bool &&
         std::trunc(*value.floatValue) != *value.floatValue) {
       builder.note(Note::FractionDropped, formatFloat(*value.floatValue), dtypeName(t.dtype));
+    } else if (value.floatValue && isIntegral(t.dtype) && t.dtype != DType::Bool &&
+               literal.isValid() && tree_.kind(literal) == NodeKind::FloatLit &&
+               std::fabs(*value.floatValue) < 9.0e15) {
+      // `Block(32.0)` for an int: the literal without its fraction.
+      builder.note(Note::WriteInstead, fmt::format("{}", static_cast<int64_t>(*value.floatValue)));
     } else {
       builder.note(Note::SuggestCast, dtypeName(t.dtype));
     }
