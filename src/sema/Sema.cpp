@@ -1593,6 +1593,24 @@ bool Checker::checkStatement(NodeId statement) {
           builder.note(Note::SuggestQuantize, source(), rangeOf(value),
                        text.size() <= 60 ? std::string(text) : std::string("..."));
         }
+        // `return global_avgpool(x)` of [?, 8, 1, 1] declared [?, 8]: flatten each item.
+        if (got.kind == TypeKind::Tensor && want.kind == TypeKind::Tensor && got.rankKnown &&
+            want.rankKnown && module_.types.shape(result.type).size() > 2 &&
+            module_.types.shape(info.returnType).size() == 2 && got.dtype == want.dtype) {
+          std::span<const DimId> g = module_.types.shape(result.type);
+          std::span<const DimId> w = module_.types.shape(info.returnType);
+          std::optional<int64_t> items = 1;
+          for (size_t i = 1; i < g.size() && items; ++i) {
+            std::optional<int64_t> v = dims().constValue(g[i]);
+            items = v ? std::optional<int64_t>(*items * *v) : std::nullopt;
+          }
+          std::string_view text = textOf(value);
+          if (items && dims().constValue(w[1]) == items &&
+              dims().equal(g[0], w[0]) != Decision::No && text.size() <= 60 &&
+              text.find('\n') == std::string_view::npos) {
+            builder.note(Note::FlattenEachItem, text, *items);
+          }
+        }
         // A narrower dtype, as for a `let`: an explicit cast.
         bool sameKind = got.kind == want.kind &&
                         (got.kind == TypeKind::Scalar || got.kind == TypeKind::Tensor);
