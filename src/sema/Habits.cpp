@@ -392,50 +392,56 @@ std::string optionList(std::span<const std::string_view> options, std::string_vi
   return text;
 }
 
-std::optional<std::string> misspelledOption(std::string_view value, std::string_view expected) {
+namespace {
+
+std::string_view unquoted(std::string_view value) {
   if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
       value.back() == value.front()) {
-    value = value.substr(1, value.size() - 2);
+    return value.substr(1, value.size() - 2);
   }
-  if (value.size() < 3) return std::nullopt;
-  unsigned limit = value.size() < 6 ? 1 : 2;
-  std::optional<std::string> found;
+  return value;
+}
+
+/// The quoted options of `expected` ("'absmean', 'threshold' or 'stochastic'"), in order.
+std::vector<std::string_view> quotedOptions(std::string_view expected) {
+  std::vector<std::string_view> options;
   for (size_t i = 0; i < expected.size(); ++i) {
     char quote = expected[i];
     if (quote != '"' && quote != '\'') continue;
     size_t end = expected.find(quote, i + 1);
     if (end == std::string_view::npos) break;
-    std::string_view option = expected.substr(i + 1, end - i - 1);
+    options.push_back(expected.substr(i + 1, end - i - 1));
+    i = end;
+  }
+  return options;
+}
+
+}  // namespace
+
+std::optional<std::string> misspelledOption(std::string_view value, std::string_view expected) {
+  value = unquoted(value);
+  if (value.size() < 3) return std::nullopt;
+  unsigned limit = value.size() < 6 ? 1 : 2;
+  std::optional<std::string> found;
+  for (std::string_view option : quotedOptions(expected)) {
     if (option != value && editDistance(value, option, limit) <= limit) {
       if (found) return std::nullopt;  // two as close: no guess
       found = std::string(option);
     }
-    i = end;
   }
   return found;
 }
 
 std::optional<std::string> optionInOtherCase(std::string_view value, std::string_view expected) {
-  if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
-      value.back() == value.front()) {
-    value = value.substr(1, value.size() - 2);
-  }
+  value = unquoted(value);
   auto lower = [](std::string_view text) {
     std::string out(text);
     for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     return out;
   };
   std::string wanted = lower(value);
-  for (size_t i = 0; i < expected.size(); ++i) {
-    char quote = expected[i];
-    if (quote != '"' && quote != '\'') continue;
-    size_t end = expected.find(quote, i + 1);
-    if (end == std::string_view::npos) break;
-    std::string_view option = expected.substr(i + 1, end - i - 1);
-    if (option != value && lower(option) == wanted) {
-      return std::string(option);
-    }
-    i = end;
+  for (std::string_view option : quotedOptions(expected)) {
+    if (option != value && lower(option) == wanted) return std::string(option);
   }
   return std::nullopt;
 }
