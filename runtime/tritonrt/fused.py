@@ -467,7 +467,8 @@ def _unplanned(x, fn, *args):
     residual launcher (a residual of another shape or dtype than the output): not one to warn
     about when missing. (Not under torch.compile, which traces no context manager of ours, and
     no launcher runs there.)"""
-    if not _compiling() and x.is_cuda:  # (under torch.fx, x is a Proxy: no is_cuda to test)
+    # (A Proxy under torch.fx is no tensor; the cheap tests first: this runs every call.)
+    if isinstance(x, torch.Tensor) and x.is_cuda and not _compiling():
         with cuda.unplanned():
             return fn(*args)
     return fn(*args)

@@ -522,8 +522,8 @@ class Emitter {
   void emitLayer(size_t index);
   void emitMain(size_t index);
   bool stateful(const Function& f) const;
-  /// Whether the body or another hyperparameter's default reads hyperparameter `index`.
-  bool hyperRead(const Function& f, size_t index) const;
+  /// Per hyperparameter: whether the body, a default or a weight's initializer reads it.
+  std::vector<bool> hypersRead(const Function& f) const;
   std::string hyperSignature(const Function& f, bool applyStyle);
   std::string literalDefault(const HyperDecl& h);
   void resolveHyperDefaults(const Function& f, int depth, bool applyStyle);
@@ -929,21 +929,21 @@ std::string Emitter::shapeOf(TypeId type) const {
   return out + ")";
 }
 
-bool Emitter::hyperRead(const Function& f, size_t index) const {
-  bool read = false;
-  auto scan = [&](BlockId block) {
-    if (!block.isValid() || read) return;
+std::vector<bool> Emitter::hypersRead(const Function& f) const {
+  std::vector<bool> read(f.hypers.size(), false);
+  auto scan = [&](BlockId block, size_t except) {
+    if (!block.isValid()) return;
     m_.forEachOp(block, [&](OpId id) {
       const Op& o = m_.op(id);
-      read = read || (o.kind == OpKind::Hyper && static_cast<size_t>(o.intAttr) == index);
+      auto h = static_cast<size_t>(o.intAttr);
+      if (o.kind == OpKind::Hyper && h < read.size() && h != except) read[h] = true;
     });
   };
-  scan(f.body);
-  for (size_t i = 0; i < f.hypers.size(); ++i) {
-    if (i != index) scan(f.hypers[i].defaultValue);
-  }
-  for (const InputDecl& in : f.inputs) scan(in.defaultValue);
-  for (const WeightDecl& w : f.weights) scan(w.init);
+  constexpr size_t kNone = SIZE_MAX;
+  scan(f.body, kNone);
+  for (size_t i = 0; i < f.hypers.size(); ++i) scan(f.hypers[i].defaultValue, i);
+  for (const InputDecl& in : f.inputs) scan(in.defaultValue, kNone);
+  for (const WeightDecl& w : f.weights) scan(w.init, kNone);
   return read;
 }
 
@@ -1713,6 +1713,7 @@ void Emitter::emitLayer(size_t index) {
     std::string all = params + sig + (sig.empty() ? ", *" : "") + ", _training=False";
     line(0, fmt::format("def {}({}):", applyName(className), all.substr(2)));
     // Size variables not given: read from the shapes that declare them.
+    std::vector<bool> read = hypersRead(f);
     for (const HyperDecl& h : f.hypers) {
       std::string source;
       auto search = [&](TypeId type, const std::string& value) {
@@ -1730,7 +1731,7 @@ void Emitter::emitLayer(size_t index) {
       for (size_t i = 0; i < f.inputs.size(); ++i) search(f.inputs[i].type, e(body.args[i]));
       // Only a size the body (or another hyperparameter's default) reads: `n_in = w.shape[0]`
       // for nothing was dead code in every tutorial-style layer's function.
-      if (!source.empty() && hyperRead(f, static_cast<size_t>(&h - f.hypers.data()))) {
+      if (!source.empty() && read[static_cast<size_t>(&h - f.hypers.data())]) {
         line(1, fmt::format("if {} is None:", name(h.name)));
         line(2, fmt::format("{} = {}", name(h.name), source));
       }

@@ -225,10 +225,17 @@ class Fuser {
         if (std::find(instances.begin(), instances.end(), i) != instances.end()) return true;
       }
     }
-    for (BlockId region : o.regions) {
+    return anyNested(id, [&](OpId inner) { return touches(inner, instances); });
+  }
+
+  // Whether `pred` holds for an op of one of `id`'s regions (the caller's
+  // predicate recurses further where it needs to).
+  template <typename Pred>
+  bool anyNested(OpId id, Pred&& pred) const {
+    for (BlockId region : m_.regionsOf(id)) {
       if (!region.isValid()) continue;
       for (OpId inner : m_.blocks[region.index].ops) {
-        if (touches(inner, instances)) return true;
+        if (!m_.op(inner).erased && pred(inner)) return true;
       }
     }
     return false;
@@ -542,7 +549,14 @@ class Fuser {
   // Whether the sub-module may draw random numbers when it runs: a ternary
   // layer whose method is not a constant "absmean" or "threshold" (the
   // stochastic quantizer draws in training), or a user layer.
-  bool instanceMayDraw(int64_t index) const {
+  bool instanceMayDraw(int64_t index) {
+    // Once per instance of the function being walked (its creation is searched for).
+    if (drawsOf_.first != function_) drawsOf_ = {function_, {}};
+    auto known = drawsOf_.second.find(index);
+    if (known != drawsOf_.second.end()) return known->second;
+    return drawsOf_.second[index] = searchInstanceMayDraw(index);
+  }
+  bool searchInstanceMayDraw(int64_t index) const {
     const InstanceDecl& decl = function_->instances[static_cast<size_t>(index)];
     if (!decl.builtin) return true;
     auto layer = static_cast<BuiltinLayer>(decl.decl);
@@ -584,13 +598,7 @@ class Fuser {
       case OpKind::InstanceMember: return ternary(m_.result(id));
       default: break;
     }
-    for (BlockId region : o.regions) {
-      if (!region.isValid()) continue;
-      for (OpId inner : m_.blocks[region.index].ops) {
-        if (!m_.op(inner).erased && mayDraw(inner)) return true;
-      }
-    }
-    return false;
+    return anyNested(id, [&](OpId inner) { return mayDraw(inner); });
   }
 
   // The residual's form of a fused_conv/fused_linear: out + r [-> act],
@@ -782,6 +790,8 @@ class Fuser {
   bool full_;
   bool changed_ = false;
   std::vector<uint32_t> uses_;
+  /// instanceMayDraw's answers, for one function.
+  std::pair<const Function*, std::unordered_map<int64_t, bool>> drawsOf_{nullptr, {}};
   Replacements replacements_;
   Purity purity_;
 };
