@@ -250,6 +250,7 @@ class Call {
       failed_ = true;
       return std::nullopt;
     }
+    c_.convertBoolToInt(arg(i));
     return arg(i).intValue;
   }
   /// A size per spatial dimension (kernel_size, stride, padding, dilation of
@@ -280,6 +281,7 @@ class Call {
       failed_ = true;
       return std::nullopt;
     }
+    c_.convertBoolToInt(arg(i));
     DimId d = arg(i).dim.isValid() ? arg(i).dim : ds().unknown();
     return std::array<DimId, 2>{d, d};
   }
@@ -309,6 +311,7 @@ class Call {
       failed_ = true;
       return ds().unknown();
     }
+    c_.convertBoolToInt(arg(i));
     return arg(i).dim.isValid() ? arg(i).dim : ds().unknown();
   }
   /// A shape argument: a list of integers or `x.shape`.
@@ -318,6 +321,7 @@ class Call {
     }
     const TypeStore::Node& t = ts().node(arg(i).type);
     if (t.kind == TypeKind::Scalar && isIntegral(t.dtype)) {
+      c_.convertBoolToInt(arg(i));
       return std::vector<DimId>{arg(i).dim.isValid() ? arg(i).dim : ds().unknown()};
     }
     if (t.kind != TypeKind::List || (t.count != UINT32_MAX && arg(i).listDims.size() != t.count)) {

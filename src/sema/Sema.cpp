@@ -665,11 +665,19 @@ DimId Checker::resolveDim(NodeId dim, int callable, bool whole) {
           // Once per parameter (its first use in a shape); the size stays a
           // size variable, so nothing else changes meaning.
           uint64_t key = (uint64_t{static_cast<uint32_t>(callable)} << 32) | name.index;
-          if (notInteger && nonIntegerSizes_.insert(key).second) {
+          // A tensor parameter's name as a size (`w: Tensor<float32, [x, 4]>` beside an
+          // input `x`) names no integer: the constructor's `torch.empty((x, 4))` would
+          // raise NameError (audit 59).
+          bool tensor = t == "Tensor" || t == "TernaryTensor" || t == "tensor";
+          if ((notInteger || tensor) && nonIntegerSizes_.insert(key).second) {
             report(Diag::BadTypeArguments, dim,
-                   fmt::format("'{}' is a {} hyperparameter, but a size is an integer: declare "
-                               "it 'int'",
-                               spelling(name), t));
+                   tensor ? fmt::format("'{}' is a tensor parameter, but a size is an integer: "
+                                        "give the size a name of its own (an 'int' "
+                                        "hyperparameter)",
+                                        spelling(name))
+                          : fmt::format("'{}' is a {} hyperparameter, but a size is an "
+                                        "integer: declare it 'int'",
+                                        spelling(name), t));
           }
         }
       }
@@ -3357,6 +3365,21 @@ ExprInfo Checker::checkList(NodeId node) {
       result.widestVariable = variable;
     }
   }
+  if (!ints && module_.types.isScalar(elementType) &&
+      isIntegral(module_.types.node(elementType).dtype) &&
+      module_.types.node(elementType).dtype != DType::Bool) {
+    // Bools among integers (`[flag, 4]`) are integers: widened, converted with int().
+    ints = std::all_of(elements.begin(), elements.end(), [&](const ExprInfo& e) {
+      return module_.types.isScalar(e.type) && isIntegral(module_.types.node(e.type).dtype);
+    });
+    if (ints) {
+      for (size_t i = 0; i < elements.size(); ++i) {
+        if (module_.types.node(elements[i].type).dtype != DType::Bool) continue;
+        convertBoolToInt(elements[i]);
+        if (elements[i].intValue) result.listDims[i] = dims().constant(*elements[i].intValue);
+      }
+    }
+  }
   if (!ints) {
     result.listDims.clear();
   }
@@ -3430,6 +3453,7 @@ ExprInfo Checker::checkIndex(NodeId node) {
       for (NodeId part : {tree_.childA(index), tree_.childB(index), tree_.childC(index)}) {
         if (part.isValid()) {
           ExprInfo p = checkExpr(part);
+          convertBoolToInt(p);
           if (!module_.types.isLenient(p.type) &&
               !(module_.types.isScalar(p.type) && isIntegral(module_.types.node(p.type).dtype))) {
             report(Diag::TypeMismatch, part, fmt(p.type), "int32");
@@ -3463,6 +3487,7 @@ ExprInfo Checker::checkIndex(NodeId node) {
       isSlice.push_back(false);
     } else {
       indices.push_back(checkExpr(index));
+      convertBoolToInt(indices.back());
       isSlice.push_back(false);
     }
   }

@@ -228,6 +228,16 @@ class Checker {
   void convertNumberToFloat(const ExprInfo& value) {
     noteConversion(value, module_.types.scalar(DType::Float32), value.node);
   }
+  /// A bool scalar where an integer is meant (a `dim`, a size, an index):
+  /// converted with int(), as LANGUAGE.md's widening says; torch rejects a bool
+  /// `dim` and reads a bool index as a mask (`x[True]` adds a dimension).
+  void convertBoolToInt(const ExprInfo& value) {
+    const TypeStore& ts = module_.types;
+    if (value.node.isValid() && ts.isScalar(value.type) &&
+        ts.node(value.type).dtype == DType::Bool) {
+      module_.conversions[value.node.index] = module_.types.scalar(DType::Int32);
+    }
+  }
   /// Converts an operand of a product (`@`, `linear`) to its result \p dtype:
   /// torch's matmul does not promote.
   void convertToProduct(const ExprInfo& value, DType dtype);

@@ -5651,6 +5651,7 @@ def all_tests():
               test_failed_compile_writes_nothing,
               test_invisible_characters_in_strings_are_escaped,
               test_print_shows_hyperparameters, test_long_size_chains_import,
+              test_bools_where_integers_are_meant,
               test_invisible_characters_of_file_names_are_escaped_in_headers]
     return tests
 
@@ -5729,6 +5730,49 @@ def test_long_size_chains_import(ctx):
             want = ((250 * n,), (n ** 300,), ((n + 3) * 2 - (3 - n) - 1,))
             if shapes != want:
                 raise AssertionError("%s, n = %d: shapes %s, not %s" % (level, n, shapes, want))
+
+
+def test_bools_where_integers_are_meant(ctx):
+    """A bool used where an integer is meant (an index, a slice bound, a `dim`, a size in a
+    shape list) is the integer LANGUAGE.md's widening makes it (`int(flag)`): torch reads
+    `x[True]` as a new axis and rejects a bool `dim` (audit 59: `x[first]` returned
+    `(1, 3, 4)` for the declared `[3, 4]`, `unsqueeze(x, b)` raised TypeError)."""
+    program = (
+        "layer T(first: bool = true, x: Tensor<float32, [?, 3, 4]>) -> Tensor<float32, [?, 4]> {\n"
+        "    let a = x[first]\n"
+        "    let b = x[:, first]\n"
+        "    let c = x[1, first]\n"
+        "    let u = unsqueeze(x, first)\n"
+        "    let s = softmax(x, dim=first)\n"
+        "    let t = transpose(x, first, 0)\n"
+        "    let m = sum(x, dim=first)\n"
+        "    let f = flatten(x, first)\n"
+        "    let cc = concat([x, x], dim=first)\n"
+        "    let am = argmax(x, dim=first) + max(x, first)\n"
+        "    let sl = x[first:2]\n"
+        "    let z = ones([first + 1, 4])\n"
+        "    return b + mean(a) + mean(c) + mean(u) + mean(s) + mean(t) + m + mean(f) +\n"
+        "        mean(cc) + float32(am) + mean(sl) + sum(z, 0)\n"
+        "}\n")
+
+    def reference(x, first):
+        i = int(first)
+        a, b, c = x[i], x[:, i], x[1, i]
+        u, s, t = x.unsqueeze(i), torch.softmax(x, dim=i), x.transpose(i, 0)
+        m, f, cc = x.sum(dim=i), x.flatten(i), torch.cat([x, x], dim=i)
+        am = x.argmax(dim=i) + x.max(i).values
+        sl, z = x[i:2], torch.ones(i + 1, 4)
+        return (b + a.mean() + c.mean() + u.mean() + s.mean() + t.mean() + m + f.mean()
+                + cc.mean() + am.float() + sl.mean() + z.sum(0))
+
+    x = torch.randn(3, 3, 4)
+    for level in LEVELS:
+        module = load(ctx.compile_text(program, level))
+        for first in (True, False):
+            got = module.T(first=first)(x)
+            want = reference(x, first)
+            if got.shape != want.shape or not torch.allclose(got, want, atol=1e-5):
+                raise AssertionError("%s, first=%s: %s against %s" % (level, first, got, want))
 
 
 def test_invisible_characters_of_file_names_are_escaped_in_headers(ctx):
