@@ -3,6 +3,8 @@ then scale, bias and activation). Plain PyTorch: on CUDA with packed weights the
 module may call its specialized kernels instead, and float32 CPU inference may run on
 oneDNN (``cpu``); these define the results."""
 
+import itertools
+
 import torch
 import torch.nn.functional as F
 
@@ -298,17 +300,22 @@ def mask_causal(scores):
 
 
 def float_dtype(module):
-    """The float dtype of ``module``'s state: that of its first floating parameter or buffer
-    (sub-modules included), or ``torch.float32`` when it has none. A layer whose inputs are
-    ids and whose weights are its sub-modules' creates its float32 tensors (a causal mask) in
-    this dtype, so that after ``model.bfloat16()`` they do not promote the activations."""
-    for t in module.parameters():
+    """The float dtype of ``module``'s state (sub-modules included): ``torch.float32`` while
+    any floating parameter or buffer is float32, else that of the first one (the model was
+    converted, ``model.bfloat16()``, ``.double()``), or ``torch.float32`` when it has none. A
+    layer whose inputs are ids and whose weights are its sub-modules' creates its float32
+    tensors (a causal mask) in this dtype, so that after ``model.bfloat16()`` they do not
+    promote the activations. A weight the source declares ``bfloat16`` does not decide it,
+    nor does packing (which turns the latent ternary weights into uint8 codes and float32
+    scales): audit 59 saw a model's creations switch to bfloat16 after ``pack()``."""
+    first = None
+    for t in itertools.chain(module.parameters(), module.buffers()):
         if t.is_floating_point():
-            return t.dtype
-    for t in module.buffers():
-        if t.is_floating_point():
-            return t.dtype
-    return torch.float32
+            if t.dtype == torch.float32:
+                return torch.float32
+            if first is None:
+                first = t.dtype
+    return torch.float32 if first is None else first
 
 
 def run_layer(layer, x):

@@ -535,15 +535,25 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& mod
 
 // nvcc: --nvcc, $TRITONC_NVCC, PATH, then /usr/local/cuda/bin. Empty if none.
 // `named`: it was named (by the flag or the variable), not searched for.
+// A name without a slash (`--nvcc nvcc`, `TRITONC_NVCC=nvcc-12`) is looked up on PATH, as
+// execvp and a shell do; a path is taken as it is.
+std::string namedProgram(const std::string& name) {
+  if (name.find('/') == std::string::npos) return findProgramOnPath(name);
+  struct stat st {};  // a directory is no program (it was run, and failed with exit 3)
+  return ::stat(name.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(name.c_str(), X_OK) == 0
+             ? name
+             : std::string();
+}
+
 std::string findNvcc(const CompileOptions& options, std::string* searched, bool* named) {
   *named = true;
   if (!options.nvcc.empty()) {
     *searched = "--nvcc " + options.nvcc;
-    return ::access(options.nvcc.c_str(), X_OK) == 0 ? options.nvcc : std::string();
+    return namedProgram(options.nvcc);
   }
   if (const char* env = std::getenv("TRITONC_NVCC"); env != nullptr && *env != '\0') {
     *searched = std::string("TRITONC_NVCC=") + env;
-    return ::access(env, X_OK) == 0 ? std::string(env) : std::string();
+    return namedProgram(env);
   }
   *named = false;
   *searched = "PATH and /usr/local/cuda/bin";

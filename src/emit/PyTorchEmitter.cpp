@@ -312,6 +312,60 @@ std::vector<bool> fnsTakingDevice(const Module& m) {
   return takes;
 }
 
+/// Per function, whether it is a fn that takes `_dtype` from its caller: one that takes
+/// `_device` (fnsTakingDevice), or one with tensor inputs none of which is a float32 (or
+/// ternary) tensor to follow, that makes float32 tensors (a creation, a conversion to
+/// float32: `float32(ids == k)`) or calls such a fn. Its float32 tensors take the caller's
+/// float dtype, as the same code inlined (-O2) does in a model converted with `.double()`
+/// (audit 59: a one-hot fn over ids made float32 tensors, and `.double()` models failed at
+/// -O0 and worked at -O2).
+std::vector<bool> fnsTakingDType(const Module& m, const std::vector<bool>& takingDevice) {
+  std::vector<bool> takes = takingDevice;
+  std::vector<std::vector<size_t>> callers(m.functions.size());
+  std::vector<size_t> work;  // their callers without a float input take it too
+  for (size_t f = 0; f < takes.size(); ++f) {
+    if (takes[f]) work.push_back(f);
+  }
+  auto floatLike = [&](TypeId type) {
+    return m.types.isTensor(type) &&
+           (m.types.isTernary(type) || m.types.node(type).dtype == DType::Float32 ||
+            m.types.node(type).dtype == DType::Trit);
+  };
+  for (size_t f = 0; f < m.functions.size(); ++f) {
+    const Function& fn = m.functions[f];
+    if (fn.kind != Function::Kind::Fn || takingDevice[f]) continue;
+    if (std::any_of(fn.inputs.begin(), fn.inputs.end(), [&](const auto& input) {
+          return !input.defaultValue.isValid() && floatLike(input.type);
+        })) {
+      continue;  // its dtype anchor
+    }
+    m.forEachOp(fn.body, [&](OpId id) {
+      const Op& o = m.op(id);
+      if (o.kind == OpKind::CallFn) {
+        callers[static_cast<size_t>(o.intAttr)].push_back(f);
+        return;
+      }
+      bool makes = (o.kind == OpKind::Cast || o.kind == OpKind::Global ||
+                    o.kind == OpKind::Builtin || o.kind == OpKind::BuiltinStateful) &&
+                   o.resultsCount > 0 && floatLike(m.typeOf(m.result(id)));
+      if (makes && o.kind != OpKind::Cast && o.kind != OpKind::Global) {
+        switch (static_cast<BuiltinFn>(o.intAttr)) {
+          case BuiltinFn::Zeros: case BuiltinFn::Ones: case BuiltinFn::Randn:
+          case BuiltinFn::Rand: case BuiltinFn::Full: case BuiltinFn::Arange:
+          case BuiltinFn::Eye: case BuiltinFn::TensorFn: break;
+          default: makes = false; break;
+        }
+      }
+      if (makes && !takes[f]) {
+        takes[f] = true;
+        work.push_back(f);
+      }
+    });
+  }
+  markCallers(takes, callers, std::move(work));
+  return takes;
+}
+
 // The module-level function of a stateless layer's body: `_<Layer>_apply`.
 // Of a class whose name begins with '_' (an escaped source name) that would
 // begin with two underscores and be mangled where a method calls it
@@ -326,9 +380,9 @@ std::string applyName(std::string_view className) {
 class Emitter {
  public:
   Emitter(const Module& m, const EmitOptions& options, const std::vector<bool>& fnsUsingTraining,
-          const std::vector<bool>& fnsTakingDevice)
+          const std::vector<bool>& fnsTakingDevice, const std::vector<bool>& fnsTakingDType)
       : m_(m), options_(options), fnsUsingTraining_(fnsUsingTraining),
-        fnsTakingDevice_(fnsTakingDevice) {}
+        fnsTakingDevice_(fnsTakingDevice), fnsTakingDType_(fnsTakingDType) {}
 
   /// Emits into `pieces` (sized to the module) the functions whose index it
   /// takes from `next` until none is left, and for job 0 the constants and
@@ -483,7 +537,7 @@ class Emitter {
   /// with `.bfloat16()`.
   bool takesDType() const {
     return ctx_ == Context::Fn && dtypeAnchor_.empty() &&
-           fnsTakingDevice_[static_cast<size_t>(fn_ - m_.functions.data())];
+           fnsTakingDType_[static_cast<size_t>(fn_ - m_.functions.data())];
   }
   /// The device expression deviceArg() uses ("" for the default device): a
   /// fn without tensor inputs uses the `_device` its caller passes.
@@ -682,6 +736,7 @@ class Emitter {
   EmitOptions options_;
   const std::vector<bool>& fnsUsingTraining_;  ///< see fnsUsingTraining()
   const std::vector<bool>& fnsTakingDevice_;   ///< see fnsTakingDevice()
+  const std::vector<bool>& fnsTakingDType_;    ///< see fnsTakingDType()
   std::string out_;
   const Function* fn_ = nullptr;
   const Function* inPlaceFn_ = nullptr;  ///< the function inPlace_ describes
@@ -1349,7 +1404,8 @@ void Emitter::emitFn(size_t index) {
   }
   std::string keywords;
   if (fnsUsingTraining_[index]) keywords += ", _training=False";
-  if (fnsTakingDevice_[index]) keywords += ", _device=None, _dtype=None";
+  if (fnsTakingDevice_[index]) keywords += ", _device=None";
+  if (fnsTakingDType_[index]) keywords += ", _dtype=None";
   if (!keywords.empty()) params += std::string(params.empty() ? "" : ", ") + "*" + keywords;
   line(0, fmt::format("def {}({}):", fnName(index), params));
   emitInputDefaults(f, 1);
@@ -1381,9 +1437,14 @@ void Emitter::emitInputDefaults(const Function& f, int depth) {
     return "";
   };
   deviceAnchor_ = anchor([&](TypeId type) { return m_.types.isTensor(type); });
+  // A ternary weight's value (`s * q`) anchors the dtype where it is one (a layer's apply
+  // function takes it from tritonrt.weight: the latent's dtype, or the packed scale's), not
+  // in forward, where `self.w` is the latent parameter or, packed, its uint8 codes (audit 59:
+  // an all-ternary layer over ids created float32 tensors after `.double()`).
   dtypeAnchor_ = anchor([&](TypeId type) {
-    return m_.types.isTensor(type) && !m_.types.isTernary(type) &&
-           m_.types.node(type).dtype == DType::Float32;
+    return m_.types.isTensor(type) &&
+           (!m_.types.isTernary(type) ? m_.types.node(type).dtype == DType::Float32
+                                      : ctx_ != Context::Forward);
   });
   for (size_t i = 0; i < f.inputs.size(); ++i) {
     if (f.inputs[i].defaultValue.isValid()) {
@@ -2928,7 +2989,7 @@ std::string Emitter::opExpr(OpId id) {
         if (fnsTakingDevice_[static_cast<size_t>(o.intAttr)] && !deviceOf().empty()) {
           add("_device", deviceOf());
         }
-        if (fnsTakingDevice_[static_cast<size_t>(o.intAttr)] &&
+        if (fnsTakingDType_[static_cast<size_t>(o.intAttr)] &&
             createdDType(DType::Float32) != "torch.float32") {
           add("_dtype", createdDType(DType::Float32));
         }
@@ -3460,8 +3521,9 @@ Expected<PyTorchPieces> emitPyTorchPieces(const ir::Module& module, const EmitOp
   std::atomic<size_t> next{0};
   const std::vector<bool> usingTraining = fnsUsingTraining(module);
   const std::vector<bool> takingDevice = fnsTakingDevice(module);
+  const std::vector<bool> takingDType = fnsTakingDType(module, takingDevice);
   auto work = [&](size_t job) {
-    Emitter emitter(module, options, usingTraining, takingDevice);
+    Emitter emitter(module, options, usingTraining, takingDevice, takingDType);
     emitter.run(pieces, job, next);
     depth[job] = emitter.maxDepth();
     tooDeepAt[job] = emitter.tooDeepAt();

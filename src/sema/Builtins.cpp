@@ -1264,6 +1264,21 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       c.checker().report(Diag::RaggedList, c.arg(0).node);
       return c.error();
     }
+    // A list value, not a literal (`x.shape`, `split(...)`): its length is its shape.
+    std::vector<DimId> shape = c.arg(0).listShape;
+    bool rankKnown = true;
+    if (shape.empty()) {
+      TypeId inner{t.ref};
+      if (ts.isTensor(inner)) {  // torch.tensor of tensors raises unless each has one element
+        return c.wrong(0, "a list of numbers (tensors are joined by 'stack(...)')");
+      }
+      if (ts.isScalar(inner)) {
+        shape.push_back(t.count == UINT32_MAX ? ds.unknown()
+                                              : ds.constant(static_cast<int64_t>(t.count)));
+      } else {
+        rankKnown = false;  // a list of lists known only when it runs
+      }
+    }
     std::optional<DType> named = c.dtypeArg(1, "float32");
     if (c.failed()) return c.error();
     bool explicitDtype = named.has_value();
@@ -1281,7 +1296,8 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     // Elements all -1, 0, 1 make a ternary tensor (LANGUAGE.md §3).
     bool ternary = c.arg(0).allTrits && (!explicitDtype || dtype == DType::Trit);
     if (!ternary && !c.checker().elementsFit(c.arg(0), dtype)) return c.error();
-    ExprInfo out = c.result(ts.tensor(ternary ? DType::Trit : dtype, c.arg(0).listShape, ternary));
+    ExprInfo out = c.result(rankKnown ? ts.tensor(ternary ? DType::Trit : dtype, shape, ternary)
+                                      : ts.tensorAnyRank(ternary ? DType::Trit : dtype, ternary));
     // Its smallest and largest elements, for the checks of ids and classes.
     out.lowest = c.arg(0).lowest;
     out.highest = c.arg(0).highest;
@@ -1947,8 +1963,10 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
     xs.back() = ws[0];
     DType dtype = Checker::productDType(*x, *w);
     // A float bias makes the product of integers a float, as `x @ w + b`
-    // (it was converted to the integers' dtype, truncating it).
-    if (c.has(2) && !c.lenient(2) && ts.isTensor(c.arg(2).type) && !(x->ternary && w->ternary)) {
+    // (it was converted to the integers' dtype, truncating it), the int32-valued
+    // product of two ternary values included (audit 59: `linear(ternary_quantize(x), w, b)`
+    // emitted `b.to(torch.int32)`, and F.linear raised).
+    if (c.has(2) && !c.lenient(2) && ts.isTensor(c.arg(2).type)) {
       const TypeStore::Node& b = ts.node(c.arg(2).type);
       DType bd = b.ternary ? DType::Float32 : b.dtype;
       if (isFloating(bd) && !isFloating(dtype)) dtype = bd;

@@ -1623,10 +1623,13 @@ bool Checker::checkStatement(NodeId statement) {
         bool sameKind = got.kind == want.kind &&
                         (got.kind == TypeKind::Scalar || got.kind == TypeKind::Tensor);
         // (A scaled ternary value is a float32: checkAssignableImpl's rule.)
-        bool scaledTernary = got.ternary && result.scaled && want.dtype != DType::Float32;
-        if (sameKind && !want.ternary && got.dtype != DType::Str && want.dtype != DType::Str &&
-            got.dtype != want.dtype &&
-            (promote(got.dtype, want.dtype) != want.dtype || scaledTernary)) {
+        bool scaledTernary = result.scaled && want.dtype != DType::Float32;
+        if (scaledTernary && !got.ternary && sameKind && !want.ternary) {
+          builder.note(Note::ScaledTernaryValues, dtypeName(want.dtype),
+                       fmt(module_.types.withDType(info.returnType, DType::Float32)));
+        } else if (sameKind && !want.ternary && got.dtype != DType::Str &&
+                   want.dtype != DType::Str && got.dtype != want.dtype &&
+                   (promote(got.dtype, want.dtype) != want.dtype || scaledTernary)) {
           builder.note(Note::SuggestCast, dtypeName(want.dtype));
         }
         noteOtherAxis(builder, result, info.returnType);
@@ -2243,6 +2246,7 @@ void Checker::checkAssign(NodeId assign) {
   }
   if (wholeVariable && rankChangeInBranch(target, value, valueNode)) return;
   if (wholeVariable && resizedInput(target, value, valueNode)) return;
+  if (wholeVariable && floatIntoTernaryLocal(target, value, valueNode)) return;
   bool saved = noRuntimeChecks_;
   noRuntimeChecks_ = noRuntimeChecks_ || wholeVariable;
   bool assignable = checkAssignable(value, targetInfo.type, valueNode);
@@ -2281,6 +2285,36 @@ bool Checker::resizable(NodeId target, TypeId assigned) const {
   bool straightLine = ctx_.loopDepth == 0 && ctx_.ifDepth == 0;
   return h.rankKnown && a.rankKnown && h.dtype == a.dtype && h.ternary == a.ternary &&
          (ts.shape(held).size() == ts.shape(assigned).size() || straightLine);
+}
+
+// `let h = ste_quantize(x)` then `h = relu(h) * 2.0` (audit 59: QAT code): the local is
+// ternary from its `let`, and "quantize it" is rarely what is meant. The note shows the
+// `let` declared with the float type, which takes both values.
+bool Checker::floatIntoTernaryLocal(NodeId target, const ExprInfo& value, NodeId valueNode) {
+  std::optional<uint32_t> symbol = untypedLocal(target);
+  if (!symbol) return false;
+  const TypeStore& ts = module_.types;
+  TypeId held = module_.symbols[*symbol].type;
+  if (!ts.isTensor(held) || !ts.node(held).ternary || !ts.isTensor(value.type) ||
+      ts.node(value.type).ternary || !isFloating(ts.node(value.type).dtype) ||
+      value.tritValued) {
+    return false;
+  }
+  NodeId decl = module_.symbols[*symbol].decl;
+  if (!decl.isValid() || tree_.kind(decl) != NodeKind::Let || !tree_.childB(decl).isValid()) {
+    return false;
+  }
+  std::string name(spelling(module_.symbols[*symbol].name));
+  // The float type: the held shape, the value's dtype.
+  TypeId floatType = module_.types.withDType(held, ts.node(value.type).dtype);
+  std::string_view init = textOf(tree_.childB(decl));
+  std::string declared =
+      init.size() <= 50 && init.find('\n') == std::string_view::npos
+          ? fmt::format("let {}: {} = {}", name, fmt(floatType), init)
+          : fmt::format("let {}: {} = ...", name, fmt(floatType));
+  diags_->report(Diag::NotTernary, source(), rangeOf(valueNode), fmt(value.type), fmt(held))
+      .note(Note::TernaryFromLet, source(), tokens().range(tree_.token(decl)), name, declared);
+  return true;
 }
 
 // `x = relu(fc1(x))` on an input `x` (PyTorch's `x = self.fc1(x)`) where the value has
@@ -2680,6 +2714,7 @@ ExprInfo Checker::checkUnary(NodeId node) {
   // -TernaryTensor is ternary (LANGUAGE.md §3); constants fold.
   result.literal = operand.literal;
   result.hyperConst = operand.hyperConst;
+  result.scaled = operand.scaled;  // -(s * q): the same scale
   if (op == TokenKind::Minus) {
     if (operand.intValue && *operand.intValue != INT64_MIN) {
       result.intValue = -*operand.intValue;
@@ -2766,8 +2801,22 @@ ExprInfo Checker::checkOperator(NodeId node) {
       module_.types.kind(b.type) == TypeKind::Error) {
     return make(module_.types.error(), node);
   }
+  // Ternary values combined (`a + b` int8-valued, `a @ b` int32-valued, `a * b`
+  // ternary): `s1 * q1 + s2 * q2` where a scale is known not to be 1 is a float32,
+  // which an integer or float16 tensor would truncate (audit 59: `-> Tensor<int8, [4]>`
+  // of two weights' sum returned 1.875). checkAssignable's NarrowingConversion reads this.
+  auto carryScale = [&](ExprInfo result) {
+    const TypeStore& ts = module_.types;
+    if ((a.scaled || b.scaled) && ts.isTensor(result.type) && ts.isTensor(a.type) &&
+        ts.isTensor(b.type) && ts.node(a.type).ternary && ts.node(b.type).ternary &&
+        (op == TokenKind::Plus || op == TokenKind::Minus || op == TokenKind::Star ||
+         op == TokenKind::At)) {
+      result.scaled = true;
+    }
+    return result;
+  };
   if (op == TokenKind::At) {
-    return matmul(a, b, node, opText);
+    return carryScale(matmul(a, b, node, opText));
   }
   if (op == TokenKind::Plus || op == TokenKind::Minus || op == TokenKind::Star ||
       op == TokenKind::Slash || op == TokenKind::Percent || op == TokenKind::StarStar) {
@@ -2849,7 +2898,7 @@ ExprInfo Checker::checkOperator(NodeId node) {
     }
     return result;
   }
-  return checkArithmetic(opText, op, a, b, node);
+  return carryScale(checkArithmetic(opText, op, a, b, node));
 }
 
 // Arithmetic and comparison operands: dtypes, the ternary rules, broadcasting.
@@ -4223,7 +4272,12 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
            dtypeName(ts.node(target).dtype));
     return false;
   }
-  if (ts.isLenient(value.type) || ts.isLenient(target) || value.type == target) {
+  // A sum or product of ternary values with a scale (`a + b` of two weights: an int8
+  // type, a float32 value) goes on to the NarrowingConversion below even into its own type.
+  bool scaledIntoOwnType = value.type == target && value.scaled && !ts.isLenient(target) &&
+                           !ts.node(target).ternary && ts.node(target).dtype != DType::Float32;
+  if (ts.isLenient(value.type) || ts.isLenient(target) ||
+      (value.type == target && !scaledIntoOwnType)) {
     // An integer scalar computed past its type's range stays a Python int
     // when it runs (docs/language.md), so it is not an error here.
     return true;
@@ -4292,9 +4346,9 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
     // is known not to be 1 only a float32 tensor takes it implicitly (int8
     // would truncate or wrap the scaled values, float16 overflow them). Others
     // widen as §3's trit < int8 says.
-    bool narrowed = v.ternary ? !t.ternary && t.dtype != DType::Float32 && value.scaled
-                              : !t.ternary && v.dtype != t.dtype &&
-                                    promote(v.dtype, t.dtype) != t.dtype;
+    bool narrowed = v.ternary || value.scaled
+                        ? !t.ternary && t.dtype != DType::Float32 && value.scaled
+                        : !t.ternary && v.dtype != t.dtype && promote(v.dtype, t.dtype) != t.dtype;
     if (narrowed) {
       auto builder = diags_->report(Diag::NarrowingConversion, source(), rangeOf(where),
                                     fmt(value.type), fmt(target));
@@ -4309,6 +4363,9 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
       if (call < module_.calls.size() && module_.calls[call].kind == CallKind::Builtin &&
           module_.calls[call].callee == static_cast<uint32_t>(BuiltinFn::ActQuantInt8)) {
         builder.note(Note::WriteInstead, fmt(ts.withDType(target, v.dtype)));
+      } else if (!v.ternary && value.scaled) {
+        builder.note(Note::ScaledTernaryValues, dtypeName(t.dtype),
+                     fmt(ts.withDType(target, DType::Float32)));
       } else {
         builder.note(Note::SuggestCast, dtypeName(t.dtype));
       }
@@ -4376,6 +4433,24 @@ bool Checker::checkAssignableImpl(const ExprInfo& value, TypeId target, NodeId w
         return false;
       }
       if (!elementsFit(value, t.dtype)) return false;
+    }
+    if (value.listShape.empty() && !ts.isLenient(TypeId{v.ref})) {
+      // A list value (`x.shape`, `split(x, 2)`), not a literal: a list of numbers is a
+      // 1-D tensor of its length (audit 59: `return x.shape` for `[?, 4]` compiled).
+      TypeId inner{v.ref};
+      bool numbers = ts.isScalar(inner);
+      bool mismatch = ts.isTensor(inner);  // a list of tensors: stack(...)
+      if (numbers && t.rankKnown) {
+        std::span<const DimId> want = ts.shape(target);
+        mismatch = want.size() != 1 ||
+                   (v.count != UINT32_MAX &&
+                    dims().equal(want[0], dims().constant(static_cast<int64_t>(v.count))) ==
+                        Decision::No);
+      }
+      if (mismatch) {
+        report(Diag::TypeMismatch, where, fmt(value.type), fmt(target));
+        return false;
+      }
     }
     if (t.rankKnown && !value.listShape.empty()) {
       std::span<const DimId> want = ts.shape(target);

@@ -1206,7 +1206,13 @@ ExprInfo Checker::applyCallable(int callable, NodeId call, std::vector<int> posi
       bodyState_[callable] != BodyState::Done) {
     // Inferred from a body not checked to the end yet: only a recursive call
     // gets here (checkInferredCalleesFirst checks every other callee first).
-    result = module_.types.unknown();
+    // Before any return typed it, its type is unknown, and the arithmetic on it
+    // would be emitted untyped (`halve(n - 1) / 2` as true division): Scala's rule,
+    // a recursive function states its result type (audit 59).
+    if (recursiveUntyped_.insert(static_cast<uint32_t>(callable)).second) {
+      report(Diag::RecursiveCallBeforeReturnType, call, callableName(callable));
+    }
+    result = module_.types.error();
   }
   bindRemainingToUnknown(result, bindings);
   return make(substituteType(result, bindings), call);

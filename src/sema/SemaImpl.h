@@ -536,6 +536,8 @@ class Checker {
   /// Calls of PyTorch names (ForeignName) and tensor methods (NoMember with a rewrite),
   /// and the depth of checking their arguments (the same habits there are not reported).
   std::unordered_set<uint32_t> foreignCalls_;
+  /// Callables reported calling themselves before their return type is known.
+  std::unordered_set<uint32_t> recursiveUntyped_;
   int foreignArgs_ = 0;
   /// Records how a call bound its arguments (CheckedModule::calls).
   void recordCall(NodeId call, CallKind kind, uint32_t callee,
@@ -572,6 +574,9 @@ class Checker {
   bool resizable(NodeId target, TypeId assigned) const;
   void warnIfRenamedInStateDict(const char* what, IdentifierId name, NodeId where);
   void warnIfRenamedClass(IdentifierId name, NodeId layer);
+  /// `h = relu(h)` after `let h = ste_quantize(x)`: NotTernary, with the `let` to
+  /// declare float (reported; false when this is not that case).
+  bool floatIntoTernaryLocal(NodeId target, const ExprInfo& value, NodeId valueNode);
   bool resizedInput(NodeId target, const ExprInfo& value, NodeId valueNode);
   bool rankChangeInBranch(NodeId target, const ExprInfo& value, NodeId valueNode);
   /// A value of the wrong type that `x.T` (rank 3 or more) or a `concat`/`stack`

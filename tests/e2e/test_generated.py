@@ -5651,7 +5651,8 @@ def all_tests():
               test_failed_compile_writes_nothing,
               test_invisible_characters_in_strings_are_escaped,
               test_print_shows_hyperparameters, test_long_size_chains_import,
-              test_bools_where_integers_are_meant,
+              test_bools_where_integers_are_meant, test_created_tensors_keep_the_models_dtype,
+              test_linear_of_ternary_values_adds_a_float_bias,
               test_invisible_characters_of_file_names_are_escaped_in_headers]
     return tests
 
@@ -5773,6 +5774,107 @@ def test_bools_where_integers_are_meant(ctx):
             want = reference(x, first)
             if got.shape != want.shape or not torch.allclose(got, want, atol=1e-5):
                 raise AssertionError("%s, first=%s: %s against %s" % (level, first, got, want))
+
+
+def test_created_tensors_keep_the_models_dtype(ctx):
+    """Tensors a body creates in float32 follow the model's dtype, whatever packing does and
+    whatever a weight declared bfloat16 is (audit 59): an all-ternary layer over ids anchors
+    on its ternary weight's value (it created float32 tensors after `.double()`, and
+    F.linear raised); a layer with sub-modules and a bfloat16 weight keeps float32 while
+    any state is float32 (pack() made the bfloat16 weight the first floating parameter:
+    its creations turned bfloat16, outputs changed or F.linear raised)."""
+    program = (
+        "layer Stateless(w: TernaryTensor<trit, [4, 4]> = ternary_quantize(kaiming_uniform()),\n"
+        "                ids: Tensor<int64, [?]>) -> Tensor<float32, [?, 4]> {\n"
+        "    let c = full([ids.shape[0], 4], 0.1)\n"
+        "    return linear(c, w)\n"
+        "}\n"
+        "layer Mixed(w: TernaryTensor<trit, [4, 4]> = ternary_quantize(kaiming_uniform()),\n"
+        "            g: Tensor<bfloat16, [4]> = ones(),\n"
+        "            ids: Tensor<int64, [?]>) -> Tensor<float32, [?, 4]> {\n"
+        "    let drop = Dropout(0.0)\n"
+        "    let c = full([ids.shape[0], 4], 0.1)\n"
+        "    return drop(linear(c, w) + embedding(ids, w) + c * g)\n"
+        "}\n")
+    ids = torch.tensor([0, 3, 1])
+    for level in LEVELS:
+        module = load(ctx.compile_text(program, level))
+        torch.manual_seed(0)
+        for convert in (torch.float64, torch.bfloat16):
+            m = module.Stateless().to(convert).eval()
+            got = m(ids)
+            w = m.w.detach()
+            s = w.abs().mean().clamp(min=1e-5)
+            want = torch.full((3, 4), 0.1, dtype=convert) @ ((w / s).round().clamp(-1, 1) * s).t()
+            if got.dtype != convert or not torch.allclose(got, want, atol=1e-2):
+                raise AssertionError("%s, Stateless().to(%s): %s %s against %s"
+                                     % (level, convert, got.dtype, got, want))
+        m = module.Mixed().eval()
+        with torch.no_grad():
+            before = m(ids)
+            tritonrt.pack(m)
+            after = m(ids)
+        if before.dtype != torch.float32 or not torch.equal(before, after):
+            raise AssertionError("%s: Mixed's outputs %s (%s) before pack(), %s after"
+                                 % (level, before, before.dtype, after))
+    # A fn over ids making float32 tensors takes its caller's dtype (`_dtype`), as its
+    # body inlined at -O2 does.
+    program = (
+        "fn one_hot(ids: Tensor<int64, [?]>, n: int) -> Tensor<float32, [?, ?]> {\n"
+        "    return float32(unsqueeze(ids, -1) == unsqueeze(arange(0, n), 0))\n"
+        "}\n"
+        "fn ramp(ids: Tensor<int64, [?]>) -> Tensor<float32, [?, 1]> {\n"
+        "    return unsqueeze(float32(ids), 1) * 0.5 + zeros([ids.shape[0], 1])\n"
+        "}\n"
+        "fn both(ids: Tensor<int64, [?]>, n: int) -> Tensor<float32, [?, ?]> {\n"
+        "    return one_hot(ids, n) + ramp(ids)\n"
+        "}\n"
+        "layer OneHotNet(vocab: int = 6, d: int = 4,\n"
+        "                w: TernaryTensor<trit, [d, vocab]> = ternary_quantize(kaiming_uniform()),\n"
+        "                g: Tensor<float32, [d]> = ones(),\n"
+        "                ids: Tensor<int64, [?]>) -> Tensor<float32, [?, d]> {\n"
+        "    return linear(both(ids, vocab), w) * g + ramp(ids)\n"
+        "}\n")
+    for level in LEVELS:
+        module = load(ctx.compile_text(program, level))
+        m = module.OneHotNet().double().eval()
+        got = m(ids)
+        w = m.w.detach()
+        s = w.abs().mean().clamp(min=1e-5)
+        ramp = ids.double().unsqueeze(1) * 0.5
+        hot = F.one_hot(ids, 6).double() + ramp
+        want = F.linear(hot, (w / s).round().clamp(-1, 1) * s) * m.g.detach() + ramp
+        if got.dtype != torch.float64 or not torch.allclose(got, want):
+            raise AssertionError("%s: OneHotNet().double(): %s %s against %s"
+                                 % (level, got.dtype, got, want))
+
+
+def test_linear_of_ternary_values_adds_a_float_bias(ctx):
+    """`linear(ternary_quantize(x), w, b)` (ternary activations, as TWN nets have them): the
+    int32-valued product of two ternary values meets a float bias as `+` does, a float32
+    (audit 59: the bias was converted to int32, `b.to(torch.int32)`, and F.linear raised
+    "self and mat2 must have the same dtype" at every level)."""
+    program = (
+        "layer TT(w: TernaryTensor<trit, [4, 8]> = ternary_quantize(kaiming_uniform()),\n"
+        "         b: Tensor<float32, [4]> = randn(), x: Tensor<float32, [?, 8]>)\n"
+        "         -> Tensor<float32, [?, 4]> {\n"
+        "    return linear(ternary_quantize(x), w, b) + linear(trit(x), w, b)\n"
+        "}\n")
+
+    def quantized(t):
+        s = t.abs().mean().clamp(min=1e-5)
+        return (t / s).round().clamp(-1, 1) * s
+
+    x = torch.randn(3, 8)
+    for level in LEVELS:
+        module = load(ctx.compile_text(program, level))
+        m = module.TT().eval()
+        w, b = m.w.detach(), m.b.detach()
+        want = (F.linear(quantized(x), quantized(w), b)
+                + F.linear(x.round().clamp(-1, 1), quantized(w), b))
+        got = m(x)
+        if got.dtype != torch.float32 or not torch.allclose(got, want, atol=1e-5):
+            raise AssertionError("%s: %s against %s" % (level, got, want))
 
 
 def test_invisible_characters_of_file_names_are_escaped_in_headers(ctx):
