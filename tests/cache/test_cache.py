@@ -1997,6 +1997,27 @@ def test_broken_config_is_ignored_with_a_warning(ctx):
 # ---- 15. CUDA ------------------------------------------------------------------------------------
 
 
+def test_nvcc_named_without_a_slash_is_looked_up_on_path(ctx):
+    """`--nvcc NAME` and `TRITONC_NVCC=NAME` without a slash are looked up on PATH, as a shell
+    and execvp do (audit 59: the name was taken relative to the current directory, so
+    `--nvcc nvcc` wrote no library, only the note); a directory is no nvcc (it was run, and
+    the compile failed with exit 3 where a missing one is a note)."""
+    src = example("mnist_mlp")
+    nvcc, nvcc_runs = ctx.fake_nvcc(name="nvcc-on-path")
+    env = {"PATH": os.path.dirname(nvcc) + os.pathsep + os.environ.get("PATH", "")}
+    for how, extra in ((("--nvcc", "nvcc-on-path"), {}), ((), {"TRITONC_NVCC": "nvcc-on-path"})):
+        n = runs(nvcc_runs)
+        proc, out = ctx.compile(src, "--target", "cuda", "--no-cache", *how,
+                                env=dict(env, **extra))
+        check_eq(runs(nvcc_runs), n + 1, "fake nvcc runs with %r" % ((how or extra),))
+        check("[CudaNotCompiled]" not in proc.stderr, "note despite nvcc: %r" % proc.stderr)
+        so = outputs(out)["so"]
+        check(so is not None and so.startswith(b"\x7fELF fake"), "no library from %r" % ((how or extra),))
+    proc, out = ctx.compile(src, "--target", "cuda", "--no-cache", "--nvcc", ctx.fresh_dir())
+    check("[CudaNotCompiled]" in proc.stderr, "no note for a directory as nvcc: %r" % proc.stderr)
+    check(outputs(out)["so"] is None, "a library from a directory as nvcc")
+
+
 def test_cuda_library_comes_from_cache(ctx):
     src = example("mnist_mlp")
     nvcc, nvcc_runs = ctx.fake_nvcc()
@@ -2602,6 +2623,7 @@ TESTS = [
     test_cache_dir_precedence,
     test_broken_config_is_ignored_with_a_warning,
     test_cuda_library_comes_from_cache,
+    test_nvcc_named_without_a_slash_is_looked_up_on_path,
     test_outputs_on_hit,
     test_multi_file_compile,
     test_damaged_stats_file,

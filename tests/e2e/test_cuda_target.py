@@ -950,6 +950,34 @@ def make_nvcc_test(name):
     return test
 
 
+def test_models_without_ternary_kernels_build_a_small_library(ctx):
+    """A model without ternary matmuls or convolutions gets a `.cu` without the kernel
+    templates (nvcc compiled them for nothing: ~30 s on this project's 2-core machines for a
+    library whose only export is `tck_abi_version`); the library is still built and loads."""
+    nvcc = find_nvcc()
+    if nvcc is None:
+        raise gen.Skip("nvcc is not installed")
+    ctx.count += 1
+    outdir = os.path.join(ctx.workdir, "float%d" % ctx.count)
+    os.makedirs(outdir)
+    with open(os.path.join(outdir, "dense.tri"), "w") as f:
+        f.write("layer Dense(x: Tensor<float32, [?, 8]>) -> Tensor<float32, [?, 4]> {\n"
+                "    let fc = Linear(8, 4)\n"
+                "    return relu(fc(x))\n"
+                "}\n")
+    proc = subprocess.run([ctx.tritonc, "compile", "dense.tri", "-O2", "--target", "cuda",
+                           "--nvcc", nvcc, "--no-cache"], capture_output=True, text=True,
+                          cwd=outdir)
+    if proc.returncode != 0:
+        raise AssertionError("compile failed: %s" % proc.stderr)
+    cu = open(os.path.join(outdir, "dense_kernels.cu")).read()
+    if "tck_abi_version" not in cu or "ternary_linear" in cu or launchers(cu):
+        raise AssertionError("the .cu of a model without ternary kernels: %s" % cu[:600])
+    so = os.path.join(outdir, "dense_kernels.so")
+    if cuda._load(so) is None:
+        raise AssertionError("the runtime refused %s" % so)
+
+
 def test_cuda_libraries_are_reproducible(ctx):
     """The same source built twice (in another directory, by another process) gives the same
     `<stem>_kernels.so`, byte for byte: its local symbols named nvcc's temporary files and
@@ -1053,7 +1081,8 @@ def main():
               test_killed_nvcc_leaves_no_temporary_files,
               test_nvcc_without_a_host_compiler_is_no_nvcc,
               test_the_headers_build_command_is_the_one_run,
-              test_cuda_libraries_are_reproducible]
+              test_cuda_libraries_are_reproducible,
+              test_models_without_ternary_kernels_build_a_small_library]
     tests += [make_nvcc_test(n) for n in args.nvcc_models.split(",") if n]
     workdir = tempfile.mkdtemp(prefix="tritonc-cuda-")
     ctx = gen.Context(os.path.abspath(args.tritonc), workdir)
