@@ -1848,6 +1848,26 @@ ExprInfo checkBuiltinCall(Checker& checker, BuiltinFn fn, NodeId call,
       bool elementwiseForm = secondName == "b" || second.kind == TypeKind::Tensor ||
                              (second.kind == TypeKind::Scalar &&
                               (isFloating(second.dtype) || firstIsScalar));
+      // `max(x, 0)` as a ReLU reads as the element-wise maximum to a NumPy or Python
+      // user, but torch (and this language) reduce along dimension 0 (audit 59).
+      if (!elementwiseForm && secondName.empty() && c.arg(1).literal && c.arg(1).intValue == 0 &&
+          !c.lenient(0) && ts.isTensor(c.arg(0).type) && !c.has(2)) {
+        const TypeStore::Node& first = ts.node(c.arg(0).type);
+        if (first.ternary || isFloating(first.dtype)) {
+          std::string_view x = checker.textOf(c.arg(0).node);
+          bool isMax = c.name() == "max";
+          std::string fix = x.size() <= 40 && x.find('\n') == std::string_view::npos
+                                ? (isMax ? fmt::format("relu({})", x)
+                                         : fmt::format("min({}, 0.0)", x))
+                                : fmt::format("{}(x, 0.0)", c.name());
+          std::string_view written = checker.textOf(call);
+          std::string shown = written.size() <= 40 && written.find('\n') == std::string_view::npos
+                                  ? std::string(written)
+                                  : fmt::format("{}(..., 0)", c.name());
+          checker.report(Diag::ReductionByZero, call, shown, c.name(), fix,
+                         isMax ? "maximum" : "minimum");
+        }
+      }
       if (elementwiseForm && (secondName == "dim" || secondName == "axis")) {
         return c.wrong(1, "an integer dimension (for the element-wise form, name it 'b' or "
                           "pass it second)");

@@ -305,6 +305,10 @@ std::optional<std::string_view> missingFunctionHint(std::string_view name) {
       "group normalization of [b, c, h, w] is 'let y = reshape(x, [b, g, -1])', then 'y - "
       "mean(y, dim=-1, keepdim=true)' over 'sqrt' of its mean square plus eps, reshaped back to "
       "x's shape and scaled and shifted per channel ('reshape(gamma, [1, c, 1, 1])')";
+  static constexpr std::string_view kRecurrent =
+      "v1 has no recurrent layer: unroll the steps in a loop, 'for t in range(steps) { h = "
+      "tanh(x[:, t, :] @ w_x + h @ w_h + b) }' with the weights as layer parameters (a GRU's "
+      "or LSTM's gates are sigmoid and tanh of such products)";
   static constexpr std::string_view kDevice =
       "tensors are where the generated module's caller puts them: move the model and its "
       "inputs in Python ('model.to(\"cuda\")', 'x.to(\"cuda\")')";
@@ -371,6 +375,13 @@ std::optional<std::string_view> missingFunctionHint(std::string_view name) {
       {"upsample", kNearest2x},
       {"Upsample", kNearest2x},
       {"ConvTranspose2d", kResizeConvolution},
+      // Recurrent layers (audit 59: the only PyTorch layers a user tried without a hint).
+      {"LSTM", kRecurrent},
+      {"GRU", kRecurrent},
+      {"RNN", kRecurrent},
+      {"LSTMCell", kRecurrent},
+      {"GRUCell", kRecurrent},
+      {"RNNCell", kRecurrent},
       {"conv_transpose2d", kResizeConvolution},
   };
   return lookup(kHints, name);

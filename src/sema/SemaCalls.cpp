@@ -635,7 +635,10 @@ ExprInfo Checker::checkBuiltinFnCall(BuiltinFn fn, NodeId call) {
   if (ctx_.isFn && impure) {
     std::string what =
         fn == BuiltinFn::DropoutFn
-            ? fmt::format("call '{}', which depends on whether the model is training", calleeName)
+            ? fmt::format("call '{}', which depends on whether the model is training (make it "
+                          "a 'layer': applied like a fn, a layer follows the model's training "
+                          "mode)",
+                          calleeName)
         : (*bound)[5].present
             ? fmt::format("call '{}' with running statistics and training, which updates them "
                           "(pass training=false, or leave the statistics out)", calleeName)
