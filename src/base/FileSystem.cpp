@@ -811,6 +811,11 @@ bool makeDirectories(const std::string& path, std::string* error,
   return true;
 }
 
+bool isExecutableFile(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
 std::string findProgramOnPath(std::string_view name) {
   const char* path = std::getenv("PATH");
   if (name.empty() || path == nullptr) return std::string();
@@ -821,11 +826,7 @@ std::string findProgramOnPath(std::string_view name) {
     std::string candidate = dir.empty() ? std::string(".") : std::string(dir);
     candidate += '/';
     candidate += name;
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        ::access(candidate.c_str(), X_OK) == 0) {
-      return candidate;
-    }
+    if (isExecutableFile(candidate)) return candidate;
     if (colon == std::string_view::npos) return std::string();
     dirs.remove_prefix(colon + 1);
   }

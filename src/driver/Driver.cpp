@@ -539,10 +539,8 @@ int runMiddleEnd(const CompileOptions& options, Stage lastStage, ir::Module& mod
 // execvp and a shell do; a path is taken as it is.
 std::string namedProgram(const std::string& name) {
   if (name.find('/') == std::string::npos) return findProgramOnPath(name);
-  struct stat st {};  // a directory is no program (it was run, and failed with exit 3)
-  return ::stat(name.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(name.c_str(), X_OK) == 0
-             ? name
-             : std::string();
+  // A directory is no program (it was run, and failed with exit 3).
+  return isExecutableFile(name) ? name : std::string();
 }
 
 std::string findNvcc(const CompileOptions& options, std::string* searched, bool* named) {

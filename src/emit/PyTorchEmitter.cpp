@@ -275,6 +275,17 @@ bool hasDeviceAnchor(const Module& m, const Function& f) {
   });
 }
 
+/// Whether the builtin op `o` creates a tensor from sizes or values (`zeros`, `arange`,
+/// `tensor(...)`, ...), rather than computing it from tensors it is given.
+bool isCreation(const Op& o) {
+  switch (static_cast<BuiltinFn>(o.intAttr)) {
+    case BuiltinFn::Zeros: case BuiltinFn::Ones: case BuiltinFn::Randn:
+    case BuiltinFn::Rand: case BuiltinFn::Full: case BuiltinFn::Arange:
+    case BuiltinFn::Eye: case BuiltinFn::TensorFn: return true;
+    default: return false;
+  }
+}
+
 /// Per function, whether it is a fn that creates tensors (`ones([n])`, a
 /// tensor constant, a list bound to a tensor type, or a call of such a fn)
 /// with no tensor input to take their device from. Such fns take
@@ -291,12 +302,7 @@ std::vector<bool> fnsTakingDevice(const Module& m) {
       if (o.kind == OpKind::CallFn) {
         callers[static_cast<size_t>(o.intAttr)].push_back(f);
       } else if (o.kind == OpKind::Builtin || o.kind == OpKind::BuiltinStateful) {
-        switch (static_cast<BuiltinFn>(o.intAttr)) {
-          case BuiltinFn::Zeros: case BuiltinFn::Ones: case BuiltinFn::Randn:
-          case BuiltinFn::Rand: case BuiltinFn::Full: case BuiltinFn::Arange:
-          case BuiltinFn::Eye: case BuiltinFn::TensorFn: creates = true; break;
-          default: break;
-        }
+        creates = isCreation(o);
       } else if (o.kind == OpKind::Global || o.kind == OpKind::Cast) {
         creates = o.resultsCount > 0 && m.types.isTensor(m.typeOf(m.result(id))) &&
                   (o.kind == OpKind::Global ||
@@ -345,17 +351,10 @@ std::vector<bool> fnsTakingDType(const Module& m, const std::vector<bool>& takin
         callers[static_cast<size_t>(o.intAttr)].push_back(f);
         return;
       }
-      bool makes = (o.kind == OpKind::Cast || o.kind == OpKind::Global ||
-                    o.kind == OpKind::Builtin || o.kind == OpKind::BuiltinStateful) &&
-                   o.resultsCount > 0 && floatLike(m.typeOf(m.result(id)));
-      if (makes && o.kind != OpKind::Cast && o.kind != OpKind::Global) {
-        switch (static_cast<BuiltinFn>(o.intAttr)) {
-          case BuiltinFn::Zeros: case BuiltinFn::Ones: case BuiltinFn::Randn:
-          case BuiltinFn::Rand: case BuiltinFn::Full: case BuiltinFn::Arange:
-          case BuiltinFn::Eye: case BuiltinFn::TensorFn: break;
-          default: makes = false; break;
-        }
-      }
+      bool builtin = o.kind == OpKind::Builtin || o.kind == OpKind::BuiltinStateful;
+      bool makes =
+          (o.kind == OpKind::Cast || o.kind == OpKind::Global || (builtin && isCreation(o))) &&
+          o.resultsCount > 0 && floatLike(m.typeOf(m.result(id)));
       if (makes && !takes[f]) {
         takes[f] = true;
         work.push_back(f);

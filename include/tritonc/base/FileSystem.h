@@ -178,6 +178,9 @@ int flushStandardOutput();
 bool makeDirectories(const std::string& path, std::string* error,
                      std::vector<std::string>* created = nullptr);
 
+/// Whether `path` is an executable regular file (a program to run; a directory is none).
+bool isExecutableFile(const std::string& path);
+
 /// The first executable regular file called `name` in the directories of
 /// $PATH, searched as execvp does (an empty entry is the current directory);
 /// empty when there is none or $PATH is unset.
